@@ -1,0 +1,23 @@
+/*
+ * alloc.h - the one door to the heap.
+ *
+ * All heap memory goes through cm_malloc/cm_calloc/cm_realloc/cm_free, backed by
+ * mimalloc (plain libc in sanitizer builds, where SLUICE_NO_MIMALLOC is set, so
+ * that ASan sees every allocation).  In debug builds the environment variable
+ * CM_FAULT_AFTER=N makes the N-th allocation fail, for fault-injection sweeps.
+ * The functions return NULL on failure and never abort; callers turn NULL into
+ * CM_OOM.  All functions are thread-safe.
+ */
+#pragma once
+
+#include <stddef.h>
+
+/* Owned: free with cm_free. NULL on failure. */
+void *cm_malloc(size_t n);
+void *cm_calloc(size_t count, size_t size);
+void *cm_realloc(void *p, size_t n);
+void cm_free(void *p);
+
+/* Owned copy of a NUL-terminated string (or of its first n bytes). */
+char *cm_strdup(const char *s);
+char *cm_strndup(const char *s, size_t n);

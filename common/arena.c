@@ -1,0 +1,154 @@
+/*
+ * arena.c - chunked bump allocator.  Invariant: `head` is the chunk being
+ * filled; a request larger than a chunk gets a chunk of its own, linked behind
+ * the head so the head's free space is not wasted.
+ */
+#include "common/arena.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+struct CmArenaChunk {
+    CmArenaChunk *next; /* older chunk */
+    size_t size;        /* usable bytes in data */
+    size_t used;        /* bytes handed out */
+    _Alignas(16) unsigned char data[];
+};
+
+void cm_arena_init(CmArena *arena, size_t chunk_size)
+{
+    arena->head = NULL;
+    arena->chunk_size = chunk_size ? chunk_size : 64 * 1024;
+    arena->n_bytes = 0;
+}
+
+void cm_arena_fini(CmArena *arena)
+{
+    CmArenaChunk *c = arena->head;
+    while (c != NULL) {
+        CmArenaChunk *next = c->next;
+        cm_free(c);
+        c = next;
+    }
+    arena->head = NULL;
+    arena->n_bytes = 0;
+}
+
+void cm_arena_reset(CmArena *arena)
+{
+    CmArenaChunk *c = arena->head;
+    if (c == NULL) {
+        return;
+    }
+    /* Keep the newest chunk of default size if there is one: it is the most
+     * likely to be big enough for the next round. */
+    CmArenaChunk *keep = NULL;
+    while (c != NULL) {
+        CmArenaChunk *next = c->next;
+        if (keep == NULL && c->size == arena->chunk_size) {
+            keep = c;
+        } else {
+            cm_free(c);
+        }
+        c = next;
+    }
+    if (keep != NULL) {
+        keep->next = NULL;
+        keep->used = 0;
+    }
+    arena->head = keep;
+    arena->n_bytes = 0;
+}
+
+static CmArenaChunk *chunk_new(size_t size)
+{
+    CmArenaChunk *c = cm_malloc(sizeof(CmArenaChunk) + size);
+    if (c != NULL) {
+        c->next = NULL;
+        c->size = size;
+        c->used = 0;
+    }
+    return c;
+}
+
+void *cm_arena_alloc(CmArena *arena, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    CmArenaChunk *h = arena->head;
+    if (h != NULL && h->size - h->used >= n) {
+        void *p = h->data + h->used;
+        h->used += n;
+        arena->n_bytes += n;
+        return p;
+    }
+    if (n > arena->chunk_size / 4) {
+        /* A big block gets its own chunk, behind the head. */
+        CmArenaChunk *c = chunk_new(n);
+        if (c == NULL) {
+            return NULL;
+        }
+        c->used = n;
+        if (h != NULL) {
+            c->next = h->next;
+            h->next = c;
+        } else {
+            arena->head = c;
+        }
+        arena->n_bytes += n;
+        return c->data;
+    }
+    CmArenaChunk *c = chunk_new(arena->chunk_size);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->next = h;
+    arena->head = c;
+    c->used = n;
+    arena->n_bytes += n;
+    return c->data;
+}
+
+void *cm_arena_zalloc(CmArena *arena, size_t n)
+{
+    void *p = cm_arena_alloc(arena, n);
+    if (p != NULL) {
+        memset(p, 0, n);
+    }
+    return p;
+}
+
+char *cm_arena_strndup(CmArena *arena, const char *s, size_t n)
+{
+    char *d = cm_arena_alloc(arena, n + 1);
+    if (d != NULL) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *cm_arena_strdup(CmArena *arena, const char *s)
+{
+    return cm_arena_strndup(arena, s, strlen(s));
+}
+
+char *cm_arena_printf(CmArena *arena, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return NULL;
+    }
+    char *d = cm_arena_alloc(arena, (size_t)n + 1);
+    if (d != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(d, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return d;
+}

@@ -1,0 +1,168 @@
+/*
+ * config.c - the settings table.  Adding a setting: a field in CmConfig, a row
+ * in SETTINGS (keep in sync with config.h), and its default in cm_config_init.
+ */
+#include "common/config.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/thread.h"
+
+typedef enum SettingKind { SET_INT, SET_SIZE, SET_TEXT } SettingKind;
+
+typedef struct Setting {
+    const char *name;
+    SettingKind kind;
+    size_t offset;      /* of the field in CmConfig */
+    int64_t min, max;   /* accepted range for INT and SIZE */
+} Setting;
+
+static const Setting SETTINGS[] = {
+    {"threads", SET_INT, offsetof(CmConfig, threads), 1, 256},
+    {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536},
+    {"memory_limit", SET_SIZE, offsetof(CmConfig, memory_limit), 1 << 20, INT64_MAX},
+    {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0},
+};
+
+#define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))
+
+static const Setting *find(const char *name)
+{
+    for (int i = 0; i < N_SETTINGS; i++) {
+        if (strcasecmp(SETTINGS[i].name, name) == 0) {
+            return &SETTINGS[i];
+        }
+    }
+    return NULL;
+}
+
+void cm_config_init(CmConfig *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->threads = cm_cpu_count();
+    cfg->shuffle_partitions = 8;
+    cfg->memory_limit = (int64_t)8 << 30;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(cfg->temp_directory, sizeof cfg->temp_directory, "%s", tmp ? tmp : "/tmp");
+}
+
+bool cm_parse_size(const char *text, int64_t *bytes)
+{
+    char *end;
+    while (isspace((unsigned char)*text)) {
+        text++;
+    }
+    if (!isdigit((unsigned char)*text)) {
+        return false;
+    }
+    double v = strtod(text, &end);
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    double mult = 1;
+    size_t unit_len = strlen(end);
+    while (unit_len > 0 && isspace((unsigned char)end[unit_len - 1])) {
+        unit_len--;
+    }
+    char unit[8];
+    if (unit_len >= sizeof unit) {
+        return false;
+    }
+    memcpy(unit, end, unit_len);
+    unit[unit_len] = '\0';
+    end = unit;
+    if (*end != '\0') {
+        static const char *units[] = {"b", "kb", "mb", "gb", "tb"};
+        static const char *short_units[] = {"", "k", "m", "g", "t"};
+        int u = -1;
+        for (int i = 0; i < 5; i++) {
+            if (strcasecmp(end, units[i]) == 0 || (i > 0 && strcasecmp(end, short_units[i]) == 0) ||
+                (i > 0 && strncasecmp(end, short_units[i], 1) == 0 && strcasecmp(end + 1, "ib") == 0)) {
+                u = i;
+            }
+        }
+        if (u < 0) {
+            return false;
+        }
+        for (int i = 0; i < u; i++) {
+            mult *= 1024;
+        }
+    }
+    double r = v * mult;
+    if (r > 9.2e18) {
+        return false;
+    }
+    *bytes = (int64_t)r;
+    return true;
+}
+
+CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr *err)
+{
+    const Setting *s = find(name);
+    if (s == NULL) {
+        return cm_err_set(err, CM_BIND, -1, "unknown setting '%s'", name);
+    }
+    char *field = (char *)cfg + s->offset;
+    if (s->kind == SET_TEXT) {
+        if (strlen(value) >= sizeof cfg->temp_directory) {
+            return cm_err_set(err, CM_RUNTIME, -1, "value of '%s' is too long", name);
+        }
+        strcpy(field, value);
+        return CM_OK;
+    }
+    int64_t v;
+    if (s->kind == SET_SIZE) {
+        if (!cm_parse_size(value, &v)) {
+            return cm_err_set(err, CM_RUNTIME, -1,
+                              "setting '%s' expects a size such as '64MB', got '%s'", name, value);
+        }
+    } else {
+        char *end;
+        v = strtoll(value, &end, 10);
+        if (end == value || *end != '\0') {
+            return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects an integer, got '%s'",
+                              name, value);
+        }
+    }
+    if (v < s->min || v > s->max) {
+        return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' must be between %lld and %lld",
+                          name, (long long)s->min, (long long)s->max);
+    }
+    memcpy(field, &v, sizeof v);
+    return CM_OK;
+}
+
+CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err)
+{
+    const Setting *s = find(name);
+    if (s == NULL) {
+        return cm_err_set(err, CM_BIND, -1, "unknown setting '%s'", name);
+    }
+    CmConfig defaults;
+    cm_config_init(&defaults);
+    size_t size = s->kind == SET_TEXT ? sizeof cfg->temp_directory : sizeof(int64_t);
+    memcpy((char *)cfg + s->offset, (char *)&defaults + s->offset, size);
+    return CM_OK;
+}
+
+bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap)
+{
+    const Setting *s = find(name);
+    if (s == NULL) {
+        return false;
+    }
+    const char *field = (const char *)cfg + s->offset;
+    if (s->kind == SET_TEXT) {
+        snprintf(buf, (size_t)cap, "%s", field);
+    } else {
+        int64_t v;
+        memcpy(&v, field, sizeof v);
+        snprintf(buf, (size_t)cap, "%lld", (long long)v);
+    }
+    return true;
+}

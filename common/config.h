@@ -1,0 +1,39 @@
+/*
+ * config.h - the settings of a database (`SET name = value`, `RESET name`).
+ *
+ * Each setting has a fixed name, a kind (integer, size in bytes, boolean,
+ * ratio, text) and a default.  Sizes accept plain bytes or a unit: '64KB',
+ * '256MB', '1GB' (powers of 1024).  A CmConfig is a plain struct owned by the
+ * database and copied into each query when it starts, so a running query never
+ * sees a setting change.  Not thread-safe: set between queries.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+typedef struct CmConfig {
+    int64_t threads;            /* worker threads, >= 1 */
+    int64_t shuffle_partitions; /* partitions of a hash exchange, >= 1 */
+    int64_t memory_limit;       /* bytes the engine may hold at once */
+    char temp_directory[256];   /* where spilled and shuffled data go */
+} CmConfig;
+
+/* Fills in the defaults (threads = number of cores). */
+void cm_config_init(CmConfig *cfg);
+
+/* Sets `name` (case-insensitive) from the text of its value (quotes already
+ * removed).  CM_BIND for an unknown name, CM_RUNTIME for a bad value; the
+ * message names the setting and what it accepts. */
+CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr *err);
+
+/* Restores the default of `name`. */
+CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err);
+
+/* Writes the current value of `name` as text into buf; false if unknown. */
+bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap);
+
+/* Parses '64KB' / '1GB' / '123' into bytes; false on bad text. */
+bool cm_parse_size(const char *text, int64_t *bytes);

@@ -1,0 +1,104 @@
+/*
+ * types.h - logical types (CmType), strings (CmStr) and constant values (CmValue).
+ *
+ * Each logical type has one physical representation in vectors:
+ *   BOOLEAN uint8_t (0/1), INTEGER int32_t, DATE int32_t (days since 1970-01-01),
+ *   BIGINT int64_t, DECIMAL(p,s) int64_t scaled by 10^s (p <= 18), DOUBLE double,
+ *   VARCHAR/CHAR CmStr, NULL (the type of an untyped NULL literal) uint8_t.
+ * CmStr is 16 bytes: strings up to 12 bytes are stored inline, longer ones
+ * keep a 4-byte prefix inline and point at bytes owned by an arena or CmBuf
+ * that outlives the vector (see STYLE.md, "Memory and ownership").
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef enum CmTypeId {
+    CM_T_NULL = 0,
+    CM_T_BOOL,
+    CM_T_INT32,
+    CM_T_INT64,
+    CM_T_DOUBLE,
+    CM_T_DECIMAL,
+    CM_T_VARCHAR,
+    CM_T_DATE,
+} CmTypeId;
+
+typedef struct CmType {
+    uint8_t id;        /* CmTypeId */
+    uint8_t precision; /* DECIMAL: total digits, 1..18 */
+    uint8_t scale;     /* DECIMAL: digits after the point */
+    uint8_t is_char;   /* VARCHAR: declared CHAR(n) (blank-padded semantics) */
+    int32_t length;    /* VARCHAR/CHAR: declared max length, -1 when unbounded */
+} CmType;
+
+#define CM_STR_INLINE 12
+
+typedef struct CmStr {
+    uint32_t len; /* bytes */
+    char prefix[4];
+    union {
+        char rest[8];     /* inline tail when len <= CM_STR_INLINE */
+        const char *ptr;  /* whole string when len > CM_STR_INLINE */
+    };
+} CmStr;
+
+typedef struct CmValue {
+    CmType type;
+    bool is_null;
+    union {
+        int64_t i;  /* BOOL, INT32, INT64, DECIMAL, DATE */
+        double d;   /* DOUBLE */
+        CmStr s;    /* VARCHAR: bytes in the owner's arena */
+    };
+} CmValue;
+
+static inline const char *cm_str_data(const CmStr *s)
+{
+    return s->len <= CM_STR_INLINE ? s->prefix : s->ptr;
+}
+
+/* Makes a CmStr over bytes that must outlive it (copied inline when short). */
+static inline CmStr cm_str_make(const char *data, uint32_t len)
+{
+    CmStr s;
+    memset(&s, 0, sizeof s);
+    s.len = len;
+    if (len == 0) {
+        return s; /* data may be NULL */
+    }
+    if (len <= CM_STR_INLINE) {
+        memcpy(s.prefix, data, len);
+    } else {
+        memcpy(s.prefix, data, 4);
+        s.ptr = data;
+    }
+    return s;
+}
+
+static inline bool cm_str_eq(const CmStr *a, const CmStr *b)
+{
+    if (a->len != b->len || memcmp(a->prefix, b->prefix, 4) != 0) {
+        return false;
+    }
+    return memcmp(cm_str_data(a), cm_str_data(b), a->len) == 0;
+}
+
+/* memcmp order, shorter first on a common prefix. */
+int cm_str_cmp(const CmStr *a, const CmStr *b);
+
+CmType cm_type_make(CmTypeId id);
+CmType cm_type_decimal(int precision, int scale);
+CmType cm_type_varchar(int32_t length, bool is_char);
+
+/* Bytes of one value in a vector's data buffer. */
+size_t cm_type_width(CmType t);
+bool cm_type_eq(CmType a, CmType b);
+bool cm_type_is_numeric(CmType t);
+bool cm_type_is_integer(CmType t);
+
+/* The SQL name, e.g. "INTEGER", "DECIMAL(7,2)", "VARCHAR(10)"; in buf (>= 32 bytes). */
+const char *cm_type_name(CmType t, char *buf, size_t cap);

@@ -1,0 +1,56 @@
+/*
+ * value.h - text <-> value conversions for the scalar types, shared by the
+ * binder (literals, casts), the CSV reader and the result printer.
+ *
+ * Printing rules (the CLI contract depends on them exactly):
+ *   DOUBLE  shortest text that reads back to the same double ("0.1", "2.5",
+ *           "1e+20", "-0.0" as "-0.0", integral values as "3.0"), "inf", "-inf", "nan";
+ *   DECIMAL the scaled integer with exactly `scale` digits after the point
+ *           ("12.30", "-0.05", "7" for scale 0);
+ *   DATE    YYYY-MM-DD (years 0001-9999; others as +/-YYYYY-MM-DD);
+ *   BOOLEAN "true"/"false".
+ * Dates are days since 1970-01-01 (proleptic Gregorian).  Parsers accept
+ * leading/trailing blanks, reject anything else and never read past `len`.
+ * All functions are pure and thread-safe.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Wide accumulator for DECIMAL sums.  __extension__ keeps -Wpedantic quiet;
+ * use this name rather than spelling __int128 elsewhere. */
+__extension__ typedef __int128 CmInt128;
+
+/* Room for any formatted scalar, NUL included. */
+#define CM_FMT_CAP 64
+
+/* Each writes a NUL-terminated text into buf (cap >= CM_FMT_CAP) and returns
+ * its length. */
+int cm_fmt_int64(int64_t v, char *buf);
+int cm_fmt_double(double v, char *buf);
+int cm_fmt_decimal(int64_t v, int scale, char *buf);
+int cm_fmt_int128_decimal(CmInt128 v, int scale, char *buf);
+int cm_fmt_date(int32_t days, char *buf);
+
+/* Days since the epoch of a calendar date; false when the date does not exist. */
+bool cm_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days);
+void cm_date_to_ymd(int32_t days, int32_t *year, int32_t *month, int32_t *day);
+
+/* Parsers: true on success.  cm_parse_int64 fails on overflow. */
+bool cm_parse_int64(const char *s, size_t len, int64_t *out);
+bool cm_parse_double(const char *s, size_t len, double *out);
+/* "YYYY-MM-DD" (also with 1-digit month/day). */
+bool cm_parse_date(const char *s, size_t len, int32_t *days);
+/* "true"/"false"/"t"/"f"/"1"/"0"/"yes"/"no", any case. */
+bool cm_parse_bool(const char *s, size_t len, bool *out);
+
+/* Parses a decimal number ("12.345", "-1", "1e2", ".5") into a value scaled by
+ * 10^scale, rounding half away from zero beyond `scale` digits.  Fails (false)
+ * when the text is not a number or the result needs more than `precision`
+ * digits. */
+bool cm_parse_decimal(const char *s, size_t len, int precision, int scale, int64_t *out);
+
+/* 10^n for 0 <= n <= 18. */
+int64_t cm_pow10(int n);

@@ -1,0 +1,165 @@
+/*
+ * vec.c - vector and batch storage.
+ */
+#include "common/vec.h"
+
+#include <string.h>
+
+#include "common/alloc.h"
+
+CmStatus cm_vec_init(CmVec *v, CmType type, CmErr *err)
+{
+    memset(v, 0, sizeof *v);
+    v->type = type;
+    v->data_buf = cm_malloc(cm_type_width(type) * CM_BATCH_CAP);
+    if (v->data_buf == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory allocating a vector");
+    }
+    v->data = v->data_buf;
+    return CM_OK;
+}
+
+void cm_vec_fini(CmVec *v)
+{
+    cm_free(v->data_buf);
+    v->data_buf = NULL;
+    v->data = NULL;
+}
+
+void cm_vec_reference(CmVec *v, const CmVec *src)
+{
+    v->type = src->type;
+    v->kind = src->kind;
+    v->data = src->data;
+    v->validity = src->validity;
+}
+
+CmStatus cm_batch_init(CmBatch *b, int n_cols, const CmType *types, CmErr *err)
+{
+    memset(b, 0, sizeof *b);
+    cm_arena_init(&b->heap, 16 * 1024);
+    b->cols = cm_calloc((size_t)(n_cols ? n_cols : 1), sizeof(CmVec));
+    b->sel_buf = cm_malloc(sizeof(uint32_t) * CM_BATCH_CAP);
+    if (b->cols == NULL || b->sel_buf == NULL) {
+        cm_batch_fini(b);
+        return cm_err_set(err, CM_OOM, -1, "out of memory allocating a batch");
+    }
+    b->n_cols = n_cols;
+    for (int i = 0; i < n_cols; i++) {
+        if (cm_vec_init(&b->cols[i], types[i], err) != CM_OK) {
+            b->n_cols = i;
+            cm_batch_fini(b);
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+void cm_batch_fini(CmBatch *b)
+{
+    if (b->cols != NULL) {
+        for (int i = 0; i < b->n_cols; i++) {
+            cm_vec_fini(&b->cols[i]);
+        }
+    }
+    cm_free(b->cols);
+    cm_free(b->sel_buf);
+    cm_arena_fini(&b->heap);
+    memset(b, 0, sizeof *b);
+}
+
+void cm_batch_reset(CmBatch *b)
+{
+    b->n_rows = 0;
+    b->sel = NULL;
+    for (int i = 0; i < b->n_cols; i++) {
+        b->cols[i].validity = NULL;
+        b->cols[i].kind = CM_VEC_FLAT;
+        if (b->cols[i].data_buf != NULL) {
+            b->cols[i].data = b->cols[i].data_buf;
+        }
+    }
+    cm_arena_reset(&b->heap);
+}
+
+CmStr cm_str_copy(CmArena *heap, const CmStr *s, CmErr *err)
+{
+    if (s->len <= CM_STR_INLINE) {
+        return *s;
+    }
+    char *p = cm_arena_alloc(heap, s->len);
+    if (p == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory copying a string");
+        return *s;
+    }
+    memcpy(p, s->ptr, s->len);
+    return cm_str_make(p, s->len);
+}
+
+CmStatus cm_batch_append_row(CmBatch *dst, const CmBatch *src, int i, bool copy_strings,
+                             CmErr *err)
+{
+    uint32_t from = cm_batch_pos(src, i);
+    uint32_t to = (uint32_t)dst->n_rows;
+    for (int c = 0; c < dst->n_cols; c++) {
+        const CmVec *sv = &src->cols[c];
+        CmVec *dv = &dst->cols[c];
+        uint32_t p = sv->kind == CM_VEC_CONST ? 0 : from;
+        if (cm_vec_is_null(sv, p)) {
+            cm_vec_set_null(dv, to);
+            continue;
+        }
+        cm_vec_set_valid(dv, to);
+        size_t w = cm_type_width(dv->type);
+        if (dv->type.id == CM_T_VARCHAR) {
+            CmStr s = ((const CmStr *)sv->data)[p];
+            ((CmStr *)dv->data)[to] = copy_strings ? cm_str_copy(&dst->heap, &s, err) : s;
+        } else {
+            memcpy((char *)dv->data + w * to, (const char *)sv->data + w * p, w);
+        }
+    }
+    dst->n_rows++;
+    return err->code;
+}
+
+void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
+{
+    if (v->kind == CM_VEC_CONST) {
+        pos = 0;
+    }
+    out->type = v->type;
+    out->is_null = cm_vec_is_null(v, pos);
+    if (out->is_null) {
+        out->i = 0;
+        return;
+    }
+    switch ((CmTypeId)v->type.id) {
+    case CM_T_NULL:
+    case CM_T_BOOL: out->i = ((const uint8_t *)v->data)[pos]; break;
+    case CM_T_INT32:
+    case CM_T_DATE: out->i = ((const int32_t *)v->data)[pos]; break;
+    case CM_T_INT64:
+    case CM_T_DECIMAL: out->i = ((const int64_t *)v->data)[pos]; break;
+    case CM_T_DOUBLE: out->d = ((const double *)v->data)[pos]; break;
+    case CM_T_VARCHAR: out->s = ((const CmStr *)v->data)[pos]; break;
+    }
+}
+
+void cm_vec_set_value(CmVec *v, uint32_t pos, const CmValue *val)
+{
+    if (val->is_null) {
+        cm_vec_set_null(v, pos);
+        return;
+    }
+    cm_vec_set_valid(v, pos);
+    switch ((CmTypeId)v->type.id) {
+    case CM_T_NULL:
+    case CM_T_BOOL: ((uint8_t *)v->data)[pos] = (uint8_t)val->i; break;
+    case CM_T_INT32:
+    case CM_T_DATE: ((int32_t *)v->data)[pos] = (int32_t)val->i; break;
+    case CM_T_INT64:
+    case CM_T_DECIMAL: ((int64_t *)v->data)[pos] = val->i; break;
+    case CM_T_DOUBLE: ((double *)v->data)[pos] = val->d; break;
+    case CM_T_VARCHAR: ((CmStr *)v->data)[pos] = val->s; break;
+    }
+}

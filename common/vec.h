@@ -1,0 +1,109 @@
+/*
+ * vec.h - the data unit: column vectors (CmVec) and batches (CmBatch).
+ *
+ * A vector holds up to CM_BATCH_CAP values of one type in a flat buffer, plus a
+ * validity bitmap (bit set = valid; `validity == NULL` means no NULLs).  A
+ * batch is a set of vectors with a row count and an optional selection vector
+ * shared by every column: active row i (0 <= i < n_rows) lives at physical
+ * position `sel ? sel[i] : i`.  A filter narrows `sel` instead of copying.
+ * Variable-length bytes of the batch's strings live in `heap` (reset with the
+ * batch) or in storage that outlives the batch (table data, shuffle blocks).
+ * Vectors and batches are plain structs owned by one worker; not thread-safe.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/err.h"
+#include "common/types.h"
+
+#ifndef CM_BATCH_CAP
+#define CM_BATCH_CAP 2048
+#endif
+
+#define CM_VALIDITY_WORDS ((CM_BATCH_CAP + 63) / 64)
+
+typedef enum CmVecKind { CM_VEC_FLAT = 0, CM_VEC_CONST } CmVecKind;
+
+typedef struct CmVec {
+    CmType type;
+    uint8_t kind;       /* CmVecKind; CONST: position 0 holds the value of every row */
+    void *data;         /* CM_BATCH_CAP values of the physical type; owned (data_buf) or
+                           borrowed from another vector (a column reference) */
+    uint64_t *validity; /* NULL (all valid) or validity_buf */
+    void *data_buf;     /* owned buffer behind data, or NULL when borrowing */
+    uint64_t validity_buf[CM_VALIDITY_WORDS];
+} CmVec;
+
+typedef struct CmBatch {
+    int n_rows;        /* active rows */
+    int n_cols;
+    CmVec *cols;       /* n_cols vectors; owned (cm_batch_init) */
+    uint32_t *sel;     /* NULL, or n_rows physical positions (sel_buf or borrowed) */
+    uint32_t *sel_buf; /* owned selection storage, CM_BATCH_CAP entries */
+    CmArena heap;      /* string bytes written into this batch */
+} CmBatch;
+
+/* Allocates the vector's buffer for `type`. */
+CmStatus cm_vec_init(CmVec *v, CmType type, CmErr *err);
+void cm_vec_fini(CmVec *v);
+/* Makes `v` a view of `src`'s data and validity (no copy); v must not own data. */
+void cm_vec_reference(CmVec *v, const CmVec *src);
+
+static inline bool cm_vec_is_null(const CmVec *v, uint32_t pos)
+{
+    return v->validity != NULL && !((v->validity[pos >> 6] >> (pos & 63)) & 1);
+}
+
+/* Marks pos NULL (allocating the bitmap as all-valid on first use). */
+static inline void cm_vec_set_null(CmVec *v, uint32_t pos)
+{
+    if (v->validity == NULL) {
+        for (int i = 0; i < CM_VALIDITY_WORDS; i++) {
+            v->validity_buf[i] = ~(uint64_t)0;
+        }
+        v->validity = v->validity_buf;
+    }
+    v->validity[pos >> 6] &= ~((uint64_t)1 << (pos & 63));
+}
+
+static inline void cm_vec_set_valid(CmVec *v, uint32_t pos)
+{
+    if (v->validity != NULL) {
+        v->validity[pos >> 6] |= (uint64_t)1 << (pos & 63);
+    }
+}
+
+/* Drops the bitmap: every value valid. */
+static inline void cm_vec_clear_nulls(CmVec *v)
+{
+    v->validity = NULL;
+}
+
+/* Batch with n_cols vectors of the given types, empty. */
+CmStatus cm_batch_init(CmBatch *b, int n_cols, const CmType *types, CmErr *err);
+void cm_batch_fini(CmBatch *b);
+/* Empties the batch for reuse: n_rows 0, no selection, no NULLs, heap reset. */
+void cm_batch_reset(CmBatch *b);
+
+static inline uint32_t cm_batch_pos(const CmBatch *b, int i)
+{
+    return b->sel ? b->sel[i] : (uint32_t)i;
+}
+
+/* Appends active row `i` of `src` as the next physical row of `dst` (dst has no
+ * selection; same column types).  Strings longer than the inline size are copied
+ * into dst->heap when `copy_strings`.  Row-at-a-time: for sinks that scatter. */
+CmStatus cm_batch_append_row(CmBatch *dst, const CmBatch *src, int i, bool copy_strings,
+                             CmErr *err);
+
+/* Copies a string into `heap` and returns a CmStr over the copy. */
+CmStr cm_str_copy(CmArena *heap, const CmStr *s, CmErr *err);
+
+/* Reads a value of column `col` at physical position `pos` into *out (strings
+ * are borrowed). */
+void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out);
+/* Writes `val` (of the vector's type) at `pos`; strings are stored as given. */
+void cm_vec_set_value(CmVec *v, uint32_t pos, const CmValue *val);
