@@ -1,0 +1,141 @@
+/*
+ * catalog.c - a small array of entries; databases hold tens of tables, so a
+ * linear search is the honest choice.
+ */
+#include "storage/catalog.h"
+
+#include <string.h>
+
+#include "common/alloc.h"
+
+struct StCatalog {
+    int n_entries, cap_entries;
+    StEntry **entries; /* owned, creation order */
+};
+
+StCatalog *st_catalog_new(void)
+{
+    return cm_calloc(1, sizeof(StCatalog));
+}
+
+static void entry_free(StEntry *e)
+{
+    if (e == NULL) {
+        return;
+    }
+    st_table_free(e->table);
+    for (int i = 0; i < e->n_view_cols; i++) {
+        cm_free(e->view_cols[i]);
+    }
+    cm_free(e->view_cols);
+    cm_free(e->view_sql);
+    cm_free(e->create_sql);
+    cm_free(e->name);
+    cm_free(e);
+}
+
+void st_catalog_free(StCatalog *cat)
+{
+    if (cat == NULL) {
+        return;
+    }
+    for (int i = 0; i < cat->n_entries; i++) {
+        entry_free(cat->entries[i]);
+    }
+    cm_free(cat->entries);
+    cm_free(cat);
+}
+
+StEntry *st_catalog_find(StCatalog *cat, const char *name)
+{
+    for (int i = 0; i < cat->n_entries; i++) {
+        if (strcmp(cat->entries[i]->name, name) == 0) {
+            return cat->entries[i];
+        }
+    }
+    return NULL;
+}
+
+static CmStatus add_entry(StCatalog *cat, StEntry *e, CmErr *err)
+{
+    if (cat->n_entries == cat->cap_entries) {
+        int cap = cat->cap_entries ? cat->cap_entries * 2 : 16;
+        StEntry **grown = cm_realloc(cat->entries, sizeof(StEntry *) * (size_t)cap);
+        if (grown == NULL) {
+            entry_free(e);
+            return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+        }
+        cat->entries = grown;
+        cat->cap_entries = cap;
+    }
+    cat->entries[cat->n_entries++] = e;
+    return CM_OK;
+}
+
+CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create_sql, CmErr *err)
+{
+    StEntry *e = cm_calloc(1, sizeof *e);
+    if (e == NULL) {
+        st_table_free(table);
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    e->kind = ST_ENTRY_TABLE;
+    e->table = table;
+    e->name = cm_strdup(table->name);
+    e->create_sql = cm_strdup(create_sql);
+    if (e->name == NULL || e->create_sql == NULL) {
+        entry_free(e);
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    return add_entry(cat, e, err);
+}
+
+CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *select_sql,
+                             int n_cols, const char *const *cols, const char *create_sql,
+                             CmErr *err)
+{
+    StEntry *e = cm_calloc(1, sizeof *e);
+    if (e == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    e->kind = ST_ENTRY_VIEW;
+    e->name = cm_strdup(name);
+    e->view_sql = cm_strdup(select_sql);
+    e->create_sql = cm_strdup(create_sql);
+    e->view_cols = n_cols > 0 ? cm_calloc((size_t)n_cols, sizeof(char *)) : NULL;
+    bool ok = e->name && e->view_sql && e->create_sql && (n_cols == 0 || e->view_cols);
+    for (int i = 0; ok && i < n_cols; i++) {
+        e->view_cols[i] = cm_strdup(cols[i]);
+        e->n_view_cols = i + 1;
+        ok = e->view_cols[i] != NULL;
+    }
+    if (!ok) {
+        entry_free(e);
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    return add_entry(cat, e, err);
+}
+
+bool st_catalog_drop(StCatalog *cat, const char *name)
+{
+    for (int i = 0; i < cat->n_entries; i++) {
+        if (strcmp(cat->entries[i]->name, name) == 0) {
+            entry_free(cat->entries[i]);
+            memmove(&cat->entries[i], &cat->entries[i + 1],
+                    sizeof(StEntry *) * (size_t)(cat->n_entries - i - 1));
+            cat->n_entries--;
+            return true;
+        }
+    }
+    return false;
+}
+
+int st_catalog_count(const StCatalog *cat)
+{
+    return cat->n_entries;
+}
+
+StEntry *st_catalog_entry(StCatalog *cat, int idx)
+{
+    return cat->entries[idx];
+}

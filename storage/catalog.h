@@ -1,0 +1,50 @@
+/*
+ * catalog.h - the names a database knows: tables and views, in creation order.
+ *
+ * Names are compared case-sensitively after the parser's folding (unquoted
+ * identifiers arrive lower-cased).  The catalog owns its tables and the text of
+ * each CREATE statement (for .schema and for re-binding views).  Written only
+ * between statements; read by the planner of the running statement.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "storage/table.h"
+
+typedef enum StEntryKind { ST_ENTRY_TABLE, ST_ENTRY_VIEW } StEntryKind;
+
+typedef struct StEntry {
+    StEntryKind kind;
+    char *name;        /* owned */
+    char *create_sql;  /* owned: the CREATE statement as written */
+    StTable *table;    /* TABLE: owned */
+    char *view_sql;    /* VIEW: owned: the SELECT text */
+    int n_view_cols;   /* VIEW: explicit column names, or 0 */
+    char **view_cols;  /* VIEW: owned */
+} StEntry;
+
+typedef struct StCatalog StCatalog;
+
+/* Owned; NULL on OOM. */
+StCatalog *st_catalog_new(void);
+void st_catalog_free(StCatalog *cat);
+
+/* Borrowed until the entry is dropped; NULL when unknown. */
+StEntry *st_catalog_find(StCatalog *cat, const char *name);
+
+/* Adds a table (ownership passes to the catalog, also on failure). */
+CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create_sql, CmErr *err);
+
+/* Adds a view over `select_sql` with optional column names. */
+CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *select_sql,
+                             int n_cols, const char *const *cols, const char *create_sql,
+                             CmErr *err);
+
+/* Removes and frees an entry; false when unknown. */
+bool st_catalog_drop(StCatalog *cat, const char *name);
+
+int st_catalog_count(const StCatalog *cat);
+/* Borrowed: the idx-th entry in creation order. */
+StEntry *st_catalog_entry(StCatalog *cat, int idx);

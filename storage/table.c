@@ -1,0 +1,232 @@
+/*
+ * table.c - chunked columnar storage in memory.
+ *
+ * Invariant: every chunk but the last is full (CM_BATCH_CAP rows), so row r is
+ * in chunk r / CM_BATCH_CAP; truncation relies on it.
+ */
+#include "storage/table.h"
+
+#include <string.h>
+
+#include "common/alloc.h"
+
+static void chunk_free(StChunk *c, int n_cols)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (int i = 0; i < n_cols; i++) {
+        cm_free(c->data ? c->data[i] : NULL);
+        cm_free(c->validity ? c->validity[i] : NULL);
+    }
+    cm_free(c->data);
+    cm_free(c->validity);
+    cm_free(c);
+}
+
+StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr *err)
+{
+    StTable *t = cm_calloc(1, sizeof *t);
+    if (t == NULL) {
+        goto oom;
+    }
+    cm_arena_init(&t->strings, 256 * 1024);
+    t->name = cm_strdup(name);
+    t->cols = cm_calloc((size_t)n_cols, sizeof(StColumn));
+    if (t->name == NULL || t->cols == NULL) {
+        goto oom;
+    }
+    t->n_cols = n_cols;
+    for (int i = 0; i < n_cols; i++) {
+        t->cols[i] = cols[i];
+        t->cols[i].name = cm_strdup(cols[i].name);
+        if (t->cols[i].name == NULL) {
+            goto oom;
+        }
+    }
+    return t;
+oom:
+    st_table_free(t);
+    cm_err_set(err, CM_OOM, -1, "out of memory creating table '%s'", name);
+    return NULL;
+}
+
+void st_table_free(StTable *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    for (int i = 0; i < t->n_chunks; i++) {
+        chunk_free(t->chunks[i], t->n_cols);
+    }
+    cm_free(t->chunks);
+    for (int i = 0; t->cols != NULL && i < t->n_cols; i++) {
+        cm_free(t->cols[i].name);
+    }
+    cm_free(t->cols);
+    cm_free(t->name);
+    cm_arena_fini(&t->strings);
+    cm_free(t);
+}
+
+CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err)
+{
+    for (int c = 0; c < t->n_cols; c++) {
+        const StColumn *col = &t->cols[c];
+        const CmVec *v = &b->cols[c];
+        for (int i = 0; i < b->n_rows; i++) {
+            uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
+            if (cm_vec_is_null(v, p)) {
+                if (col->not_null) {
+                    return cm_err_set(err, CM_RUNTIME, -1,
+                                      "NOT NULL constraint failed: %s.%s", t->name, col->name);
+                }
+                continue;
+            }
+            if (col->type.id == CM_T_VARCHAR && col->type.length >= 0) {
+                const CmStr *s = &((const CmStr *)v->data)[p];
+                if ((int64_t)s->len > col->type.length) {
+                    return cm_err_set(err, CM_RUNTIME, -1,
+                                      "value too long for type %s(%d) of column %s.%s",
+                                      col->type.is_char ? "CHAR" : "VARCHAR",
+                                      (int)col->type.length, t->name, col->name);
+                }
+            }
+        }
+    }
+    return CM_OK;
+}
+
+static StChunk *chunk_new(const StTable *t)
+{
+    StChunk *c = cm_calloc(1, sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->data = cm_calloc((size_t)t->n_cols, sizeof(void *));
+    c->validity = cm_calloc((size_t)t->n_cols, sizeof(uint64_t *));
+    if (c->data == NULL || c->validity == NULL) {
+        chunk_free(c, t->n_cols);
+        return NULL;
+    }
+    for (int i = 0; i < t->n_cols; i++) {
+        c->data[i] = cm_malloc(cm_type_width(t->cols[i].type) * CM_BATCH_CAP);
+        if (c->data[i] == NULL) {
+            chunk_free(c, t->n_cols);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static StChunk *tail_chunk(StTable *t, CmErr *err)
+{
+    if (t->n_chunks > 0 && t->chunks[t->n_chunks - 1]->n_rows < CM_BATCH_CAP) {
+        return t->chunks[t->n_chunks - 1];
+    }
+    if (t->n_chunks == t->cap_chunks) {
+        int cap = t->cap_chunks ? t->cap_chunks * 2 : 8;
+        StChunk **grown = cm_realloc(t->chunks, sizeof(StChunk *) * (size_t)cap);
+        if (grown == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
+            return NULL;
+        }
+        t->chunks = grown;
+        t->cap_chunks = cap;
+    }
+    StChunk *c = chunk_new(t);
+    if (c == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
+        return NULL;
+    }
+    t->chunks[t->n_chunks++] = c;
+    return c;
+}
+
+static CmStatus set_null(StChunk *c, int col, int row, CmErr *err)
+{
+    if (c->validity[col] == NULL) {
+        c->validity[col] = cm_malloc(sizeof(uint64_t) * CM_VALIDITY_WORDS);
+        if (c->validity[col] == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory");
+        }
+        memset(c->validity[col], 0xff, sizeof(uint64_t) * CM_VALIDITY_WORDS);
+    }
+    c->validity[col][row >> 6] &= ~((uint64_t)1 << (row & 63));
+    return CM_OK;
+}
+
+static CmStatus copy_value(StTable *t, StChunk *c, int col, int row, const CmVec *v, uint32_t p,
+                           CmErr *err)
+{
+    if (v->kind == CM_VEC_CONST) {
+        p = 0;
+    }
+    if (cm_vec_is_null(v, p)) {
+        return set_null(c, col, row, err);
+    }
+    if (c->validity[col] != NULL) {
+        c->validity[col][row >> 6] |= (uint64_t)1 << (row & 63);
+    }
+    size_t w = cm_type_width(t->cols[col].type);
+    if (t->cols[col].type.id == CM_T_VARCHAR) {
+        CmStr s = ((const CmStr *)v->data)[p];
+        ((CmStr *)c->data[col])[row] = cm_str_copy(&t->strings, &s, err);
+        return err->code;
+    }
+    memcpy((char *)c->data[col] + w * (size_t)row, (const char *)v->data + w * p, w);
+    return CM_OK;
+}
+
+CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
+{
+    int64_t start = t->n_rows;
+    for (int i = 0; i < b->n_rows; i++) {
+        StChunk *c = tail_chunk(t, err);
+        if (c == NULL) {
+            goto fail;
+        }
+        uint32_t p = cm_batch_pos(b, i);
+        for (int col = 0; col < t->n_cols; col++) {
+            if (copy_value(t, c, col, c->n_rows, &b->cols[col], p, err) != CM_OK) {
+                goto fail;
+            }
+        }
+        c->n_rows++;
+        t->n_rows++;
+    }
+    return CM_OK;
+fail:
+    st_table_truncate(t, start);
+    return err->code;
+}
+
+void st_table_truncate(StTable *t, int64_t n_rows)
+{
+    if (n_rows >= t->n_rows) {
+        return;
+    }
+    int keep = (int)((n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
+    for (int i = keep; i < t->n_chunks; i++) {
+        chunk_free(t->chunks[i], t->n_cols);
+    }
+    t->n_chunks = keep;
+    if (keep > 0) {
+        t->chunks[keep - 1]->n_rows = (int)(n_rows - (int64_t)(keep - 1) * CM_BATCH_CAP);
+    }
+    t->n_rows = n_rows;
+}
+
+void st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
+                         CmBatch *out)
+{
+    const StChunk *c = t->chunks[chunk_idx];
+    for (int i = 0; i < n_out; i++) {
+        CmVec *v = &out->cols[i];
+        v->kind = CM_VEC_FLAT;
+        v->data = c->data[col_ids[i]];
+        v->validity = c->validity[col_ids[i]];
+    }
+    out->n_rows = c->n_rows;
+    out->sel = NULL;
+}

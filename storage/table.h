@@ -1,0 +1,63 @@
+/*
+ * table.h - in-memory columnar tables.
+ *
+ * A table is a list of chunks; each chunk holds up to CM_BATCH_CAP rows as one
+ * flat array per column plus a validity bitmap, so a scan hands a chunk's
+ * columns to the executor by reference, without copying.  Strings longer than
+ * the inline size live in the table's string arena for the table's lifetime.
+ * Appending copies rows in; st_table_truncate() undoes an append that could not
+ * finish, so a failed INSERT or COPY leaves the table exactly as it was.
+ * A table is read by many workers at once but written only between queries
+ * (the database runs one statement at a time).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/err.h"
+#include "common/types.h"
+#include "common/vec.h"
+
+typedef struct StColumn {
+    char *name;    /* owned */
+    CmType type;
+    bool not_null;
+    bool primary_key;
+} StColumn;
+
+typedef struct StChunk {
+    int n_rows;           /* rows in use, <= CM_BATCH_CAP */
+    void **data;          /* per column: CM_BATCH_CAP values; owned */
+    uint64_t **validity;  /* per column: bitmap or NULL (no NULLs yet); owned */
+} StChunk;
+
+typedef struct StTable {
+    char *name;           /* owned */
+    int n_cols;
+    StColumn *cols;       /* owned */
+    int n_chunks, cap_chunks;
+    StChunk **chunks;     /* owned */
+    int64_t n_rows;
+    CmArena strings;      /* bytes of long strings */
+} StTable;
+
+/* Owned; NULL with err on OOM.  Column names and types are copied. */
+StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr *err);
+void st_table_free(StTable *t);
+
+/* Checks the batch against the columns' NOT NULL and CHAR/VARCHAR lengths; the
+ * batch must already have the columns' types. */
+CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err);
+
+/* Appends the active rows of `b` (same column types as the table). */
+CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err);
+
+/* Drops rows past `n_rows` (to undo a failed append). */
+void st_table_truncate(StTable *t, int64_t n_rows);
+
+/* Points the vectors of `out` (n_cols columns, vectors not owning data) at chunk
+ * `chunk_idx`'s columns `col_ids` (n_out of them); sets n_rows, no selection. */
+void st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
+                         CmBatch *out);
