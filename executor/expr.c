@@ -1,0 +1,308 @@
+/*
+ * expr.c - evaluation of bound expression trees over batches.
+ *
+ * An ExExprState mirrors the tree: one node state per ExExpr node, each with
+ * its own output vector, so evaluation allocates nothing per batch.  AND and OR
+ * follow SQL's three-valued logic: FALSE AND NULL is FALSE, TRUE OR NULL is TRUE.
+ * CASE evaluates every branch over the whole batch and picks per row; a branch
+ * that fails on a row CASE would not choose still fails (a known limit,
+ * see docs/executor.md).
+ */
+#include "executor/expr.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/value.h"
+
+struct ExExprState {
+    const ExExpr *e;
+    CmVec vec;              /* this node's output (unused for COLUMN) */
+    CmVec view;             /* COLUMN: a view of the input column */
+    int n_children;
+    ExExprState **children;
+    CmArena heap;           /* strings made by this node, reset per evaluation */
+    bool has_vec;
+};
+
+ExExprState *ex_expr_state_new(const ExExpr *e, CmErr *err)
+{
+    ExExprState *st = cm_calloc(1, sizeof *st);
+    if (st == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    st->e = e;
+    cm_arena_init(&st->heap, 16 * 1024);
+    if (e->kind != EX_E_COLUMN) {
+        if (cm_vec_init(&st->vec, e->type, err) != CM_OK) {
+            ex_expr_state_free(st);
+            return NULL;
+        }
+        st->has_vec = true;
+    }
+    if (e->n_args > 0) {
+        st->children = cm_calloc((size_t)e->n_args, sizeof(ExExprState *));
+        if (st->children == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory");
+            ex_expr_state_free(st);
+            return NULL;
+        }
+        for (int i = 0; i < e->n_args; i++) {
+            st->children[i] = ex_expr_state_new(e->args[i], err);
+            st->n_children = i + 1;
+            if (st->children[i] == NULL) {
+                ex_expr_state_free(st);
+                return NULL;
+            }
+        }
+    }
+    return st;
+}
+
+void ex_expr_state_free(ExExprState *st)
+{
+    if (st == NULL) {
+        return;
+    }
+    for (int i = 0; i < st->n_children; i++) {
+        ex_expr_state_free(st->children[i]);
+    }
+    cm_free(st->children);
+    if (st->has_vec) {
+        cm_vec_fini(&st->vec);
+    }
+    cm_arena_fini(&st->heap);
+    cm_free(st);
+}
+
+static void fill_const(const ExExpr *e, const CmBatch *in, CmVec *out)
+{
+    out->validity = NULL;
+    for (int i = 0; i < in->n_rows; i++) {
+        cm_vec_set_value(out, cm_batch_pos(in, i), &e->value);
+    }
+}
+
+/* Three-valued AND/OR over boolean children already evaluated. */
+static void eval_logic(bool is_and, const CmBatch *in, const CmVec *const *args, int n,
+                       CmVec *out)
+{
+    uint8_t *r = out->data;
+    out->validity = NULL;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        bool any_null = false, decided = false;
+        for (int a = 0; a < n && !decided; a++) {
+            if (cm_vec_is_null(args[a], p)) {
+                any_null = true;
+            } else if ((((const uint8_t *)args[a]->data)[p] != 0) != is_and) {
+                decided = true; /* FALSE for AND, TRUE for OR */
+            }
+        }
+        if (decided) {
+            r[p] = !is_and;
+            cm_vec_set_valid(out, p);
+        } else if (any_null) {
+            cm_vec_set_null(out, p);
+        } else {
+            r[p] = is_and;
+            cm_vec_set_valid(out, p);
+        }
+    }
+}
+
+static void eval_case(const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out)
+{
+    size_t w = cm_type_width(e->type);
+    int n_pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
+    out->validity = NULL;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        const CmVec *src = e->has_else ? args[e->n_args - 1] : NULL;
+        for (int k = 0; k < n_pairs; k++) {
+            const CmVec *c = args[2 * k];
+            if (!cm_vec_is_null(c, p) && ((const uint8_t *)c->data)[p]) {
+                src = args[2 * k + 1];
+                break;
+            }
+        }
+        if (src == NULL || cm_vec_is_null(src, p)) {
+            cm_vec_set_null(out, p);
+            continue;
+        }
+        cm_vec_set_valid(out, p);
+        memcpy((char *)out->data + w * p, (const char *)src->data + w * p, w);
+    }
+}
+
+const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
+{
+    const ExExpr *e = st->e;
+    if (e->kind == EX_E_COLUMN) {
+        cm_vec_reference(&st->view, &in->cols[e->col]);
+        return &st->view;
+    }
+    if (e->kind == EX_E_CONST) {
+        fill_const(e, in, &st->vec);
+        return &st->vec;
+    }
+    const CmVec *args_buf[16];
+    const CmVec **args = args_buf;
+    if (e->n_args > 16) {
+        args = cm_malloc(sizeof(CmVec *) * (size_t)e->n_args);
+        if (args == NULL) {
+            cm_err_set(err, CM_OOM, e->src_off, "out of memory");
+            return NULL;
+        }
+    }
+    const CmVec *result = &st->vec;
+    for (int i = 0; i < e->n_args && result != NULL; i++) {
+        args[i] = ex_expr_eval(st->children[i], in, err);
+        if (args[i] == NULL) {
+            result = NULL;
+        }
+    }
+    if (result != NULL) {
+        cm_arena_reset(&st->heap);
+        switch (e->kind) {
+        case EX_E_FUNC:
+            if (e->kernel(e, in, args, &st->vec, &st->heap, err) != CM_OK) {
+                result = NULL;
+            }
+            break;
+        case EX_E_AND:
+        case EX_E_OR: eval_logic(e->kind == EX_E_AND, in, args, e->n_args, &st->vec); break;
+        case EX_E_CASE: eval_case(e, in, args, &st->vec); break;
+        default: break;
+        }
+    }
+    if (args != args_buf) {
+        cm_free(args);
+    }
+    return result;
+}
+
+static ExExpr *node(CmArena *a, ExExprKind kind, CmType type)
+{
+    ExExpr *e = cm_arena_zalloc(a, sizeof *e);
+    if (e != NULL) {
+        e->kind = kind;
+        e->type = type;
+        e->src_off = -1;
+    }
+    return e;
+}
+
+ExExpr *ex_expr_column(CmArena *a, int col, CmType type)
+{
+    ExExpr *e = node(a, EX_E_COLUMN, type);
+    if (e != NULL) {
+        e->col = col;
+    }
+    return e;
+}
+
+ExExpr *ex_expr_const(CmArena *a, const CmValue *v)
+{
+    ExExpr *e = node(a, EX_E_CONST, v->type);
+    if (e != NULL) {
+        e->value = *v;
+    }
+    return e;
+}
+
+ExExpr *ex_expr_func(CmArena *a, const char *name, ExKernel kernel, CmType type, int n_args,
+                     ExExpr **args)
+{
+    ExExpr *e = node(a, EX_E_FUNC, type);
+    if (e != NULL) {
+        e->name = name;
+        e->kernel = kernel;
+        e->n_args = n_args;
+        e->args = args;
+    }
+    return e;
+}
+
+bool ex_expr_is_constant(const ExExpr *e)
+{
+    if (e->kind == EX_E_COLUMN) {
+        return false;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        if (!ex_expr_is_constant(e->args[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+CmStatus ex_expr_eval_const(const ExExpr *e, CmArena *a, CmValue *out, CmErr *err)
+{
+    CmBatch one;
+    if (cm_batch_init(&one, 0, NULL, err) != CM_OK) {
+        return err->code;
+    }
+    one.n_rows = 1;
+    ExExprState *st = ex_expr_state_new(e, err);
+    if (st != NULL) {
+        const CmVec *v = ex_expr_eval(st, &one, err);
+        if (v != NULL) {
+            cm_vec_get_value(v, 0, out);
+            if (!out->is_null && out->type.id == CM_T_VARCHAR) {
+                out->s = cm_str_copy(a, &out->s, err);
+            }
+        }
+        ex_expr_state_free(st);
+    }
+    cm_batch_fini(&one);
+    return err->code;
+}
+
+static void value_text(const CmValue *v, char *buf, size_t cap)
+{
+    char tmp[CM_FMT_CAP];
+    if (v->is_null || v->type.id == CM_T_NULL) {
+        snprintf(buf, cap, "NULL");
+        return;
+    }
+    switch ((CmTypeId)v->type.id) {
+    case CM_T_BOOL: snprintf(buf, cap, "%s", v->i ? "true" : "false"); return;
+    case CM_T_DOUBLE: cm_fmt_double(v->d, tmp); break;
+    case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, tmp); break;
+    case CM_T_DATE: cm_fmt_date((int32_t)v->i, tmp); snprintf(buf, cap, "DATE '%s'", tmp); return;
+    case CM_T_VARCHAR:
+        snprintf(buf, cap, "'%.*s'", (int)(v->s.len > 40 ? 40 : v->s.len), cm_str_data(&v->s));
+        return;
+    default: cm_fmt_int64(v->i, tmp); break;
+    }
+    snprintf(buf, cap, "%s", tmp);
+}
+
+void ex_expr_to_string(const ExExpr *e, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    switch (e->kind) {
+    case EX_E_COLUMN: snprintf(buf, cap, "#%d", e->col); return;
+    case EX_E_CONST: value_text(&e->value, buf, cap); return;
+    case EX_E_AND: n = (size_t)snprintf(buf, cap, "and("); break;
+    case EX_E_OR: n = (size_t)snprintf(buf, cap, "or("); break;
+    case EX_E_CASE: n = (size_t)snprintf(buf, cap, "case("); break;
+    case EX_E_FUNC: n = (size_t)snprintf(buf, cap, "%s(", e->name); break;
+    }
+    for (int i = 0; i < e->n_args && n + 2 < cap; i++) {
+        if (i > 0) {
+            n += (size_t)snprintf(buf + n, cap - n, ", ");
+        }
+        if (n + 2 < cap) {
+            ex_expr_to_string(e->args[i], buf + n, cap - n);
+            n += strlen(buf + n);
+        }
+    }
+    if (n + 1 < cap) {
+        snprintf(buf + n, cap - n, ")");
+    }
+}

@@ -1,0 +1,89 @@
+/*
+ * filter.c - keeps the rows whose predicate is TRUE (not FALSE, not NULL) by
+ * narrowing the selection vector; column data is never copied.
+ */
+#include <stdio.h>
+
+#include "common/alloc.h"
+#include "executor/ops.h"
+
+typedef struct FilterLocal {
+    ExExprState *pred;
+    CmBatch out;      /* the input's columns with the narrowed selection */
+    CmVec *own_cols;  /* out's own column array, restored before cm_batch_fini */
+} FilterLocal;
+
+static void *filter_local_init(ExOp *op, const ExTask *task, CmErr *err)
+{
+    FilterLocal *l = cm_calloc(1, sizeof *l);
+    if (l == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    l->pred = ex_expr_state_new(op->spec, err);
+    if (l->pred == NULL || cm_batch_init(&l->out, 0, NULL, err) != CM_OK) {
+        ex_expr_state_free(l->pred);
+        cm_free(l);
+        return NULL;
+    }
+    l->own_cols = l->out.cols;
+    return l;
+}
+
+static void filter_local_fini(ExOp *op, void *local)
+{
+    FilterLocal *l = local;
+    if (l != NULL) {
+        ex_expr_state_free(l->pred);
+        l->out.cols = l->own_cols;
+        l->out.n_cols = 0;
+        cm_batch_fini(&l->out);
+        cm_free(l);
+    }
+}
+
+static ExOpResult filter_push(ExOp *op, void *local, const CmBatch *in, const CmBatch **out,
+                              CmErr *err)
+{
+    FilterLocal *l = local;
+    const CmVec *v = ex_expr_eval(l->pred, in, err);
+    if (v == NULL) {
+        return EX_NEED_INPUT;
+    }
+    const uint8_t *t = v->data;
+    int n = 0;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        l->out.sel_buf[n] = p;
+        n += t[p] && !cm_vec_is_null(v, p);
+    }
+    /* The output shares the input's columns: only the selection is ours. */
+    l->out.cols = in->cols;
+    l->out.n_cols = in->n_cols;
+    l->out.n_rows = n;
+    l->out.sel = l->out.sel_buf;
+    *out = n > 0 ? &l->out : NULL;
+    return EX_NEED_INPUT;
+}
+
+static void filter_explain(const ExOp *op, char *buf, size_t cap)
+{
+    ex_expr_to_string(op->spec, buf, cap);
+}
+
+static const ExOpVt FILTER_VT = {
+    .name = "FILTER",
+    .local_init = filter_local_init,
+    .local_fini = filter_local_fini,
+    .push = filter_push,
+    .explain = filter_explain,
+};
+
+ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err)
+{
+    ExOp *op = ex_op_new(a, &FILTER_VT, pred, n_cols, types);
+    if (op == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    return op;
+}

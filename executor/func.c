@@ -1,0 +1,515 @@
+/*
+ * func.c - operator resolution and the arithmetic, comparison and logic kernels.
+ *
+ * Kernels that cannot fail compute every active row, NULL or not (the value
+ * under a NULL is garbage but harmless), and take validity as the AND of their
+ * arguments' bitmaps, word by word.  Kernels that can fail (overflow, division
+ * by zero) skip NULL rows first.
+ */
+#include "executor/func.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/value.h"
+
+/* out validity = AND of the arguments' validity (positions line up). */
+static void and_validity(const CmVec *const *args, int n, CmVec *out)
+{
+    out->validity = NULL;
+    for (int a = 0; a < n; a++) {
+        if (args[a]->validity == NULL) {
+            continue;
+        }
+        if (out->validity == NULL) {
+            memcpy(out->validity_buf, args[a]->validity, sizeof out->validity_buf);
+            out->validity = out->validity_buf;
+        } else {
+            for (int w = 0; w < CM_VALIDITY_WORDS; w++) {
+                out->validity_buf[w] &= args[a]->validity[w];
+            }
+        }
+    }
+}
+
+static CmStatus overflow(const ExExpr *e, CmErr *err)
+{
+    return cm_err_set(err, CM_RUNTIME, e->src_off, "integer overflow in '%s'", e->name);
+}
+
+static CmStatus div_zero(const ExExpr *e, CmErr *err)
+{
+    return cm_err_set(err, CM_RUNTIME, e->src_off, "division by zero");
+}
+
+#define KERNEL_ARGS                                                                           \
+    const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, CmArena *heap,  \
+        CmErr *err
+
+/* A binary kernel that may fail: BODY sets r[p] from a[p], b[p] or returns. */
+#define CHECKED_BINARY(NAME, TA, TB, TR, BODY)                                                \
+    static CmStatus NAME(KERNEL_ARGS)                                                         \
+    {                                                                                         \
+        const TA *a = args[0]->data;                                                          \
+        const TB *b = args[1]->data;                                                          \
+        TR *r = out->data;                                                                    \
+        and_validity(args, 2, out);                                                           \
+        for (int i = 0; i < in->n_rows; i++) {                                                \
+            uint32_t p = cm_batch_pos(in, i);                                                 \
+            if (cm_vec_is_null(out, p)) {                                                     \
+                continue;                                                                     \
+            }                                                                                 \
+            BODY                                                                              \
+        }                                                                                     \
+        return CM_OK;                                                                         \
+    }
+
+/* A binary kernel that cannot fail. */
+#define PLAIN_BINARY(NAME, TA, TB, TR, EXPR)                                                  \
+    static CmStatus NAME(KERNEL_ARGS)                                                         \
+    {                                                                                         \
+        const TA *a = args[0]->data;                                                          \
+        const TB *b = args[1]->data;                                                          \
+        TR *r = out->data;                                                                    \
+        and_validity(args, 2, out);                                                           \
+        if (in->sel == NULL) {                                                                \
+            for (uint32_t p = 0; p < (uint32_t)in->n_rows; p++) {                             \
+                r[p] = (EXPR);                                                                \
+            }                                                                                 \
+        } else {                                                                              \
+            for (int i = 0; i < in->n_rows; i++) {                                            \
+                uint32_t p = in->sel[i];                                                      \
+                r[p] = (EXPR);                                                                \
+            }                                                                                 \
+        }                                                                                     \
+        return CM_OK;                                                                         \
+    }
+
+/* ---- arithmetic ------------------------------------------------------------ */
+
+CHECKED_BINARY(add_i64, int64_t, int64_t, int64_t,
+               if (__builtin_add_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+CHECKED_BINARY(sub_i64, int64_t, int64_t, int64_t,
+               if (__builtin_sub_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+CHECKED_BINARY(mul_i64, int64_t, int64_t, int64_t,
+               if (__builtin_mul_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+CHECKED_BINARY(div_i64, int64_t, int64_t, int64_t,
+               if (b[p] == 0) { return div_zero(e, err); }
+               if (a[p] == INT64_MIN && b[p] == -1) { return overflow(e, err); }
+               r[p] = a[p] / b[p];)
+CHECKED_BINARY(mod_i64, int64_t, int64_t, int64_t,
+               if (b[p] == 0) { return div_zero(e, err); }
+               r[p] = b[p] == -1 ? 0 : a[p] % b[p];)
+PLAIN_BINARY(add_f64, double, double, double, a[p] + b[p])
+PLAIN_BINARY(sub_f64, double, double, double, a[p] - b[p])
+PLAIN_BINARY(mul_f64, double, double, double, a[p] * b[p])
+CHECKED_BINARY(div_f64, double, double, double,
+               if (b[p] == 0) { return div_zero(e, err); } r[p] = a[p] / b[p];)
+CHECKED_BINARY(mod_f64, double, double, double,
+               if (b[p] == 0) { return div_zero(e, err); } r[p] = fmod(a[p], b[p]);)
+/* Decimal + and - work on operands already rescaled to the result's scale; the
+ * result must stay within 18 digits. */
+CHECKED_BINARY(add_dec, int64_t, int64_t, int64_t,
+               if (__builtin_add_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
+                   r[p] <= -cm_pow10(18)) { return overflow(e, err); })
+CHECKED_BINARY(sub_dec, int64_t, int64_t, int64_t,
+               if (__builtin_sub_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
+                   r[p] <= -cm_pow10(18)) { return overflow(e, err); })
+/* Decimal *: scales add up; the product must fit 18 digits. */
+CHECKED_BINARY(mul_dec, int64_t, int64_t, int64_t,
+               CmInt128 v = (CmInt128)a[p] * b[p];
+               if (v >= cm_pow10(18) || v <= -cm_pow10(18)) { return overflow(e, err); }
+               r[p] = (int64_t)v;)
+
+/* Date arithmetic: DATE +/- days, DATE - DATE. */
+CHECKED_BINARY(add_date_i64, int32_t, int64_t, int32_t,
+               int64_t v = (int64_t)a[p] + b[p];
+               if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
+               r[p] = (int32_t)v;)
+CHECKED_BINARY(sub_date_i64, int32_t, int64_t, int32_t,
+               int64_t v = (int64_t)a[p] - b[p];
+               if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
+               r[p] = (int32_t)v;)
+PLAIN_BINARY(sub_date_date, int32_t, int32_t, int64_t, (int64_t)a[p] - b[p])
+
+static CmStatus neg_i64(KERNEL_ARGS)
+{
+    const int64_t *a = args[0]->data;
+    int64_t *r = out->data;
+    and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (!cm_vec_is_null(out, p) && a[p] == INT64_MIN) {
+            return overflow(e, err);
+        }
+        r[p] = -a[p];
+    }
+    return CM_OK;
+}
+
+static CmStatus neg_f64(KERNEL_ARGS)
+{
+    const double *a = args[0]->data;
+    double *r = out->data;
+    and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = -a[p];
+    }
+    return CM_OK;
+}
+
+static CmStatus abs_i64(KERNEL_ARGS)
+{
+    const int64_t *a = args[0]->data;
+    int64_t *r = out->data;
+    and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (!cm_vec_is_null(out, p) && a[p] == INT64_MIN) {
+            return overflow(e, err);
+        }
+        r[p] = a[p] < 0 ? -a[p] : a[p];
+    }
+    return CM_OK;
+}
+
+static CmStatus abs_f64(KERNEL_ARGS)
+{
+    const double *a = args[0]->data;
+    double *r = out->data;
+    and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = fabs(a[p]);
+    }
+    return CM_OK;
+}
+
+/* ---- comparison ------------------------------------------------------------ */
+
+#define CMP_KERNELS(SUFFIX, T, CMP)                                                           \
+    PLAIN_BINARY(eq_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) == 0)                            \
+    PLAIN_BINARY(ne_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) != 0)                            \
+    PLAIN_BINARY(lt_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) < 0)                             \
+    PLAIN_BINARY(le_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) <= 0)                            \
+    PLAIN_BINARY(gt_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) > 0)                             \
+    PLAIN_BINARY(ge_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) >= 0)
+
+#define NUM_CMP(x, y) (((x) > (y)) - ((x) < (y)))
+#define STR_CMP(x, y) cm_str_cmp(&(x), &(y))
+
+CMP_KERNELS(i32, int32_t, NUM_CMP)
+CMP_KERNELS(i64, int64_t, NUM_CMP)
+CMP_KERNELS(f64, double, NUM_CMP)
+CMP_KERNELS(u8, uint8_t, NUM_CMP)
+/* Strings are compared only where both sides are valid: the slot under a NULL
+ * may hold no string at all. */
+#define STR_KERNEL(NAME, TEST)                                                                \
+    CHECKED_BINARY(NAME, CmStr, CmStr, uint8_t, r[p] = (uint8_t)(STR_CMP(a[p], b[p]) TEST);)
+STR_KERNEL(eq_str, == 0)
+STR_KERNEL(ne_str, != 0)
+STR_KERNEL(lt_str, < 0)
+STR_KERNEL(le_str, <= 0)
+STR_KERNEL(gt_str, > 0)
+STR_KERNEL(ge_str, >= 0)
+
+typedef struct CmpSet {
+    ExKernel k[6]; /* = <> < <= > >= */
+} CmpSet;
+
+#define CMP_SET(SUFFIX)                                                                       \
+    {                                                                                         \
+        {eq_##SUFFIX, ne_##SUFFIX, lt_##SUFFIX, le_##SUFFIX, gt_##SUFFIX, ge_##SUFFIX}        \
+    }
+
+static const CmpSet CMP_I32 = CMP_SET(i32), CMP_I64 = CMP_SET(i64), CMP_F64 = CMP_SET(f64),
+                    CMP_U8 = CMP_SET(u8), CMP_STR = CMP_SET(str);
+
+/* ---- logic and NULL tests --------------------------------------------------- */
+
+static CmStatus not_bool(KERNEL_ARGS)
+{
+    const uint8_t *a = args[0]->data;
+    uint8_t *r = out->data;
+    and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = !a[p];
+    }
+    return CM_OK;
+}
+
+static CmStatus is_null_k(KERNEL_ARGS)
+{
+    uint8_t *r = out->data;
+    out->validity = NULL;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = (uint8_t)(cm_vec_is_null(args[0], p) != (e->aux != 0));
+    }
+    return CM_OK;
+}
+
+/* ---- strings ---------------------------------------------------------------- */
+
+static CmStatus concat_str(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data;
+    const CmStr *b = args[1]->data;
+    CmStr *r = out->data;
+    and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        uint32_t n = a[p].len + b[p].len;
+        char *buf = cm_arena_alloc(heap, n ? n : 1);
+        if (buf == NULL) {
+            return cm_err_set(err, CM_OOM, e->src_off, "out of memory");
+        }
+        memcpy(buf, cm_str_data(&a[p]), a[p].len);
+        memcpy(buf + a[p].len, cm_str_data(&b[p]), b[p].len);
+        r[p] = cm_str_make(buf, n);
+    }
+    return CM_OK;
+}
+
+/* ---- resolution -------------------------------------------------------------- */
+
+static int rank(CmType t)
+{
+    switch ((CmTypeId)t.id) {
+    case CM_T_INT32: return 1;
+    case CM_T_INT64: return 2;
+    case CM_T_DECIMAL: return 3;
+    case CM_T_DOUBLE: return 4;
+    default: return 0;
+    }
+}
+
+bool ex_common_type(CmType a, CmType b, CmType *out)
+{
+    if (a.id == CM_T_NULL) {
+        *out = b;
+        return true;
+    }
+    if (b.id == CM_T_NULL) {
+        *out = a;
+        return true;
+    }
+    if (a.id == b.id && a.id != CM_T_DECIMAL) {
+        *out = a.id == CM_T_VARCHAR ? cm_type_varchar(-1, false) : a;
+        return true;
+    }
+    int ra = rank(a), rb = rank(b);
+    if (ra && rb) {
+        if (ra == 3 || rb == 3) {
+            if (ra == 4 || rb == 4) {
+                *out = cm_type_make(CM_T_DOUBLE);
+                return true;
+            }
+            int sa = a.id == CM_T_DECIMAL ? a.scale : 0, sb = b.id == CM_T_DECIMAL ? b.scale : 0;
+            *out = cm_type_decimal(18, sa > sb ? sa : sb);
+            return true;
+        }
+        *out = ra > rb ? a : b;
+        return true;
+    }
+    /* A string meets a typed value: the string is read as that type. */
+    if (a.id == CM_T_VARCHAR && b.id != CM_T_VARCHAR) {
+        *out = b;
+        return true;
+    }
+    if (b.id == CM_T_VARCHAR && a.id != CM_T_VARCHAR) {
+        *out = a;
+        return true;
+    }
+    return false;
+}
+
+static CmStatus no_match(const char *name, int n_args, const CmType *types, int64_t off,
+                         CmErr *err)
+{
+    char t0[32], t1[32];
+    if (n_args == 1) {
+        return cm_err_set(err, CM_TYPE, off, "no operator %s for type %s", name,
+                          cm_type_name(types[0], t0, sizeof t0));
+    }
+    return cm_err_set(err, CM_TYPE, off, "no operator %s for types %s and %s", name,
+                      cm_type_name(types[0], t0, sizeof t0), cm_type_name(types[1], t1, sizeof t1));
+}
+
+static int cmp_index(const char *name)
+{
+    static const char *ops[] = {"=", "<>", "<", "<=", ">", ">="};
+    for (int i = 0; i < 6; i++) {
+        if (strcmp(name, ops[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatch *m, CmErr *err)
+{
+    CmType c;
+    if (!ex_common_type(t[0], t[1], &c)) {
+        static const char *ops[] = {"=", "<>", "<", "<=", ">", ">="};
+        return no_match(ops[op], 2, t, off, err);
+    }
+    if (c.id == CM_T_NULL) {
+        c = cm_type_make(CM_T_BOOL);
+    }
+    const CmpSet *set;
+    switch ((CmTypeId)c.id) {
+    case CM_T_INT32:
+    case CM_T_DATE: set = &CMP_I32; break;
+    case CM_T_INT64:
+    case CM_T_DECIMAL: set = &CMP_I64; break;
+    case CM_T_DOUBLE: set = &CMP_F64; break;
+    case CM_T_VARCHAR: set = &CMP_STR; break;
+    default: set = &CMP_U8; break;
+    }
+    m->kernel = set->k[op];
+    m->arg_types[0] = m->arg_types[1] = c;
+    m->result = cm_type_make(CM_T_BOOL);
+    return CM_OK;
+}
+
+static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *m)
+{
+    int sa = a.id == CM_T_DECIMAL ? a.scale : 0, sb = b.id == CM_T_DECIMAL ? b.scale : 0;
+    if (op == '*' && sa + sb <= 18) {
+        m->arg_types[0] = cm_type_decimal(18, sa);
+        m->arg_types[1] = cm_type_decimal(18, sb);
+        m->result = cm_type_decimal(18, sa + sb);
+        m->kernel = mul_dec;
+        return CM_OK;
+    }
+    if (op == '+' || op == '-') {
+        int s = sa > sb ? sa : sb;
+        m->arg_types[0] = m->arg_types[1] = m->result = cm_type_decimal(18, s);
+        m->kernel = op == '+' ? add_dec : sub_dec;
+        return CM_OK;
+    }
+    /* Division, modulo and products too wide for 18 digits go through DOUBLE. */
+    m->arg_types[0] = m->arg_types[1] = m->result = cm_type_make(CM_T_DOUBLE);
+    m->kernel = op == '*' ? mul_f64 : op == '/' ? div_f64 : mod_f64;
+    return CM_OK;
+}
+
+static CmStatus resolve_date_arith(char op, const CmType *t, int64_t off, ExFuncMatch *m,
+                                   CmErr *err)
+{
+    if (t[0].id == CM_T_DATE && t[1].id == CM_T_DATE && op == '-') {
+        m->arg_types[0] = m->arg_types[1] = t[0];
+        m->result = cm_type_make(CM_T_INT64);
+        m->kernel = sub_date_date;
+        return CM_OK;
+    }
+    if (t[0].id == CM_T_DATE && cm_type_is_integer(t[1]) && (op == '+' || op == '-')) {
+        m->arg_types[0] = t[0];
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
+        m->result = t[0];
+        m->kernel = op == '+' ? add_date_i64 : sub_date_i64;
+        return CM_OK;
+    }
+    char name[2] = {op, 0};
+    return no_match(name, 2, t, off, err);
+}
+
+static CmStatus resolve_arith(char op, const CmType *in, int64_t off, ExFuncMatch *m, CmErr *err)
+{
+    CmType t[2] = {in[0], in[1]};
+    for (int i = 0; i < 2; i++) {
+        if (t[i].id == CM_T_NULL) {
+            t[i] = t[1 - i].id == CM_T_NULL ? cm_type_make(CM_T_INT64) : t[1 - i];
+        }
+        if (t[i].id == CM_T_VARCHAR && t[1 - i].id != CM_T_VARCHAR) {
+            t[i] = t[1 - i];
+        }
+    }
+    if (t[0].id == CM_T_DATE || t[1].id == CM_T_DATE) {
+        return resolve_date_arith(op, t, off, m, err);
+    }
+    int ra = rank(t[0]), rb = rank(t[1]);
+    if (!ra || !rb) {
+        char name[2] = {op, 0};
+        return no_match(name, 2, in, off, err);
+    }
+    if (ra == 4 || rb == 4) {
+        m->arg_types[0] = m->arg_types[1] = m->result = cm_type_make(CM_T_DOUBLE);
+        m->kernel = op == '+' ? add_f64 : op == '-' ? sub_f64 : op == '*' ? mul_f64
+                  : op == '/' ? div_f64 : mod_f64;
+        return CM_OK;
+    }
+    if (ra == 3 || rb == 3) {
+        return resolve_decimal_arith(op, t[0], t[1], m);
+    }
+    m->arg_types[0] = m->arg_types[1] = m->result = cm_type_make(CM_T_INT64);
+    m->kernel = op == '+' ? add_i64 : op == '-' ? sub_i64 : op == '*' ? mul_i64
+              : op == '/' ? div_i64 : mod_i64;
+    return CM_OK;
+}
+
+static CmStatus resolve_unary(const char *name, CmType t, int64_t off, ExFuncMatch *m,
+                              CmErr *err)
+{
+    bool is_neg = strcmp(name, "neg") == 0;
+    if (t.id == CM_T_NULL || t.id == CM_T_VARCHAR) {
+        t = cm_type_make(CM_T_INT64);
+    }
+    if (cm_type_is_integer(t) || t.id == CM_T_DECIMAL) {
+        m->arg_types[0] = m->result = t.id == CM_T_DECIMAL ? t : cm_type_make(CM_T_INT64);
+        m->kernel = is_neg ? neg_i64 : abs_i64;
+        return CM_OK;
+    }
+    if (t.id == CM_T_DOUBLE) {
+        m->arg_types[0] = m->result = t;
+        m->kernel = is_neg ? neg_f64 : abs_f64;
+        return CM_OK;
+    }
+    return no_match(is_neg ? "-" : name, 1, &t, off, err);
+}
+
+CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, int64_t off,
+                         ExFuncMatch *m, CmErr *err)
+{
+    memset(m, 0, sizeof *m);
+    int cmp = cmp_index(name);
+    if (cmp >= 0 && n_args == 2) {
+        return resolve_compare(cmp, arg_types, off, m, err);
+    }
+    if (n_args == 2 && name[1] == '\0' && strchr("+-*/%", name[0]) != NULL) {
+        return resolve_arith(name[0], arg_types, off, m, err);
+    }
+    if (n_args == 1 && (strcmp(name, "neg") == 0 || strcmp(name, "abs") == 0)) {
+        return resolve_unary(name, arg_types[0], off, m, err);
+    }
+    if (n_args == 1 && strcmp(name, "not") == 0) {
+        if (arg_types[0].id != CM_T_BOOL && arg_types[0].id != CM_T_NULL &&
+            !cm_type_is_integer(arg_types[0])) {
+            return no_match("NOT", 1, arg_types, off, err);
+        }
+        m->arg_types[0] = m->result = cm_type_make(CM_T_BOOL);
+        m->kernel = not_bool;
+        return CM_OK;
+    }
+    if (n_args == 1 && (strcmp(name, "is_null") == 0 || strcmp(name, "is_not_null") == 0)) {
+        m->arg_types[0] = arg_types[0];
+        m->result = cm_type_make(CM_T_BOOL);
+        m->kernel = is_null_k;
+        m->aux = strcmp(name, "is_not_null") == 0;
+        return CM_OK;
+    }
+    if (n_args == 2 && strcmp(name, "||") == 0) {
+        m->arg_types[0] = m->arg_types[1] = m->result = cm_type_varchar(-1, false);
+        m->kernel = concat_str;
+        return CM_OK;
+    }
+    return cm_err_set(err, CM_BIND, off, "unknown function %s with %d argument%s", name, n_args,
+                      n_args == 1 ? "" : "s");
+}

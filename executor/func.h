@@ -1,0 +1,43 @@
+/*
+ * func.h - the scalar function and operator catalog: resolution by name and
+ * argument types to a kernel, and the cast kernels.
+ *
+ * Resolution is the binder's entry point into the executor's kernels: it picks
+ * the kernel for the argument types, the result type, and the types each
+ * argument must first be cast to (the binder inserts those casts).  Numeric
+ * promotion: INTEGER < BIGINT < DECIMAL < DOUBLE; integer arithmetic is done in
+ * BIGINT with overflow checks; integer division truncates toward zero; division
+ * or modulo by zero is an error.  Pure functions; thread-safe.
+ */
+#pragma once
+
+#include "common/err.h"
+#include "common/types.h"
+#include "executor/expr.h"
+
+#define EX_FUNC_MAX_ARGS 8
+
+typedef struct ExFuncMatch {
+    ExKernel kernel;
+    CmType result;
+    CmType arg_types[EX_FUNC_MAX_ARGS]; /* what each argument is cast to first */
+    int64_t aux;                        /* kernel parameter stored in the node */
+} ExFuncMatch;
+
+/* Resolves operator or function `name` ("+", "=", "not", "is_null", "neg",
+ * "||", "abs", ...) for the argument types.  CM_BIND when the name is unknown,
+ * CM_TYPE when no overload fits (message names the types); `off` is the
+ * position reported. */
+CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, int64_t off,
+                         ExFuncMatch *m, CmErr *err);
+
+/* The kernel casting `from` to `to`, or NULL when no cast exists. */
+ExKernel ex_cast_kernel(CmType from, CmType to);
+
+/* The type two values are compared or combined in (for =, <, CASE, IN, UNION);
+ * false when they have none. */
+bool ex_common_type(CmType a, CmType b, CmType *out);
+
+/* Casts one constant value (strings copied into `a`); CM_RUNTIME when the value
+ * does not convert. */
+CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, CmErr *err);

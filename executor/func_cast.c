@@ -1,0 +1,328 @@
+/*
+ * func_cast.c - casts between the scalar types, for single values and vectors.
+ *
+ * Rounding: casts to integers and decimals round half away from zero (as
+ * PostgreSQL and DuckDB do); a value that does not fit is an error naming the
+ * value and the target type, never a wrapped number.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/value.h"
+#include "executor/func.h"
+
+static CmStatus cast_fail(const CmValue *in, CmType to, CmErr *err)
+{
+    char tn[32], text[CM_FMT_CAP];
+    cm_type_name(to, tn, sizeof tn);
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_VARCHAR:
+        return cm_err_set(err, CM_RUNTIME, -1, "could not convert string '%.*s' to %s",
+                          (int)(in->s.len > 64 ? 64 : in->s.len), cm_str_data(&in->s), tn);
+    case CM_T_DOUBLE: cm_fmt_double(in->d, text); break;
+    case CM_T_DECIMAL: cm_fmt_decimal(in->i, in->type.scale, text); break;
+    default: cm_fmt_int64(in->i, text); break;
+    }
+    return cm_err_set(err, CM_RUNTIME, -1, "value %s is out of range for type %s", text, tn);
+}
+
+/* Rounds v / 10^shift half away from zero. */
+static int64_t round_div(CmInt128 v, int shift)
+{
+    if (shift <= 0) {
+        return (int64_t)v;
+    }
+    CmInt128 d = cm_pow10(shift);
+    CmInt128 q = v / d, r = v % d;
+    if (r * 2 >= d) {
+        q++;
+    } else if (r * 2 <= -d) {
+        q--;
+    }
+    return (int64_t)q;
+}
+
+static bool fits_precision(int64_t v, int precision)
+{
+    if (precision >= 19) {
+        return true;
+    }
+    int64_t lim = cm_pow10(precision);
+    return v < lim && v > -lim;
+}
+
+static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
+{
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_BOOL:
+    case CM_T_INT32:
+    case CM_T_INT64: *out = in->i; break;
+    case CM_T_DECIMAL: *out = round_div(in->i, in->type.scale); break;
+    case CM_T_DOUBLE:
+        if (!(in->d > -9.3e18 && in->d < 9.3e18)) {
+            return cast_fail(in, to, err);
+        }
+        *out = (int64_t)llround(in->d);
+        break;
+    case CM_T_VARCHAR: {
+        double d;
+        if (!cm_parse_int64(cm_str_data(&in->s), in->s.len, out)) {
+            if (!cm_parse_double(cm_str_data(&in->s), in->s.len, &d) || !(fabs(d) < 9.2e18)) {
+                return cast_fail(in, to, err);
+            }
+            *out = (int64_t)llround(d);
+        }
+        break;
+    }
+    default: return cast_fail(in, to, err);
+    }
+    if (to.id == CM_T_INT32 && (*out > INT32_MAX || *out < INT32_MIN)) {
+        return cast_fail(in, to, err);
+    }
+    return CM_OK;
+}
+
+static CmStatus to_decimal(const CmValue *in, CmType to, int64_t *out, CmErr *err)
+{
+    int s = to.scale;
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_BOOL:
+    case CM_T_INT32:
+    case CM_T_INT64: {
+        CmInt128 v = (CmInt128)in->i * cm_pow10(s);
+        if (v > INT64_MAX || v < -INT64_MAX) {
+            return cast_fail(in, to, err);
+        }
+        *out = (int64_t)v;
+        break;
+    }
+    case CM_T_DECIMAL: {
+        int from = in->type.scale;
+        if (from >= s) {
+            *out = round_div(in->i, from - s);
+        } else {
+            CmInt128 v = (CmInt128)in->i * cm_pow10(s - from);
+            if (v > INT64_MAX || v < -INT64_MAX) {
+                return cast_fail(in, to, err);
+            }
+            *out = (int64_t)v;
+        }
+        break;
+    }
+    case CM_T_DOUBLE: {
+        double v = in->d * (double)cm_pow10(s);
+        if (!(v > -9.2e18 && v < 9.2e18)) {
+            return cast_fail(in, to, err);
+        }
+        *out = (int64_t)llround(v);
+        break;
+    }
+    case CM_T_VARCHAR:
+        if (!cm_parse_decimal(cm_str_data(&in->s), in->s.len, to.precision, s, out)) {
+            return cast_fail(in, to, err);
+        }
+        break;
+    default: return cast_fail(in, to, err);
+    }
+    if (!fits_precision(*out, to.precision)) {
+        return cast_fail(in, to, err);
+    }
+    return CM_OK;
+}
+
+static CmStatus to_double(const CmValue *in, CmType to, double *out, CmErr *err)
+{
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_BOOL:
+    case CM_T_INT32:
+    case CM_T_INT64: *out = (double)in->i; return CM_OK;
+    case CM_T_DECIMAL: *out = (double)in->i / (double)cm_pow10(in->type.scale); return CM_OK;
+    case CM_T_DOUBLE: *out = in->d; return CM_OK;
+    case CM_T_VARCHAR:
+        if (cm_parse_double(cm_str_data(&in->s), in->s.len, out)) {
+            return CM_OK;
+        }
+        return cast_fail(in, to, err);
+    default: return cast_fail(in, to, err);
+    }
+}
+
+static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err)
+{
+    char buf[CM_FMT_CAP];
+    int n;
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_VARCHAR: *out = in->s; return CM_OK;
+    case CM_T_BOOL: n = snprintf(buf, sizeof buf, "%s", in->i ? "true" : "false"); break;
+    case CM_T_INT32:
+    case CM_T_INT64: n = cm_fmt_int64(in->i, buf); break;
+    case CM_T_DOUBLE: n = cm_fmt_double(in->d, buf); break;
+    case CM_T_DECIMAL: n = cm_fmt_decimal(in->i, in->type.scale, buf); break;
+    case CM_T_DATE: n = cm_fmt_date((int32_t)in->i, buf); break;
+    default: n = snprintf(buf, sizeof buf, "NULL"); break;
+    }
+    char *p = cm_arena_strndup(a, buf, (size_t)n);
+    if (p == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    *out = cm_str_make(p, (uint32_t)n);
+    return CM_OK;
+}
+
+CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, CmErr *err)
+{
+    CmValue r;
+    memset(&r, 0, sizeof r);
+    r.type = to;
+    r.is_null = in->is_null;
+    if (in->is_null || in->type.id == CM_T_NULL) {
+        r.is_null = true;
+        *out = r;
+        return CM_OK;
+    }
+    CmStatus st = CM_OK;
+    switch ((CmTypeId)to.id) {
+    case CM_T_NULL: r.is_null = true; break;
+    case CM_T_BOOL:
+        if (in->type.id == CM_T_VARCHAR) {
+            bool b;
+            if (!cm_parse_bool(cm_str_data(&in->s), in->s.len, &b)) {
+                return cast_fail(in, to, err);
+            }
+            r.i = b;
+        } else if (in->type.id == CM_T_DOUBLE) {
+            r.i = in->d != 0;
+        } else if (in->type.id == CM_T_DATE) {
+            return cast_fail(in, to, err);
+        } else {
+            r.i = in->i != 0;
+        }
+        break;
+    case CM_T_INT32:
+    case CM_T_INT64:
+        if (in->type.id == CM_T_DATE) {
+            return cast_fail(in, to, err);
+        }
+        st = to_int(in, to, &r.i, err);
+        break;
+    case CM_T_DECIMAL: st = to_decimal(in, to, &r.i, err); break;
+    case CM_T_DOUBLE: st = to_double(in, to, &r.d, err); break;
+    case CM_T_VARCHAR: st = to_varchar(in, a, &r.s, err); break;
+    case CM_T_DATE: {
+        int32_t days;
+        if (in->type.id == CM_T_DATE) {
+            r.i = in->i;
+        } else if (in->type.id == CM_T_VARCHAR &&
+                   cm_parse_date(cm_str_data(&in->s), in->s.len, &days)) {
+            r.i = days;
+        } else {
+            return cast_fail(in, to, err);
+        }
+        break;
+    }
+    }
+    *out = r;
+    return st;
+}
+
+/* ---- vector casts --------------------------------------------------------- */
+
+static void copy_validity(const CmBatch *in, const CmVec *src, CmVec *out)
+{
+    (void)in;
+    if (src->validity == NULL) {
+        out->validity = NULL;
+        return;
+    }
+    memcpy(out->validity_buf, src->validity, sizeof out->validity_buf);
+    out->validity = out->validity_buf;
+}
+
+static CmStatus cast_generic(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                             CmVec *out, CmArena *heap, CmErr *err)
+{
+    const CmVec *src = args[0];
+    copy_validity(in, src, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(src, p)) {
+            continue;
+        }
+        CmValue v, r;
+        cm_vec_get_value(src, p, &v);
+        if (ex_cast_value(&v, e->type, heap, &r, err) != CM_OK) {
+            err->off = e->src_off;
+            return err->code;
+        }
+        cm_vec_set_value(out, p, &r);
+    }
+    return CM_OK;
+}
+
+#define WIDEN_KERNEL(NAME, TA, TR, EXPR)                                                       \
+    static CmStatus NAME(const ExExpr *e, const CmBatch *in, const CmVec *const *args,        \
+                         CmVec *out, CmArena *heap, CmErr *err)                               \
+    {                                                                                         \
+        const TA *a = args[0]->data;                                                          \
+        TR *r = out->data;                                                                    \
+        copy_validity(in, args[0], out);                                                      \
+        for (int i = 0; i < in->n_rows; i++) {                                                \
+            uint32_t p = cm_batch_pos(in, i);                                                 \
+            r[p] = (EXPR);                                                                    \
+        }                                                                                     \
+        return CM_OK;                                                                         \
+    }
+
+WIDEN_KERNEL(cast_i32_i64, int32_t, int64_t, (int64_t)a[p])
+WIDEN_KERNEL(cast_i32_f64, int32_t, double, (double)a[p])
+WIDEN_KERNEL(cast_i64_f64, int64_t, double, (double)a[p])
+WIDEN_KERNEL(cast_dec_f64, int64_t, double, (double)a[p] / (double)cm_pow10(args[0]->type.scale))
+
+static CmStatus cast_null(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                          CmVec *out, CmArena *heap, CmErr *err)
+{
+    for (int i = 0; i < in->n_rows; i++) {
+        cm_vec_set_null(out, cm_batch_pos(in, i));
+    }
+    return CM_OK;
+}
+
+static CmStatus cast_same(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                          CmVec *out, CmArena *heap, CmErr *err)
+{
+    copy_validity(in, args[0], out);
+    size_t w = cm_type_width(out->type);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        memcpy((char *)out->data + w * p, (const char *)args[0]->data + w * p, w);
+    }
+    return CM_OK;
+}
+
+ExKernel ex_cast_kernel(CmType from, CmType to)
+{
+    if (from.id == CM_T_NULL) {
+        return cast_null;
+    }
+    if (cm_type_eq(from, to) || (from.id == CM_T_VARCHAR && to.id == CM_T_VARCHAR)) {
+        return cast_same;
+    }
+    if (from.id == CM_T_INT32 && to.id == CM_T_INT64) {
+        return cast_i32_i64;
+    }
+    if (from.id == CM_T_INT32 && to.id == CM_T_DOUBLE) {
+        return cast_i32_f64;
+    }
+    if (from.id == CM_T_INT64 && to.id == CM_T_DOUBLE) {
+        return cast_i64_f64;
+    }
+    if (from.id == CM_T_DECIMAL && to.id == CM_T_DOUBLE) {
+        return cast_dec_f64;
+    }
+    if ((from.id == CM_T_DATE) != (to.id == CM_T_DATE) && from.id != CM_T_VARCHAR &&
+        to.id != CM_T_VARCHAR) {
+        return NULL;
+    }
+    return cast_generic;
+}

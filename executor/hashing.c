@@ -1,0 +1,71 @@
+/*
+ * hashing.c - column-at-a-time key hashing.
+ */
+#include "executor/hashing.h"
+
+#include <string.h>
+
+#include "common/hash.h"
+
+static uint64_t hash_value(const CmVec *v, uint32_t p)
+{
+    if (cm_vec_is_null(v, p)) {
+        return CM_HASH_NULL;
+    }
+    switch ((CmTypeId)v->type.id) {
+    case CM_T_NULL:
+    case CM_T_BOOL: return cm_hash_u64(((const uint8_t *)v->data)[p]);
+    case CM_T_INT32:
+    case CM_T_DATE: return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)v->data)[p]);
+    case CM_T_INT64:
+    case CM_T_DECIMAL: return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);
+    case CM_T_DOUBLE: {
+        double d = ((const double *)v->data)[p];
+        if (d == 0) {
+            d = 0; /* -0.0 groups with 0.0 */
+        }
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        return cm_hash_u64(bits);
+    }
+    case CM_T_VARCHAR: {
+        const CmStr *s = &((const CmStr *)v->data)[p];
+        return cm_hash_bytes(cm_str_data(s), s->len);
+    }
+    }
+    return 0;
+}
+
+void ex_hash_keys(const CmBatch *b, int n_keys, const int *keys, uint64_t *hashes)
+{
+    for (int i = 0; i < b->n_rows; i++) {
+        hashes[i] = 0x2545f4914f6cdd1dULL;
+    }
+    for (int k = 0; k < n_keys; k++) {
+        const CmVec *v = &b->cols[keys[k]];
+        for (int i = 0; i < b->n_rows; i++) {
+            uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
+            hashes[i] = k == 0 ? hash_value(v, p) : cm_hash_combine(hashes[i], hash_value(v, p));
+        }
+    }
+}
+
+int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
+{
+    bool na = cm_vec_is_null(a, pa), nb = cm_vec_is_null(b, pb);
+    if (na || nb) {
+        return na && nb;
+    }
+    switch ((CmTypeId)a->type.id) {
+    case CM_T_NULL:
+    case CM_T_BOOL: return ((const uint8_t *)a->data)[pa] == ((const uint8_t *)b->data)[pb];
+    case CM_T_INT32:
+    case CM_T_DATE: return ((const int32_t *)a->data)[pa] == ((const int32_t *)b->data)[pb];
+    case CM_T_INT64:
+    case CM_T_DECIMAL: return ((const int64_t *)a->data)[pa] == ((const int64_t *)b->data)[pb];
+    case CM_T_DOUBLE: return ((const double *)a->data)[pa] == ((const double *)b->data)[pb];
+    case CM_T_VARCHAR:
+        return cm_str_eq(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);
+    }
+    return 0;
+}

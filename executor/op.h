@@ -1,0 +1,86 @@
+/*
+ * op.h - the operator interface of the push-based pipeline executor.
+ *
+ * A stage runs one pipeline: a source, zero or more streaming operators and a
+ * sink, as n_tasks tasks on the worker pool.  Each operator has three kinds of
+ * state: the ExOp itself (immutable once built, shared by all workers), a
+ * global state (`op->global`, shared, guarded by the op's own lock) and a local
+ * state per task (no lock).  Slots a kind does not use are NULL.
+ *
+ * Streaming `push(in -> out)`: returns EX_NEED_INPUT when done with `in` (with
+ * *out a batch or NULL), EX_HAVE_MORE when *out is set and push must be called
+ * again with the same `in`, EX_DONE when it wants no more input (*out may hold
+ * a last batch).  `flush` is called at the end of the input of a task, for
+ * operators that hold rows back (aggregates, sorts): EX_HAVE_MORE with *out,
+ * or EX_DONE.  Output batches belong to the local state and stay valid until
+ * the next call.  Input batches are borrowed for the call and never modified.
+ * Sources `pull` batches of their task's share of the input; sinks `sink`
+ * batches, `combine` once per task at its end, `finalize` once after all tasks.
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/config.h"
+#include "common/err.h"
+#include "common/thread.h"
+#include "common/vec.h"
+
+typedef enum ExOpResult { EX_NEED_INPUT = 0, EX_HAVE_MORE, EX_DONE } ExOpResult;
+
+typedef struct ExOp ExOp;
+typedef struct ExQuery ExQuery;
+
+/* What a task knows of itself. */
+typedef struct ExTask {
+    ExQuery *query;
+    int task_idx;   /* 0..n_tasks-1 within the stage */
+    int n_tasks;
+    int worker_id;
+} ExTask;
+
+typedef struct ExOpVt {
+    const char *name; /* as EXPLAIN prints it */
+    CmStatus (*global_init)(ExOp *op, ExQuery *q, CmErr *err);
+    void (*global_fini)(ExOp *op);
+    /* Sources: how many tasks the input splits into (called after global_init). */
+    int (*n_tasks)(ExOp *op, ExQuery *q);
+    void *(*local_init)(ExOp *op, const ExTask *task, CmErr *err);
+    void (*local_fini)(ExOp *op, void *local);
+    ExOpResult (*push)(ExOp *op, void *local, const CmBatch *in, const CmBatch **out,
+                       CmErr *err);
+    ExOpResult (*flush)(ExOp *op, void *local, const CmBatch **out, CmErr *err);
+    ExOpResult (*pull)(ExOp *op, void *local, const CmBatch **out, CmErr *err);
+    CmStatus (*sink)(ExOp *op, void *local, const CmBatch *in, CmErr *err);
+    CmStatus (*combine)(ExOp *op, void *local, CmErr *err);
+    CmStatus (*finalize)(ExOp *op, ExQuery *q, CmErr *err);
+    /* One line of detail for EXPLAIN (after the name), into buf. */
+    void (*explain)(const ExOp *op, char *buf, size_t cap);
+} ExOpVt;
+
+struct ExOp {
+    const ExOpVt *vt;
+    void *spec;          /* the operator's plan-time parameters, in the query arena */
+    int n_cols;          /* output columns */
+    CmType *types;       /* output types, in the query arena */
+    void *global;        /* global state, owned by the op between global_init/fini */
+    CmMutex lock;        /* guards `global` where the op says so */
+    atomic_llong rows_out;   /* rows this op emitted (all tasks), for EXPLAIN ANALYZE */
+    atomic_llong time_ns;    /* time spent inside this op's calls */
+};
+
+/* The state of one running query that operators may use. */
+struct ExQuery {
+    CmArena *arena;      /* the query arena: plans, constants */
+    CmConfig config;     /* settings as of the query's start */
+    CmPool *pool;        /* the worker pool */
+    atomic_bool cancelled;   /* set by the first failing task */
+    CmMutex lock;        /* guards err */
+    CmErr err;           /* the first error of any task */
+};
+
+/* Makes an op with `vt` and `spec`, output types copied into the arena. */
+ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const CmType *types);

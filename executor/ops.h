@@ -1,0 +1,86 @@
+/*
+ * ops.h - constructors of the physical operators, one file each in executor/.
+ *
+ * Every constructor builds an ExOp in the query arena from plan-time
+ * parameters (expressions are bound ExExpr trees over the operator's input
+ * columns).  NULL with err on OOM.  Operators and their roles:
+ *   sources:   table scan (morsels of chunks), values (constant rows),
+ *              shuffle read (a partition range per task)
+ *   streaming: filter, project, hash aggregate (flushes at end of task), sort
+ *              (flushes at end of task), limit
+ *   sinks:     shuffle write (hash or gather), result (collects rows)
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "executor/expr.h"
+#include "executor/op.h"
+#include "executor/result.h"
+#include "shuffle/shuffle.h"
+#include "storage/table.h"
+
+/* ---- sources ---- */
+ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, CmErr *err);
+/* n_rows rows of n_cols constant expressions (row-major: exprs[row * n_cols + col]);
+ * n_cols may be 0 (one empty row for SELECT without FROM). */
+ExOp *ex_values_new(CmArena *a, int n_rows, int n_cols, ExExpr **exprs, const CmType *types,
+                    CmErr *err);
+/* Reads shuffle `*shuffle` (resolved when the stage starts, so the producer may
+ * be created later than the plan); one task per partition. */
+ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmType *types,
+                          CmErr *err);
+
+/* ---- streaming ---- */
+ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err);
+ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err);
+
+typedef enum ExAggFn {
+    EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
+    EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
+} ExAggFn;
+
+typedef enum ExAggMode {
+    EX_AGG_SINGLE,   /* raw rows in, final values out */
+    EX_AGG_PARTIAL,  /* raw rows in, partial states out (avg: sum and count) */
+    EX_AGG_FINAL,    /* partial states in, final values out */
+} ExAggMode;
+
+typedef struct ExAggSpec {
+    ExAggFn fn;
+    int arg;         /* input column of the argument (SINGLE/PARTIAL), -1 for count(*) */
+    CmType arg_type; /* type of the argument column */
+    CmType type;     /* final result type */
+} ExAggSpec;
+
+/* Groups by input columns `keys` and computes `aggs`.  Output: the keys, then
+ * per aggregate its final value (SINGLE, FINAL) or its partial state columns
+ * (PARTIAL: one column, two for AVG).  In FINAL mode the input is a PARTIAL
+ * output: keys first, then the partial state columns in order. */
+ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
+                      const CmType *key_types, int n_aggs, const ExAggSpec *aggs, CmErr *err);
+/* Output columns of one aggregate in PARTIAL mode, and their types. */
+int ex_agg_partial_types(const ExAggSpec *agg, CmType *out);
+
+typedef struct ExSortKey {
+    int col;
+    bool desc;
+    bool nulls_first;
+} ExSortKey;
+
+/* Sorts all rows its task sees; emits them at the end.  limit >= 0 keeps only
+ * the first limit + offset rows (top-N). */
+ExOp *ex_sort_new(CmArena *a, int n_keys, const ExSortKey *keys, int n_cols, const CmType *types,
+                  int64_t limit, CmErr *err);
+ExOp *ex_limit_new(CmArena *a, int64_t limit, int64_t offset, int n_cols, const CmType *types,
+                   CmErr *err);
+
+/* ---- sinks ---- */
+/* Hash-partitions rows on `keys` (n_keys 0 sends everything to partition 0)
+ * into a shuffle it creates at stage start with `n_parts` partitions and one
+ * map per task, stored into *shuffle (the readers' handle). */
+ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_keys,
+                           const int *keys, int n_cols, const CmType *types, CmErr *err);
+/* Appends every row into `result` (rows of task order are kept per task). */
+ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types,
+                         CmErr *err);

@@ -1,0 +1,29 @@
+/*
+ * result.h - a materialized query result: compacted batches that own their
+ * strings, plus column names.  Built by the result sink (appends under its
+ * lock) and read by the API after the query finished.  Not thread-safe to read
+ * while a query appends.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/types.h"
+#include "common/vec.h"
+
+typedef struct ExResult ExResult;
+
+/* Owned; NULL on OOM. */
+ExResult *ex_result_new(int n_cols, const CmType *types, CmErr *err);
+void ex_result_free(ExResult *r);
+
+/* Copies the active rows of `b` (strings included) to the end of the result. */
+CmStatus ex_result_append(ExResult *r, const CmBatch *b, CmErr *err);
+
+int ex_result_n_cols(const ExResult *r);
+CmType ex_result_type(const ExResult *r, int col);
+int64_t ex_result_n_rows(const ExResult *r);
+/* Borrowed: the i-th stored batch (compacted, no selection). */
+int ex_result_n_batches(const ExResult *r);
+const CmBatch *ex_result_batch(const ExResult *r, int i);

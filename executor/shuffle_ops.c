@@ -1,0 +1,228 @@
+/*
+ * shuffle_ops.c - the exchange operators: shuffle write (a sink that hash
+ * partitions rows and pushes blocks into the shuffle store) and shuffle read
+ * (a source over one partition per task).
+ *
+ * The writer buffers rows per partition in a batch and pushes it when full,
+ * so blocks are CM_BATCH_CAP rows except the last of each partition.  The
+ * partition is taken from the high half of the key hash, leaving the low bits
+ * (which hash tables use for slots) independent of the partition.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "executor/hashing.h"
+#include "executor/ops.h"
+
+typedef struct WriteSpec {
+    ShShuffle **shuffle; /* created by the first task, read by the next stage */
+    int n_parts;
+    int n_keys;
+    int *keys;
+} WriteSpec;
+
+typedef struct WriteLocal {
+    ShWriter *writer;
+    CmBatch *bufs;      /* n_parts */
+    int n_bufs;
+    uint64_t hashes[CM_BATCH_CAP];
+} WriteLocal;
+
+static void write_local_fini(ExOp *op, void *local)
+{
+    WriteLocal *l = local;
+    if (l == NULL) {
+        return;
+    }
+    for (int i = 0; i < l->n_bufs; i++) {
+        cm_batch_fini(&l->bufs[i]);
+    }
+    cm_free(l->bufs);
+    sh_writer_abort(l->writer); /* NULL once committed */
+    cm_free(l);
+}
+
+static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
+{
+    WriteSpec *s = op->spec;
+    cm_mutex_lock(&op->lock);
+    if (*s->shuffle == NULL) {
+        *s->shuffle = sh_shuffle_new(task->n_tasks, s->n_parts, op->n_cols, op->types, err);
+    }
+    cm_mutex_unlock(&op->lock);
+    if (*s->shuffle == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    WriteLocal *l = cm_calloc(1, sizeof *l);
+    if (l == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    l->bufs = cm_calloc((size_t)s->n_parts, sizeof(CmBatch));
+    if (l->bufs == NULL) {
+        write_local_fini(op, l);
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (; l->n_bufs < s->n_parts; l->n_bufs++) {
+        if (cm_batch_init(&l->bufs[l->n_bufs], op->n_cols, op->types, err) != CM_OK) {
+            write_local_fini(op, l);
+            return NULL;
+        }
+    }
+    l->writer = sh_writer_open(*s->shuffle, task->task_idx, 0, err);
+    if (l->writer == NULL) {
+        write_local_fini(op, l);
+        return NULL;
+    }
+    return l;
+}
+
+static CmStatus write_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err)
+{
+    WriteSpec *s = op->spec;
+    WriteLocal *l = local;
+    ex_hash_keys(in, s->n_keys, s->keys, l->hashes);
+    for (int i = 0; i < in->n_rows; i++) {
+        int part = s->n_parts == 1 ? 0 : (int)((l->hashes[i] >> 32) % (uint64_t)s->n_parts);
+        CmBatch *buf = &l->bufs[part];
+        if (cm_batch_append_row(buf, in, i, true, err) != CM_OK) {
+            return err->code;
+        }
+        if (buf->n_rows == CM_BATCH_CAP) {
+            if (sh_writer_push(l->writer, part, buf, err) != CM_OK) {
+                return err->code;
+            }
+            cm_batch_reset(buf);
+        }
+    }
+    return CM_OK;
+}
+
+static CmStatus write_combine(ExOp *op, void *local, CmErr *err)
+{
+    WriteLocal *l = local;
+    for (int p = 0; p < l->n_bufs; p++) {
+        if (l->bufs[p].n_rows > 0 && sh_writer_push(l->writer, p, &l->bufs[p], err) != CM_OK) {
+            return err->code;
+        }
+    }
+    ShWriter *w = l->writer;
+    l->writer = NULL;
+    return sh_writer_close(w, err);
+}
+
+static void write_explain(const ExOp *op, char *buf, size_t cap)
+{
+    const WriteSpec *s = op->spec;
+    size_t n = (size_t)snprintf(buf, cap, "%s, %d partition%s", s->n_keys ? "hash" : "gather",
+                                s->n_parts, s->n_parts == 1 ? "" : "s");
+    for (int k = 0; k < s->n_keys && n + 8 < cap; k++) {
+        n += (size_t)snprintf(buf + n, cap - n, "%s#%d", k ? ", " : " on ", s->keys[k]);
+    }
+}
+
+static const ExOpVt WRITE_VT = {
+    .name = "SHUFFLE_WRITE",
+    .local_init = write_local_init,
+    .local_fini = write_local_fini,
+    .sink = write_sink,
+    .combine = write_combine,
+    .explain = write_explain,
+};
+
+ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_keys,
+                           const int *keys, int n_cols, const CmType *types, CmErr *err)
+{
+    WriteSpec *s = cm_arena_zalloc(a, sizeof *s);
+    int *k = cm_arena_alloc(a, sizeof(int) * (size_t)(n_keys ? n_keys : 1));
+    ExOp *op = s && k ? ex_op_new(a, &WRITE_VT, s, n_cols, types) : NULL;
+    if (op == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    if (n_keys > 0) {
+        memcpy(k, keys, sizeof(int) * (size_t)n_keys);
+    }
+    s->shuffle = shuffle;
+    s->n_parts = n_parts;
+    s->n_keys = n_keys;
+    s->keys = k;
+    return op;
+}
+
+/* ---- read ---------------------------------------------------------------- */
+
+typedef struct ReadLocal {
+    ShReader *reader;
+    CmBatch out;
+} ReadLocal;
+
+static int read_n_tasks(ExOp *op, ExQuery *q)
+{
+    ShShuffle **sh = op->spec;
+    return *sh ? sh_shuffle_n_parts(*sh) : 1;
+}
+
+static void read_local_fini(ExOp *op, void *local)
+{
+    ReadLocal *l = local;
+    if (l != NULL) {
+        if (l->reader != NULL) {
+            sh_reader_close(l->reader);
+        }
+        cm_batch_fini(&l->out);
+        cm_free(l);
+    }
+}
+
+static void *read_local_init(ExOp *op, const ExTask *task, CmErr *err)
+{
+    ShShuffle *sh = *(ShShuffle **)op->spec;
+    ReadLocal *l = cm_calloc(1, sizeof *l);
+    if (l == NULL || cm_batch_init(&l->out, op->n_cols, op->types, err) != CM_OK) {
+        cm_free(l);
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    if (sh != NULL) {
+        l->reader = sh_reader_open(sh, task->task_idx, task->task_idx + 1, 0,
+                                   sh_shuffle_n_maps(sh), err);
+        if (l->reader == NULL) {
+            read_local_fini(op, l);
+            return NULL;
+        }
+    }
+    return l;
+}
+
+static ExOpResult read_pull(ExOp *op, void *local, const CmBatch **out, CmErr *err)
+{
+    ReadLocal *l = local;
+    bool eof = true;
+    if (l->reader == NULL || sh_reader_next(l->reader, &l->out, &eof, err) != CM_OK || eof) {
+        return EX_DONE;
+    }
+    *out = &l->out;
+    return EX_HAVE_MORE;
+}
+
+static const ExOpVt READ_VT = {
+    .name = "SHUFFLE_READ",
+    .n_tasks = read_n_tasks,
+    .local_init = read_local_init,
+    .local_fini = read_local_fini,
+    .pull = read_pull,
+};
+
+ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmType *types,
+                          CmErr *err)
+{
+    ExOp *op = ex_op_new(a, &READ_VT, shuffle, n_cols, types);
+    if (op == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    return op;
+}

@@ -1,0 +1,255 @@
+/*
+ * stage.c - runs a stage's pipeline as tasks on the worker pool.
+ *
+ * A task pulls batches from its share of the source and pushes each through the
+ * streaming operators into the sink (depth first, so at most one batch per
+ * operator is in flight).  When the source is exhausted, operators are flushed
+ * in order, each flush's output going through the operators after it.  An
+ * operator that answers EX_DONE stops the pipeline above it (LIMIT).
+ * Invariant: every local state that was created is finalized, on every path.
+ */
+#include "executor/stage.h"
+
+#include <string.h>
+
+#include "common/alloc.h"
+
+typedef struct TaskRun {
+    ExStage *stage;
+    const ExTask *task;
+    void **locals;       /* [0] source, [1..n_ops] ops, [n_ops+1] sink */
+    int stop_at;         /* ops before this index are finished (EX_DONE seen) */
+} TaskRun;
+
+ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const CmType *types)
+{
+    ExOp *op = cm_arena_zalloc(arena, sizeof *op);
+    if (op == NULL) {
+        return NULL;
+    }
+    op->vt = vt;
+    op->spec = spec;
+    op->n_cols = n_cols;
+    op->types = cm_arena_alloc(arena, sizeof(CmType) * (size_t)(n_cols ? n_cols : 1));
+    if (op->types == NULL) {
+        return NULL;
+    }
+    memcpy(op->types, types, sizeof(CmType) * (size_t)n_cols);
+    cm_mutex_init(&op->lock);
+    return op;
+}
+
+static ExOp *op_at(ExStage *s, int i)
+{
+    return i == 0 ? s->source : i <= s->n_ops ? s->ops[i - 1] : s->sink;
+}
+
+static int n_slots(const ExStage *s)
+{
+    return s->n_ops + 2;
+}
+
+/* Sends `batch` into pipeline position i (1..n_ops are ops, n_ops+1 the sink). */
+static CmStatus process(TaskRun *run, int i, const CmBatch *batch, CmErr *err)
+{
+    ExStage *s = run->stage;
+    if (batch == NULL || batch->n_rows == 0) {
+        return CM_OK;
+    }
+    if (i == s->n_ops + 1) {
+        atomic_fetch_add(&s->sink->rows_out, batch->n_rows);
+        return s->sink->vt->sink(s->sink, run->locals[i], batch, err);
+    }
+    ExOp *op = s->ops[i - 1];
+    for (;;) {
+        const CmBatch *out = NULL;
+        ExOpResult r = op->vt->push(op, run->locals[i], batch, &out, err);
+        if (err->code != CM_OK) {
+            return err->code;
+        }
+        if (out != NULL && out->n_rows > 0) {
+            atomic_fetch_add(&op->rows_out, out->n_rows);
+            if (process(run, i + 1, out, err) != CM_OK) {
+                return err->code;
+            }
+        }
+        if (r == EX_DONE) {
+            if (run->stop_at < i) {
+                run->stop_at = i;
+            }
+            return CM_OK;
+        }
+        if (r == EX_NEED_INPUT) {
+            return CM_OK;
+        }
+    }
+}
+
+static CmStatus flush_from(TaskRun *run, int first, CmErr *err)
+{
+    ExStage *s = run->stage;
+    for (int i = first; i <= s->n_ops; i++) {
+        ExOp *op = s->ops[i - 1];
+        if (op->vt->flush == NULL) {
+            continue;
+        }
+        ExOpResult r;
+        do {
+            const CmBatch *out = NULL;
+            r = op->vt->flush(op, run->locals[i], &out, err);
+            if (err->code != CM_OK) {
+                return err->code;
+            }
+            if (out != NULL && out->n_rows > 0) {
+                atomic_fetch_add(&op->rows_out, out->n_rows);
+                if (process(run, i + 1, out, err) != CM_OK) {
+                    return err->code;
+                }
+            }
+        } while (r == EX_HAVE_MORE && !atomic_load(&run->task->query->cancelled));
+    }
+    return CM_OK;
+}
+
+static CmStatus drive(TaskRun *run, CmErr *err)
+{
+    ExStage *s = run->stage;
+    ExQuery *q = run->task->query;
+    for (;;) {
+        if (atomic_load(&q->cancelled)) {
+            return cm_err_set(err, CM_CANCELLED, -1, "query cancelled");
+        }
+        if (run->stop_at > 0) {
+            break;
+        }
+        const CmBatch *out = NULL;
+        ExOpResult r = s->source->vt->pull(s->source, run->locals[0], &out, err);
+        if (err->code != CM_OK) {
+            return err->code;
+        }
+        if (out != NULL && out->n_rows > 0) {
+            atomic_fetch_add(&s->source->rows_out, out->n_rows);
+            if (process(run, 1, out, err) != CM_OK) {
+                return err->code;
+            }
+        }
+        if (r == EX_DONE) {
+            break;
+        }
+    }
+    if (flush_from(run, run->stop_at + 1, err) != CM_OK) {
+        return err->code;
+    }
+    if (s->sink->vt->combine != NULL) {
+        return s->sink->vt->combine(s->sink, run->locals[s->n_ops + 1], err);
+    }
+    return CM_OK;
+}
+
+static void record_error(ExQuery *q, const CmErr *err)
+{
+    if (err->code == CM_OK) {
+        return;
+    }
+    cm_mutex_lock(&q->lock);
+    /* A cancellation is only an echo of the error that caused it. */
+    if (err->code != CM_CANCELLED || q->err.code == CM_OK) {
+        if (q->err.code == CM_OK || q->err.code == CM_CANCELLED) {
+            q->err = *err;
+        }
+    }
+    cm_mutex_unlock(&q->lock);
+    atomic_store(&q->cancelled, true);
+}
+
+typedef struct StageRun {
+    ExStage *stage;
+    ExQuery *query;
+} StageRun;
+
+static void task_main(void *arg, int task_idx, int worker_id)
+{
+    StageRun *sr = arg;
+    ExStage *s = sr->stage;
+    ExQuery *q = sr->query;
+    CmErr err;
+    cm_err_init(&err);
+    ExTask task = {.query = q, .task_idx = task_idx, .n_tasks = s->n_tasks, .worker_id = worker_id};
+    void *locals_buf[32];
+    void **locals = locals_buf;
+    int n = n_slots(s);
+    if (n > 32) {
+        locals = cm_calloc((size_t)n, sizeof(void *));
+        if (locals == NULL) {
+            cm_err_set(&err, CM_OOM, -1, "out of memory starting a task");
+            record_error(q, &err);
+            return;
+        }
+    }
+    memset(locals, 0, sizeof(void *) * (size_t)n);
+    TaskRun run = {.stage = s, .task = &task, .locals = locals, .stop_at = 0};
+    int made = 0;
+    for (; made < n && !atomic_load(&q->cancelled); made++) {
+        ExOp *op = op_at(s, made);
+        if (op->vt->local_init != NULL) {
+            locals[made] = op->vt->local_init(op, &task, &err);
+            if (err.code != CM_OK) {
+                break;
+            }
+        }
+    }
+    if (err.code == CM_OK && made == n) {
+        drive(&run, &err);
+    }
+    for (int i = 0; i < made; i++) {
+        ExOp *op = op_at(s, i);
+        if (op->vt->local_fini != NULL) {
+            op->vt->local_fini(op, locals[i]);
+        }
+    }
+    if (made < n && locals[made] != NULL && op_at(s, made)->vt->local_fini != NULL) {
+        op_at(s, made)->vt->local_fini(op_at(s, made), locals[made]);
+    }
+    if (locals != locals_buf) {
+        cm_free(locals);
+    }
+    record_error(q, &err);
+}
+
+CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
+{
+    long long start = cm_now_ns();
+    int n = n_slots(stage);
+    for (int i = 0; i < n; i++) {
+        ExOp *op = op_at(stage, i);
+        if (op->vt->global_init != NULL && op->vt->global_init(op, q, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    stage->n_tasks = stage->source->vt->n_tasks ? stage->source->vt->n_tasks(stage->source, q) : 1;
+    StageRun sr = {.stage = stage, .query = q};
+    cm_pool_run(q->pool, stage->n_tasks, task_main, &sr);
+    if (q->err.code != CM_OK) {
+        cm_err_copy(err, &q->err);
+        return err->code;
+    }
+    if (stage->sink->vt->finalize != NULL &&
+        stage->sink->vt->finalize(stage->sink, q, err) != CM_OK) {
+        return err->code;
+    }
+    stage->done = true;
+    stage->time_ns = cm_now_ns() - start;
+    return CM_OK;
+}
+
+void ex_stage_fini(ExStage *stage)
+{
+    int n = n_slots(stage);
+    for (int i = 0; i < n; i++) {
+        ExOp *op = op_at(stage, i);
+        if (op != NULL && op->vt->global_fini != NULL && op->global != NULL) {
+            op->vt->global_fini(op);
+            op->global = NULL;
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/*
+ * stage.h - stages: the unit the planner cuts a physical plan into, and their
+ * execution on the worker pool.
+ *
+ * A stage is one pipeline (source -> ops -> sink) run as tasks.  The number of
+ * tasks comes from the source (table morsels, shuffle partition ranges, or one).
+ * Stages form a DAG through the shuffles they write and read; the planner's
+ * driver runs a stage only after the stages it depends on have finished, which
+ * is where the adaptive optimizer gets to rewrite what has not run yet.
+ * ex_stage_run is called by one thread (the driver); it uses the pool.
+ */
+#pragma once
+
+#include "executor/op.h"
+
+typedef struct ExStage ExStage;
+struct ExStage {
+    int id;
+    ExOp *source;
+    int n_ops;
+    ExOp **ops;          /* streaming operators, in pipeline order */
+    ExOp *sink;
+    int n_deps;
+    ExStage **deps;      /* stages that must finish before this one */
+    const char *exchange; /* what the sink writes, for EXPLAIN: "hash(#0)", "gather", "result" */
+    /* filled in when it runs */
+    int n_tasks;
+    bool done;
+    long long time_ns;
+};
+
+/* Runs the stage: global_init of every op, all tasks, combine, finalize.  The
+ * ops' global states stay alive (results are read from the sink) until
+ * ex_stage_fini.  The first failing task cancels the rest; its error is
+ * returned. */
+CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err);
+
+/* Releases the global states of the stage's ops. */
+void ex_stage_fini(ExStage *stage);
