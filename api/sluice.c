@@ -1,0 +1,269 @@
+/*
+ * sluice.c - the embedding API over the planner's session.
+ *
+ * Errors are translated to SluiceError with line and column computed from the
+ * byte offset.  Result text is formatted on first access, one cell at a time,
+ * into an arena owned by the result, so printing a large result costs one
+ * pointer per cell and nothing for cells never read.
+ */
+#include "api/sluice.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/value.h"
+#include "parser/parser.h"
+#include "planner/session.h"
+
+struct SluiceDb {
+    PlSession *session;
+    char *path;          /* NULL for an in-memory database */
+};
+
+struct SluiceResult {
+    PlResult *r;         /* owned */
+    const char **text;   /* n_rows * n_cols, lazily formatted; owned */
+    CmArena text_arena;
+};
+
+static void to_error(const CmErr *e, const char *sql, size_t len, SluiceError *out)
+{
+    if (out == NULL) {
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    out->code = e->code;
+    out->offset = e->off;
+    snprintf(out->message, sizeof out->message, "%s", e->msg);
+    if (e->off >= 0 && sql != NULL && (size_t)e->off <= len) {
+        ps_line_col(sql, len, (size_t)e->off, &out->line, &out->column);
+    }
+}
+
+SluiceDb *sluice_open(const char *path, SluiceError *err)
+{
+    CmErr e;
+    cm_err_init(&e);
+    if (path != NULL && strcmp(path, ":memory:") != 0) {
+        cm_err_set(&e, CM_IO, -1,
+                   "cannot open '%s': persistent databases are not supported yet; run without a "
+                   "path for an in-memory database",
+                   path);
+        to_error(&e, NULL, 0, err);
+        return NULL;
+    }
+    SluiceDb *db = cm_calloc(1, sizeof *db);
+    if (db == NULL || (db->session = pl_session_new(&e)) == NULL) {
+        cm_free(db);
+        cm_err_set(&e, CM_OOM, -1, "out of memory opening a database");
+        to_error(&e, NULL, 0, err);
+        return NULL;
+    }
+    if (err != NULL) {
+        memset(err, 0, sizeof *err);
+    }
+    return db;
+}
+
+void sluice_close(SluiceDb *db)
+{
+    if (db != NULL) {
+        pl_session_free(db->session);
+        cm_free(db->path);
+        cm_free(db);
+    }
+}
+
+int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_t *off, SluiceResult **res,
+                     SluiceError *err)
+{
+    CmErr e;
+    cm_err_init(&e);
+    *res = NULL;
+    if (err != NULL) {
+        memset(err, 0, sizeof *err);
+    }
+    PlResult *r = NULL;
+    if (pl_session_exec(db->session, sql, len, off, &r, &e) != CM_OK) {
+        to_error(&e, sql, len, err);
+        return e.code;
+    }
+    if (r == NULL) {
+        return 0;
+    }
+    SluiceResult *out = cm_calloc(1, sizeof *out);
+    if (out == NULL) {
+        pl_result_free(r);
+        cm_err_set(&e, CM_OOM, -1, "out of memory");
+        to_error(&e, NULL, 0, err);
+        return e.code;
+    }
+    out->r = r;
+    cm_arena_init(&out->text_arena, 64 * 1024);
+    *res = out;
+    return 0;
+}
+
+int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, SluiceError *err)
+{
+    size_t len = strlen(sql), off = 0;
+    SluiceResult *last = NULL;
+    int rc = 0;
+    while (off < len) {
+        SluiceResult *r = NULL;
+        rc = sluice_exec_next(db, sql, len, &off, &r, err);
+        if (rc != 0) {
+            break;
+        }
+        if (r != NULL) {
+            sluice_result_free(last);
+            last = r;
+        }
+    }
+    if (res != NULL && rc == 0) {
+        *res = last;
+    } else {
+        sluice_result_free(last);
+        if (res != NULL) {
+            *res = NULL;
+        }
+    }
+    return rc;
+}
+
+bool sluice_complete(const char *sql, size_t len)
+{
+    return ps_is_complete(sql, len);
+}
+
+int sluice_set(SluiceDb *db, const char *name, const char *value, SluiceError *err)
+{
+    CmErr e;
+    cm_err_init(&e);
+    if (pl_session_set(db->session, name, value, &e) != CM_OK) {
+        to_error(&e, NULL, 0, err);
+        return e.code;
+    }
+    return 0;
+}
+
+int sluice_result_column_count(const SluiceResult *res)
+{
+    return res->r->rows ? res->r->n_cols : 0;
+}
+
+const char *sluice_result_column_name(const SluiceResult *res, int col)
+{
+    return res->r->names[col];
+}
+
+SluiceType sluice_result_column_type(const SluiceResult *res, int col)
+{
+    CmType t = ex_result_type(res->r->rows, col);
+    switch ((CmTypeId)t.id) {
+    case CM_T_NULL: return SLUICE_NULLTYPE;
+    case CM_T_BOOL: return SLUICE_BOOLEAN;
+    case CM_T_INT32: return SLUICE_INTEGER;
+    case CM_T_INT64: return SLUICE_BIGINT;
+    case CM_T_DOUBLE: return SLUICE_DOUBLE;
+    case CM_T_DECIMAL: return SLUICE_DECIMAL;
+    case CM_T_VARCHAR: return SLUICE_VARCHAR;
+    case CM_T_DATE: return SLUICE_DATE;
+    }
+    return SLUICE_NULLTYPE;
+}
+
+int64_t sluice_result_row_count(const SluiceResult *res)
+{
+    return res->r->rows ? ex_result_n_rows(res->r->rows) : 0;
+}
+
+static void cell(const SluiceResult *res, int64_t row, int col, CmValue *v)
+{
+    const CmBatch *b = ex_result_batch(res->r->rows, (int)(row / CM_BATCH_CAP));
+    cm_vec_get_value(&b->cols[col], (uint32_t)(row % CM_BATCH_CAP), v);
+}
+
+bool sluice_result_is_null(const SluiceResult *res, int64_t row, int col)
+{
+    CmValue v;
+    cell(res, row, col, &v);
+    return v.is_null;
+}
+
+static const char *format(SluiceResult *res, const CmValue *v)
+{
+    char buf[CM_FMT_CAP];
+    switch ((CmTypeId)v->type.id) {
+    case CM_T_BOOL: return v->i ? "true" : "false";
+    case CM_T_INT32:
+    case CM_T_INT64: cm_fmt_int64(v->i, buf); break;
+    case CM_T_DOUBLE: cm_fmt_double(v->d, buf); break;
+    case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, buf); break;
+    case CM_T_DATE: cm_fmt_date((int32_t)v->i, buf); break;
+    case CM_T_VARCHAR:
+        return cm_arena_strndup(&res->text_arena, cm_str_data(&v->s), v->s.len);
+    case CM_T_NULL: return NULL;
+    }
+    return cm_arena_strdup(&res->text_arena, buf);
+}
+
+const char *sluice_result_text(const SluiceResult *cres, int64_t row, int col)
+{
+    SluiceResult *res = (SluiceResult *)cres; /* the text cache is not part of the value */
+    int n_cols = res->r->n_cols;
+    if (res->text == NULL) {
+        int64_t n = sluice_result_row_count(res) * n_cols;
+        res->text = cm_calloc((size_t)(n ? n : 1), sizeof(char *));
+        if (res->text == NULL) {
+            return NULL;
+        }
+    }
+    const char **slot = &res->text[row * n_cols + col];
+    if (*slot == NULL) {
+        CmValue v;
+        cell(res, row, col, &v);
+        if (v.is_null) {
+            return NULL;
+        }
+        *slot = format(res, &v);
+    }
+    return *slot;
+}
+
+int64_t sluice_result_changes(const SluiceResult *res)
+{
+    return res->r->changes;
+}
+
+void sluice_result_free(SluiceResult *res)
+{
+    if (res != NULL) {
+        pl_result_free(res->r);
+        cm_free(res->text);
+        cm_arena_fini(&res->text_arena);
+        cm_free(res);
+    }
+}
+
+int sluice_table_count(SluiceDb *db)
+{
+    return st_catalog_count(pl_session_catalog(db->session));
+}
+
+const char *sluice_table_name(SluiceDb *db, int idx)
+{
+    return st_catalog_entry(pl_session_catalog(db->session), idx)->name;
+}
+
+const char *sluice_table_sql(SluiceDb *db, const char *name)
+{
+    StEntry *e = st_catalog_find(pl_session_catalog(db->session), name);
+    return e ? e->create_sql : NULL;
+}
+
+const char *sluice_version(void)
+{
+    return "0.1.0";
+}

@@ -1,0 +1,108 @@
+/*
+ * sluice.h - the embedding API of Sluice: open a database, run SQL, read results.
+ *
+ * A SluiceDb is used by one thread at a time (the engine itself runs each query
+ * on its own worker pool).  Statements run one at a time: sluice_exec_next() runs
+ * the first statement of a text and tells where the next begins, so a script's
+ * statements run, fail and report independently.  A SluiceResult is fully
+ * materialized when returned and owns all its memory; every pointer read from it
+ * stays valid until sluice_result_free().  No function prints or exits.
+ * This is the only header exported from libsluice.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(SLUICE_BUILDING)
+#define SLUICE_API __attribute__((visibility("default")))
+#else
+#define SLUICE_API
+#endif
+
+typedef struct SluiceDb SluiceDb;
+typedef struct SluiceResult SluiceResult;
+
+/* Logical types of result columns. */
+typedef enum SluiceType {
+    SLUICE_NULLTYPE = 0, /* a column of untyped NULLs (SELECT NULL) */
+    SLUICE_BOOLEAN,
+    SLUICE_INTEGER,      /* int32 */
+    SLUICE_BIGINT,       /* int64 */
+    SLUICE_DOUBLE,
+    SLUICE_DECIMAL,      /* exact, printed with its scale */
+    SLUICE_VARCHAR,      /* also CHAR(n) */
+    SLUICE_DATE,
+} SluiceType;
+
+/* An error: the status class, a message, and where in the SQL text it is. */
+typedef struct SluiceError {
+    int code;            /* 0 = no error; otherwise a CmStatus class */
+    int64_t offset;      /* byte offset into the `sql` passed in, -1 if unknown */
+    int line, column;    /* 1-based position of `offset` in `sql`; 0 if unknown */
+    char message[256];   /* e.g. "syntax error at or near 'selec'" (no "Error: ") */
+} SluiceError;
+
+/* Opens a database: in memory when path is NULL or ":memory:", otherwise the
+ * directory `path` (created when missing).  Returns NULL and fills `err` on
+ * failure.  Owned: close with sluice_close(). */
+SLUICE_API SluiceDb *sluice_open(const char *path, SluiceError *err);
+
+/* Closes the database and frees everything it holds. NULL is accepted. */
+SLUICE_API void sluice_close(SluiceDb *db);
+
+/* Runs the first statement in sql[*off..len).  Returns 0 and *res (owned; a
+ * result with zero columns for statements that return no rows) on success, and
+ * moves *off past the statement.  *res is NULL when only white space and
+ * comments remained (then *off == len).  On failure returns the error class,
+ * fills `err` (offset relative to `sql`), sets *res to NULL and still moves *off
+ * past the failed statement so the caller can go on with the next one. */
+SLUICE_API int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_t *off,
+                                SluiceResult **res, SluiceError *err);
+
+/* Runs every statement of a NUL-terminated text, stopping at the first error;
+ * returns the last statement's result (owned, may be NULL) through `res` when
+ * `res` is not NULL. */
+SLUICE_API int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, SluiceError *err);
+
+/* True when `sql` ends with a complete statement (a ';' outside quotes and
+ * comments), as the REPL needs to decide whether to read another line. */
+SLUICE_API bool sluice_complete(const char *sql, size_t len);
+
+/* Sets a setting as `SET name = value` would (value is SQL text, e.g. "2" or
+ * "'64KB'").  Known names include threads. */
+SLUICE_API int sluice_set(SluiceDb *db, const char *name, const char *value, SluiceError *err);
+
+/* Result access.  Rows and columns are 0-based. */
+SLUICE_API int sluice_result_column_count(const SluiceResult *res);
+SLUICE_API const char *sluice_result_column_name(const SluiceResult *res, int col);
+SLUICE_API SluiceType sluice_result_column_type(const SluiceResult *res, int col);
+SLUICE_API int64_t sluice_result_row_count(const SluiceResult *res);
+SLUICE_API bool sluice_result_is_null(const SluiceResult *res, int64_t row, int col);
+/* The value as text, exactly as Sluice prints it: DOUBLE as the shortest text
+ * that reads back to the same value, DECIMAL with its scale, DATE as YYYY-MM-DD,
+ * BOOLEAN as true/false.  NULL values return NULL. Valid until the result is freed. */
+SLUICE_API const char *sluice_result_text(const SluiceResult *res, int64_t row, int col);
+/* A statement that changes rows reports how many (INSERT, UPDATE, DELETE, COPY);
+ * -1 for other statements. */
+SLUICE_API int64_t sluice_result_changes(const SluiceResult *res);
+SLUICE_API void sluice_result_free(SluiceResult *res);
+
+/* Catalog access for the CLI's .tables and .schema: the names of the tables and
+ * views in creation order (index 0..count-1), and the CREATE statement of one
+ * as it was written.  Strings are borrowed until the next statement runs. */
+SLUICE_API int sluice_table_count(SluiceDb *db);
+SLUICE_API const char *sluice_table_name(SluiceDb *db, int idx);
+SLUICE_API const char *sluice_table_sql(SluiceDb *db, const char *name);
+
+/* The library version, e.g. "0.1.0". */
+SLUICE_API const char *sluice_version(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,719 @@
+/*
+ * bind_expr.c - binding of expressions: names to column indexes, operators to
+ * kernels, implicit casts made explicit, constant subtrees folded.
+ *
+ * After aggregation (ctx->agg set) an expression may only use group keys and
+ * aggregates: any subtree equal to a group key becomes a reference to that
+ * key's column, each aggregate call becomes a reference to its output column,
+ * and a bare column that is neither is an error.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/value.h"
+#include "executor/func.h"
+#include "planner/binder_int.h"
+
+static ExExpr *fail(PlBindCtx *ctx, CmStatus code, int64_t off, const char *msg, const char *arg)
+{
+    cm_err_set(ctx->b->err, code, off, msg, arg);
+    return NULL;
+}
+
+const char *pl_source_text(PlBinder *b, int64_t off, int64_t len)
+{
+    if (off < 0 || len <= 0) {
+        return "?";
+    }
+    return cm_arena_strndup(b->arena, b->sql + off, (size_t)len);
+}
+
+static ExExpr **new_args(PlBinder *b, int n)
+{
+    ExExpr **args = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(n ? n : 1));
+    if (args == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    }
+    return args;
+}
+
+/* Replaces a node whose inputs are all constants by its value, when it
+ * evaluates without error (an error is left for run time, where the row may
+ * never be reached). */
+static ExExpr *fold(PlBinder *b, ExExpr *e)
+{
+    if (e == NULL || e->kind == EX_E_CONST || e->kind == EX_E_COLUMN || !ex_expr_is_constant(e)) {
+        return e;
+    }
+    CmErr trial;
+    cm_err_init(&trial);
+    CmValue v;
+    if (ex_expr_eval_const(e, b->arena, &v, &trial) != CM_OK) {
+        return e;
+    }
+    v.type = e->type;
+    ExExpr *c = ex_expr_const(b->arena, &v);
+    if (c != NULL) {
+        c->src_off = e->src_off;
+    }
+    return c ? c : e;
+}
+
+ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
+{
+    if (e == NULL) {
+        return NULL;
+    }
+    if (cm_type_eq(e->type, to) && !(to.id == CM_T_VARCHAR && e->type.length != to.length)) {
+        return e;
+    }
+    if (e->type.id == CM_T_VARCHAR && to.id == CM_T_VARCHAR) {
+        return e;
+    }
+    ExKernel k = ex_cast_kernel(e->type, to);
+    if (k == NULL) {
+        char from_name[32], to_name[32];
+        cm_err_set(b->err, CM_TYPE, off, "cannot cast %s to %s",
+                   cm_type_name(e->type, from_name, sizeof from_name),
+                   cm_type_name(to, to_name, sizeof to_name));
+        return NULL;
+    }
+    ExExpr **args = new_args(b, 1);
+    if (args == NULL) {
+        return NULL;
+    }
+    args[0] = e;
+    ExExpr *c = ex_expr_func(b->arena, "cast", k, to, 1, args);
+    if (c == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    c->src_off = off;
+    return fold(b, c);
+}
+
+/* A resolved operator or function call over bound arguments. */
+static ExExpr *make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
+{
+    CmType types[EX_FUNC_MAX_ARGS] = {{0}};
+    if (n > EX_FUNC_MAX_ARGS) {
+        cm_err_set(b->err, CM_BIND, off, "too many arguments to %s", name);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        types[i] = in[i]->type;
+    }
+    ExFuncMatch m;
+    if (ex_func_resolve(name, n, types, off, &m, b->err) != CM_OK) {
+        return NULL;
+    }
+    ExExpr **args = new_args(b, n);
+    if (args == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        args[i] = pl_cast(b, in[i], m.arg_types[i], off);
+        if (args[i] == NULL) {
+            return NULL;
+        }
+    }
+    ExExpr *e = ex_expr_func(b->arena, name, m.kernel, m.result, n, args);
+    if (e == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    e->aux = m.aux;
+    e->src_off = off;
+    return fold(b, e);
+}
+
+static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, int64_t off)
+{
+    CmType t = cm_type_make(CM_T_BOOL);
+    ExExpr **args = new_args(b, 2);
+    if (args == NULL) {
+        return NULL;
+    }
+    args[0] = pl_cast(b, l, t, off);
+    args[1] = pl_cast(b, r, t, off);
+    if (args[0] == NULL || args[1] == NULL) {
+        return NULL;
+    }
+    ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
+    if (e == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    e->kind = kind;
+    e->type = t;
+    e->n_args = 2;
+    e->args = args;
+    e->src_off = off;
+    return fold(b, e);
+}
+
+/* ---- literals ------------------------------------------------------------------ */
+
+static ExExpr *bind_number(PlBindCtx *ctx, const PsExpr *ast)
+{
+    CmValue v;
+    memset(&v, 0, sizeof v);
+    const char *s = ast->str;
+    size_t len = strlen(s);
+    const char *dot = strchr(s, '.');
+    bool has_exp = strpbrk(s, "eE") != NULL;
+    if (!has_exp) {
+        size_t digits = 0, frac = 0;
+        for (const char *p = s; *p; p++) {
+            if (*p >= '0' && *p <= '9') {
+                digits++;
+                frac += dot != NULL && p > dot;
+            }
+        }
+        if (digits <= 18) {
+            int scale = (int)frac;
+            int precision = (int)digits > scale ? (int)digits : scale + 1;
+            if (cm_parse_decimal(s, len, precision, scale, &v.i)) {
+                v.type = cm_type_decimal(precision, scale);
+                return ex_expr_const(ctx->b->arena, &v);
+            }
+        }
+    }
+    if (!cm_parse_double(s, len, &v.d)) {
+        return fail(ctx, CM_SYNTAX, ast->src_off, "invalid number '%s'", s);
+    }
+    v.type = cm_type_make(CM_T_DOUBLE);
+    return ex_expr_const(ctx->b->arena, &v);
+}
+
+static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
+{
+    CmValue v;
+    memset(&v, 0, sizeof v);
+    switch (ast->kind) {
+    case PS_EX_INT:
+        v.i = ast->ival;
+        v.type = cm_type_make(ast->ival >= INT32_MIN && ast->ival <= INT32_MAX ? CM_T_INT32
+                                                                               : CM_T_INT64);
+        break;
+    case PS_EX_NUMBER: return bind_number(ctx, ast);
+    case PS_EX_STRING:
+        v.type = cm_type_varchar(-1, false);
+        v.s = cm_str_make(ast->str, (uint32_t)ast->str_len);
+        break;
+    case PS_EX_NULL:
+        v.type = cm_type_make(CM_T_NULL);
+        v.is_null = true;
+        break;
+    case PS_EX_BOOL:
+        v.type = cm_type_make(CM_T_BOOL);
+        v.i = ast->ival != 0;
+        break;
+    case PS_EX_TYPED: {
+        CmType t;
+        if (pl_type_from_ast(ast->type, &t, ctx->b->err) != CM_OK) {
+            return NULL;
+        }
+        CmValue s = {.type = cm_type_varchar(-1, false)};
+        s.s = cm_str_make(ast->str, (uint32_t)strlen(ast->str));
+        if (ex_cast_value(&s, t, ctx->b->arena, &v, ctx->b->err) != CM_OK) {
+            ctx->b->err->off = ast->src_off;
+            return NULL;
+        }
+        break;
+    }
+    default: return NULL;
+    }
+    ExExpr *e = ex_expr_const(ctx->b->arena, &v);
+    if (e != NULL) {
+        e->src_off = ast->src_off;
+    }
+    return e;
+}
+
+/* ---- names ------------------------------------------------------------------------ */
+
+static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
+{
+    const PlScope *sc = ctx->scope;
+    int found = -1;
+    bool table_seen = ast->qualifier == NULL;
+    for (int i = 0; i < sc->n; i++) {
+        const PlScopeCol *c = &sc->cols[i];
+        if (ast->qualifier != NULL) {
+            if (c->table == NULL || strcmp(c->table, ast->qualifier) != 0) {
+                continue;
+            }
+            table_seen = true;
+        }
+        if (strcmp(c->name, ast->name) != 0) {
+            continue;
+        }
+        if (found >= 0) {
+            return fail(ctx, CM_BIND, ast->src_off, "ambiguous column name '%s'", ast->name);
+        }
+        found = i;
+    }
+    if (found < 0) {
+        if (!table_seen) {
+            return fail(ctx, CM_BIND, ast->src_off, "unknown table '%s'", ast->qualifier);
+        }
+        return fail(ctx, CM_BIND, ast->src_off, "unknown column '%s'", ast->name);
+    }
+    ExExpr *e = ex_expr_column(ctx->b->arena, found, sc->cols[found].type);
+    if (e != NULL) {
+        e->src_off = ast->src_off;
+    }
+    return e;
+}
+
+/* ---- aggregates ------------------------------------------------------------------ */
+
+static int agg_fn_of(const char *name, bool star)
+{
+    if (strcmp(name, "count") == 0) {
+        return star ? EX_AGG_COUNT_STAR : EX_AGG_COUNT;
+    }
+    if (strcmp(name, "sum") == 0) {
+        return EX_AGG_SUM;
+    }
+    if (strcmp(name, "min") == 0) {
+        return EX_AGG_MIN;
+    }
+    if (strcmp(name, "max") == 0) {
+        return EX_AGG_MAX;
+    }
+    if (strcmp(name, "avg") == 0) {
+        return EX_AGG_AVG;
+    }
+    return -1;
+}
+
+bool pl_has_aggregate(const PsExpr *ast)
+{
+    if (ast == NULL) {
+        return false;
+    }
+    if (ast->kind == PS_EX_FUNC && agg_fn_of(ast->name, ast->star) >= 0 && ast->over == NULL) {
+        return true;
+    }
+    if (pl_has_aggregate(ast->left) || pl_has_aggregate(ast->right)) {
+        return true;
+    }
+    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+        if (ast->kind == PS_EX_CASE) {
+            const PsWhen *w = ast->args->items[i];
+            if (pl_has_aggregate(w->cond) || pl_has_aggregate(w->result)) {
+                return true;
+            }
+        } else if (pl_has_aggregate(ast->args->items[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static CmType agg_result_type(ExAggFn fn, CmType arg)
+{
+    switch (fn) {
+    case EX_AGG_COUNT_STAR:
+    case EX_AGG_COUNT:
+    case EX_AGG_SUM_COUNT: return cm_type_make(CM_T_INT64);
+    case EX_AGG_AVG: return cm_type_make(CM_T_DOUBLE);
+    case EX_AGG_SUM:
+        if (arg.id == CM_T_DOUBLE) {
+            return arg;
+        }
+        return arg.id == CM_T_DECIMAL ? cm_type_decimal(18, arg.scale) : cm_type_make(CM_T_INT64);
+    default: return arg;
+    }
+}
+
+static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
+{
+    PlAggCtx *agg = ctx->agg;
+    if (agg == NULL || ctx->in_agg_arg) {
+        return fail(ctx, CM_BIND, ast->src_off,
+                    agg ? "aggregate function calls cannot be nested%s"
+                        : "aggregate functions are not allowed in %s",
+                    agg ? "" : ctx->clause);
+    }
+    if (ast->distinct) {
+        return fail(ctx, CM_BIND, ast->src_off, "%s(DISTINCT ...) is not supported yet",
+                    ast->name);
+    }
+    ExExpr *arg = NULL;
+    if (fn != EX_AGG_COUNT_STAR) {
+        if (ast->args == NULL || ast->args->n != 1) {
+            return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly one argument", ast->name);
+        }
+        PlBindCtx inner = *ctx;
+        inner.agg = NULL;
+        inner.in_agg_arg = true;
+        arg = pl_bind_expr(&inner, ast->args->items[0]);
+        if (arg == NULL) {
+            return NULL;
+        }
+        if (arg->type.id == CM_T_VARCHAR && (fn == EX_AGG_SUM || fn == EX_AGG_AVG)) {
+            return fail(ctx, CM_TYPE, ast->src_off, "%s of a string is not defined", ast->name);
+        }
+        if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
+            arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
+        }
+    }
+    /* The same aggregate twice is computed once. */
+    int a = 0;
+    for (; a < agg->n_aggs; a++) {
+        if ((int)agg->aggs[a].fn == fn &&
+            (arg == NULL ? agg->agg_args[a] == NULL
+                         : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a]))) {
+            break;
+        }
+    }
+    if (a == agg->n_aggs) {
+        if (a == PL_MAX_AGGS) {
+            return fail(ctx, CM_LIMIT, ast->src_off, "too many aggregates%s", "");
+        }
+        CmType arg_type = arg ? arg->type : cm_type_make(CM_T_INT64);
+        agg->aggs[a] = (ExAggSpec){.fn = (ExAggFn)fn, .arg = -1, .arg_type = arg_type,
+                                   .type = agg_result_type((ExAggFn)fn, arg_type)};
+        agg->agg_args[a] = arg;
+        agg->n_aggs++;
+    }
+    ExExpr *ref = ex_expr_column(ctx->b->arena, agg->n_keys + a, agg->aggs[a].type);
+    if (ref != NULL) {
+        ref->src_off = ast->src_off;
+    }
+    return ref;
+}
+
+/* After aggregation: a subtree equal to a group key is that key's column. */
+static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
+{
+    *matched = false;
+    if (pl_has_aggregate(ast)) {
+        return NULL;
+    }
+    PlBindCtx pre = *ctx;
+    pre.agg = NULL;
+    CmErr probe;
+    cm_err_init(&probe);
+    CmErr *saved = ctx->b->err;
+    ctx->b->err = &probe;
+    ExExpr *e = pl_bind_expr(&pre, ast);
+    ctx->b->err = saved;
+    if (e == NULL) {
+        return NULL;
+    }
+    for (int k = 0; k < ctx->agg->n_keys; k++) {
+        if (pl_expr_equal(e, ctx->agg->keys[k])) {
+            *matched = true;
+            return ex_expr_column(ctx->b->arena, k, e->type);
+        }
+    }
+    if (ex_expr_is_constant(e)) {
+        *matched = true;
+        return e;
+    }
+    return NULL;
+}
+
+/* ---- operators ------------------------------------------------------------------- */
+
+static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
+{
+    ExExpr *l = pl_bind_expr(ctx, ast->left);
+    ExExpr *r = l ? pl_bind_expr(ctx, ast->right) : NULL;
+    if (r == NULL) {
+        return NULL;
+    }
+    static const struct {
+        PsOp op;
+        const char *name;
+    } OPS[] = {
+        {PS_OP_ADD, "+"}, {PS_OP_SUB, "-"}, {PS_OP_MUL, "*"}, {PS_OP_DIV, "/"},
+        {PS_OP_MOD, "%"}, {PS_OP_CONCAT, "||"}, {PS_OP_EQ, "="}, {PS_OP_NE, "<>"},
+        {PS_OP_LT, "<"}, {PS_OP_LE, "<="}, {PS_OP_GT, ">"}, {PS_OP_GE, ">="},
+    };
+    if (ast->op == PS_OP_AND || ast->op == PS_OP_OR) {
+        return make_logic(ctx->b, ast->op == PS_OP_AND ? EX_E_AND : EX_E_OR, l, r, ast->src_off);
+    }
+    ExExpr *args[2] = {l, r};
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {
+        if (OPS[i].op == ast->op) {
+            return make_call(ctx->b, OPS[i].name, args, 2, ast->src_off);
+        }
+    }
+    return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
+                pl_source_text(ctx->b, ast->src_off, ast->src_len));
+}
+
+static ExExpr *bind_unary(PlBindCtx *ctx, const PsExpr *ast)
+{
+    ExExpr *x = pl_bind_expr(ctx, ast->left);
+    if (x == NULL) {
+        return NULL;
+    }
+    switch (ast->op) {
+    case PS_OP_PLUS: return x;
+    case PS_OP_NEG: return make_call(ctx->b, "neg", &x, 1, ast->src_off);
+    case PS_OP_NOT: return make_call(ctx->b, "not", &x, 1, ast->src_off);
+    default:
+        return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
+                    pl_source_text(ctx->b, ast->src_off, ast->src_len));
+    }
+}
+
+static ExExpr *negate_if(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
+{
+    if (e == NULL || !negated) {
+        return e;
+    }
+    return make_call(ctx->b, "not", &e, 1, off);
+}
+
+static ExExpr *bind_between(PlBindCtx *ctx, const PsExpr *ast)
+{
+    ExExpr *x = pl_bind_expr(ctx, ast->left);
+    ExExpr *lo = x ? pl_bind_expr(ctx, ast->args->items[0]) : NULL;
+    ExExpr *hi = lo ? pl_bind_expr(ctx, ast->args->items[1]) : NULL;
+    if (hi == NULL) {
+        return NULL;
+    }
+    ExExpr *a1[2] = {x, lo}, *a2[2] = {x, hi};
+    ExExpr *ge = make_call(ctx->b, ">=", a1, 2, ast->src_off);
+    ExExpr *le = ge ? make_call(ctx->b, "<=", a2, 2, ast->src_off) : NULL;
+    ExExpr *both = le ? make_logic(ctx->b, EX_E_AND, ge, le, ast->src_off) : NULL;
+    return negate_if(ctx, both, ast->negated, ast->src_off);
+}
+
+static ExExpr *bind_in_list(PlBindCtx *ctx, const PsExpr *ast)
+{
+    ExExpr *x = pl_bind_expr(ctx, ast->left);
+    ExExpr *any = NULL;
+    for (int i = 0; x != NULL && i < ast->args->n; i++) {
+        ExExpr *v = pl_bind_expr(ctx, ast->args->items[i]);
+        if (v == NULL) {
+            return NULL;
+        }
+        ExExpr *pair[2] = {x, v};
+        ExExpr *eq = make_call(ctx->b, "=", pair, 2, ast->src_off);
+        if (eq == NULL) {
+            return NULL;
+        }
+        any = any ? make_logic(ctx->b, EX_E_OR, any, eq, ast->src_off) : eq;
+        if (any == NULL) {
+            return NULL;
+        }
+    }
+    return negate_if(ctx, any, ast->negated, ast->src_off);
+}
+
+static ExExpr *bind_case(PlBindCtx *ctx, const PsExpr *ast)
+{
+    int n_when = ast->args->n;
+    int n = 2 * n_when + (ast->right ? 1 : 0);
+    ExExpr **args = new_args(ctx->b, n);
+    ExExpr *operand = ast->left ? pl_bind_expr(ctx, ast->left) : NULL;
+    if (args == NULL || (ast->left && operand == NULL)) {
+        return NULL;
+    }
+    CmType result = cm_type_make(CM_T_NULL);
+    for (int i = 0; i < n_when; i++) {
+        const PsWhen *w = ast->args->items[i];
+        ExExpr *c = pl_bind_expr(ctx, w->cond);
+        if (c != NULL && operand != NULL) {
+            ExExpr *pair[2] = {operand, c};
+            c = make_call(ctx->b, "=", pair, 2, w->cond->src_off);
+        }
+        args[2 * i] = c ? pl_cast(ctx->b, c, cm_type_make(CM_T_BOOL), w->cond->src_off) : NULL;
+        args[2 * i + 1] = args[2 * i] ? pl_bind_expr(ctx, w->result) : NULL;
+        if (args[2 * i + 1] == NULL) {
+            return NULL;
+        }
+        if (!ex_common_type(result, args[2 * i + 1]->type, &result)) {
+            return fail(ctx, CM_TYPE, w->result->src_off, "CASE branches have incompatible types%s",
+                        "");
+        }
+    }
+    if (ast->right != NULL) {
+        args[n - 1] = pl_bind_expr(ctx, ast->right);
+        if (args[n - 1] == NULL) {
+            return NULL;
+        }
+        if (!ex_common_type(result, args[n - 1]->type, &result)) {
+            return fail(ctx, CM_TYPE, ast->right->src_off,
+                        "CASE branches have incompatible types%s", "");
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (i % 2 == 1 || (ast->right != NULL && i == n - 1)) {
+            args[i] = pl_cast(ctx->b, args[i], result, ast->src_off);
+            if (args[i] == NULL) {
+                return NULL;
+            }
+        }
+    }
+    ExExpr *e = cm_arena_zalloc(ctx->b->arena, sizeof *e);
+    if (e == NULL) {
+        cm_err_set(ctx->b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    e->kind = EX_E_CASE;
+    e->type = result;
+    e->n_args = n;
+    e->args = args;
+    e->has_else = ast->right != NULL;
+    e->src_off = ast->src_off;
+    return fold(ctx->b, e);
+}
+
+static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
+{
+    int fn = agg_fn_of(ast->name, ast->star);
+    if (fn >= 0 && ast->over == NULL) {
+        return bind_aggregate(ctx, ast, fn);
+    }
+    if (ast->over != NULL) {
+        return fail(ctx, CM_BIND, ast->src_off, "window functions are not supported yet%s", "");
+    }
+    int n = ast->args ? ast->args->n : 0;
+    ExExpr **args = new_args(ctx->b, n);
+    if (args == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        args[i] = pl_bind_expr(ctx, ast->args->items[i]);
+        if (args[i] == NULL) {
+            return NULL;
+        }
+    }
+    return make_call(ctx->b, ast->name, args, n, ast->src_off);
+}
+
+ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
+{
+    if (ctx->agg != NULL && ast->kind != PS_EX_FUNC) {
+        bool matched;
+        ExExpr *k = match_group_key(ctx, ast, &matched);
+        if (matched) {
+            return k;
+        }
+        if (ast->kind == PS_EX_COLUMN) {
+            return fail(ctx, CM_BIND, ast->src_off,
+                        "column '%s' must appear in the GROUP BY clause or be used in an "
+                        "aggregate function",
+                        ast->name);
+        }
+    }
+    switch (ast->kind) {
+    case PS_EX_INT:
+    case PS_EX_NUMBER:
+    case PS_EX_STRING:
+    case PS_EX_NULL:
+    case PS_EX_BOOL:
+    case PS_EX_TYPED: return bind_literal(ctx, ast);
+    case PS_EX_COLUMN: return bind_column(ctx, ast);
+    case PS_EX_UNARY: return bind_unary(ctx, ast);
+    case PS_EX_BINARY: return bind_binary(ctx, ast);
+    case PS_EX_FUNC: return bind_function(ctx, ast);
+    case PS_EX_CASE: return bind_case(ctx, ast);
+    case PS_EX_BETWEEN: return bind_between(ctx, ast);
+    case PS_EX_IN_LIST: return bind_in_list(ctx, ast);
+    case PS_EX_IS_NULL: {
+        ExExpr *x = pl_bind_expr(ctx, ast->left);
+        return x ? make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1, ast->src_off)
+                 : NULL;
+    }
+    case PS_EX_CAST: {
+        ExExpr *x = pl_bind_expr(ctx, ast->left);
+        CmType t;
+        if (x == NULL || pl_type_from_ast(ast->type, &t, ctx->b->err) != CM_OK) {
+            return NULL;
+        }
+        return pl_cast(ctx->b, x, t, ast->src_off);
+    }
+    case PS_EX_STAR:
+        return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
+    default:
+        return fail(ctx, CM_BIND, ast->src_off, "'%s' is not supported yet",
+                    pl_source_text(ctx->b, ast->src_off, ast->src_len));
+    }
+}
+
+bool pl_expr_equal(const ExExpr *a, const ExExpr *b)
+{
+    if (a->kind != b->kind || !cm_type_eq(a->type, b->type) || a->n_args != b->n_args) {
+        return false;
+    }
+    switch (a->kind) {
+    case EX_E_COLUMN: return a->col == b->col;
+    case EX_E_CONST:
+        if (a->value.is_null || b->value.is_null) {
+            return a->value.is_null == b->value.is_null;
+        }
+        if (a->type.id == CM_T_VARCHAR) {
+            return cm_str_eq(&a->value.s, &b->value.s);
+        }
+        return a->type.id == CM_T_DOUBLE ? a->value.d == b->value.d : a->value.i == b->value.i;
+    case EX_E_FUNC:
+        if (a->kernel != b->kernel || a->aux != b->aux) {
+            return false;
+        }
+        break;
+    default:
+        if (a->has_else != b->has_else) {
+            return false;
+        }
+        break;
+    }
+    for (int i = 0; i < a->n_args; i++) {
+        if (!pl_expr_equal(a->args[i], b->args[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause)
+{
+    PlBindCtx ctx = {.b = b, .scope = scope, .clause = clause};
+    return pl_bind_expr(&ctx, ast);
+}
+
+CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
+{
+    const char *n = t->name;
+    if (!strcmp(n, "integer") || !strcmp(n, "int") || !strcmp(n, "int4") ||
+        !strcmp(n, "smallint") || !strcmp(n, "int2") || !strcmp(n, "tinyint")) {
+        *out = cm_type_make(CM_T_INT32);
+    } else if (!strcmp(n, "bigint") || !strcmp(n, "int8")) {
+        *out = cm_type_make(CM_T_INT64);
+    } else if (!strcmp(n, "double") || !strcmp(n, "float") || !strcmp(n, "real") ||
+               !strcmp(n, "float8") || !strcmp(n, "float4")) {
+        *out = cm_type_make(CM_T_DOUBLE);
+    } else if (!strcmp(n, "decimal") || !strcmp(n, "numeric")) {
+        int64_t p = t->n_params >= 1 ? t->params[0] : 18;
+        int64_t s = t->n_params >= 2 ? t->params[1] : (t->n_params == 1 ? 0 : 3);
+        if (p < 1 || p > 18 || s < 0 || s > p) {
+            return cm_err_set(err, CM_TYPE, t->src_off,
+                              "DECIMAL(%lld,%lld) is not supported: precision must be 1..18 and "
+                              "scale 0..precision",
+                              (long long)p, (long long)s);
+        }
+        *out = cm_type_decimal((int)p, (int)s);
+    } else if (!strcmp(n, "char") || !strcmp(n, "character") || !strcmp(n, "bpchar")) {
+        *out = cm_type_varchar(t->n_params >= 1 ? (int32_t)t->params[0] : 1, true);
+    } else if (!strcmp(n, "varchar") || !strcmp(n, "character varying")) {
+        *out = cm_type_varchar(t->n_params >= 1 ? (int32_t)t->params[0] : -1, false);
+    } else if (!strcmp(n, "text") || !strcmp(n, "string")) {
+        *out = cm_type_varchar(-1, false);
+    } else if (!strcmp(n, "date")) {
+        *out = cm_type_make(CM_T_DATE);
+    } else if (!strcmp(n, "boolean") || !strcmp(n, "bool")) {
+        *out = cm_type_make(CM_T_BOOL);
+    } else {
+        return cm_err_set(err, CM_TYPE, t->src_off, "type '%s' is not supported", n);
+    }
+    return CM_OK;
+}

@@ -1,0 +1,703 @@
+/*
+ * binder.c - binding of query expressions (SELECT, VALUES) into logical plans.
+ *
+ * A SELECT becomes, bottom up: FROM source -> FILTER (WHERE) -> [PROJECT
+ * (group keys, aggregate arguments) -> AGGREGATE -> FILTER (HAVING)] ->
+ * PROJECT (select list plus hidden ORDER BY columns) -> [AGGREGATE for
+ * DISTINCT] -> SORT -> LIMIT -> [PROJECT dropping the hidden columns].
+ * ORDER BY items resolve, in order of preference, as an ordinal, as the name
+ * of an output column, or as an expression over the FROM clause.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/value.h"
+#include "executor/func.h"
+#include "parser/parser.h"
+#include "planner/binder_int.h"
+
+#define PL_MAX_DEPTH 32
+
+static PlNode *bind_query(PlBinder *b, const PsSelect *sel);
+
+static void *oom(PlBinder *b)
+{
+    cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    return NULL;
+}
+
+/* ---- FROM ----------------------------------------------------------------------- */
+
+/* The scope of a node's output, all columns attributed to `table`. */
+static bool scope_of(PlBinder *b, const PlNode *n, const char *table, const PsList *aliases,
+                     PlScope *sc)
+{
+    sc->n = n->n_cols;
+    sc->cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(n->n_cols + 1));
+    if (sc->cols == NULL) {
+        oom(b);
+        return false;
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        sc->cols[i].table = table;
+        sc->cols[i].name = aliases && i < aliases->n ? aliases->items[i] : n->names[i];
+        sc->cols[i].type = n->types[i];
+    }
+    return true;
+}
+
+static PlNode *bind_table_scan(PlBinder *b, StTable *t)
+{
+    PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);
+    if (n == NULL) {
+        return oom(b);
+    }
+    n->table = t;
+    n->col_ids = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(t->n_cols + 1));
+    if (n->col_ids == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < t->n_cols; i++) {
+        n->col_ids[i] = i;
+        n->types[i] = t->cols[i].type;
+        n->names[i] = t->cols[i].name;
+    }
+    return n;
+}
+
+static PlNode *bind_view(PlBinder *b, const StEntry *e, int64_t off)
+{
+    size_t pos = 0;
+    PsStmt *stmt = NULL;
+    CmErr perr;
+    cm_err_init(&perr);
+    const char *saved_sql = b->sql;
+    if (ps_parse_next(b->arena, e->view_sql, strlen(e->view_sql), &pos, &stmt, &perr) != CM_OK ||
+        stmt == NULL || stmt->kind != PS_ST_SELECT) {
+        cm_err_set(b->err, CM_BIND, off, "view '%s' no longer parses", e->name);
+        return NULL;
+    }
+    /* The view's AST points into its own text: errors inside it have no place
+     * in the user's statement, so they are reported at the view's name. */
+    b->sql = e->view_sql;
+    PlCte *saved_ctes = b->ctes;
+    b->ctes = NULL;
+    PlNode *n = bind_query(b, stmt->select);
+    b->ctes = saved_ctes;
+    b->sql = saved_sql;
+    if (n == NULL) {
+        b->err->off = off;
+        return NULL;
+    }
+    for (int i = 0; i < e->n_view_cols && i < n->n_cols; i++) {
+        n->names[i] = e->view_cols[i];
+    }
+    return n;
+}
+
+static PlNode *bind_named(PlBinder *b, const PsFrom *f)
+{
+    for (PlCte *c = b->ctes; c != NULL; c = c->next) {
+        if (strcmp(c->cte->name, f->name) == 0) {
+            PlCte *saved = b->ctes;
+            b->ctes = c->next; /* a CTE sees only the ones before it */
+            PlNode *n = bind_query(b, c->cte->select);
+            b->ctes = saved;
+            if (n != NULL && c->cte->col_names != NULL) {
+                for (int i = 0; i < c->cte->col_names->n && i < n->n_cols; i++) {
+                    n->names[i] = c->cte->col_names->items[i];
+                }
+            }
+            return n;
+        }
+    }
+    StEntry *e = st_catalog_find(b->cat, f->name);
+    if (e == NULL) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "unknown table '%s'", f->name);
+        return NULL;
+    }
+    return e->kind == ST_ENTRY_TABLE ? bind_table_scan(b, e->table) : bind_view(b, e, f->src_off);
+}
+
+static PlNode *bind_from(PlBinder *b, const PsFrom *f, PlScope *sc)
+{
+    if (++b->depth > PL_MAX_DEPTH) {
+        cm_err_set(b->err, CM_LIMIT, f->src_off, "views and subqueries nest too deeply");
+        return NULL;
+    }
+    PlNode *n = NULL;
+    const char *table = f->alias;
+    switch (f->kind) {
+    case PS_FROM_TABLE:
+        n = bind_named(b, f);
+        table = f->alias ? f->alias : f->name;
+        break;
+    case PS_FROM_SUBQUERY: n = bind_query(b, f->subquery); break;
+    case PS_FROM_JOIN:
+        cm_err_set(b->err, CM_BIND, f->src_off, "joins are not supported yet");
+        break;
+    }
+    b->depth--;
+    if (n == NULL || !scope_of(b, n, table, f->col_aliases, sc)) {
+        return NULL;
+    }
+    return n;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static PlNode *project(PlBinder *b, PlNode *child, int n, ExExpr **exprs, const char **names)
+{
+    PlNode *p = pl_node_new(b->arena, PL_PROJECT, n);
+    if (p == NULL) {
+        return oom(b);
+    }
+    p->child = child;
+    p->exprs = exprs;
+    for (int i = 0; i < n; i++) {
+        p->types[i] = exprs[i]->type;
+        p->names[i] = names[i];
+    }
+    return p;
+}
+
+static PlNode *filter(PlBinder *b, PlNode *child, ExExpr *pred, int64_t off)
+{
+    pred = pl_cast(b, pred, cm_type_make(CM_T_BOOL), off);
+    if (pred == NULL) {
+        return NULL;
+    }
+    PlNode *f = pl_node_new(b->arena, PL_FILTER, child->n_cols);
+    if (f == NULL) {
+        return oom(b);
+    }
+    f->child = child;
+    f->pred = pred;
+    memcpy(f->types, child->types, sizeof(CmType) * (size_t)child->n_cols);
+    memcpy(f->names, child->names, sizeof(char *) * (size_t)child->n_cols);
+    return f;
+}
+
+static bool eval_count(PlBinder *b, const PsExpr *ast, const char *what, int64_t *out)
+{
+    PlScope none = {0};
+    ExExpr *e = pl_bind_scalar(b, &none, ast, what);
+    if (e == NULL) {
+        return false;
+    }
+    e = pl_cast(b, e, cm_type_make(CM_T_INT64), ast->src_off);
+    CmValue v;
+    if (e == NULL || ex_expr_eval_const(e, b->arena, &v, b->err) != CM_OK) {
+        return false;
+    }
+    if (v.is_null || v.i < 0) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "%s must be a non-negative integer", what);
+        return false;
+    }
+    *out = v.i;
+    return true;
+}
+
+/* ---- the select list ---------------------------------------------------------- */
+
+typedef struct OutList {
+    int n, cap;
+    ExExpr **exprs;
+    const char **names;
+    int n_visible;      /* the select list; hidden ORDER BY columns follow */
+} OutList;
+
+static bool out_add(PlBinder *b, OutList *o, ExExpr *e, const char *name)
+{
+    if (o->n == o->cap) {
+        int cap = o->cap ? o->cap * 2 : 16;
+        ExExpr **ex = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)cap);
+        const char **nm = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)cap);
+        if (ex == NULL || nm == NULL) {
+            oom(b);
+            return false;
+        }
+        if (o->n > 0) {
+            memcpy(ex, o->exprs, sizeof(ExExpr *) * (size_t)o->n);
+            memcpy(nm, o->names, sizeof(char *) * (size_t)o->n);
+        }
+        o->exprs = ex;
+        o->names = nm;
+        o->cap = cap;
+    }
+    o->exprs[o->n] = e;
+    o->names[o->n] = name;
+    o->n++;
+    return true;
+}
+
+static bool expand_star(PlBindCtx *ctx, const PsExpr *star, OutList *o)
+{
+    PlBinder *b = ctx->b;
+    if (ctx->agg != NULL) {
+        cm_err_set(b->err, CM_BIND, star->src_off, "'*' cannot be used with GROUP BY");
+        return false;
+    }
+    int added = 0;
+    for (int i = 0; i < ctx->scope->n; i++) {
+        const PlScopeCol *c = &ctx->scope->cols[i];
+        if (star->qualifier && (c->table == NULL || strcmp(c->table, star->qualifier) != 0)) {
+            continue;
+        }
+        ExExpr *e = ex_expr_column(b->arena, i, c->type);
+        if (e == NULL || !out_add(b, o, e, c->name)) {
+            return e ? false : oom(b) != NULL;
+        }
+        added++;
+    }
+    if (added == 0 && star->qualifier != NULL) {
+        cm_err_set(b->err, CM_BIND, star->src_off, "unknown table '%s'", star->qualifier);
+        return false;
+    }
+    return true;
+}
+
+static bool bind_targets(PlBindCtx *ctx, const PsSelect *sel, OutList *o)
+{
+    for (int i = 0; i < sel->targets->n; i++) {
+        const PsTarget *t = sel->targets->items[i];
+        if (t->expr->kind == PS_EX_STAR) {
+            if (!expand_star(ctx, t->expr, o)) {
+                return false;
+            }
+            continue;
+        }
+        ExExpr *e = pl_bind_expr(ctx, t->expr);
+        if (e == NULL) {
+            return false;
+        }
+        const char *name = t->alias ? t->alias
+                         : t->expr->kind == PS_EX_COLUMN
+                             ? t->expr->name
+                             : pl_source_text(ctx->b, t->expr->src_off, t->expr->src_len);
+        if (!out_add(ctx->b, o, e, name)) {
+            return false;
+        }
+    }
+    o->n_visible = o->n;
+    return true;
+}
+
+/* ---- aggregation ---------------------------------------------------------------- */
+
+/* GROUP BY items may name a select-list ordinal or alias, as in PostgreSQL. */
+static const PsExpr *group_item(const PsSelect *sel, const PsExpr *g, const PlScope *sc)
+{
+    if (g->kind == PS_EX_INT && g->ival >= 1 && g->ival <= sel->targets->n) {
+        const PsTarget *t = sel->targets->items[g->ival - 1];
+        return t->expr->kind == PS_EX_STAR ? g : t->expr;
+    }
+    if (g->kind == PS_EX_COLUMN && g->qualifier == NULL) {
+        for (int i = 0; i < sc->n; i++) {
+            if (strcmp(sc->cols[i].name, g->name) == 0) {
+                return g;
+            }
+        }
+        for (int i = 0; i < sel->targets->n; i++) {
+            const PsTarget *t = sel->targets->items[i];
+            if (t->alias && strcmp(t->alias, g->name) == 0) {
+                return t->expr;
+            }
+        }
+    }
+    return g;
+}
+
+static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc, PlAggCtx *agg)
+{
+    int n = sel->group_by ? sel->group_by->n : 0;
+    if (sel->group_kind != PS_GROUP_PLAIN) {
+        cm_err_set(b->err, CM_BIND, sel->src_off, "ROLLUP, CUBE and GROUPING SETS are not supported yet");
+        return false;
+    }
+    if (n > PL_MAX_KEYS) {
+        cm_err_set(b->err, CM_LIMIT, sel->src_off, "too many GROUP BY keys");
+        return false;
+    }
+    agg->keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    if (agg->keys == NULL) {
+        oom(b);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        const PsExpr *g = group_item(sel, sel->group_by->items[i], sc);
+        if (pl_has_aggregate(g)) {
+            cm_err_set(b->err, CM_BIND, g->src_off, "aggregate functions are not allowed in GROUP BY");
+            return false;
+        }
+        ExExpr *e = pl_bind_scalar(b, sc, g, "GROUP BY");
+        if (e == NULL) {
+            return false;
+        }
+        agg->keys[agg->n_keys++] = e;
+    }
+    return true;
+}
+
+/* PROJECT(keys, aggregate arguments) -> AGGREGATE over it. */
+static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
+{
+    int n_pre = agg->n_keys;
+    for (int a = 0; a < agg->n_aggs; a++) {
+        n_pre += agg->agg_args[a] != NULL;
+    }
+    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_pre + 1));
+    const char **pre_names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_pre + 1));
+    PlNode *node = pl_node_new(b->arena, PL_AGGREGATE, agg->n_keys + agg->n_aggs);
+    if (pre == NULL || pre_names == NULL || node == NULL) {
+        return oom(b);
+    }
+    int at = 0;
+    for (int k = 0; k < agg->n_keys; k++) {
+        pre[at] = agg->keys[k];
+        pre_names[at++] = "key";
+        node->types[k] = agg->keys[k]->type;
+        node->names[k] = "key";
+    }
+    node->aggs = cm_arena_alloc(b->arena, sizeof(ExAggSpec) * (size_t)(agg->n_aggs + 1));
+    if (node->aggs == NULL) {
+        return oom(b);
+    }
+    for (int a = 0; a < agg->n_aggs; a++) {
+        node->aggs[a] = agg->aggs[a];
+        if (agg->agg_args[a] != NULL) {
+            node->aggs[a].arg = at;
+            pre[at] = agg->agg_args[a];
+            pre_names[at++] = "arg";
+        }
+        node->types[agg->n_keys + a] = agg->aggs[a].type;
+        node->names[agg->n_keys + a] = "agg";
+    }
+    node->n_keys = agg->n_keys;
+    node->n_aggs = agg->n_aggs;
+    node->child = project(b, input, n_pre, pre, pre_names);
+    return node->child ? node : NULL;
+}
+
+/* ---- ORDER BY ------------------------------------------------------------------- */
+
+static int find_output(const OutList *o, const PsExpr *e)
+{
+    if (e->kind == PS_EX_INT) {
+        return e->ival >= 1 && e->ival <= o->n_visible ? (int)e->ival - 1 : -2;
+    }
+    if (e->kind != PS_EX_COLUMN || e->qualifier != NULL) {
+        return -1;
+    }
+    int found = -1;
+    for (int i = 0; i < o->n_visible; i++) {
+        if (strcmp(o->names[i], e->name) == 0) {
+            if (found >= 0) {
+                return -3;
+            }
+            found = i;
+        }
+    }
+    return found;
+}
+
+static bool bind_order(PlBindCtx *ctx, const PsSelect *sel, OutList *o, ExSortKey *keys)
+{
+    PlBinder *b = ctx->b;
+    for (int i = 0; i < sel->order_by->n; i++) {
+        const PsOrderItem *item = sel->order_by->items[i];
+        int col = find_output(o, item->expr);
+        if (col == -2) {
+            cm_err_set(b->err, CM_BIND, item->expr->src_off,
+                       "ORDER BY position %lld is not in the select list",
+                       (long long)item->expr->ival);
+            return false;
+        }
+        if (col == -3) {
+            cm_err_set(b->err, CM_BIND, item->expr->src_off, "ORDER BY '%s' is ambiguous",
+                       item->expr->name);
+            return false;
+        }
+        if (col < 0) {
+            if (sel->distinct) {
+                cm_err_set(b->err, CM_BIND, item->expr->src_off,
+                           "for SELECT DISTINCT, ORDER BY expressions must appear in the select "
+                           "list");
+                return false;
+            }
+            ExExpr *e = pl_bind_expr(ctx, item->expr);
+            if (e == NULL) {
+                return false;
+            }
+            col = -1;
+            for (int j = 0; j < o->n; j++) {
+                if (pl_expr_equal(o->exprs[j], e)) {
+                    col = j;
+                    break;
+                }
+            }
+            if (col < 0) {
+                col = o->n;
+                if (!out_add(b, o, e, "order")) {
+                    return false;
+                }
+            }
+        }
+        keys[i].col = col;
+        keys[i].desc = item->desc;
+        /* NULLs sort as larger than any value unless told (PostgreSQL). */
+        keys[i].nulls_first = item->nulls == 0 ? item->desc : item->nulls == 1;
+    }
+    return true;
+}
+
+/* ---- SELECT ---------------------------------------------------------------------- */
+
+static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
+{
+    int n_rows = sel->rows->n;
+    const PsList *first = sel->rows->items[0];
+    int n_cols = first->n;
+    PlNode *n = pl_node_new(b->arena, PL_VALUES, n_cols);
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_rows * n_cols + 1));
+    if (n == NULL || exprs == NULL) {
+        return oom(b);
+    }
+    PlScope none = {0};
+    for (int c = 0; c < n_cols; c++) {
+        n->types[c] = cm_type_make(CM_T_NULL);
+        n->names[c] = cm_arena_printf(b->arena, "col%d", c);
+    }
+    for (int r = 0; r < n_rows; r++) {
+        const PsList *row = sel->rows->items[r];
+        if (row->n != n_cols) {
+            cm_err_set(b->err, CM_BIND, ((PsExpr *)row->items[0])->src_off,
+                       "VALUES rows must all have %d values", n_cols);
+            return NULL;
+        }
+        for (int c = 0; c < n_cols; c++) {
+            ExExpr *e = pl_bind_scalar(b, &none, row->items[c], "VALUES");
+            if (e == NULL) {
+                return NULL;
+            }
+            if (!ex_common_type(n->types[c], e->type, &n->types[c])) {
+                cm_err_set(b->err, CM_TYPE, ((PsExpr *)row->items[c])->src_off,
+                           "VALUES column %d mixes incompatible types", c + 1);
+                return NULL;
+            }
+            exprs[r * n_cols + c] = e;
+        }
+    }
+    for (int i = 0; i < n_rows * n_cols; i++) {
+        exprs[i] = pl_cast(b, exprs[i], n->types[i % n_cols], exprs[i]->src_off);
+        if (exprs[i] == NULL) {
+            return NULL;
+        }
+    }
+    n->n_rows = n_rows;
+    n->exprs = exprs;
+    return n;
+}
+
+static bool select_aggregates(const PsSelect *sel)
+{
+    if (sel->group_by != NULL || sel->having != NULL) {
+        return true;
+    }
+    for (int i = 0; i < sel->targets->n; i++) {
+        if (pl_has_aggregate(((PsTarget *)sel->targets->items[i])->expr)) {
+            return true;
+        }
+    }
+    for (int i = 0; sel->order_by != NULL && i < sel->order_by->n; i++) {
+        if (pl_has_aggregate(((PsOrderItem *)sel->order_by->items[i])->expr)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* FROM and WHERE: the input rows of a SELECT and their scope. */
+static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
+{
+    PlNode *input;
+    if (sel->from != NULL) {
+        input = bind_from(b, sel->from, sc);
+    } else {
+        input = pl_node_new(b->arena, PL_VALUES, 0);
+        if (input != NULL) {
+            input->n_rows = 1;
+        }
+        sc->n = 0;
+        sc->cols = NULL;
+    }
+    if (input == NULL || sel->where == NULL) {
+        return input;
+    }
+    if (pl_has_aggregate(sel->where)) {
+        cm_err_set(b->err, CM_BIND, sel->where->src_off,
+                   "aggregate functions are not allowed in WHERE");
+        return NULL;
+    }
+    ExExpr *pred = pl_bind_scalar(b, sc, sel->where, "WHERE");
+    return pred ? filter(b, input, pred, sel->where->src_off) : NULL;
+}
+
+static PlNode *distinct(PlBinder *b, PlNode *child)
+{
+    PlNode *d = pl_node_new(b->arena, PL_AGGREGATE, child->n_cols);
+    ExExpr **keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(child->n_cols + 1));
+    if (d == NULL || keys == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < child->n_cols; i++) {
+        keys[i] = ex_expr_column(b->arena, i, child->types[i]);
+        if (keys[i] == NULL) {
+            return oom(b);
+        }
+    }
+    memcpy(d->types, child->types, sizeof(CmType) * (size_t)child->n_cols);
+    memcpy(d->names, child->names, sizeof(char *) * (size_t)child->n_cols);
+    d->n_keys = child->n_cols;
+    d->child = project(b, child, child->n_cols, keys, child->names);
+    return d->child ? d : NULL;
+}
+
+/* SORT, LIMIT and the dropping of hidden columns, over the projection. */
+static PlNode *finish_select(PlBinder *b, const PsSelect *sel, PlNode *top, OutList *o,
+                             ExSortKey *keys)
+{
+    int64_t limit = -1, offset = 0;
+    if (sel->limit != NULL && !eval_count(b, sel->limit, "LIMIT", &limit)) {
+        return NULL;
+    }
+    if (sel->offset != NULL && !eval_count(b, sel->offset, "OFFSET", &offset)) {
+        return NULL;
+    }
+    if (keys != NULL) {
+        PlNode *s = pl_node_new(b->arena, PL_SORT, top->n_cols);
+        if (s == NULL) {
+            return oom(b);
+        }
+        memcpy(s->types, top->types, sizeof(CmType) * (size_t)top->n_cols);
+        memcpy(s->names, top->names, sizeof(char *) * (size_t)top->n_cols);
+        s->child = top;
+        s->n_sort_keys = sel->order_by->n;
+        s->sort_keys = keys;
+        s->limit = limit >= 0 ? limit + offset : -1;
+        top = s;
+    }
+    if (limit >= 0 || offset > 0) {
+        PlNode *l = pl_node_new(b->arena, PL_LIMIT, top->n_cols);
+        if (l == NULL) {
+            return oom(b);
+        }
+        memcpy(l->types, top->types, sizeof(CmType) * (size_t)top->n_cols);
+        memcpy(l->names, top->names, sizeof(char *) * (size_t)top->n_cols);
+        l->child = top;
+        l->limit = limit;
+        l->offset = offset;
+        top = l;
+    }
+    if (o->n > o->n_visible) {
+        ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)o->n_visible);
+        if (cols == NULL) {
+            return oom(b);
+        }
+        for (int i = 0; i < o->n_visible; i++) {
+            cols[i] = ex_expr_column(b->arena, i, top->types[i]);
+            if (cols[i] == NULL) {
+                return oom(b);
+            }
+        }
+        top = project(b, top, o->n_visible, cols, o->names);
+    }
+    return top;
+}
+
+static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
+{
+    PlScope sc;
+    PlNode *input = bind_input(b, sel, &sc);
+    if (input == NULL) {
+        return NULL;
+    }
+    PlAggCtx *agg = NULL;
+    if (select_aggregates(sel)) {
+        agg = cm_arena_zalloc(b->arena, sizeof *agg);
+        if (agg == NULL || !bind_group_keys(b, sel, &sc, agg)) {
+            return agg ? NULL : oom(b);
+        }
+    }
+    PlBindCtx ctx = {.b = b, .scope = &sc, .agg = agg, .clause = "the select list"};
+    OutList o = {0};
+    if (!bind_targets(&ctx, sel, &o)) {
+        return NULL;
+    }
+    ExExpr *having = NULL;
+    if (sel->having != NULL) {
+        ctx.clause = "HAVING";
+        having = pl_bind_expr(&ctx, sel->having);
+        if (having == NULL) {
+            return NULL;
+        }
+    }
+    ExSortKey *keys = NULL;
+    if (sel->order_by != NULL) {
+        keys = cm_arena_alloc(b->arena, sizeof(ExSortKey) * (size_t)sel->order_by->n);
+        ctx.clause = "ORDER BY";
+        if (keys == NULL || !bind_order(&ctx, sel, &o, keys)) {
+            return keys ? NULL : oom(b);
+        }
+    }
+    PlNode *top = input;
+    if (agg != NULL) {
+        top = build_aggregate(b, top, agg);
+        if (top != NULL && having != NULL) {
+            top = filter(b, top, having, sel->having->src_off);
+        }
+        if (top == NULL) {
+            return NULL;
+        }
+    }
+    top = project(b, top, o.n, o.exprs, o.names);
+    if (top != NULL && sel->distinct) {
+        top = distinct(b, top);
+    }
+    return top ? finish_select(b, sel, top, &o, keys) : NULL;
+}
+
+static PlNode *bind_query(PlBinder *b, const PsSelect *sel)
+{
+    PlCte *saved = b->ctes;
+    for (int i = 0; sel->with != NULL && i < sel->with->n; i++) {
+        PlCte *c = cm_arena_zalloc(b->arena, sizeof *c);
+        if (c == NULL) {
+            return oom(b);
+        }
+        c->cte = sel->with->items[i];
+        c->next = b->ctes;
+        b->ctes = c;
+    }
+    PlNode *n = NULL;
+    switch (sel->kind) {
+    case PS_SEL_SIMPLE: n = bind_simple(b, sel); break;
+    case PS_SEL_VALUES:
+        n = bind_values(b, sel);
+        if (n != NULL && (sel->order_by || sel->limit || sel->offset)) {
+            cm_err_set(b->err, CM_BIND, sel->src_off, "ORDER BY and LIMIT on VALUES are not supported yet");
+            n = NULL;
+        }
+        break;
+    case PS_SEL_SETOP:
+        cm_err_set(b->err, CM_BIND, sel->src_off, "UNION, INTERSECT and EXCEPT are not supported yet");
+        break;
+    }
+    b->ctes = saved;
+    return n;
+}
+
+PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel)
+{
+    return bind_query(b, sel);
+}

@@ -1,0 +1,58 @@
+/*
+ * binder.h - names and types: turns a parsed SELECT into a logical plan with
+ * bound expressions.
+ *
+ * The binder resolves table, view, CTE and column names against the catalog
+ * and the FROM clause, picks a kernel for every operator and function (with
+ * explicit casts where types differ), folds constant subtrees, and splits
+ * aggregate queries into pre-projection -> AGGREGATE -> post-projection.
+ * Errors carry the byte offset of the offending name or expression in the SQL
+ * text.  Everything it makes lives in the query arena.  Not thread-safe: one
+ * binder per statement.
+ */
+#pragma once
+
+#include "common/arena.h"
+#include "common/err.h"
+#include "parser/ast.h"
+#include "planner/plan.h"
+#include "storage/catalog.h"
+
+typedef struct PlCte {
+    const PsCte *cte;
+    struct PlCte *next;
+} PlCte;
+
+typedef struct PlBinder {
+    CmArena *arena;      /* the query arena */
+    StCatalog *cat;
+    const char *sql;     /* the text the AST's offsets refer to */
+    PlCte *ctes;         /* WITH names in scope, innermost first */
+    int depth;           /* view/subquery nesting, bounded */
+    CmErr *err;
+} PlBinder;
+
+/* One column visible to expressions: which table (alias) it came from. */
+typedef struct PlScopeCol {
+    const char *table;   /* alias or table name; NULL for derived columns */
+    const char *name;
+    CmType type;
+} PlScopeCol;
+
+typedef struct PlScope {
+    int n;
+    PlScopeCol *cols;
+} PlScope;
+
+/* Binds a query expression; NULL with b->err set on failure. */
+PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
+
+/* Binds an expression over `scope` with no aggregates allowed (`clause` names
+ * where it stands, for messages, e.g. "WHERE"). */
+ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause);
+
+/* `e` cast to `to` (e itself when already of that type); NULL on error. */
+ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off);
+
+/* The logical type of a declared SQL type. */
+CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err);

@@ -1,0 +1,40 @@
+/*
+ * binder_int.h - state shared by the binder's files (binder.c for queries,
+ * bind_expr.c for expressions).  Never included outside planner/.
+ */
+#pragma once
+
+#include "planner/binder.h"
+
+#define PL_MAX_AGGS 256
+#define PL_MAX_KEYS 256
+
+/* The aggregation of one SELECT: its group keys and the aggregates found. */
+typedef struct PlAggCtx {
+    int n_keys;
+    ExExpr **keys;            /* bound over the FROM scope */
+    int n_aggs;
+    ExAggSpec aggs[PL_MAX_AGGS];
+    ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
+} PlAggCtx;
+
+typedef struct PlBindCtx {
+    PlBinder *b;
+    const PlScope *scope;     /* the FROM clause's columns */
+    PlAggCtx *agg;            /* non-NULL when binding after aggregation */
+    bool in_agg_arg;          /* inside an aggregate's argument */
+    const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
+} PlBindCtx;
+
+/* Binds `ast` in ctx: with ctx->agg set, the result is over the aggregate's
+ * output (keys, then aggregates); otherwise over ctx->scope. */
+ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast);
+
+/* True when the tree holds an aggregate call (not looking into subqueries). */
+bool pl_has_aggregate(const PsExpr *ast);
+
+/* Structural equality of bound expressions. */
+bool pl_expr_equal(const ExExpr *a, const ExExpr *b);
+
+/* The SQL text of a node, in the arena (for column names). */
+const char *pl_source_text(PlBinder *b, int64_t off, int64_t len);

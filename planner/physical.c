@@ -1,0 +1,279 @@
+/*
+ * physical.c - physical planning: logical plan -> pipelines -> stages.
+ *
+ * The builder walks the logical plan bottom up, keeping one open pipeline
+ * (a source and the operators appended so far).  An exchange closes the open
+ * pipeline into a stage whose sink writes a shuffle, and opens a new pipeline
+ * reading it.  `single` tracks whether the open pipeline runs as one task,
+ * which decides whether an ORDER BY or LIMIT needs a gather first.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "executor/ops.h"
+#include "planner/physical.h"
+
+#define MAX_PIPE_OPS 64
+#define MAX_STAGES 256
+
+typedef struct Pipe {
+    ExOp *source;
+    int n_ops;
+    ExOp *ops[MAX_PIPE_OPS];
+    bool single;        /* runs as one task */
+    int n_deps;
+    ExStage *deps[4];
+} Pipe;
+
+typedef struct Builder {
+    CmArena *a;
+    const CmConfig *cfg;
+    PlStagePlan *plan;
+    CmErr *err;
+} Builder;
+
+static const ExOp *pipe_top(const Pipe *p)
+{
+    return p->n_ops > 0 ? p->ops[p->n_ops - 1] : p->source;
+}
+
+static bool append(Builder *bld, Pipe *p, ExOp *op)
+{
+    if (op == NULL) {
+        return false;
+    }
+    if (p->n_ops == MAX_PIPE_OPS) {
+        cm_err_set(bld->err, CM_LIMIT, -1, "query too complex: pipeline too long");
+        return false;
+    }
+    p->ops[p->n_ops++] = op;
+    return true;
+}
+
+static ExStage *close_stage(Builder *bld, Pipe *p, ExOp *sink, const char *exchange)
+{
+    PlStagePlan *plan = bld->plan;
+    if (sink == NULL) {
+        return NULL;
+    }
+    if (plan->n_stages == MAX_STAGES) {
+        cm_err_set(bld->err, CM_LIMIT, -1, "query too complex: too many stages");
+        return NULL;
+    }
+    ExStage *s = cm_arena_zalloc(bld->a, sizeof *s);
+    ExOp **ops = cm_arena_alloc(bld->a, sizeof(ExOp *) * (size_t)(p->n_ops + 1));
+    ExStage **deps = cm_arena_alloc(bld->a, sizeof(ExStage *) * (size_t)(p->n_deps + 1));
+    if (s == NULL || ops == NULL || deps == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    memcpy(ops, p->ops, sizeof(ExOp *) * (size_t)p->n_ops);
+    memcpy(deps, p->deps, sizeof(ExStage *) * (size_t)p->n_deps);
+    s->id = plan->n_stages + 1;
+    s->source = p->source;
+    s->n_ops = p->n_ops;
+    s->ops = ops;
+    s->sink = sink;
+    s->n_deps = p->n_deps;
+    s->deps = deps;
+    s->exchange = exchange;
+    plan->stages[plan->n_stages++] = s;
+    return s;
+}
+
+/* Closes the open pipeline into a shuffle on `keys` and opens its reader. */
+static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_parts)
+{
+    PlStagePlan *plan = bld->plan;
+    if (plan->n_shuffles == MAX_STAGES) {
+        cm_err_set(bld->err, CM_LIMIT, -1, "query too complex: too many exchanges");
+        return false;
+    }
+    ShShuffle **slot = &plan->shuffles[plan->n_shuffles++];
+    const ExOp *top = pipe_top(p);
+    ExOp *w = ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols, top->types,
+                                   bld->err);
+    const char *desc = n_keys ? cm_arena_printf(bld->a, "hash exchange, %d partitions", n_parts)
+                              : "gather";
+    ExStage *s = close_stage(bld, p, w, desc);
+    ExOp *r = s ? ex_shuffle_read_new(bld->a, slot, top->n_cols, top->types, bld->err) : NULL;
+    if (r == NULL) {
+        return false;
+    }
+    memset(p, 0, sizeof *p);
+    p->source = r;
+    p->single = n_parts == 1;
+    p->deps[p->n_deps++] = s;
+    return true;
+}
+
+static bool build(Builder *bld, const PlNode *n, Pipe *p);
+
+static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
+{
+    int *keys = cm_arena_alloc(bld->a, sizeof(int) * (size_t)(n->n_keys + 1));
+    CmType *key_types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(n->n_keys + 1));
+    if (keys == NULL || key_types == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    for (int k = 0; k < n->n_keys; k++) {
+        keys[k] = k;
+        key_types[k] = n->types[k];
+    }
+    if (p->single) {
+        return append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_SINGLE, n->n_keys, keys, key_types,
+                                              n->n_aggs, n->aggs, bld->err));
+    }
+    if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types,
+                                        n->n_aggs, n->aggs, bld->err))) {
+        return false;
+    }
+    int n_parts = n->n_keys > 0 ? (int)bld->cfg->shuffle_partitions : 1;
+    if (!exchange(bld, p, n->n_keys, keys, n_parts)) {
+        return false;
+    }
+    return append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_FINAL, n->n_keys, keys, key_types,
+                                          n->n_aggs, n->aggs, bld->err));
+}
+
+static bool build(Builder *bld, const PlNode *n, Pipe *p)
+{
+    if (n->child != NULL && !build(bld, n->child, p)) {
+        return false;
+    }
+    switch (n->kind) {
+    case PL_GET:
+        memset(p, 0, sizeof *p);
+        p->source = ex_scan_new(bld->a, n->table, n->n_cols, n->col_ids, bld->err);
+        return p->source != NULL;
+    case PL_VALUES:
+        memset(p, 0, sizeof *p);
+        p->source = ex_values_new(bld->a, n->n_rows, n->n_cols, n->exprs, n->types, bld->err);
+        p->single = true;
+        return p->source != NULL;
+    case PL_FILTER:
+        return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
+    case PL_PROJECT: return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
+    case PL_AGGREGATE: return build_aggregate(bld, n, p);
+    case PL_SORT:
+        if (!p->single && !exchange(bld, p, 0, NULL, 1)) {
+            return false;
+        }
+        return append(bld, p, ex_sort_new(bld->a, n->n_sort_keys, n->sort_keys, n->n_cols,
+                                          n->types, n->limit, bld->err));
+    case PL_LIMIT:
+        if (!p->single) {
+            int64_t local = n->limit < 0 ? -1 : n->limit + n->offset;
+            if (local >= 0 &&
+                !append(bld, p, ex_limit_new(bld->a, local, 0, n->n_cols, n->types, bld->err))) {
+                return false;
+            }
+            if (!exchange(bld, p, 0, NULL, 1)) {
+                return false;
+            }
+        }
+        return append(bld, p,
+                      ex_limit_new(bld->a, n->limit, n->offset, n->n_cols, n->types, bld->err));
+    }
+    return false;
+}
+
+CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, PlStagePlan *plan,
+                          CmErr *err)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->stages = cm_arena_zalloc(a, sizeof(ExStage *) * MAX_STAGES);
+    plan->shuffles = cm_calloc(MAX_STAGES, sizeof(ShShuffle *));
+    if (plan->stages == NULL || plan->shuffles == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    plan->result = ex_result_new(root->n_cols, root->types, err);
+    if (plan->result == NULL) {
+        return err->code;
+    }
+    Builder bld = {.a = a, .cfg = cfg, .plan = plan, .err = err};
+    Pipe *p = cm_arena_zalloc(a, sizeof *p);
+    if (p == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    if (!build(&bld, root, p)) {
+        if (err->code == CM_OK) {
+            cm_err_set(err, CM_INTERNAL, -1, "could not plan the query");
+        }
+        return err->code;
+    }
+    ExOp *sink = ex_result_sink_new(a, plan->result, root->n_cols, root->types, err);
+    return close_stage(&bld, p, sink, "result") ? CM_OK : err->code;
+}
+
+CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
+{
+    for (int i = 0; i < plan->n_stages; i++) {
+        if (ex_stage_run(plan->stages[i], q, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+void pl_stage_plan_fini(PlStagePlan *plan)
+{
+    for (int i = 0; plan->stages != NULL && i < plan->n_stages; i++) {
+        ex_stage_fini(plan->stages[i]);
+    }
+    for (int i = 0; plan->shuffles != NULL && i < plan->n_shuffles; i++) {
+        sh_shuffle_free(plan->shuffles[i]);
+    }
+    cm_free(plan->shuffles);
+    plan->shuffles = NULL;
+    ex_result_free(plan->result);
+    plan->result = NULL;
+}
+
+/* ---- EXPLAIN ------------------------------------------------------------------ */
+
+static void explain_op(const ExOp *op, bool analyze, int depth,
+                       void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char detail[512], line[768];
+    detail[0] = '\0';
+    if (op->vt->explain != NULL) {
+        op->vt->explain(op, detail, sizeof detail);
+    }
+    int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op->vt->name,
+                     detail[0] ? " " : "", detail);
+    if (analyze && n > 0 && (size_t)n < sizeof line) {
+        snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld]",
+                 (long long)atomic_load(&op->rows_out));
+    }
+    emit(ctx, line);
+}
+
+void pl_explain_plan(const PlStagePlan *plan, bool analyze,
+                     void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char line[512];
+    for (int i = 0; i < plan->n_stages; i++) {
+        const ExStage *s = plan->stages[i];
+        int n = snprintf(line, sizeof line, "Stage %d", s->id);
+        for (int d = 0; d < s->n_deps && n > 0 && (size_t)n < sizeof line; d++) {
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%d", d ? ", " : " <- stage ",
+                          s->deps[d]->id);
+        }
+        if (n > 0 && (size_t)n < sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, " -> %s", s->exchange);
+        }
+        if (analyze && n > 0 && (size_t)n < sizeof line) {
+            snprintf(line + n, sizeof line - (size_t)n, "  [tasks=%d, time=%.3f ms]", s->n_tasks,
+                     (double)s->time_ns / 1e6);
+        }
+        emit(ctx, line);
+        explain_op(s->sink, analyze, 1, emit, ctx);
+        for (int k = s->n_ops - 1; k >= 0; k--) {
+            explain_op(s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
+        }
+        explain_op(s->source, analyze, 2 + s->n_ops, emit, ctx);
+    }
+}

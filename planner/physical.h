@@ -1,0 +1,41 @@
+/*
+ * physical.h - cuts a logical plan into a stage DAG and runs it.
+ *
+ * Exchanges are placed where the data must move: a hash exchange between the
+ * partial and final halves of a grouped aggregate, a gather (one partition)
+ * before a global aggregate's final half, a sort or a final LIMIT.  Every
+ * exchange goes through the shuffle store.  Stages are listed in an order in
+ * which each one's inputs come before it; the driver runs them in that order,
+ * which is the point where the adaptive rules (planner/aqe/) step in.
+ * Everything but the shuffles and the result lives in the query arena.
+ */
+#pragma once
+
+#include "common/config.h"
+#include "executor/result.h"
+#include "executor/stage.h"
+#include "planner/plan.h"
+#include "shuffle/shuffle.h"
+
+typedef struct PlStagePlan {
+    int n_stages;
+    ExStage **stages;      /* execution order; the last one produces the result */
+    int n_shuffles;
+    ShShuffle **shuffles;  /* slots, filled when writers start; owned */
+    ExResult *result;      /* owned until taken */
+} PlStagePlan;
+
+/* Builds the stages for `root`.  On failure *plan is left safe to fini. */
+CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, PlStagePlan *plan,
+                          CmErr *err);
+
+/* Runs the stages in order on q's pool. */
+CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err);
+
+/* Frees shuffles, operator states and the result unless it was taken (NULLed). */
+void pl_stage_plan_fini(PlStagePlan *plan);
+
+/* Appends the text of the stage DAG, one line per element, to `lines` through
+ * `emit` (with analyze: tasks, rows and time measured by the run). */
+void pl_explain_plan(const PlStagePlan *plan, bool analyze,
+                     void (*emit)(void *ctx, const char *line), void *ctx);

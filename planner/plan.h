@@ -1,0 +1,59 @@
+/*
+ * plan.h - the logical plan: what the binder produces and the physical
+ * planner cuts into stages.
+ *
+ * A PlNode is a relational operator with one child (joins come with the
+ * relational core).  Each node states its output: n_cols columns with types
+ * and names.  Expressions are bound ExExpr trees over the child's output
+ * columns.  All nodes live in the query arena.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/types.h"
+#include "executor/expr.h"
+#include "executor/ops.h"
+#include "storage/table.h"
+
+typedef enum PlKind {
+    PL_GET,        /* scan of `table`, columns `col_ids` */
+    PL_VALUES,     /* n_rows constant rows (`exprs`, row-major); n_cols may be 0 */
+    PL_FILTER,     /* rows of child where `pred` is true */
+    PL_PROJECT,    /* `exprs` (n_cols) over the child */
+    PL_AGGREGATE,  /* group by child columns 0..n_keys-1, then `aggs` */
+    PL_SORT,       /* order by `sort_keys` (child columns) */
+    PL_LIMIT,      /* `limit` (-1: none) rows after `offset` */
+} PlKind;
+
+typedef struct PlNode PlNode;
+struct PlNode {
+    PlKind kind;
+    int n_cols;
+    CmType *types;
+    const char **names;
+    PlNode *child;
+    /* GET */
+    StTable *table;
+    int *col_ids;
+    /* VALUES */
+    int n_rows;
+    /* VALUES, PROJECT */
+    ExExpr **exprs;
+    /* FILTER */
+    ExExpr *pred;
+    /* AGGREGATE: output = keys then one column per aggregate */
+    int n_keys;
+    int n_aggs;
+    ExAggSpec *aggs;
+    /* SORT */
+    int n_sort_keys;
+    ExSortKey *sort_keys;
+    /* LIMIT (SORT also carries a limit hint for top-N) */
+    int64_t limit, offset;
+};
+
+/* A node of `kind` with room for n_cols output columns; NULL on OOM. */
+PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols);

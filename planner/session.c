@@ -1,0 +1,548 @@
+/*
+ * session.c - statement dispatch: queries, EXPLAIN, DDL, INSERT and settings.
+ *
+ * Every statement runs in its own query arena.  Statements that change data
+ * build everything they need first and touch the catalog or a table only at
+ * the end, undoing a partial append (st_table_truncate) if that last step
+ * fails, so a failed statement changes nothing.
+ */
+#include "planner/session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/value.h"
+#include "executor/func.h"
+#include "parser/parser.h"
+#include "planner/binder.h"
+#include "planner/physical.h"
+
+struct PlSession {
+    StCatalog *cat;
+    CmConfig cfg;
+    CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
+    int pool_threads;
+};
+
+typedef struct Stmt {
+    PlSession *s;
+    CmArena *arena;
+    const char *sql;
+    PsStmt *ast;
+    PlResult *res;     /* set by statements that return something */
+    CmErr *err;
+} Stmt;
+
+PlSession *pl_session_new(CmErr *err)
+{
+    PlSession *s = cm_calloc(1, sizeof *s);
+    if (s == NULL || (s->cat = st_catalog_new()) == NULL) {
+        cm_free(s);
+        cm_err_set(err, CM_OOM, -1, "out of memory opening a database");
+        return NULL;
+    }
+    cm_config_init(&s->cfg);
+    return s;
+}
+
+void pl_session_free(PlSession *s)
+{
+    if (s != NULL) {
+        cm_pool_free(s->pool);
+        st_catalog_free(s->cat);
+        cm_free(s);
+    }
+}
+
+StCatalog *pl_session_catalog(PlSession *s)
+{
+    return s->cat;
+}
+
+CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr *err)
+{
+    return cm_config_set(&s->cfg, name, value, err);
+}
+
+void pl_result_free(PlResult *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    ex_result_free(r->rows);
+    for (int i = 0; r->names != NULL && i < r->n_cols; i++) {
+        cm_free(r->names[i]);
+    }
+    cm_free(r->names);
+    cm_free(r);
+}
+
+static PlResult *result_new(int n_cols, const char *const *names, CmErr *err)
+{
+    PlResult *r = cm_calloc(1, sizeof *r);
+    if (r == NULL || (r->names = cm_calloc((size_t)(n_cols + 1), sizeof(char *))) == NULL) {
+        cm_free(r);
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    r->changes = -1;
+    for (int i = 0; i < n_cols; i++) {
+        r->names[i] = cm_strdup(names[i]);
+        r->n_cols = i + 1;
+        if (r->names[i] == NULL) {
+            pl_result_free(r);
+            cm_err_set(err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+    }
+    return r;
+}
+
+/* ---- running a plan --------------------------------------------------------------- */
+
+static CmStatus ensure_pool(PlSession *s, CmErr *err)
+{
+    if (s->pool != NULL && s->pool_threads == (int)s->cfg.threads) {
+        return CM_OK;
+    }
+    cm_pool_free(s->pool);
+    s->pool = cm_pool_new((int)s->cfg.threads);
+    s->pool_threads = s->pool ? (int)s->cfg.threads : 0;
+    return s->pool ? CM_OK : cm_err_set(err, CM_OOM, -1, "could not start worker threads");
+}
+
+/* Plans and runs `root`; on success *rows (owned) holds its output. */
+static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExResult **rows)
+{
+    memset(plan, 0, sizeof *plan);
+    if (ensure_pool(st->s, st->err) != CM_OK ||
+        pl_physical_plan(st->arena, root, &st->s->cfg, plan, st->err) != CM_OK) {
+        return st->err->code;
+    }
+    ExQuery q;
+    memset(&q, 0, sizeof q);
+    q.arena = st->arena;
+    q.config = st->s->cfg;
+    q.pool = st->s->pool;
+    cm_mutex_init(&q.lock);
+    cm_err_init(&q.err);
+    pl_run_plan(plan, &q, st->err);
+    cm_mutex_fini(&q.lock);
+    if (st->err->code == CM_OK && rows != NULL) {
+        *rows = plan->result;
+        plan->result = NULL;
+    }
+    return st->err->code;
+}
+
+static PlNode *bind(Stmt *st, const PsSelect *sel)
+{
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    return pl_bind_select(&b, sel);
+}
+
+static CmStatus stmt_select(Stmt *st)
+{
+    PlNode *root = bind(st, st->ast->select);
+    if (root == NULL) {
+        return st->err->code;
+    }
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    if (run_query(st, root, &plan, &rows) == CM_OK) {
+        st->res = result_new(root->n_cols, root->names, st->err);
+        if (st->res != NULL) {
+            st->res->rows = rows;
+            rows = NULL;
+        }
+    }
+    ex_result_free(rows);
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
+/* ---- EXPLAIN ----------------------------------------------------------------------- */
+
+typedef struct Lines {
+    ExResult *rows;
+    CmBatch batch;
+    CmErr *err;
+} Lines;
+
+static void add_line(void *ctx, const char *line)
+{
+    Lines *l = ctx;
+    if (l->err->code != CM_OK) {
+        return;
+    }
+    cm_batch_reset(&l->batch);
+    ((CmStr *)l->batch.cols[0].data)[0] = cm_str_make(line, (uint32_t)strlen(line));
+    l->batch.n_rows = 1;
+    ex_result_append(l->rows, &l->batch, l->err);
+}
+
+static CmStatus stmt_explain(Stmt *st)
+{
+    const PsStmt *inner = st->ast->inner;
+    bool analyze = st->ast->analyze;
+    if (inner->kind != PS_ST_SELECT) {
+        return cm_err_set(st->err, CM_BIND, inner->src_off, "EXPLAIN supports queries only");
+    }
+    PlNode *root = bind(st, inner->select);
+    if (root == NULL) {
+        return st->err->code;
+    }
+    PlStagePlan plan = {0};
+    CmStatus rc = analyze ? run_query(st, root, &plan, NULL)
+                          : pl_physical_plan(st->arena, root, &st->s->cfg, &plan, st->err);
+    CmType t = cm_type_varchar(-1, false);
+    const char *name = "explain";
+    Lines lines = {.err = st->err};
+    if (rc == CM_OK && (st->res = result_new(1, &name, st->err)) != NULL &&
+        (lines.rows = ex_result_new(1, &t, st->err)) != NULL &&
+        cm_batch_init(&lines.batch, 1, &t, st->err) == CM_OK) {
+        pl_explain_plan(&plan, analyze, add_line, &lines);
+        cm_batch_fini(&lines.batch);
+        st->res->rows = lines.rows;
+    }
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
+/* ---- DDL ---------------------------------------------------------------------------- */
+
+static const char *stmt_text(const Stmt *st, const PsStmt *ast)
+{
+    return cm_arena_strndup(st->arena, st->sql + ast->src_off, (size_t)ast->src_len);
+}
+
+static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, bool *skip)
+{
+    *skip = false;
+    if (st_catalog_find(st->s->cat, name) == NULL) {
+        return CM_OK;
+    }
+    if (if_not_exists) {
+        *skip = true;
+        return CM_OK;
+    }
+    return cm_err_set(st->err, CM_BIND, st->ast->src_off, "table or view '%s' already exists",
+                      name);
+}
+
+static CmStatus append_rows(Stmt *st, StTable *t, const ExResult *rows)
+{
+    int64_t before = t->n_rows;
+    for (int i = 0; i < ex_result_n_batches(rows); i++) {
+        if (st_table_check(t, ex_result_batch(rows, i), st->err) != CM_OK) {
+            return st->err->code;
+        }
+    }
+    for (int i = 0; i < ex_result_n_batches(rows); i++) {
+        if (st_table_append(t, ex_result_batch(rows, i), st->err) != CM_OK) {
+            st_table_truncate(t, before);
+            return st->err->code;
+        }
+    }
+    return CM_OK;
+}
+
+static CmStatus create_as(Stmt *st)
+{
+    PlNode *root = bind(st, st->ast->select);
+    if (root == NULL) {
+        return st->err->code;
+    }
+    StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(root->n_cols + 1));
+    if (cols == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    for (int i = 0; i < root->n_cols; i++) {
+        cols[i].name = (char *)root->names[i];
+        cols[i].type = root->types[i].id == CM_T_NULL ? cm_type_make(CM_T_INT32) : root->types[i];
+    }
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    StTable *t = NULL;
+    if (run_query(st, root, &plan, &rows) == CM_OK &&
+        (t = st_table_new(st->ast->name, root->n_cols, cols, st->err)) != NULL &&
+        append_rows(st, t, rows) == CM_OK) {
+        st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err);
+        t = NULL;
+    }
+    st_table_free(t);
+    ex_result_free(rows);
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
+static CmStatus create_table(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    bool skip;
+    if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
+        return st->err->code;
+    }
+    if (a->select != NULL) {
+        return create_as(st);
+    }
+    int n = a->columns->n;
+    StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(n + 1));
+    if (cols == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const PsColumnDef *d = a->columns->items[i];
+        for (int j = 0; j < i; j++) {
+            if (strcmp(cols[j].name, d->name) == 0) {
+                return cm_err_set(st->err, CM_BIND, d->src_off, "column '%s' is declared twice",
+                                  d->name);
+            }
+        }
+        cols[i].name = (char *)d->name;
+        cols[i].not_null = d->not_null || d->primary_key;
+        cols[i].primary_key = d->primary_key;
+        if (pl_type_from_ast(d->type, &cols[i].type, st->err) != CM_OK) {
+            return st->err->code;
+        }
+    }
+    StTable *t = st_table_new(a->name, n, cols, st->err);
+    if (t == NULL) {
+        return st->err->code;
+    }
+    return st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err);
+}
+
+static CmStatus create_view(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    bool skip;
+    if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
+        return st->err->code;
+    }
+    PlNode *root = bind(st, a->select);
+    if (root == NULL) {
+        return st->err->code;
+    }
+    int n_cols = a->columns ? a->columns->n : 0;
+    if (n_cols > root->n_cols) {
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "view '%s' names %d columns but its query has %d", a->name, n_cols,
+                          root->n_cols);
+    }
+    const char *select_sql = cm_arena_strndup(st->arena, st->sql + a->select->src_off,
+                                              (size_t)a->select->src_len);
+    return st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
+                               a->columns ? (const char *const *)a->columns->items : NULL,
+                               stmt_text(st, a), st->err);
+}
+
+static CmStatus drop(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    if (strcmp(a->object, "index") == 0) {
+        return CM_OK; /* indexes are accepted and not materialized (see docs/) */
+    }
+    StEntry *e = st_catalog_find(st->s->cat, a->name);
+    bool want_view = strcmp(a->object, "view") == 0;
+    if (e == NULL) {
+        return a->if_exists ? CM_OK
+                            : cm_err_set(st->err, CM_BIND, a->src_off, "unknown %s '%s'",
+                                         a->object, a->name);
+    }
+    if ((e->kind == ST_ENTRY_VIEW) != want_view) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "'%s' is not a %s", a->name, a->object);
+    }
+    st_catalog_drop(st->s->cat, a->name);
+    return CM_OK;
+}
+
+static CmStatus create_index(Stmt *st)
+{
+    StEntry *e = st_catalog_find(st->s->cat, st->ast->table);
+    if (e == NULL || e->kind != ST_ENTRY_TABLE) {
+        return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'",
+                          st->ast->table);
+    }
+    for (int i = 0; st->ast->columns && i < st->ast->columns->n; i++) {
+        const char *c = st->ast->columns->items[i];
+        int j = 0;
+        while (j < e->table->n_cols && strcmp(e->table->cols[j].name, c) != 0) {
+            j++;
+        }
+        if (j == e->table->n_cols) {
+            return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown column '%s'", c);
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- INSERT --------------------------------------------------------------------------- */
+
+/* Maps the source's columns onto the table's: casts, and NULL for the rest. */
+static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
+{
+    const PsList *cols = st->ast->columns;
+    int n_src = cols ? cols->n : t->n_cols;
+    if (src->n_cols != n_src) {
+        cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                   "table '%s' has %d columns to fill but %d values were supplied", t->name,
+                   n_src, src->n_cols);
+        return NULL;
+    }
+    PlNode *p = pl_node_new(st->arena, PL_PROJECT, t->n_cols);
+    ExExpr **exprs = cm_arena_zalloc(st->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
+    if (p == NULL || exprs == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    for (int i = 0; i < n_src; i++) {
+        int target = i;
+        if (cols != NULL) {
+            for (target = 0; target < t->n_cols; target++) {
+                if (strcmp(t->cols[target].name, (const char *)cols->items[i]) == 0) {
+                    break;
+                }
+            }
+            if (target == t->n_cols || exprs[target] != NULL) {
+                cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                           target == t->n_cols ? "unknown column '%s' in table" :
+                                                 "column '%s' is listed twice",
+                           (const char *)cols->items[i]);
+                return NULL;
+            }
+        }
+        ExExpr *c = ex_expr_column(st->arena, i, src->types[i]);
+        exprs[target] = c ? pl_cast(&b, c, t->cols[target].type, st->ast->src_off) : NULL;
+        if (exprs[target] == NULL) {
+            return NULL;
+        }
+    }
+    for (int i = 0; i < t->n_cols; i++) {
+        if (exprs[i] == NULL) {
+            CmValue null = {.type = t->cols[i].type, .is_null = true};
+            exprs[i] = ex_expr_const(st->arena, &null);
+        }
+        p->types[i] = t->cols[i].type;
+        p->names[i] = t->cols[i].name;
+    }
+    p->child = src;
+    p->exprs = exprs;
+    return p;
+}
+
+static CmStatus insert(Stmt *st)
+{
+    StEntry *e = st_catalog_find(st->s->cat, st->ast->table);
+    if (e == NULL || e->kind != ST_ENTRY_TABLE) {
+        return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'",
+                          st->ast->table);
+    }
+    PlNode *src = bind(st, st->ast->select);
+    PlNode *root = src ? insert_projection(st, e->table, src) : NULL;
+    if (root == NULL) {
+        return st->err->code;
+    }
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    if (run_query(st, root, &plan, &rows) == CM_OK && append_rows(st, e->table, rows) == CM_OK) {
+        st->res = result_new(0, NULL, st->err);
+        if (st->res != NULL) {
+            st->res->changes = ex_result_n_rows(rows);
+        }
+    }
+    ex_result_free(rows);
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
+/* ---- SET ------------------------------------------------------------------------------- */
+
+static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
+{
+    if (v->kind == PS_EX_COLUMN && v->qualifier == NULL) {
+        snprintf(buf, cap, "%s", v->name);
+        return CM_OK;
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlScope none = {0};
+    ExExpr *e = pl_bind_scalar(&b, &none, v, "SET");
+    e = e ? pl_cast(&b, e, cm_type_varchar(-1, false), v->src_off) : NULL;
+    CmValue val;
+    if (e == NULL || ex_expr_eval_const(e, st->arena, &val, st->err) != CM_OK) {
+        return st->err->code;
+    }
+    if (val.is_null) {
+        return cm_err_set(st->err, CM_BIND, v->src_off, "a setting cannot be NULL");
+    }
+    snprintf(buf, cap, "%.*s", (int)val.s.len, cm_str_data(&val.s));
+    return CM_OK;
+}
+
+static CmStatus set_stmt(Stmt *st)
+{
+    char value[256];
+    if (set_value_text(st, st->ast->value, value, sizeof value) != CM_OK) {
+        return st->err->code;
+    }
+    if (cm_config_set(&st->s->cfg, st->ast->name, value, st->err) != CM_OK) {
+        st->err->off = st->ast->src_off;
+    }
+    return st->err->code;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+static CmStatus dispatch(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    switch (a->kind) {
+    case PS_ST_SELECT: return stmt_select(st);
+    case PS_ST_EXPLAIN: return stmt_explain(st);
+    case PS_ST_CREATE_TABLE: return create_table(st);
+    case PS_ST_CREATE_VIEW: return create_view(st);
+    case PS_ST_CREATE_INDEX: return create_index(st);
+    case PS_ST_DROP: return drop(st);
+    case PS_ST_INSERT: return insert(st);
+    case PS_ST_SET: return set_stmt(st);
+    case PS_ST_RESET:
+        if (cm_config_reset(&st->s->cfg, a->name, st->err) != CM_OK) {
+            st->err->off = a->src_off;
+        }
+        return st->err->code;
+    case PS_ST_BEGIN:
+    case PS_ST_COMMIT: return CM_OK; /* every statement commits on its own */
+    case PS_ST_ROLLBACK:
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "ROLLBACK is not supported: every statement commits on its own");
+    case PS_ST_UPDATE:
+    case PS_ST_DELETE:
+    case PS_ST_COPY:
+        return cm_err_set(st->err, CM_BIND, a->src_off, "%s is not supported yet",
+                          a->kind == PS_ST_UPDATE ? "UPDATE" : a->kind == PS_ST_DELETE ? "DELETE" : "COPY");
+    }
+    return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
+}
+
+CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
+                         CmErr *err)
+{
+    *res = NULL;
+    CmArena arena;
+    cm_arena_init(&arena, 64 * 1024);
+    Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
+    if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
+        if (dispatch(&st) == CM_OK && st.res == NULL) {
+            st.res = result_new(0, NULL, err);
+        }
+        if (err->code == CM_OK) {
+            *res = st.res;
+            st.res = NULL;
+        }
+    }
+    pl_result_free(st.res);
+    cm_arena_fini(&arena);
+    return err->code;
+}

@@ -1,0 +1,45 @@
+/*
+ * session.h - a database session: the catalog, the settings, the worker pool,
+ * and the execution of one statement after another.
+ *
+ * pl_session_exec() parses the next statement of a text, binds and plans it,
+ * runs it, and returns its rows (or nothing for DDL).  Each statement gets a
+ * fresh query arena that dies when the statement ends; results own their
+ * memory.  A statement that fails leaves the catalog and every table as they
+ * were.  One session is used by one thread at a time.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+#include "executor/result.h"
+#include "storage/catalog.h"
+
+typedef struct PlSession PlSession;
+
+typedef struct PlResult {
+    ExResult *rows;   /* owned; NULL for statements without rows */
+    int n_cols;
+    char **names;     /* owned */
+    int64_t changes;  /* rows inserted/updated/deleted, -1 otherwise */
+} PlResult;
+
+/* Owned; NULL with err on failure. */
+PlSession *pl_session_new(CmErr *err);
+void pl_session_free(PlSession *s);
+
+/* Runs the statement at or after sql[*off]; see sluice_exec_next in api/sluice.h
+ * for the contract on *off and *res. */
+CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
+                         CmErr *err);
+
+void pl_result_free(PlResult *r);
+
+/* SET name = value, with value as text. */
+CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr *err);
+
+/* Borrowed. */
+StCatalog *pl_session_catalog(PlSession *s);
