@@ -1,0 +1,43 @@
+/*
+ * cli.h - the state shared by every part of the `sluice` command-line shell.
+ *
+ * The shell sits on top of the embedding API (api/sluice.h) and is the only
+ * part of Sluice that prints.  All of its mutable state lives in one CliState,
+ * created by main.c and passed by pointer to the statement runner (exec.c), the
+ * result printer (output.c), the dot commands (dot.c), the REPL (repl.c) and the
+ * demo (demo.c); there is no other global mutable state.  The shell is
+ * single-threaded: the engine runs each statement on its own worker pool.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "api/sluice.h"
+
+/* Output modes of query results (--mode, .mode). Keep in sync with output.c's names. */
+typedef enum CliMode {
+    CLI_MODE_BOX,      /* Unicode box-drawing table, the default on a terminal */
+    CLI_MODE_TABLE,    /* ASCII +---+ table */
+    CLI_MODE_CSV,      /* RFC 4180 comma-separated values */
+    CLI_MODE_TSV,      /* tab-separated raw values, the default when stdout is not a terminal */
+    CLI_MODE_JSON,     /* an array of objects, one row per line */
+    CLI_MODE_MARKDOWN, /* | a | b | pipe table */
+    CLI_MODE_LINE,     /* `name = value`, one column per line */
+} CliMode;
+
+/* The nesting bound of .read, so a file that reads itself fails instead of recursing. */
+#define CLI_MAX_READ_DEPTH 16
+
+typedef struct CliState {
+    SluiceDb *db;        /* owned; opened by main.c before any statement runs */
+    CliMode mode;        /* how results print */
+    bool has_header;     /* csv/tsv print a header row (other modes ignore it) */
+    bool is_timer;       /* print "Run Time: ..." on stderr after each statement */
+    bool is_bail;        /* stop at the first error */
+    bool is_echo;        /* print each statement's text before its result */
+    bool is_interactive; /* reading from the REPL (affects nothing printed by statements) */
+    bool has_failed;     /* some statement or command failed: the exit status is 1 */
+    bool is_done;        /* .quit/.exit, or an error under --bail: stop reading input */
+    char *null_text;     /* owned; what NULL prints as in every mode but json */
+    int read_depth;      /* how many .read files are open right now */
+} CliState;

@@ -1,0 +1,248 @@
+/*
+ * dot.c - the dot commands of the `sluice` shell (see dot.h).
+ *
+ * A command line is split into words like a shell would, minus escapes: white
+ * space separates words, and '...' or "..." quotes one word (so `.nullvalue ''`
+ * sets an empty null text).  Each command is a row of CMDS: its name, how many
+ * arguments it takes, its handler and its help line.
+ */
+#include "cli/dot.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/exec.h"
+#include "cli/output.h"
+
+#define CLI_DOT_MAX_WORDS 8
+
+typedef struct CliDotCmd {
+    const char *name; /* without the '.' */
+    int min_args;     /* arguments, not counting the name */
+    int max_args;
+    void (*run)(CliState *st, char **args); /* args holds max_args entries, NULL-padded */
+    const char *usage;                      /* e.g. ".mode MODE" */
+    const char *help;                       /* one line for .help */
+} CliDotCmd;
+
+/* Parses on/off (also true/false, yes/no, 1/0). Returns false for anything else. */
+static bool parse_switch(const char *word, bool *value)
+{
+    static const char *const ON[] = {"on", "true", "yes", "1"};
+    static const char *const OFF[] = {"off", "false", "no", "0"};
+
+    for (size_t idx = 0; idx < sizeof ON / sizeof ON[0]; idx++) {
+        if (strcasecmp(word, ON[idx]) == 0 || strcasecmp(word, OFF[idx]) == 0) {
+            *value = strcasecmp(word, ON[idx]) == 0;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void set_switch(CliState *st, const char *word, const char *usage, bool *flag)
+{
+    if (!parse_switch(word, flag)) {
+        cli_exec_error(st, "usage: %s", usage);
+    }
+}
+
+/* ---------------------------------------------------------------- handlers */
+
+static void run_help(CliState *st, char **args)
+{
+    (void)st;
+    (void)args;
+    cli_dot_help(stdout);
+}
+
+static void run_quit(CliState *st, char **args)
+{
+    (void)args;
+    st->is_done = true;
+}
+
+static int compare_names(const void *lhs, const void *rhs)
+{
+    return strcmp(*(const char *const *)lhs, *(const char *const *)rhs);
+}
+
+/* The tables and views, sorted by name, one per line. */
+static void run_tables(CliState *st, char **args)
+{
+    (void)args;
+    int n_tables = sluice_table_count(st->db);
+    const char **names = calloc((size_t)(n_tables > 0 ? n_tables : 1), sizeof *names);
+
+    if (names == NULL) {
+        cli_exec_error(st, "out of memory");
+        return;
+    }
+    for (int table_idx = 0; table_idx < n_tables; table_idx++) {
+        names[table_idx] = sluice_table_name(st->db, table_idx);
+    }
+    qsort(names, (size_t)n_tables, sizeof *names, compare_names);
+    for (int table_idx = 0; table_idx < n_tables; table_idx++) {
+        printf("%s\n", names[table_idx]);
+    }
+    free(names);
+}
+
+static void put_schema(const char *sql)
+{
+    size_t len = strlen(sql);
+
+    while (len > 0 && strchr(" \t\r\n", sql[len - 1]) != NULL) {
+        len--;
+    }
+    printf("%.*s%s\n", (int)len, sql, len > 0 && sql[len - 1] == ';' ? "" : ";");
+}
+
+/* The CREATE statement of one table, or of all in creation order. */
+static void run_schema(CliState *st, char **args)
+{
+    if (args[0] != NULL) {
+        const char *sql = sluice_table_sql(st->db, args[0]);
+        if (sql == NULL) {
+            cli_exec_error(st, "no such table: %s", args[0]);
+        } else {
+            put_schema(sql);
+        }
+        return;
+    }
+    int n_tables = sluice_table_count(st->db);
+    for (int table_idx = 0; table_idx < n_tables; table_idx++) {
+        const char *sql = sluice_table_sql(st->db, sluice_table_name(st->db, table_idx));
+        if (sql != NULL) {
+            put_schema(sql);
+        }
+    }
+}
+
+static void run_timer(CliState *st, char **args)
+{
+    set_switch(st, args[0], ".timer on|off", &st->is_timer);
+}
+
+static void run_headers(CliState *st, char **args)
+{
+    set_switch(st, args[0], ".headers on|off", &st->has_header);
+}
+
+static void run_bail(CliState *st, char **args)
+{
+    set_switch(st, args[0], ".bail on|off", &st->is_bail);
+}
+
+static void run_echo(CliState *st, char **args)
+{
+    set_switch(st, args[0], ".echo on|off", &st->is_echo);
+}
+
+static void run_mode(CliState *st, char **args)
+{
+    if (args[0] == NULL) {
+        printf("current output mode: %s\n", cli_output_mode_name(st->mode));
+    } else if (!cli_output_mode_parse(args[0], &st->mode)) {
+        cli_exec_error(st, "unknown mode '%s'; use one of %s", args[0], cli_output_mode_list());
+    }
+}
+
+static void run_nullvalue(CliState *st, char **args)
+{
+    char *text = strdup(args[0]);
+
+    if (text == NULL) {
+        cli_exec_error(st, "out of memory");
+        return;
+    }
+    free(st->null_text);
+    st->null_text = text;
+}
+
+static void run_read(CliState *st, char **args)
+{
+    cli_exec_file(st, args[0]);
+}
+
+static const CliDotCmd CMDS[] = {
+    {"bail", 1, 1, run_bail, ".bail on|off", "Stop after the first error"},
+    {"echo", 1, 1, run_echo, ".echo on|off", "Print each statement before running it"},
+    {"exit", 0, 0, run_quit, ".exit", "Exit the shell"},
+    {"headers", 1, 1, run_headers, ".headers on|off", "Print column names in csv and tsv mode"},
+    {"help", 0, 0, run_help, ".help", "Show this message"},
+    {"mode", 0, 1, run_mode, ".mode MODE", "Set the output mode (box|table|csv|tsv|json|...)"},
+    {"nullvalue", 1, 1, run_nullvalue, ".nullvalue TEXT", "Print NULL as TEXT (default NULL)"},
+    {"quit", 0, 0, run_quit, ".quit", "Exit the shell"},
+    {"read", 1, 1, run_read, ".read FILE", "Run the statements and commands in FILE"},
+    {"schema", 0, 1, run_schema, ".schema [TABLE]", "Show the CREATE statements"},
+    {"tables", 0, 0, run_tables, ".tables", "List the tables and views"},
+    {"timer", 1, 1, run_timer, ".timer on|off", "Print the run time of each statement"},
+};
+
+/* ---------------------------------------------------------------- dispatch */
+
+void cli_dot_help(FILE *out)
+{
+    for (size_t cmd_idx = 0; cmd_idx < sizeof CMDS / sizeof CMDS[0]; cmd_idx++) {
+        fprintf(out, "%-18s %s\n", CMDS[cmd_idx].usage, CMDS[cmd_idx].help);
+    }
+}
+
+/* Splits text (modified in place) into at most CLI_DOT_MAX_WORDS words. Returns
+ * the number of words, or -1 when there are more. */
+static int split_words(char *text, char **words)
+{
+    int n_words = 0;
+
+    for (;;) {
+        text += strspn(text, " \t\r\n");
+        if (*text == '\0') {
+            return n_words;
+        }
+        if (n_words == CLI_DOT_MAX_WORDS) {
+            return -1;
+        }
+        char quote = *text == '\'' || *text == '"' ? *text : '\0';
+        text += quote != '\0';
+        words[n_words++] = text;
+        char *end = quote != '\0' ? strchr(text, quote) : text + strcspn(text, " \t\r\n");
+        text = end != NULL ? end : text + strlen(text);
+        if (*text != '\0') {
+            *text++ = '\0';
+        }
+    }
+}
+
+static const CliDotCmd *find_cmd(const char *name)
+{
+    for (size_t cmd_idx = 0; cmd_idx < sizeof CMDS / sizeof CMDS[0]; cmd_idx++) {
+        if (strcmp(CMDS[cmd_idx].name, name) == 0) {
+            return &CMDS[cmd_idx];
+        }
+    }
+    return NULL;
+}
+
+void cli_dot_run(CliState *st, const char *line)
+{
+    char *words[CLI_DOT_MAX_WORDS + 1] = {NULL};
+    char *text = strdup(line);
+
+    if (text == NULL) {
+        cli_exec_error(st, "out of memory");
+        return;
+    }
+    int n_words = split_words(text, words);
+    const CliDotCmd *cmd = n_words > 0 ? find_cmd(words[0] + 1) : NULL;
+    if (cmd == NULL) {
+        cli_exec_error(st, "unknown command: \"%s\"; enter \".help\" for help",
+                       n_words > 0 ? words[0] : line);
+    } else if (n_words - 1 < cmd->min_args || n_words - 1 > cmd->max_args) {
+        cli_exec_error(st, "usage: %s", cmd->usage);
+    } else {
+        cmd->run(st, words + 1);
+    }
+    free(text);
+}

@@ -1,0 +1,371 @@
+/*
+ * exec.c - the statement runner of the `sluice` shell (see exec.h).
+ *
+ * Invariant: a CliFeed's buffer starts at the beginning of a line of its unit,
+ * so a position the engine reports relative to the buffer (line, column) maps
+ * to the unit by adding buf_line - 1 to the line alone.  A buffer is run as a
+ * whole: every statement in it runs, one sluice_exec_next call each, and the
+ * buffer empties.  Blank and `--` comment lines fed while nothing is pending are
+ * dropped, so they never hold back a dot command.
+ */
+#include "cli/exec.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/dot.h"
+#include "cli/output.h"
+
+/* Wall-clock and CPU time at the start of a statement, for .timer. */
+typedef struct CliClock {
+    struct timespec real; /* CLOCK_MONOTONIC */
+    struct rusage usage;  /* RUSAGE_SELF: every thread of the process, workers included */
+} CliClock;
+
+/* ---------------------------------------------------------------- failures */
+
+static void mark_failed(CliState *st)
+{
+    st->has_failed = true;
+    if (st->is_bail && !st->is_interactive) {
+        st->is_done = true;
+    }
+}
+
+void cli_exec_error(CliState *st, const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush(stdout);
+    fputs("Error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    mark_failed(st);
+}
+
+/* Start of the line holding byte `pos` of sql. */
+static size_t line_start_at(const char *sql, size_t pos)
+{
+    while (pos > 0 && sql[pos - 1] != '\n') {
+        pos--;
+    }
+    return pos;
+}
+
+/* Start of the 1-based line `line` of sql[0..len), or len when it has fewer lines. */
+static size_t line_start_of(const char *sql, size_t len, int line)
+{
+    size_t pos = 0;
+
+    for (int line_idx = 1; line_idx < line; line_idx++) {
+        const char *nl = memchr(sql + pos, '\n', len - pos);
+        if (nl == NULL) {
+            return len;
+        }
+        pos = (size_t)(nl - sql) + 1;
+    }
+    return pos;
+}
+
+/* Prints the source line holding the error and a caret under its position. Tabs
+ * stay tabs and a UTF-8 character takes one column, so the caret lines up. */
+static void print_caret(const SluiceError *err, const char *sql, size_t len)
+{
+    size_t start, caret, end;
+
+    if (err->offset >= 0 && (uint64_t)err->offset <= len) {
+        caret = (size_t)err->offset;
+        start = line_start_at(sql, caret);
+    } else {
+        start = line_start_of(sql, len, err->line);
+        caret = start + (size_t)(err->column > 0 ? err->column - 1 : 0);
+    }
+    end = start;
+    while (end < len && sql[end] != '\n') {
+        end++;
+    }
+    if (end > start && sql[end - 1] == '\r') {
+        end--;
+    }
+    caret = caret > end ? end : caret;
+    fprintf(stderr, "  %.*s\n  ", (int)(end - start), sql + start);
+    for (size_t pos = start; pos < caret; pos++) {
+        unsigned char c = (unsigned char)sql[pos];
+        if ((c & 0xC0) != 0x80) {
+            fputc(c == '\t' ? '\t' : ' ', stderr);
+        }
+    }
+    fputs("^\n", stderr);
+}
+
+/* Reports an engine error for a statement of the buffer sql[0..len) that starts
+ * at line base_line of its unit. */
+static void report_error(CliState *st, const SluiceError *err, const char *sql, size_t len,
+                         int base_line)
+{
+    if (err->line <= 0) {
+        cli_exec_error(st, "%s", err->message);
+        return;
+    }
+    fflush(stdout);
+    fprintf(stderr, "Error: line %d, column %d: %s\n", base_line + err->line - 1, err->column,
+            err->message);
+    print_caret(err, sql, len);
+    mark_failed(st);
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static void clock_start(CliClock *clock)
+{
+    clock_gettime(CLOCK_MONOTONIC, &clock->real);
+    getrusage(RUSAGE_SELF, &clock->usage);
+}
+
+static double timeval_diff(struct timeval from, struct timeval to)
+{
+    return (double)(to.tv_sec - from.tv_sec) + (double)(to.tv_usec - from.tv_usec) / 1e6;
+}
+
+static void clock_report(const CliClock *clock)
+{
+    CliClock now;
+
+    clock_start(&now);
+    double real = (double)(now.real.tv_sec - clock->real.tv_sec) +
+                  (double)(now.real.tv_nsec - clock->real.tv_nsec) / 1e9;
+    fflush(stdout);
+    fprintf(stderr, "Run Time: real %.3f user %.3f sys %.3f\n", real,
+            timeval_diff(clock->usage.ru_utime, now.usage.ru_utime),
+            timeval_diff(clock->usage.ru_stime, now.usage.ru_stime));
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Prints a statement's text as written, without the white space around it. */
+static void echo_statement(const char *text, size_t len)
+{
+    while (len > 0 && is_space(text[0])) {
+        text++;
+        len--;
+    }
+    while (len > 0 && is_space(text[len - 1])) {
+        len--;
+    }
+    fprintf(stdout, "%.*s\n", (int)len, text);
+}
+
+/* Runs the statement at sql[*off..len) and prints its outcome. Returns false when
+ * only white space and comments remained (nothing ran).  --echo prints the text
+ * once the engine has said where the statement ends (*off), still ahead of the
+ * statement's result or error. */
+static bool run_next(CliState *st, const char *sql, size_t len, size_t *off, int base_line)
+{
+    SluiceResult *res = NULL;
+    SluiceError err;
+    CliClock clock;
+    size_t start = *off;
+
+    memset(&err, 0, sizeof err);
+    clock_start(&clock);
+    int rc = sluice_exec_next(st->db, sql, len, off, &res, &err);
+    if (rc == 0 && res == NULL) {
+        return false;
+    }
+    if (*off <= start || *off > len) {
+        *off = len; /* no progress: never loop on the same text */
+    }
+    if (st->is_echo) {
+        echo_statement(sql + start, *off - start);
+    }
+    if (rc != 0) {
+        report_error(st, &err, sql, len, base_line);
+    } else {
+        cli_output_result(st, res, stdout);
+    }
+    sluice_result_free(res);
+    fflush(stdout);
+    if (st->is_timer) {
+        clock_report(&clock);
+    }
+    return true;
+}
+
+/* Runs every statement of sql[0..len), whose first line is line base_line. */
+static void run_buffer(CliState *st, const char *sql, size_t len, int base_line)
+{
+    size_t off = 0;
+
+    while (off < len && !st->is_done) {
+        if (!run_next(st, sql, len, &off, base_line)) {
+            break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- feeding lines */
+
+void cli_exec_feed_init(CliFeed *feed)
+{
+    memset(feed, 0, sizeof *feed);
+}
+
+void cli_exec_feed_fini(CliFeed *feed)
+{
+    free(feed->buf);
+    memset(feed, 0, sizeof *feed);
+}
+
+bool cli_exec_feed_is_pending(const CliFeed *feed)
+{
+    return feed->len > 0;
+}
+
+static void feed_append(CliFeed *feed, const char *line, size_t len)
+{
+    if (feed->len + len + 1 > feed->cap) {
+        size_t cap = feed->cap ? feed->cap : 256;
+        while (cap < feed->len + len + 1) {
+            cap *= 2;
+        }
+        char *buf = realloc(feed->buf, cap);
+        if (buf == NULL) {
+            fputs("sluice: out of memory\n", stderr);
+            exit(1);
+        }
+        feed->buf = buf;
+        feed->cap = cap;
+    }
+    memcpy(feed->buf + feed->len, line, len);
+    feed->len += len;
+    feed->buf[feed->len] = '\0';
+}
+
+/* True for a line that is blank or only a `--` comment. */
+static bool is_idle_line(const char *line, size_t len)
+{
+    size_t pos = 0;
+
+    while (pos < len && is_space(line[pos])) {
+        pos++;
+    }
+    return pos == len || (pos + 1 < len && line[pos] == '-' && line[pos + 1] == '-');
+}
+
+/* Runs a dot command line (without its line end). */
+static void run_dot(CliState *st, const char *line, size_t len)
+{
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
+        len--;
+    }
+    char *cmd = malloc(len + 1);
+    if (cmd == NULL) {
+        cli_exec_error(st, "out of memory");
+        return;
+    }
+    memcpy(cmd, line, len);
+    cmd[len] = '\0';
+    fflush(stdout);
+    cli_dot_run(st, cmd);
+    free(cmd);
+    fflush(stdout);
+}
+
+static void feed_run(CliState *st, CliFeed *feed)
+{
+    run_buffer(st, feed->buf, feed->len, feed->buf_line);
+    feed->len = 0;
+}
+
+void cli_exec_feed_line(CliState *st, CliFeed *feed, const char *line, size_t len)
+{
+    feed->n_lines++;
+    if (feed->len == 0) {
+        if (len > 0 && line[0] == '.') {
+            run_dot(st, line, len);
+            return;
+        }
+        if (is_idle_line(line, len)) {
+            return;
+        }
+        feed->buf_line = feed->n_lines;
+    }
+    feed_append(feed, line, len);
+    /* Only a line with a ';' can complete a statement: this keeps a long
+     * multi-line statement from being rescanned at every line. */
+    if (memchr(line, ';', len) != NULL && sluice_complete(feed->buf, feed->len)) {
+        feed_run(st, feed);
+    }
+}
+
+void cli_exec_feed_finish(CliState *st, CliFeed *feed)
+{
+    if (feed->len > 0 && !st->is_done) {
+        feed_run(st, feed);
+    }
+    feed->len = 0;
+}
+
+/* ---------------------------------------------------------------- units */
+
+void cli_exec_text(CliState *st, const char *text)
+{
+    CliFeed feed;
+
+    cli_exec_feed_init(&feed);
+    while (*text != '\0' && !st->is_done) {
+        const char *nl = strchr(text, '\n');
+        size_t len = nl ? (size_t)(nl - text) + 1 : strlen(text);
+        cli_exec_feed_line(st, &feed, text, len);
+        text += len;
+    }
+    cli_exec_feed_finish(st, &feed);
+    cli_exec_feed_fini(&feed);
+}
+
+void cli_exec_stream(CliState *st, FILE *fp)
+{
+    CliFeed feed;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+
+    cli_exec_feed_init(&feed);
+    while (!st->is_done && (len = getline(&line, &cap, fp)) >= 0) {
+        cli_exec_feed_line(st, &feed, line, (size_t)len);
+    }
+    cli_exec_feed_finish(st, &feed);
+    cli_exec_feed_fini(&feed);
+    free(line);
+}
+
+void cli_exec_file(CliState *st, const char *path)
+{
+    if (st->read_depth >= CLI_MAX_READ_DEPTH) {
+        cli_exec_error(st, "cannot open '%s': files nested more than %d deep", path,
+                       CLI_MAX_READ_DEPTH);
+        return;
+    }
+    FILE *fp = fopen(path, "r");
+    struct stat info;
+    if (fp == NULL || (fstat(fileno(fp), &info) == 0 && S_ISDIR(info.st_mode))) {
+        cli_exec_error(st, "cannot open '%s': %s", path, strerror(fp ? EISDIR : errno));
+        if (fp != NULL) {
+            fclose(fp);
+        }
+        return;
+    }
+    st->read_depth++;
+    cli_exec_stream(st, fp);
+    st->read_depth--;
+    fclose(fp);
+}

@@ -1,0 +1,28 @@
+/*
+ * output.h - how the `sluice` shell prints a query result, in each output mode.
+ *
+ * The last step of the shell's dataflow: exec.c hands over each materialized
+ * SluiceResult and this module writes it to a stream in the current CliMode
+ * (box, table, csv, tsv, json, markdown, line).  Values print exactly as
+ * sluice_result_text returns them; NULL prints as CliState.null_text except in
+ * json.  A result with zero columns prints nothing.  Stateless apart from the
+ * CliState it reads; single-threaded.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+/* Looks up a mode by its name ("box", "csv", ...). Returns false for an unknown name. */
+bool cli_output_mode_parse(const char *name, CliMode *mode);
+
+/* The name of a mode. Static storage. */
+const char *cli_output_mode_name(CliMode mode);
+
+/* The names of all modes, separated by '|', for help and error messages. Static storage. */
+const char *cli_output_mode_list(void);
+
+/* Prints res (borrowed) to out in st->mode. Does not flush. */
+void cli_output_result(const CliState *st, const SluiceResult *res, FILE *out);

@@ -1,0 +1,486 @@
+#!/usr/bin/env bash
+# cli_test.sh - checks the contract of the `sluice` command-line shell exactly:
+# script and -c/-f input, output modes, errors with line/column and caret,
+# --bail, --echo, --timer, statement order on merged streams, dot commands,
+# incremental stdin (one statement answered before the next is written), the
+# demo and the REPL (through script(1) when it is installed).
+#
+# Usage: bash tests/cli/cli_test.sh /path/to/sluice
+# Prints one line per failed check and a final "N passed, M failed"; exits 1 on
+# any failure.  Uses only SQL of the engine's first slice (CREATE TABLE, INSERT
+# VALUES, SELECT with expressions, WHERE, ORDER BY, LIMIT, GROUP BY count/sum).
+set -u
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+    echo "usage: bash $0 /path/to/sluice" >&2
+    exit 2
+fi
+SLUICE=$1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice_cli_test.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+export HOME="$TMP/home" # the REPL writes its history here, never in the real home
+mkdir -p "$HOME"
+
+n_pass=0
+n_fail=0
+OUT="$TMP/out"
+ERR="$TMP/err"
+RC=0
+
+pass() { n_pass=$((n_pass + 1)); }
+fail() {
+    n_fail=$((n_fail + 1))
+    printf 'FAIL: %s\n' "$1"
+    shift
+    for line in "$@"; do printf '    %s\n' "$line"; done
+}
+
+# sl ARGS...: runs sluice with stdin from /dev/null; stdout, stderr in $OUT, $ERR; status in RC.
+sl() {
+    "$SLUICE" "$@" <"/dev/null" >"$OUT" 2>"$ERR"
+    RC=$?
+}
+
+# sl_in TEXT ARGS...: runs sluice with TEXT on stdin.
+sl_in() {
+    local text=$1
+    shift
+    printf '%s' "$text" | "$SLUICE" "$@" >"$OUT" 2>"$ERR"
+    RC=${PIPESTATUS[1]}
+}
+
+# expect_file NAME FILE EXPECTED: FILE holds exactly EXPECTED.
+expect_file() {
+    local actual
+    actual=$(cat "$2"; printf x) # the x keeps trailing newlines
+    actual=${actual%x}
+    if [ "$actual" == "$3" ]; then
+        pass
+    else
+        fail "$1" "expected: $(printf '%q' "$3")" "actual:   $(printf '%q' "$actual")"
+    fi
+}
+
+expect_out() { expect_file "$1 (stdout)" "$OUT" "$2"; }
+expect_err() { expect_file "$1 (stderr)" "$ERR" "$2"; }
+
+expect_rc() {
+    if [ "$RC" -eq "$2" ]; then
+        pass
+    else
+        fail "$1 (exit status)" "expected $2, got $RC" "stderr: $(head -c 300 "$ERR")"
+    fi
+}
+
+# expect_line NAME FILE N REGEX: line N (1-based) of FILE matches the extended REGEX.
+expect_line() {
+    local line
+    line=$(sed -n "${3}p" "$2")
+    if [[ "$line" =~ $4 ]]; then
+        pass
+    else
+        fail "$1 (line $3)" "expected /$4/" "actual:   $(printf '%q' "$line")"
+    fi
+}
+
+expect_lines() {
+    local n
+    n=$(wc -l <"$2")
+    if [ "$n" -eq "$3" ]; then
+        pass
+    else
+        fail "$1 (line count)" "expected $3 lines, got $n" "$(head -c 300 "$2")"
+    fi
+}
+
+T_DDL="CREATE TABLE t (a INTEGER, b VARCHAR);
+INSERT INTO t VALUES (1, 'x'), (22, NULL), (30, 'héllo');"
+T_QUERY="SELECT a, b FROM t ORDER BY a;"
+
+# ---------------------------------------------------------------- basics
+
+echo "select 1+1;" | "$SLUICE" >"$OUT" 2>"$ERR"
+RC=$?
+expect_out "echo select 1+1 | sluice" $'2\n'
+expect_rc "echo select 1+1 | sluice" 0
+
+sl_in $'select 1+1;\n'
+expect_out "stdin script, tsv by default" $'2\n'
+expect_err "stdin script, tsv by default" ''
+expect_rc "stdin script ok" 0
+
+sl -c "select 1; select 2"
+expect_out "-c several statements, last without ;" $'1\n2\n'
+expect_rc "-c ok" 0
+
+sl -c "create table z (a INTEGER); insert into z values (1);"
+expect_out "statements without result columns print nothing" ''
+expect_rc "ddl ok" 0
+
+sl_in $'select\n  1\n  +\n  2;\nselect 4;\n'
+expect_out "multi-line statement on stdin" $'3\n4\n'
+
+sl_in $'select \'a;b\',\n  2;\nselect \'c;\nd\';\n'
+expect_out "';' inside a string literal across lines" $'a;b\t2\nc;\nd\n'
+
+sl_in 'select 5'
+expect_out "unterminated last statement runs at end of input" $'5\n'
+
+sl_in $'-- a comment\n\nselect 6; -- trailing comment\n'
+expect_out "comments and blank lines" $'6\n'
+
+# ---------------------------------------------------------------- errors
+
+sl -c "selec 1"
+expect_line "-c syntax error" "$ERR" 1 '^Error: line 1, column 1: .+'
+expect_line "-c syntax error source line" "$ERR" 2 '^  selec 1$'
+expect_line "-c syntax error caret" "$ERR" 3 '^  \^$'
+expect_lines "-c syntax error" "$ERR" 3
+expect_out "-c syntax error prints nothing on stdout" ''
+expect_rc "-c syntax error" 1
+
+sl -c $'select 1;\nselect 2 +;'
+expect_line "error on line 2 of -c" "$ERR" 1 '^Error: line 2, column 11: .+'
+expect_line "error on line 2 of -c, source" "$ERR" 2 '^  select 2 \+;$'
+expect_line "error on line 2 of -c, caret" "$ERR" 3 '^            \^$'
+expect_out "error on line 2 of -c" $'1\n'
+
+sl_in $'select 1;\n\nselect 2;\nselect\n  3 +;\nselect 4;\n'
+expect_line "stdin line numbers count from the stream start" "$ERR" 1 \
+    '^Error: line 5, column 6: .+'
+expect_line "stdin error source line" "$ERR" 2 '^    3 \+;$'
+expect_line "stdin error caret" "$ERR" 3 '^       \^$'
+expect_out "statements after an error still run" $'1\n2\n4\n'
+expect_rc "stdin with an error" 1
+
+sl -c "select 1; selec; select 2;"
+expect_out "without --bail the next statement runs" $'1\n2\n'
+expect_rc "without --bail" 1
+
+sl -c "select 1; selec; select 2;" --bail
+expect_out "--bail stops at the first error" $'1\n'
+expect_lines "--bail: one error" "$ERR" 3
+expect_rc "--bail" 1
+
+sl_in $'select 1;\nselec;\nselect 2;\n' --bail
+expect_out "--bail on stdin" $'1\n'
+expect_rc "--bail on stdin" 1
+
+"$SLUICE" -c "select 1; selec; select 2;" >"$OUT" 2>&1
+expect_line "merged streams: result 1 first" "$OUT" 1 '^1$'
+expect_line "merged streams: then the error" "$OUT" 2 '^Error: line 1, column 11: .+'
+expect_line "merged streams: then its source" "$OUT" 3 '^  select 1; selec; select 2;$'
+expect_line "merged streams: then the caret" "$OUT" 4 '^            \^$'
+expect_line "merged streams: then result 2" "$OUT" 5 '^2$'
+expect_lines "merged streams" "$OUT" 5
+
+sl -f "$TMP/missing.sql"
+expect_err "-f of a missing file" \
+    "Error: cannot open '$TMP/missing.sql': No such file or directory"$'\n'
+expect_rc "-f of a missing file" 1
+
+# ---------------------------------------------------------------- output modes
+
+box=$'┌────┬───────┐
+│ a  │   b   │
+├────┼───────┤
+│  1 │ x     │
+│ 22 │ NULL  │
+│ 30 │ héllo │
+└────┴───────┘\n'
+table=$'+----+-------+
+| a  |   b   |
++----+-------+
+|  1 | x     |
+| 22 | NULL  |
+| 30 | héllo |
++----+-------+\n'
+markdown=$'| a  |   b   |
+|----|-------|
+| 1  | x     |
+| 22 | NULL  |
+| 30 | héllo |\n'
+line=$'    a = 1
+    b = x
+
+    a = 22
+    b = NULL
+
+    a = 30
+    b = héllo\n'
+json=$'[{"a":1,"b":"x"},\n{"a":22,"b":null},\n{"a":30,"b":"héllo"}]\n'
+
+sl -c "$T_DDL" -c "$T_QUERY" --mode box
+expect_out "--mode box" "$box"
+sl -c "$T_DDL" -c "$T_QUERY" --mode table
+expect_out "--mode table" "$table"
+sl -c "$T_DDL" -c "$T_QUERY" --mode markdown
+expect_out "--mode markdown" "$markdown"
+sl -c "$T_DDL" -c "$T_QUERY" --mode line
+expect_out "--mode line" "$line"
+sl -c "$T_DDL" -c "$T_QUERY" --mode json
+expect_out "--mode json" "$json"
+sl -c "$T_DDL" -c "$T_QUERY" --mode csv
+expect_out "--mode csv" $'1,x\n22,NULL\n30,héllo\n'
+sl -c "$T_DDL" -c "$T_QUERY" --mode=tsv
+expect_out "--mode=tsv" $'1\tx\n22\tNULL\n30\théllo\n'
+sl -c "$T_DDL" -c "$T_QUERY" --mode csv --header
+expect_out "csv --header" $'a,b\n1,x\n22,NULL\n30,héllo\n'
+sl -c "$T_DDL" -c "$T_QUERY" --header --no-header
+expect_out "tsv --no-header" $'1\tx\n22\tNULL\n30\théllo\n'
+sl -c "$T_DDL" -c "$T_QUERY" --header
+expect_out "tsv --header" $'a\tb\n1\tx\n22\tNULL\n30\théllo\n'
+sl -c "$T_DDL" -c "$T_QUERY" --header --mode box
+expect_out "--header does not change box" "$box"
+sl -c "$T_DDL" -c "$T_QUERY" --nullvalue '(null)' --mode csv
+expect_out "--nullvalue csv" $'1,x\n22,(null)\n30,héllo\n'
+sl -c "$T_DDL" -c "$T_QUERY" --nullvalue '-' --mode box
+expect_out "--nullvalue box" $'┌────┬───────┐
+│ a  │   b   │
+├────┼───────┤
+│  1 │ x     │
+│ 22 │ -     │
+│ 30 │ héllo │
+└────┴───────┘\n'
+sl -c "$T_DDL" -c "$T_QUERY" --nullvalue '-' --mode json
+expect_out "--nullvalue does not change json" "$json"
+
+sl -c "$T_DDL" -c "SELECT a, b FROM t WHERE a > 100;" --mode box
+expect_out "box with zero rows" $'┌───┬───┐\n│ a │ b │\n└───┴───┘\n'
+sl -c "$T_DDL" -c "SELECT a, b FROM t WHERE a > 100;" --mode json
+expect_out "json with zero rows" $'[]\n'
+
+sl --mode csv -c $'CREATE TABLE q (s VARCHAR);
+INSERT INTO q VALUES (\'p,q\'), (\'say "hi"\'), (\'two\nlines\'), (\'plain\');
+SELECT s FROM q;'
+expect_out "csv quoting (RFC 4180)" $'"p,q"\n"say ""hi"""\n"two\nlines"\nplain\n'
+
+sl --mode json -c $'CREATE TABLE q (s VARCHAR);
+INSERT INTO q VALUES (\'a"b\\c\ttab\nnl\');
+SELECT s FROM q;'
+expect_out "json string escaping" $'[{"s":"a\\"b\\\\c\\ttab\\nnl"}]\n'
+
+sl --mode json -c "CREATE TABLE v (i INTEGER, g BIGINT, ok BOOLEAN, s VARCHAR);
+INSERT INTO v VALUES (-7, 12345678901, true, '5'), (0, NULL, false, NULL);
+SELECT i, g, ok, s FROM v ORDER BY i;"
+expect_out "json numbers, booleans, nulls" \
+    $'[{"i":-7,"g":12345678901,"ok":true,"s":"5"},\n{"i":0,"g":null,"ok":false,"s":null}]\n'
+
+sl --mode table -c "CREATE TABLE w (name VARCHAR, n INTEGER);
+INSERT INTO w VALUES ('longer name', 5), ('b', 1234);
+SELECT name, n FROM w ORDER BY n;"
+expect_out "table: numbers right, text left, names centred" $'+-------------+------+
+|    name     |  n   |
++-------------+------+
+| longer name |    5 |
+| b           | 1234 |
++-------------+------+\n'
+
+# ---------------------------------------------------------------- echo, timer
+
+sl -c $'select 1;\n  select   2 ;' --echo
+expect_out "--echo prints each statement as written" $'select 1;\n1\nselect   2 ;\n2\n'
+
+sl -c "select 1; selec; select 2;" --timer
+timer_re='^Run Time: real [0-9]+\.[0-9]{3} user [0-9]+\.[0-9]{3} sys [0-9]+\.[0-9]{3}$'
+expect_line "--timer after statement 1" "$ERR" 1 "$timer_re"
+expect_line "--timer error line" "$ERR" 2 '^Error: line 1, column 11: '
+expect_line "--timer after a failed statement" "$ERR" 5 "$timer_re"
+expect_line "--timer after statement 3" "$ERR" 6 "$timer_re"
+expect_lines "--timer" "$ERR" 6
+
+sl_in $'.timer on\nselect 1;\n.timer off\nselect 2;\n'
+expect_line ".timer on" "$ERR" 1 "$timer_re"
+expect_lines ".timer off" "$ERR" 1
+expect_out ".timer on/off" $'1\n2\n'
+
+# ---------------------------------------------------------------- files and dot commands
+
+printf '%s\n%s\n' "$T_DDL" "$T_QUERY" >"$TMP/script.sql"
+sl -f "$TMP/script.sql"
+expect_out "-f FILE" $'1\tx\n22\tNULL\n30\théllo\n'
+expect_rc "-f FILE" 0
+
+printf 'select 1;\nselect 2 +;\n' >"$TMP/bad.sql"
+sl -f "$TMP/bad.sql"
+expect_line "-f line numbers count in the file" "$ERR" 1 '^Error: line 2, column 11: '
+expect_rc "-f with an error" 1
+
+sl_in $'.read '"$TMP/script.sql"$'\nselect 7;\n'
+expect_out ".read FILE" $'1\tx\n22\tNULL\n30\théllo\n7\n'
+
+sl_in $'.read '"$TMP/bad.sql"$'\n'
+expect_line ".read line numbers count in the file" "$ERR" 1 '^Error: line 2, column 11: '
+
+sl_in $'.read '"$TMP/nope.sql"$'\nselect 8;\n'
+expect_line ".read of a missing file" "$ERR" 1 "^Error: cannot open '$TMP/nope.sql': "
+expect_out ".read of a missing file, next runs" $'8\n'
+expect_rc ".read of a missing file" 1
+
+sl_in $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n.tables\n'
+expect_out ".tables, sorted" $'alpha\nzeta\n'
+
+sl_in $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n.schema alpha\n'
+expect_out ".schema TABLE" $'CREATE TABLE alpha (b VARCHAR, c INTEGER);\n'
+
+sl_in $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n.schema\n'
+expect_out ".schema, creation order" \
+    $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n'
+
+sl_in "$T_DDL"$'\n.mode csv\n.headers on\n.nullvalue ~\n'"$T_QUERY"$'\n.mode markdown\n'\
+$'select 1 as one;\n'
+expect_out ".mode, .headers, .nullvalue" $'a,b\n1,x\n22,~\n30,héllo\n| one |\n|-----|\n| 1   |\n'
+
+sl_in $'.nullvalue \'\'\n.mode csv\nselect NULL;\n'
+expect_out ".nullvalue ''" $'\n'
+
+sl_in $'select 1;\n.quit\nselect 2;\n'
+expect_out ".quit stops reading" $'1\n'
+expect_rc ".quit" 0
+
+sl_in $'select 1;\n.exit\nselect 2;\n'
+expect_out ".exit stops reading" $'1\n'
+
+sl_in $'.frobnicate\nselect 1;\n'
+expect_line "unknown dot command" "$ERR" 1 '^Error: .*frobnicate'
+expect_out "unknown dot command, next runs" $'1\n'
+expect_rc "unknown dot command" 1
+
+sl_in $'.mode nosuchmode\n'
+expect_line "bad .mode" "$ERR" 1 '^Error: .*nosuchmode'
+expect_rc "bad .mode" 1
+
+sl_in $'.help\n'
+if grep -q '^\.mode' "$OUT" && grep -q '^\.read' "$OUT"; then
+    pass
+else
+    fail ".help lists the commands"
+fi
+expect_rc ".help" 0
+
+sl_in $'select\n.5;\n'
+expect_line "a '.' line inside a pending statement is SQL" "$OUT" 1 '^0?\.5$'
+
+sl -c ".tables"
+expect_rc "dot command in -c" 0
+
+# ---------------------------------------------------------------- incremental stdin
+
+# A driver writes one statement and waits for its answer before the next.
+coproc SLUICE_CO { "$SLUICE" 2>&1; }
+co_in=${SLUICE_CO[1]}
+co_out=${SLUICE_CO[0]}
+co_pid=$SLUICE_CO_PID
+co_read() { # co_read NAME EXPECTED_REGEX
+    local line=""
+    if IFS= read -r -t 10 line <&"$co_out" && [[ "$line" =~ $2 ]]; then
+        pass
+    else
+        fail "incremental stdin: $1" "expected /$2/" "actual:   $(printf '%q' "$line")"
+    fi
+}
+printf 'select 1;\n' >&"$co_in"
+co_read "answer to statement 1" '^1$'
+printf 'select\n' >&"$co_in"
+printf '2;\n' >&"$co_in"
+co_read "answer to a two-line statement" '^2$'
+printf 'selec;\n' >&"$co_in"
+co_read "error" '^Error: line 4, column 1: '
+co_read "error source line" '^  selec;$'
+co_read "error caret" '^  \^$'
+printf '.mode csv\nselect 3;\n' >&"$co_in"
+co_read "dot command then a statement" '^3$'
+exec {co_in}>&-
+wait "$co_pid"
+RC=$?
+expect_rc "incremental stdin" 1
+
+# ---------------------------------------------------------------- command line
+
+sl --version
+expect_line "--version" "$OUT" 1 '^sluice [0-9]+\.[0-9]+'
+expect_rc "--version" 0
+
+sl --help
+expect_line "--help" "$OUT" 1 '^Usage: sluice'
+expect_rc "--help" 0
+
+sl --frob
+expect_line "unknown option is named" "$ERR" 1 "--frob"
+expect_line "unknown option prints the usage" "$ERR" 2 '^Usage: sluice'
+expect_out "unknown option prints nothing on stdout" ''
+expect_rc "unknown option" 1
+
+sl -c
+expect_line "missing argument is named" "$ERR" 1 "'-c'"
+expect_rc "missing argument" 1
+
+sl --mode
+expect_line "missing --mode argument" "$ERR" 1 "'--mode'"
+expect_rc "missing --mode argument" 1
+
+sl --mode nosuch -c "select 1"
+expect_line "bad --mode value" "$ERR" 1 "nosuch"
+expect_rc "bad --mode value" 1
+
+sl --threads abc -c "select 1"
+expect_line "bad --threads value" "$ERR" 1 "--threads"
+expect_rc "bad --threads value" 1
+
+sl --threads 2 -c "select 1+2"
+expect_out "--threads 2" $'3\n'
+expect_rc "--threads 2" 0
+
+sl --threads=1 -c "select 1+3"
+expect_out "--threads=1" $'4\n'
+
+sl --bail=yes
+expect_line "flag given a value" "$ERR" 1 "--bail"
+expect_rc "flag given a value" 1
+
+sl :memory: -c "select 1+4;" --mode csv
+expect_out "options after DBPATH" $'5\n'
+expect_rc "options after DBPATH" 0
+
+sl -c "select 1" "$TMP/db2" "$TMP/db3"
+expect_line "two DBPATHs" "$ERR" 1 "db3"
+expect_rc "two DBPATHs" 1
+
+# ---------------------------------------------------------------- demo
+
+sl --demo
+expect_line "--demo prints the sample query" "$OUT" 2 \
+    '^SELECT city, count\(\*\), sum\(amount\) FROM demo GROUP BY city ORDER BY city;$'
+expect_line "--demo result, Amsterdam" "$OUT" 3 $'^Amsterdam\t4\t[0-9]+\\.[0-9]+$'
+expect_line "--demo result, Paris" "$OUT" 7 $'^Paris\t4\t[0-9]+\\.[0-9]+$'
+expect_lines "--demo" "$OUT" 7
+expect_err "--demo" ''
+expect_rc "--demo" 0
+
+# ---------------------------------------------------------------- terminal: box default, REPL
+
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$SLUICE' -c 'select 1 as x'" /dev/null </dev/null >"$OUT" 2>&1
+    RC=$?
+    expect_out "box is the default on a terminal" $'┌───┐\r\n│ x │\r\n├───┤\r\n│ 1 │\r\n└───┘\r\n'
+
+    printf 'select\n 40 + 2 as y;\n.quit\n' |
+        script -qec "'$SLUICE'" /dev/null >"$OUT" 2>&1
+    RC=$?
+    expect_rc "REPL" 0
+    if grep -q 'sluice> ' "$OUT" && grep -q '   \.\.\.> ' "$OUT" && grep -q '│ 42 │' "$OUT"; then
+        pass
+    else
+        fail "REPL prompts and box result" "$(tr -d '\r' <"$OUT" | head -c 600)"
+    fi
+    if [ -s "$HOME/.sluice_history" ] && grep -q '40' "$HOME/.sluice_history"; then
+        pass
+    else
+        fail "REPL writes ~/.sluice_history"
+    fi
+else
+    echo "skipped: terminal checks (script(1) is not installed)"
+fi
+
+echo "$n_pass passed, $n_fail failed"
+[ "$n_fail" -eq 0 ]
