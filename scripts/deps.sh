@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Sluice builds and tests with, when missing.
+# Every dependency comes from Debian 12; nothing is downloaded from elsewhere.
+#   cmake, make, gcc, pkg-config   the build
+#   lemon                          the parser generator (grammar.y -> C)
+#   libmimalloc-dev                the allocator behind cm_malloc
+#   libzstd-dev, libxxhash-dev     shuffle block compression and checksums, hashing
+#   libedit-dev                    the REPL's line editing and history
+#   libsqlite3-dev                 the differential tests compare against sqlite3
+#   libcriterion-dev               unit tests
+set -euo pipefail
+packages=(cmake make gcc pkg-config lemon libmimalloc-dev libzstd-dev libxxhash-dev
+          libedit-dev libsqlite3-dev libcriterion-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "Installing: ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

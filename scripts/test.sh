@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# README command 2: build and run every test (unit, SQL logic, CLI contract).
+#   scripts/test.sh            the default build (build/), warnings as errors
+#   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   scripts/test.sh --tiny     batches of 3 rows, to shake out batch-boundary bugs (build-tiny/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+dir=build
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON)
+case "${1:-}" in
+  --asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON -DSLUICE_SANITIZE=ON) ;;
+  --tiny) dir=build-tiny; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON -DSLUICE_BATCH_CAP=3) ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--asan|--tiny]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" "${flags[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$dir" && ctest --output-on-failure -j2
