@@ -30,6 +30,10 @@ ExOp *ex_values_new(CmArena *a, int n_rows, int n_cols, ExExpr **exprs, const Cm
  * be created later than the plan); one task per partition. */
 ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmType *types,
                           CmErr *err);
+/* Reads partition i of each shuffle in turn (UNION ALL); all have the same
+ * partition count and column types. */
+ExOp *ex_shuffle_read_multi_new(CmArena *a, int n_inputs, ShShuffle ***inputs, int n_cols,
+                                const CmType *types, CmErr *err);
 
 /* ---- streaming ---- */
 ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err);
@@ -74,6 +78,36 @@ ExOp *ex_sort_new(CmArena *a, int n_keys, const ExSortKey *keys, int n_cols, con
                   int64_t limit, CmErr *err);
 ExOp *ex_limit_new(CmArena *a, int64_t limit, int64_t offset, int n_cols, const CmType *types,
                    CmErr *err);
+
+typedef enum ExJoinType {
+    EX_JOIN_INNER, /* pairs that match */
+    EX_JOIN_LEFT,  /* pairs, plus unmatched probe rows with NULL build columns */
+    EX_JOIN_FULL,  /* LEFT, plus unmatched build rows with NULL probe columns */
+    EX_JOIN_SEMI,  /* probe rows that match (probe columns only) */
+    EX_JOIN_ANTI,  /* probe rows that do not match (probe columns only) */
+    EX_JOIN_MARK,  /* every probe row plus a BOOLEAN: TRUE matched, FALSE not, NULL
+                      unknown (x IN (...) with NULLs), for IN and NOT IN */
+} ExJoinType;
+
+typedef struct ExJoinSpec {
+    ExJoinType type;
+    ShShuffle **build;   /* the build side's shuffle */
+    bool partitioned;    /* task i builds from partition i; else from all (broadcast) */
+    int n_keys;          /* equality keys; 0 = nested loop (every pair is a candidate) */
+    int *probe_keys;     /* probe input columns */
+    int *build_keys;     /* build input columns */
+    int n_probe_cols;
+    CmType *probe_types;
+    int n_build_cols;
+    CmType *build_types;
+    ExExpr *residual;    /* over probe columns ++ build columns, or NULL */
+} ExJoinSpec;
+
+/* Hash join (nested loop when n_keys is 0) of the pipeline's rows (probe) with
+ * the rows of a finished stage (build).  Output: probe ++ build columns (INNER,
+ * LEFT, FULL), probe columns (SEMI, ANTI), probe columns + mark (MARK).  Keys
+ * equal by SQL '=': a NULL key matches nothing.  FULL requires partitioned. */
+ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err);
 
 /* ---- sinks ---- */
 /* Hash-partitions rows on `keys` (n_keys 0 sends everything to partition 0)

@@ -153,17 +153,25 @@ ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_k
     return op;
 }
 
-/* ---- read ---------------------------------------------------------------- */
+/* ---- read ------------------------------------------------------------------ */
+
+typedef struct ReadSpec {
+    int n_inputs;
+    ShShuffle ***inputs; /* shuffles read one after the other (UNION ALL) */
+} ReadSpec;
 
 typedef struct ReadLocal {
+    int task_idx;
+    int input;         /* the shuffle being read */
     ShReader *reader;
     CmBatch out;
 } ReadLocal;
 
 static int read_n_tasks(ExOp *op, ExQuery *q)
 {
-    ShShuffle **sh = op->spec;
-    return *sh ? sh_shuffle_n_parts(*sh) : 1;
+    const ReadSpec *s = op->spec;
+    ShShuffle *sh = *s->inputs[0];
+    return sh ? sh_shuffle_n_parts(sh) : 1;
 }
 
 static void read_local_fini(ExOp *op, void *local)
@@ -180,33 +188,64 @@ static void read_local_fini(ExOp *op, void *local)
 
 static void *read_local_init(ExOp *op, const ExTask *task, CmErr *err)
 {
-    ShShuffle *sh = *(ShShuffle **)op->spec;
     ReadLocal *l = cm_calloc(1, sizeof *l);
     if (l == NULL || cm_batch_init(&l->out, op->n_cols, op->types, err) != CM_OK) {
         cm_free(l);
         cm_err_set(err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    if (sh != NULL) {
-        l->reader = sh_reader_open(sh, task->task_idx, task->task_idx + 1, 0,
-                                   sh_shuffle_n_maps(sh), err);
-        if (l->reader == NULL) {
-            read_local_fini(op, l);
-            return NULL;
+    l->task_idx = task->task_idx;
+    l->input = -1;
+    return l;
+}
+
+/* Moves to the next input that has a shuffle; false when none is left. */
+static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
+{
+    if (l->reader != NULL) {
+        sh_reader_close(l->reader);
+        l->reader = NULL;
+    }
+    while (++l->input < s->n_inputs) {
+        ShShuffle *sh = *s->inputs[l->input];
+        if (sh != NULL && l->task_idx < sh_shuffle_n_parts(sh)) {
+            l->reader = sh_reader_open(sh, l->task_idx, l->task_idx + 1, 0,
+                                       sh_shuffle_n_maps(sh), err);
+            return l->reader != NULL;
         }
     }
-    return l;
+    return false;
 }
 
 static ExOpResult read_pull(ExOp *op, void *local, const CmBatch **out, CmErr *err)
 {
+    const ReadSpec *s = op->spec;
     ReadLocal *l = local;
-    bool eof = true;
-    if (l->reader == NULL || sh_reader_next(l->reader, &l->out, &eof, err) != CM_OK || eof) {
-        return EX_DONE;
+    for (;;) {
+        if (l->reader == NULL && !next_input(s, l, err)) {
+            return EX_DONE;
+        }
+        bool eof = true;
+        if (sh_reader_next(l->reader, &l->out, &eof, err) != CM_OK) {
+            return EX_DONE;
+        }
+        if (!eof) {
+            *out = &l->out;
+            return EX_HAVE_MORE;
+        }
+        sh_reader_close(l->reader);
+        l->reader = NULL;
     }
-    *out = &l->out;
-    return EX_HAVE_MORE;
+}
+
+static void read_explain(const ExOp *op, char *buf, size_t cap)
+{
+    const ReadSpec *s = op->spec;
+    if (s->n_inputs > 1) {
+        snprintf(buf, cap, "%d inputs", s->n_inputs);
+    } else {
+        buf[0] = '\0';
+    }
 }
 
 static const ExOpVt READ_VT = {
@@ -215,14 +254,27 @@ static const ExOpVt READ_VT = {
     .local_init = read_local_init,
     .local_fini = read_local_fini,
     .pull = read_pull,
+    .explain = read_explain,
 };
+
+ExOp *ex_shuffle_read_multi_new(CmArena *a, int n_inputs, ShShuffle ***inputs, int n_cols,
+                                const CmType *types, CmErr *err)
+{
+    ReadSpec *s = cm_arena_zalloc(a, sizeof *s);
+    ShShuffle ***in = cm_arena_alloc(a, sizeof(ShShuffle **) * (size_t)(n_inputs ? n_inputs : 1));
+    ExOp *op = s && in ? ex_op_new(a, &READ_VT, s, n_cols, types) : NULL;
+    if (op == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    memcpy(in, inputs, sizeof(ShShuffle **) * (size_t)n_inputs);
+    s->n_inputs = n_inputs;
+    s->inputs = in;
+    return op;
+}
 
 ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmType *types,
                           CmErr *err)
 {
-    ExOp *op = ex_op_new(a, &READ_VT, shuffle, n_cols, types);
-    if (op == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory");
-    }
-    return op;
+    return ex_shuffle_read_multi_new(a, 1, &shuffle, n_cols, types, err);
 }

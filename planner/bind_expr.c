@@ -92,8 +92,7 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     return fold(b, c);
 }
 
-/* A resolved operator or function call over bound arguments. */
-static ExExpr *make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
+ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
 {
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
     if (n > EX_FUNC_MAX_ARGS) {
@@ -125,6 +124,13 @@ static ExExpr *make_call(PlBinder *b, const char *name, ExExpr **in, int n, int6
     e->aux = m.aux;
     e->src_off = off;
     return fold(b, e);
+}
+
+static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, int64_t off);
+
+ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r)
+{
+    return make_logic(b, EX_E_AND, l, r, l->src_off);
 }
 
 static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, int64_t off)
@@ -240,6 +246,9 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
     bool table_seen = ast->qualifier == NULL;
     for (int i = 0; i < sc->n; i++) {
         const PlScopeCol *c = &sc->cols[i];
+        if (c->hidden && ast->qualifier == NULL) {
+            continue;
+        }
         if (ast->qualifier != NULL) {
             if (c->table == NULL || strcmp(c->table, ast->qualifier) != 0) {
                 continue;
@@ -441,7 +450,7 @@ static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
     ExExpr *args[2] = {l, r};
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {
         if (OPS[i].op == ast->op) {
-            return make_call(ctx->b, OPS[i].name, args, 2, ast->src_off);
+            return pl_make_call(ctx->b, OPS[i].name, args, 2, ast->src_off);
         }
     }
     return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
@@ -456,8 +465,8 @@ static ExExpr *bind_unary(PlBindCtx *ctx, const PsExpr *ast)
     }
     switch (ast->op) {
     case PS_OP_PLUS: return x;
-    case PS_OP_NEG: return make_call(ctx->b, "neg", &x, 1, ast->src_off);
-    case PS_OP_NOT: return make_call(ctx->b, "not", &x, 1, ast->src_off);
+    case PS_OP_NEG: return pl_make_call(ctx->b, "neg", &x, 1, ast->src_off);
+    case PS_OP_NOT: return pl_make_call(ctx->b, "not", &x, 1, ast->src_off);
     default:
         return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
                     pl_source_text(ctx->b, ast->src_off, ast->src_len));
@@ -469,7 +478,7 @@ static ExExpr *negate_if(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
     if (e == NULL || !negated) {
         return e;
     }
-    return make_call(ctx->b, "not", &e, 1, off);
+    return pl_make_call(ctx->b, "not", &e, 1, off);
 }
 
 static ExExpr *bind_between(PlBindCtx *ctx, const PsExpr *ast)
@@ -481,8 +490,8 @@ static ExExpr *bind_between(PlBindCtx *ctx, const PsExpr *ast)
         return NULL;
     }
     ExExpr *a1[2] = {x, lo}, *a2[2] = {x, hi};
-    ExExpr *ge = make_call(ctx->b, ">=", a1, 2, ast->src_off);
-    ExExpr *le = ge ? make_call(ctx->b, "<=", a2, 2, ast->src_off) : NULL;
+    ExExpr *ge = pl_make_call(ctx->b, ">=", a1, 2, ast->src_off);
+    ExExpr *le = ge ? pl_make_call(ctx->b, "<=", a2, 2, ast->src_off) : NULL;
     ExExpr *both = le ? make_logic(ctx->b, EX_E_AND, ge, le, ast->src_off) : NULL;
     return negate_if(ctx, both, ast->negated, ast->src_off);
 }
@@ -497,7 +506,7 @@ static ExExpr *bind_in_list(PlBindCtx *ctx, const PsExpr *ast)
             return NULL;
         }
         ExExpr *pair[2] = {x, v};
-        ExExpr *eq = make_call(ctx->b, "=", pair, 2, ast->src_off);
+        ExExpr *eq = pl_make_call(ctx->b, "=", pair, 2, ast->src_off);
         if (eq == NULL) {
             return NULL;
         }
@@ -524,7 +533,7 @@ static ExExpr *bind_case(PlBindCtx *ctx, const PsExpr *ast)
         ExExpr *c = pl_bind_expr(ctx, w->cond);
         if (c != NULL && operand != NULL) {
             ExExpr *pair[2] = {operand, c};
-            c = make_call(ctx->b, "=", pair, 2, w->cond->src_off);
+            c = pl_make_call(ctx->b, "=", pair, 2, w->cond->src_off);
         }
         args[2 * i] = c ? pl_cast(ctx->b, c, cm_type_make(CM_T_BOOL), w->cond->src_off) : NULL;
         args[2 * i + 1] = args[2 * i] ? pl_bind_expr(ctx, w->result) : NULL;
@@ -588,7 +597,7 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
             return NULL;
         }
     }
-    return make_call(ctx->b, ast->name, args, n, ast->src_off);
+    return pl_make_call(ctx->b, ast->name, args, n, ast->src_off);
 }
 
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
@@ -622,7 +631,7 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_IN_LIST: return bind_in_list(ctx, ast);
     case PS_EX_IS_NULL: {
         ExExpr *x = pl_bind_expr(ctx, ast->left);
-        return x ? make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1, ast->src_off)
+        return x ? pl_make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1, ast->src_off)
                  : NULL;
     }
     case PS_EX_CAST: {

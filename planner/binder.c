@@ -119,7 +119,7 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
     return e->kind == ST_ENTRY_TABLE ? bind_table_scan(b, e->table) : bind_view(b, e, f->src_off);
 }
 
-static PlNode *bind_from(PlBinder *b, const PsFrom *f, PlScope *sc)
+PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
 {
     if (++b->depth > PL_MAX_DEPTH) {
         cm_err_set(b->err, CM_LIMIT, f->src_off, "views and subqueries nest too deeply");
@@ -134,8 +134,8 @@ static PlNode *bind_from(PlBinder *b, const PsFrom *f, PlScope *sc)
         break;
     case PS_FROM_SUBQUERY: n = bind_query(b, f->subquery); break;
     case PS_FROM_JOIN:
-        cm_err_set(b->err, CM_BIND, f->src_off, "joins are not supported yet");
-        break;
+        b->depth--;
+        return pl_bind_from_where(b, f, NULL, sc);
     }
     b->depth--;
     if (n == NULL || !scope_of(b, n, table, f->col_aliases, sc)) {
@@ -146,7 +146,7 @@ static PlNode *bind_from(PlBinder *b, const PsFrom *f, PlScope *sc)
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static PlNode *project(PlBinder *b, PlNode *child, int n, ExExpr **exprs, const char **names)
+PlNode *pl_project(PlBinder *b, PlNode *child, int n, ExExpr **exprs, const char **names)
 {
     PlNode *p = pl_node_new(b->arena, PL_PROJECT, n);
     if (p == NULL) {
@@ -161,7 +161,7 @@ static PlNode *project(PlBinder *b, PlNode *child, int n, ExExpr **exprs, const 
     return p;
 }
 
-static PlNode *filter(PlBinder *b, PlNode *child, ExExpr *pred, int64_t off)
+PlNode *pl_filter(PlBinder *b, PlNode *child, ExExpr *pred, int64_t off)
 {
     pred = pl_cast(b, pred, cm_type_make(CM_T_BOOL), off);
     if (pred == NULL) {
@@ -241,6 +241,9 @@ static bool expand_star(PlBindCtx *ctx, const PsExpr *star, OutList *o)
     int added = 0;
     for (int i = 0; i < ctx->scope->n; i++) {
         const PlScopeCol *c = &ctx->scope->cols[i];
+        if (c->hidden && star->qualifier == NULL) {
+            continue;
+        }
         if (star->qualifier && (c->table == NULL || strcmp(c->table, star->qualifier) != 0)) {
             continue;
         }
@@ -375,7 +378,7 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
     }
     node->n_keys = agg->n_keys;
     node->n_aggs = agg->n_aggs;
-    node->child = project(b, input, n_pre, pre, pre_names);
+    node->child = pl_project(b, input, n_pre, pre, pre_names);
     return node->child ? node : NULL;
 }
 
@@ -522,7 +525,12 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
 {
     PlNode *input;
     if (sel->from != NULL) {
-        input = bind_from(b, sel->from, sc);
+        if (sel->where != NULL && pl_has_aggregate(sel->where)) {
+            cm_err_set(b->err, CM_BIND, sel->where->src_off,
+                       "aggregate functions are not allowed in WHERE");
+            return NULL;
+        }
+        return pl_bind_from_where(b, sel->from, sel->where, sc);
     } else {
         input = pl_node_new(b->arena, PL_VALUES, 0);
         if (input != NULL) {
@@ -540,7 +548,7 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
         return NULL;
     }
     ExExpr *pred = pl_bind_scalar(b, sc, sel->where, "WHERE");
-    return pred ? filter(b, input, pred, sel->where->src_off) : NULL;
+    return pred ? pl_filter(b, input, pred, sel->where->src_off) : NULL;
 }
 
 static PlNode *distinct(PlBinder *b, PlNode *child)
@@ -559,7 +567,7 @@ static PlNode *distinct(PlBinder *b, PlNode *child)
     memcpy(d->types, child->types, sizeof(CmType) * (size_t)child->n_cols);
     memcpy(d->names, child->names, sizeof(char *) * (size_t)child->n_cols);
     d->n_keys = child->n_cols;
-    d->child = project(b, child, child->n_cols, keys, child->names);
+    d->child = pl_project(b, child, child->n_cols, keys, child->names);
     return d->child ? d : NULL;
 }
 
@@ -610,7 +618,7 @@ static PlNode *finish_select(PlBinder *b, const PsSelect *sel, PlNode *top, OutL
                 return oom(b);
             }
         }
-        top = project(b, top, o->n_visible, cols, o->names);
+        top = pl_project(b, top, o->n_visible, cols, o->names);
     }
     return top;
 }
@@ -654,17 +662,197 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
     if (agg != NULL) {
         top = build_aggregate(b, top, agg);
         if (top != NULL && having != NULL) {
-            top = filter(b, top, having, sel->having->src_off);
+            top = pl_filter(b, top, having, sel->having->src_off);
         }
         if (top == NULL) {
             return NULL;
         }
     }
-    top = project(b, top, o.n, o.exprs, o.names);
+    top = pl_project(b, top, o.n, o.exprs, o.names);
     if (top != NULL && sel->distinct) {
         top = distinct(b, top);
     }
     return top ? finish_select(b, sel, top, &o, keys) : NULL;
+}
+
+/* ---- set operations ------------------------------------------------------------- */
+
+/* child with its columns cast to `types` (child itself when nothing changes). */
+static PlNode *cast_columns(PlBinder *b, PlNode *child, const CmType *types, int n_extra,
+                            const int64_t *extra)
+{
+    int n = child->n_cols + n_extra;
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+    if (exprs == NULL || names == NULL) {
+        return oom(b);
+    }
+    bool same = n_extra == 0;
+    for (int i = 0; i < child->n_cols; i++) {
+        ExExpr *c = ex_expr_column(b->arena, i, child->types[i]);
+        exprs[i] = c ? pl_cast(b, c, types[i], -1) : NULL;
+        if (exprs[i] == NULL) {
+            return c ? NULL : oom(b);
+        }
+        same = same && exprs[i] == c;
+        names[i] = child->names[i];
+    }
+    for (int i = 0; i < n_extra; i++) {
+        CmValue v = {.type = cm_type_make(CM_T_INT64), .i = extra[i]};
+        exprs[child->n_cols + i] = ex_expr_const(b->arena, &v);
+        names[child->n_cols + i] = "tag";
+        if (exprs[child->n_cols + i] == NULL) {
+            return oom(b);
+        }
+    }
+    return same ? child : pl_project(b, child, n, exprs, names);
+}
+
+static PlNode *union_all(PlBinder *b, PlNode *l, PlNode *r)
+{
+    PlNode *u = pl_node_new(b->arena, PL_UNION, l->n_cols);
+    PlNode **inputs = cm_arena_alloc(b->arena, sizeof(PlNode *) * 2);
+    if (u == NULL || inputs == NULL) {
+        return oom(b);
+    }
+    memcpy(u->types, l->types, sizeof(CmType) * (size_t)l->n_cols);
+    memcpy(u->names, l->names, sizeof(char *) * (size_t)l->n_cols);
+    inputs[0] = l;
+    inputs[1] = r;
+    u->n_inputs = 2;
+    u->inputs = inputs;
+    return u;
+}
+
+/* INTERSECT and EXCEPT: tag each side's rows, group by every column (where
+ * NULLs are equal, as set operations want), and keep the groups seen on the
+ * left and on the right (INTERSECT) or only on the left (EXCEPT). */
+static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlNode *r,
+                                const CmType *types)
+{
+    int n = l->n_cols;
+    int64_t ltag[2] = {1, 0}, rtag[2] = {0, 1};
+    l = cast_columns(b, l, types, 2, ltag);
+    r = l ? cast_columns(b, r, types, 2, rtag) : NULL;
+    PlNode *u = r ? union_all(b, l, r) : NULL;
+    PlNode *agg = u ? pl_node_new(b->arena, PL_AGGREGATE, n + 2) : NULL;
+    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
+    ExAggSpec *aggs = cm_arena_alloc(b->arena, sizeof(ExAggSpec) * 2);
+    if (agg == NULL || pre == NULL || aggs == NULL) {
+        return u ? oom(b) : NULL;
+    }
+    for (int i = 0; i < n + 2; i++) {
+        pre[i] = ex_expr_column(b->arena, i, u->types[i]);
+        if (pre[i] == NULL) {
+            return oom(b);
+        }
+        agg->types[i] = u->types[i];
+        agg->names[i] = u->names[i];
+    }
+    for (int i = 0; i < 2; i++) {
+        aggs[i] = (ExAggSpec){.fn = EX_AGG_SUM, .arg = n + i, .arg_type = u->types[n + i],
+                              .type = cm_type_make(CM_T_INT64)};
+    }
+    agg->n_keys = n;
+    agg->n_aggs = 2;
+    agg->aggs = aggs;
+    agg->child = pl_project(b, u, n + 2, pre, u->names);
+    if (agg->child == NULL) {
+        return NULL;
+    }
+    CmValue zero = {.type = cm_type_make(CM_T_INT64), .i = 0};
+    ExExpr *seen_l[2] = {ex_expr_column(b->arena, n, agg->types[n]), ex_expr_const(b->arena, &zero)};
+    ExExpr *seen_r[2] = {ex_expr_column(b->arena, n + 1, agg->types[n + 1]),
+                         ex_expr_const(b->arena, &zero)};
+    ExExpr *in_l = pl_make_call(b, ">", seen_l, 2, sel->src_off);
+    ExExpr *in_r = pl_make_call(b, sel->setop == PS_SET_INTERSECT ? ">" : "=", seen_r, 2,
+                                sel->src_off);
+    ExExpr *pred = in_l && in_r ? pl_make_and(b, in_l, in_r) : NULL;
+    PlNode *f = pred ? pl_filter(b, agg, pred, sel->src_off) : NULL;
+    if (f == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        pre[i] = ex_expr_column(b->arena, i, f->types[i]);
+    }
+    return pl_project(b, f, n, pre, l->names);
+}
+
+static PlNode *bind_setop(PlBinder *b, const PsSelect *sel)
+{
+    PlNode *l = bind_query(b, sel->left);
+    PlNode *r = l ? bind_query(b, sel->right) : NULL;
+    if (r == NULL) {
+        return NULL;
+    }
+    if (l->n_cols != r->n_cols) {
+        cm_err_set(b->err, CM_BIND, sel->right->src_off,
+                   "each side of a set operation must have the same number of columns (%d and %d)",
+                   l->n_cols, r->n_cols);
+        return NULL;
+    }
+    CmType *types = cm_arena_alloc(b->arena, sizeof(CmType) * (size_t)(l->n_cols + 1));
+    if (types == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < l->n_cols; i++) {
+        if (!ex_common_type(l->types[i], r->types[i], &types[i])) {
+            cm_err_set(b->err, CM_TYPE, sel->right->src_off,
+                       "column %d of a set operation mixes incompatible types", i + 1);
+            return NULL;
+        }
+        if (types[i].id == CM_T_NULL) {
+            types[i] = cm_type_make(CM_T_INT32);
+        }
+    }
+    if (sel->setop != PS_SET_UNION) {
+        if (sel->all) {
+            cm_err_set(b->err, CM_BIND, sel->src_off, "INTERSECT ALL and EXCEPT ALL are not supported yet");
+            return NULL;
+        }
+        return intersect_except(b, sel, l, r, types);
+    }
+    l = cast_columns(b, l, types, 0, NULL);
+    r = l ? cast_columns(b, r, types, 0, NULL) : NULL;
+    PlNode *u = r ? union_all(b, l, r) : NULL;
+    return u && !sel->all ? distinct(b, u) : u;
+}
+
+/* ORDER BY and LIMIT over a set operation or VALUES: they see its output columns. */
+static PlNode *order_output(PlBinder *b, const PsSelect *sel, PlNode *n)
+{
+    if (sel->order_by == NULL && sel->limit == NULL && sel->offset == NULL) {
+        return n;
+    }
+    PlScopeCol *cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(n->n_cols + 1));
+    OutList o = {0};
+    if (cols == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        cols[i].name = n->names[i];
+        cols[i].type = n->types[i];
+        ExExpr *c = ex_expr_column(b->arena, i, n->types[i]);
+        if (c == NULL || !out_add(b, &o, c, n->names[i])) {
+            return c ? NULL : oom(b);
+        }
+    }
+    o.n_visible = o.n;
+    PlScope sc = {.n = n->n_cols, .cols = cols};
+    PlBindCtx ctx = {.b = b, .scope = &sc, .clause = "ORDER BY"};
+    ExSortKey *keys = NULL;
+    if (sel->order_by != NULL) {
+        keys = cm_arena_alloc(b->arena, sizeof(ExSortKey) * (size_t)sel->order_by->n);
+        PsSelect plain = *sel;
+        plain.distinct = false;
+        if (keys == NULL || !bind_order(&ctx, &plain, &o, keys)) {
+            return keys ? NULL : oom(b);
+        }
+    }
+    if (o.n > o.n_visible) {
+        n = pl_project(b, n, o.n, o.exprs, o.names);
+    }
+    return n ? finish_select(b, sel, n, &o, keys) : NULL;
 }
 
 static PlNode *bind_query(PlBinder *b, const PsSelect *sel)
@@ -684,13 +872,11 @@ static PlNode *bind_query(PlBinder *b, const PsSelect *sel)
     case PS_SEL_SIMPLE: n = bind_simple(b, sel); break;
     case PS_SEL_VALUES:
         n = bind_values(b, sel);
-        if (n != NULL && (sel->order_by || sel->limit || sel->offset)) {
-            cm_err_set(b->err, CM_BIND, sel->src_off, "ORDER BY and LIMIT on VALUES are not supported yet");
-            n = NULL;
-        }
+        n = n ? order_output(b, sel, n) : NULL;
         break;
     case PS_SEL_SETOP:
-        cm_err_set(b->err, CM_BIND, sel->src_off, "UNION, INTERSECT and EXCEPT are not supported yet");
+        n = bind_setop(b, sel);
+        n = n ? order_output(b, sel, n) : NULL;
         break;
     }
     b->ctes = saved;

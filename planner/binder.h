@@ -37,6 +37,7 @@ typedef struct PlScopeCol {
     const char *table;   /* alias or table name; NULL for derived columns */
     const char *name;
     CmType type;
+    bool hidden;         /* the right-hand twin of a USING column: found only qualified */
 } PlScopeCol;
 
 typedef struct PlScope {

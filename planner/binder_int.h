@@ -38,3 +38,23 @@ bool pl_expr_equal(const ExExpr *a, const ExExpr *b);
 
 /* The SQL text of a node, in the arena (for column names). */
 const char *pl_source_text(PlBinder *b, int64_t off, int64_t len);
+
+/* Binds one FROM item that is not a join (table, view, CTE, subquery). */
+PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc);
+
+/* Binds a FROM clause together with its WHERE condition (may be NULL): joins
+ * are ordered, single-table conditions pushed below them and equalities made
+ * join keys.  The output's columns are the FROM clause's, in order (*sc). */
+PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc);
+
+/* A PROJECT of `exprs` over child (names borrowed), or a FILTER keeping the
+ * rows where pred (cast to BOOLEAN) is true.  NULL with b->err on failure. */
+PlNode *pl_project(PlBinder *b, PlNode *child, int n, ExExpr **exprs, const char **names);
+PlNode *pl_filter(PlBinder *b, PlNode *child, ExExpr *pred, int64_t off);
+
+/* A resolved operator or function call ("=", "+", "abs", ...) over bound
+ * arguments, with casts inserted and constants folded. */
+ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **args, int n, int64_t off);
+
+/* l AND r (both cast to BOOLEAN). */
+ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r);

@@ -14,7 +14,7 @@
 #include "executor/ops.h"
 #include "planner/physical.h"
 
-#define MAX_PIPE_OPS 64
+#define MAX_PIPE_OPS 512
 #define MAX_STAGES 256
 
 typedef struct Pipe {
@@ -23,7 +23,7 @@ typedef struct Pipe {
     ExOp *ops[MAX_PIPE_OPS];
     bool single;        /* runs as one task */
     int n_deps;
-    ExStage *deps[4];
+    ExStage *deps[64];
 } Pipe;
 
 typedef struct Builder {
@@ -82,21 +82,33 @@ static ExStage *close_stage(Builder *bld, Pipe *p, ExOp *sink, const char *excha
     return s;
 }
 
-/* Closes the open pipeline into a shuffle on `keys` and opens its reader. */
-static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_parts)
+/* Closes the open pipeline into a stage writing a new shuffle on `keys`. */
+static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_parts,
+                                 ShShuffle ***slot_out)
 {
     PlStagePlan *plan = bld->plan;
     if (plan->n_shuffles == MAX_STAGES) {
         cm_err_set(bld->err, CM_LIMIT, -1, "query too complex: too many exchanges");
-        return false;
+        return NULL;
     }
     ShShuffle **slot = &plan->shuffles[plan->n_shuffles++];
     const ExOp *top = pipe_top(p);
     ExOp *w = ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols, top->types,
                                    bld->err);
     const char *desc = n_keys ? cm_arena_printf(bld->a, "hash exchange, %d partitions", n_parts)
-                              : "gather";
-    ExStage *s = close_stage(bld, p, w, desc);
+                              : n_parts == 1 ? "gather"
+                                             : cm_arena_printf(bld->a, "exchange, %d partitions",
+                                                               n_parts);
+    *slot_out = slot;
+    return close_stage(bld, p, w, desc);
+}
+
+/* Closes the open pipeline into a shuffle on `keys` and opens its reader. */
+static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_parts)
+{
+    ShShuffle **slot = NULL;
+    const ExOp *top = pipe_top(p);
+    ExStage *s = close_to_shuffle(bld, p, n_keys, keys, n_parts, &slot);
     ExOp *r = s ? ex_shuffle_read_new(bld->a, slot, top->n_cols, top->types, bld->err) : NULL;
     if (r == NULL) {
         return false;
@@ -138,8 +150,83 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
                                           n->n_aggs, n->aggs, bld->err));
 }
 
+/* Build rows up to which a join copies its build side to every task instead of
+ * partitioning both sides (the adaptive optimizer will decide from real sizes). */
+#define BROADCAST_MAX_ROWS 1000000.0
+
+static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
+{
+    Pipe *bp = cm_arena_zalloc(bld->a, sizeof *bp);
+    if (bp == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    bool partitioned = n->join_type == EX_JOIN_FULL || pl_estimate(n->right) > BROADCAST_MAX_ROWS;
+    int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
+    ShShuffle **slot = NULL;
+    if (!build(bld, n->right, bp)) {
+        return false;
+    }
+    ExStage *bs = close_to_shuffle(bld, bp, partitioned ? n->n_join_keys : 0, n->right_keys,
+                                   n_parts, &slot);
+    if (bs == NULL || !build(bld, n->child, p)) {
+        return false;
+    }
+    if (partitioned && !exchange(bld, p, n->n_join_keys, n->left_keys, n_parts)) {
+        return false;
+    }
+    if (p->n_deps < 64) {
+        p->deps[p->n_deps++] = bs;
+    }
+    const PlNode *l = n->child, *r = n->right;
+    ExJoinSpec spec = {.type = n->join_type, .build = slot, .partitioned = partitioned,
+                       .n_keys = n->n_join_keys, .probe_keys = n->left_keys,
+                       .build_keys = n->right_keys, .n_probe_cols = l->n_cols,
+                       .probe_types = l->types, .n_build_cols = r->n_cols,
+                       .build_types = r->types, .residual = n->residual};
+    return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
+}
+
+/* Every input closes into a gather; one task reads them all in turn. */
+static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
+{
+    ShShuffle ***slots = cm_arena_alloc(bld->a, sizeof(ShShuffle **) * (size_t)n->n_inputs);
+    Pipe *ip = cm_arena_zalloc(bld->a, sizeof *ip);
+    if (slots == NULL || ip == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    ExStage *deps[64];
+    int n_deps = 0;
+    for (int i = 0; i < n->n_inputs; i++) {
+        memset(ip, 0, sizeof *ip);
+        ExStage *s = build(bld, n->inputs[i], ip)
+                         ? close_to_shuffle(bld, ip, 0, NULL, 1, &slots[i])
+                         : NULL;
+        if (s == NULL) {
+            return false;
+        }
+        if (n_deps < 64) {
+            deps[n_deps++] = s;
+        }
+    }
+    memset(p, 0, sizeof *p);
+    p->source = ex_shuffle_read_multi_new(bld->a, n->n_inputs, slots, n->n_cols, n->types,
+                                          bld->err);
+    p->single = true;
+    memcpy(p->deps, deps, sizeof(ExStage *) * (size_t)n_deps);
+    p->n_deps = n_deps;
+    return p->source != NULL;
+}
+
 static bool build(Builder *bld, const PlNode *n, Pipe *p)
 {
+    if (n->kind == PL_JOIN) {
+        return build_join(bld, n, p);
+    }
+    if (n->kind == PL_UNION) {
+        return build_union(bld, n, p);
+    }
     if (n->child != NULL && !build(bld, n->child, p)) {
         return false;
     }
@@ -163,6 +250,8 @@ static bool build(Builder *bld, const PlNode *n, Pipe *p)
         }
         return append(bld, p, ex_sort_new(bld->a, n->n_sort_keys, n->sort_keys, n->n_cols,
                                           n->types, n->limit, bld->err));
+    case PL_JOIN:
+    case PL_UNION: return false; /* handled above */
     case PL_LIMIT:
         if (!p->single) {
             int64_t local = n->limit < 0 ? -1 : n->limit + n->offset;

@@ -2,8 +2,8 @@
  * plan.h - the logical plan: what the binder produces and the physical
  * planner cuts into stages.
  *
- * A PlNode is a relational operator with one child (joins come with the
- * relational core).  Each node states its output: n_cols columns with types
+ * A PlNode is a relational operator with one child, or two for a join
+ * (`child` is the probe side, `right` the build side).  Each node states its output: n_cols columns with types
  * and names.  Expressions are bound ExExpr trees over the child's output
  * columns.  All nodes live in the query arena.
  */
@@ -26,6 +26,8 @@ typedef enum PlKind {
     PL_AGGREGATE,  /* group by child columns 0..n_keys-1, then `aggs` */
     PL_SORT,       /* order by `sort_keys` (child columns) */
     PL_LIMIT,      /* `limit` (-1: none) rows after `offset` */
+    PL_JOIN,       /* `child` (probe) joined with `right` (build): see ExJoinType */
+    PL_UNION,      /* the rows of every input in `inputs` (UNION ALL) */
 } PlKind;
 
 typedef struct PlNode PlNode;
@@ -53,7 +55,21 @@ struct PlNode {
     ExSortKey *sort_keys;
     /* LIMIT (SORT also carries a limit hint for top-N) */
     int64_t limit, offset;
+    /* JOIN: output is child ++ right columns (INNER, LEFT, FULL), child columns
+     * (SEMI, ANTI) or child columns + a BOOLEAN mark (MARK) */
+    PlNode *right;
+    ExJoinType join_type;
+    int n_join_keys;
+    int *left_keys;       /* child columns */
+    int *right_keys;      /* right columns, same types as left_keys */
+    ExExpr *residual;     /* over child ++ right columns, or NULL */
+    /* UNION: inputs with this node's column types */
+    int n_inputs;
+    PlNode **inputs;
 };
+
+/* Estimated output rows, from table sizes and fixed selectivities. */
+double pl_estimate(const PlNode *n);
 
 /* A node of `kind` with room for n_cols output columns; NULL on OOM. */
 PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols);

@@ -1,0 +1,523 @@
+/*
+ * hash_join.c - hash join of the pipeline's rows (probe) against the output of
+ * a finished stage (build); with no keys it is a nested-loop join.
+ *
+ * Design: the build side is read from its shuffle into an ExResult (compacted
+ * batches) and indexed by chains: heads[hash & mask] -> first row, next[row]
+ * -> following row, in build order.  Rows with a NULL key are stored (an outer
+ * join still returns them) but never chained.  Broadcast: one table, built by
+ * the first task under the op lock and shared read-only.  Partitioned: each
+ * task builds its own from its partition, so FULL joins can track which build
+ * rows matched without locks.
+ * Probing an input batch runs in two phases: candidate pairs (probe row,
+ * build row) are gathered up to a batch, the residual predicate filters them,
+ * and matched flags are set; then the rows that depend on the flags (unmatched
+ * probe rows, semi/anti selections, marks) are emitted.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "executor/hashing.h"
+#include "executor/ops.h"
+
+typedef struct JoinTable {
+    ExResult *rows;      /* build rows; owned */
+    int64_t n_rows;
+    uint64_t *hashes;    /* per row */
+    int64_t *next;       /* per row: next row in the chain, -1 at the end */
+    int64_t *heads;      /* per slot: first row, -1 when empty */
+    uint64_t mask;
+    bool has_null_key;   /* some build row has a NULL key (IN semantics) */
+    uint8_t *matched;    /* per row, FULL joins only */
+} JoinTable;
+
+typedef struct JoinGlobal {
+    bool built;
+    CmErr err;           /* the build's error, repeated to every task */
+    JoinTable table;
+} JoinGlobal;
+
+typedef struct JoinLocal {
+    JoinTable own;           /* partitioned: this task's table */
+    JoinTable *table;
+    bool active;             /* in the middle of an input batch */
+    int phase;               /* 0: pairs, 1: rows that depend on the matched flags */
+    int row;                 /* probe row (active index) */
+    int64_t cursor;          /* chain position of `row`; -2: not started */
+    uint64_t hashes[CM_BATCH_CAP];
+    uint8_t probe_matched[CM_BATCH_CAP];
+    uint32_t pair_row[CM_BATCH_CAP];
+    int64_t pair_build[CM_BATCH_CAP];
+    CmBatch out;             /* probe ++ build columns */
+    CmBatch view;            /* SEMI/ANTI/MARK output: views of the input (+ mark) */
+    CmVec *view_cols;        /* view's own column array */
+    CmVec mark;
+    ExExprState *residual;
+    int64_t flush_row;       /* FULL: next build row to consider */
+} JoinLocal;
+
+/* ---- build ----------------------------------------------------------------------- */
+
+static void table_free(JoinTable *t)
+{
+    ex_result_free(t->rows);
+    cm_free(t->hashes);
+    cm_free(t->next);
+    cm_free(t->heads);
+    cm_free(t->matched);
+    memset(t, 0, sizeof *t);
+}
+
+static const CmBatch *row_batch(const JoinTable *t, int64_t r, uint32_t *pos)
+{
+    *pos = (uint32_t)(r % CM_BATCH_CAP);
+    return ex_result_batch(t->rows, (int)(r / CM_BATCH_CAP));
+}
+
+static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys)
+{
+    uint32_t p = cm_batch_pos(b, i);
+    for (int k = 0; k < n_keys; k++) {
+        if (cm_vec_is_null(&b->cols[keys[k]], p)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+{
+    uint64_t n_slots = 16;
+    while (s->n_keys > 0 && n_slots < (uint64_t)t->n_rows * 2) {
+        n_slots *= 2;
+    }
+    size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
+    t->hashes = cm_malloc(sizeof(uint64_t) * n);
+    t->next = cm_malloc(sizeof(int64_t) * n);
+    t->heads = cm_malloc(sizeof(int64_t) * (size_t)n_slots);
+    if (t->hashes == NULL || t->next == NULL || t->heads == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
+    }
+    memset(t->heads, 0xff, sizeof(int64_t) * (size_t)n_slots);
+    t->mask = s->n_keys > 0 ? n_slots - 1 : 0;
+    for (int bi = 0; bi < ex_result_n_batches(t->rows); bi++) {
+        const CmBatch *b = ex_result_batch(t->rows, bi);
+        ex_hash_keys(b, s->n_keys, s->build_keys, t->hashes + (int64_t)bi * CM_BATCH_CAP);
+    }
+    /* Insert backwards so that every chain lists rows in build order. */
+    for (int64_t r = t->n_rows - 1; r >= 0; r--) {
+        uint32_t pos;
+        const CmBatch *b = row_batch(t, r, &pos);
+        if (has_null_key(b, (int)pos, s->n_keys, s->build_keys)) {
+            t->has_null_key = true;
+            t->next[r] = -1;
+            continue;
+        }
+        uint64_t slot = t->hashes[r] & t->mask;
+        t->next[r] = t->heads[slot];
+        t->heads[slot] = r;
+    }
+    return CM_OK;
+}
+
+static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, CmErr *err)
+{
+    ShShuffle *sh = *s->build;
+    CmBatch buf;
+    if (cm_batch_init(&buf, s->n_build_cols, s->build_types, err) != CM_OK) {
+        return err->code;
+    }
+    t->rows = ex_result_new(s->n_build_cols, s->build_types, err);
+    ShReader *r = t->rows && sh ? sh_reader_open(sh, p0, p1, 0, sh_shuffle_n_maps(sh), err) : NULL;
+    bool eof = r == NULL;
+    while (!eof && sh_reader_next(r, &buf, &eof, err) == CM_OK && !eof) {
+        ex_result_append(t->rows, &buf, err);
+    }
+    if (r != NULL) {
+        sh_reader_close(r);
+    }
+    cm_batch_fini(&buf);
+    if (err->code != CM_OK || t->rows == NULL) {
+        return err->code;
+    }
+    t->n_rows = ex_result_n_rows(t->rows);
+    if (s->type == EX_JOIN_FULL) {
+        t->matched = cm_calloc((size_t)(t->n_rows ? t->n_rows : 1), 1);
+        if (t->matched == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
+        }
+    }
+    return index_rows(s, t, err);
+}
+
+/* ---- output assembly --------------------------------------------------------------- */
+
+static void copy_cell(CmVec *dst, uint32_t to, const CmVec *src, uint32_t from)
+{
+    if (cm_vec_is_null(src, from)) {
+        cm_vec_set_null(dst, to);
+        return;
+    }
+    size_t w = cm_type_width(dst->type);
+    memcpy((char *)dst->data + w * to, (const char *)src->data + w * from, w);
+}
+
+/* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
+ * a NULL `in` makes the probe side NULL. */
+static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
+{
+    cm_batch_reset(&l->out);
+    for (int i = 0; i < n; i++) {
+        uint32_t to = (uint32_t)i;
+        for (int c = 0; c < s->n_probe_cols; c++) {
+            if (in == NULL) {
+                cm_vec_set_null(&l->out.cols[c], to);
+            } else {
+                copy_cell(&l->out.cols[c], to, &in->cols[c], cm_batch_pos(in, (int)l->pair_row[i]));
+            }
+        }
+        int64_t r = l->pair_build[i];
+        uint32_t pos = 0;
+        const CmBatch *b = r >= 0 ? row_batch(l->table, r, &pos) : NULL;
+        for (int c = 0; c < s->n_build_cols; c++) {
+            CmVec *dst = &l->out.cols[s->n_probe_cols + c];
+            if (b == NULL) {
+                cm_vec_set_null(dst, to);
+            } else {
+                copy_cell(dst, to, &b->cols[c], pos);
+            }
+        }
+    }
+    l->out.n_rows = n;
+}
+
+static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const CmBatch *b,
+                       uint32_t pos)
+{
+    for (int k = 0; k < s->n_keys; k++) {
+        if (!ex_key_equal(&in->cols[s->probe_keys[k]], p, &b->cols[s->build_keys[k]], pos)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Gathers up to a batch of candidate pairs; returns how many. */
+static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
+{
+    const JoinTable *t = l->table;
+    int n = 0;
+    while (l->row < in->n_rows && n < CM_BATCH_CAP) {
+        uint32_t p = cm_batch_pos(in, l->row);
+        if (l->cursor == -2) {
+            bool null_key = has_null_key(in, l->row, s->n_keys, s->probe_keys);
+            l->cursor = null_key ? -1 : t->heads[l->hashes[l->row] & t->mask];
+        }
+        while (l->cursor >= 0 && n < CM_BATCH_CAP) {
+            int64_t r = l->cursor;
+            l->cursor = t->next[r];
+            uint32_t pos;
+            const CmBatch *b = row_batch(t, r, &pos);
+            if (s->n_keys == 0 || (t->hashes[r] == l->hashes[l->row] && keys_equal(s, in, p, b, pos))) {
+                l->pair_row[n] = (uint32_t)l->row;
+                l->pair_build[n] = r;
+                n++;
+            }
+        }
+        if (l->cursor < 0) {
+            l->row++;
+            l->cursor = -2;
+        }
+    }
+    return n;
+}
+
+/* Filters the assembled pairs by the residual and records the matches. */
+static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, CmErr *err)
+{
+    const CmVec *ok = NULL;
+    if (s->residual != NULL) {
+        ok = ex_expr_eval(l->residual, &l->out, err);
+        if (ok == NULL) {
+            return err->code;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (ok != NULL && (cm_vec_is_null(ok, (uint32_t)i) || !((const uint8_t *)ok->data)[i])) {
+            continue;
+        }
+        l->probe_matched[l->pair_row[i]] = 1;
+        if (l->table->matched != NULL) {
+            l->table->matched[l->pair_build[i]] = 1;
+        }
+        l->out.sel_buf[kept++] = (uint32_t)i;
+    }
+    if (ok != NULL) {
+        l->out.sel = l->out.sel_buf;
+        l->out.n_rows = kept;
+    }
+    return CM_OK;
+}
+
+/* Phase 1: the rows whose output depends on the matched flags. */
+static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
+{
+    switch (s->type) {
+    case EX_JOIN_LEFT:
+    case EX_JOIN_FULL: {
+        int n = 0;
+        for (int i = 0; i < in->n_rows; i++) {
+            if (!l->probe_matched[i]) {
+                l->pair_row[n] = (uint32_t)i;
+                l->pair_build[n++] = -1;
+            }
+        }
+        assemble(s, l, in, n);
+        return n > 0 ? &l->out : NULL;
+    }
+    case EX_JOIN_SEMI:
+    case EX_JOIN_ANTI: {
+        int n = 0;
+        for (int i = 0; i < in->n_rows; i++) {
+            l->view.sel_buf[n] = cm_batch_pos(in, i);
+            n += l->probe_matched[i] == (s->type == EX_JOIN_SEMI);
+        }
+        for (int c = 0; c < s->n_probe_cols; c++) {
+            cm_vec_reference(&l->view_cols[c], &in->cols[c]);
+        }
+        l->view.n_rows = n;
+        l->view.sel = l->view.sel_buf;
+        return n > 0 ? &l->view : NULL;
+    }
+    case EX_JOIN_MARK: {
+        uint8_t *m = l->mark.data;
+        l->mark.validity = NULL;
+        for (int i = 0; i < in->n_rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            m[p] = l->probe_matched[i];
+            bool unknown = !l->probe_matched[i] && l->table->n_rows > 0 &&
+                           (l->table->has_null_key ||
+                            has_null_key(in, i, s->n_keys, s->probe_keys));
+            if (unknown) {
+                cm_vec_set_null(&l->mark, p);
+            }
+        }
+        for (int c = 0; c < s->n_probe_cols; c++) {
+            cm_vec_reference(&l->view_cols[c], &in->cols[c]);
+        }
+        cm_vec_reference(&l->view_cols[s->n_probe_cols], &l->mark);
+        l->view.n_rows = in->n_rows;
+        l->view.sel = in->sel;
+        return &l->view;
+    }
+    default: return NULL;
+    }
+}
+
+static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBatch **out,
+                            CmErr *err)
+{
+    const ExJoinSpec *s = op->spec;
+    JoinLocal *l = local;
+    if (!l->active) {
+        l->active = true;
+        l->phase = 0;
+        l->row = 0;
+        l->cursor = -2;
+        memset(l->probe_matched, 0, (size_t)in->n_rows);
+        ex_hash_keys(in, s->n_keys, s->probe_keys, l->hashes);
+    }
+    if (l->phase == 0) {
+        int n = gather_pairs(s, l, in);
+        if (n > 0) {
+            assemble(s, l, in, n);
+            if (match_pairs(s, l, n, err) != CM_OK) {
+                l->active = false;
+                return EX_NEED_INPUT;
+            }
+            bool emits = s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT ||
+                         s->type == EX_JOIN_FULL;
+            *out = emits && l->out.n_rows > 0 ? &l->out : NULL;
+            return EX_HAVE_MORE;
+        }
+        l->phase = 1;
+    }
+    l->active = false;
+    *out = tail(s, l, in);
+    return EX_NEED_INPUT;
+}
+
+static ExOpResult join_flush(ExOp *op, void *local, const CmBatch **out, CmErr *err)
+{
+    const ExJoinSpec *s = op->spec;
+    JoinLocal *l = local;
+    if (s->type != EX_JOIN_FULL) {
+        return EX_DONE;
+    }
+    int n = 0;
+    while (l->flush_row < l->table->n_rows && n < CM_BATCH_CAP) {
+        int64_t r = l->flush_row++;
+        if (!l->table->matched[r]) {
+            l->pair_build[n++] = r;
+        }
+    }
+    assemble(s, l, NULL, n);
+    *out = n > 0 ? &l->out : NULL;
+    return l->flush_row < l->table->n_rows ? EX_HAVE_MORE : EX_DONE;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------ */
+
+static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
+{
+    JoinGlobal *g = cm_calloc(1, sizeof *g);
+    if (g == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    cm_err_init(&g->err);
+    op->global = g;
+    return CM_OK;
+}
+
+static void join_global_fini(ExOp *op)
+{
+    JoinGlobal *g = op->global;
+    table_free(&g->table);
+    cm_free(g);
+}
+
+static void join_local_fini(ExOp *op, void *local)
+{
+    JoinLocal *l = local;
+    if (l == NULL) {
+        return;
+    }
+    table_free(&l->own);
+    cm_batch_fini(&l->out);
+    l->view.cols = NULL; /* view_cols is freed below */
+    l->view.n_cols = 0;
+    cm_batch_fini(&l->view);
+    cm_free(l->view_cols);
+    cm_vec_fini(&l->mark);
+    ex_expr_state_free(l->residual);
+    cm_free(l);
+}
+
+static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
+{
+    JoinGlobal *g = op->global;
+    cm_mutex_lock(&op->lock);
+    if (!g->built) {
+        ShShuffle *sh = *s->build;
+        table_build(s, &g->table, 0, sh ? sh_shuffle_n_parts(sh) : 0, &g->err);
+        g->built = true;
+    }
+    cm_mutex_unlock(&op->lock);
+    cm_err_copy(err, &g->err);
+    return err->code == CM_OK ? &g->table : NULL;
+}
+
+static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
+{
+    const ExJoinSpec *s = op->spec;
+    JoinLocal *l = cm_calloc(1, sizeof *l);
+    if (l == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    int n_view = s->n_probe_cols + 1;
+    CmType all[512];
+    int n_all = s->n_probe_cols + s->n_build_cols;
+    if (n_all > 512) {
+        cm_err_set(err, CM_LIMIT, -1, "a join of more than 512 columns is not supported");
+        cm_free(l);
+        return NULL;
+    }
+    memcpy(all, s->probe_types, sizeof(CmType) * (size_t)s->n_probe_cols);
+    memcpy(all + s->n_probe_cols, s->build_types, sizeof(CmType) * (size_t)s->n_build_cols);
+    l->view_cols = cm_calloc((size_t)n_view, sizeof(CmVec));
+    if (l->view_cols == NULL || cm_batch_init(&l->out, n_all, all, err) != CM_OK ||
+        cm_batch_init(&l->view, 0, NULL, err) != CM_OK ||
+        cm_vec_init(&l->mark, cm_type_make(CM_T_BOOL), err) != CM_OK) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        join_local_fini(op, l);
+        return NULL;
+    }
+    cm_free(l->view.cols);
+    l->view.cols = l->view_cols;
+    l->view.n_cols = s->type == EX_JOIN_MARK ? n_view : s->n_probe_cols;
+    if (s->residual != NULL && (l->residual = ex_expr_state_new(s->residual, err)) == NULL) {
+        join_local_fini(op, l);
+        return NULL;
+    }
+    if (s->partitioned) {
+        if (table_build(s, &l->own, task->task_idx, task->task_idx + 1, err) != CM_OK) {
+            join_local_fini(op, l);
+            return NULL;
+        }
+        l->table = &l->own;
+    } else if ((l->table = shared_table(op, s, err)) == NULL) {
+        join_local_fini(op, l);
+        return NULL;
+    }
+    return l;
+}
+
+static void join_explain(const ExOp *op, char *buf, size_t cap)
+{
+    static const char *names[] = {"inner", "left", "full", "semi", "anti", "mark"};
+    const ExJoinSpec *s = op->spec;
+    size_t n = (size_t)snprintf(buf, cap, "%s, %s", names[s->type],
+                                s->partitioned ? "partitioned" : "broadcast");
+    for (int k = 0; k < s->n_keys && n + 16 < cap; k++) {
+        n += (size_t)snprintf(buf + n, cap - n, "%s#%d = build#%d", k ? ", " : ", on ",
+                              s->probe_keys[k], s->build_keys[k]);
+    }
+    if (s->n_keys == 0 && n + 16 < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, ", nested loop");
+    }
+    if (s->residual != NULL && n + 16 < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, ", where ");
+        ex_expr_to_string(s->residual, buf + n, cap - n);
+    }
+}
+
+static const ExOpVt JOIN_VT = {
+    .name = "HASH_JOIN",
+    .global_init = join_global_init,
+    .global_fini = join_global_fini,
+    .local_init = join_local_init,
+    .local_fini = join_local_fini,
+    .push = join_push,
+    .flush = join_flush,
+    .explain = join_explain,
+};
+
+ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err)
+{
+    ExJoinSpec *s = cm_arena_alloc(a, sizeof *s);
+    int n_out = spec->n_probe_cols +
+                (spec->type == EX_JOIN_MARK ? 1
+                 : spec->type == EX_JOIN_SEMI || spec->type == EX_JOIN_ANTI ? 0
+                                                                            : spec->n_build_cols);
+    CmType *types = cm_arena_alloc(a, sizeof(CmType) * (size_t)(n_out + 1));
+    if (s == NULL || types == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    *s = *spec;
+    memcpy(types, spec->probe_types, sizeof(CmType) * (size_t)spec->n_probe_cols);
+    if (spec->type == EX_JOIN_MARK) {
+        types[spec->n_probe_cols] = cm_type_make(CM_T_BOOL);
+    } else if (n_out > spec->n_probe_cols) {
+        memcpy(types + spec->n_probe_cols, spec->build_types,
+               sizeof(CmType) * (size_t)spec->n_build_cols);
+    }
+    ExOp *op = ex_op_new(a, &JOIN_VT, s, n_out, types);
+    if (op == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    return op;
+}

@@ -1,0 +1,515 @@
+/*
+ * bind_join.c - FROM clauses with joins, together with WHERE: join order,
+ * pushed-down conditions, and equality keys.
+ *
+ * The inner and cross joins of a FROM clause (comma lists included) are
+ * flattened into leaves; outer joins are leaves of their own.  Every ON and
+ * WHERE condition is bound over the whole clause and split into conjuncts,
+ * each knowing which leaves it reads (a bit mask).  A conjunct on one leaf
+ * filters that leaf; the others are placed at the first join that has all
+ * their leaves, as join keys when they are column = column equalities of one
+ * type across the two sides, else as a residual predicate.
+ * Join order is greedy: start from the largest leaf (it streams through the
+ * pipeline), then repeatedly join the smallest leaf connected to the joined
+ * set by an equality (so hash tables are built on the small sides of a star),
+ * falling back to the smallest leaf (a nested-loop join) when none is.
+ * A final projection restores the FROM clause's column order, so everything
+ * bound over the clause's scope stays valid.
+ */
+#include <string.h>
+
+#include "planner/binder_int.h"
+
+#define MAX_LEAVES 64
+#define MAX_CONJ 512
+
+typedef struct Leaf {
+    PlNode *node;
+    int offset;        /* first column in the clause's scope */
+    int n_cols;
+} Leaf;
+
+typedef struct JoinSet {
+    PlBinder *b;
+    int n_leaves;
+    Leaf leaves[MAX_LEAVES];
+    int n_cols;        /* the clause's scope */
+    PlScopeCol *cols;
+    int cap_cols;
+    int n_conj;
+    ExExpr *conj[MAX_CONJ];
+    uint64_t mask[MAX_CONJ];
+    bool used[MAX_CONJ];
+    int n_on;
+    const PsExpr *on[MAX_CONJ]; /* ON conditions, bound once all leaves are known */
+} JoinSet;
+
+static void *oom(PlBinder *b)
+{
+    cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    return NULL;
+}
+
+/* ---- expression helpers -------------------------------------------------------------- */
+
+static uint64_t leaves_of(const JoinSet *js, const ExExpr *e)
+{
+    if (e->kind == EX_E_COLUMN) {
+        for (int i = 0; i < js->n_leaves; i++) {
+            const Leaf *l = &js->leaves[i];
+            if (e->col >= l->offset && e->col < l->offset + l->n_cols) {
+                return (uint64_t)1 << i;
+            }
+        }
+        return 0;
+    }
+    uint64_t m = 0;
+    for (int i = 0; i < e->n_args; i++) {
+        m |= leaves_of(js, e->args[i]);
+    }
+    return m;
+}
+
+/* A copy of e with every column c replaced by map[c]. */
+static ExExpr *remap(PlBinder *b, const ExExpr *e, const int *map)
+{
+    ExExpr *c = cm_arena_alloc(b->arena, sizeof *c);
+    if (c == NULL) {
+        return oom(b);
+    }
+    *c = *e;
+    if (e->kind == EX_E_COLUMN) {
+        c->col = map[e->col];
+        return c;
+    }
+    if (e->n_args > 0) {
+        c->args = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)e->n_args);
+        if (c->args == NULL) {
+            return oom(b);
+        }
+        for (int i = 0; i < e->n_args; i++) {
+            c->args[i] = remap(b, e->args[i], map);
+            if (c->args[i] == NULL) {
+                return NULL;
+            }
+        }
+    }
+    return c;
+}
+
+static bool add_conjuncts(JoinSet *js, ExExpr *e)
+{
+    if (e->kind == EX_E_AND) {
+        for (int i = 0; i < e->n_args; i++) {
+            if (!add_conjuncts(js, e->args[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (js->n_conj == MAX_CONJ) {
+        cm_err_set(js->b->err, CM_LIMIT, e->src_off, "too many conditions in one query");
+        return false;
+    }
+    js->conj[js->n_conj] = e;
+    js->mask[js->n_conj] = leaves_of(js, e);
+    js->n_conj++;
+    return true;
+}
+
+static bool bind_condition(JoinSet *js, const PsExpr *ast, const char *clause)
+{
+    PlScope sc = {.n = js->n_cols, .cols = js->cols};
+    ExExpr *e = pl_bind_scalar(js->b, &sc, ast, clause);
+    e = e ? pl_cast(js->b, e, cm_type_make(CM_T_BOOL), ast->src_off) : NULL;
+    return e != NULL && add_conjuncts(js, e);
+}
+
+/* ---- collecting leaves ----------------------------------------------------------------- */
+
+static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc);
+
+static bool add_leaf(JoinSet *js, PlNode *node, const PlScope *sc)
+{
+    PlBinder *b = js->b;
+    if (js->n_leaves == MAX_LEAVES) {
+        cm_err_set(b->err, CM_LIMIT, -1, "more than %d tables in one FROM clause", MAX_LEAVES);
+        return false;
+    }
+    if (js->n_cols + sc->n > js->cap_cols) {
+        int cap = (js->n_cols + sc->n) * 2 + 16;
+        PlScopeCol *cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)cap);
+        if (cols == NULL) {
+            return oom(b) != NULL;
+        }
+        if (js->n_cols > 0) {
+            memcpy(cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
+        }
+        js->cols = cols;
+        js->cap_cols = cap;
+    }
+    if (sc->n > 0) {
+        memcpy(js->cols + js->n_cols, sc->cols, sizeof(PlScopeCol) * (size_t)sc->n);
+    }
+    js->leaves[js->n_leaves++] = (Leaf){.node = node, .offset = js->n_cols, .n_cols = sc->n};
+    js->n_cols += sc->n;
+    return true;
+}
+
+/* The column named `name` among scope columns [c0, c1); -1 if none, -2 if several. */
+static int find_named(const JoinSet *js, int c0, int c1, const char *name)
+{
+    int found = -1;
+    for (int i = c0; i < c1; i++) {
+        if (!js->cols[i].hidden && strcmp(js->cols[i].name, name) == 0) {
+            if (found >= 0) {
+                return -2;
+            }
+            found = i;
+        }
+    }
+    return found;
+}
+
+/* USING (cols) and NATURAL of an inner join whose sides are scope columns
+ * [l0, mid) and [mid, r1): equalities, and the right twins hidden. */
+static bool add_using(JoinSet *js, const PsFrom *f, int l0, int mid, int r1)
+{
+    PlBinder *b = js->b;
+    int n = f->using_cols ? f->using_cols->n : 0;
+    for (int i = f->natural ? l0 : 0; f->natural ? i < mid : i < n; i++) {
+        const char *name = f->natural ? js->cols[i].name : f->using_cols->items[i];
+        int l = find_named(js, l0, mid, name), r = find_named(js, mid, r1, name);
+        if (f->natural && (r == -1 || js->cols[i].hidden)) {
+            continue;
+        }
+        if (l < 0 || r < 0) {
+            cm_err_set(b->err, CM_BIND, f->src_off,
+                       l == -2 || r == -2 ? "column '%s' in USING is ambiguous"
+                                          : "column '%s' in USING is not on both sides",
+                       name);
+            return false;
+        }
+        ExExpr *args[2] = {ex_expr_column(b->arena, l, js->cols[l].type),
+                           ex_expr_column(b->arena, r, js->cols[r].type)};
+        if (args[0] == NULL || args[1] == NULL) {
+            return oom(b) != NULL;
+        }
+        ExExpr *eq = pl_make_call(b, "=", args, 2, f->src_off);
+        if (eq == NULL || !add_conjuncts(js, eq)) {
+            return false;
+        }
+        js->cols[r].hidden = true;
+    }
+    return true;
+}
+
+static bool collect(JoinSet *js, const PsFrom *f)
+{
+    PlBinder *b = js->b;
+    bool inner = f->kind == PS_FROM_JOIN &&
+                 (f->join_type == PS_JOIN_INNER || f->join_type == PS_JOIN_CROSS);
+    if (!inner) {
+        PlScope sc;
+        PlNode *n = f->kind == PS_FROM_JOIN ? bind_outer(b, f, &sc) : pl_bind_from_item(b, f, &sc);
+        return n != NULL && add_leaf(js, n, &sc);
+    }
+    int l0 = js->n_cols;
+    if (!collect(js, f->left)) {
+        return false;
+    }
+    int mid = js->n_cols;
+    if (!collect(js, f->right)) {
+        return false;
+    }
+    if ((f->using_cols != NULL || f->natural) && !add_using(js, f, l0, mid, js->n_cols)) {
+        return false;
+    }
+    if (f->on != NULL) {
+        if (js->n_on == MAX_CONJ) {
+            cm_err_set(b->err, CM_LIMIT, f->src_off, "too many joins");
+            return false;
+        }
+        js->on[js->n_on++] = f->on;
+    }
+    return true;
+}
+
+/* ---- joining ------------------------------------------------------------------------------ */
+
+/* Is conjunct c "column = column" of one type, one side in `left`, the other in `right`?
+ * Sets the scope columns of each side. */
+static bool is_key(const JoinSet *js, int c, uint64_t left, uint64_t right, int *lcol, int *rcol)
+{
+    const ExExpr *e = js->conj[c];
+    if (e->kind != EX_E_FUNC || strcmp(e->name, "=") != 0 || e->n_args != 2 ||
+        e->args[0]->kind != EX_E_COLUMN || e->args[1]->kind != EX_E_COLUMN ||
+        !cm_type_eq(e->args[0]->type, e->args[1]->type)) {
+        return false;
+    }
+    uint64_t m0 = leaves_of(js, e->args[0]), m1 = leaves_of(js, e->args[1]);
+    if ((m0 & left) && (m1 & right)) {
+        *lcol = e->args[0]->col;
+        *rcol = e->args[1]->col;
+        return true;
+    }
+    if ((m1 & left) && (m0 & right)) {
+        *lcol = e->args[1]->col;
+        *rcol = e->args[0]->col;
+        return true;
+    }
+    return false;
+}
+
+/* A leaf with its single-leaf conjuncts applied; map gets its columns. */
+static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
+{
+    const Leaf *l = &js->leaves[i];
+    int *local = cm_arena_alloc(js->b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+    if (local == NULL) {
+        return oom(js->b);
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        local[c] = c - l->offset;
+    }
+    PlNode *n = l->node;
+    for (int c = 0; c < js->n_conj; c++) {
+        if (!js->used[c] && js->mask[c] == ((uint64_t)1 << i)) {
+            ExExpr *pred = remap(js->b, js->conj[c], local);
+            n = pred ? pl_filter(js->b, n, pred, js->conj[c]->src_off) : NULL;
+            if (n == NULL) {
+                return NULL;
+            }
+            js->used[c] = true;
+        }
+    }
+    for (int c = 0; c < l->n_cols; c++) {
+        map[l->offset + c] = base + c;
+    }
+    return n;
+}
+
+static int pick_next(JoinSet *js, uint64_t joined, const double *est, bool *connected)
+{
+    int best = -1;
+    *connected = false;
+    for (int i = 0; i < js->n_leaves; i++) {
+        if (joined & ((uint64_t)1 << i)) {
+            continue;
+        }
+        bool conn = false;
+        int lc, rc;
+        for (int c = 0; c < js->n_conj && !conn; c++) {
+            conn = !js->used[c] && is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc);
+        }
+        if (best < 0 || (conn && !*connected) || (conn == *connected && est[i] < est[best])) {
+            best = i;
+            *connected = conn;
+        }
+    }
+    return best;
+}
+
+static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, int *map)
+{
+    PlBinder *b = js->b;
+    PlNode *leaf = filtered_leaf(js, next, map, cur->n_cols);
+    PlNode *j = leaf ? pl_node_new(b->arena, PL_JOIN, cur->n_cols + leaf->n_cols) : NULL;
+    if (j == NULL) {
+        return leaf ? oom(b) : NULL;
+    }
+    j->child = cur;
+    j->right = leaf;
+    j->join_type = EX_JOIN_INNER;
+    memcpy(j->types, cur->types, sizeof(CmType) * (size_t)cur->n_cols);
+    memcpy(j->types + cur->n_cols, leaf->types, sizeof(CmType) * (size_t)leaf->n_cols);
+    memcpy(j->names, cur->names, sizeof(char *) * (size_t)cur->n_cols);
+    memcpy(j->names + cur->n_cols, leaf->names, sizeof(char *) * (size_t)leaf->n_cols);
+    j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
+    j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
+    if (j->left_keys == NULL || j->right_keys == NULL) {
+        return oom(b);
+    }
+    uint64_t bit = (uint64_t)1 << next, all = joined | bit;
+    for (int c = 0; c < js->n_conj; c++) {
+        int lc, rc;
+        if (js->used[c] || (js->mask[c] & ~all) != 0) {
+            continue;
+        }
+        js->used[c] = true;
+        if (is_key(js, c, joined, bit, &lc, &rc)) {
+            j->left_keys[j->n_join_keys] = map[lc];
+            j->right_keys[j->n_join_keys++] = map[rc] - cur->n_cols;
+            continue;
+        }
+        ExExpr *r = remap(b, js->conj[c], map);
+        if (r == NULL) {
+            return NULL;
+        }
+        j->residual = j->residual ? pl_make_and(b, j->residual, r) : r;
+        if (j->residual == NULL) {
+            return NULL;
+        }
+    }
+    return j;
+}
+
+/* Orders the inner joins of the set and restores the clause's column order. */
+static PlNode *plan_joins(JoinSet *js)
+{
+    PlBinder *b = js->b;
+    double est[MAX_LEAVES];
+    int first = 0;
+    for (int i = 0; i < js->n_leaves; i++) {
+        est[i] = pl_estimate(js->leaves[i].node);
+        if (est[i] > est[first]) {
+            first = i;
+        }
+    }
+    int *map = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+    if (map == NULL) {
+        return oom(b);
+    }
+    PlNode *cur = filtered_leaf(js, first, map, 0);
+    uint64_t joined = (uint64_t)1 << first;
+    for (int k = 1; k < js->n_leaves && cur != NULL; k++) {
+        bool connected;
+        int next = pick_next(js, joined, est, &connected);
+        cur = join_leaf(js, cur, joined, next, map);
+        joined |= (uint64_t)1 << next;
+    }
+    for (int c = 0; c < js->n_conj && cur != NULL; c++) {
+        if (!js->used[c]) { /* conditions on no table at all */
+            ExExpr *r = remap(b, js->conj[c], map);
+            cur = r ? pl_filter(b, cur, r, js->conj[c]->src_off) : NULL;
+        }
+    }
+    if (cur == NULL || js->n_leaves == 1) {
+        return cur;
+    }
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_cols + 1));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(js->n_cols + 1));
+    if (cols == NULL || names == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        cols[c] = ex_expr_column(b->arena, map[c], js->cols[c].type);
+        names[c] = js->cols[c].name;
+        if (cols[c] == NULL) {
+            return oom(b);
+        }
+    }
+    return pl_project(b, cur, js->n_cols, cols, names);
+}
+
+/* ---- outer joins ----------------------------------------------------------------------- */
+
+static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc)
+{
+    if (f->natural || f->using_cols != NULL) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "USING and NATURAL on outer joins are not supported yet");
+        return NULL;
+    }
+    JoinSet *js = cm_arena_zalloc(b->arena, sizeof *js);
+    if (js == NULL) {
+        return oom(b);
+    }
+    js->b = b;
+    PlScope ls, rs;
+    PlNode *l = pl_bind_from_where(b, f->left, NULL, &ls);
+    PlNode *r = l ? pl_bind_from_where(b, f->right, NULL, &rs) : NULL;
+    if (r == NULL || !add_leaf(js, l, &ls) || !add_leaf(js, r, &rs)) {
+        return NULL;
+    }
+    if (f->on != NULL && !bind_condition(js, f->on, "ON")) {
+        return NULL;
+    }
+    /* RIGHT is LEFT with the sides swapped: the preserved side probes. */
+    bool swap = f->join_type == PS_JOIN_RIGHT;
+    int probe = swap ? 1 : 0, build = 1 - probe;
+    int *map = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+    if (map == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < js->leaves[probe].n_cols; c++) {
+        map[js->leaves[probe].offset + c] = c;
+    }
+    PlNode *j = pl_node_new(b->arena, PL_JOIN, js->n_cols);
+    if (j == NULL) {
+        return oom(b);
+    }
+    PlNode *pn = js->leaves[probe].node;
+    for (int c = 0; c < js->leaves[build].n_cols; c++) {
+        map[js->leaves[build].offset + c] = pn->n_cols + c;
+    }
+    j->child = pn;
+    j->right = js->leaves[build].node;
+    j->join_type = f->join_type == PS_JOIN_FULL ? EX_JOIN_FULL : EX_JOIN_LEFT;
+    j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
+    j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
+    if (j->left_keys == NULL || j->right_keys == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        j->types[map[c]] = js->cols[c].type;
+        j->names[map[c]] = js->cols[c].name;
+    }
+    uint64_t pbit = (uint64_t)1 << probe, bbit = (uint64_t)1 << build;
+    for (int c = 0; c < js->n_conj; c++) {
+        int lc, rc;
+        if (is_key(js, c, pbit, bbit, &lc, &rc)) {
+            j->left_keys[j->n_join_keys] = map[lc];
+            j->right_keys[j->n_join_keys++] = map[rc] - pn->n_cols;
+            continue;
+        }
+        ExExpr *e = remap(b, js->conj[c], map);
+        j->residual = e && j->residual ? pl_make_and(b, j->residual, e) : e;
+        if (j->residual == NULL) {
+            return NULL;
+        }
+    }
+    sc->n = js->n_cols;
+    sc->cols = js->cols;
+    if (!swap) {
+        return j;
+    }
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_cols + 1));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(js->n_cols + 1));
+    if (cols == NULL || names == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        cols[c] = ex_expr_column(b->arena, map[c], js->cols[c].type);
+        names[c] = js->cols[c].name;
+        if (cols[c] == NULL) {
+            return oom(b);
+        }
+    }
+    return pl_project(b, j, js->n_cols, cols, names);
+}
+
+/* ---- entry ------------------------------------------------------------------------------- */
+
+PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc)
+{
+    JoinSet *js = cm_arena_zalloc(b->arena, sizeof *js);
+    if (js == NULL) {
+        return oom(b);
+    }
+    js->b = b;
+    if (!collect(js, from)) {
+        return NULL;
+    }
+    for (int i = 0; i < js->n_on; i++) {
+        if (!bind_condition(js, js->on[i], "ON")) {
+            return NULL;
+        }
+    }
+    if (where != NULL && !bind_condition(js, where, "WHERE")) {
+        return NULL;
+    }
+    PlNode *n = plan_joins(js);
+    sc->n = js->n_cols;
+    sc->cols = js->cols;
+    return n;
+}
