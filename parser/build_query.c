@@ -1,0 +1,353 @@
+/*
+ * build_query.c - AST builders for queries (SELECT, set operations, VALUES,
+ * WITH, FROM items) and statements, called from the grammar's actions.
+ *
+ * Same invariant as build_expr.c: after ps->is_failed every builder returns
+ * the scratch node without reading its arguments; spans end at ps->prev_end.
+ * ORDER BY, LIMIT/OFFSET and WITH are stored on the node of the whole query
+ * expression they follow; a second clause of the same kind on one node (as in
+ * "(select .. order by a) order by b") is a syntax error, as in PostgreSQL.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/arena.h"
+#include "parser/parse_int.h"
+
+/* Sets a node's span from off to the end of the last token read. */
+static void set_span(PsParse *ps, int64_t *src_off, int64_t *src_len, int64_t off)
+{
+    *src_off = off;
+    *src_len = ps->prev_end - off;
+}
+
+/* ======================================================================== */
+/* queries                                                                   */
+/* ======================================================================== */
+
+static PsSelect *select_new(PsParse *ps, PsSelectKind kind, int64_t off)
+{
+    PsSelect *s = ps_build_alloc(ps, sizeof(PsSelect));
+    s->kind = kind;
+    set_span(ps, &s->src_off, &s->src_len, off);
+    return s;
+}
+
+PsSelect *ps_build_simple(PsParse *ps, PsToken kw, bool distinct, PsList *targets, PsFrom *from,
+                          PsExpr *where, const PsGroupSpec *group, PsExpr *having)
+{
+    PsSelect *s = select_new(ps, PS_SEL_SIMPLE, kw.off);
+    s->distinct = distinct;
+    s->targets = targets;
+    s->from = from;
+    s->where = where;
+    s->group_kind = group->kind;
+    s->group_by = group->list;
+    s->having = having;
+    return s;
+}
+
+PsSelect *ps_build_values(PsParse *ps, PsSelect *values, PsToken kw, PsList *row)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsSelect));
+    }
+    PsSelect *s = values != NULL ? values : select_new(ps, PS_SEL_VALUES, kw.off);
+    s->rows = ps_build_list(ps, s->rows, row);
+    set_span(ps, &s->src_off, &s->src_len, s->src_off);
+    return s;
+}
+
+PsSelect *ps_build_setop(PsParse *ps, PsSetOp op, bool all, PsSelect *l, PsSelect *r)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsSelect));
+    }
+    PsSelect *s = select_new(ps, PS_SEL_SETOP, l->src_off);
+    s->setop = op;
+    s->all = all;
+    s->left = l;
+    s->right = r;
+    return s;
+}
+
+PsSelect *ps_build_parens_select(PsParse *ps, PsSelect *sel, PsToken lp)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsSelect));
+    }
+    set_span(ps, &sel->src_off, &sel->src_len, lp.off);
+    return sel;
+}
+
+PsSelect *ps_build_select_tail(PsParse *ps, PsSelect *sel, const PsWithSpec *with,
+                               const PsOrderSpec *order, const PsLimitSpec *limit)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsSelect));
+    }
+    if (with != NULL && with->ctes != NULL) {
+        if (sel->with != NULL) {
+            ps_build_fail(ps, CM_SYNTAX, with->off, "multiple WITH clauses not allowed");
+            return ps_build_alloc(ps, sizeof(PsSelect));
+        }
+        sel->with = with->ctes;
+        sel->recursive = with->recursive;
+        sel->src_off = with->off;
+    }
+    if (order != NULL && order->items != NULL) {
+        if (sel->order_by != NULL) {
+            ps_build_fail(ps, CM_SYNTAX, order->off, "multiple ORDER BY clauses not allowed");
+            return ps_build_alloc(ps, sizeof(PsSelect));
+        }
+        sel->order_by = order->items;
+    }
+    if (limit != NULL && limit->off >= 0) {
+        if (sel->limit != NULL || sel->offset != NULL) {
+            ps_build_fail(ps, CM_SYNTAX, limit->off, "multiple LIMIT/OFFSET clauses not allowed");
+            return ps_build_alloc(ps, sizeof(PsSelect));
+        }
+        sel->limit = limit->limit;
+        sel->offset = limit->offset;
+    }
+    set_span(ps, &sel->src_off, &sel->src_len, sel->src_off);
+    return sel;
+}
+
+PsCte *ps_build_cte(PsParse *ps, PsToken name, PsList *cols, PsSelect *sel)
+{
+    PsCte *c = ps_build_alloc(ps, sizeof(PsCte));
+    c->name = ps_build_ident(ps, name);
+    c->col_names = cols;
+    c->select = sel;
+    set_span(ps, &c->src_off, &c->src_len, name.off);
+    return c;
+}
+
+PsTarget *ps_build_target(PsParse *ps, PsExpr *x, const PsToken *alias)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsTarget));
+    }
+    PsTarget *t = ps_build_alloc(ps, sizeof(PsTarget));
+    t->expr = x;
+    t->alias = alias != NULL ? ps_build_ident(ps, *alias) : NULL;
+    set_span(ps, &t->src_off, &t->src_len, x->src_off);
+    return t;
+}
+
+PsList *ps_build_names(PsParse *ps, PsList *list, PsToken name)
+{
+    return ps_build_list(ps, list, (void *)ps_build_ident(ps, name));
+}
+
+/* ======================================================================== */
+/* FROM items                                                                */
+/* ======================================================================== */
+
+static PsFrom *from_new(PsParse *ps, PsFromKind kind, int64_t off)
+{
+    PsFrom *f = ps_build_alloc(ps, sizeof(PsFrom));
+    f->kind = kind;
+    set_span(ps, &f->src_off, &f->src_len, off);
+    return f;
+}
+
+PsFrom *ps_build_table(PsParse *ps, const PsToken *schema, PsToken name, const PsAliasSpec *al)
+{
+    PsFrom *f = from_new(ps, PS_FROM_TABLE, schema != NULL ? schema->off : name.off);
+    f->schema = schema != NULL ? ps_build_ident(ps, *schema) : NULL;
+    f->name = ps_build_ident(ps, name);
+    f->alias = al->alias;
+    f->col_aliases = al->cols;
+    return f;
+}
+
+PsFrom *ps_build_from_subquery(PsParse *ps, PsSelect *sub, const PsAliasSpec *al)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsFrom));
+    }
+    PsFrom *f = from_new(ps, PS_FROM_SUBQUERY, sub->src_off);
+    f->subquery = sub;
+    f->alias = al->alias;
+    f->col_aliases = al->cols;
+    return f;
+}
+
+PsFrom *ps_build_join(PsParse *ps, PsJoinType type, bool natural, PsFrom *l, PsFrom *r,
+                      const PsJoinQual *qual)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsFrom));
+    }
+    PsFrom *f = from_new(ps, PS_FROM_JOIN, l->src_off);
+    f->join_type = type;
+    f->natural = natural;
+    f->left = l;
+    f->right = r;
+    f->on = qual != NULL ? qual->on : NULL;
+    f->using_cols = qual != NULL ? qual->using_cols : NULL;
+    return f;
+}
+
+PsFrom *ps_build_parens_from(PsParse *ps, PsFrom *from, PsToken lp)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsFrom));
+    }
+    set_span(ps, &from->src_off, &from->src_len, lp.off);
+    return from;
+}
+
+/* ======================================================================== */
+/* statements                                                                */
+/* ======================================================================== */
+
+PsStmt *ps_build_stmt(PsParse *ps, PsStmtKind kind, int64_t off)
+{
+    PsStmt *st = ps_build_alloc(ps, sizeof(PsStmt));
+    st->kind = kind;
+    set_span(ps, &st->src_off, &st->src_len, off);
+    return st;
+}
+
+PsColumnDef *ps_build_coldef(PsParse *ps, PsToken name, PsTypeName *type)
+{
+    PsColumnDef *def = ps_build_alloc(ps, sizeof(PsColumnDef));
+    def->name = ps_build_ident(ps, name);
+    def->type = type;
+    set_span(ps, &def->src_off, &def->src_len, name.off);
+    return def;
+}
+
+PsColumnDef *ps_build_coldef_more(PsParse *ps, PsColumnDef *def)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsColumnDef));
+    }
+    set_span(ps, &def->src_off, &def->src_len, def->src_off);
+    return def;
+}
+
+/* In arena: the names of a list of const char* joined by ','. */
+static const char *join_list(PsParse *ps, const PsList *names)
+{
+    size_t n = 0;
+    for (int idx = 0; idx < names->n; idx++) {
+        n += strlen(names->items[idx]) + 1;
+    }
+    char *out = cm_arena_alloc(ps->arena, n + 1);
+    if (out == NULL) {
+        ps_build_oom(ps);
+        return "";
+    }
+    out[0] = '\0';
+    for (int idx = 0; idx < names->n; idx++) {
+        if (idx > 0) {
+            strcat(out, ",");
+        }
+        strcat(out, names->items[idx]);
+    }
+    return out;
+}
+
+PsStmt *ps_build_table_elem(PsParse *ps, PsStmt *shell, PsColumnDef *col,
+                            const PsTableConstraint *cons)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsStmt));
+    }
+    PsStmt *st = shell != NULL ? shell : ps_build_stmt(ps, PS_ST_CREATE_TABLE, 0);
+    if (col != NULL) {
+        st->columns = ps_build_list(ps, st->columns, col);
+    }
+    if (cons != NULL && cons->is_primary) {
+        st->primary_key = join_list(ps, cons->cols);
+    }
+    return st;
+}
+
+PsStmt *ps_build_create_table(PsParse *ps, PsToken kw, bool temporary, bool if_not_exists,
+                              PsToken name, PsStmt *shell, PsSelect *as_select)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsStmt));
+    }
+    PsStmt *st = shell != NULL ? shell : ps_build_alloc(ps, sizeof(PsStmt));
+    st->kind = PS_ST_CREATE_TABLE;
+    set_span(ps, &st->src_off, &st->src_len, kw.off);
+    st->temporary = temporary;
+    st->if_not_exists = if_not_exists;
+    st->name = ps_build_ident(ps, name);
+    st->select = as_select;
+    return st;
+}
+
+PsOption *ps_build_option(PsParse *ps, PsToken name, PsExpr *value)
+{
+    PsOption *opt = ps_build_alloc(ps, sizeof(PsOption));
+    opt->name = ps_build_ident(ps, name);
+    opt->value = value;
+    return opt;
+}
+
+/* True unless the option's value says no (false, 0, off). */
+static bool option_is_on(const PsExpr *value)
+{
+    if (value == NULL) {
+        return true;
+    }
+    switch (value->kind) {
+    case PS_EX_BOOL:
+    case PS_EX_INT:
+        return value->ival != 0;
+    case PS_EX_COLUMN:
+        return strcmp(value->name, "off") != 0 && strcmp(value->name, "false") != 0;
+    case PS_EX_STRING:
+        return strcmp(value->str, "off") != 0 && strcmp(value->str, "false") != 0;
+    default:
+        return true;
+    }
+}
+
+PsStmt *ps_build_explain(PsParse *ps, PsToken kw, PsStmt *inner, bool analyze, PsList *options)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsStmt));
+    }
+    PsStmt *st = ps_build_stmt(ps, PS_ST_EXPLAIN, kw.off);
+    st->inner = inner;
+    st->analyze = analyze;
+    st->options = options;
+    for (int idx = 0; options != NULL && idx < options->n; idx++) {
+        const PsOption *opt = options->items[idx];
+        if (strcmp(opt->name, "analyze") == 0) {
+            st->analyze = option_is_on(opt->value);
+        }
+    }
+    return st;
+}
+
+const char *ps_build_dotted(PsParse *ps, const char *prefix, PsToken part)
+{
+    const char *name = ps_build_ident(ps, part);
+    if (prefix == NULL || ps->is_failed) {
+        return name;
+    }
+    char *out = cm_arena_printf(ps->arena, "%s.%s", prefix, name);
+    if (out == NULL) {
+        ps_build_oom(ps);
+        return "";
+    }
+    return out;
+}
+
+PsSetClause *ps_build_set_clause(PsParse *ps, PsToken column, PsExpr *value)
+{
+    PsSetClause *set = ps_build_alloc(ps, sizeof(PsSetClause));
+    set->column = ps_build_ident(ps, column);
+    set->value = value;
+    return set;
+}
