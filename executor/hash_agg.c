@@ -86,7 +86,8 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_SUM_COUNT: out[0] = cm_type_make(CM_T_INT64); return 1;
     case EX_AGG_SUM: out[0] = sum_type(agg->arg_type); return 1;
     case EX_AGG_MIN:
-    case EX_AGG_MAX: out[0] = agg->arg_type; return 1;
+    case EX_AGG_MAX:
+    case EX_AGG_SCALAR: out[0] = agg->arg_type; return 1;
     case EX_AGG_AVG:
         out[0] = sum_type(agg->arg_type);
         out[1] = cm_type_make(CM_T_INT64);
@@ -344,6 +345,16 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             }
             st->n += v2 ? ((const int64_t *)v2->data)[p] : 1;
             break;
+        case EX_AGG_SCALAR:
+            if (st->n > 0) {
+                return cm_err_set(err, CM_RUNTIME, -1,
+                                  "more than one row returned by a subquery used as an expression");
+            }
+            if (set_minmax(st, v, p, l, err) != CM_OK) {
+                return err->code;
+            }
+            st->n++;
+            break;
         case EX_AGG_MIN:
         case EX_AGG_MAX: {
             int c = st->n == 0 ? 0 : compare_value(st, v, p);
@@ -509,7 +520,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count"};
+                                     "sum_count", "scalar"};
     static const char *mode_names[] = {"single", "partial", "final"};
     const HashAggSpec *s = op->spec;
     size_t n = (size_t)snprintf(buf, cap, "%s, keys:", mode_names[s->mode]);

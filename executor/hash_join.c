@@ -75,11 +75,12 @@ static const CmBatch *row_batch(const JoinTable *t, int64_t r, uint32_t *pos)
     return ex_result_batch(t->rows, (int)(r / CM_BATCH_CAP));
 }
 
-static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys)
+/* A NULL in a key compared by SQL '=' (not one in null_eq) matches nothing. */
+static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys, uint64_t null_eq)
 {
     uint32_t p = cm_batch_pos(b, i);
     for (int k = 0; k < n_keys; k++) {
-        if (cm_vec_is_null(&b->cols[keys[k]], p)) {
+        if (!((null_eq >> k) & 1) && cm_vec_is_null(&b->cols[keys[k]], p)) {
             return true;
         }
     }
@@ -109,7 +110,7 @@ static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
     for (int64_t r = t->n_rows - 1; r >= 0; r--) {
         uint32_t pos;
         const CmBatch *b = row_batch(t, r, &pos);
-        if (has_null_key(b, (int)pos, s->n_keys, s->build_keys)) {
+        if (has_null_key(b, (int)pos, s->n_keys, s->build_keys, s->null_eq)) {
             t->has_null_key = true;
             t->next[r] = -1;
             continue;
@@ -211,7 +212,7 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
     while (l->row < in->n_rows && n < CM_BATCH_CAP) {
         uint32_t p = cm_batch_pos(in, l->row);
         if (l->cursor == -2) {
-            bool null_key = has_null_key(in, l->row, s->n_keys, s->probe_keys);
+            bool null_key = has_null_key(in, l->row, s->n_keys, s->probe_keys, s->null_eq);
             l->cursor = null_key ? -1 : t->heads[l->hashes[l->row] & t->mask];
         }
         while (l->cursor >= 0 && n < CM_BATCH_CAP) {
@@ -299,7 +300,7 @@ static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
             m[p] = l->probe_matched[i];
             bool unknown = !l->probe_matched[i] && l->table->n_rows > 0 &&
                            (l->table->has_null_key ||
-                            has_null_key(in, i, s->n_keys, s->probe_keys));
+                            has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq));
             if (unknown) {
                 cm_vec_set_null(&l->mark, p);
             }

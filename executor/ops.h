@@ -42,6 +42,7 @@ ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err);
 typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
     EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
+    EX_AGG_SCALAR,    /* the one value of a scalar subquery: an error past one row */
 } ExAggFn;
 
 typedef enum ExAggMode {
@@ -101,6 +102,7 @@ typedef struct ExJoinSpec {
     int n_build_cols;
     CmType *build_types;
     ExExpr *residual;    /* over probe columns ++ build columns, or NULL */
+    uint64_t null_eq;    /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
 } ExJoinSpec;
 
 /* Hash join (nested loop when n_keys is 0) of the pipeline's rows (probe) with

@@ -239,6 +239,51 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
 
 /* ---- names ------------------------------------------------------------------------ */
 
+/* A column of the enclosing query, seen from a correlated subquery: while
+ * discovering, a typed NULL stands in; once the outer values are joined into
+ * the subquery's FROM, their column there. NULL (no error) when not found. */
+static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlOuter *o = ctx->b->outer;
+    int found = -1;
+    for (int i = 0; i < o->scope->n; i++) {
+        const PlScopeCol *c = &o->scope->cols[i];
+        if ((c->hidden && ast->qualifier == NULL) || strcmp(c->name, ast->name) != 0 ||
+            (ast->qualifier != NULL && (c->table == NULL || strcmp(c->table, ast->qualifier) != 0))) {
+            continue;
+        }
+        if (found >= 0) {
+            return fail(ctx, CM_BIND, ast->src_off, "ambiguous column name '%s'", ast->name);
+        }
+        found = i;
+    }
+    if (found < 0) {
+        return NULL;
+    }
+    int k = 0;
+    while (k < o->n_refs && o->refs[k] != found) {
+        k++;
+    }
+    CmType t = o->scope->cols[found].type;
+    if (k == o->n_refs) {
+        if (k == PL_MAX_CORR || o->inject_offset >= 0) {
+            return fail(ctx, CM_LIMIT, ast->src_off, "too many outer references in a subquery%s",
+                        "");
+        }
+        o->refs[o->n_refs] = found;
+        o->types[o->n_refs++] = t;
+    }
+    if (o->inject_offset < 0) {
+        CmValue null = {.type = t, .is_null = true};
+        return ex_expr_const(ctx->b->arena, &null);
+    }
+    ExExpr *e = ex_expr_column(ctx->b->arena, o->inject_offset + k, t);
+    if (e != NULL) {
+        e->src_off = ast->src_off;
+    }
+    return e;
+}
+
 static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
 {
     const PlScope *sc = ctx->scope;
@@ -262,6 +307,12 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
             return fail(ctx, CM_BIND, ast->src_off, "ambiguous column name '%s'", ast->name);
         }
         found = i;
+    }
+    if (found < 0 && ctx->b->outer != NULL) {
+        ExExpr *outer = bind_outer_column(ctx, ast);
+        if (outer != NULL || ctx->b->err->code != CM_OK) {
+            return outer;
+        }
     }
     if (found < 0) {
         if (!table_seen) {
@@ -370,6 +421,12 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
             arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
         }
     }
+    if (agg->empty) {
+        /* Over no rows: count is 0 and every other aggregate NULL. */
+        CmType t = agg_result_type((ExAggFn)fn, arg ? arg->type : cm_type_make(CM_T_INT64));
+        CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR};
+        return ex_expr_const(ctx->b->arena, &v);
+    }
     /* The same aggregate twice is computed once. */
     int a = 0;
     for (; a < agg->n_aggs; a++) {
@@ -400,7 +457,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
 {
     *matched = false;
-    if (pl_has_aggregate(ast)) {
+    if (pl_has_aggregate(ast) || pl_has_subquery(ast)) {
         return NULL;
     }
     PlBindCtx pre = *ctx;
@@ -417,6 +474,14 @@ static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
     for (int k = 0; k < ctx->agg->n_keys; k++) {
         if (pl_expr_equal(e, ctx->agg->keys[k])) {
             *matched = true;
+            if (ctx->agg->empty) {
+                int oc = ctx->agg->key_outer[k];
+                if (oc < 0) {
+                    *matched = false;
+                    return fail(ctx, CM_BIND, ast->src_off, "this correlated subquery is not supported yet%s", "");
+                }
+                return ex_expr_column(ctx->b->arena, oc, e->type);
+            }
             return ex_expr_column(ctx->b->arena, k, e->type);
         }
     }
@@ -498,6 +563,11 @@ static ExExpr *bind_between(PlBindCtx *ctx, const PsExpr *ast)
 
 static ExExpr *bind_in_list(PlBindCtx *ctx, const PsExpr *ast)
 {
+    if (ast->args == NULL || ast->args->n == 0) {
+        /* SQLite's x IN (): false for every x, even NULL. */
+        CmValue v = {.type = cm_type_make(CM_T_BOOL), .i = ast->negated};
+        return ex_expr_const(ctx->b->arena, &v);
+    }
     ExExpr *x = pl_bind_expr(ctx, ast->left);
     ExExpr *any = NULL;
     for (int i = 0; x != NULL && i < ast->args->n; i++) {
@@ -600,6 +670,54 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     return pl_make_call(ctx->b, ast->name, args, n, ast->src_off);
 }
 
+/* After aggregation a subquery is joined onto the rows before it, and its
+ * value, constant within a group, becomes an extra group key. */
+static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
+{
+    if (ctx->agg == NULL) {
+        return pl_bind_subquery(ctx, ast);
+    }
+    if (ctx->agg->empty || ctx->input == NULL) {
+        return fail(ctx, CM_BIND, ast->src_off, "a subquery is not supported here%s", "");
+    }
+    PlBindCtx pre = *ctx;
+    pre.agg = NULL;
+    ExExpr *e = pl_bind_subquery(&pre, ast);
+    if (e == NULL) {
+        return NULL;
+    }
+    PlAggCtx *agg = ctx->agg;
+    if (agg->n_keys == PL_MAX_KEYS) {
+        return fail(ctx, CM_LIMIT, ast->src_off, "too many GROUP BY keys%s", "");
+    }
+    agg->keys[agg->n_keys] = e;
+    return ex_expr_column(ctx->b->arena, agg->n_keys++, e->type);
+}
+
+bool pl_has_subquery(const PsExpr *ast)
+{
+    if (ast == NULL) {
+        return false;
+    }
+    if (ast->kind == PS_EX_SUBQUERY || ast->kind == PS_EX_EXISTS || ast->kind == PS_EX_IN_SELECT) {
+        return true;
+    }
+    if (pl_has_subquery(ast->left) || pl_has_subquery(ast->right)) {
+        return true;
+    }
+    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+        if (ast->kind == PS_EX_CASE) {
+            const PsWhen *w = ast->args->items[i];
+            if (pl_has_subquery(w->cond) || pl_has_subquery(w->result)) {
+                return true;
+            }
+        } else if (pl_has_subquery(ast->args->items[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (ctx->agg != NULL && ast->kind != PS_EX_FUNC) {
@@ -642,6 +760,9 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
         }
         return pl_cast(ctx->b, x, t, ast->src_off);
     }
+    case PS_EX_SUBQUERY:
+    case PS_EX_EXISTS:
+    case PS_EX_IN_SELECT: return bind_subquery_value(ctx, ast);
     case PS_EX_STAR:
         return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
     default:

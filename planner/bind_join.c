@@ -490,8 +490,67 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc)
 
 /* ---- entry ------------------------------------------------------------------------------- */
 
+/* Splits an AND tree into the conjuncts with and without subqueries. */
+static bool split_where(JoinSet *js, const PsExpr *e, const PsExpr **deferred, int *n_deferred)
+{
+    if (e->kind == PS_EX_BINARY && e->op == PS_OP_AND) {
+        return split_where(js, e->left, deferred, n_deferred) &&
+               split_where(js, e->right, deferred, n_deferred);
+    }
+    if (!pl_has_subquery(e)) {
+        return bind_condition(js, e, "WHERE");
+    }
+    if (*n_deferred == MAX_CONJ) {
+        cm_err_set(js->b->err, CM_LIMIT, e->src_off, "too many conditions in one query");
+        return false;
+    }
+    deferred[(*n_deferred)++] = e;
+    return true;
+}
+
+/* Conditions with subqueries, applied over the joined rows: each subquery
+ * joins its result on, the filter runs, and the extra columns are dropped. */
+static PlNode *filter_subqueries(JoinSet *js, PlNode *n, const PsExpr **deferred, int n_deferred)
+{
+    PlBinder *b = js->b;
+    PlScope sc = {.n = js->n_cols};
+    sc.cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(js->n_cols + 1));
+    if (sc.cols == NULL) {
+        return oom(b);
+    }
+    memcpy(sc.cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
+    PlNode *input = n;
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = n,
+                     .clause = "WHERE"};
+    ExExpr *pred = NULL;
+    for (int i = 0; i < n_deferred; i++) {
+        ExExpr *e = pl_bind_expr(&ctx, deferred[i]);
+        e = e ? pl_cast(b, e, cm_type_make(CM_T_BOOL), deferred[i]->src_off) : NULL;
+        pred = e && pred ? pl_make_and(b, pred, e) : e;
+        if (pred == NULL) {
+            return NULL;
+        }
+    }
+    PlNode *f = pl_filter(b, input, pred, deferred[0]->src_off);
+    if (f == NULL || f->n_cols == js->n_cols) {
+        return f;
+    }
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_cols + 1));
+    if (cols == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        if ((cols[c] = ex_expr_column(b->arena, c, f->types[c])) == NULL) {
+            return oom(b);
+        }
+    }
+    return pl_project(b, f, js->n_cols, cols, f->names);
+}
+
 PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc)
 {
+    PlInject *inj = b->inject; /* only the subquery's own FROM takes it */
+    b->inject = NULL;
     JoinSet *js = cm_arena_zalloc(b->arena, sizeof *js);
     if (js == NULL) {
         return oom(b);
@@ -500,15 +559,41 @@ PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where,
     if (!collect(js, from)) {
         return NULL;
     }
+    if (inj != NULL) {
+        PlScope ds = {.n = inj->d->n_cols};
+        ds.cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(ds.n + 1));
+        if (ds.cols == NULL) {
+            return oom(b);
+        }
+        for (int i = 0; i < ds.n; i++) {
+            ds.cols[i] = (PlScopeCol){.name = "#outer", .type = inj->d->types[i], .hidden = true};
+        }
+        inj->outer->inject_offset = js->n_cols;
+        if (!add_leaf(js, inj->d, &ds)) {
+            return NULL;
+        }
+        inj->joined = true;
+    }
     for (int i = 0; i < js->n_on; i++) {
         if (!bind_condition(js, js->on[i], "ON")) {
             return NULL;
         }
     }
-    if (where != NULL && !bind_condition(js, where, "WHERE")) {
-        return NULL;
+    const PsExpr **deferred = NULL;
+    int n_deferred = 0;
+    if (where != NULL) {
+        deferred = cm_arena_alloc(b->arena, sizeof(PsExpr *) * MAX_CONJ);
+        if (deferred == NULL) {
+            return oom(b);
+        }
+        if (!split_where(js, where, deferred, &n_deferred)) {
+            return NULL;
+        }
     }
     PlNode *n = plan_joins(js);
+    if (n != NULL && n_deferred > 0) {
+        n = filter_subqueries(js, n, deferred, n_deferred);
+    }
     sc->n = js->n_cols;
     sc->cols = js->cols;
     return n;

@@ -19,6 +19,7 @@
 #define PL_MAX_DEPTH 32
 
 static PlNode *bind_query(PlBinder *b, const PsSelect *sel);
+static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc);
 
 static void *oom(PlBinder *b)
 {
@@ -121,6 +122,16 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
 
 PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
 {
+    /* A derived table cannot see the columns of an enclosing query (no LATERAL). */
+    PlOuter *outer = b->outer;
+    b->outer = NULL;
+    PlNode *n = from_item(b, f, sc);
+    b->outer = outer;
+    return n;
+}
+
+static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
+{
     if (++b->depth > PL_MAX_DEPTH) {
         cm_err_set(b->err, CM_LIMIT, f->src_off, "views and subqueries nest too deeply");
         return NULL;
@@ -145,6 +156,11 @@ PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
 }
 
 /* ---- helpers ------------------------------------------------------------------ */
+
+PlNode *pl_bind_query(PlBinder *b, const PsSelect *sel)
+{
+    return bind_query(b, sel);
+}
 
 PlNode *pl_project(PlBinder *b, PlNode *child, int n, ExExpr **exprs, const char **names)
 {
@@ -322,7 +338,7 @@ static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc,
         cm_err_set(b->err, CM_LIMIT, sel->src_off, "too many GROUP BY keys");
         return false;
     }
-    agg->keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    agg->keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * PL_MAX_KEYS);
     if (agg->keys == NULL) {
         oom(b);
         return false;
@@ -531,6 +547,21 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
             return NULL;
         }
         return pl_bind_from_where(b, sel->from, sel->where, sc);
+    } else if (b->inject != NULL) {
+        /* A correlated subquery without FROM reads its outer values. */
+        PlInject *inj = b->inject;
+        b->inject = NULL;
+        input = inj->d;
+        inj->joined = true;
+        inj->outer->inject_offset = 0;
+        sc->n = input->n_cols;
+        sc->cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(sc->n + 1));
+        if (sc->cols == NULL) {
+            return oom(b);
+        }
+        for (int i = 0; i < sc->n; i++) {
+            sc->cols[i] = (PlScopeCol){.name = "#outer", .type = input->types[i], .hidden = true};
+        }
     } else {
         input = pl_node_new(b->arena, PL_VALUES, 0);
         if (input != NULL) {
@@ -551,7 +582,7 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
     return pred ? pl_filter(b, input, pred, sel->where->src_off) : NULL;
 }
 
-static PlNode *distinct(PlBinder *b, PlNode *child)
+PlNode *pl_distinct(PlBinder *b, PlNode *child)
 {
     PlNode *d = pl_node_new(b->arena, PL_AGGREGATE, child->n_cols);
     ExExpr **keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(child->n_cols + 1));
@@ -623,24 +654,108 @@ static PlNode *finish_select(PlBinder *b, const PsSelect *sel, PlNode *top, OutL
     return top;
 }
 
+/* A correlated subquery's SELECT: its outer values become extra group keys
+ * (when it aggregates) and extra output columns after its own. */
+static bool carry_keys(PlBinder *b, const PlInject *carry, PlAggCtx *agg, const PlScope *sc)
+{
+    int base = carry->outer->inject_offset;
+    for (int k = 0; k < carry->d->n_cols; k++) {
+        if (agg->n_keys == PL_MAX_KEYS) {
+            cm_err_set(b->err, CM_LIMIT, -1, "too many GROUP BY keys");
+            return false;
+        }
+        agg->keys[agg->n_keys] = ex_expr_column(b->arena, base + k, sc->cols[base + k].type);
+        if (agg->keys[agg->n_keys++] == NULL) {
+            return oom(b) != NULL;
+        }
+    }
+    return true;
+}
+
+static bool carry_outputs(PlBinder *b, PlInject *carry, const PlAggCtx *agg, int n_user_keys,
+                          const PlScope *sc, OutList *o)
+{
+    int base = carry->outer->inject_offset;
+    carry->n_values = o->n;
+    for (int k = 0; k < carry->d->n_cols; k++) {
+        CmType t = sc->cols[base + k].type;
+        ExExpr *e = ex_expr_column(b->arena, agg ? n_user_keys + k : base + k, t);
+        if (e == NULL || !out_add(b, o, e, "#outer")) {
+            return e ? false : oom(b) != NULL;
+        }
+    }
+    o->n_visible = o->n;
+    carry->carried = true;
+    return true;
+}
+
+/* The first select item of a correlated aggregate over no rows at all, as an
+ * expression over the enclosing query's columns (count is 0, the rest NULL). */
+static bool carry_empty_value(PlBindCtx *ctx, const PsSelect *sel, PlInject *carry,
+                              const PlAggCtx *agg, int n_user_keys)
+{
+    PlBinder *b = ctx->b;
+    PlAggCtx *empty = cm_arena_zalloc(b->arena, sizeof *empty);
+    int *key_outer = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(agg->n_keys + 1));
+    if (empty == NULL || key_outer == NULL) {
+        return oom(b) != NULL;
+    }
+    *empty = *agg;
+    empty->empty = true;
+    for (int k = 0; k < agg->n_keys; k++) {
+        key_outer[k] = k >= n_user_keys ? carry->outer->refs[k - n_user_keys] : -1;
+    }
+    empty->key_outer = key_outer;
+    PlBindCtx ectx = *ctx;
+    ectx.agg = empty;
+    ectx.input = NULL;
+    const PsTarget *t = sel->targets->items[0];
+    carry->empty_value = pl_bind_expr(&ectx, t->expr);
+    carry->plain_aggregate = true;
+    return carry->empty_value != NULL;
+}
+
 static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
 {
+    PlInject *carry = b->carry;
+    b->carry = NULL;
     PlScope sc;
     PlNode *input = bind_input(b, sel, &sc);
     if (input == NULL) {
         return NULL;
     }
+    if (carry != NULL && (!carry->joined || sel->limit != NULL || sel->offset != NULL)) {
+        cm_err_set(b->err, CM_BIND, sel->src_off,
+                   carry->joined ? "LIMIT in a correlated subquery is not supported yet"
+                                 : "this correlated subquery is not supported yet");
+        return NULL;
+    }
     PlAggCtx *agg = NULL;
+    int n_user_keys = 0;
     if (select_aggregates(sel)) {
         agg = cm_arena_zalloc(b->arena, sizeof *agg);
         if (agg == NULL || !bind_group_keys(b, sel, &sc, agg)) {
             return agg ? NULL : oom(b);
         }
+        n_user_keys = agg->n_keys;
+        if (carry != NULL && !carry_keys(b, carry, agg, &sc)) {
+            return NULL;
+        }
     }
-    PlBindCtx ctx = {.b = b, .scope = &sc, .agg = agg, .clause = "the select list"};
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
+                     .agg = agg, .clause = "the select list"};
     OutList o = {0};
     if (!bind_targets(&ctx, sel, &o)) {
         return NULL;
+    }
+    if (carry != NULL) {
+        if (agg != NULL && sel->group_by == NULL &&
+            !carry_empty_value(&ctx, sel, carry, agg, n_user_keys)) {
+            return NULL;
+        }
+        if (!carry_outputs(b, carry, agg, n_user_keys, &sc, &o)) {
+            return NULL;
+        }
     }
     ExExpr *having = NULL;
     if (sel->having != NULL) {
@@ -670,7 +785,7 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
     }
     top = pl_project(b, top, o.n, o.exprs, o.names);
     if (top != NULL && sel->distinct) {
-        top = distinct(b, top);
+        top = pl_distinct(b, top);
     }
     return top ? finish_select(b, sel, top, &o, keys) : NULL;
 }
@@ -815,7 +930,7 @@ static PlNode *bind_setop(PlBinder *b, const PsSelect *sel)
     l = cast_columns(b, l, types, 0, NULL);
     r = l ? cast_columns(b, r, types, 0, NULL) : NULL;
     PlNode *u = r ? union_all(b, l, r) : NULL;
-    return u && !sel->all ? distinct(b, u) : u;
+    return u && !sel->all ? pl_distinct(b, u) : u;
 }
 
 /* ORDER BY and LIMIT over a set operation or VALUES: they see its output columns. */

@@ -23,12 +23,18 @@ typedef struct PlCte {
     struct PlCte *next;
 } PlCte;
 
+typedef struct PlOuter PlOuter;
+typedef struct PlInject PlInject;
+
 typedef struct PlBinder {
     CmArena *arena;      /* the query arena */
     StCatalog *cat;
     const char *sql;     /* the text the AST's offsets refer to */
     PlCte *ctes;         /* WITH names in scope, innermost first */
     int depth;           /* view/subquery nesting, bounded */
+    PlOuter *outer;      /* the enclosing query of a subquery being bound, or NULL */
+    PlInject *inject;    /* correlated values for the next FROM clause to join in */
+    PlInject *carry;     /* correlated values the next SELECT must pass through */
     CmErr *err;
 } PlBinder;
 

@@ -11,6 +11,8 @@
 
 /* The aggregation of one SELECT: its group keys and the aggregates found. */
 typedef struct PlAggCtx {
+    bool empty;               /* bind as over no rows at all: count 0, other aggregates NULL */
+    const int *key_outer;     /* empty: the outer column each key stands for */
     int n_keys;
     ExExpr **keys;            /* bound over the FROM scope */
     int n_aggs;
@@ -18,9 +20,35 @@ typedef struct PlAggCtx {
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
 } PlAggCtx;
 
+#define PL_MAX_CORR 64
+
+/* The enclosing query of a subquery: where outer column references resolve. */
+struct PlOuter {
+    const PlScope *scope;     /* the enclosing query's columns */
+    int n_refs;
+    int refs[PL_MAX_CORR];    /* enclosing columns referenced, in order of first use */
+    CmType types[PL_MAX_CORR];
+    int inject_offset;        /* where they appear in the subquery's FROM; -1 while discovering */
+};
+
+/* The distinct values of a correlated subquery's outer columns, joined into the
+ * subquery's FROM and carried through its SELECT (as extra group keys). */
+struct PlInject {
+    PlNode *d;                /* one column per outer reference */
+    PlOuter *outer;
+    bool joined;              /* a FROM clause took it */
+    bool carried;             /* a SELECT appended its columns to the output */
+    int n_values;             /* that SELECT's own output columns */
+    bool plain_aggregate;     /* it aggregated without GROUP BY */
+    ExExpr *empty_value;      /* then: its first column over no rows, over the outer columns */
+};
+
 typedef struct PlBindCtx {
     PlBinder *b;
     const PlScope *scope;     /* the FROM clause's columns */
+    PlScope *mscope;          /* the same scope, extended as subqueries join on; NULL: fixed */
+    PlNode **input;           /* the node expressions read; subqueries join onto it (or NULL) */
+    PlNode *base;             /* *input before any subquery joined on */
     PlAggCtx *agg;            /* non-NULL when binding after aggregation */
     bool in_agg_arg;          /* inside an aggregate's argument */
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
@@ -58,3 +86,16 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **args, int n, int64_
 
 /* l AND r (both cast to BOOLEAN). */
 ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r);
+
+/* True when the tree holds a subquery (scalar, IN or EXISTS). */
+bool pl_has_subquery(const PsExpr *ast);
+
+/* Binds a scalar, IN or EXISTS subquery: plans it, joins it onto *ctx->input
+ * (decorrelated: never re-run per row) and returns the expression for its value. */
+ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast);
+
+/* Binds a query expression (the binder's recursion, for subqueries). */
+PlNode *pl_bind_query(PlBinder *b, const PsSelect *sel);
+
+/* The node `child` without its duplicate rows. */
+PlNode *pl_distinct(PlBinder *b, PlNode *child);

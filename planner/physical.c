@@ -183,7 +183,8 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .n_keys = n->n_join_keys, .probe_keys = n->left_keys,
                        .build_keys = n->right_keys, .n_probe_cols = l->n_cols,
                        .probe_types = l->types, .n_build_cols = r->n_cols,
-                       .build_types = r->types, .residual = n->residual};
+                       .build_types = r->types, .residual = n->residual,
+                       .null_eq = n->join_null_eq};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
 

@@ -63,6 +63,7 @@ struct PlNode {
     int *left_keys;       /* child columns */
     int *right_keys;      /* right columns, same types as left_keys */
     ExExpr *residual;     /* over child ++ right columns, or NULL */
+    uint64_t join_null_eq; /* bit k: key k matches NULL with NULL */
     /* UNION: inputs with this node's column types */
     int n_inputs;
     PlNode **inputs;

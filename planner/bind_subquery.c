@@ -1,0 +1,407 @@
+/*
+ * bind_subquery.c - scalar, IN and EXISTS subqueries, joined onto the rows
+ * that use them: a subquery is planned once, never re-run per outer row.
+ *
+ * Uncorrelated: a scalar subquery becomes a one-row aggregate (an error past
+ * one row, NULL for none) cross-joined on; EXISTS a one-row count; IN a mark
+ * join, whose mark is TRUE, FALSE or NULL exactly as x IN (...) is.
+ * Correlated: the subquery is bound twice.  The first pass only discovers
+ * which outer columns it reads.  Then D, the distinct values of those columns
+ * in the outer rows, is joined into the subquery's FROM (its conditions on the
+ * outer columns become join conditions there), and the subquery's SELECT
+ * carries D's columns out — as extra group keys when it aggregates.  The outer
+ * rows are then joined to that result on D's columns, NULL matching NULL.  An
+ * outer row whose group is empty gets what the subquery gives over no rows:
+ * count 0, other aggregates NULL (the "count bug" is handled by evaluating the
+ * select item once more with those empty values).
+ */
+#include <string.h>
+
+#include "executor/func.h"
+#include "planner/binder_int.h"
+
+static void *oom(PlBinder *b)
+{
+    cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    return NULL;
+}
+
+/* *ctx->input joined with `right`; the new columns are added to the scope,
+ * hidden, and the index of the first one returned (-1 on error). */
+static int attach(PlBindCtx *ctx, PlNode *right, ExJoinType type, int n_keys, const int *lkeys,
+                  const int *rkeys, uint64_t null_eq)
+{
+    PlBinder *b = ctx->b;
+    PlNode *cur = *ctx->input;
+    int n_new = type == EX_JOIN_MARK ? 1 : right->n_cols;
+    PlNode *j = pl_node_new(b->arena, PL_JOIN, cur->n_cols + n_new);
+    int *lk = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(n_keys + 1));
+    int *rk = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(n_keys + 1));
+    PlScopeCol *cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(j ? j->n_cols : 1));
+    if (j == NULL || lk == NULL || rk == NULL || cols == NULL) {
+        oom(b);
+        return -1;
+    }
+    memcpy(lk, lkeys, sizeof(int) * (size_t)n_keys);
+    memcpy(rk, rkeys, sizeof(int) * (size_t)n_keys);
+    j->child = cur;
+    j->right = right;
+    j->join_type = type;
+    j->n_join_keys = n_keys;
+    j->left_keys = lk;
+    j->right_keys = rk;
+    j->join_null_eq = null_eq;
+    memcpy(j->types, cur->types, sizeof(CmType) * (size_t)cur->n_cols);
+    memcpy(j->names, cur->names, sizeof(char *) * (size_t)cur->n_cols);
+    for (int i = 0; i < n_new; i++) {
+        j->types[cur->n_cols + i] =
+            type == EX_JOIN_MARK ? cm_type_make(CM_T_BOOL) : right->types[i];
+        j->names[cur->n_cols + i] = "#subquery";
+    }
+    PlScope *sc = ctx->mscope;
+    memcpy(cols, sc->cols, sizeof(PlScopeCol) * (size_t)sc->n);
+    for (int i = sc->n; i < j->n_cols; i++) {
+        cols[i] = (PlScopeCol){.name = "#subquery", .type = j->types[i], .hidden = true};
+    }
+    sc->cols = cols;
+    sc->n = j->n_cols;
+    *ctx->input = j;
+    return cur->n_cols;
+}
+
+/* *ctx->input with one more column, `e` (over its columns); its index. */
+static int append_column(PlBindCtx *ctx, ExExpr *e)
+{
+    PlBinder *b = ctx->b;
+    PlNode *cur = *ctx->input;
+    int n = cur->n_cols;
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    PlScopeCol *cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(n + 1));
+    if (exprs == NULL || cols == NULL) {
+        oom(b);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        exprs[i] = ex_expr_column(b->arena, i, cur->types[i]);
+        if (exprs[i] == NULL) {
+            oom(b);
+            return -1;
+        }
+    }
+    exprs[n] = e;
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+    if (names == NULL) {
+        oom(b);
+        return -1;
+    }
+    memcpy(names, cur->names, sizeof(char *) * (size_t)n);
+    names[n] = "#probe";
+    PlNode *p = pl_project(b, cur, n + 1, exprs, names);
+    if (p == NULL) {
+        return -1;
+    }
+    memcpy(cols, ctx->mscope->cols, sizeof(PlScopeCol) * (size_t)n);
+    cols[n] = (PlScopeCol){.name = "#probe", .type = e->type, .hidden = true};
+    ctx->mscope->cols = cols;
+    ctx->mscope->n = n + 1;
+    *ctx->input = p;
+    return n;
+}
+
+/* A node over `child` computing `exprs` (copied: callers pass stack arrays). */
+static PlNode *project_exprs(PlBinder *b, PlNode *child, int n, ExExpr **in)
+{
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    if (names == NULL || exprs == NULL) {
+        return oom(b);
+    }
+    memcpy(exprs, in, sizeof(ExExpr *) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        names[i] = i < child->n_cols ? child->names[i] : "#expr";
+    }
+    return pl_project(b, child, n, exprs, names);
+}
+
+static ExExpr *col(PlBinder *b, int i, CmType t)
+{
+    ExExpr *e = ex_expr_column(b->arena, i, t);
+    return e ? e : oom(b);
+}
+
+/* Aggregate of `child` grouped by its columns [k0, k0 + n_keys) (moved to the
+ * front), computing one aggregate of column `arg`. */
+static PlNode *aggregate(PlBinder *b, PlNode *child, int k0, int n_keys, ExAggFn fn, int arg)
+{
+    int n_pre = n_keys + (arg >= 0);
+    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_pre + 1));
+    ExAggSpec *spec = cm_arena_zalloc(b->arena, sizeof *spec);
+    PlNode *a = pl_node_new(b->arena, PL_AGGREGATE, n_keys + 1);
+    if (pre == NULL || spec == NULL || a == NULL) {
+        return oom(b);
+    }
+    for (int k = 0; k < n_keys; k++) {
+        if ((pre[k] = col(b, k0 + k, child->types[k0 + k])) == NULL) {
+            return NULL;
+        }
+        a->types[k] = child->types[k0 + k];
+        a->names[k] = "#key";
+    }
+    CmType at = arg >= 0 ? child->types[arg] : cm_type_make(CM_T_INT64);
+    if (arg >= 0 && (pre[n_keys] = col(b, arg, at)) == NULL) {
+        return NULL;
+    }
+    spec->fn = fn;
+    spec->arg = arg >= 0 ? n_keys : -1;
+    spec->arg_type = at;
+    spec->type = fn == EX_AGG_COUNT_STAR ? cm_type_make(CM_T_INT64) : at;
+    a->types[n_keys] = spec->type;
+    a->names[n_keys] = "#value";
+    a->n_keys = n_keys;
+    a->n_aggs = 1;
+    a->aggs = spec;
+    a->child = project_exprs(b, child, n_pre, pre);
+    return a->child ? a : NULL;
+}
+
+static ExExpr *negate(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
+{
+    return e && negated ? pl_make_call(ctx->b, "not", &e, 1, off) : e;
+}
+
+/* ---- uncorrelated ------------------------------------------------------------------- */
+
+static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_corr,
+                         const int *lkeys, int value_col)
+{
+    PlBinder *b = ctx->b;
+    ExExpr *x = pl_bind_expr(ctx, ast->left);
+    if (x == NULL) {
+        return NULL;
+    }
+    CmType t;
+    if (!ex_common_type(x->type, q->types[value_col], &t)) {
+        cm_err_set(b->err, CM_TYPE, ast->src_off, "IN compares values of incompatible types");
+        return NULL;
+    }
+    /* Build side: the correlated columns, then the value, of one type. */
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_corr + 1));
+    if (exprs == NULL) {
+        return oom(b);
+    }
+    for (int k = 0; k < n_corr; k++) {
+        if ((exprs[k] = col(b, value_col + 1 + k, q->types[value_col + 1 + k])) == NULL) {
+            return NULL;
+        }
+    }
+    exprs[n_corr] = pl_cast(b, col(b, value_col, q->types[value_col]), t, ast->src_off);
+    PlNode *right = exprs[n_corr] ? project_exprs(b, q, n_corr + 1, exprs) : NULL;
+    ExExpr *xc = pl_cast(b, x, t, ast->src_off);
+    int xcol = right && xc ? append_column(ctx, xc) : -1;
+    if (xcol < 0) {
+        return NULL;
+    }
+    int lk[PL_MAX_CORR + 1], rk[PL_MAX_CORR + 1];
+    for (int k = 0; k < n_corr; k++) {
+        lk[k] = lkeys[k];
+        rk[k] = k;
+    }
+    lk[n_corr] = xcol;
+    rk[n_corr] = n_corr;
+    uint64_t null_eq = n_corr >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << n_corr) - 1);
+    int mark = attach(ctx, right, EX_JOIN_MARK, n_corr + 1, lk, rk, null_eq);
+    return mark < 0 ? NULL : negate(ctx, col(b, mark, cm_type_make(CM_T_BOOL)), ast->negated,
+                                    ast->src_off);
+}
+
+static ExExpr *uncorrelated(PlBindCtx *ctx, const PsExpr *ast, PlNode *q)
+{
+    PlBinder *b = ctx->b;
+    if (ast->kind == PS_EX_IN_SELECT) {
+        if (q->n_cols != 1) {
+            cm_err_set(b->err, CM_BIND, ast->src_off, "subquery has too many columns");
+            return NULL;
+        }
+        return in_select(ctx, ast, q, 0, NULL, 0);
+    }
+    PlNode *one;
+    if (ast->kind == PS_EX_EXISTS) {
+        PlNode *lim = pl_node_new(b->arena, PL_LIMIT, q->n_cols);
+        if (lim == NULL) {
+            return oom(b);
+        }
+        memcpy(lim->types, q->types, sizeof(CmType) * (size_t)q->n_cols);
+        memcpy(lim->names, q->names, sizeof(char *) * (size_t)q->n_cols);
+        lim->child = q;
+        lim->limit = 1;
+        one = aggregate(b, lim, 0, 0, EX_AGG_COUNT_STAR, -1);
+    } else {
+        if (q->n_cols != 1) {
+            cm_err_set(b->err, CM_BIND, ast->src_off, "subquery must return only one column");
+            return NULL;
+        }
+        one = aggregate(b, q, 0, 0, EX_AGG_SCALAR, 0);
+    }
+    int c = one ? attach(ctx, one, EX_JOIN_INNER, 0, NULL, NULL, 0) : -1;
+    if (c < 0) {
+        return NULL;
+    }
+    ExExpr *v = col(b, c, (*ctx->input)->types[c]);
+    if (ast->kind != PS_EX_EXISTS || v == NULL) {
+        return v;
+    }
+    CmValue zero = {.type = cm_type_make(CM_T_INT64), .i = 0};
+    ExExpr *args[2] = {v, ex_expr_const(b->arena, &zero)};
+    return args[1] ? pl_make_call(b, ast->negated ? "=" : ">", args, 2, ast->src_off) : oom(b);
+}
+
+/* ---- correlated ---------------------------------------------------------------------- */
+
+/* D: the distinct values of the outer columns the subquery reads. */
+static PlNode *outer_values(PlBindCtx *ctx, const PlOuter *o)
+{
+    PlBinder *b = ctx->b;
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)o->n_refs);
+    if (exprs == NULL) {
+        return oom(b);
+    }
+    for (int k = 0; k < o->n_refs; k++) {
+        if ((exprs[k] = col(b, o->refs[k], o->types[k])) == NULL) {
+            return NULL;
+        }
+    }
+    PlNode *p = project_exprs(b, ctx->base, o->n_refs, exprs);
+    return p ? pl_distinct(b, p) : NULL;
+}
+
+static ExExpr *correlated(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
+{
+    PlBinder *b = ctx->b;
+    PlNode *d = outer_values(ctx, o);
+    if (d == NULL) {
+        return NULL;
+    }
+    PlInject inj = {.d = d, .outer = o};
+    PlOuter *saved_outer = b->outer;
+    b->outer = o;
+    b->inject = &inj;
+    b->carry = &inj;
+    PlNode *q = pl_bind_query(b, ast->subquery);
+    b->outer = saved_outer;
+    b->inject = NULL;
+    b->carry = NULL;
+    if (q == NULL) {
+        return NULL;
+    }
+    if (!inj.joined || !inj.carried) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "this correlated subquery is not supported yet");
+        return NULL;
+    }
+    int nc = o->n_refs;
+    int rk[PL_MAX_CORR];
+    for (int k = 0; k < nc; k++) {
+        rk[k] = k;
+    }
+    uint64_t all_eq = nc >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nc) - 1);
+    if (ast->kind == PS_EX_IN_SELECT) {
+        if (inj.n_values != 1) {
+            cm_err_set(b->err, CM_BIND, ast->src_off, "subquery has too many columns");
+            return NULL;
+        }
+        return in_select(ctx, ast, q, nc, o->refs, 0);
+    }
+    /* The outer values (to join on) and a marker that says a group was found. */
+    PlNode *right;
+    int value = -1;
+    if (ast->kind == PS_EX_EXISTS) {
+        ExExpr *keys[PL_MAX_CORR + 1];
+        for (int k = 0; k < nc; k++) {
+            if ((keys[k] = col(b, inj.n_values + k, q->types[inj.n_values + k])) == NULL) {
+                return NULL;
+            }
+        }
+        right = project_exprs(b, q, nc, keys);
+        right = right ? pl_distinct(b, right) : NULL;
+    } else {
+        if (inj.n_values != 1) {
+            cm_err_set(b->err, CM_BIND, ast->src_off, "subquery must return only one column");
+            return NULL;
+        }
+        right = aggregate(b, q, 1, nc, EX_AGG_SCALAR, 0);
+        value = nc;
+    }
+    ExExpr *with_marker[PL_MAX_CORR + 2];
+    for (int k = 0; right != NULL && k < right->n_cols; k++) {
+        if ((with_marker[k] = col(b, k, right->types[k])) == NULL) {
+            return NULL;
+        }
+    }
+    CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+    if (right == NULL || (with_marker[right->n_cols] = ex_expr_const(b->arena, &yes)) == NULL) {
+        return right ? oom(b) : NULL;
+    }
+    int marker_at = right->n_cols;
+    right = project_exprs(b, right, right->n_cols + 1, with_marker);
+    int c = right ? attach(ctx, right, EX_JOIN_LEFT, nc, o->refs, rk, all_eq) : -1;
+    if (c < 0) {
+        return NULL;
+    }
+    PlNode *cur = *ctx->input;
+    ExExpr *marker = col(b, c + marker_at, cur->types[c + marker_at]);
+    if (marker == NULL) {
+        return NULL;
+    }
+    if (ast->kind == PS_EX_EXISTS) {
+        return pl_make_call(b, ast->negated ? "is_null" : "is_not_null", &marker, 1,
+                            ast->src_off);
+    }
+    ExExpr *v = col(b, c + value, cur->types[c + value]);
+    ExExpr *empty = inj.empty_value;
+    if (v == NULL || empty == NULL ||
+        (empty->kind == EX_E_CONST && empty->value.is_null)) {
+        return v;
+    }
+    /* CASE WHEN marker IS NOT NULL THEN value ELSE <value over no rows> END */
+    ExExpr *found = pl_make_call(b, "is_not_null", &marker, 1, ast->src_off);
+    CmType t;
+    if (found == NULL || !ex_common_type(v->type, empty->type, &t)) {
+        return found ? v : NULL;
+    }
+    ExExpr **args = cm_arena_alloc(b->arena, sizeof(ExExpr *) * 3);
+    ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
+    if (args == NULL || e == NULL) {
+        return oom(b);
+    }
+    args[0] = found;
+    args[1] = pl_cast(b, v, t, ast->src_off);
+    args[2] = pl_cast(b, empty, t, ast->src_off);
+    if (args[1] == NULL || args[2] == NULL) {
+        return NULL;
+    }
+    e->kind = EX_E_CASE;
+    e->type = t;
+    e->n_args = 3;
+    e->args = args;
+    e->has_else = true;
+    e->src_off = ast->src_off;
+    return e;
+}
+
+ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlBinder *b = ctx->b;
+    if (ctx->input == NULL || ctx->mscope == NULL) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "a subquery is not supported here");
+        return NULL;
+    }
+    /* Pass 1: plan it, and learn which outer columns it reads. */
+    PlOuter o = {.scope = ctx->mscope, .inject_offset = -1};
+    PlOuter *saved = b->outer;
+    b->outer = &o;
+    PlNode *q = pl_bind_query(b, ast->subquery);
+    b->outer = saved;
+    if (q == NULL) {
+        return NULL;
+    }
+    return o.n_refs == 0 ? uncorrelated(ctx, ast, q) : correlated(ctx, ast, &o);
+}
