@@ -13,9 +13,9 @@
 #include <strings.h>
 
 #include "common/value.h"
+#include "executor/func_int.h"
 
-/* out validity = AND of the arguments' validity (positions line up). */
-static void and_validity(const CmVec *const *args, int n, CmVec *out)
+void ex_and_validity(const CmVec *const *args, int n, CmVec *out)
 {
     out->validity = NULL;
     for (int a = 0; a < n; a++) {
@@ -43,10 +43,6 @@ static CmStatus div_zero(const ExExpr *e, CmErr *err)
     return cm_err_set(err, CM_RUNTIME, e->src_off, "division by zero");
 }
 
-#define KERNEL_ARGS                                                                           \
-    const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, CmArena *heap,  \
-        CmErr *err
-
 /* A binary kernel that may fail: BODY sets r[p] from a[p], b[p] or returns. */
 #define CHECKED_BINARY(NAME, TA, TB, TR, BODY)                                                \
     static CmStatus NAME(KERNEL_ARGS)                                                         \
@@ -54,7 +50,7 @@ static CmStatus div_zero(const ExExpr *e, CmErr *err)
         const TA *a = args[0]->data;                                                          \
         const TB *b = args[1]->data;                                                          \
         TR *r = out->data;                                                                    \
-        and_validity(args, 2, out);                                                           \
+        ex_and_validity(args, 2, out);                                                           \
         for (int i = 0; i < in->n_rows; i++) {                                                \
             uint32_t p = cm_batch_pos(in, i);                                                 \
             if (cm_vec_is_null(out, p)) {                                                     \
@@ -72,7 +68,7 @@ static CmStatus div_zero(const ExExpr *e, CmErr *err)
         const TA *a = args[0]->data;                                                          \
         const TB *b = args[1]->data;                                                          \
         TR *r = out->data;                                                                    \
-        and_validity(args, 2, out);                                                           \
+        ex_and_validity(args, 2, out);                                                           \
         if (in->sel == NULL) {                                                                \
             for (uint32_t p = 0; p < (uint32_t)in->n_rows; p++) {                             \
                 r[p] = (EXPR);                                                                \
@@ -137,7 +133,7 @@ static CmStatus neg_i64(KERNEL_ARGS)
 {
     const int64_t *a = args[0]->data;
     int64_t *r = out->data;
-    and_validity(args, 1, out);
+    ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         if (!cm_vec_is_null(out, p) && a[p] == INT64_MIN) {
@@ -152,7 +148,7 @@ static CmStatus neg_f64(KERNEL_ARGS)
 {
     const double *a = args[0]->data;
     double *r = out->data;
-    and_validity(args, 1, out);
+    ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         r[p] = -a[p];
@@ -164,7 +160,7 @@ static CmStatus abs_i64(KERNEL_ARGS)
 {
     const int64_t *a = args[0]->data;
     int64_t *r = out->data;
-    and_validity(args, 1, out);
+    ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         if (!cm_vec_is_null(out, p) && a[p] == INT64_MIN) {
@@ -179,7 +175,7 @@ static CmStatus abs_f64(KERNEL_ARGS)
 {
     const double *a = args[0]->data;
     double *r = out->data;
-    and_validity(args, 1, out);
+    ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         r[p] = fabs(a[p]);
@@ -233,7 +229,7 @@ static CmStatus not_bool(KERNEL_ARGS)
 {
     const uint8_t *a = args[0]->data;
     uint8_t *r = out->data;
-    and_validity(args, 1, out);
+    ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         r[p] = !a[p];
@@ -259,7 +255,7 @@ static CmStatus concat_str(KERNEL_ARGS)
     const CmStr *a = args[0]->data;
     const CmStr *b = args[1]->data;
     CmStr *r = out->data;
-    and_validity(args, 2, out);
+    ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         if (cm_vec_is_null(out, p)) {
@@ -509,6 +505,13 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_varchar(-1, false);
         m->kernel = concat_str;
         return CM_OK;
+    }
+    static const ExResolver FAMILIES[] = {ex_resolve_string, ex_resolve_math};
+    for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++) {
+        CmStatus st = FAMILIES[i](name, n_args, arg_types, off, m, err);
+        if (st != EX_NOT_MINE) {
+            return st;
+        }
     }
     return cm_err_set(err, CM_BIND, off, "unknown function %s with %d argument%s", name, n_args,
                       n_args == 1 ? "" : "s");

@@ -92,8 +92,39 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     return fold(b, c);
 }
 
+/* A string constant compared with a typed value is read as that type, unless
+ * it does not convert: then the comparison is made between strings (so
+ * 'hello' = 1 is false rather than an error, as in SQLite). */
+static void text_compare(PlBinder *b, const char *name, ExExpr **in)
+{
+    static const char *CMP[] = {"=", "<>", "<", "<=", ">", ">="};
+    bool is_cmp = false;
+    for (int i = 0; i < 6; i++) {
+        is_cmp = is_cmp || strcmp(name, CMP[i]) == 0;
+    }
+    for (int s = 0; is_cmp && s < 2; s++) {
+        ExExpr *str = in[s], *other = in[1 - s];
+        if (str->kind != EX_E_CONST || str->type.id != CM_T_VARCHAR || str->value.is_null ||
+            other->type.id == CM_T_VARCHAR || other->type.id == CM_T_NULL) {
+            continue;
+        }
+        CmErr probe;
+        cm_err_init(&probe);
+        CmValue v;
+        if (ex_cast_value(&str->value, other->type, b->arena, &v, &probe) != CM_OK) {
+            ExExpr *t = pl_cast(b, other, cm_type_varchar(-1, false), other->src_off);
+            if (t != NULL) {
+                in[1 - s] = t;
+            }
+        }
+    }
+}
+
 ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
 {
+    if (n == 2) {
+        text_compare(b, name, in);
+    }
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
     if (n > EX_FUNC_MAX_ARGS) {
         cm_err_set(b->err, CM_BIND, off, "too many arguments to %s", name);
@@ -647,6 +678,88 @@ static ExExpr *bind_case(PlBindCtx *ctx, const PsExpr *ast)
     return fold(ctx->b, e);
 }
 
+static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64_t off)
+{
+    CmType t = cm_type_make(CM_T_NULL);
+    for (int i = 1; i < n; i += 2) {
+        if (!ex_common_type(t, args[i]->type, &t)) {
+            cm_err_set(b->err, CM_TYPE, off, "CASE branches have incompatible types");
+            return NULL;
+        }
+    }
+    if (has_else && !ex_common_type(t, args[n - 1]->type, &t)) {
+        cm_err_set(b->err, CM_TYPE, off, "CASE branches have incompatible types");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        bool is_value = i % 2 == 1 || (has_else && i == n - 1);
+        args[i] = pl_cast(b, args[i], is_value ? t : cm_type_make(CM_T_BOOL), off);
+        if (args[i] == NULL) {
+            return NULL;
+        }
+    }
+    ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
+    if (e == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    e->kind = EX_E_CASE;
+    e->type = t;
+    e->n_args = n;
+    e->args = args;
+    e->has_else = has_else;
+    e->src_off = off;
+    return fold(b, e);
+}
+
+/* coalesce(a, b, ...) is CASE WHEN a IS NOT NULL THEN a ... ELSE last END;
+ * nullif(a, b) is CASE WHEN a = b THEN NULL ELSE a END. */
+static ExExpr *bind_conditional(PlBindCtx *ctx, const PsExpr *ast, ExExpr **in, int n)
+{
+    PlBinder *b = ctx->b;
+    bool is_nullif = strcmp(ast->name, "nullif") == 0;
+    if (is_nullif ? n != 2 : n < 1) {
+        return fail(ctx, CM_BIND, ast->src_off, "wrong number of arguments to %s", ast->name);
+    }
+    int n_case = is_nullif ? 3 : 2 * (n - 1) + 1;
+    ExExpr **args = new_args(b, n_case);
+    if (args == NULL) {
+        return NULL;
+    }
+    if (is_nullif) {
+        ExExpr *eq = pl_make_call(b, "=", in, 2, ast->src_off);
+        CmValue null = {.type = in[0]->type, .is_null = true};
+        args[0] = eq;
+        args[1] = ex_expr_const(b->arena, &null);
+        args[2] = in[0];
+        return eq && args[1] ? make_case(b, 3, args, true, ast->src_off) : NULL;
+    }
+    for (int i = 0; i < n - 1; i++) {
+        args[2 * i] = pl_make_call(b, "is_not_null", &in[i], 1, ast->src_off);
+        args[2 * i + 1] = in[i];
+        if (args[2 * i] == NULL) {
+            return NULL;
+        }
+    }
+    args[n_case - 1] = in[n - 1];
+    return make_case(b, n_case, args, true, ast->src_off);
+}
+
+static ExExpr *bind_like(PlBindCtx *ctx, const PsExpr *ast)
+{
+    ExExpr *args[3];
+    int n = ast->escape ? 3 : 2;
+    args[0] = pl_bind_expr(ctx, ast->left);
+    args[1] = args[0] ? pl_bind_expr(ctx, ast->right) : NULL;
+    args[2] = args[1] && ast->escape ? pl_bind_expr(ctx, ast->escape) : NULL;
+    if (args[n - 1] == NULL) {
+        return NULL;
+    }
+    const char *name = ast->op == PS_OP_ILIKE ? (ast->negated ? "not_ilike" : "ilike")
+                                              : (ast->negated ? "not_like" : "like");
+    return pl_make_call(ctx->b, name, args, n, ast->src_off);
+}
+
 static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 {
     int fn = agg_fn_of(ast->name, ast->star);
@@ -666,6 +779,10 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         if (args[i] == NULL) {
             return NULL;
         }
+    }
+    if (!strcmp(ast->name, "coalesce") || !strcmp(ast->name, "ifnull") ||
+        !strcmp(ast->name, "nullif")) {
+        return bind_conditional(ctx, ast, args, n);
     }
     return pl_make_call(ctx->b, ast->name, args, n, ast->src_off);
 }
@@ -760,6 +877,7 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
         }
         return pl_cast(ctx->b, x, t, ast->src_off);
     }
+    case PS_EX_LIKE: return bind_like(ctx, ast);
     case PS_EX_SUBQUERY:
     case PS_EX_EXISTS:
     case PS_EX_IN_SELECT: return bind_subquery_value(ctx, ast);

@@ -184,6 +184,16 @@ static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_cor
         cm_err_set(b->err, CM_TYPE, ast->src_off, "IN compares values of incompatible types");
         return NULL;
     }
+    if (x->kind == EX_E_CONST && x->type.id == CM_T_VARCHAR && !x->value.is_null &&
+        t.id != CM_T_VARCHAR) {
+        /* As for '=': a string that is not a value of the other type compares as text. */
+        CmErr probe;
+        cm_err_init(&probe);
+        CmValue v;
+        if (ex_cast_value(&x->value, t, b->arena, &v, &probe) != CM_OK) {
+            t = cm_type_varchar(-1, false);
+        }
+    }
     /* Build side: the correlated columns, then the value, of one type. */
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_corr + 1));
     if (exprs == NULL) {

@@ -1,0 +1,27 @@
+/*
+ * func_int.h - shared by the kernel files of executor/ (func.c, func_string.c,
+ * func_math.c).  Never included outside executor/.
+ */
+#pragma once
+
+#include "executor/func.h"
+
+#define KERNEL_ARGS                                                                           \
+    const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, CmArena *heap,  \
+        CmErr *err
+
+/* out validity = AND of the arguments' validity (positions line up). */
+void ex_and_validity(const CmVec *const *args, int n, CmVec *out);
+
+/* Resolvers of the function families; each returns CM_OK with *m filled, or
+ * CM_BIND when `name` is not one of its functions (nothing set in err), or an
+ * error for a known function with wrong arguments. */
+typedef CmStatus (*ExResolver)(const char *name, int n_args, const CmType *types, int64_t off,
+                               ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_string(const char *name, int n_args, const CmType *types, int64_t off,
+                           ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int64_t off,
+                         ExFuncMatch *m, CmErr *err);
+
+/* "not this family": the resolver did not recognize the name. */
+#define EX_NOT_MINE ((CmStatus)-1)

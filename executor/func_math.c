@@ -1,0 +1,198 @@
+/*
+ * func_math.c - numeric functions: round, floor, ceil, sqrt, power, exp, ln,
+ * log10, sign.  round/floor/ceil of a DECIMAL stay exact (scaled integers,
+ * half away from zero); of a DOUBLE they use libm.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/value.h"
+#include "executor/func_int.h"
+
+/* ---- DOUBLE ------------------------------------------------------------------------ */
+
+#define UNARY_F64(NAME, EXPR)                                                                 \
+    static CmStatus NAME(KERNEL_ARGS)                                                         \
+    {                                                                                         \
+        const double *a = args[0]->data;                                                      \
+        double *r = out->data;                                                                \
+        ex_and_validity(args, 1, out);                                                        \
+        for (int i = 0; i < in->n_rows; i++) {                                                \
+            uint32_t p = cm_batch_pos(in, i);                                                 \
+            double x = a[p];                                                                  \
+            r[p] = (EXPR);                                                                    \
+        }                                                                                     \
+        return CM_OK;                                                                         \
+    }
+
+UNARY_F64(floor_f64, floor(x))
+UNARY_F64(ceil_f64, ceil(x))
+UNARY_F64(exp_f64, exp(x))
+UNARY_F64(sign_f64, (double)((x > 0) - (x < 0)))
+
+/* Functions with a domain: outside it, an error (as PostgreSQL), not NaN. */
+#define DOMAIN_F64(NAME, OK, EXPR, MSG)                                                       \
+    static CmStatus NAME(KERNEL_ARGS)                                                         \
+    {                                                                                         \
+        const double *a = args[0]->data;                                                      \
+        double *r = out->data;                                                                \
+        ex_and_validity(args, 1, out);                                                        \
+        for (int i = 0; i < in->n_rows; i++) {                                                \
+            uint32_t p = cm_batch_pos(in, i);                                                 \
+            double x = a[p];                                                                  \
+            if (cm_vec_is_null(out, p)) {                                                     \
+                continue;                                                                     \
+            }                                                                                 \
+            if (!(OK)) {                                                                      \
+                return cm_err_set(err, CM_RUNTIME, e->src_off, MSG);                          \
+            }                                                                                 \
+            r[p] = (EXPR);                                                                    \
+        }                                                                                     \
+        return CM_OK;                                                                         \
+    }
+
+DOMAIN_F64(sqrt_f64, x >= 0, sqrt(x), "cannot take the square root of a negative number")
+DOMAIN_F64(ln_f64, x > 0, log(x), "cannot take the logarithm of zero or a negative number")
+DOMAIN_F64(log10_f64, x > 0, log10(x), "cannot take the logarithm of zero or a negative number")
+
+static CmStatus power_f64(KERNEL_ARGS)
+{
+    const double *a = args[0]->data, *b = args[1]->data;
+    double *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = pow(a[p], b[p]);
+    }
+    return CM_OK;
+}
+
+/* round(x, digits) for DOUBLE: half away from zero at `digits` decimals. */
+static CmStatus round_f64(KERNEL_ARGS)
+{
+    const double *a = args[0]->data;
+    const int64_t *d = e->n_args > 1 ? args[1]->data : NULL;
+    double *r = out->data;
+    ex_and_validity(args, e->n_args, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        int64_t digits = d ? d[p] : 0;
+        if (digits == 0) {
+            r[p] = round(a[p]);
+        } else {
+            double f = pow(10.0, (double)(digits > 300 ? 300 : digits < -300 ? -300 : digits));
+            r[p] = round(a[p] * f) / f;
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- DECIMAL (exact) --------------------------------------------------------------- */
+
+/* Rounds a scaled value to `keep` decimals of its `scale`, staying at `scale`
+ * (aux packs: scale | keep << 8 | mode << 16, mode 0 round, 1 floor, 2 ceil). */
+static int64_t dec_round(int64_t v, int scale, int keep, int mode)
+{
+    if (keep >= scale) {
+        return v;
+    }
+    int64_t unit = cm_pow10(scale - keep);
+    int64_t q = v / unit, rem = v % unit;
+    if (mode == 0) {
+        if (rem * 2 >= unit) {
+            q++;
+        } else if (rem * 2 <= -unit) {
+            q--;
+        }
+    } else if (mode == 1 && rem < 0) {
+        q--;
+    } else if (mode == 2 && rem > 0) {
+        q++;
+    }
+    return q;
+}
+
+static CmStatus round_dec(KERNEL_ARGS)
+{
+    const int64_t *a = args[0]->data;
+    int64_t *r = out->data;
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff), mode = (int)(e->aux >> 16);
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        /* The result keeps `keep` decimals: its scale is the function's result scale. */
+        r[p] = dec_round(a[p], scale, keep, mode);
+    }
+    return CM_OK;
+}
+
+static CmStatus identity_k(KERNEL_ARGS)
+{
+    memcpy(out->data, args[0]->data, cm_type_width(out->type) * CM_BATCH_CAP);
+    ex_and_validity(args, 1, out);
+    return CM_OK;
+}
+
+/* ---- resolution ----------------------------------------------------------------------- */
+
+static bool is_number(CmType t)
+{
+    return cm_type_is_numeric(t) || t.id == CM_T_NULL || t.id == CM_T_VARCHAR;
+}
+
+static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types,
+                                 ExFuncMatch *m)
+{
+    CmType t = types[0];
+    int mode = !strcmp(name, "floor") ? 1 : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2 : 0;
+    if (cm_type_is_integer(t)) {
+        m->arg_types[0] = m->result = t;
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
+        m->kernel = identity_k;
+        return CM_OK;
+    }
+    if (t.id == CM_T_DECIMAL && n_args == 1) {
+        /* round/floor/ceil of DECIMAL(p,s) is DECIMAL(p,0): exact. */
+        m->arg_types[0] = t;
+        m->result = cm_type_decimal(t.precision, 0);
+        m->kernel = round_dec;
+        m->aux = t.scale | (0 << 8) | ((int64_t)mode << 16);
+        return CM_OK;
+    }
+    m->arg_types[0] = m->result = cm_type_make(CM_T_DOUBLE);
+    m->arg_types[1] = cm_type_make(CM_T_INT64);
+    m->kernel = mode == 1 ? floor_f64 : mode == 2 ? ceil_f64 : round_f64;
+    return CM_OK;
+}
+
+CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int64_t off,
+                         ExFuncMatch *m, CmErr *err)
+{
+    CmType f64 = cm_type_make(CM_T_DOUBLE);
+    bool rounding = !strcmp(name, "round") || !strcmp(name, "floor") || !strcmp(name, "ceil") ||
+                    !strcmp(name, "ceiling");
+    if (rounding && (n_args == 1 || (n_args == 2 && !strcmp(name, "round")))) {
+        if (!is_number(types[0])) {
+            return cm_err_set(err, CM_TYPE, off, "%s expects a number", name);
+        }
+        return resolve_rounding(name, n_args, types, m);
+    }
+    static const struct {
+        const char *name;
+        ExKernel k;
+    } UNARY[] = {{"sqrt", sqrt_f64}, {"exp", exp_f64},     {"ln", ln_f64},
+                 {"log10", log10_f64}, {"sign", sign_f64}, {"log", log10_f64}};
+    for (size_t i = 0; n_args == 1 && i < sizeof UNARY / sizeof UNARY[0]; i++) {
+        if (!strcmp(name, UNARY[i].name)) {
+            m->arg_types[0] = m->result = f64;
+            m->kernel = UNARY[i].k;
+            return CM_OK;
+        }
+    }
+    if ((!strcmp(name, "power") || !strcmp(name, "pow")) && n_args == 2) {
+        m->arg_types[0] = m->arg_types[1] = m->result = f64;
+        m->kernel = power_f64;
+        return CM_OK;
+    }
+    return EX_NOT_MINE;
+}

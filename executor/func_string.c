@@ -1,0 +1,353 @@
+/*
+ * func_string.c - string functions and LIKE.
+ *
+ * Strings are bytes; length, substr and the case functions count and change
+ * characters by UTF-8 code points where it matters (length, substr) and ASCII
+ * letters only for upper/lower.  Results longer than the inline size are
+ * written into the evaluating node's heap, valid until its next evaluation.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "executor/func_int.h"
+
+static CmStatus str_oom(const ExExpr *e, CmErr *err)
+{
+    return cm_err_set(err, CM_OOM, e->src_off, "out of memory");
+}
+
+static size_t utf8_len(const char *s, size_t n)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < n; i++) {
+        chars += ((unsigned char)s[i] & 0xc0) != 0x80;
+    }
+    return chars;
+}
+
+/* Byte offset of code point `k` (0-based) in s[0..n), or n. */
+static size_t utf8_offset(const char *s, size_t n, int64_t k)
+{
+    size_t i = 0;
+    while (i < n && k > 0) {
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80) {
+            i++;
+        }
+        k--;
+    }
+    return i;
+}
+
+static CmStatus length_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = cm_vec_is_null(out, p) ? 0 : (int64_t)utf8_len(cm_str_data(&a[p]), a[p].len);
+    }
+    return CM_OK;
+}
+
+static CmStatus case_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data;
+    CmStr *r = out->data;
+    bool upper = e->aux != 0;
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        size_t n = a[p].len;
+        char small[CM_STR_INLINE];
+        char *d = n <= CM_STR_INLINE ? small : cm_arena_alloc(heap, n);
+        if (d == NULL) {
+            return str_oom(e, err);
+        }
+        const char *s = cm_str_data(&a[p]);
+        for (size_t k = 0; k < n; k++) {
+            d[k] = (char)(upper ? toupper((unsigned char)s[k]) : tolower((unsigned char)s[k]));
+        }
+        r[p] = cm_str_make(d, (uint32_t)n);
+    }
+    return CM_OK;
+}
+
+/* substr(s, start [, count]): 1-based; a start before 1 eats into the count,
+ * as in PostgreSQL. */
+static CmStatus substr_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data;
+    const int64_t *st = args[1]->data;
+    const int64_t *cnt = e->n_args > 2 ? args[2]->data : NULL;
+    CmStr *r = out->data;
+    ex_and_validity(args, e->n_args, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        int64_t start = st[p], end = INT64_MAX;
+        if (cnt != NULL) {
+            if (cnt[p] < 0) {
+                return cm_err_set(err, CM_RUNTIME, e->src_off,
+                                  "negative substring length not allowed");
+            }
+            end = start > INT64_MAX - cnt[p] ? INT64_MAX : start + cnt[p];
+        }
+        if (start < 1) {
+            start = 1;
+        }
+        const char *s = cm_str_data(&a[p]);
+        size_t n = a[p].len;
+        size_t from = utf8_offset(s, n, start - 1);
+        size_t to = end <= start ? from : utf8_offset(s, n, end - 1);
+        /* A slice of the argument, whose bytes live as long as this output. */
+        r[p] = cm_str_make(s + from, (uint32_t)(to - from));
+    }
+    return CM_OK;
+}
+
+static bool in_set(char c, const char *set, size_t n)
+{
+    return memchr(set, c, n) != NULL;
+}
+
+/* trim/ltrim/rtrim(s [, chars]); aux: 1 leading, 2 trailing, 3 both. */
+static CmStatus trim_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data;
+    const CmStr *chars = e->n_args > 1 ? args[1]->data : NULL;
+    CmStr *r = out->data;
+    ex_and_validity(args, e->n_args, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        const char *set = chars ? cm_str_data(&chars[p]) : " ";
+        size_t set_n = chars ? chars[p].len : 1;
+        const char *s = cm_str_data(&a[p]);
+        size_t b = 0, n = a[p].len;
+        while ((e->aux & 1) && b < n && in_set(s[b], set, set_n)) {
+            b++;
+        }
+        while ((e->aux & 2) && n > b && in_set(s[n - 1], set, set_n)) {
+            n--;
+        }
+        r[p] = cm_str_make(s + b, (uint32_t)(n - b));
+    }
+    return CM_OK;
+}
+
+static CmStatus replace_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data, *f = args[1]->data, *t = args[2]->data;
+    CmStr *r = out->data;
+    ex_and_validity(args, 3, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        const char *s = cm_str_data(&a[p]), *from = cm_str_data(&f[p]), *to = cm_str_data(&t[p]);
+        size_t n = a[p].len, fn = f[p].len, tn = t[p].len;
+        if (fn == 0) {
+            r[p] = a[p];
+            continue;
+        }
+        size_t hits = 0;
+        for (size_t k = 0; k + fn <= n;) {
+            if (memcmp(s + k, from, fn) == 0) {
+                hits++;
+                k += fn;
+            } else {
+                k++;
+            }
+        }
+        size_t len = n + hits * tn - hits * fn;
+        char *d = cm_arena_alloc(heap, len ? len : 1);
+        if (d == NULL) {
+            return str_oom(e, err);
+        }
+        size_t w = 0;
+        for (size_t k = 0; k < n;) {
+            if (k + fn <= n && memcmp(s + k, from, fn) == 0) {
+                memcpy(d + w, to, tn);
+                w += tn;
+                k += fn;
+            } else {
+                d[w++] = s[k++];
+            }
+        }
+        r[p] = cm_str_make(d, (uint32_t)len);
+    }
+    return CM_OK;
+}
+
+/* strpos(haystack, needle), position(needle, haystack) (aux 1): 1-based
+ * character position, 0 if absent. */
+static CmStatus strpos_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[e->aux ? 1 : 0]->data, *b = args[e->aux ? 0 : 1]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        const char *s = cm_str_data(&a[p]), *t = cm_str_data(&b[p]);
+        size_t n = a[p].len, m = b[p].len;
+        r[p] = 0;
+        for (size_t k = 0; k + m <= n; k++) {
+            if (memcmp(s + k, t, m) == 0) {
+                r[p] = (int64_t)utf8_len(s, k) + 1;
+                break;
+            }
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- LIKE -------------------------------------------------------------------------- */
+
+/* Matches s against pattern p (% any run, _ one character, `esc` quotes the
+ * next character).  Iterative with one backtrack point per %, linear in
+ * practice.  Characters compare as bytes; _ eats one UTF-8 code point. */
+static bool like(const char *s, size_t n, const char *p, size_t m, int esc, bool fold)
+{
+    size_t i = 0, j = 0, star_j = (size_t)-1, star_i = 0;
+    while (i < n) {
+        if (j < m && p[j] == '%') {
+            star_j = ++j;
+            star_i = i;
+            continue;
+        }
+        if (j < m && p[j] == '_') {
+            i++;
+            while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80) {
+                i++;
+            }
+            j++;
+            continue;
+        }
+        if (j < m) {
+            size_t pj = j;
+            if (esc >= 0 && p[j] == (char)esc && j + 1 < m) {
+                pj = j + 1;
+            }
+            char pc = p[pj], sc = s[i];
+            if (fold) {
+                pc = (char)tolower((unsigned char)pc);
+                sc = (char)tolower((unsigned char)sc);
+            }
+            if (pc == sc) {
+                i++;
+                j = pj + 1;
+                continue;
+            }
+        }
+        if (star_j == (size_t)-1) {
+            return false;
+        }
+        j = star_j;
+        i = ++star_i;
+    }
+    while (j < m && p[j] == '%') {
+        j++;
+    }
+    return j == m;
+}
+
+/* aux bits: 1 negated, 2 case-insensitive (ILIKE). args: s, pattern [, escape]. */
+static CmStatus like_k(KERNEL_ARGS)
+{
+    const CmStr *a = args[0]->data, *pat = args[1]->data;
+    const CmStr *esc = e->n_args > 2 ? args[2]->data : NULL;
+    uint8_t *r = out->data;
+    ex_and_validity(args, e->n_args, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        int esc_c = -1;
+        if (esc != NULL) {
+            if (esc[p].len != 1) {
+                return cm_err_set(err, CM_RUNTIME, e->src_off,
+                                  "the ESCAPE of LIKE must be a single character");
+            }
+            esc_c = (unsigned char)cm_str_data(&esc[p])[0];
+        }
+        bool m = like(cm_str_data(&a[p]), a[p].len, cm_str_data(&pat[p]), pat[p].len, esc_c,
+                      (e->aux & 2) != 0);
+        r[p] = (uint8_t)(m != ((e->aux & 1) != 0));
+    }
+    return CM_OK;
+}
+
+/* ---- resolution ---------------------------------------------------------------------- */
+
+static void set_all(ExFuncMatch *m, int n, CmType t)
+{
+    for (int i = 0; i < n; i++) {
+        m->arg_types[i] = t;
+    }
+}
+
+CmStatus ex_resolve_string(const char *name, int n_args, const CmType *types, int64_t off,
+                           ExFuncMatch *m, CmErr *err)
+{
+    CmType str = cm_type_varchar(-1, false), i64 = cm_type_make(CM_T_INT64);
+    (void)types;
+    (void)off;
+    (void)err;
+    if ((!strcmp(name, "length") || !strcmp(name, "char_length") ||
+         !strcmp(name, "character_length")) && n_args == 1) {
+        set_all(m, 1, str);
+        m->result = i64;
+        m->kernel = length_k;
+    } else if ((!strcmp(name, "upper") || !strcmp(name, "lower") || !strcmp(name, "ucase") ||
+                !strcmp(name, "lcase")) && n_args == 1) {
+        set_all(m, 1, str);
+        m->result = str;
+        m->kernel = case_k;
+        m->aux = name[0] == 'u';
+    } else if ((!strcmp(name, "substr") || !strcmp(name, "substring")) &&
+               (n_args == 2 || n_args == 3)) {
+        m->arg_types[0] = str;
+        m->arg_types[1] = m->arg_types[2] = i64;
+        m->result = str;
+        m->kernel = substr_k;
+    } else if ((!strcmp(name, "trim") || !strcmp(name, "ltrim") || !strcmp(name, "rtrim")) &&
+               (n_args == 1 || n_args == 2)) {
+        set_all(m, n_args, str);
+        m->result = str;
+        m->kernel = trim_k;
+        m->aux = name[0] == 'l' ? 1 : name[0] == 'r' ? 2 : 3;
+    } else if (!strcmp(name, "replace") && n_args == 3) {
+        set_all(m, 3, str);
+        m->result = str;
+        m->kernel = replace_k;
+    } else if ((!strcmp(name, "strpos") || !strcmp(name, "position") || !strcmp(name, "instr")) &&
+               n_args == 2) {
+        set_all(m, 2, str);
+        m->result = i64;
+        m->kernel = strpos_k;
+        m->aux = strcmp(name, "position") == 0;
+    } else if ((!strcmp(name, "like") || !strcmp(name, "not_like") || !strcmp(name, "ilike") ||
+                !strcmp(name, "not_ilike")) && (n_args == 2 || n_args == 3)) {
+        set_all(m, n_args, str);
+        m->result = cm_type_make(CM_T_BOOL);
+        m->kernel = like_k;
+        m->aux = (name[0] == 'n') | ((strstr(name, "ilike") != NULL) << 1);
+    } else {
+        return EX_NOT_MINE;
+    }
+    return CM_OK;
+}
