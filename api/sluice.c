@@ -247,20 +247,38 @@ void sluice_result_free(SluiceResult *res)
     }
 }
 
+/* The idx-th table or view (indexes are not listed). */
+static StEntry *nth_relation(SluiceDb *db, int idx)
+{
+    StCatalog *cat = pl_session_catalog(db->session);
+    for (int i = 0; i < st_catalog_count(cat); i++) {
+        StEntry *e = st_catalog_entry(cat, i);
+        if (e->kind != ST_ENTRY_INDEX && idx-- == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
 int sluice_table_count(SluiceDb *db)
 {
-    return st_catalog_count(pl_session_catalog(db->session));
+    int n = 0;
+    while (nth_relation(db, n) != NULL) {
+        n++;
+    }
+    return n;
 }
 
 const char *sluice_table_name(SluiceDb *db, int idx)
 {
-    return st_catalog_entry(pl_session_catalog(db->session), idx)->name;
+    StEntry *e = nth_relation(db, idx);
+    return e ? e->name : NULL;
 }
 
 const char *sluice_table_sql(SluiceDb *db, const char *name)
 {
     StEntry *e = st_catalog_find(pl_session_catalog(db->session), name);
-    return e ? e->create_sql : NULL;
+    return e && e->kind != ST_ENTRY_INDEX ? e->create_sql : NULL;
 }
 
 const char *sluice_version(void)

@@ -113,7 +113,7 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
         }
     }
     StEntry *e = st_catalog_find(b->cat, f->name);
-    if (e == NULL) {
+    if (e == NULL || e->kind == ST_ENTRY_INDEX) {
         cm_err_set(b->err, CM_BIND, f->src_off, "unknown table '%s'", f->name);
         return NULL;
     }

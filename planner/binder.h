@@ -58,6 +58,14 @@ PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
  * where it stands, for messages, e.g. "WHERE"). */
 ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause);
 
+/* DELETE: a plan of the rows of t that stay (where `where` is not true). */
+PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
+
+/* UPDATE: a plan of every row of t with its new values, plus a last BOOLEAN
+ * column telling whether the row was changed. */
+PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr *where,
+                       int64_t off);
+
 /* `e` cast to `to` (e itself when already of that type); NULL on error. */
 ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off);
 

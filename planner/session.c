@@ -341,25 +341,30 @@ static CmStatus create_view(Stmt *st)
 static CmStatus drop(Stmt *st)
 {
     const PsStmt *a = st->ast;
-    if (strcmp(a->object, "index") == 0) {
-        return CM_OK; /* indexes are accepted and not materialized (see docs/) */
-    }
     StEntry *e = st_catalog_find(st->s->cat, a->name);
-    bool want_view = strcmp(a->object, "view") == 0;
+    StEntryKind want = !strcmp(a->object, "view")    ? ST_ENTRY_VIEW
+                     : !strcmp(a->object, "index") ? ST_ENTRY_INDEX
+                                                   : ST_ENTRY_TABLE;
     if (e == NULL) {
         return a->if_exists ? CM_OK
                             : cm_err_set(st->err, CM_BIND, a->src_off, "unknown %s '%s'",
                                          a->object, a->name);
     }
-    if ((e->kind == ST_ENTRY_VIEW) != want_view) {
+    if (e->kind != want) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "'%s' is not a %s", a->name, a->object);
     }
     st_catalog_drop(st->s->cat, a->name);
     return CM_OK;
 }
 
+/* Indexes are recorded in the catalog (names, DROP INDEX) but not built yet:
+ * every query scans. */
 static CmStatus create_index(Stmt *st)
 {
+    bool skip;
+    if (check_new_name(st, st->ast->name, st->ast->if_not_exists, &skip) != CM_OK || skip) {
+        return st->err->code;
+    }
     StEntry *e = st_catalog_find(st->s->cat, st->ast->table);
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'",
@@ -375,7 +380,63 @@ static CmStatus create_index(Stmt *st)
             return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown column '%s'", c);
         }
     }
-    return CM_OK;
+    return st_catalog_add_index(st->s->cat, st->ast->name, st->ast->table, stmt_text(st, st->ast),
+                                st->err);
+}
+
+/* ---- UPDATE and DELETE ------------------------------------------------------------------ */
+
+/* Runs `root` (the table's new rows, plus a changed flag when `flag`), builds
+ * the new table and swaps it in; *changes counts flagged rows, or removed rows. */
+static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool flag)
+{
+    StTable *old = e->table;
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    StTable *t = NULL;
+    int64_t changed = 0;
+    if (run_query(st, root, &plan, &rows) == CM_OK &&
+        (t = st_table_new(old->name, old->n_cols, old->cols, st->err)) != NULL) {
+        for (int i = 0; i < ex_result_n_batches(rows) && st->err->code == CM_OK; i++) {
+            CmBatch view = *ex_result_batch(rows, i);
+            if (flag) {
+                const CmVec *f = &view.cols[old->n_cols];
+                for (int r = 0; r < view.n_rows; r++) {
+                    changed += ((const uint8_t *)f->data)[r] != 0;
+                }
+            }
+            view.n_cols = old->n_cols;
+            if (st_table_check(t, &view, st->err) == CM_OK) {
+                st_table_append(t, &view, st->err);
+            }
+        }
+    }
+    if (st->err->code == CM_OK) {
+        st->res = result_new(0, NULL, st->err);
+    }
+    if (st->res != NULL) {
+        st->res->changes = flag ? changed : old->n_rows - t->n_rows;
+        e->table = t;
+        t = old;
+    }
+    st_table_free(t);
+    ex_result_free(rows);
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
+static CmStatus update_or_delete(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    StEntry *e = st_catalog_find(st->s->cat, a->table);
+    if (e == NULL || e->kind != ST_ENTRY_TABLE) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    bool is_update = a->kind == PS_ST_UPDATE;
+    PlNode *root = is_update ? pl_bind_update(&b, e->table, a->sets, a->where, a->src_off)
+                             : pl_bind_delete(&b, e->table, a->where);
+    return root ? replace_rows(st, e, root, is_update) : st->err->code;
 }
 
 /* ---- INSERT --------------------------------------------------------------------------- */
@@ -518,10 +579,9 @@ static CmStatus dispatch(Stmt *st)
         return cm_err_set(st->err, CM_BIND, a->src_off,
                           "ROLLBACK is not supported: every statement commits on its own");
     case PS_ST_UPDATE:
-    case PS_ST_DELETE:
+    case PS_ST_DELETE: return update_or_delete(st);
     case PS_ST_COPY:
-        return cm_err_set(st->err, CM_BIND, a->src_off, "%s is not supported yet",
-                          a->kind == PS_ST_UPDATE ? "UPDATE" : a->kind == PS_ST_DELETE ? "DELETE" : "COPY");
+        return cm_err_set(st->err, CM_BIND, a->src_off, "COPY is not supported yet");
     }
     return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
 }

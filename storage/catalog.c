@@ -29,6 +29,7 @@ static void entry_free(StEntry *e)
     }
     cm_free(e->view_cols);
     cm_free(e->view_sql);
+    cm_free(e->index_table);
     cm_free(e->create_sql);
     cm_free(e->name);
     cm_free(e);
@@ -116,16 +117,47 @@ CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *selec
     return add_entry(cat, e, err);
 }
 
+CmStatus st_catalog_add_index(StCatalog *cat, const char *name, const char *table,
+                              const char *create_sql, CmErr *err)
+{
+    StEntry *e = cm_calloc(1, sizeof *e);
+    if (e == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    e->kind = ST_ENTRY_INDEX;
+    e->name = cm_strdup(name);
+    e->index_table = cm_strdup(table);
+    e->create_sql = cm_strdup(create_sql);
+    if (e->name == NULL || e->index_table == NULL || e->create_sql == NULL) {
+        entry_free(e);
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    return add_entry(cat, e, err);
+}
+
+static void remove_at(StCatalog *cat, int i)
+{
+    entry_free(cat->entries[i]);
+    memmove(&cat->entries[i], &cat->entries[i + 1],
+            sizeof(StEntry *) * (size_t)(cat->n_entries - i - 1));
+    cat->n_entries--;
+}
+
 bool st_catalog_drop(StCatalog *cat, const char *name)
 {
     for (int i = 0; i < cat->n_entries; i++) {
-        if (strcmp(cat->entries[i]->name, name) == 0) {
-            entry_free(cat->entries[i]);
-            memmove(&cat->entries[i], &cat->entries[i + 1],
-                    sizeof(StEntry *) * (size_t)(cat->n_entries - i - 1));
-            cat->n_entries--;
-            return true;
+        if (strcmp(cat->entries[i]->name, name) != 0) {
+            continue;
         }
+        bool is_table = cat->entries[i]->kind == ST_ENTRY_TABLE;
+        remove_at(cat, i);
+        for (int j = cat->n_entries - 1; is_table && j >= 0; j--) {
+            const StEntry *x = cat->entries[j];
+            if (x->kind == ST_ENTRY_INDEX && strcmp(x->index_table, name) == 0) {
+                remove_at(cat, j);
+            }
+        }
+        return true;
     }
     return false;
 }

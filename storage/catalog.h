@@ -13,7 +13,7 @@
 #include "common/err.h"
 #include "storage/table.h"
 
-typedef enum StEntryKind { ST_ENTRY_TABLE, ST_ENTRY_VIEW } StEntryKind;
+typedef enum StEntryKind { ST_ENTRY_TABLE, ST_ENTRY_VIEW, ST_ENTRY_INDEX } StEntryKind;
 
 typedef struct StEntry {
     StEntryKind kind;
@@ -23,6 +23,7 @@ typedef struct StEntry {
     char *view_sql;    /* VIEW: owned: the SELECT text */
     int n_view_cols;   /* VIEW: explicit column names, or 0 */
     char **view_cols;  /* VIEW: owned */
+    char *index_table; /* INDEX: owned: the table it is on (dropped with it) */
 } StEntry;
 
 typedef struct StCatalog StCatalog;
@@ -42,7 +43,11 @@ CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *selec
                              int n_cols, const char *const *cols, const char *create_sql,
                              CmErr *err);
 
-/* Removes and frees an entry; false when unknown. */
+/* Adds an index entry on `table` (accepted and recorded; not materialized yet). */
+CmStatus st_catalog_add_index(StCatalog *cat, const char *name, const char *table,
+                              const char *create_sql, CmErr *err);
+
+/* Removes and frees an entry (a table's indexes with it); false when unknown. */
 bool st_catalog_drop(StCatalog *cat, const char *name);
 
 int st_catalog_count(const StCatalog *cat);
