@@ -231,10 +231,47 @@ static PsTypeName *simple_type(PsParse *ps, const char *name, PsToken tok)
     return t;
 }
 
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+/* X'4142': the bytes written in hex, as a string (there is no BLOB type yet). */
+static PsExpr *build_hex(PsParse *ps, PsToken x, PsToken str)
+{
+    const char *h = ps->sql + str.off + 1;
+    size_t n = (size_t)str.len - 2;
+    char *out = build_strndup(ps, h, n);
+    bool ok = n % 2 == 0;
+    for (size_t i = 0; ok && !ps->is_failed && i < n; i += 2) {
+        int hi = hex_digit(h[i]), lo = hex_digit(h[i + 1]);
+        ok = hi >= 0 && lo >= 0;
+        out[i / 2] = (char)(hi * 16 + lo);
+    }
+    if (!ok) {
+        build_error_at(ps, str.off, str.len);
+        return ps_build_alloc(ps, sizeof(PsExpr));
+    }
+    PsExpr *e = ps_build_expr(ps, PS_EX_STRING, x.off);
+    if (!ps->is_failed) {
+        out[n / 2] = '\0';
+    }
+    e->str = out;
+    e->str_len = (int64_t)(n / 2);
+    return e;
+}
+
 PsExpr *ps_build_typed(PsParse *ps, PsToken type, PsToken str)
 {
     if (ps->is_failed) {
         return ps_build_alloc(ps, sizeof(PsExpr));
+    }
+    if (type.len == 1 && (ps->sql[type.off] == 'x' || ps->sql[type.off] == 'X') &&
+        str.off == type.off + 1) {
+        return build_hex(ps, type, str);
     }
     const char *name = ps_build_ident(ps, type);
     if (strcmp(name, "date") != 0 && strcmp(name, "time") != 0 && strcmp(name, "timestamp") != 0) {
