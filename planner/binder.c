@@ -47,7 +47,7 @@ static bool scope_of(PlBinder *b, const PlNode *n, const char *table, const PsLi
     return true;
 }
 
-static PlNode *bind_table_scan(PlBinder *b, StTable *t)
+PlNode *pl_bind_scan(PlBinder *b, StTable *t)
 {
     PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);
     if (n == NULL) {
@@ -117,7 +117,7 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
         cm_err_set(b->err, CM_BIND, f->src_off, "unknown table '%s'", f->name);
         return NULL;
     }
-    return e->kind == ST_ENTRY_TABLE ? bind_table_scan(b, e->table) : bind_view(b, e, f->src_off);
+    return e->kind == ST_ENTRY_TABLE ? pl_bind_scan(b, e->table) : bind_view(b, e, f->src_off);
 }
 
 PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc)

@@ -58,6 +58,9 @@ PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
  * where it stands, for messages, e.g. "WHERE"). */
 ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause);
 
+/* A scan of every column of t. */
+PlNode *pl_bind_scan(PlBinder *b, StTable *t);
+
 /* DELETE: a plan of the rows of t that stay (where `where` is not true). */
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
 

@@ -8,11 +8,13 @@
  */
 #include "planner/session.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/value.h"
+#include "storage/csv.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
@@ -554,6 +556,224 @@ static CmStatus set_stmt(Stmt *st)
     return st->err->code;
 }
 
+/* ---- COPY -------------------------------------------------------------------------------- */
+
+typedef struct CopyOpts {
+    char delimiter, quote;
+    bool header;
+    char null_str[64];
+} CopyOpts;
+
+/* Reads an option's constant value as text. */
+static CmStatus option_text(Stmt *st, const PsOption *o, char *buf, size_t cap)
+{
+    if (o->value == NULL) {
+        snprintf(buf, cap, "true");
+        return CM_OK;
+    }
+    return set_value_text(st, o->value, buf, cap);
+}
+
+static CmStatus one_char(Stmt *st, const PsOption *o, const char *text, char *out)
+{
+    if (strcmp(text, "\\t") == 0 || strcmp(text, "tab") == 0) {
+        *out = '\t';
+        return CM_OK;
+    }
+    if (strlen(text) != 1) {
+        return cm_err_set(st->err, CM_BIND, o->value ? o->value->src_off : st->ast->src_off,
+                          "COPY option %s must be a single character", o->name);
+    }
+    *out = text[0];
+    return CM_OK;
+}
+
+static CmStatus copy_options(Stmt *st, CopyOpts *co)
+{
+    *co = (CopyOpts){.delimiter = ',', .quote = '"'};
+    for (int i = 0; st->ast->options != NULL && i < st->ast->options->n; i++) {
+        const PsOption *o = st->ast->options->items[i];
+        char text[64];
+        bool b;
+        if (option_text(st, o, text, sizeof text) != CM_OK) {
+            return st->err->code;
+        }
+        int64_t off = o->value ? o->value->src_off : st->ast->src_off;
+        if (!strcmp(o->name, "delimiter") || !strcmp(o->name, "delim") || !strcmp(o->name, "sep")) {
+            if (one_char(st, o, text, &co->delimiter) != CM_OK) {
+                return st->err->code;
+            }
+        } else if (!strcmp(o->name, "quote")) {
+            if (text[0] == '\0') {
+                co->quote = 0;
+            } else if (one_char(st, o, text, &co->quote) != CM_OK) {
+                return st->err->code;
+            }
+        } else if (!strcmp(o->name, "header")) {
+            if (!cm_parse_bool(text, strlen(text), &b)) {
+                return cm_err_set(st->err, CM_BIND, off, "COPY option header must be a boolean");
+            }
+            co->header = b;
+        } else if (!strcmp(o->name, "null")) {
+            snprintf(co->null_str, sizeof co->null_str, "%s", text);
+        } else if (!strcmp(o->name, "format")) {
+            if (strcmp(text, "csv") != 0 && strcmp(text, "text") != 0) {
+                return cm_err_set(st->err, CM_BIND, off, "COPY format '%s' is not supported", text);
+            }
+        } else {
+            return cm_err_set(st->err, CM_BIND, off, "unknown COPY option '%s'", o->name);
+        }
+    }
+    return CM_OK;
+}
+
+static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
+{
+    const PsList *names = st->ast->columns;
+    int n = names ? names->n : t->n_cols;
+    int *cols = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(n + 1));
+    if (cols == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        cols[i] = i;
+        if (names != NULL) {
+            for (cols[i] = 0; cols[i] < t->n_cols; cols[i]++) {
+                if (strcmp(t->cols[cols[i]].name, (const char *)names->items[i]) == 0) {
+                    break;
+                }
+            }
+            if (cols[i] == t->n_cols) {
+                return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown column '%s'",
+                                  (const char *)names->items[i]);
+            }
+        }
+    }
+    StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .header = co->header,
+                        .null_str = co->null_str, .n_cols = n, .cols = cols};
+    int64_t rows = 0;
+    if (ensure_pool(st->s, st->err) != CM_OK ||
+        st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {
+        return st->err->code;
+    }
+    st->res = result_new(0, NULL, st->err);
+    if (st->res != NULL) {
+        st->res->changes = rows;
+    }
+    return st->err->code;
+}
+
+/* Writes one value in CSV form (quoted when it holds the delimiter, a quote
+ * or a line break, or would read back as NULL). */
+static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
+{
+    CmValue val;
+    cm_vec_get_value(v, p, &val);
+    if (val.is_null) {
+        fputs(co->null_str, f);
+        return;
+    }
+    char buf[CM_FMT_CAP];
+    const char *s = buf;
+    size_t n;
+    switch ((CmTypeId)val.type.id) {
+    case CM_T_BOOL: s = val.i ? "true" : "false"; n = strlen(s); break;
+    case CM_T_DOUBLE: n = (size_t)cm_fmt_double(val.d, buf); break;
+    case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(val.i, val.type.scale, buf); break;
+    case CM_T_DATE: n = (size_t)cm_fmt_date((int32_t)val.i, buf); break;
+    case CM_T_VARCHAR: s = cm_str_data(&val.s); n = val.s.len; break;
+    default: n = (size_t)cm_fmt_int64(val.i, buf); break;
+    }
+    bool quote = co->quote != 0 &&
+                 ((n == strlen(co->null_str) && memcmp(s, co->null_str, n) == 0) ||
+                  memchr(s, co->delimiter, n) || memchr(s, co->quote, n) || memchr(s, '\n', n) ||
+                  memchr(s, '\r', n));
+    if (!quote) {
+        fwrite(s, 1, n, f);
+        return;
+    }
+    fputc(co->quote, f);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == co->quote) {
+            fputc(co->quote, f);
+        }
+        fputc(s[i], f);
+    }
+    fputc(co->quote, f);
+}
+
+/* COPY ... TO: written to a temporary file renamed into place, so a failed
+ * COPY never leaves a half-written file behind. */
+static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
+{
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", st->ast->path);
+    if (run_query(st, root, &plan, &rows) == CM_OK) {
+        FILE *f = fopen(tmp, "wb");
+        if (f == NULL) {
+            cm_err_set(st->err, CM_IO, st->ast->src_off, "cannot write '%s': %s", tmp,
+                       strerror(errno));
+        } else {
+            for (int c = 0; co->header && c < root->n_cols; c++) {
+                fprintf(f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
+            }
+            if (co->header) {
+                fputc('\n', f);
+            }
+            for (int b = 0; b < ex_result_n_batches(rows); b++) {
+                const CmBatch *batch = ex_result_batch(rows, b);
+                for (int r = 0; r < batch->n_rows; r++) {
+                    for (int c = 0; c < batch->n_cols; c++) {
+                        if (c > 0) {
+                            fputc(co->delimiter, f);
+                        }
+                        write_field(f, &batch->cols[c], (uint32_t)r, co);
+                    }
+                    fputc('\n', f);
+                }
+            }
+            bool ok = !ferror(f);
+            ok = fclose(f) == 0 && ok;
+            if (!ok || rename(tmp, st->ast->path) != 0) {
+                cm_err_set(st->err, CM_IO, st->ast->src_off, "cannot write '%s': %s",
+                           st->ast->path, strerror(errno));
+                remove(tmp);
+            }
+        }
+    }
+    if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
+        st->res->changes = ex_result_n_rows(rows);
+    }
+    ex_result_free(rows);
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
+static CmStatus copy(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    CopyOpts co;
+    if (copy_options(st, &co) != CM_OK) {
+        return st->err->code;
+    }
+    if (a->select != NULL) {
+        PlNode *root = bind(st, a->select);
+        return root ? copy_to(st, root, &co) : st->err->code;
+    }
+    StEntry *e = st_catalog_find(st->s->cat, a->table);
+    if (e == NULL || e->kind != ST_ENTRY_TABLE) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
+    }
+    if (!a->is_to) {
+        return copy_from(st, e->table, &co);
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlNode *root = pl_bind_scan(&b, e->table);
+    return root ? copy_to(st, root, &co) : st->err->code;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
 static CmStatus dispatch(Stmt *st)
@@ -580,8 +800,7 @@ static CmStatus dispatch(Stmt *st)
                           "ROLLBACK is not supported: every statement commits on its own");
     case PS_ST_UPDATE:
     case PS_ST_DELETE: return update_or_delete(st);
-    case PS_ST_COPY:
-        return cm_err_set(st->err, CM_BIND, a->src_off, "COPY is not supported yet");
+    case PS_ST_COPY: return copy(st);
     }
     return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
 }

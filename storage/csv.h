@@ -1,0 +1,35 @@
+/*
+ * csv.h - bulk load of delimited text (CSV, and the TPC-DS .dat format) into
+ * a table, parsed in parallel.
+ *
+ * The file is read into memory, cut into chunks at record boundaries (a
+ * sequential pass that tracks quotes, so quoted newlines are safe), and the
+ * chunks are parsed into typed column batches by the worker pool.  Only when
+ * every chunk parsed are the rows appended, in file order; a failed append is
+ * undone, so a bad row leaves the table exactly as it was.  Errors name the
+ * file, the line (1-based, counting physical lines) and the column.
+ * A trailing delimiter at the end of a line (TPC-DS .dat) is accepted when
+ * it is the only extra field and empty.  An unquoted field equal to the NULL
+ * string (by default empty) is NULL; a quoted one never is.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/thread.h"
+#include "storage/table.h"
+
+typedef struct StCsvOptions {
+    char delimiter;        /* default ',' */
+    char quote;            /* default '"'; 0 = no quoting */
+    bool header;           /* skip the first record */
+    const char *null_str;  /* default "" */
+    int n_cols;            /* columns the fields fill, in order */
+    const int *cols;       /* table column of each field */
+} StCsvOptions;
+
+/* Loads `path` into `t` with the pool's workers; *n_rows gets the rows added. */
+CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPool *pool,
+                     int64_t *n_rows, CmErr *err);
