@@ -12,8 +12,9 @@
 #include <strings.h>
 
 #include "common/thread.h"
+#include "common/value.h"
 
-typedef enum SettingKind { SET_INT, SET_SIZE, SET_TEXT } SettingKind;
+typedef enum SettingKind { SET_INT, SET_SIZE, SET_TEXT, SET_BOOL, SET_RATIO, SET_CODEC } SettingKind;
 
 typedef struct Setting {
     const char *name;
@@ -22,11 +23,30 @@ typedef struct Setting {
     int64_t min, max;   /* accepted range for INT and SIZE */
 } Setting;
 
+#define KB 1024LL
+
 static const Setting SETTINGS[] = {
     {"threads", SET_INT, offsetof(CmConfig, threads), 1, 256},
-    {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536},
     {"memory_limit", SET_SIZE, offsetof(CmConfig, memory_limit), 1 << 20, INT64_MAX},
     {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0},
+    {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536},
+    {"shuffle_compression", SET_CODEC, offsetof(CmConfig, shuffle_compression), 0, 1},
+    {"shuffle_memory_limit", SET_SIZE, offsetof(CmConfig, shuffle_memory_limit), 4 * KB, INT64_MAX},
+    {"shuffle_pause_ratio", SET_RATIO, offsetof(CmConfig, shuffle_pause_ratio), 0, 1},
+    {"shuffle_resume_ratio", SET_RATIO, offsetof(CmConfig, shuffle_resume_ratio), 0, 1},
+    {"shuffle_split_threshold", SET_SIZE, offsetof(CmConfig, shuffle_split_threshold), 4 * KB,
+     INT64_MAX},
+    {"adaptive", SET_BOOL, offsetof(CmConfig, adaptive), 0, 1},
+    {"adaptive_coalesce", SET_BOOL, offsetof(CmConfig, adaptive_coalesce), 0, 1},
+    {"adaptive_advisory_partition_size", SET_SIZE,
+     offsetof(CmConfig, adaptive_advisory_partition_size), 1, INT64_MAX},
+    {"adaptive_min_partition_size", SET_SIZE, offsetof(CmConfig, adaptive_min_partition_size), 1,
+     INT64_MAX},
+    {"adaptive_broadcast", SET_BOOL, offsetof(CmConfig, adaptive_broadcast), 0, 1},
+    {"broadcast_threshold", SET_SIZE, offsetof(CmConfig, broadcast_threshold), 0, INT64_MAX},
+    {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1},
+    {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000},
+    {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
 };
 
 #define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))
@@ -45,8 +65,24 @@ void cm_config_init(CmConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->threads = cm_cpu_count();
-    cfg->shuffle_partitions = 8;
     cfg->memory_limit = (int64_t)8 << 30;
+    /* Shuffle store defaults: see docs/shuffle.md for the reasoning. */
+    cfg->shuffle_partitions = 8;
+    cfg->shuffle_compression = CM_COMPRESSION_ZSTD;
+    cfg->shuffle_memory_limit = 256 * KB * KB;
+    cfg->shuffle_pause_ratio = 0.85;
+    cfg->shuffle_resume_ratio = 0.70;
+    cfg->shuffle_split_threshold = 256 * KB * KB;
+    /* Adaptive defaults, scaled down from Spark's for one machine: see docs/aqe.md. */
+    cfg->adaptive = true;
+    cfg->adaptive_coalesce = true;
+    cfg->adaptive_advisory_partition_size = 16 * KB * KB;
+    cfg->adaptive_min_partition_size = 1 * KB * KB;
+    cfg->adaptive_broadcast = true;
+    cfg->broadcast_threshold = 32 * KB * KB;
+    cfg->adaptive_skew_join = true;
+    cfg->skew_factor = 5.0;
+    cfg->skew_threshold = 64 * KB * KB;
     const char *tmp = getenv("TMPDIR");
     snprintf(cfg->temp_directory, sizeof cfg->temp_directory, "%s", tmp ? tmp : "/tmp");
 }
@@ -115,6 +151,39 @@ CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr
         strcpy(field, value);
         return CM_OK;
     }
+    if (s->kind == SET_BOOL) {
+        bool b;
+        if (!cm_parse_bool(value, strlen(value), &b) && strcasecmp(value, "on") != 0 &&
+            strcasecmp(value, "off") != 0) {
+            return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects on or off, got '%s'",
+                              name, value);
+        }
+        if (strcasecmp(value, "on") == 0 || strcasecmp(value, "off") == 0) {
+            b = strcasecmp(value, "on") == 0;
+        }
+        *(bool *)field = b;
+        return CM_OK;
+    }
+    if (s->kind == SET_CODEC) {
+        if (strcasecmp(value, "zstd") != 0 && strcasecmp(value, "none") != 0) {
+            return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects zstd or none, got '%s'",
+                              name, value);
+        }
+        *(int64_t *)field = strcasecmp(value, "zstd") == 0 ? CM_COMPRESSION_ZSTD
+                                                           : CM_COMPRESSION_NONE;
+        return CM_OK;
+    }
+    if (s->kind == SET_RATIO) {
+        char *end;
+        double d = strtod(value, &end);
+        if (end == value || *end != '\0' || !(d >= (double)s->min && d <= (double)s->max)) {
+            return cm_err_set(err, CM_RUNTIME, -1,
+                              "setting '%s' expects a number between %lld and %lld, got '%s'",
+                              name, (long long)s->min, (long long)s->max, value);
+        }
+        *(double *)field = d;
+        return CM_OK;
+    }
     int64_t v;
     if (s->kind == SET_SIZE) {
         if (!cm_parse_size(value, &v)) {
@@ -145,7 +214,10 @@ CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err)
     }
     CmConfig defaults;
     cm_config_init(&defaults);
-    size_t size = s->kind == SET_TEXT ? sizeof cfg->temp_directory : sizeof(int64_t);
+    size_t size = s->kind == SET_TEXT    ? sizeof cfg->temp_directory
+                : s->kind == SET_BOOL  ? sizeof(bool)
+                : s->kind == SET_RATIO ? sizeof(double)
+                                       : sizeof(int64_t);
     memcpy((char *)cfg + s->offset, (char *)&defaults + s->offset, size);
     return CM_OK;
 }
@@ -159,6 +231,12 @@ bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap)
     const char *field = (const char *)cfg + s->offset;
     if (s->kind == SET_TEXT) {
         snprintf(buf, (size_t)cap, "%s", field);
+    } else if (s->kind == SET_BOOL) {
+        snprintf(buf, (size_t)cap, "%s", *(const bool *)field ? "on" : "off");
+    } else if (s->kind == SET_RATIO) {
+        snprintf(buf, (size_t)cap, "%g", *(const double *)field);
+    } else if (s->kind == SET_CODEC) {
+        snprintf(buf, (size_t)cap, "%s", *(const int64_t *)field == CM_COMPRESSION_ZSTD ? "zstd" : "none");
     } else {
         int64_t v;
         memcpy(&v, field, sizeof v);

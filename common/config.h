@@ -16,10 +16,28 @@
 
 typedef struct CmConfig {
     int64_t threads;            /* worker threads, >= 1 */
-    int64_t shuffle_partitions; /* partitions of a hash exchange, >= 1 */
     int64_t memory_limit;       /* bytes the engine may hold at once */
     char temp_directory[256];   /* where spilled and shuffled data go */
+    /* the shuffle store (shuffle/) */
+    int64_t shuffle_partitions;      /* partitions of a hash exchange, >= 1 */
+    int64_t shuffle_compression;     /* CM_COMPRESSION_*: codec of blocks on disk */
+    int64_t shuffle_memory_limit;    /* bytes of pushed blocks held in memory */
+    double shuffle_pause_ratio;      /* pushers block above this share of the limit */
+    double shuffle_resume_ratio;     /* and resume below this one */
+    int64_t shuffle_split_threshold; /* bytes after which a partition file is split */
+    /* adaptive execution (planner/aqe/) */
+    bool adaptive;                   /* re-plan between stages from runtime statistics */
+    bool adaptive_coalesce;          /* pack small partitions */
+    int64_t adaptive_advisory_partition_size; /* bytes a coalesced partition aims at */
+    int64_t adaptive_min_partition_size;      /* bytes below which partitions are merged */
+    bool adaptive_broadcast;         /* switch joins to broadcast from real sizes */
+    int64_t broadcast_threshold;     /* bytes under which a join side is broadcast */
+    bool adaptive_skew_join;         /* split skewed partitions */
+    double skew_factor;              /* skewed: > factor x median ... */
+    int64_t skew_threshold;          /* ... and > this many bytes */
 } CmConfig;
+
+enum { CM_COMPRESSION_ZSTD = 0, CM_COMPRESSION_NONE = 1 };
 
 /* Fills in the defaults (threads = number of cores). */
 void cm_config_init(CmConfig *cfg);
