@@ -13,6 +13,7 @@
  * aggregate column by column.  With no keys there is one group, and SINGLE or
  * FINAL emit one row even for empty input (count 0, sum NULL).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,10 +25,11 @@
 typedef struct AggState {
     union {
         int64_t i;
-        double d;
+        double d;  /* also the running mean of the variances */
         CmStr s;
     };
     int64_t n; /* values seen (non-NULL), or summed partial counts */
+    double m2; /* variances: sum of squared deviations from the mean (Welford) */
 } AggState;
 
 typedef struct HashAggSpec {
@@ -92,6 +94,13 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
         out[0] = sum_type(agg->arg_type);
         out[1] = cm_type_make(CM_T_INT64);
         return 2;
+    case EX_AGG_VAR_SAMP:
+    case EX_AGG_VAR_POP:
+    case EX_AGG_STDDEV_SAMP:
+    case EX_AGG_STDDEV_POP:
+        out[0] = cm_type_make(CM_T_INT64);
+        out[1] = out[2] = cm_type_make(CM_T_DOUBLE);
+        return 3;
     }
     return 0;
 }
@@ -311,6 +320,43 @@ static CmStatus set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l
     return err->code;
 }
 
+static double as_double(const CmVec *v, uint32_t p)
+{
+    CmValue x;
+    cm_vec_get_value(v, p, &x);
+    switch ((CmTypeId)x.type.id) {
+    case CM_T_DOUBLE: return x.d;
+    case CM_T_DECIMAL: return (double)x.i / (double)cm_pow10(x.type.scale);
+    default: return (double)x.i;
+    }
+}
+
+/* Welford's update for a raw value, or Chan's merge of a partial (n, mean, m2)
+ * in FINAL mode: both keep the variance stable where sum-of-squares is not. */
+static void variance_add(const HashAggSpec *s, AggState *st, const CmBatch *in, const CmVec *v,
+                         uint32_t p, int col)
+{
+    if (s->mode != EX_AGG_FINAL) {
+        double x = as_double(v, p);
+        st->n++;
+        double delta = x - st->d;
+        st->d += delta / (double)st->n;
+        st->m2 += delta * (x - st->d);
+        return;
+    }
+    int64_t nb = ((const int64_t *)v->data)[p];
+    if (nb == 0) {
+        return;
+    }
+    double mean_b = ((const double *)in->cols[col + 1].data)[p];
+    double m2_b = ((const double *)in->cols[col + 2].data)[p];
+    int64_t n = st->n + nb;
+    double delta = mean_b - st->d;
+    st->m2 += m2_b + delta * delta * (double)st->n * (double)nb / (double)n;
+    st->d += delta * (double)nb / (double)n;
+    st->n = n;
+}
+
 static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                            CmErr *err)
 {
@@ -334,6 +380,10 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
         }
         if (final_count) {
             st->n += ((const int64_t *)v->data)[p];
+            continue;
+        }
+        if (fn >= EX_AGG_VAR_SAMP) {
+            variance_add(s, st, in, v, p, s->in_col[a]);
             continue;
         }
         switch (fn) {
@@ -385,6 +435,29 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
     case EX_AGG_SUM_COUNT: ((int64_t *)v->data)[row] = st->n; return 1;
+    case EX_AGG_VAR_SAMP:
+    case EX_AGG_VAR_POP:
+    case EX_AGG_STDDEV_SAMP:
+    case EX_AGG_STDDEV_POP: {
+        if (partial) {
+            ((int64_t *)v->data)[row] = st->n;
+            ((double *)out->cols[col + 1].data)[row] = st->d;
+            ((double *)out->cols[col + 2].data)[row] = st->m2;
+            return 3;
+        }
+        bool samp = agg->fn == EX_AGG_VAR_SAMP || agg->fn == EX_AGG_STDDEV_SAMP;
+        if (st->n < (samp ? 2 : 1)) {
+            cm_vec_set_null(v, row);
+            return 1;
+        }
+        double var = st->m2 / (double)(samp ? st->n - 1 : st->n);
+        if (var < 0) {
+            var = 0; /* rounding in the merge */
+        }
+        bool sd = agg->fn == EX_AGG_STDDEV_SAMP || agg->fn == EX_AGG_STDDEV_POP;
+        ((double *)v->data)[row] = sd ? sqrt(var) : var;
+        return 1;
+    }
     case EX_AGG_AVG:
         if (partial) {
             if (st->n == 0) {
@@ -520,7 +593,8 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count", "scalar"};
+                                     "sum_count", "scalar", "var_samp", "var_pop",
+                                     "stddev_samp", "stddev_pop"};
     static const char *mode_names[] = {"single", "partial", "final"};
     const HashAggSpec *s = op->spec;
     size_t n = (size_t)snprintf(buf, cap, "%s, keys:", mode_names[s->mode]);
@@ -547,7 +621,7 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
                       const CmType *key_types, int n_aggs, const ExAggSpec *aggs, CmErr *err)
 {
     HashAggSpec *s = cm_arena_zalloc(a, sizeof *s);
-    int n_out = n_keys + 2 * n_aggs;
+    int n_out = n_keys + 3 * n_aggs;
     CmType *types = cm_arena_alloc(a, sizeof(CmType) * (size_t)(n_out ? n_out : 1));
     if (s == NULL || types == NULL) {
         goto oom;
@@ -576,7 +650,7 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
     }
     int in_at = n_keys;
     for (int i = 0; i < n_aggs; i++) {
-        CmType partial[2];
+        CmType partial[3];
         int np = ex_agg_partial_types(&aggs[i], partial);
         s->in_col[i] = mode == EX_AGG_FINAL ? in_at : aggs[i].arg;
         in_at += np;

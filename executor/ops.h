@@ -43,6 +43,7 @@ typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
     EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
     EX_AGG_SCALAR,    /* the one value of a scalar subquery: an error past one row */
+    EX_AGG_VAR_SAMP, EX_AGG_VAR_POP, EX_AGG_STDDEV_SAMP, EX_AGG_STDDEV_POP, /* DOUBLE */
 } ExAggFn;
 
 typedef enum ExAggMode {
@@ -64,7 +65,8 @@ typedef struct ExAggSpec {
  * output: keys first, then the partial state columns in order. */
 ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
                       const CmType *key_types, int n_aggs, const ExAggSpec *aggs, CmErr *err);
-/* Output columns of one aggregate in PARTIAL mode, and their types. */
+/* Output columns of one aggregate in PARTIAL mode, and their types (at most 3:
+ * the variances carry count, mean and the sum of squared deviations). */
 int ex_agg_partial_types(const ExAggSpec *agg, CmType *out);
 
 typedef struct ExSortKey {
@@ -110,6 +112,43 @@ typedef struct ExJoinSpec {
  * LEFT, FULL), probe columns (SEMI, ANTI), probe columns + mark (MARK).  Keys
  * equal by SQL '=': a NULL key matches nothing.  FULL requires partitioned. */
 ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err);
+
+typedef enum ExWinFn {
+    EX_WIN_ROW_NUMBER, EX_WIN_RANK, EX_WIN_DENSE_RANK, EX_WIN_PERCENT_RANK, EX_WIN_CUME_DIST,
+    EX_WIN_COUNT_STAR, EX_WIN_COUNT, EX_WIN_SUM, EX_WIN_AVG, EX_WIN_MIN, EX_WIN_MAX,
+    EX_WIN_FIRST_VALUE, EX_WIN_LAST_VALUE, EX_WIN_LAG, EX_WIN_LEAD,
+} ExWinFn;
+
+typedef enum ExFrameBound {
+    EX_FRAME_UNBOUNDED_PRECEDING, EX_FRAME_PRECEDING, EX_FRAME_CURRENT_ROW, EX_FRAME_FOLLOWING,
+    EX_FRAME_UNBOUNDED_FOLLOWING,
+} ExFrameBound;
+
+typedef struct ExWindowSpec {
+    ExWinFn fn;
+    int arg;              /* input column, -1 when none */
+    CmType arg_type;
+    CmType type;          /* result type */
+    int n_part;
+    int *part;            /* PARTITION BY input columns */
+    int n_order;
+    ExSortKey *order;     /* ORDER BY input columns */
+    bool rows;            /* ROWS frame (else RANGE: peers count as one) */
+    ExFrameBound start, end;
+    int64_t start_off, end_off; /* n of n PRECEDING / n FOLLOWING; LAG/LEAD offset in start_off */
+} ExWindowSpec;
+
+/* Evaluates one window function over the rows its task sees (the planner
+ * sends each partition to one task) and emits them, sorted by partition and
+ * order keys, with the function's value appended as the last column. */
+ExOp *ex_window_new(CmArena *a, const ExWindowSpec *spec, int n_cols, const CmType *types,
+                    CmErr *err);
+
+/* GROUPING SETS: every input row once per set, with the key columns [0,
+ * n_set_keys) that the set does not group by replaced by NULL and column
+ * `gid_col` set to the set's number.  masks[s] bit k: key k is in set s. */
+ExOp *ex_expand_new(CmArena *a, int n_sets, const uint64_t *masks, int n_set_keys, int gid_col,
+                    int n_cols, const CmType *types, CmErr *err);
 
 /* ---- sinks ---- */
 /* Hash-partitions rows on `keys` (n_keys 0 sends everything to partition 0)

@@ -377,6 +377,17 @@ static int agg_fn_of(const char *name, bool star)
     if (strcmp(name, "avg") == 0) {
         return EX_AGG_AVG;
     }
+    static const struct {
+        const char *name;
+        ExAggFn fn;
+    } VAR[] = {{"var_samp", EX_AGG_VAR_SAMP},       {"variance", EX_AGG_VAR_SAMP},
+               {"var_pop", EX_AGG_VAR_POP},         {"stddev_samp", EX_AGG_STDDEV_SAMP},
+               {"stddev", EX_AGG_STDDEV_SAMP},      {"stddev_pop", EX_AGG_STDDEV_POP}};
+    for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
+        if (strcmp(name, VAR[i].name) == 0) {
+            return (int)VAR[i].fn;
+        }
+    }
     return -1;
 }
 
@@ -410,7 +421,11 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
     case EX_AGG_SUM_COUNT: return cm_type_make(CM_T_INT64);
-    case EX_AGG_AVG: return cm_type_make(CM_T_DOUBLE);
+    case EX_AGG_AVG:
+    case EX_AGG_VAR_SAMP:
+    case EX_AGG_VAR_POP:
+    case EX_AGG_STDDEV_SAMP:
+    case EX_AGG_STDDEV_POP: return cm_type_make(CM_T_DOUBLE);
     case EX_AGG_SUM:
         if (arg.id == CM_T_DOUBLE) {
             return arg;
@@ -445,7 +460,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if (arg == NULL) {
             return NULL;
         }
-        if (arg->type.id == CM_T_VARCHAR && (fn == EX_AGG_SUM || fn == EX_AGG_AVG)) {
+        if (arg->type.id == CM_T_VARCHAR && (fn == EX_AGG_SUM || fn == EX_AGG_AVG ||
+                                             fn >= EX_AGG_VAR_SAMP)) {
             return fail(ctx, CM_TYPE, ast->src_off, "%s of a string is not defined", ast->name);
         }
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
@@ -484,11 +500,35 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     return ref;
 }
 
+static bool has_window(const PsExpr *ast)
+{
+    if (ast == NULL) {
+        return false;
+    }
+    if (ast->kind == PS_EX_FUNC && ast->over != NULL) {
+        return true;
+    }
+    if (has_window(ast->left) || has_window(ast->right)) {
+        return true;
+    }
+    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+        if (ast->kind == PS_EX_CASE) {
+            const PsWhen *w = ast->args->items[i];
+            if (has_window(w->cond) || has_window(w->result)) {
+                return true;
+            }
+        } else if (has_window(ast->args->items[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* After aggregation: a subtree equal to a group key is that key's column. */
 static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
 {
     *matched = false;
-    if (pl_has_aggregate(ast) || pl_has_subquery(ast)) {
+    if (pl_has_aggregate(ast) || pl_has_subquery(ast) || has_window(ast)) {
         return NULL;
     }
     PlBindCtx pre = *ctx;
@@ -760,14 +800,234 @@ static ExExpr *bind_like(PlBindCtx *ctx, const PsExpr *ast)
     return pl_make_call(ctx->b, name, args, n, ast->src_off);
 }
 
+static int window_fn(const char *name, bool star)
+{
+    static const struct {
+        const char *name;
+        ExWinFn fn;
+    } FNS[] = {{"row_number", EX_WIN_ROW_NUMBER}, {"rank", EX_WIN_RANK},
+               {"dense_rank", EX_WIN_DENSE_RANK}, {"percent_rank", EX_WIN_PERCENT_RANK},
+               {"cume_dist", EX_WIN_CUME_DIST},   {"count", EX_WIN_COUNT},
+               {"sum", EX_WIN_SUM},               {"avg", EX_WIN_AVG},
+               {"min", EX_WIN_MIN},               {"max", EX_WIN_MAX},
+               {"first_value", EX_WIN_FIRST_VALUE}, {"last_value", EX_WIN_LAST_VALUE},
+               {"lag", EX_WIN_LAG},               {"lead", EX_WIN_LEAD}};
+    for (size_t i = 0; i < sizeof FNS / sizeof FNS[0]; i++) {
+        if (strcmp(FNS[i].name, name) == 0) {
+            return star && FNS[i].fn == EX_WIN_COUNT ? EX_WIN_COUNT_STAR : (int)FNS[i].fn;
+        }
+    }
+    return -1;
+}
+
+static ExFrameBound frame_bound(PsBoundKind k)
+{
+    switch (k) {
+    case PS_BOUND_UNBOUNDED_PRECEDING: return EX_FRAME_UNBOUNDED_PRECEDING;
+    case PS_BOUND_PRECEDING: return EX_FRAME_PRECEDING;
+    case PS_BOUND_CURRENT_ROW: return EX_FRAME_CURRENT_ROW;
+    case PS_BOUND_FOLLOWING: return EX_FRAME_FOLLOWING;
+    case PS_BOUND_UNBOUNDED_FOLLOWING: return EX_FRAME_UNBOUNDED_FOLLOWING;
+    }
+    return EX_FRAME_CURRENT_ROW;
+}
+
+static bool const_count(PlBindCtx *ctx, const PsExpr *ast, int64_t *out)
+{
+    PlScope none = {0};
+    ExExpr *e = pl_bind_scalar(ctx->b, &none, ast, "a window frame");
+    e = e ? pl_cast(ctx->b, e, cm_type_make(CM_T_INT64), ast->src_off) : NULL;
+    CmValue v;
+    if (e == NULL || ex_expr_eval_const(e, ctx->b->arena, &v, ctx->b->err) != CM_OK) {
+        return false;
+    }
+    if (v.is_null || v.i < 0) {
+        fail(ctx, CM_BIND, ast->src_off, "a frame offset must be a non-negative integer%s", "");
+        return false;
+    }
+    *out = v.i;
+    return true;
+}
+
+static CmType window_type(ExWinFn fn, CmType arg)
+{
+    switch (fn) {
+    case EX_WIN_ROW_NUMBER:
+    case EX_WIN_RANK:
+    case EX_WIN_DENSE_RANK:
+    case EX_WIN_COUNT_STAR:
+    case EX_WIN_COUNT: return cm_type_make(CM_T_INT64);
+    case EX_WIN_PERCENT_RANK:
+    case EX_WIN_CUME_DIST:
+    case EX_WIN_AVG: return cm_type_make(CM_T_DOUBLE);
+    case EX_WIN_SUM: return agg_result_type(EX_AGG_SUM, arg);
+    default: return arg;
+    }
+}
+
+static bool bind_frame(PlBindCtx *ctx, const PsWindow *w, ExWindowSpec *s)
+{
+    if (w->frame == PS_FRAME_NONE) {
+        s->rows = false;
+        s->start = EX_FRAME_UNBOUNDED_PRECEDING;
+        s->end = w->order_by ? EX_FRAME_CURRENT_ROW : EX_FRAME_UNBOUNDED_FOLLOWING;
+        return true;
+    }
+    s->rows = w->frame == PS_FRAME_ROWS;
+    s->start = frame_bound(w->start_kind);
+    s->end = frame_bound(w->end_kind);
+    if (!s->rows && (s->start == EX_FRAME_PRECEDING || s->start == EX_FRAME_FOLLOWING ||
+                     s->end == EX_FRAME_PRECEDING || s->end == EX_FRAME_FOLLOWING)) {
+        fail(ctx, CM_BIND, -1, "RANGE frames with offsets are not supported yet%s", "");
+        return false;
+    }
+    return (w->start_off == NULL || const_count(ctx, w->start_off, &s->start_off)) &&
+           (w->end_off == NULL || const_count(ctx, w->end_off, &s->end_off));
+}
+
+/* fn(args) OVER (...): the arguments, partition and order keys are bound like
+ * the select list (after aggregation when there is one); the call becomes a
+ * placeholder column filled in by a WINDOW node. */
+static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlWinCtx *w = ctx->win;
+    int fn = window_fn(ast->name, ast->star);
+    if (w == NULL || fn < 0) {
+        return fail(ctx, CM_BIND, ast->src_off,
+                    fn < 0 ? "unknown window function %s" : "window functions are not allowed in %s",
+                    fn < 0 ? ast->name : ctx->clause);
+    }
+    if (w->n == PL_MAX_WINDOWS) {
+        return fail(ctx, CM_LIMIT, ast->src_off, "too many window functions%s", "");
+    }
+    int i = w->n;
+    ExWindowSpec *s = &w->spec[i];
+    memset(s, 0, sizeof *s);
+    s->fn = (ExWinFn)fn;
+    s->arg = -1;
+    int n_args = ast->args ? ast->args->n : 0;
+    PlBindCtx inner = *ctx;
+    inner.win = NULL; /* no window inside a window */
+    w->arg[i] = NULL;
+    if (n_args > 0) {
+        w->arg[i] = pl_bind_expr(&inner, ast->args->items[0]);
+        if (w->arg[i] == NULL) {
+            return NULL;
+        }
+        s->arg_type = w->arg[i]->type;
+    }
+    if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
+        s->start_off = 1;
+        if (n_args >= 2 && !const_count(ctx, ast->args->items[1], &s->start_off)) {
+            return NULL;
+        }
+    }
+    bool needs_arg = fn >= EX_WIN_COUNT && fn != EX_WIN_COUNT_STAR;
+    if (needs_arg != (n_args > 0)) {
+        return fail(ctx, CM_BIND, ast->src_off, "wrong number of arguments to %s", ast->name);
+    }
+    const PsWindow *pw = ast->over;
+    s->n_part = pw->partition_by ? pw->partition_by->n : 0;
+    s->n_order = pw->order_by ? pw->order_by->n : 0;
+    w->part[i] = new_args(ctx->b, s->n_part);
+    w->order[i] = new_args(ctx->b, s->n_order);
+    s->order = cm_arena_zalloc(ctx->b->arena, sizeof(ExSortKey) * (size_t)(s->n_order + 1));
+    if (w->part[i] == NULL || w->order[i] == NULL || s->order == NULL) {
+        return NULL;
+    }
+    for (int k = 0; k < s->n_part; k++) {
+        if ((w->part[i][k] = pl_bind_expr(&inner, pw->partition_by->items[k])) == NULL) {
+            return NULL;
+        }
+    }
+    for (int k = 0; k < s->n_order; k++) {
+        const PsOrderItem *o = pw->order_by->items[k];
+        if ((w->order[i][k] = pl_bind_expr(&inner, o->expr)) == NULL) {
+            return NULL;
+        }
+        s->order[k].desc = o->desc;
+        s->order[k].nulls_first = o->nulls == 0 ? o->desc : o->nulls == 1;
+    }
+    if (!bind_frame(ctx, pw, s)) {
+        return NULL;
+    }
+    s->type = window_type(s->fn, s->arg_type);
+    w->n++;
+    ExExpr *ref = ex_expr_column(ctx->b->arena, PL_WIN_BASE + i, s->type);
+    if (ref != NULL) {
+        ref->src_off = ast->src_off;
+    }
+    return ref;
+}
+
+/* grouping(a, b, ...): bit i (from the left, most significant first) is 1
+ * when argument i is rolled up in the row's grouping set; a CASE on the set
+ * number. */
+static ExExpr *bind_grouping(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlAggCtx *agg = ctx->agg;
+    int n = ast->args ? ast->args->n : 0;
+    if (agg == NULL || agg->empty || n == 0 || n > 62) {
+        return fail(ctx, CM_BIND, ast->src_off, "GROUPING is allowed only with GROUP BY%s", "");
+    }
+    int keys[64];
+    for (int i = 0; i < n; i++) {
+        PlBindCtx pre = *ctx;
+        pre.agg = NULL;
+        pre.win = NULL;
+        const PsExpr *arg = ast->args->items[i];
+        ExExpr *e = pl_bind_expr(&pre, arg);
+        if (e == NULL) {
+            return NULL;
+        }
+        keys[i] = -1;
+        int limit = agg->n_sets > 0 ? agg->n_set_keys : agg->n_keys;
+        for (int k = 0; k < limit && keys[i] < 0; k++) {
+            keys[i] = pl_expr_equal(e, agg->keys[k]) ? k : -1;
+        }
+        if (keys[i] < 0) {
+            return fail(ctx, CM_BIND, arg->src_off,
+                        "arguments of GROUPING must be grouping expressions%s", "");
+        }
+    }
+    CmValue zero = {.type = cm_type_make(CM_T_INT64), .i = 0};
+    if (agg->n_sets == 0) {
+        return ex_expr_const(ctx->b->arena, &zero);
+    }
+    int n_case = 2 * agg->n_sets + 1;
+    ExExpr **args = new_args(ctx->b, n_case);
+    if (args == NULL) {
+        return NULL;
+    }
+    for (int s = 0; s < agg->n_sets; s++) {
+        CmValue id = {.type = cm_type_make(CM_T_INT64), .i = s};
+        CmValue bits = {.type = cm_type_make(CM_T_INT64)};
+        for (int i = 0; i < n; i++) {
+            bits.i = bits.i * 2 + !((agg->set_masks[s] >> keys[i]) & 1);
+        }
+        ExExpr *pair[2] = {ex_expr_column(ctx->b->arena, agg->gid_key, zero.type),
+                           ex_expr_const(ctx->b->arena, &id)};
+        args[2 * s] = pair[0] && pair[1] ? pl_make_call(ctx->b, "=", pair, 2, ast->src_off) : NULL;
+        args[2 * s + 1] = ex_expr_const(ctx->b->arena, &bits);
+        if (args[2 * s] == NULL || args[2 * s + 1] == NULL) {
+            return NULL;
+        }
+    }
+    args[n_case - 1] = ex_expr_const(ctx->b->arena, &zero);
+    return args[n_case - 1] ? make_case(ctx->b, n_case, args, true, ast->src_off) : NULL;
+}
+
 static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 {
+    if (strcmp(ast->name, "grouping") == 0 || strcmp(ast->name, "grouping_id") == 0) {
+        return bind_grouping(ctx, ast);
+    }
     int fn = agg_fn_of(ast->name, ast->star);
     if (fn >= 0 && ast->over == NULL) {
         return bind_aggregate(ctx, ast, fn);
     }
     if (ast->over != NULL) {
-        return fail(ctx, CM_BIND, ast->src_off, "window functions are not supported yet%s", "");
+        return bind_window(ctx, ast);
     }
     int n = ast->args ? ast->args->n : 0;
     ExExpr **args = new_args(ctx->b, n);

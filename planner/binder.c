@@ -327,20 +327,115 @@ static const PsExpr *group_item(const PsSelect *sel, const PsExpr *g, const PlSc
     return g;
 }
 
+/* Index of `e` among the keys, adding it when new; -1 on error. */
+static int key_index(PlBinder *b, PlAggCtx *agg, const PsSelect *sel, const PsExpr *g,
+                     const PlScope *sc)
+{
+    g = group_item(sel, g, sc);
+    if (pl_has_aggregate(g)) {
+        cm_err_set(b->err, CM_BIND, g->src_off, "aggregate functions are not allowed in GROUP BY");
+        return -1;
+    }
+    ExExpr *e = pl_bind_scalar(b, sc, g, "GROUP BY");
+    if (e == NULL) {
+        return -1;
+    }
+    for (int k = 0; k < agg->n_keys; k++) {
+        if (pl_expr_equal(agg->keys[k], e)) {
+            return k;
+        }
+    }
+    if (agg->n_keys >= 63) {
+        cm_err_set(b->err, CM_LIMIT, g->src_off, "too many GROUP BY keys");
+        return -1;
+    }
+    agg->keys[agg->n_keys] = e;
+    return agg->n_keys++;
+}
+
+static bool add_set(PlBinder *b, PlAggCtx *agg, uint64_t mask, int64_t off)
+{
+    if (agg->n_sets == 4096) {
+        cm_err_set(b->err, CM_LIMIT, off, "too many grouping sets");
+        return false;
+    }
+    agg->set_masks[agg->n_sets++] = mask;
+    return true;
+}
+
+/* ROLLUP (a, b) = (a, b), (a), (); CUBE (a, b) = every subset; GROUPING SETS
+ * as written.  The set number becomes one more group key, so that a NULL made
+ * by rolling up never merges with a NULL in the data. */
+static bool bind_grouping_sets(PlBinder *b, const PsSelect *sel, const PlScope *sc, PlAggCtx *agg)
+{
+    const PsList *g = sel->group_by;
+    agg->set_masks = cm_arena_alloc(b->arena, sizeof(uint64_t) * 4096);
+    if (agg->set_masks == NULL) {
+        return oom(b) != NULL;
+    }
+    int n = g ? g->n : 0;
+    if (sel->group_kind == PS_GROUP_SETS) {
+        for (int i = 0; i < n; i++) {
+            const PsList *set = g->items[i];
+            uint64_t mask = 0;
+            for (int j = 0; set != NULL && j < set->n; j++) {
+                int k = key_index(b, agg, sel, set->items[j], sc);
+                if (k < 0) {
+                    return false;
+                }
+                mask |= (uint64_t)1 << k;
+            }
+            if (!add_set(b, agg, mask, sel->src_off)) {
+                return false;
+            }
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (key_index(b, agg, sel, g->items[i], sc) != i) {
+                cm_err_set(b->err, CM_BIND, ((PsExpr *)g->items[i])->src_off,
+                           "a key appears twice in ROLLUP or CUBE");
+                return false;
+            }
+        }
+        if (sel->group_kind == PS_GROUP_CUBE && n > 12) {
+            cm_err_set(b->err, CM_LIMIT, sel->src_off, "CUBE of more than 12 keys");
+            return false;
+        }
+        int n_sets = sel->group_kind == PS_GROUP_ROLLUP ? n + 1 : 1 << n;
+        for (int i = 0; i < n_sets; i++) {
+            uint64_t mask = sel->group_kind == PS_GROUP_ROLLUP
+                                ? (((uint64_t)1 << (n - i)) - 1)
+                                : (uint64_t)(((1 << n) - 1) & ~i);
+            if (!add_set(b, agg, mask, sel->src_off)) {
+                return false;
+            }
+        }
+    }
+    agg->n_set_keys = agg->n_keys;
+    agg->gid_key = agg->n_keys;
+    CmValue zero = {.type = cm_type_make(CM_T_INT64), .i = 0};
+    agg->keys[agg->n_keys] = ex_expr_const(b->arena, &zero);
+    if (agg->keys[agg->n_keys] == NULL) {
+        return oom(b) != NULL;
+    }
+    agg->n_keys++;
+    return true;
+}
+
 static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc, PlAggCtx *agg)
 {
     int n = sel->group_by ? sel->group_by->n : 0;
-    if (sel->group_kind != PS_GROUP_PLAIN) {
-        cm_err_set(b->err, CM_BIND, sel->src_off, "ROLLUP, CUBE and GROUPING SETS are not supported yet");
-        return false;
-    }
-    if (n > PL_MAX_KEYS) {
-        cm_err_set(b->err, CM_LIMIT, sel->src_off, "too many GROUP BY keys");
-        return false;
-    }
+    agg->gid_key = -1;
     agg->keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * PL_MAX_KEYS);
     if (agg->keys == NULL) {
         oom(b);
+        return false;
+    }
+    if (sel->group_kind != PS_GROUP_PLAIN) {
+        return bind_grouping_sets(b, sel, sc, agg);
+    }
+    if (n > PL_MAX_KEYS - 64) {
+        cm_err_set(b->err, CM_LIMIT, sel->src_off, "too many GROUP BY keys");
         return false;
     }
     for (int i = 0; i < n; i++) {
@@ -395,6 +490,20 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
     node->n_keys = agg->n_keys;
     node->n_aggs = agg->n_aggs;
     node->child = pl_project(b, input, n_pre, pre, pre_names);
+    if (node->child != NULL && agg->n_sets > 0) {
+        PlNode *x = pl_node_new(b->arena, PL_EXPAND, n_pre);
+        if (x == NULL) {
+            return oom(b);
+        }
+        memcpy(x->types, node->child->types, sizeof(CmType) * (size_t)n_pre);
+        memcpy(x->names, node->child->names, sizeof(char *) * (size_t)n_pre);
+        x->child = node->child;
+        x->n_sets = agg->n_sets;
+        x->set_masks = agg->set_masks;
+        x->n_set_keys = agg->n_set_keys;
+        x->gid_col = agg->gid_key;
+        node->child = x;
+    }
     return node->child ? node : NULL;
 }
 
@@ -715,6 +824,80 @@ static bool carry_empty_value(PlBindCtx *ctx, const PsSelect *sel, PlInject *car
     return carry->empty_value != NULL;
 }
 
+/* Replaces window placeholders (PL_WIN_BASE + i) by column base + i, in place. */
+static void fill_window_refs(ExExpr *e, int base)
+{
+    if (e->kind == EX_E_COLUMN && e->col >= PL_WIN_BASE) {
+        e->col = base + (e->col - PL_WIN_BASE);
+        return;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        fill_window_refs(e->args[i], base);
+    }
+}
+
+/* A projection of top's columns plus every window's inputs, then one WINDOW
+ * node per window call, each appending its value. */
+static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
+{
+    int n_pre = top->n_cols;
+    for (int i = 0; i < w->n; i++) {
+        n_pre += (w->arg[i] != NULL) + w->spec[i].n_part + w->spec[i].n_order;
+    }
+    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_pre + 1));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_pre + 1));
+    if (pre == NULL || names == NULL) {
+        return oom(b);
+    }
+    int at = 0;
+    for (; at < top->n_cols; at++) {
+        if ((pre[at] = ex_expr_column(b->arena, at, top->types[at])) == NULL) {
+            return oom(b);
+        }
+        names[at] = top->names[at];
+    }
+    for (int i = 0; i < w->n; i++) {
+        ExWindowSpec *s = &w->spec[i];
+        s->part = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(s->n_part + 1));
+        if (s->part == NULL) {
+            return oom(b);
+        }
+        if (w->arg[i] != NULL) {
+            s->arg = at;
+            names[at] = "#arg";
+            pre[at++] = w->arg[i];
+        }
+        for (int k = 0; k < s->n_part; k++) {
+            s->part[k] = at;
+            names[at] = "#part";
+            pre[at++] = w->part[i][k];
+        }
+        for (int k = 0; k < s->n_order; k++) {
+            s->order[k].col = at;
+            names[at] = "#order";
+            pre[at++] = w->order[i][k];
+        }
+    }
+    PlNode *n = pl_project(b, top, n_pre, pre, names);
+    for (int i = 0; n != NULL && i < w->n; i++) {
+        PlNode *wn = pl_node_new(b->arena, PL_WINDOW, n->n_cols + 1);
+        if (wn == NULL) {
+            return oom(b);
+        }
+        memcpy(wn->types, n->types, sizeof(CmType) * (size_t)n->n_cols);
+        memcpy(wn->names, n->names, sizeof(char *) * (size_t)n->n_cols);
+        wn->types[n->n_cols] = w->spec[i].type;
+        wn->names[n->n_cols] = "#window";
+        wn->child = n;
+        wn->win = &w->spec[i];
+        n = wn;
+    }
+    for (int i = 0; n != NULL && i < o->n; i++) {
+        fill_window_refs(o->exprs[i], n_pre);
+    }
+    return n;
+}
+
 static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
 {
     PlInject *carry = b->carry;
@@ -742,8 +925,12 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
             return NULL;
         }
     }
+    PlWinCtx *win = cm_arena_zalloc(b->arena, sizeof *win);
+    if (win == NULL) {
+        return oom(b);
+    }
     PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
-                     .agg = agg, .clause = "the select list"};
+                     .agg = agg, .win = win, .clause = "the select list"};
     OutList o = {0};
     if (!bind_targets(&ctx, sel, &o)) {
         return NULL;
@@ -760,7 +947,9 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
     ExExpr *having = NULL;
     if (sel->having != NULL) {
         ctx.clause = "HAVING";
+        ctx.win = NULL;
         having = pl_bind_expr(&ctx, sel->having);
+        ctx.win = win;
         if (having == NULL) {
             return NULL;
         }
@@ -782,6 +971,9 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
         if (top == NULL) {
             return NULL;
         }
+    }
+    if (win->n > 0 && (top = build_windows(b, top, win, &o)) == NULL) {
+        return NULL;
     }
     top = pl_project(b, top, o.n, o.exprs, o.names);
     if (top != NULL && sel->distinct) {

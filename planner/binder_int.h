@@ -15,6 +15,10 @@ typedef struct PlAggCtx {
     const int *key_outer;     /* empty: the outer column each key stands for */
     int n_keys;
     ExExpr **keys;            /* bound over the FROM scope */
+    int n_sets;               /* ROLLUP/CUBE/GROUPING SETS: the sets, else 0 */
+    uint64_t *set_masks;      /* bit k: key k is in the set */
+    int n_set_keys;           /* keys [0, n_set_keys) take part in the sets */
+    int gid_key;              /* the key holding the set number, or -1 */
     int n_aggs;
     ExAggSpec aggs[PL_MAX_AGGS];
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
@@ -43,6 +47,19 @@ struct PlInject {
     ExExpr *empty_value;      /* then: its first column over no rows, over the outer columns */
 };
 
+#define PL_MAX_WINDOWS 64
+/* Window calls are bound as placeholders: column PL_WIN_BASE + i. */
+#define PL_WIN_BASE (1 << 24)
+
+/* The window function calls of one SELECT, collected while its list binds. */
+typedef struct PlWinCtx {
+    int n;
+    ExWindowSpec spec[PL_MAX_WINDOWS];
+    ExExpr *arg[PL_MAX_WINDOWS];        /* over the row before windows; NULL if none */
+    ExExpr **part[PL_MAX_WINDOWS];
+    ExExpr **order[PL_MAX_WINDOWS];     /* with spec[i].order for direction */
+} PlWinCtx;
+
 typedef struct PlBindCtx {
     PlBinder *b;
     const PlScope *scope;     /* the FROM clause's columns */
@@ -50,6 +67,7 @@ typedef struct PlBindCtx {
     PlNode **input;           /* the node expressions read; subqueries join onto it (or NULL) */
     PlNode *base;             /* *input before any subquery joined on */
     PlAggCtx *agg;            /* non-NULL when binding after aggregation */
+    PlWinCtx *win;            /* non-NULL where window functions may appear */
     bool in_agg_arg;          /* inside an aggregate's argument */
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
 } PlBindCtx;

@@ -253,6 +253,20 @@ static bool build(Builder *bld, const PlNode *n, Pipe *p)
                                           n->types, n->limit, bld->err));
     case PL_JOIN:
     case PL_UNION: return false; /* handled above */
+    case PL_EXPAND:
+        return append(bld, p, ex_expand_new(bld->a, n->n_sets, n->set_masks, n->n_set_keys,
+                                            n->gid_col, n->n_cols, n->types, bld->err));
+    case PL_WINDOW: {
+        /* Each partition goes to one task: hash on the partition keys, or
+         * everything to one task when there are none. */
+        const ExWindowSpec *w = n->win;
+        if (!p->single && !exchange(bld, p, w->n_part, w->part,
+                                    w->n_part > 0 ? (int)bld->cfg->shuffle_partitions : 1)) {
+            return false;
+        }
+        return append(bld, p, ex_window_new(bld->a, w, n->child->n_cols, n->child->types,
+                                            bld->err));
+    }
     case PL_LIMIT:
         if (!p->single) {
             int64_t local = n->limit < 0 ? -1 : n->limit + n->offset;

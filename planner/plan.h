@@ -28,6 +28,8 @@ typedef enum PlKind {
     PL_LIMIT,      /* `limit` (-1: none) rows after `offset` */
     PL_JOIN,       /* `child` (probe) joined with `right` (build): see ExJoinType */
     PL_UNION,      /* the rows of every input in `inputs` (UNION ALL) */
+    PL_WINDOW,     /* child's columns plus the value of window function `win` */
+    PL_EXPAND,     /* child's rows once per grouping set (see ex_expand_new) */
 } PlKind;
 
 typedef struct PlNode PlNode;
@@ -64,6 +66,13 @@ struct PlNode {
     int *right_keys;      /* right columns, same types as left_keys */
     ExExpr *residual;     /* over child ++ right columns, or NULL */
     uint64_t join_null_eq; /* bit k: key k matches NULL with NULL */
+    /* WINDOW */
+    ExWindowSpec *win;
+    /* EXPAND: masks[s] bit k = key k is in grouping set s */
+    int n_sets;
+    uint64_t *set_masks;
+    int n_set_keys;
+    int gid_col;
     /* UNION: inputs with this node's column types */
     int n_inputs;
     PlNode **inputs;
