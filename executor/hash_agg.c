@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/hash.h"
 #include "common/value.h"
 #include "executor/hashing.h"
 #include "executor/ops.h"
@@ -52,6 +53,20 @@ typedef struct Slot {
     uint32_t tag;   /* upper 32 bits of the hash */
 } Slot;
 
+/* The (group, value) pairs a DISTINCT aggregate has seen: open addressing over
+ * entries that keep the value (strings copied into the agg's arena). */
+typedef struct SeenEntry {
+    uint64_t hash;   /* 0 = empty (real hashes are forced odd) */
+    int64_t group;
+    CmValue value;
+} SeenEntry;
+
+typedef struct SeenSet {
+    SeenEntry *slots;
+    uint64_t mask;
+    int64_t n;
+} SeenSet;
+
 typedef struct AggLocal {
     int64_t n_groups, cap_groups;
     KeyCol *keys;        /* n_keys */
@@ -65,6 +80,7 @@ typedef struct AggLocal {
     CmBatch out;
     int64_t next_out;    /* flush position */
     bool flushed_empty;
+    SeenSet *seen;       /* per aggregate, for DISTINCT ones; owned */
 } AggLocal;
 
 /* ---- types ------------------------------------------------------------------ */
@@ -357,6 +373,76 @@ static void variance_add(const HashAggSpec *s, AggState *st, const CmBatch *in, 
     st->n = n;
 }
 
+static bool same_value(const CmValue *x, const CmValue *y)
+{
+    switch ((CmTypeId)x->type.id) {
+    case CM_T_VARCHAR: return cm_str_eq(&x->s, &y->s);
+    case CM_T_DOUBLE: return x->d == y->d;
+    default: return x->i == y->i;
+    }
+}
+
+static uint64_t value_hash(const CmValue *x, int64_t group)
+{
+    uint64_t h;
+    switch ((CmTypeId)x->type.id) {
+    case CM_T_VARCHAR: h = cm_hash_bytes(cm_str_data(&x->s), x->s.len); break;
+    case CM_T_DOUBLE: {
+        double d = x->d == 0 ? 0 : x->d;
+        memcpy(&h, &d, sizeof h);
+        h = cm_hash_u64(h);
+        break;
+    }
+    default: h = cm_hash_u64((uint64_t)x->i); break;
+    }
+    return cm_hash_combine(h, (uint64_t)group) | 1;
+}
+
+/* True (and remembered) the first time `group` sees value p of v. */
+static bool first_sight(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v, uint32_t p,
+                        CmErr *err)
+{
+    if ((uint64_t)(set->n + 1) * 2 > set->mask + 1) {
+        uint64_t n_slots = set->mask ? (set->mask + 1) * 2 : 1024;
+        SeenEntry *slots = cm_calloc((size_t)n_slots, sizeof(SeenEntry));
+        if (slots == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory in a DISTINCT aggregate");
+            return false;
+        }
+        for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
+            if (set->slots[i].hash != 0) {
+                uint64_t j = set->slots[i].hash & (n_slots - 1);
+                while (slots[j].hash != 0) {
+                    j = (j + 1) & (n_slots - 1);
+                }
+                slots[j] = set->slots[i];
+            }
+        }
+        cm_free(set->slots);
+        set->slots = slots;
+        set->mask = n_slots - 1;
+    }
+    CmValue x;
+    cm_vec_get_value(v, p, &x);
+    uint64_t h = value_hash(&x, group);
+    for (uint64_t j = h & set->mask;; j = (j + 1) & set->mask) {
+        SeenEntry *e = &set->slots[j];
+        if (e->hash == 0) {
+            e->hash = h;
+            e->group = group;
+            e->value = x;
+            if (x.type.id == CM_T_VARCHAR) {
+                e->value.s = cm_str_copy(&l->strings, &x.s, err);
+            }
+            set->n++;
+            return true;
+        }
+        if (e->hash == h && e->group == group && same_value(&e->value, &x)) {
+            return false;
+        }
+    }
+}
+
 static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                            CmErr *err)
 {
@@ -376,6 +462,12 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
         }
         uint32_t p = cm_batch_pos(in, i);
         if (cm_vec_is_null(v, p)) {
+            continue;
+        }
+        if (agg->distinct && !first_sight(&l->seen[a], l, l->row_group[i], v, p, err)) {
+            if (err->code != CM_OK) {
+                return err->code;
+            }
             continue;
         }
         if (final_count) {
@@ -566,6 +658,10 @@ static void agg_local_fini(ExOp *op, void *local)
     cm_free(l->states);
     cm_free(l->hashes);
     cm_free(l->slots);
+    for (int a = 0; l->seen != NULL && a < s->n_aggs; a++) {
+        cm_free(l->seen[a].slots);
+    }
+    cm_free(l->seen);
     cm_arena_fini(&l->strings);
     cm_batch_fini(&l->out);
     cm_free(l);
@@ -581,7 +677,9 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
     }
     cm_arena_init(&l->strings, 64 * 1024);
     l->keys = cm_calloc((size_t)(s->n_keys ? s->n_keys : 1), sizeof(KeyCol));
-    if (l->keys == NULL || cm_batch_init(&l->out, op->n_cols, op->types, err) != CM_OK ||
+    l->seen = cm_calloc((size_t)(s->n_aggs ? s->n_aggs : 1), sizeof(SeenSet));
+    if (l->keys == NULL || l->seen == NULL ||
+        cm_batch_init(&l->out, op->n_cols, op->types, err) != CM_OK ||
         grow_groups(s, l, err) != CM_OK || rehash(l, err) != CM_OK) {
         cm_err_set(err, CM_OOM, -1, "out of memory");
         agg_local_fini(op, l);

@@ -57,6 +57,7 @@ typedef struct ExAggSpec {
     int arg;         /* input column of the argument (SINGLE/PARTIAL), -1 for count(*) */
     CmType arg_type; /* type of the argument column */
     CmType type;     /* final result type */
+    bool distinct;   /* f(DISTINCT x): each value once per group (SINGLE mode only) */
 } ExAggSpec;
 
 /* Groups by input columns `keys` and computes `aggs`.  Output: the keys, then

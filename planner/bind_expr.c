@@ -444,9 +444,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
                         : "aggregate functions are not allowed in %s",
                     agg ? "" : ctx->clause);
     }
-    if (ast->distinct) {
-        return fail(ctx, CM_BIND, ast->src_off, "%s(DISTINCT ...) is not supported yet",
-                    ast->name);
+    if (ast->distinct && fn == EX_AGG_COUNT_STAR) {
+        return fail(ctx, CM_BIND, ast->src_off, "count(DISTINCT *) is not valid SQL%s", "");
     }
     ExExpr *arg = NULL;
     if (fn != EX_AGG_COUNT_STAR) {
@@ -477,7 +476,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     /* The same aggregate twice is computed once. */
     int a = 0;
     for (; a < agg->n_aggs; a++) {
-        if ((int)agg->aggs[a].fn == fn &&
+        if ((int)agg->aggs[a].fn == fn && agg->aggs[a].distinct == ast->distinct &&
             (arg == NULL ? agg->agg_args[a] == NULL
                          : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a]))) {
             break;
@@ -489,7 +488,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         }
         CmType arg_type = arg ? arg->type : cm_type_make(CM_T_INT64);
         agg->aggs[a] = (ExAggSpec){.fn = (ExAggFn)fn, .arg = -1, .arg_type = arg_type,
-                                   .type = agg_result_type((ExAggFn)fn, arg_type)};
+                                   .type = agg_result_type((ExAggFn)fn, arg_type),
+                                   .distinct = ast->distinct && fn != EX_AGG_MIN &&
+                                               fn != EX_AGG_MAX};
         agg->agg_args[a] = arg;
         agg->n_aggs++;
     }

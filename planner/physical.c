@@ -134,7 +134,19 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
         keys[k] = k;
         key_types[k] = n->types[k];
     }
-    if (p->single) {
+    bool distinct = false;
+    for (int a = 0; a < n->n_aggs; a++) {
+        distinct = distinct || n->aggs[a].distinct;
+    }
+    if (distinct && !p->single) {
+        /* DISTINCT aggregates see every row of a group in one task: the raw
+         * rows are exchanged on the keys and aggregated once. */
+        int n_parts = n->n_keys > 0 ? (int)bld->cfg->shuffle_partitions : 1;
+        if (!exchange(bld, p, n->n_keys, keys, n_parts)) {
+            return false;
+        }
+    }
+    if (p->single || distinct) {
         return append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_SINGLE, n->n_keys, keys, key_types,
                                               n->n_aggs, n->aggs, bld->err));
     }
