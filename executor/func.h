@@ -41,3 +41,9 @@ bool ex_common_type(CmType a, CmType b, CmType *out);
 /* Casts one constant value (strings copied into `a`); CM_RUNTIME when the value
  * does not convert. */
 CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, CmErr *err);
+
+/* The field number of extract(<field> FROM date) ("year", "month", "dow", ...),
+ * or -1; and the kernel computing it from (field-name, date) arguments with
+ * the field number as the node's aux. */
+int ex_date_field(const char *name);
+ExKernel ex_extract_kernel(void);

@@ -20,6 +20,8 @@ typedef CmStatus (*ExResolver)(const char *name, int n_args, const CmType *types
                                ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_string(const char *name, int n_args, const CmType *types, int64_t off,
                            ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_date(const char *name, int n_args, const CmType *types, int64_t off,
+                         ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
 

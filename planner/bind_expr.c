@@ -7,7 +7,9 @@
  * key's column, each aggregate call becomes a reference to its output column,
  * and a bare column that is neither is an error.
  */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/value.h"
@@ -566,8 +568,88 @@ static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
 
 /* ---- operators ------------------------------------------------------------------- */
 
+/* An INTERVAL literal as a count of days or of months; false if not one. */
+static bool interval_of(PlBindCtx *ctx, const PsExpr *ast, int64_t *n, bool *months, bool *bad)
+{
+    *bad = false;
+    if (ast->kind != PS_EX_TYPED || ast->type == NULL || strcmp(ast->type->name, "interval") != 0) {
+        return false;
+    }
+    const char *text = ast->str, *unit = ast->name;
+    char *end;
+    long long q = strtoll(text, &end, 10);
+    while (*end == ' ') {
+        end++;
+    }
+    char word[16];
+    if (unit == NULL) {
+        size_t k = 0;
+        while (*end != '\0' && *end != ' ' && k + 1 < sizeof word) {
+            word[k++] = (char)tolower((unsigned char)*end++);
+        }
+        word[k] = '\0';
+        unit = word;
+    } else if (*end != '\0') {
+        unit = "?";
+    }
+    size_t ul = strlen(unit);
+    if (ul > 1 && unit[ul - 1] == 's') {
+        ul--; /* days -> day */
+    }
+    *months = false;
+    if (end == text) {
+        *bad = true;
+    } else if (!strncmp(unit, "day", ul) && ul == 3) {
+        *n = q;
+    } else if (!strncmp(unit, "week", ul) && ul == 4) {
+        *n = q * 7;
+    } else if (!strncmp(unit, "month", ul) && ul == 5) {
+        *n = q;
+        *months = true;
+    } else if (!strncmp(unit, "year", ul) && ul == 4) {
+        *n = q * 12;
+        *months = true;
+    } else {
+        *bad = true;
+    }
+    if (*bad) {
+        fail(ctx, CM_BIND, ast->src_off, "interval '%s' is not supported: use days, weeks, "
+             "months or years", text);
+    }
+    return true;
+}
+
+/* date +/- INTERVAL: whole days, or calendar months. */
+static ExExpr *bind_interval_arith(PlBindCtx *ctx, const PsExpr *ast, ExExpr *date, int64_t n,
+                                   bool months)
+{
+    CmValue v = {.type = cm_type_make(CM_T_INT64), .i = n};
+    ExExpr *args[2] = {pl_cast(ctx->b, date, cm_type_make(CM_T_DATE), ast->src_off),
+                       ex_expr_const(ctx->b->arena, &v)};
+    if (args[0] == NULL || args[1] == NULL) {
+        return NULL;
+    }
+    bool minus = ast->op == PS_OP_SUB;
+    const char *name = months ? (minus ? "sub_months" : "add_months") : (minus ? "-" : "+");
+    return pl_make_call(ctx->b, name, args, 2, ast->src_off);
+}
+
 static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
 {
+    if (ast->op == PS_OP_ADD || ast->op == PS_OP_SUB) {
+        int64_t n;
+        bool months, bad;
+        for (int side = 1; side >= (ast->op == PS_OP_ADD ? 0 : 1); side--) {
+            const PsExpr *iv = side ? ast->right : ast->left;
+            if (interval_of(ctx, iv, &n, &months, &bad)) {
+                if (bad) {
+                    return NULL;
+                }
+                ExExpr *d = pl_bind_expr(ctx, side ? ast->left : ast->right);
+                return d ? bind_interval_arith(ctx, ast, d, n, months) : NULL;
+            }
+        }
+    }
     ExExpr *l = pl_bind_expr(ctx, ast->left);
     ExExpr *r = l ? pl_bind_expr(ctx, ast->right) : NULL;
     if (r == NULL) {
@@ -1044,6 +1126,14 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if (!strcmp(ast->name, "coalesce") || !strcmp(ast->name, "ifnull") ||
         !strcmp(ast->name, "nullif")) {
         return bind_conditional(ctx, ast, args, n);
+    }
+    if ((!strcmp(ast->name, "extract") || !strcmp(ast->name, "date_part")) && n == 2) {
+        /* extract(year FROM d) arrives as extract('year', d): the field must be constant. */
+        const PsExpr *f = ast->args->items[0];
+        if (f->kind != PS_EX_STRING || ex_date_field(f->str) < 0) {
+            return fail(ctx, CM_BIND, f->src_off, "unknown date field in %s", ast->name);
+        }
+        return pl_make_call(ctx->b, f->str, &args[1], 1, ast->src_off);
     }
     return pl_make_call(ctx->b, ast->name, args, n, ast->src_off);
 }
