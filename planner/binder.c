@@ -98,6 +98,11 @@ static PlNode *bind_view(PlBinder *b, const StEntry *e, int64_t off)
 
 static PlNode *bind_named(PlBinder *b, const PsFrom *f)
 {
+    for (PlTemp *t = b->temps; t != NULL; t = t->next) {
+        if (strcmp(t->name, f->name) == 0) {
+            return pl_bind_scan(b, t->table);
+        }
+    }
     for (PlCte *c = b->ctes; c != NULL; c = c->next) {
         if (strcmp(c->cte->name, f->name) == 0) {
             PlCte *saved = b->ctes;

@@ -14,6 +14,7 @@
 
 #include "common/arena.h"
 #include "common/err.h"
+#include "executor/result.h"
 #include "parser/ast.h"
 #include "planner/plan.h"
 #include "storage/catalog.h"
@@ -26,6 +27,14 @@ typedef struct PlCte {
 typedef struct PlOuter PlOuter;
 typedef struct PlInject PlInject;
 
+/* A table computed before binding (a WITH RECURSIVE result), found by name
+ * before CTEs and the catalog. */
+typedef struct PlTemp {
+    const char *name;
+    StTable *table;      /* owned by whoever made the list */
+    struct PlTemp *next;
+} PlTemp;
+
 typedef struct PlBinder {
     CmArena *arena;      /* the query arena */
     StCatalog *cat;
@@ -35,6 +44,7 @@ typedef struct PlBinder {
     PlOuter *outer;      /* the enclosing query of a subquery being bound, or NULL */
     PlInject *inject;    /* correlated values for the next FROM clause to join in */
     PlInject *carry;     /* correlated values the next SELECT must pass through */
+    PlTemp *temps;       /* materialized WITH RECURSIVE results */
     CmErr *err;
 } PlBinder;
 
@@ -57,6 +67,16 @@ PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
 /* Binds an expression over `scope` with no aggregates allowed (`clause` names
  * where it stands, for messages, e.g. "WHERE"). */
 ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause);
+
+/* Runs a plan to completion; the rows (owned) or NULL with err. */
+typedef ExResult *(*PlRunFn)(void *ctx, const PlNode *root, CmErr *err);
+
+/* WITH RECURSIVE: computes every recursive CTE of `sel` to its fixpoint
+ * (iterating its recursive term over the rows the previous step added) into
+ * a table, listed in b->temps for the query to read.  The tables belong to
+ * the caller (pl_temps_free). */
+CmStatus pl_materialize_recursive(PlBinder *b, const PsSelect *sel, PlRunFn run, void *ctx);
+void pl_temps_free(PlTemp *temps);
 
 /* A scan of every column of t. */
 PlNode *pl_bind_scan(PlBinder *b, StTable *t);

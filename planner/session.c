@@ -28,6 +28,7 @@ struct PlSession {
 };
 
 typedef struct Stmt {
+    PlTemp *temps;     /* WITH RECURSIVE results of this statement; owned */
     PlSession *s;
     CmArena *arena;
     const char *sql;
@@ -138,9 +139,30 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     return st->err->code;
 }
 
+static ExResult *run_for_binder(void *ctx, const PlNode *root, CmErr *err)
+{
+    Stmt *st = ctx;
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    run_query(st, root, &plan, &rows);
+    pl_stage_plan_fini(&plan);
+    (void)err; /* run_query reports into st->err, which is the binder's err */
+    return rows;
+}
+
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    if (pl_materialize_recursive(&b, sel, run_for_binder, st) != CM_OK) {
+        pl_temps_free(b.temps);
+        return NULL;
+    }
+    /* The tables live until the statement ends: the plan scans them. */
+    PlTemp **tail = &st->temps;
+    while (*tail != NULL) {
+        tail = &(*tail)->next;
+    }
+    *tail = b.temps;
     return pl_bind_select(&b, sel);
 }
 
@@ -822,6 +844,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
         }
     }
     pl_result_free(st.res);
+    pl_temps_free(st.temps);
     cm_arena_fini(&arena);
     return err->code;
 }

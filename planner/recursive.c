@@ -1,0 +1,310 @@
+/*
+ * recursive.c - WITH RECURSIVE, by iteration to a fixpoint.
+ *
+ * A recursive CTE is `anchor UNION [ALL] step`, where `step` reads the CTE.
+ * The anchor's rows start both the result and the working set; each round
+ * binds and runs `step` with the CTE's name reading the working set, and the
+ * rows it returns (for UNION, only rows never seen before) are added to the
+ * result and become the next working set.  It ends when a round adds nothing.
+ * Each round is an ordinary staged query, so rounds run in parallel inside;
+ * the loop itself is sequential, as the semantics require.  Recursive CTEs
+ * are computed before the statement binds (so only at its top level).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/hash.h"
+#include "executor/func.h"
+#include "planner/binder.h"
+
+#define MAX_ROUNDS 100000
+
+/* Does the query read a table called `name` in any FROM (not looking into
+ * expression subqueries)? */
+static bool reads(const PsFrom *f, const char *name);
+
+static bool select_reads(const PsSelect *s, const char *name)
+{
+    if (s == NULL) {
+        return false;
+    }
+    if (s->kind == PS_SEL_SETOP) {
+        return select_reads(s->left, name) || select_reads(s->right, name);
+    }
+    return s->kind == PS_SEL_SIMPLE && s->from != NULL && reads(s->from, name);
+}
+
+static bool reads(const PsFrom *f, const char *name)
+{
+    switch (f->kind) {
+    case PS_FROM_TABLE: return strcmp(f->name, name) == 0;
+    case PS_FROM_SUBQUERY: return select_reads(f->subquery, name);
+    case PS_FROM_JOIN: return reads(f->left, name) || reads(f->right, name);
+    }
+    return false;
+}
+
+/* ---- the set of rows seen (UNION without ALL) ------------------------------------ */
+
+typedef struct Seen {
+    uint64_t *hashes;    /* slot: hash | 1, 0 = empty */
+    char **keys;         /* slot: the row's serialized bytes (in arena) */
+    size_t *lens;
+    uint64_t mask;
+    int64_t n;
+    CmArena arena;
+} Seen;
+
+/* Serializes row r of b into buf (type-aware, NULL-safe). */
+static size_t row_key(const CmBatch *b, int r, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (int c = 0; c < b->n_cols && n + 32 < cap; c++) {
+        CmValue v;
+        cm_vec_get_value(&b->cols[c], cm_batch_pos(b, r), &v);
+        buf[n++] = v.is_null ? 'N' : 'V';
+        if (v.is_null) {
+            continue;
+        }
+        if (v.type.id == CM_T_VARCHAR) {
+            uint32_t len = v.s.len;
+            memcpy(buf + n, &len, 4);
+            n += 4;
+            size_t k = len < cap - n - 8 ? len : cap - n - 8;
+            memcpy(buf + n, cm_str_data(&v.s), k);
+            n += k;
+        } else {
+            memcpy(buf + n, &v.i, 8);
+            n += 8;
+        }
+    }
+    return n;
+}
+
+static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
+{
+    if ((uint64_t)(s->n + 1) * 2 > s->mask + 1) {
+        uint64_t n = s->mask ? (s->mask + 1) * 2 : 1024;
+        uint64_t *h = cm_calloc((size_t)n, sizeof *h);
+        char **k = cm_calloc((size_t)n, sizeof *k);
+        size_t *l = cm_calloc((size_t)n, sizeof *l);
+        if (h == NULL || k == NULL || l == NULL) {
+            cm_free(h);
+            cm_free(k);
+            cm_free(l);
+            cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+            return false;
+        }
+        for (uint64_t i = 0; s->hashes != NULL && i <= s->mask; i++) {
+            if (s->hashes[i] != 0) {
+                uint64_t j = s->hashes[i] & (n - 1);
+                while (h[j] != 0) {
+                    j = (j + 1) & (n - 1);
+                }
+                h[j] = s->hashes[i];
+                k[j] = s->keys[i];
+                l[j] = s->lens[i];
+            }
+        }
+        cm_free(s->hashes);
+        cm_free(s->keys);
+        cm_free(s->lens);
+        s->hashes = h;
+        s->keys = k;
+        s->lens = l;
+        s->mask = n - 1;
+    }
+    uint64_t hash = cm_hash_bytes(key, len) | 1;
+    for (uint64_t j = hash & s->mask;; j = (j + 1) & s->mask) {
+        if (s->hashes[j] == 0) {
+            s->hashes[j] = hash;
+            s->keys[j] = cm_arena_alloc(&s->arena, len ? len : 1);
+            if (s->keys[j] == NULL) {
+                cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+                return false;
+            }
+            memcpy(s->keys[j], key, len);
+            s->lens[j] = len;
+            s->n++;
+            return true;
+        }
+        if (s->hashes[j] == hash && s->lens[j] == len && memcmp(s->keys[j], key, len) == 0) {
+            return false;
+        }
+    }
+}
+
+static void seen_fini(Seen *s)
+{
+    cm_free(s->hashes);
+    cm_free(s->keys);
+    cm_free(s->lens);
+    cm_arena_fini(&s->arena);
+}
+
+/* ---- the loop ------------------------------------------------------------------------ */
+
+/* Appends the rows (only unseen ones when `seen`) to the result and to the
+ * next working set; *added counts them. */
+static CmStatus add_rows(StTable *result, StTable *work, const ExResult *rows, Seen *seen,
+                         int64_t *added, CmErr *err)
+{
+    *added = 0;
+    char key[4096];
+    for (int i = 0; i < ex_result_n_batches(rows) && err->code == CM_OK; i++) {
+        CmBatch b = *ex_result_batch(rows, i);
+        uint32_t sel[CM_BATCH_CAP];
+        int n = 0;
+        for (int r = 0; r < b.n_rows && err->code == CM_OK; r++) {
+            if (seen == NULL || seen_insert(seen, key, row_key(&b, r, key, sizeof key), err)) {
+                sel[n++] = (uint32_t)r;
+            }
+        }
+        b.sel = sel;
+        b.n_rows = n;
+        if (err->code == CM_OK && n > 0 && st_table_append(result, &b, err) == CM_OK &&
+            st_table_append(work, &b, err) == CM_OK) {
+            *added += n;
+        }
+    }
+    return err->code;
+}
+
+/* `node` with its columns cast to t's types. */
+static PlNode *cast_to(PlBinder *b, PlNode *node, const StTable *t, int64_t off)
+{
+    if (node->n_cols != t->n_cols) {
+        cm_err_set(b->err, CM_BIND, off,
+                   "the recursive part of '%s' returns %d columns, its first part %d", t->name,
+                   node->n_cols, t->n_cols);
+        return NULL;
+    }
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
+    PlNode *p = pl_node_new(b->arena, PL_PROJECT, t->n_cols);
+    if (exprs == NULL || p == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < t->n_cols; i++) {
+        ExExpr *c = ex_expr_column(b->arena, i, node->types[i]);
+        exprs[i] = c ? pl_cast(b, c, t->cols[i].type, off) : NULL;
+        if (exprs[i] == NULL) {
+            return NULL;
+        }
+        p->types[i] = t->cols[i].type;
+        p->names[i] = t->cols[i].name;
+    }
+    p->child = node;
+    p->exprs = exprs;
+    return p;
+}
+
+static StTable *new_table(const char *name, const PlNode *shape, const PsCte *cte, CmErr *err)
+{
+    StColumn cols[256];
+    if (shape->n_cols > 256) {
+        cm_err_set(err, CM_LIMIT, cte->src_off, "a recursive CTE of more than 256 columns");
+        return NULL;
+    }
+    for (int i = 0; i < shape->n_cols; i++) {
+        cols[i] = (StColumn){.name = (char *)(cte->col_names && i < cte->col_names->n
+                                                  ? cte->col_names->items[i]
+                                                  : shape->names[i]),
+                             .type = shape->types[i].id == CM_T_NULL ? cm_type_make(CM_T_INT32)
+                                                                     : shape->types[i]};
+    }
+    return st_table_new(name, shape->n_cols, cols, err);
+}
+
+static CmStatus push_temp(PlBinder *b, const char *name, StTable *t)
+{
+    PlTemp *tp = cm_calloc(1, sizeof *tp);
+    if (tp == NULL) {
+        st_table_free(t);
+        return cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    }
+    tp->name = name;
+    tp->table = t;
+    tp->next = b->temps;
+    b->temps = tp;
+    return CM_OK;
+}
+
+static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ctx)
+{
+    const PsSelect *sel = cte->select;
+    if (sel->kind != PS_SEL_SETOP || sel->setop != PS_SET_UNION ||
+        select_reads(sel->left, cte->name)) {
+        return cm_err_set(b->err, CM_BIND, cte->src_off,
+                          "recursive '%s' must be: non-recursive part UNION [ALL] recursive part",
+                          cte->name);
+    }
+    PlNode *anchor = pl_bind_select(b, sel->left);
+    ExResult *rows = anchor ? run(ctx, anchor, b->err) : NULL;
+    StTable *result = rows ? new_table(cte->name, anchor, cte, b->err) : NULL;
+    StTable *work = result ? new_table(cte->name, anchor, cte, b->err) : NULL;
+    Seen seen = {0};
+    cm_arena_init(&seen.arena, 64 * 1024);
+    Seen *dedupe = sel->all ? NULL : &seen;
+    int64_t added = 0;
+    if (work != NULL) {
+        add_rows(result, work, rows, dedupe, &added, b->err);
+    }
+    for (int round = 0; b->err->code == CM_OK && added > 0; round++) {
+        if (round == MAX_ROUNDS) {
+            cm_err_set(b->err, CM_LIMIT, cte->src_off,
+                       "recursive '%s' did not end after %d rounds", cte->name, MAX_ROUNDS);
+            break;
+        }
+        /* This round's step reads the rows the previous round added. */
+        if (push_temp(b, cte->name, work) != CM_OK) {
+            work = NULL;
+            break;
+        }
+        PlNode *step = pl_bind_select(b, sel->right);
+        step = step ? cast_to(b, step, result, sel->right->src_off) : NULL;
+        ex_result_free(rows);
+        rows = step ? run(ctx, step, b->err) : NULL;
+        PlTemp *top = b->temps;
+        b->temps = top->next;
+        st_table_free(top->table);
+        cm_free(top);
+        work = rows ? new_table(cte->name, anchor, cte, b->err) : NULL;
+        if (work != NULL) {
+            add_rows(result, work, rows, dedupe, &added, b->err);
+        }
+    }
+    st_table_free(work);
+    ex_result_free(rows);
+    seen_fini(&seen);
+    if (b->err->code != CM_OK) {
+        st_table_free(result);
+        return b->err->code;
+    }
+    return push_temp(b, cte->name, result);
+}
+
+CmStatus pl_materialize_recursive(PlBinder *b, const PsSelect *sel, PlRunFn run, void *ctx)
+{
+    if (sel->with == NULL || !sel->recursive) {
+        return CM_OK;
+    }
+    for (int i = 0; i < sel->with->n && b->err->code == CM_OK; i++) {
+        const PsCte *cte = sel->with->items[i];
+        if (select_reads(cte->select, cte->name)) {
+            materialize(b, cte, run, ctx);
+        }
+    }
+    return b->err->code;
+}
+
+void pl_temps_free(PlTemp *temps)
+{
+    while (temps != NULL) {
+        PlTemp *next = temps->next;
+        st_table_free(temps->table);
+        cm_free(temps);
+        temps = next;
+    }
+}
