@@ -6,6 +6,7 @@
 #include "common/arena.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +77,9 @@ static CmArenaChunk *chunk_new(size_t size)
 
 void *cm_arena_alloc(CmArena *arena, size_t n)
 {
+    if (n > SIZE_MAX - 64) {
+        return NULL; /* rounding up would wrap */
+    }
     n = (n + 15) & ~(size_t)15;
     CmArenaChunk *h = arena->head;
     if (h != NULL && h->size - h->used >= n) {

@@ -308,7 +308,17 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
                 return true;
             }
             int sa = a.id == CM_T_DECIMAL ? a.scale : 0, sb = b.id == CM_T_DECIMAL ? b.scale : 0;
-            *out = cm_type_decimal(18, sa > sb ? sa : sb);
+            int s = sa > sb ? sa : sb;
+            /* Every value of both sides must fit 18 digits at scale s: a BIGINT
+             * (19 digits) does only without a fraction, an INTEGER (10) up to
+             * scale 8.  Otherwise compare as DOUBLE rather than fail. */
+            bool has_big = a.id == CM_T_INT64 || b.id == CM_T_INT64;
+            bool has_int = a.id == CM_T_INT32 || b.id == CM_T_INT32;
+            if ((has_big && s > 0) || (has_int && s > 8)) {
+                *out = cm_type_make(CM_T_DOUBLE);
+                return true;
+            }
+            *out = cm_type_decimal(18, s);
             return true;
         }
         *out = ra > rb ? a : b;

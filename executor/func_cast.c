@@ -59,19 +59,23 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
     case CM_T_INT32:
     case CM_T_INT64: *out = in->i; break;
     case CM_T_DECIMAL: *out = round_div(in->i, in->type.scale); break;
-    case CM_T_DOUBLE:
-        if (!(in->d > -9.3e18 && in->d < 9.3e18)) {
+    case CM_T_DOUBLE: {
+        /* 2^63 is exact as a double; rounding can reach it from below. */
+        double r = round(in->d);
+        if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
             return cast_fail(in, to, err);
         }
-        *out = (int64_t)llround(in->d);
+        *out = (int64_t)r;
         break;
+    }
     case CM_T_VARCHAR: {
         double d;
         if (!cm_parse_int64(cm_str_data(&in->s), in->s.len, out)) {
-            if (!cm_parse_double(cm_str_data(&in->s), in->s.len, &d) || !(fabs(d) < 9.2e18)) {
+            if (!cm_parse_double(cm_str_data(&in->s), in->s.len, &d) ||
+                !(round(d) >= -9223372036854775808.0 && round(d) < 9223372036854775808.0)) {
                 return cast_fail(in, to, err);
             }
-            *out = (int64_t)llround(d);
+            *out = (int64_t)round(d);
         }
         break;
     }

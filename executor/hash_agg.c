@@ -194,7 +194,8 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
                 return false;
             }
         } else if (s->key_types[k].id == CM_T_DOUBLE) {
-            if (*(const double *)stored != ((const double *)v->data)[p]) {
+            double x = *(const double *)stored, y = ((const double *)v->data)[p];
+            if (x != y && !(isnan(x) && isnan(y))) { /* NaNs group together */
                 return false;
             }
         } else if (memcmp(stored, (const char *)v->data + w * p, w) != 0) {

@@ -3,6 +3,7 @@
  */
 #include "executor/hashing.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "common/hash.h"
@@ -63,7 +64,10 @@ int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
     case CM_T_DATE: return ((const int32_t *)a->data)[pa] == ((const int32_t *)b->data)[pb];
     case CM_T_INT64:
     case CM_T_DECIMAL: return ((const int64_t *)a->data)[pa] == ((const int64_t *)b->data)[pb];
-    case CM_T_DOUBLE: return ((const double *)a->data)[pa] == ((const double *)b->data)[pb];
+    case CM_T_DOUBLE: {
+        double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];
+        return x == y || (isnan(x) && isnan(y));
+    }
     case CM_T_VARCHAR:
         return cm_str_eq(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);
     }

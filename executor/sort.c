@@ -8,6 +8,7 @@
  * emitted (a bounded top-N heap is the planned improvement, see docs/).
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,11 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
         return (x > y) - (x < y);
     }
     case CM_T_DOUBLE: {
+        /* NaN sorts after every number (PostgreSQL), so the order is total. */
         double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];
+        if (isnan(x) || isnan(y)) {
+            return isnan(x) - isnan(y);
+        }
         return (x > y) - (x < y);
     }
     case CM_T_VARCHAR:

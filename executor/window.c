@@ -10,6 +10,7 @@
  * linear).  Ties keep input order, so results are deterministic.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,11 @@ static int cmp_cells(const ExResult *rows, RowRef a, RowRef b, int col)
     cm_vec_get_value(va, pa, &x);
     cm_vec_get_value(vb, pb, &y);
     switch ((CmTypeId)x.type.id) {
-    case CM_T_DOUBLE: return (x.d > y.d) - (x.d < y.d);
+    case CM_T_DOUBLE:
+        if (isnan(x.d) || isnan(y.d)) {
+            return isnan(x.d) - isnan(y.d);
+        }
+        return (x.d > y.d) - (x.d < y.d);
     case CM_T_VARCHAR: return cm_str_cmp(&x.s, &y.s);
     default: return (x.i > y.i) - (x.i < y.i);
     }

@@ -1,0 +1,304 @@
+/*
+ * test_block.c - unit tests for shuffle/block.c (internal block format):
+ * encode/decode round trips of every type with a selection vector, NULLs,
+ * constant vectors and long strings; the header fields; and checksum
+ * verification (a flipped payload byte makes decoding fail with CM_IO).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/hash.h"
+#include "shuffle/block.h"
+
+enum { N_COLS = 7 };
+
+static CmErr err;
+static CmType types[N_COLS];
+static CmBatch in, out;
+static char texts[CM_BATCH_CAP][48];
+
+static void setup(void)
+{
+    cm_err_init(&err);
+    types[0] = cm_type_make(CM_T_BOOL);
+    types[1] = cm_type_make(CM_T_INT32);
+    types[2] = cm_type_make(CM_T_INT64);
+    types[3] = cm_type_make(CM_T_DOUBLE);
+    types[4] = cm_type_decimal(12, 2);
+    types[5] = cm_type_varchar(-1, false);
+    types[6] = cm_type_make(CM_T_DATE);
+    cr_assert_eq(cm_batch_init(&in, N_COLS, types, &err), CM_OK);
+    cr_assert_eq(cm_batch_init(&out, N_COLS, types, &err), CM_OK);
+}
+
+static void teardown(void)
+{
+    cm_batch_fini(&in);
+    cm_batch_fini(&out);
+}
+
+TestSuite(sh_block, .init = setup, .fini = teardown);
+
+/* Physical row i: column c is NULL when (i + c) % 4 == 1; values from i. */
+static bool is_null_at(int i, int c)
+{
+    return (i + c) % 4 == 1;
+}
+
+static int text_len(int i)
+{
+    return (i * 7) % 40; /* 0..39: inline and out-of-line */
+}
+
+static void fill_input(int n)
+{
+    for (int i = 0; i < n; i++) {
+        ((uint8_t *)in.cols[0].data)[i] = (uint8_t)(i % 2);
+        ((int32_t *)in.cols[1].data)[i] = -1000 * i - 7;
+        ((int64_t *)in.cols[2].data)[i] = (int64_t)i * 1000000007LL;
+        ((double *)in.cols[3].data)[i] = i * 0.25 - 3;
+        ((int64_t *)in.cols[4].data)[i] = 12345 + i;
+        int len = text_len(i);
+        for (int k = 0; k < len; k++) {
+            texts[i][k] = (char)('A' + (i * 3 + k) % 26);
+        }
+        ((CmStr *)in.cols[5].data)[i] = cm_str_make(texts[i], (uint32_t)len);
+        ((int32_t *)in.cols[6].data)[i] = 18000 + i;
+        for (int c = 0; c < N_COLS; c++) {
+            if (is_null_at(i, c)) {
+                cm_vec_set_null(&in.cols[c], (uint32_t)i);
+            }
+        }
+    }
+    in.n_rows = n;
+}
+
+/* Checks decoded row `row` of `out` against physical input row i (whose
+ * source text may have been destroyed since: compare with regenerated text). */
+static void check_row(int row, int i)
+{
+    for (int c = 0; c < N_COLS; c++) {
+        cr_assert_eq(cm_vec_is_null(&out.cols[c], (uint32_t)row), is_null_at(i, c), "row %d col %d",
+                     row, c);
+    }
+    if (!is_null_at(i, 0)) {
+        cr_assert_eq(((uint8_t *)out.cols[0].data)[row], i % 2);
+    }
+    if (!is_null_at(i, 1)) {
+        cr_assert_eq(((int32_t *)out.cols[1].data)[row], -1000 * i - 7);
+    }
+    if (!is_null_at(i, 2)) {
+        cr_assert_eq(((int64_t *)out.cols[2].data)[row], (int64_t)i * 1000000007LL);
+    }
+    if (!is_null_at(i, 3)) {
+        cr_assert_eq(((double *)out.cols[3].data)[row], i * 0.25 - 3);
+    }
+    if (!is_null_at(i, 4)) {
+        cr_assert_eq(((int64_t *)out.cols[4].data)[row], 12345 + i);
+    }
+    if (!is_null_at(i, 5)) {
+        const CmStr *s = &((CmStr *)out.cols[5].data)[row];
+        cr_assert_eq(s->len, (uint32_t)text_len(i), "row %d", row);
+        for (uint32_t k = 0; k < s->len; k++) {
+            cr_assert_eq(cm_str_data(s)[k], (char)('A' + (i * 3 + (int)k) % 26));
+        }
+    }
+    if (!is_null_at(i, 6)) {
+        cr_assert_eq(((int32_t *)out.cols[6].data)[row], 18000 + i);
+    }
+}
+
+Test(sh_block, round_trip_all_types_with_nulls)
+{
+    int n = CM_BATCH_CAP;
+    fill_input(n);
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk, "%s", err.msg);
+    cr_expect_eq(blk->hdr.n_rows, n);
+    cr_expect_eq(blk->hdr.codec, 0);
+    cr_expect_eq(blk->hdr.raw_bytes, blk->hdr.stored_bytes);
+    cr_expect_eq(blk->hdr.checksum, XXH64(blk->payload, (size_t)blk->hdr.stored_bytes, 0));
+    cr_expect_null(blk->next);
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK, "%s", err.msg);
+    cr_assert_eq(out.n_rows, n);
+    cr_expect_null(out.sel);
+    memset(texts, '?', sizeof texts); /* decoded strings must be copies */
+    for (int i = 0; i < n; i++) {
+        check_row(i, i);
+    }
+    cm_free(blk);
+}
+
+Test(sh_block, selection_is_applied_while_encoding)
+{
+    int n = CM_BATCH_CAP;
+    fill_input(n);
+    /* Active rows: every other physical row, backwards. */
+    int n_sel = 0;
+    for (int i = n - 1; i >= 0; i -= 2) {
+        in.sel_buf[n_sel++] = (uint32_t)i;
+    }
+    in.sel = in.sel_buf;
+    in.n_rows = n_sel;
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    cr_assert_eq(blk->hdr.n_rows, n_sel);
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK, "%s", err.msg);
+    cm_free(blk); /* the decoded batch must not point into the block */
+    cr_assert_eq(out.n_rows, n_sel);
+    for (int r = 0; r < n_sel; r++) {
+        check_row(r, (int)in.sel_buf[r]);
+    }
+}
+
+Test(sh_block, selection_encodes_fewer_bytes)
+{
+    int n = CM_BATCH_CAP;
+    fill_input(n);
+    ShBlock *all = sh_block_encode(&in, &err);
+    in.sel_buf[0] = 0;
+    in.sel = in.sel_buf;
+    in.n_rows = 1;
+    ShBlock *one = sh_block_encode(&in, &err);
+    cr_assert_not_null(all);
+    cr_assert_not_null(one);
+    cr_expect_lt(one->hdr.stored_bytes, all->hdr.stored_bytes);
+    cm_free(all);
+    cm_free(one);
+}
+
+Test(sh_block, columns_without_nulls_stay_without_bitmap)
+{
+    int n = CM_BATCH_CAP;
+    for (int i = 0; i < n; i++) {
+        ((int64_t *)in.cols[2].data)[i] = i;
+        ((CmStr *)in.cols[5].data)[i] = cm_str_make("", 0);
+    }
+    in.n_rows = n;
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK);
+    for (int c = 0; c < N_COLS; c++) {
+        cr_expect_null(out.cols[c].validity, "column %d", c);
+    }
+    for (int i = 0; i < n; i++) {
+        cr_expect_eq(((int64_t *)out.cols[2].data)[i], i);
+        cr_expect_eq(((CmStr *)out.cols[5].data)[i].len, 0);
+    }
+    cm_free(blk);
+}
+
+Test(sh_block, all_null_string_column)
+{
+    int n = CM_BATCH_CAP;
+    for (int i = 0; i < n; i++) {
+        cm_vec_set_null(&in.cols[5], (uint32_t)i);
+    }
+    in.n_rows = n;
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK);
+    for (int i = 0; i < n; i++) {
+        cr_expect(cm_vec_is_null(&out.cols[5], (uint32_t)i));
+    }
+    cm_free(blk);
+}
+
+Test(sh_block, const_vectors_are_expanded)
+{
+    int n = CM_BATCH_CAP;
+    ((int64_t *)in.cols[2].data)[0] = 77;
+    in.cols[2].kind = CM_VEC_CONST;
+    const char *text = "a constant string of some length";
+    ((CmStr *)in.cols[5].data)[0] = cm_str_make(text, (uint32_t)strlen(text));
+    in.cols[5].kind = CM_VEC_CONST;
+    cm_vec_set_null(&in.cols[1], 0);
+    in.cols[1].kind = CM_VEC_CONST;
+    in.n_rows = n;
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK);
+    for (int i = 0; i < n; i++) {
+        cr_expect_eq(((int64_t *)out.cols[2].data)[i], 77);
+        const CmStr *s = &((CmStr *)out.cols[5].data)[i];
+        cr_expect_eq(s->len, strlen(text));
+        cr_expect_eq(memcmp(cm_str_data(s), text, s->len), 0);
+        cr_expect(cm_vec_is_null(&out.cols[1], (uint32_t)i));
+    }
+    cr_expect_eq(out.cols[2].kind, CM_VEC_FLAT);
+    cm_free(blk);
+}
+
+Test(sh_block, empty_batch)
+{
+    in.n_rows = 0;
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    cr_expect_eq(blk->hdr.n_rows, 0);
+    out.n_rows = 5 > CM_BATCH_CAP ? CM_BATCH_CAP : 5;
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK);
+    cr_expect_eq(out.n_rows, 0);
+    cm_free(blk);
+}
+
+Test(sh_block, decode_resets_the_output_first)
+{
+    fill_input(CM_BATCH_CAP);
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    /* Leave stale state in out: a selection and a NULL everywhere. */
+    out.sel_buf[0] = 0;
+    out.sel = out.sel_buf;
+    for (int c = 0; c < N_COLS; c++) {
+        for (uint32_t p = 0; p < CM_BATCH_CAP; p++) {
+            cm_vec_set_null(&out.cols[c], p);
+        }
+    }
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK);
+    cr_expect_null(out.sel);
+    for (int i = 0; i < CM_BATCH_CAP; i++) {
+        check_row(i, i);
+    }
+    cm_free(blk);
+}
+
+Test(sh_block, every_flipped_payload_byte_fails_with_cm_io)
+{
+    fill_input(CM_BATCH_CAP);
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    int64_t size = blk->hdr.stored_bytes;
+    cr_assert_gt(size, 0);
+    /* Flip one bit in each of a spread of positions (first, last, middle...). */
+    int64_t step = size / 17 + 1;
+    for (int64_t at = 0; at < size; at += step) {
+        for (int last = 0; last < 2; last++) {
+            int64_t pos = last ? size - 1 : at;
+            blk->payload[pos] ^= 0x10;
+            CmErr e;
+            cm_err_init(&e);
+            cr_assert_eq(sh_block_decode(blk, &out, &e), CM_IO, "byte %lld", (long long)pos);
+            cr_expect(strstr(e.msg, "checksum") != NULL, "message: %s", e.msg);
+            blk->payload[pos] ^= 0x10;
+        }
+    }
+    /* Restored: it decodes again. */
+    cr_assert_eq(sh_block_decode(blk, &out, &err), CM_OK, "%s", err.msg);
+    check_row(0, 0);
+    cm_free(blk);
+}
+
+Test(sh_block, corrupted_checksum_field_fails)
+{
+    in.n_rows = 1;
+    ((int64_t *)in.cols[2].data)[0] = 5;
+    ((CmStr *)in.cols[5].data)[0] = cm_str_make("x", 1);
+    ShBlock *blk = sh_block_encode(&in, &err);
+    cr_assert_not_null(blk);
+    blk->hdr.map_id = 6;
+    blk->hdr.checksum ^= 1;
+    cr_expect_eq(sh_block_decode(blk, &out, &err), CM_IO);
+    cr_expect(strstr(err.msg, "map 6") != NULL, "message: %s", err.msg);
+    cm_free(blk);
+}
