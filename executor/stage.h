@@ -12,6 +12,7 @@
 #pragma once
 
 #include "executor/op.h"
+#include "shuffle/shuffle.h"
 
 typedef struct ExStage ExStage;
 struct ExStage {
@@ -23,6 +24,7 @@ struct ExStage {
     int n_deps;
     ExStage **deps;      /* stages that must finish before this one */
     const char *exchange; /* what the sink writes, for EXPLAIN: "hash(#0)", "gather", "result" */
+    ShShuffle **shuffle;  /* the shuffle the sink writes, NULL for the result stage */
     /* filled in when it runs */
     int n_tasks;
     bool done;

@@ -100,7 +100,11 @@ static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *k
                                              : cm_arena_printf(bld->a, "exchange, %d partitions",
                                                                n_parts);
     *slot_out = slot;
-    return close_stage(bld, p, w, desc);
+    ExStage *s = close_stage(bld, p, w, desc);
+    if (s != NULL) {
+        s->shuffle = slot;
+    }
+    return s;
 }
 
 /* Closes the open pipeline into a shuffle on `keys` and opens its reader. */
@@ -346,50 +350,4 @@ void pl_stage_plan_fini(PlStagePlan *plan)
     plan->shuffles = NULL;
     ex_result_free(plan->result);
     plan->result = NULL;
-}
-
-/* ---- EXPLAIN ------------------------------------------------------------------ */
-
-static void explain_op(const ExOp *op, bool analyze, int depth,
-                       void (*emit)(void *ctx, const char *line), void *ctx)
-{
-    char detail[512], line[768];
-    detail[0] = '\0';
-    if (op->vt->explain != NULL) {
-        op->vt->explain(op, detail, sizeof detail);
-    }
-    int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op->vt->name,
-                     detail[0] ? " " : "", detail);
-    if (analyze && n > 0 && (size_t)n < sizeof line) {
-        snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld]",
-                 (long long)atomic_load(&op->rows_out));
-    }
-    emit(ctx, line);
-}
-
-void pl_explain_plan(const PlStagePlan *plan, bool analyze,
-                     void (*emit)(void *ctx, const char *line), void *ctx)
-{
-    char line[512];
-    for (int i = 0; i < plan->n_stages; i++) {
-        const ExStage *s = plan->stages[i];
-        int n = snprintf(line, sizeof line, "Stage %d", s->id);
-        for (int d = 0; d < s->n_deps && n > 0 && (size_t)n < sizeof line; d++) {
-            n += snprintf(line + n, sizeof line - (size_t)n, "%s%d", d ? ", " : " <- stage ",
-                          s->deps[d]->id);
-        }
-        if (n > 0 && (size_t)n < sizeof line) {
-            n += snprintf(line + n, sizeof line - (size_t)n, " -> %s", s->exchange);
-        }
-        if (analyze && n > 0 && (size_t)n < sizeof line) {
-            snprintf(line + n, sizeof line - (size_t)n, "  [tasks=%d, time=%.3f ms]", s->n_tasks,
-                     (double)s->time_ns / 1e6);
-        }
-        emit(ctx, line);
-        explain_op(s->sink, analyze, 1, emit, ctx);
-        for (int k = s->n_ops - 1; k >= 0; k--) {
-            explain_op(s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
-        }
-        explain_op(s->source, analyze, 2 + s->n_ops, emit, ctx);
-    }
 }

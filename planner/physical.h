@@ -35,7 +35,12 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err);
 /* Frees shuffles, operator states and the result unless it was taken (NULLed). */
 void pl_stage_plan_fini(PlStagePlan *plan);
 
-/* Appends the text of the stage DAG, one line per element, to `lines` through
- * `emit` (with analyze: tasks, rows and time measured by the run). */
+/* The stage DAG as text, one line per element through `emit` (with analyze:
+ * tasks, rows and time measured by the run). */
 void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                      void (*emit)(void *ctx, const char *line), void *ctx);
+
+/* The stage DAG as one JSON document: {"stages": [...], "adaptive": [...]},
+ * each stage with id, tasks, rows_out, operators and, where it writes a
+ * shuffle, the shuffle's counters.  Owned (cm_free); NULL on OOM. */
+char *pl_explain_json(const PlStagePlan *plan, bool analyze);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 #include "common/value.h"
@@ -206,6 +207,8 @@ static void add_line(void *ctx, const char *line)
     ex_result_append(l->rows, &l->batch, l->err);
 }
 
+static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap);
+
 static CmStatus stmt_explain(Stmt *st)
 {
     const PsStmt *inner = st->ast->inner;
@@ -217,6 +220,24 @@ static CmStatus stmt_explain(Stmt *st)
     if (root == NULL) {
         return st->err->code;
     }
+    bool json = false;
+    for (int i = 0; st->ast->options != NULL && i < st->ast->options->n; i++) {
+        const PsOption *o = st->ast->options->items[i];
+        char text[32] = "true";
+        if (o->value != NULL && set_value_text(st, o->value, text, sizeof text) != CM_OK) {
+            return st->err->code;
+        }
+        if (!strcmp(o->name, "format")) {
+            if (strcasecmp(text, "json") != 0 && strcasecmp(text, "text") != 0) {
+                return cm_err_set(st->err, CM_BIND, o->value->src_off,
+                                  "EXPLAIN format must be text or json");
+            }
+            json = strcasecmp(text, "json") == 0;
+        } else if (strcmp(o->name, "analyze") != 0) {
+            return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown EXPLAIN option '%s'",
+                              o->name);
+        }
+    }
     PlStagePlan plan = {0};
     CmStatus rc = analyze ? run_query(st, root, &plan, NULL)
                           : pl_physical_plan(st->arena, root, &st->s->cfg, &plan, st->err);
@@ -226,7 +247,17 @@ static CmStatus stmt_explain(Stmt *st)
     if (rc == CM_OK && (st->res = result_new(1, &name, st->err)) != NULL &&
         (lines.rows = ex_result_new(1, &t, st->err)) != NULL &&
         cm_batch_init(&lines.batch, 1, &t, st->err) == CM_OK) {
-        pl_explain_plan(&plan, analyze, add_line, &lines);
+        if (json) {
+            char *doc = pl_explain_json(&plan, analyze);
+            if (doc == NULL) {
+                cm_err_set(st->err, CM_OOM, -1, "out of memory writing EXPLAIN");
+            } else {
+                add_line(&lines, doc);
+                cm_free(doc);
+            }
+        } else {
+            pl_explain_plan(&plan, analyze, add_line, &lines);
+        }
         cm_batch_fini(&lines.batch);
         st->res->rows = lines.rows;
     }

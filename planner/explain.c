@@ -1,0 +1,183 @@
+/*
+ * explain.c - EXPLAIN output of a stage plan: indented text, or one JSON
+ * document for tools (EXPLAIN (FORMAT JSON), EXPLAIN (ANALYZE, FORMAT JSON)).
+ * Stages are listed in execution order; within a stage the sink comes first
+ * and the source last, as the data flows upward.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "planner/physical.h"
+
+/* ---- text ----------------------------------------------------------------------- */
+
+static void explain_op(const ExOp *op, bool analyze, int depth,
+                       void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char detail[512], line[768];
+    detail[0] = '\0';
+    if (op->vt->explain != NULL) {
+        op->vt->explain(op, detail, sizeof detail);
+    }
+    int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op->vt->name,
+                     detail[0] ? " " : "", detail);
+    if (analyze && n > 0 && (size_t)n < sizeof line) {
+        snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld]",
+                 (long long)atomic_load(&op->rows_out));
+    }
+    emit(ctx, line);
+}
+
+void pl_explain_plan(const PlStagePlan *plan, bool analyze,
+                     void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char line[512];
+    for (int i = 0; i < plan->n_stages; i++) {
+        const ExStage *s = plan->stages[i];
+        int n = snprintf(line, sizeof line, "Stage %d", s->id);
+        for (int d = 0; d < s->n_deps && n > 0 && (size_t)n < sizeof line; d++) {
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%d", d ? ", " : " <- stage ",
+                          s->deps[d]->id);
+        }
+        if (n > 0 && (size_t)n < sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, " -> %s", s->exchange);
+        }
+        if (analyze && n > 0 && (size_t)n < sizeof line) {
+            snprintf(line + n, sizeof line - (size_t)n, "  [tasks=%d, time=%.3f ms]", s->n_tasks,
+                     (double)s->time_ns / 1e6);
+        }
+        emit(ctx, line);
+        explain_op(s->sink, analyze, 1, emit, ctx);
+        for (int k = s->n_ops - 1; k >= 0; k--) {
+            explain_op(s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
+        }
+        explain_op(s->source, analyze, 2 + s->n_ops, emit, ctx);
+    }
+}
+
+/* ---- JSON ----------------------------------------------------------------------- */
+
+typedef struct Json {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} Json;
+
+static void put(Json *j, const char *s, size_t n)
+{
+    if (j->oom) {
+        return;
+    }
+    if (j->len + n + 1 > j->cap) {
+        size_t cap = (j->cap ? j->cap * 2 : 4096) + n;
+        char *g = cm_realloc(j->buf, cap);
+        if (g == NULL) {
+            j->oom = true;
+            return;
+        }
+        j->buf = g;
+        j->cap = cap;
+    }
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    j->buf[j->len] = '\0';
+}
+
+static void put_lit(Json *j, const char *s)
+{
+    put(j, s, strlen(s));
+}
+
+static void putf(Json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(Json *j, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    put(j, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static void put_string(Json *j, const char *s)
+{
+    put_lit(j, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            put(j, e, 2);
+        } else if (c < 0x20) {
+            putf(j, "\\u%04x", c);
+        } else {
+            put(j, (const char *)s, 1);
+        }
+    }
+    put_lit(j, "\"");
+}
+
+static void put_operator(Json *j, const ExOp *op, bool analyze, bool first)
+{
+    char detail[512];
+    detail[0] = '\0';
+    if (op->vt->explain != NULL) {
+        op->vt->explain(op, detail, sizeof detail);
+    }
+    put_lit(j, first ? "\n        {" : ",\n        {");
+    put_lit(j, "\"name\": ");
+    put_string(j, op->vt->name);
+    put_lit(j, ", \"detail\": ");
+    put_string(j, detail);
+    if (analyze) {
+        putf(j, ", \"rows\": %lld", (long long)atomic_load(&op->rows_out));
+    }
+    put_lit(j, "}");
+}
+
+static void put_shuffle(Json *j, const ExStage *s)
+{
+    ShShuffleStats st;
+    memset(&st, 0, sizeof st);
+    if (s->shuffle != NULL && *s->shuffle != NULL) {
+        sh_shuffle_stats(*s->shuffle, &st);
+    }
+    putf(j, ",\n      \"shuffle\": {\"bytes_pushed\": %lld, \"blocks\": %lld, \"rows\": %lld}",
+         (long long)st.bytes_pushed, (long long)st.blocks, (long long)st.rows);
+}
+
+char *pl_explain_json(const PlStagePlan *plan, bool analyze)
+{
+    Json j = {0};
+    put_lit(&j, "{\n  \"stages\": [");
+    for (int i = 0; i < plan->n_stages; i++) {
+        const ExStage *s = plan->stages[i];
+        putf(&j, "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f", i ? "," : "",
+             s->id, s->n_tasks, (long long)atomic_load(&s->sink->rows_out),
+             (double)s->time_ns / 1e6);
+        put_lit(&j, ",\n      \"output\": ");
+        put_string(&j, s->exchange);
+        put_lit(&j, ",\n      \"depends_on\": [");
+        for (int d = 0; d < s->n_deps; d++) {
+            putf(&j, "%s%d", d ? ", " : "", s->deps[d]->id);
+        }
+        put_lit(&j, "],\n      \"operators\": [");
+        put_operator(&j, s->sink, analyze, true);
+        for (int k = s->n_ops - 1; k >= 0; k--) {
+            put_operator(&j, s->ops[k], analyze, false);
+        }
+        put_operator(&j, s->source, analyze, false);
+        put_lit(&j, "]");
+        if (s->shuffle != NULL) {
+            put_shuffle(&j, s);
+        }
+        put_lit(&j, "}");
+    }
+    put_lit(&j, "\n  ],\n  \"adaptive\": []\n}");
+    if (j.oom) {
+        cm_free(j.buf);
+        return NULL;
+    }
+    return j.buf;
+}
