@@ -22,7 +22,10 @@
 #include "executor/ops.h"
 
 typedef struct JoinTable {
-    ExResult *rows;      /* build rows; owned */
+    int n_batches, cap_batches;
+    CmBatch **batches;   /* build rows, one batch per shuffle block as decoded; owned */
+    uint32_t *row_batch; /* per row: its batch */
+    uint32_t *row_pos;   /* per row: its position in the batch */
     int64_t n_rows;
     uint64_t *hashes;    /* per row */
     int64_t *next;       /* per row: next row in the chain, -1 at the end */
@@ -30,6 +33,7 @@ typedef struct JoinTable {
     uint64_t mask;
     bool has_null_key;   /* some build row has a NULL key (IN semantics) */
     uint8_t *matched;    /* per row, FULL joins only */
+    int64_t *int_key;    /* per row: the key, when it is one integer column (the fast path) */
 } JoinTable;
 
 typedef struct JoinGlobal {
@@ -49,6 +53,7 @@ typedef struct JoinLocal {
     uint8_t probe_matched[CM_BATCH_CAP];
     uint32_t pair_row[CM_BATCH_CAP];
     int64_t pair_build[CM_BATCH_CAP];
+    uint32_t gather_pos[CM_BATCH_CAP];
     CmBatch out;             /* probe ++ build columns */
     CmBatch view;            /* SEMI/ANTI/MARK output: views of the input (+ mark) */
     CmVec *view_cols;        /* view's own column array */
@@ -61,18 +66,41 @@ typedef struct JoinLocal {
 
 static void table_free(JoinTable *t)
 {
-    ex_result_free(t->rows);
+    for (int i = 0; i < t->n_batches; i++) {
+        cm_batch_fini(t->batches[i]);
+        cm_free(t->batches[i]);
+    }
+    cm_free(t->row_batch);
+    cm_free(t->row_pos);
     cm_free(t->hashes);
     cm_free(t->next);
     cm_free(t->heads);
     cm_free(t->matched);
+    cm_free(t->batches);
+    cm_free(t->int_key);
     memset(t, 0, sizeof *t);
 }
 
-static const CmBatch *row_batch(const JoinTable *t, int64_t r, uint32_t *pos)
+static inline const CmBatch *row_batch(const JoinTable *t, int64_t r, uint32_t *pos)
 {
-    *pos = (uint32_t)(r % CM_BATCH_CAP);
-    return ex_result_batch(t->rows, (int)(r / CM_BATCH_CAP));
+    *pos = t->row_pos[r];
+    return t->batches[t->row_batch[r]];
+}
+
+/* A single INTEGER, BIGINT or DATE key: compared as int64 without a call. */
+static bool int_keyed(const ExJoinSpec *s)
+{
+    if (s->n_keys != 1) {
+        return false;
+    }
+    uint8_t id = s->build_types[s->build_keys[0]].id;
+    return id == CM_T_INT32 || id == CM_T_INT64 || id == CM_T_DATE;
+}
+
+static inline int64_t int_at(const CmVec *v, uint32_t p)
+{
+    return v->type.id == CM_T_INT64 ? ((const int64_t *)v->data)[p]
+                                    : ((const int32_t *)v->data)[p];
 }
 
 /* A NULL in a key compared by SQL '=' (not one in null_eq) matches nothing. */
@@ -97,17 +125,31 @@ static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
     t->next = cm_malloc(sizeof(int64_t) * n);
     t->heads = cm_malloc(sizeof(int64_t) * (size_t)n_slots);
-    if (t->hashes == NULL || t->next == NULL || t->heads == NULL) {
+    t->row_batch = cm_malloc(sizeof(uint32_t) * n);
+    t->row_pos = cm_malloc(sizeof(uint32_t) * n);
+    bool fast = int_keyed(s);
+    t->int_key = fast ? cm_malloc(sizeof(int64_t) * n) : NULL;
+    if (t->hashes == NULL || t->next == NULL || t->heads == NULL || t->row_batch == NULL ||
+        t->row_pos == NULL || (fast && t->int_key == NULL)) {
         return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
     }
     memset(t->heads, 0xff, sizeof(int64_t) * (size_t)n_slots);
     t->mask = s->n_keys > 0 ? n_slots - 1 : 0;
-    for (int bi = 0; bi < ex_result_n_batches(t->rows); bi++) {
-        const CmBatch *b = ex_result_batch(t->rows, bi);
-        ex_hash_keys(b, s->n_keys, s->build_keys, t->hashes + (int64_t)bi * CM_BATCH_CAP);
+    int64_t r = 0;
+    for (int bi = 0; bi < t->n_batches; bi++) {
+        const CmBatch *b = t->batches[bi];
+        ex_hash_keys(b, s->n_keys, s->build_keys, t->hashes + r);
+        const CmVec *kv = fast ? &b->cols[s->build_keys[0]] : NULL;
+        for (int i = 0; i < b->n_rows; i++, r++) {
+            t->row_batch[r] = (uint32_t)bi;
+            t->row_pos[r] = (uint32_t)i;
+            if (fast) {
+                t->int_key[r] = int_at(kv, (uint32_t)i);
+            }
+        }
     }
     /* Insert backwards so that every chain lists rows in build order. */
-    for (int64_t r = t->n_rows - 1; r >= 0; r--) {
+    for (r = t->n_rows - 1; r >= 0; r--) {
         uint32_t pos;
         const CmBatch *b = row_batch(t, r, &pos);
         if (has_null_key(b, (int)pos, s->n_keys, s->build_keys, s->null_eq)) {
@@ -122,27 +164,55 @@ static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
     return CM_OK;
 }
 
+/* The next batch slot of the table (a new, empty batch); NULL on OOM. */
+static CmBatch *new_batch(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+{
+    if (t->n_batches == t->cap_batches) {
+        int cap = t->cap_batches ? t->cap_batches * 2 : 64;
+        CmBatch **g = cm_realloc(t->batches, sizeof(CmBatch *) * (size_t)cap);
+        if (g == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
+            return NULL;
+        }
+        t->batches = g;
+        t->cap_batches = cap;
+    }
+    CmBatch *b = cm_malloc(sizeof *b);
+    if (b == NULL || cm_batch_init(b, s->n_build_cols, s->build_types, err) != CM_OK) {
+        cm_free(b);
+        cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
+        return NULL;
+    }
+    t->batches[t->n_batches++] = b;
+    return b;
+}
+
+/* Reads the build partitions [p0, p1): each shuffle block is decoded straight
+ * into a batch the table keeps, so build rows are never copied again. */
 static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, CmErr *err)
 {
     ShShuffle *sh = *s->build;
-    CmBatch buf;
-    if (cm_batch_init(&buf, s->n_build_cols, s->build_types, err) != CM_OK) {
-        return err->code;
-    }
-    t->rows = ex_result_new(s->n_build_cols, s->build_types, err);
-    ShReader *r = t->rows && sh ? sh_reader_open(sh, p0, p1, 0, sh_shuffle_n_maps(sh), err) : NULL;
+    ShReader *r = sh ? sh_reader_open(sh, p0, p1, 0, sh_shuffle_n_maps(sh), err) : NULL;
     bool eof = r == NULL;
-    while (!eof && sh_reader_next(r, &buf, &eof, err) == CM_OK && !eof) {
-        ex_result_append(t->rows, &buf, err);
+    while (!eof && err->code == CM_OK) {
+        CmBatch *b = new_batch(s, t, err);
+        if (b == NULL || sh_reader_next(r, b, &eof, err) != CM_OK) {
+            break;
+        }
+        if (eof || b->n_rows == 0) {
+            cm_batch_fini(b);
+            cm_free(b);
+            t->n_batches--;
+            continue;
+        }
+        t->n_rows += b->n_rows;
     }
     if (r != NULL) {
         sh_reader_close(r);
     }
-    cm_batch_fini(&buf);
-    if (err->code != CM_OK || t->rows == NULL) {
+    if (err->code != CM_OK) {
         return err->code;
     }
-    t->n_rows = ex_result_n_rows(t->rows);
     if (s->type == EX_JOIN_FULL) {
         t->matched = cm_calloc((size_t)(t->n_rows ? t->n_rows : 1), 1);
         if (t->matched == NULL) {
@@ -154,39 +224,77 @@ static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, C
 
 /* ---- output assembly --------------------------------------------------------------- */
 
-static void copy_cell(CmVec *dst, uint32_t to, const CmVec *src, uint32_t from)
+/* dst[i] = src[pos[i]] for i < n, values and NULLs; pos NULL means "all NULL". */
+static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int n)
 {
-    if (cm_vec_is_null(src, from)) {
-        cm_vec_set_null(dst, to);
+    if (src == NULL) {
+        for (int i = 0; i < n; i++) {
+            cm_vec_set_null(dst, (uint32_t)i);
+        }
         return;
     }
-    size_t w = cm_type_width(dst->type);
-    memcpy((char *)dst->data + w * to, (const char *)src->data + w * from, w);
+    switch (cm_type_width(dst->type)) {
+    case 1:
+        for (int i = 0; i < n; i++) {
+            ((uint8_t *)dst->data)[i] = ((const uint8_t *)src->data)[pos[i]];
+        }
+        break;
+    case 4:
+        for (int i = 0; i < n; i++) {
+            ((int32_t *)dst->data)[i] = ((const int32_t *)src->data)[pos[i]];
+        }
+        break;
+    case 8:
+        for (int i = 0; i < n; i++) {
+            ((int64_t *)dst->data)[i] = ((const int64_t *)src->data)[pos[i]];
+        }
+        break;
+    default:
+        for (int i = 0; i < n; i++) {
+            ((CmStr *)dst->data)[i] = ((const CmStr *)src->data)[pos[i]];
+        }
+        break;
+    }
+    if (src->validity != NULL) {
+        for (int i = 0; i < n; i++) {
+            if (cm_vec_is_null(src, pos[i])) {
+                cm_vec_set_null(dst, (uint32_t)i);
+            }
+        }
+    }
 }
 
 /* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
- * a NULL `in` makes the probe side NULL. */
+ * a NULL `in` makes the probe side NULL.  Column at a time: the positions
+ * are resolved once, then each column is one tight loop. */
 static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
 {
     cm_batch_reset(&l->out);
-    for (int i = 0; i < n; i++) {
-        uint32_t to = (uint32_t)i;
-        for (int c = 0; c < s->n_probe_cols; c++) {
-            if (in == NULL) {
-                cm_vec_set_null(&l->out.cols[c], to);
-            } else {
-                copy_cell(&l->out.cols[c], to, &in->cols[c], cm_batch_pos(in, (int)l->pair_row[i]));
-            }
+    uint32_t *pos = l->gather_pos;
+    if (in != NULL) {
+        for (int i = 0; i < n; i++) {
+            pos[i] = cm_batch_pos(in, (int)l->pair_row[i]);
         }
-        int64_t r = l->pair_build[i];
-        uint32_t pos = 0;
-        const CmBatch *b = r >= 0 ? row_batch(l->table, r, &pos) : NULL;
-        for (int c = 0; c < s->n_build_cols; c++) {
-            CmVec *dst = &l->out.cols[s->n_probe_cols + c];
-            if (b == NULL) {
-                cm_vec_set_null(dst, to);
+    }
+    for (int c = 0; c < s->n_probe_cols; c++) {
+        gather_column(&l->out.cols[c], in ? &in->cols[c] : NULL, pos, n);
+    }
+    /* Build rows come from many batches: gather them row by row per column. */
+    for (int c = 0; c < s->n_build_cols; c++) {
+        CmVec *dst = &l->out.cols[s->n_probe_cols + c];
+        size_t w = cm_type_width(dst->type);
+        for (int i = 0; i < n; i++) {
+            int64_t r = l->pair_build[i];
+            if (r < 0) {
+                cm_vec_set_null(dst, (uint32_t)i);
+                continue;
+            }
+            uint32_t p;
+            const CmVec *src = &row_batch(l->table, r, &p)->cols[c];
+            if (cm_vec_is_null(src, p)) {
+                cm_vec_set_null(dst, (uint32_t)i);
             } else {
-                copy_cell(dst, to, &b->cols[c], pos);
+                memcpy((char *)dst->data + w * (size_t)i, (const char *)src->data + w * p, w);
             }
         }
     }
@@ -204,10 +312,42 @@ static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const
     return true;
 }
 
+/* The pairs of one integer key: no calls, no row lookups. */
+static int gather_int_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
+{
+    const JoinTable *t = l->table;
+    const CmVec *kv = &in->cols[s->probe_keys[0]];
+    int n = 0;
+    while (l->row < in->n_rows && n < CM_BATCH_CAP) {
+        uint32_t p = cm_batch_pos(in, l->row);
+        if (l->cursor == -2) {
+            l->cursor = cm_vec_is_null(kv, p) ? -1 : t->heads[l->hashes[l->row] & t->mask];
+        }
+        int64_t key = int_at(kv, p);
+        while (l->cursor >= 0 && n < CM_BATCH_CAP) {
+            int64_t r = l->cursor;
+            l->cursor = t->next[r];
+            if (t->int_key[r] == key) {
+                l->pair_row[n] = (uint32_t)l->row;
+                l->pair_build[n] = r;
+                n++;
+            }
+        }
+        if (l->cursor < 0) {
+            l->row++;
+            l->cursor = -2;
+        }
+    }
+    return n;
+}
+
 /* Gathers up to a batch of candidate pairs; returns how many. */
 static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 {
     const JoinTable *t = l->table;
+    if (t->int_key != NULL && s->null_eq == 0) {
+        return gather_int_pairs(s, l, in);
+    }
     int n = 0;
     while (l->row < in->n_rows && n < CM_BATCH_CAP) {
         uint32_t p = cm_batch_pos(in, l->row);

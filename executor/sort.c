@@ -29,6 +29,7 @@ typedef struct RowRef {
 
 typedef struct SortLocal {
     ExResult *rows;
+    const CmBatch **batches; /* rows' batches by index, for the comparator; owned */
     RowRef *order;   /* after the sort */
     int64_t n_order, next;
     CmBatch out;
@@ -36,7 +37,7 @@ typedef struct SortLocal {
 
 typedef struct SortCtx {
     const SortSpec *spec;
-    const ExResult *rows;
+    const CmBatch **batches; /* the buffered batches, by index */
 } SortCtx;
 
 static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
@@ -75,8 +76,7 @@ static int compare_refs(const void *x, const void *y, void *arg)
 {
     const SortCtx *ctx = arg;
     const RowRef *ra = x, *rb = y;
-    const CmBatch *ba = ex_result_batch(ctx->rows, (int)ra->batch);
-    const CmBatch *bb = ex_result_batch(ctx->rows, (int)rb->batch);
+    const CmBatch *ba = ctx->batches[ra->batch], *bb = ctx->batches[rb->batch];
     for (int k = 0; k < ctx->spec->n_keys; k++) {
         const ExSortKey *key = &ctx->spec->keys[k];
         const CmVec *va = &ba->cols[key->col], *vb = &bb->cols[key->col];
@@ -103,6 +103,7 @@ static void sort_local_fini(ExOp *op, void *local)
     SortLocal *l = local;
     if (l != NULL) {
         ex_result_free(l->rows);
+        cm_free(l->batches);
         cm_free(l->order);
         cm_batch_fini(&l->out);
         cm_free(l);
@@ -133,12 +134,54 @@ static ExOpResult sort_push(ExOp *op, void *local, const CmBatch *in, const CmBa
     return EX_NEED_INPUT;
 }
 
+/* Moves heap[i] down to its place in a max-heap of k references. */
+static void sift_down(RowRef *heap, int64_t k, int64_t i, SortCtx *ctx)
+{
+    for (;;) {
+        int64_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < k && compare_refs(&heap[l], &heap[big], ctx) > 0) {
+            big = l;
+        }
+        if (r < k && compare_refs(&heap[r], &heap[big], ctx) > 0) {
+            big = r;
+        }
+        if (big == i) {
+            return;
+        }
+        RowRef t = heap[i];
+        heap[i] = heap[big];
+        heap[big] = t;
+        i = big;
+    }
+}
+
+/* Top-N: the k smallest references kept in a max-heap, O(n log k); they are
+ * then sorted.  The comparison is a total order, so ties keep input order. */
+static int64_t select_top(RowRef *refs, int64_t n, int64_t k, SortCtx *ctx)
+{
+    for (int64_t i = k / 2 - 1; i >= 0; i--) {
+        sift_down(refs, k, i, ctx);
+    }
+    for (int64_t i = k; i < n; i++) {
+        if (compare_refs(&refs[i], &refs[0], ctx) < 0) {
+            refs[0] = refs[i];
+            sift_down(refs, k, 0, ctx);
+        }
+    }
+    return k;
+}
+
 static CmStatus do_sort(const SortSpec *s, SortLocal *l, CmErr *err)
 {
     int64_t n = ex_result_n_rows(l->rows);
+    int n_batches = ex_result_n_batches(l->rows);
     l->order = cm_malloc(sizeof(RowRef) * (size_t)(n ? n : 1));
-    if (l->order == NULL) {
+    l->batches = cm_malloc(sizeof(CmBatch *) * (size_t)(n_batches ? n_batches : 1));
+    if (l->order == NULL || l->batches == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory sorting %lld rows", (long long)n);
+    }
+    for (int b = 0; b < n_batches; b++) {
+        l->batches[b] = ex_result_batch(l->rows, b);
     }
     int64_t at = 0;
     for (int b = 0; b < ex_result_n_batches(l->rows); b++) {
@@ -149,9 +192,13 @@ static CmStatus do_sort(const SortSpec *s, SortLocal *l, CmErr *err)
             at++;
         }
     }
-    SortCtx ctx = {.spec = s, .rows = l->rows};
-    qsort_r(l->order, (size_t)n, sizeof(RowRef), compare_refs, &ctx);
-    l->n_order = s->limit >= 0 && s->limit < n ? s->limit : n;
+    SortCtx ctx = {.spec = s, .batches = l->batches};
+    int64_t keep = n;
+    if (s->limit >= 0 && s->limit < n / 4) {
+        keep = s->limit > 0 ? select_top(l->order, n, s->limit, &ctx) : 0;
+    }
+    qsort_r(l->order, (size_t)keep, sizeof(RowRef), compare_refs, &ctx);
+    l->n_order = s->limit >= 0 && s->limit < keep ? s->limit : keep;
     return CM_OK;
 }
 
