@@ -122,6 +122,70 @@ CmStatus cm_batch_append_row(CmBatch *dst, const CmBatch *src, int i, bool copy_
     return err->code;
 }
 
+static void append_strings(CmBatch *dst, CmVec *dv, const CmVec *sv, const uint32_t *pos, int n,
+                           uint32_t at, bool copy, CmErr *err)
+{
+    const CmStr *from = sv->data;
+    CmStr *to = (CmStr *)dv->data + at;
+    if (!copy) {
+        for (int i = 0; i < n; i++) {
+            to[i] = from[pos[i]];
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const CmStr *s = &from[pos[i]];
+        /* A NULL slot may hold anything: never follow its pointer. */
+        to[i] = cm_vec_is_null(sv, pos[i]) ? cm_str_make(NULL, 0) : cm_str_copy(&dst->heap, s, err);
+    }
+}
+
+CmStatus cm_batch_append_rows(CmBatch *dst, const CmBatch *src, const uint32_t *pos, int n,
+                              bool copy_strings, CmErr *err)
+{
+    uint32_t at = (uint32_t)dst->n_rows;
+    for (int c = 0; c < dst->n_cols; c++) {
+        const CmVec *sv = &src->cols[c];
+        CmVec *dv = &dst->cols[c];
+        size_t w = cm_type_width(dv->type);
+        if (sv->kind == CM_VEC_CONST) {
+            for (int i = 0; i < n; i++) {
+                memcpy((char *)dv->data + w * (at + (uint32_t)i), sv->data, w);
+            }
+        } else if (dv->type.id == CM_T_VARCHAR) {
+            append_strings(dst, dv, sv, pos, n, at, copy_strings, err);
+        } else if (w == 8) {
+            for (int i = 0; i < n; i++) {
+                ((int64_t *)dv->data)[at + (uint32_t)i] = ((const int64_t *)sv->data)[pos[i]];
+            }
+        } else if (w == 4) {
+            for (int i = 0; i < n; i++) {
+                ((int32_t *)dv->data)[at + (uint32_t)i] = ((const int32_t *)sv->data)[pos[i]];
+            }
+        } else {
+            for (int i = 0; i < n; i++) {
+                ((uint8_t *)dv->data)[at + (uint32_t)i] = ((const uint8_t *)sv->data)[pos[i]];
+            }
+        }
+        if (sv->validity != NULL) {
+            for (int i = 0; i < n; i++) {
+                uint32_t p = sv->kind == CM_VEC_CONST ? 0 : pos[i];
+                if (cm_vec_is_null(sv, p)) {
+                    cm_vec_set_null(dv, at + (uint32_t)i);
+                } else {
+                    cm_vec_set_valid(dv, at + (uint32_t)i);
+                }
+            }
+        } else if (dv->validity != NULL) {
+            for (int i = 0; i < n; i++) {
+                cm_vec_set_valid(dv, at + (uint32_t)i);
+            }
+        }
+    }
+    dst->n_rows += n;
+    return err->code;
+}
+
 void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
 {
     if (v->kind == CM_VEC_CONST) {

@@ -99,6 +99,12 @@ static inline uint32_t cm_batch_pos(const CmBatch *b, int i)
 CmStatus cm_batch_append_row(CmBatch *dst, const CmBatch *src, int i, bool copy_strings,
                              CmErr *err);
 
+/* Appends the rows at physical positions pos[0..n) of `src` to `dst` (no
+ * selection; same column types; dst->n_rows + n <= CM_BATCH_CAP), a column at
+ * a time.  Long strings are copied into dst->heap when `copy_strings`. */
+CmStatus cm_batch_append_rows(CmBatch *dst, const CmBatch *src, const uint32_t *pos, int n,
+                              bool copy_strings, CmErr *err);
+
 /* Copies a string into `heap` and returns a CmStr over the copy. */
 CmStr cm_str_copy(CmArena *heap, const CmStr *s, CmErr *err);
 

@@ -72,12 +72,22 @@ static CmBatch *tail(ExResult *r, CmErr *err)
 
 CmStatus ex_result_append(ExResult *r, const CmBatch *b, CmErr *err)
 {
-    for (int i = 0; i < b->n_rows; i++) {
+    uint32_t pos[CM_BATCH_CAP];
+    for (int i = 0; i < b->n_rows;) {
         CmBatch *t = tail(r, err);
-        if (t == NULL || cm_batch_append_row(t, b, i, true, err) != CM_OK) {
+        if (t == NULL) {
             return err->code;
         }
-        r->n_rows++;
+        int n = CM_BATCH_CAP - t->n_rows;
+        n = n < b->n_rows - i ? n : b->n_rows - i;
+        for (int k = 0; k < n; k++) {
+            pos[k] = cm_batch_pos(b, i + k);
+        }
+        if (cm_batch_append_rows(t, b, pos, n, true, err) != CM_OK) {
+            return err->code;
+        }
+        r->n_rows += n;
+        i += n;
     }
     return CM_OK;
 }

@@ -27,6 +27,8 @@ typedef struct WriteLocal {
     CmBatch *bufs;      /* n_parts */
     int n_bufs;
     uint64_t hashes[CM_BATCH_CAP];
+    uint32_t *part_pos; /* n_parts x CM_BATCH_CAP: this batch's rows of each partition */
+    int *part_n;        /* n_parts */
 } WriteLocal;
 
 static void write_local_fini(ExOp *op, void *local)
@@ -39,6 +41,8 @@ static void write_local_fini(ExOp *op, void *local)
         cm_batch_fini(&l->bufs[i]);
     }
     cm_free(l->bufs);
+    cm_free(l->part_pos);
+    cm_free(l->part_n);
     sh_writer_abort(l->writer); /* NULL once committed */
     cm_free(l);
 }
@@ -61,7 +65,9 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
         return NULL;
     }
     l->bufs = cm_calloc((size_t)s->n_parts, sizeof(CmBatch));
-    if (l->bufs == NULL) {
+    l->part_pos = cm_malloc(sizeof(uint32_t) * (size_t)s->n_parts * CM_BATCH_CAP);
+    l->part_n = cm_calloc((size_t)s->n_parts, sizeof(int));
+    if (l->bufs == NULL || l->part_pos == NULL || l->part_n == NULL) {
         write_local_fini(op, l);
         cm_err_set(err, CM_OOM, -1, "out of memory");
         return NULL;
@@ -80,22 +86,42 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
     return l;
 }
 
+/* Rows are sorted into per-partition position lists first, then appended to
+ * each partition's buffer a column at a time. */
 static CmStatus write_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err)
 {
     WriteSpec *s = op->spec;
     WriteLocal *l = local;
-    ex_hash_keys(in, s->n_keys, s->keys, l->hashes);
-    for (int i = 0; i < in->n_rows; i++) {
-        int part = s->n_parts == 1 ? 0 : (int)((l->hashes[i] >> 32) % (uint64_t)s->n_parts);
-        CmBatch *buf = &l->bufs[part];
-        if (cm_batch_append_row(buf, in, i, true, err) != CM_OK) {
-            return err->code;
+    memset(l->part_n, 0, sizeof(int) * (size_t)s->n_parts);
+    if (s->n_parts == 1) {
+        for (int i = 0; i < in->n_rows; i++) {
+            l->part_pos[i] = cm_batch_pos(in, i);
         }
-        if (buf->n_rows == CM_BATCH_CAP) {
-            if (sh_writer_push(l->writer, part, buf, err) != CM_OK) {
+        l->part_n[0] = in->n_rows;
+    } else {
+        ex_hash_keys(in, s->n_keys, s->keys, l->hashes);
+        for (int i = 0; i < in->n_rows; i++) {
+            int part = (int)((l->hashes[i] >> 32) % (uint64_t)s->n_parts);
+            l->part_pos[(size_t)part * CM_BATCH_CAP + (size_t)l->part_n[part]++] =
+                cm_batch_pos(in, i);
+        }
+    }
+    for (int part = 0; part < s->n_parts; part++) {
+        const uint32_t *pos = &l->part_pos[(size_t)part * CM_BATCH_CAP];
+        CmBatch *buf = &l->bufs[part];
+        for (int done = 0; done < l->part_n[part];) {
+            int n = CM_BATCH_CAP - buf->n_rows;
+            n = n < l->part_n[part] - done ? n : l->part_n[part] - done;
+            if (cm_batch_append_rows(buf, in, pos + done, n, true, err) != CM_OK) {
                 return err->code;
             }
-            cm_batch_reset(buf);
+            done += n;
+            if (buf->n_rows == CM_BATCH_CAP) {
+                if (sh_writer_push(l->writer, part, buf, err) != CM_OK) {
+                    return err->code;
+                }
+                cm_batch_reset(buf);
+            }
         }
     }
     return CM_OK;
