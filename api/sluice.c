@@ -170,6 +170,7 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
     case CM_T_DECIMAL: return SLUICE_DECIMAL;
     case CM_T_VARCHAR: return SLUICE_VARCHAR;
     case CM_T_DATE: return SLUICE_DATE;
+    case CM_T_TIME: return SLUICE_TIME;
     }
     return SLUICE_NULLTYPE;
 }
@@ -202,6 +203,7 @@ static const char *format(SluiceResult *res, const CmValue *v)
     case CM_T_DOUBLE: cm_fmt_double(v->d, buf); break;
     case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, buf); break;
     case CM_T_DATE: cm_fmt_date((int32_t)v->i, buf); break;
+    case CM_T_TIME: cm_fmt_time(v->i, buf); break;
     case CM_T_VARCHAR:
         return cm_arena_strndup(&res->text_arena, cm_str_data(&v->s), v->s.len);
     case CM_T_NULL: return NULL;

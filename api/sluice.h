@@ -38,6 +38,7 @@ typedef enum SluiceType {
     SLUICE_DECIMAL,      /* exact, printed with its scale */
     SLUICE_VARCHAR,      /* also CHAR(n) */
     SLUICE_DATE,
+    SLUICE_TIME,         /* time of day, printed HH:MM:SS[.ffffff] */
 } SluiceType;
 
 /* An error: the status class, a message, and where in the SQL text it is. */

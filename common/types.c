@@ -47,6 +47,7 @@ size_t cm_type_width(CmType t)
     case CM_T_DATE: return 4;
     case CM_T_INT64:
     case CM_T_DECIMAL:
+    case CM_T_TIME:
     case CM_T_DOUBLE: return 8;
     case CM_T_VARCHAR: return sizeof(CmStr);
     }
@@ -85,6 +86,7 @@ const char *cm_type_name(CmType t, char *buf, size_t cap)
     case CM_T_DOUBLE: snprintf(buf, cap, "DOUBLE"); break;
     case CM_T_DECIMAL: snprintf(buf, cap, "DECIMAL(%d,%d)", t.precision, t.scale); break;
     case CM_T_DATE: snprintf(buf, cap, "DATE"); break;
+    case CM_T_TIME: snprintf(buf, cap, "TIME"); break;
     case CM_T_VARCHAR:
         if (t.length >= 0) {
             snprintf(buf, cap, "%s(%d)", t.is_char ? "CHAR" : "VARCHAR", (int)t.length);

@@ -4,6 +4,7 @@
  * Each logical type has one physical representation in vectors:
  *   BOOLEAN uint8_t (0/1), INTEGER int32_t, DATE int32_t (days since 1970-01-01),
  *   BIGINT int64_t, DECIMAL(p,s) int64_t scaled by 10^s (p <= 18), DOUBLE double,
+ *   TIME int64_t (microseconds since midnight),
  *   VARCHAR/CHAR CmStr, NULL (the type of an untyped NULL literal) uint8_t.
  * CmStr is 16 bytes: strings up to 12 bytes are stored inline, longer ones
  * keep a 4-byte prefix inline and point at bytes owned by an arena or CmBuf
@@ -25,6 +26,7 @@ typedef enum CmTypeId {
     CM_T_DECIMAL,
     CM_T_VARCHAR,
     CM_T_DATE,
+    CM_T_TIME,   /* time of day: int64 microseconds since midnight */
 } CmTypeId;
 
 typedef struct CmType {

@@ -14,6 +14,7 @@
  */
 #include "common/value.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -676,4 +677,70 @@ bool cm_parse_bool(const char *s, size_t len, bool *out)
         }
     }
     return false;
+}
+
+/* ---- TIME ------------------------------------------------------------------ */
+
+int cm_fmt_time(int64_t micros, char *buf)
+{
+    int64_t secs = micros / 1000000, frac = micros % 1000000;
+    int n = snprintf(buf, CM_FMT_CAP, "%02d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60),
+                     (int)(secs % 60));
+    if (frac != 0) {
+        n += snprintf(buf + n, (size_t)(CM_FMT_CAP - n), ".%06d", (int)frac);
+    }
+    return n;
+}
+
+static bool two_digits(const char *s, size_t len, size_t *i, int *out)
+{
+    if (*i + 2 > len || !isdigit((unsigned char)s[*i]) || !isdigit((unsigned char)s[*i + 1])) {
+        return false;
+    }
+    *out = (s[*i] - '0') * 10 + (s[*i + 1] - '0');
+    *i += 2;
+    return true;
+}
+
+bool cm_parse_time(const char *s, size_t len, int64_t *micros)
+{
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)s[i])) {
+        i++;
+    }
+    while (len > i && isspace((unsigned char)s[len - 1])) {
+        len--;
+    }
+    int h = 0, m = 0, sec = 0;
+    if (i < len && isdigit((unsigned char)s[i]) && (i + 1 >= len || s[i + 1] == ':')) {
+        h = s[i++] - '0';
+    } else if (!two_digits(s, len, &i, &h)) {
+        return false;
+    }
+    if (i >= len || s[i++] != ':' || !two_digits(s, len, &i, &m)) {
+        return false;
+    }
+    int64_t frac = 0;
+    if (i < len && s[i] == ':') {
+        i++;
+        if (!two_digits(s, len, &i, &sec)) {
+            return false;
+        }
+        if (i < len && s[i] == '.') {
+            int digits = 0;
+            for (i++; i < len && isdigit((unsigned char)s[i]); i++, digits++) {
+                if (digits < 6) {
+                    frac = frac * 10 + (s[i] - '0');
+                }
+            }
+            for (; digits < 6; digits++) {
+                frac *= 10;
+            }
+        }
+    }
+    if (i != len || h > 23 || m > 59 || sec > 59) {
+        return false;
+    }
+    *micros = ((int64_t)h * 3600 + m * 60 + sec) * 1000000 + frac;
+    return true;
 }

@@ -34,6 +34,11 @@ int cm_fmt_decimal(int64_t v, int scale, char *buf);
 int cm_fmt_int128_decimal(CmInt128 v, int scale, char *buf);
 int cm_fmt_date(int32_t days, char *buf);
 
+/* TIME: "HH:MM:SS" with ".ffffff" when there are microseconds. */
+int cm_fmt_time(int64_t micros, char *buf);
+/* "H:MM[:SS[.ffffff]]", 0 <= time < 24:00:00. */
+bool cm_parse_time(const char *s, size_t len, int64_t *micros);
+
 /* Days since the epoch of a calendar date; false when the date does not exist. */
 bool cm_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days);
 void cm_date_to_ymd(int32_t days, int32_t *year, int32_t *month, int32_t *day);

@@ -203,6 +203,7 @@ void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
     case CM_T_INT32:
     case CM_T_DATE: out->i = ((const int32_t *)v->data)[pos]; break;
     case CM_T_INT64:
+    case CM_T_TIME:
     case CM_T_DECIMAL: out->i = ((const int64_t *)v->data)[pos]; break;
     case CM_T_DOUBLE: out->d = ((const double *)v->data)[pos]; break;
     case CM_T_VARCHAR: out->s = ((const CmStr *)v->data)[pos]; break;
@@ -222,6 +223,7 @@ void cm_vec_set_value(CmVec *v, uint32_t pos, const CmValue *val)
     case CM_T_INT32:
     case CM_T_DATE: ((int32_t *)v->data)[pos] = (int32_t)val->i; break;
     case CM_T_INT64:
+    case CM_T_TIME:
     case CM_T_DECIMAL: ((int64_t *)v->data)[pos] = val->i; break;
     case CM_T_DOUBLE: ((double *)v->data)[pos] = val->d; break;
     case CM_T_VARCHAR: ((CmStr *)v->data)[pos] = val->s; break;

@@ -374,6 +374,7 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     case CM_T_INT32:
     case CM_T_DATE: set = &CMP_I32; break;
     case CM_T_INT64:
+    case CM_T_TIME:
     case CM_T_DECIMAL: set = &CMP_I64; break;
     case CM_T_DOUBLE: set = &CMP_F64; break;
     case CM_T_VARCHAR: set = &CMP_STR; break;

@@ -164,6 +164,7 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
     case CM_T_DOUBLE: n = cm_fmt_double(in->d, buf); break;
     case CM_T_DECIMAL: n = cm_fmt_decimal(in->i, in->type.scale, buf); break;
     case CM_T_DATE: n = cm_fmt_date((int32_t)in->i, buf); break;
+    case CM_T_TIME: n = cm_fmt_time(in->i, buf); break;
     default: n = snprintf(buf, sizeof buf, "NULL"); break;
     }
     char *p = cm_arena_strndup(a, buf, (size_t)n);
@@ -213,6 +214,14 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
     case CM_T_DECIMAL: st = to_decimal(in, to, &r.i, err); break;
     case CM_T_DOUBLE: st = to_double(in, to, &r.d, err); break;
     case CM_T_VARCHAR: st = to_varchar(in, a, &r.s, err); break;
+    case CM_T_TIME:
+        if (in->type.id == CM_T_TIME) {
+            r.i = in->i;
+        } else if (in->type.id != CM_T_VARCHAR ||
+                   !cm_parse_time(cm_str_data(&in->s), in->s.len, &r.i)) {
+            return cast_fail(in, to, err);
+        }
+        break;
     case CM_T_DATE: {
         int32_t days;
         if (in->type.id == CM_T_DATE) {
@@ -324,7 +333,9 @@ ExKernel ex_cast_kernel(CmType from, CmType to)
     if (from.id == CM_T_DECIMAL && to.id == CM_T_DOUBLE) {
         return cast_dec_f64;
     }
-    if ((from.id == CM_T_DATE) != (to.id == CM_T_DATE) && from.id != CM_T_VARCHAR &&
+    bool from_dt = from.id == CM_T_DATE || from.id == CM_T_TIME;
+    bool to_dt = to.id == CM_T_DATE || to.id == CM_T_TIME;
+    if ((from_dt || to_dt) && !cm_type_eq(from, to) && from.id != CM_T_VARCHAR &&
         to.id != CM_T_VARCHAR) {
         return NULL;
     }

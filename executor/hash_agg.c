@@ -41,6 +41,8 @@ typedef struct HashAggSpec {
     int n_aggs;
     ExAggSpec *aggs;
     int *in_col;   /* per aggregate: its (first) input column */
+    int empty_gid_key;   /* the grouping-set key of an empty set (), or -1 */
+    int64_t empty_gid;   /* ... and the set's number */
 } HashAggSpec;
 
 typedef struct KeyCol {
@@ -616,6 +618,20 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
         }
         l->flushed_empty = true;
     }
+    if (l->n_groups == 0 && s->empty_gid_key >= 0 && s->mode != EX_AGG_PARTIAL &&
+        !l->flushed_empty) {
+        /* The empty grouping set over no rows: one row of NULL keys. */
+        if (l->n_groups == l->cap_groups && grow_groups(s, l, err) != CM_OK) {
+            return EX_DONE;
+        }
+        for (int k = 0; k < s->n_keys; k++) {
+            l->keys[k].nulls[0] = k != s->empty_gid_key;
+        }
+        ((int64_t *)l->keys[s->empty_gid_key].data)[0] = s->empty_gid;
+        init_states(s, &l->states[0]);
+        l->n_groups = 1;
+        l->flushed_empty = true;
+    }
     cm_batch_reset(&l->out);
     uint32_t row = 0;
     while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
@@ -726,6 +742,7 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
         goto oom;
     }
     s->mode = mode;
+    s->empty_gid_key = -1;
     s->n_keys = n_keys;
     s->n_aggs = n_aggs;
     s->keys = cm_arena_alloc(a, sizeof(int) * (size_t)(n_keys + 1));
@@ -769,4 +786,11 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
 oom:
     cm_err_set(err, CM_OOM, -1, "out of memory");
     return NULL;
+}
+
+void ex_hash_agg_set_empty_set(ExOp *op, int gid_key, int64_t gid)
+{
+    HashAggSpec *s = op->spec;
+    s->empty_gid_key = gid_key;
+    s->empty_gid = gid;
 }

@@ -19,6 +19,7 @@ static uint64_t hash_value(const CmVec *v, uint32_t p)
     case CM_T_INT32:
     case CM_T_DATE: return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)v->data)[p]);
     case CM_T_INT64:
+    case CM_T_TIME:
     case CM_T_DECIMAL: return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);
     case CM_T_DOUBLE: {
         double d = ((const double *)v->data)[p];
@@ -63,6 +64,7 @@ int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
     case CM_T_INT32:
     case CM_T_DATE: return ((const int32_t *)a->data)[pa] == ((const int32_t *)b->data)[pb];
     case CM_T_INT64:
+    case CM_T_TIME:
     case CM_T_DECIMAL: return ((const int64_t *)a->data)[pa] == ((const int64_t *)b->data)[pb];
     case CM_T_DOUBLE: {
         double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];

@@ -66,6 +66,11 @@ typedef struct ExAggSpec {
  * output: keys first, then the partial state columns in order. */
 ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
                       const CmType *key_types, int n_aggs, const ExAggSpec *aggs, CmErr *err);
+/* With GROUPING SETS, an empty set () yields a row even over no input (like
+ * a global aggregate): the op (SINGLE or FINAL, run as one task) then emits one
+ * group whose keys are NULL but key `gid_key`, which is `gid`. */
+void ex_hash_agg_set_empty_set(ExOp *op, int gid_key, int64_t gid);
+
 /* Output columns of one aggregate in PARTIAL mode, and their types (at most 3:
  * the variances carry count, mean and the sum of squared deviations). */
 int ex_agg_partial_types(const ExAggSpec *agg, CmType *out);

@@ -54,6 +54,7 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
         return (x > y) - (x < y);
     }
     case CM_T_INT64:
+    case CM_T_TIME:
     case CM_T_DECIMAL: {
         int64_t x = ((const int64_t *)a->data)[pa], y = ((const int64_t *)b->data)[pb];
         return (x > y) - (x < y);

@@ -1309,6 +1309,8 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_varchar(-1, false);
     } else if (!strcmp(n, "date")) {
         *out = cm_type_make(CM_T_DATE);
+    } else if (!strcmp(n, "time")) {
+        *out = cm_type_make(CM_T_TIME);
     } else if (!strcmp(n, "boolean") || !strcmp(n, "bool")) {
         *out = cm_type_make(CM_T_BOOL);
     } else {

@@ -508,6 +508,12 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         x->n_set_keys = agg->n_set_keys;
         x->gid_col = agg->gid_key;
         node->child = x;
+        for (int set = 0; set < agg->n_sets; set++) {
+            if (agg->set_masks[set] == 0) {
+                node->empty_set_key = agg->gid_key;
+                node->empty_set_id = set;
+            }
+        }
     }
     return node->child ? node : NULL;
 }

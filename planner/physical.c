@@ -142,28 +142,38 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
     for (int a = 0; a < n->n_aggs; a++) {
         distinct = distinct || n->aggs[a].distinct;
     }
+    bool empty_set = n->empty_set_key >= 0;
     if (distinct && !p->single) {
         /* DISTINCT aggregates see every row of a group in one task: the raw
          * rows are exchanged on the keys and aggregated once. */
-        int n_parts = n->n_keys > 0 ? (int)bld->cfg->shuffle_partitions : 1;
+        int n_parts = n->n_keys > 0 && !empty_set ? (int)bld->cfg->shuffle_partitions : 1;
         if (!exchange(bld, p, n->n_keys, keys, n_parts)) {
             return false;
         }
     }
     if (p->single || distinct) {
-        return append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_SINGLE, n->n_keys, keys, key_types,
-                                              n->n_aggs, n->aggs, bld->err));
+        ExOp *op = ex_hash_agg_new(bld->a, EX_AGG_SINGLE, n->n_keys, keys, key_types, n->n_aggs,
+                                   n->aggs, bld->err);
+        if (op != NULL && empty_set) {
+            ex_hash_agg_set_empty_set(op, n->empty_set_key, n->empty_set_id);
+        }
+        return append(bld, p, op);
     }
     if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types,
                                         n->n_aggs, n->aggs, bld->err))) {
         return false;
     }
-    int n_parts = n->n_keys > 0 ? (int)bld->cfg->shuffle_partitions : 1;
+    /* An empty grouping set must see all groups to know the input was empty. */
+    int n_parts = n->n_keys > 0 && !empty_set ? (int)bld->cfg->shuffle_partitions : 1;
     if (!exchange(bld, p, n->n_keys, keys, n_parts)) {
         return false;
     }
-    return append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_FINAL, n->n_keys, keys, key_types,
-                                          n->n_aggs, n->aggs, bld->err));
+    ExOp *final = ex_hash_agg_new(bld->a, EX_AGG_FINAL, n->n_keys, keys, key_types, n->n_aggs,
+                                  n->aggs, bld->err);
+    if (final != NULL && empty_set) {
+        ex_hash_agg_set_empty_set(final, n->empty_set_key, n->empty_set_id);
+    }
+    return append(bld, p, final);
 }
 
 /* Build rows up to which a join copies its build side to every task instead of

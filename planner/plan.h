@@ -52,6 +52,8 @@ struct PlNode {
     int n_keys;
     int n_aggs;
     ExAggSpec *aggs;
+    int empty_set_key;    /* AGGREGATE with an empty grouping set: its set-number key, */
+    int64_t empty_set_id; /* and the set's number (empty_set_key -1 when none) */
     /* SORT */
     int n_sort_keys;
     ExSortKey *sort_keys;

@@ -734,6 +734,7 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
     case CM_T_DOUBLE: n = (size_t)cm_fmt_double(val.d, buf); break;
     case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(val.i, val.type.scale, buf); break;
     case CM_T_DATE: n = (size_t)cm_fmt_date((int32_t)val.i, buf); break;
+    case CM_T_TIME: n = (size_t)cm_fmt_time(val.i, buf); break;
     case CM_T_VARCHAR: s = cm_str_data(&val.s); n = val.s.len; break;
     default: n = (size_t)cm_fmt_int64(val.i, buf); break;
     }

@@ -156,6 +156,7 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         ok = cm_parse_decimal(f->p, f->n, t.precision, t.scale, &((int64_t *)v->data)[row]);
         break;
     case CM_T_DATE: ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]); break;
+    case CM_T_TIME: ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]); break;
     case CM_T_BOOL: {
         bool bv;
         ok = cm_parse_bool(f->p, f->n, &bv);
