@@ -37,6 +37,11 @@
  *     hash threshold (SQLite's runner would require the hash there).
  *  4. I-typed integers are not wrapped to 32 bits, so BIGINT results compare
  *     exactly.
+ *  5. Placeholders: in a record's SQL and in an expected error message,
+ *     __TESTDIR__ becomes the absolute directory of the .test file being run
+ *     and __TMPDIR__ a temporary directory (under $TMPDIR, else /tmp) that the
+ *     runner creates on first use and removes, with everything in it, when
+ *     the run ends; there is one per run, shared by all files.
  * A record's SQL may hold several statements; they run in order with
  * sluice_exec_next() up to the first error, and a query checks the result of
  * the last one.  The test code may use plain malloc: libsluice does not export
@@ -58,6 +63,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define ENGINE_NAME "sluice"
 #define DEFAULT_HASH_THRESHOLD 8
@@ -66,6 +72,8 @@
 #define MAX_SHOWN_LINES 12  /* lines of expected/actual values in a failure */
 #define MAX_SHOWN_CHARS 160 /* characters of one shown line */
 #define MAX_WORDS 8         /* words of a record's command line that matter */
+#define TESTDIR_MARK "__TESTDIR__"
+#define TMPDIR_MARK "__TMPDIR__"
 
 /* ------------------------------------------------------------------------ */
 /* Small containers                                                          */
@@ -170,6 +178,7 @@ typedef struct Script {
     size_t n_labels;    /* labels seen so far in this file */
     size_t cap_labels;  /* labels allocated */
     SluiceDb *db;       /* owned, fresh per file */
+    char *test_dir;     /* owned: absolute directory of the file, for __TESTDIR__ */
 } Script;
 
 typedef enum RecKind {
@@ -242,6 +251,7 @@ static void script_free(Script *s)
     free(s->lines);
     free(s->group);
     free(s->labels);
+    free(s->test_dir);
 }
 
 /* Collects the next record's non-comment lines into s->group; false at EOF. */
@@ -619,6 +629,9 @@ typedef struct Runner {
     Buf detail;                      /* text shown under a FAIL line */
     char actual_hash[HASH_TEXT_CAP]; /* "N values hashing to MD5" of `actual` */
     char actual_hex[33];             /* its MD5 part */
+    Buf subst;                       /* scratch for replacing the placeholders */
+    char *tmp_dir;                   /* owned: the run's __TMPDIR__, NULL until used */
+    bool is_tmp_failed;              /* creating tmp_dir failed (reported once) */
 } Runner;
 
 /* A row of the current result for rowsort. */
@@ -664,6 +677,108 @@ static void join_lines(Buf *out, const Line *lines, size_t n)
         }
         buf_puts(out, lines[idx].text);
     }
+}
+
+/* Sets s->test_dir to the absolute directory holding s->path (not
+ * canonicalized: "./" and ".." parts of a relative path stay). */
+static void set_test_dir(Script *s)
+{
+    Buf b = {0};
+    if (s->path[0] != '/') {
+        char *cwd = getcwd(NULL, 0);
+        if (cwd == NULL) {
+            return; /* then __TESTDIR__ stays as written and the SQL fails visibly */
+        }
+        buf_puts(&b, cwd);
+        buf_putc(&b, '/');
+        free(cwd);
+    }
+    buf_puts(&b, s->path);
+    char *slash = strrchr(b.data, '/'); /* there is one: the path is absolute */
+    if (slash == b.data) {
+        slash[1] = '\0'; /* a file in "/" */
+    } else {
+        *slash = '\0';
+    }
+    s->test_dir = b.data;
+}
+
+/* The run's temporary directory, created on first use; NULL when that fails. */
+static const char *get_tmp_dir(Runner *r)
+{
+    if (r->tmp_dir == NULL && !r->is_tmp_failed) {
+        const char *base = getenv("TMPDIR");
+        Buf b = {0};
+        buf_puts(&b, base != NULL && base[0] == '/' ? base : "/tmp");
+        buf_puts(&b, "/slt_runner.XXXXXX");
+        if (mkdtemp(b.data) == NULL) {
+            fprintf(stderr, "slt_runner: cannot create a temporary directory: %s\n",
+                    strerror(errno));
+            r->is_tmp_failed = true;
+            free(b.data);
+        } else {
+            r->tmp_dir = b.data;
+        }
+    }
+    return r->tmp_dir;
+}
+
+/* Removes path and, when it is a directory, everything under it. */
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *ent;
+        while (d != NULL && (ent = readdir(d)) != NULL) {
+            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
+                continue;
+            }
+            Buf child = {0};
+            buf_puts(&child, path);
+            buf_putc(&child, '/');
+            buf_puts(&child, ent->d_name);
+            remove_tree(child.data);
+            free(child.data);
+        }
+        if (d != NULL) {
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Replaces __TESTDIR__ and __TMPDIR__ in text (in place, through r->subst). */
+static void substitute(Runner *r, const Script *s, Buf *text)
+{
+    if (text->data == NULL || strstr(text->data, "__") == NULL) {
+        return;
+    }
+    buf_reset(&r->subst);
+    buf_add(&r->subst, "", 0);
+    const char *p = text->data;
+    while (*p != '\0') {
+        size_t n_test = sizeof TESTDIR_MARK - 1;
+        size_t n_tmp = sizeof TMPDIR_MARK - 1;
+        const char *tmp = NULL;
+        if (strncmp(p, TESTDIR_MARK, n_test) == 0 && s->test_dir != NULL) {
+            buf_puts(&r->subst, s->test_dir);
+            p += n_test;
+        } else if (strncmp(p, TMPDIR_MARK, n_tmp) == 0 && (tmp = get_tmp_dir(r)) != NULL) {
+            buf_puts(&r->subst, tmp);
+            p += n_tmp;
+        } else {
+            buf_putc(&r->subst, *p++);
+        }
+    }
+    Buf swap = *text;
+    *text = r->subst;
+    r->subst = swap;
 }
 
 /* Runs every statement of sql; keeps the last result (owned) in *out. */
@@ -728,6 +843,7 @@ static void run_statement(Runner *r, Script *s, const Record *rec)
         return;
     } else if (rec->has_sep) {
         join_lines(&r->expected_msg, rec->expect, rec->n_expect);
+        substitute(r, s, &r->expected_msg);
         if (strstr(got, r->expected_msg.data) == NULL) {
             record_fail(r, s, rec->no, "wrong error: expected a message containing '%s', got '%s'",
                         r->expected_msg.data, got);
@@ -979,6 +1095,7 @@ static void run_records(Runner *r, Script *s)
         }
         buf_reset(&r->detail);
         join_lines(&r->sql, rec.sql, rec.n_sql);
+        substitute(r, s, &r->sql);
         if (rec.bad != NULL) {
             record_fail(r, s, rec.no, "%s", rec.bad);
             if (rec.kind == REC_UNKNOWN) {
@@ -1011,6 +1128,7 @@ static void run_file(Runner *r, const char *path)
     } else if ((s.db = sluice_open(NULL, &err)) == NULL) {
         record_fail(r, &s, 0, "cannot open an in-memory database: %s", err.message);
     } else {
+        set_test_dir(&s);
         if (sluice_set(s.db, "threads", r->opts.threads, &err) != 0) {
             record_fail(r, &s, 0, "cannot set threads = %s: %s", r->opts.threads, err.message);
         }
@@ -1158,6 +1276,11 @@ static void runner_free(Runner *r)
     free(r->expected.items);
     free(r->expected_msg.data);
     free(r->detail.data);
+    free(r->subst.data);
+    if (r->tmp_dir != NULL) {
+        remove_tree(r->tmp_dir);
+        free(r->tmp_dir);
+    }
 }
 
 int main(int argc, char **argv)
