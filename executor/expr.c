@@ -4,9 +4,9 @@
  * An ExExprState mirrors the tree: one node state per ExExpr node, each with
  * its own output vector, so evaluation allocates nothing per batch.  AND and OR
  * follow SQL's three-valued logic: FALSE AND NULL is FALSE, TRUE OR NULL is TRUE.
- * CASE evaluates every branch over the whole batch and picks per row; a branch
- * that fails on a row CASE would not choose still fails (a known limit,
- * see docs/executor.md).
+ * CASE evaluates a branch only over the rows that take it (selection
+ * vectors narrowed branch by branch), so a branch never fails on a row it does
+ * not produce.
  */
 #include "executor/expr.h"
 
@@ -24,6 +24,7 @@ struct ExExprState {
     ExExprState **children;
     CmArena heap;           /* strings made by this node, reset per evaluation */
     bool has_vec;
+    uint32_t *sel_a, *sel_b; /* CASE: the rows still open, and those a branch took */
 };
 
 ExExprState *ex_expr_state_new(const ExExpr *e, CmErr *err)
@@ -41,6 +42,15 @@ ExExprState *ex_expr_state_new(const ExExpr *e, CmErr *err)
             return NULL;
         }
         st->has_vec = true;
+    }
+    if (e->kind == EX_E_CASE) {
+        st->sel_a = cm_malloc(sizeof(uint32_t) * CM_BATCH_CAP);
+        st->sel_b = cm_malloc(sizeof(uint32_t) * CM_BATCH_CAP);
+        if (st->sel_a == NULL || st->sel_b == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory");
+            ex_expr_state_free(st);
+            return NULL;
+        }
     }
     if (e->n_args > 0) {
         st->children = cm_calloc((size_t)e->n_args, sizeof(ExExprState *));
@@ -70,6 +80,8 @@ void ex_expr_state_free(ExExprState *st)
         ex_expr_state_free(st->children[i]);
     }
     cm_free(st->children);
+    cm_free(st->sel_a);
+    cm_free(st->sel_b);
     if (st->has_vec) {
         cm_vec_fini(&st->vec);
     }
@@ -113,21 +125,11 @@ static void eval_logic(bool is_and, const CmBatch *in, const CmVec *const *args,
     }
 }
 
-static void eval_case(const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out)
+/* Copies the values of `src` at the given positions into out. */
+static void take(CmVec *out, const CmVec *src, const uint32_t *pos, int n, size_t w)
 {
-    size_t w = cm_type_width(e->type);
-    int n_pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
-    out->validity = NULL;
-    for (int i = 0; i < in->n_rows; i++) {
-        uint32_t p = cm_batch_pos(in, i);
-        const CmVec *src = e->has_else ? args[e->n_args - 1] : NULL;
-        for (int k = 0; k < n_pairs; k++) {
-            const CmVec *c = args[2 * k];
-            if (!cm_vec_is_null(c, p) && ((const uint8_t *)c->data)[p]) {
-                src = args[2 * k + 1];
-                break;
-            }
-        }
+    for (int i = 0; i < n; i++) {
+        uint32_t p = pos[i];
         if (src == NULL || cm_vec_is_null(src, p)) {
             cm_vec_set_null(out, p);
             continue;
@@ -135,6 +137,61 @@ static void eval_case(const ExExpr *e, const CmBatch *in, const CmVec *const *ar
         cm_vec_set_valid(out, p);
         memcpy((char *)out->data + w * p, (const char *)src->data + w * p, w);
     }
+}
+
+/* CASE evaluates each WHEN only over the rows no earlier WHEN took, and each
+ * THEN only over the rows its WHEN took: a branch is never computed for a row
+ * that does not take it, so CASE WHEN b = 0 THEN 0 ELSE a / b END cannot fail.
+ * The rows still open live in a selection narrowed branch by branch. */
+static bool eval_case(ExExprState *st, const CmBatch *in, CmErr *err)
+{
+    const ExExpr *e = st->e;
+    size_t w = cm_type_width(e->type);
+    int n_pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
+    CmBatch view = *in;
+    uint32_t *open = st->sel_a, *taken = st->sel_b;
+    int n_open = in->n_rows;
+    for (int i = 0; i < n_open; i++) {
+        open[i] = cm_batch_pos(in, i);
+    }
+    st->vec.validity = NULL;
+    for (int k = 0; k < n_pairs && n_open > 0; k++) {
+        view.sel = open;
+        view.n_rows = n_open;
+        const CmVec *c = ex_expr_eval(st->children[2 * k], &view, err);
+        if (c == NULL) {
+            return false;
+        }
+        int n_taken = 0, n_rest = 0;
+        for (int i = 0; i < n_open; i++) {
+            uint32_t p = open[i];
+            if (!cm_vec_is_null(c, p) && ((const uint8_t *)c->data)[p]) {
+                taken[n_taken++] = p;
+            } else {
+                open[n_rest++] = p;
+            }
+        }
+        if (n_taken > 0) {
+            view.sel = taken;
+            view.n_rows = n_taken;
+            const CmVec *v = ex_expr_eval(st->children[2 * k + 1], &view, err);
+            if (v == NULL) {
+                return false;
+            }
+            take(&st->vec, v, taken, n_taken, w);
+        }
+        n_open = n_rest;
+    }
+    const CmVec *rest = NULL;
+    if (e->has_else && n_open > 0) {
+        view.sel = open;
+        view.n_rows = n_open;
+        if ((rest = ex_expr_eval(st->children[e->n_args - 1], &view, err)) == NULL) {
+            return false;
+        }
+    }
+    take(&st->vec, rest, open, n_open, w);
+    return true;
 }
 
 const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
@@ -147,6 +204,9 @@ const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
     if (e->kind == EX_E_CONST) {
         fill_const(e, in, &st->vec);
         return &st->vec;
+    }
+    if (e->kind == EX_E_CASE) {
+        return eval_case(st, in, err) ? &st->vec : NULL;
     }
     const CmVec *args_buf[16];
     const CmVec **args = args_buf;
@@ -174,7 +234,6 @@ const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
             break;
         case EX_E_AND:
         case EX_E_OR: eval_logic(e->kind == EX_E_AND, in, args, e->n_args, &st->vec); break;
-        case EX_E_CASE: eval_case(e, in, args, &st->vec); break;
         default: break;
         }
     }

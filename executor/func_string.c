@@ -277,7 +277,7 @@ static CmStatus like_k(KERNEL_ARGS)
             continue;
         }
         int esc_c = -1;
-        if (esc != NULL) {
+        if (esc != NULL && esc[p].len > 0) { /* ESCAPE '' means no escape character */
             if (esc[p].len != 1) {
                 return cm_err_set(err, CM_RUNTIME, e->src_off,
                                   "the ESCAPE of LIKE must be a single character");

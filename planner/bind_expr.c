@@ -1188,7 +1188,11 @@ bool pl_has_subquery(const PsExpr *ast)
 
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
 {
-    if (ctx->agg != NULL && ast->kind != PS_EX_FUNC) {
+    /* Any subtree but an aggregate, window or grouping() call may be a group key. */
+    bool keyable = ast->kind != PS_EX_FUNC ||
+                   (agg_fn_of(ast->name, ast->star) < 0 && ast->over == NULL &&
+                    strcmp(ast->name, "grouping") != 0);
+    if (ctx->agg != NULL && keyable) {
         bool matched;
         ExExpr *k = match_group_key(ctx, ast, &matched);
         if (matched) {

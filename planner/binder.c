@@ -109,6 +109,12 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
             b->ctes = c->next; /* a CTE sees only the ones before it */
             PlNode *n = bind_query(b, c->cte->select);
             b->ctes = saved;
+            if (n != NULL && c->cte->col_names != NULL && c->cte->col_names->n > n->n_cols) {
+                cm_err_set(b->err, CM_BIND, c->cte->src_off,
+                           "'%s' names %d columns but its query has %d", c->cte->name,
+                           c->cte->col_names->n, n->n_cols);
+                return NULL;
+            }
             if (n != NULL && c->cte->col_names != NULL) {
                 for (int i = 0; i < c->cte->col_names->n && i < n->n_cols; i++) {
                     n->names[i] = c->cte->col_names->items[i];
@@ -312,6 +318,9 @@ static bool bind_targets(PlBindCtx *ctx, const PsSelect *sel, OutList *o)
 /* GROUP BY items may name a select-list ordinal or alias, as in PostgreSQL. */
 static const PsExpr *group_item(const PsSelect *sel, const PsExpr *g, const PlScope *sc)
 {
+    if (g->kind == PS_EX_INT && (g->ival < 1 || g->ival > sel->targets->n)) {
+        return NULL; /* an ordinal past the select list */
+    }
     if (g->kind == PS_EX_INT && g->ival >= 1 && g->ival <= sel->targets->n) {
         const PsTarget *t = sel->targets->items[g->ival - 1];
         return t->expr->kind == PS_EX_STAR ? g : t->expr;
@@ -333,10 +342,24 @@ static const PsExpr *group_item(const PsSelect *sel, const PsExpr *g, const PlSc
 }
 
 /* Index of `e` among the keys, adding it when new; -1 on error. */
+static const PsExpr *group_expr(PlBinder *b, const PsSelect *sel, const PsExpr *g,
+                                const PlScope *sc)
+{
+    const PsExpr *e = group_item(sel, g, sc);
+    if (e == NULL) {
+        cm_err_set(b->err, CM_BIND, g->src_off, "GROUP BY position %lld is not in the select list",
+                   (long long)g->ival);
+    }
+    return e;
+}
+
 static int key_index(PlBinder *b, PlAggCtx *agg, const PsSelect *sel, const PsExpr *g,
                      const PlScope *sc)
 {
-    g = group_item(sel, g, sc);
+    g = group_expr(b, sel, g, sc);
+    if (g == NULL) {
+        return -1;
+    }
     if (pl_has_aggregate(g)) {
         cm_err_set(b->err, CM_BIND, g->src_off, "aggregate functions are not allowed in GROUP BY");
         return -1;
@@ -444,7 +467,10 @@ static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc,
         return false;
     }
     for (int i = 0; i < n; i++) {
-        const PsExpr *g = group_item(sel, sel->group_by->items[i], sc);
+        const PsExpr *g = group_expr(b, sel, sel->group_by->items[i], sc);
+        if (g == NULL) {
+            return false;
+        }
         if (pl_has_aggregate(g)) {
             cm_err_set(b->err, CM_BIND, g->src_off, "aggregate functions are not allowed in GROUP BY");
             return false;

@@ -314,6 +314,13 @@ static CmStatus create_as(Stmt *st)
         return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
     for (int i = 0; i < root->n_cols; i++) {
+        for (int j = 0; j < i; j++) {
+            if (strcmp(root->names[i], root->names[j]) == 0) {
+                return cm_err_set(st->err, CM_BIND, st->ast->select->src_off,
+                                  "column '%s' appears twice: give the columns distinct names",
+                                  root->names[i]);
+            }
+        }
         cols[i].name = (char *)root->names[i];
         cols[i].type = root->types[i].id == CM_T_NULL ? cm_type_make(CM_T_INT32) : root->types[i];
     }
@@ -406,7 +413,8 @@ static CmStatus drop(Stmt *st)
                                          a->object, a->name);
     }
     if (e->kind != want) {
-        return cm_err_set(st->err, CM_BIND, a->src_off, "'%s' is not a %s", a->name, a->object);
+        return cm_err_set(st->err, CM_BIND, a->src_off, "'%s' is not %s %s", a->name,
+                          want == ST_ENTRY_INDEX ? "an" : "a", a->object);
     }
     st_catalog_drop(st->s->cat, a->name);
     return CM_OK;
@@ -523,10 +531,14 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
                 }
             }
             if (target == t->n_cols || exprs[target] != NULL) {
-                cm_err_set(st->err, CM_BIND, st->ast->src_off,
-                           target == t->n_cols ? "unknown column '%s' in table" :
-                                                 "column '%s' is listed twice",
-                           (const char *)cols->items[i]);
+                if (target == t->n_cols) {
+                    cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                               "unknown column '%s' in table '%s'", (const char *)cols->items[i],
+                               t->name);
+                } else {
+                    cm_err_set(st->err, CM_BIND, st->ast->src_off, "column '%s' is listed twice",
+                               (const char *)cols->items[i]);
+                }
                 return NULL;
             }
         }
