@@ -166,6 +166,11 @@ ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r)
     return make_logic(b, EX_E_AND, l, r, l->src_off);
 }
 
+ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r)
+{
+    return make_logic(b, EX_E_OR, l, r, l->src_off);
+}
+
 static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, int64_t off)
 {
     CmType t = cm_type_make(CM_T_BOOL);

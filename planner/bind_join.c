@@ -97,8 +97,108 @@ static ExExpr *remap(PlBinder *b, const ExExpr *e, const int *map)
     return c;
 }
 
+#define MAX_TERMS 64
+
+/* Flattens a tree of `kind` (AND or OR) into its operands; false if too many. */
+static bool flatten(ExExpr *e, ExExprKind kind, ExExpr **out, int *n)
+{
+    if (e->kind == kind) {
+        for (int i = 0; i < e->n_args; i++) {
+            if (!flatten(e->args[i], kind, out, n)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (*n == MAX_TERMS) {
+        return false;
+    }
+    out[(*n)++] = e;
+    return true;
+}
+
+static bool contains(ExExpr *const *terms, int n, const ExExpr *e)
+{
+    for (int i = 0; i < n; i++) {
+        if (pl_expr_equal(terms[i], e)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool add_conjuncts(JoinSet *js, ExExpr *e);
+
+/* (A AND B) OR (A AND C) is A AND (B OR C): conditions common to every branch
+ * of an OR are taken out, so that join keys written inside each branch (as
+ * TPC-DS does) are seen as join keys.  Returns false on error; sets *done when
+ * it added the rewritten conjuncts itself. */
+static bool factor_or(JoinSet *js, ExExpr *e, bool *done)
+{
+    *done = false;
+    ExExpr *branch[MAX_TERMS];
+    int n_branch = 0;
+    if (e->kind != EX_E_OR || !flatten(e, EX_E_OR, branch, &n_branch)) {
+        return true;
+    }
+    ExExpr *terms[MAX_TERMS][MAX_TERMS];
+    int n_terms[MAX_TERMS];
+    for (int i = 0; i < n_branch; i++) {
+        n_terms[i] = 0;
+        if (!flatten(branch[i], EX_E_AND, terms[i], &n_terms[i])) {
+            return true;
+        }
+    }
+    ExExpr *common[MAX_TERMS];
+    int n_common = 0;
+    for (int t = 0; t < n_terms[0]; t++) {
+        bool everywhere = true;
+        for (int i = 1; i < n_branch && everywhere; i++) {
+            everywhere = contains(terms[i], n_terms[i], terms[0][t]);
+        }
+        if (everywhere && !contains(common, n_common, terms[0][t])) {
+            common[n_common++] = terms[0][t];
+        }
+    }
+    if (n_common == 0) {
+        return true;
+    }
+    ExExpr *rest = NULL;
+    bool always = false; /* a branch left with nothing is TRUE: so is the OR */
+    for (int i = 0; i < n_branch && !always; i++) {
+        ExExpr *part = NULL;
+        for (int t = 0; t < n_terms[i]; t++) {
+            if (!contains(common, n_common, terms[i][t])) {
+                part = part ? pl_make_and(js->b, part, terms[i][t]) : terms[i][t];
+                if (part == NULL) {
+                    return false;
+                }
+            }
+        }
+        always = part == NULL;
+        rest = always ? NULL : rest ? pl_make_or(js->b, rest, part) : part;
+        if (!always && rest == NULL) {
+            return false;
+        }
+    }
+    for (int t = 0; t < n_common; t++) {
+        if (!add_conjuncts(js, common[t])) {
+            return false;
+        }
+    }
+    *done = true;
+    return always || add_conjuncts(js, rest);
+}
+
 static bool add_conjuncts(JoinSet *js, ExExpr *e)
 {
+    bool done;
+    if (!factor_or(js, e, &done)) {
+        return false;
+    }
+    if (done) {
+        return true;
+    }
     if (e->kind == EX_E_AND) {
         for (int i = 0; i < e->n_args; i++) {
             if (!add_conjuncts(js, e->args[i])) {

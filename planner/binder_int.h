@@ -102,8 +102,9 @@ PlNode *pl_filter(PlBinder *b, PlNode *child, ExExpr *pred, int64_t off);
  * arguments, with casts inserted and constants folded. */
 ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **args, int n, int64_t off);
 
-/* l AND r (both cast to BOOLEAN). */
+/* l AND r, l OR r (both cast to BOOLEAN). */
 ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r);
+ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r);
 
 /* True when the tree holds a subquery (scalar, IN or EXISTS). */
 bool pl_has_subquery(const PsExpr *ast);
