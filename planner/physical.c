@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "executor/ops.h"
 #include "planner/physical.h"
+#include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
 #define MAX_STAGES 256
@@ -324,6 +325,11 @@ CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, P
         return err->code;
     }
     Builder bld = {.a = a, .cfg = cfg, .plan = plan, .err = err};
+    /* Only the columns someone reads travel through scans, joins and exchanges. */
+    root = pl_prune(a, (PlNode *)root, err);
+    if (root == NULL) {
+        return err->code;
+    }
     Pipe *p = cm_arena_zalloc(a, sizeof *p);
     if (p == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory");
