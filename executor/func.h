@@ -46,4 +46,8 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
  * or -1; and the kernel computing it from (field-name, date) arguments with
  * the field number as the node's aux. */
 int ex_date_field(const char *name);
+
+/* round(x, digits) of a DECIMAL or integer x with constant digits, exact; the
+ * node's aux is scale | (digits + 128) << 8 (see func_math.c). */
+ExKernel ex_round_digits_kernel(void);
 ExKernel ex_extract_kernel(void);

@@ -60,8 +60,9 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
     case CM_T_INT64: *out = in->i; break;
     case CM_T_DECIMAL: *out = round_div(in->i, in->type.scale); break;
     case CM_T_DOUBLE: {
-        /* 2^63 is exact as a double; rounding can reach it from below. */
-        double r = round(in->d);
+        /* Halves round to even, as PostgreSQL and DuckDB do; 2^63 is exact as a
+         * double, and rounding can reach it from below. */
+        double r = nearbyint(in->d);
         if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
             return cast_fail(in, to, err);
         }
@@ -75,7 +76,7 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
                 !(round(d) >= -9223372036854775808.0 && round(d) < 9223372036854775808.0)) {
                 return cast_fail(in, to, err);
             }
-            *out = (int64_t)round(d);
+            *out = (int64_t)round(d); /* text is decimal: halves away from zero */
         }
         break;
     }

@@ -126,6 +126,40 @@ static CmStatus round_dec(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* round(x, digits) for DECIMAL and integers, exact: aux = scale | (digits + 128) << 8.
+ * The result keeps min(digits, scale) decimals (none when digits < 0). */
+static CmStatus round_digits_k(KERNEL_ARGS)
+{
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
+    const CmVec *a = args[0];
+    int64_t *r = out->data;
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        int64_t v = a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p]
+                                             : ((const int64_t *)a->data)[p];
+        if (keep >= scale) {
+            r[p] = v;
+        } else if (keep >= 0) {
+            r[p] = dec_round(v, scale, keep, 0);
+        } else if (scale - keep > 18) {
+            r[p] = 0;
+        } else {
+            CmInt128 x = (CmInt128)dec_round(v, scale - keep, 0, 0) * cm_pow10(-keep);
+            if (x > INT64_MAX || x < INT64_MIN) {
+                return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
+            }
+            r[p] = (int64_t)x;
+        }
+    }
+    return CM_OK;
+}
+
+ExKernel ex_round_digits_kernel(void)
+{
+    return round_digits_k;
+}
+
 static CmStatus identity_k(KERNEL_ARGS)
 {
     memcpy(out->data, args[0]->data, cm_type_width(out->type) * CM_BATCH_CAP);

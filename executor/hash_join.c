@@ -438,7 +438,7 @@ static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
         for (int i = 0; i < in->n_rows; i++) {
             uint32_t p = cm_batch_pos(in, i);
             m[p] = l->probe_matched[i];
-            bool unknown = !l->probe_matched[i] && l->table->n_rows > 0 &&
+            bool unknown = !s->mark_plain && !l->probe_matched[i] && l->table->n_rows > 0 &&
                            (l->table->has_null_key ||
                             has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq));
             if (unknown) {

@@ -111,6 +111,7 @@ typedef struct ExJoinSpec {
     CmType *build_types;
     ExExpr *residual;    /* over probe columns ++ build columns, or NULL */
     uint64_t null_eq;    /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
+    bool mark_plain;     /* MARK: TRUE or FALSE only (the caller works out unknowns) */
 } ExJoinSpec;
 
 /* Hash join (nested loop when n_keys is 0) of the pipeline's rows (probe) with

@@ -501,7 +501,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         agg->agg_args[a] = arg;
         agg->n_aggs++;
     }
-    ExExpr *ref = ex_expr_column(ctx->b->arena, agg->n_keys + a, agg->aggs[a].type);
+    ExExpr *ref = ex_expr_column(ctx->b->arena, PL_AGG_BASE + a, agg->aggs[a].type);
     if (ref != NULL) {
         ref->src_off = ast->src_off;
     }
@@ -1131,6 +1131,24 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if (!strcmp(ast->name, "coalesce") || !strcmp(ast->name, "ifnull") ||
         !strcmp(ast->name, "nullif")) {
         return bind_conditional(ctx, ast, args, n);
+    }
+    if (!strcmp(ast->name, "round") && n == 2 && args[1]->kind == EX_E_CONST &&
+        !args[1]->value.is_null && cm_type_is_integer(args[1]->type) &&
+        (args[0]->type.id == CM_T_DECIMAL || cm_type_is_integer(args[0]->type)) &&
+        args[1]->value.i >= -18 && args[1]->value.i <= 18) {
+        /* round(DECIMAL or integer, n): exact, with n decimals (at most the input's). */
+        int scale = args[0]->type.id == CM_T_DECIMAL ? args[0]->type.scale : 0;
+        int keep = (int)args[1]->value.i;
+        CmType t = args[0]->type.id == CM_T_DECIMAL
+                       ? cm_type_decimal(18, keep < 0 ? 0 : keep < scale ? keep : scale)
+                       : cm_type_make(CM_T_INT64);
+        ExExpr *e = ex_expr_func(ctx->b->arena, "round", ex_round_digits_kernel(), t, 1, args);
+        if (e == NULL) {
+            return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+        }
+        e->aux = scale | (int64_t)(keep + 128) << 8;
+        e->src_off = ast->src_off;
+        return fold(ctx->b, e);
     }
     if ((!strcmp(ast->name, "extract") || !strcmp(ast->name, "date_part")) && n == 2) {
         /* extract(year FROM d) arrives as extract('year', d): the field must be constant. */

@@ -169,6 +169,82 @@ static ExExpr *negate(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
     return e && negated ? pl_make_call(ctx->b, "not", &e, 1, off) : e;
 }
 
+static ExExpr *make_case3(PlBinder *b, ExExpr **args, int n, CmType t, int64_t off)
+{
+    ExExpr **a = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)n);
+    ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
+    if (a == NULL || e == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < n; i++) {
+        bool is_value = i % 2 == 1 || i == n - 1;
+        a[i] = pl_cast(b, args[i], is_value ? t : cm_type_make(CM_T_BOOL), off);
+        if (a[i] == NULL) {
+            return NULL;
+        }
+    }
+    *e = (ExExpr){.kind = EX_E_CASE, .type = t, .n_args = n, .args = a, .has_else = true,
+                  .src_off = off};
+    return e;
+}
+
+/* x IN (correlated subquery), from the plain match `m` and the group's row and
+ * non-NULL counts: TRUE if matched; FALSE for an empty group; NULL when x is
+ * NULL or the group holds a NULL; else FALSE. */
+static ExExpr *correlated_in_value(PlBindCtx *ctx, const PsExpr *ast, PlNode *build, int nc,
+                                   const int *lkeys, ExExpr *m, int xcol)
+{
+    PlBinder *b = ctx->b;
+    PlNode *a = pl_node_new(b->arena, PL_AGGREGATE, nc + 2);
+    ExAggSpec *aggs = cm_arena_zalloc(b->arena, sizeof(ExAggSpec) * 2);
+    if (a == NULL || aggs == NULL) {
+        return oom(b);
+    }
+    for (int k = 0; k < nc; k++) {
+        a->types[k] = build->types[k];
+        a->names[k] = "#key";
+    }
+    CmType i64 = cm_type_make(CM_T_INT64);
+    aggs[0] = (ExAggSpec){.fn = EX_AGG_COUNT_STAR, .arg = -1, .arg_type = i64, .type = i64};
+    aggs[1] = (ExAggSpec){.fn = EX_AGG_COUNT, .arg = nc, .arg_type = build->types[nc], .type = i64};
+    a->types[nc] = a->types[nc + 1] = i64;
+    a->names[nc] = a->names[nc + 1] = "#count";
+    a->n_keys = nc;
+    a->n_aggs = 2;
+    a->aggs = aggs;
+    a->child = build; /* its columns: the correlated values, then the value */
+    int rk[PL_MAX_CORR];
+    for (int k = 0; k < nc; k++) {
+        rk[k] = k;
+    }
+    uint64_t all_eq = nc >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nc) - 1);
+    int c = attach(ctx, a, EX_JOIN_LEFT, nc, lkeys, rk, all_eq);
+    if (c < 0) {
+        return NULL;
+    }
+    ExExpr *n = col(b, c + nc, i64), *nn = col(b, c + nc + 1, i64);
+    ExExpr *x = col(b, xcol, (*ctx->input)->types[xcol]);
+    if (n == NULL || nn == NULL || x == NULL) {
+        return NULL;
+    }
+    ExExpr *gt[2] = {n, nn};
+    ExExpr *no_group = pl_make_call(b, "is_null", &n, 1, ast->src_off);
+    ExExpr *x_null = pl_make_call(b, "is_null", &x, 1, ast->src_off);
+    ExExpr *has_null = pl_make_call(b, ">", gt, 2, ast->src_off);
+    ExExpr *unknown = x_null && has_null ? pl_make_or(b, x_null, has_null) : NULL;
+    CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+    CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
+    CmValue null = {.type = cm_type_make(CM_T_BOOL), .is_null = true};
+    ExExpr *args[7] = {m, ex_expr_const(b->arena, &yes), no_group, ex_expr_const(b->arena, &no),
+                       unknown, ex_expr_const(b->arena, &null), ex_expr_const(b->arena, &no)};
+    for (int i = 0; i < 7; i++) {
+        if (args[i] == NULL) {
+            return NULL;
+        }
+    }
+    return make_case3(b, args, 7, cm_type_make(CM_T_BOOL), ast->src_off);
+}
+
 /* ---- uncorrelated ------------------------------------------------------------------- */
 
 static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_corr,
@@ -220,8 +296,17 @@ static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_cor
     rk[n_corr] = n_corr;
     uint64_t null_eq = n_corr >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << n_corr) - 1);
     int mark = attach(ctx, right, EX_JOIN_MARK, n_corr + 1, lk, rk, null_eq);
-    return mark < 0 ? NULL : negate(ctx, col(b, mark, cm_type_make(CM_T_BOOL)), ast->negated,
-                                    ast->src_off);
+    if (mark < 0) {
+        return NULL;
+    }
+    ExExpr *m = col(b, mark, cm_type_make(CM_T_BOOL));
+    if (n_corr > 0) {
+        /* The mark join's NULL logic sees the whole build side; per outer row
+         * it must see only its group: decided from the group's counts. */
+        (*ctx->input)->join_mark_plain = true;
+        m = m ? correlated_in_value(ctx, ast, right, n_corr, lkeys, m, xcol) : NULL;
+    }
+    return negate(ctx, m, ast->negated, ast->src_off);
 }
 
 static ExExpr *uncorrelated(PlBindCtx *ctx, const PsExpr *ast, PlNode *q)
@@ -313,6 +398,11 @@ static ExExpr *correlated(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
         rk[k] = k;
     }
     uint64_t all_eq = nc >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nc) - 1);
+    if (ast->kind == PS_EX_EXISTS && inj.plain_aggregate && ast->subquery->having == NULL) {
+        /* An aggregate without GROUP BY returns a row even for an empty group. */
+        CmValue v = {.type = cm_type_make(CM_T_BOOL), .i = !ast->negated};
+        return ex_expr_const(b->arena, &v);
+    }
     if (ast->kind == PS_EX_IN_SELECT) {
         if (inj.n_values != 1) {
             cm_err_set(b->err, CM_BIND, ast->src_off, "subquery has too many columns");

@@ -861,6 +861,38 @@ static bool carry_empty_value(PlBindCtx *ctx, const PsSelect *sel, PlInject *car
     return carry->empty_value != NULL;
 }
 
+/* Replaces aggregate placeholders (PL_AGG_BASE + a) by column n_keys + a. */
+static void fill_agg_refs(ExExpr *e, int n_keys)
+{
+    if (e == NULL) {
+        return;
+    }
+    if (e->kind == EX_E_COLUMN && e->col >= PL_AGG_BASE && e->col < PL_WIN_BASE) {
+        e->col = n_keys + (e->col - PL_AGG_BASE);
+        return;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        fill_agg_refs(e->args[i], n_keys);
+    }
+}
+
+static void fill_all_agg_refs(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w)
+{
+    for (int i = 0; i < o->n; i++) {
+        fill_agg_refs(o->exprs[i], agg->n_keys);
+    }
+    fill_agg_refs(having, agg->n_keys);
+    for (int i = 0; i < w->n; i++) {
+        fill_agg_refs(w->arg[i], agg->n_keys);
+        for (int k = 0; k < w->spec[i].n_part; k++) {
+            fill_agg_refs(w->part[i][k], agg->n_keys);
+        }
+        for (int k = 0; k < w->spec[i].n_order; k++) {
+            fill_agg_refs(w->order[i][k], agg->n_keys);
+        }
+    }
+}
+
 /* Replaces window placeholders (PL_WIN_BASE + i) by column base + i, in place. */
 static void fill_window_refs(ExExpr *e, int base)
 {
@@ -1001,6 +1033,7 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
     }
     PlNode *top = input;
     if (agg != NULL) {
+        fill_all_agg_refs(agg, &o, having, win);
         top = build_aggregate(b, top, agg);
         if (top != NULL && having != NULL) {
             top = pl_filter(b, top, having, sel->having->src_off);

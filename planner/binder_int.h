@@ -47,6 +47,10 @@ struct PlInject {
     ExExpr *empty_value;      /* then: its first column over no rows, over the outer columns */
 };
 
+/* Aggregates are bound as placeholders too: column PL_AGG_BASE + a, numbered
+ * after the keys once every key is known (a subquery may add one late). */
+#define PL_AGG_BASE (1 << 23)
+
 #define PL_MAX_WINDOWS 64
 /* Window calls are bound as placeholders: column PL_WIN_BASE + i. */
 #define PL_WIN_BASE (1 << 24)

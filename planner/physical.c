@@ -211,7 +211,7 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .build_keys = n->right_keys, .n_probe_cols = l->n_cols,
                        .probe_types = l->types, .n_build_cols = r->n_cols,
                        .build_types = r->types, .residual = n->residual,
-                       .null_eq = n->join_null_eq};
+                       .null_eq = n->join_null_eq, .mark_plain = n->join_mark_plain};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
 

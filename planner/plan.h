@@ -68,6 +68,7 @@ struct PlNode {
     int *right_keys;      /* right columns, same types as left_keys */
     ExExpr *residual;     /* over child ++ right columns, or NULL */
     uint64_t join_null_eq; /* bit k: key k matches NULL with NULL */
+    bool join_mark_plain;  /* MARK without NULL for unknown (see ExJoinSpec) */
     /* WINDOW */
     ExWindowSpec *win;
     /* EXPAND: masks[s] bit k = key k is in grouping set s */
