@@ -77,6 +77,8 @@ struct ExQuery {
     CmArena *arena;      /* the query arena: plans, constants */
     CmConfig config;     /* settings as of the query's start */
     CmPool *pool;        /* the worker pool */
+    struct ShStore *shuffle_store; /* the query's shuffle store (shuffle/shuffle.h); borrowed,
+                                      NULL: each shuffle gets a private one */
     atomic_bool cancelled;   /* set by the first failing task */
     CmMutex lock;        /* guards err */
     CmErr err;           /* the first error of any task */

@@ -52,7 +52,8 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
     WriteSpec *s = op->spec;
     cm_mutex_lock(&op->lock);
     if (*s->shuffle == NULL) {
-        *s->shuffle = sh_shuffle_new(task->n_tasks, s->n_parts, op->n_cols, op->types, err);
+        *s->shuffle = sh_shuffle_new(task->query->shuffle_store, task->n_tasks, s->n_parts,
+                                     op->n_cols, op->types, err);
     }
     cm_mutex_unlock(&op->lock);
     if (*s->shuffle == NULL) {

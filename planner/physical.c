@@ -364,6 +364,8 @@ void pl_stage_plan_fini(PlStagePlan *plan)
     }
     cm_free(plan->shuffles);
     plan->shuffles = NULL;
+    sh_store_free(plan->store);
+    plan->store = NULL;
     ex_result_free(plan->result);
     plan->result = NULL;
 }

@@ -22,6 +22,8 @@ typedef struct PlStagePlan {
     ExStage **stages;      /* execution order; the last one produces the result */
     int n_shuffles;
     ShShuffle **shuffles;  /* slots, filled when writers start; owned */
+    ShStore *store;        /* the shuffles' store, made when the plan runs; owned (freed
+                              after the shuffles) */
     ExResult *result;      /* owned until taken */
 } PlStagePlan;
 

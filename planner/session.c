@@ -121,7 +121,8 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
 {
     memset(plan, 0, sizeof *plan);
     if (ensure_pool(st->s, st->err) != CM_OK ||
-        pl_physical_plan(st->arena, root, &st->s->cfg, plan, st->err) != CM_OK) {
+        pl_physical_plan(st->arena, root, &st->s->cfg, plan, st->err) != CM_OK ||
+        (plan->store = sh_store_new(&st->s->cfg, st->err)) == NULL) {
         return st->err->code;
     }
     ExQuery q;
@@ -129,6 +130,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     q.arena = st->arena;
     q.config = st->s->cfg;
     q.pool = st->s->pool;
+    q.shuffle_store = plan->store;
     cm_mutex_init(&q.lock);
     cm_err_init(&q.err);
     pl_run_plan(plan, &q, st->err);

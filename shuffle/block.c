@@ -1,10 +1,16 @@
 /*
- * block.c - column serialization of batches into shuffle blocks.
+ * block.c - column serialization of batches into shuffle blocks, the packed
+ * on-disk record header, and zstd compression of payloads.
  * Encoding does two passes: size, then write, so each block is one allocation.
+ * Decoding checks every length against the payload's end, so even a payload
+ * that passed its checksum by accident cannot make it read out of bounds.
  */
 #include "shuffle/block.h"
 
 #include <string.h>
+
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem: contexts allocate through cm_malloc */
+#include <zstd.h>
 
 #include "common/alloc.h"
 #include "common/hash.h"
@@ -92,6 +98,7 @@ ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
     }
     memset(&blk->hdr, 0, sizeof blk->hdr);
     blk->next = NULL;
+    blk->hdr.codec = SH_BLOCK_CODEC_NONE;
     unsigned char *p = blk->payload;
     for (int c = 0; c < b->n_cols; c++) {
         unsigned char *end = encode_column(b, c, p);
@@ -107,25 +114,45 @@ ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
     return blk;
 }
 
-static const unsigned char *decode_column(const unsigned char *in, int n, CmVec *v,
-                                          CmArena *heap, CmErr *err)
+/* ---- decoding ---------------------------------------------------------------- */
+
+static CmStatus malformed(CmErr *err, const ShBlockHeader *h)
+{
+    return cm_err_set(err, CM_IO, -1, "shuffle block of map %d is malformed", h->map_id);
+}
+
+/* Decodes one column of n rows from in (not past end) into v; NULL on error. */
+static const unsigned char *decode_column(const unsigned char *in, const unsigned char *end, int n,
+                                          CmVec *v, CmArena *heap, CmErr *err)
 {
     const unsigned char *start = in;
+    if (end - in < 8) {
+        return NULL;
+    }
     bool has_bits = in[0] != 0;
     in += 8;
     v->validity = NULL;
     if (has_bits) {
         size_t words = ((size_t)n + 63) / 64;
+        if ((size_t)(end - in) < words * 8) {
+            return NULL;
+        }
         memcpy(v->validity_buf, in, words * 8);
         v->validity = v->validity_buf;
         in += words * 8;
     }
     if (v->type.id == CM_T_VARCHAR) {
+        if ((size_t)(end - in) < (size_t)n * 4) {
+            return NULL;
+        }
         const uint32_t *lens = (const uint32_t *)in;
         const unsigned char *bytes = in + (size_t)n * 4;
         size_t total = 0;
         for (int i = 0; i < n; i++) {
             total += lens[i];
+        }
+        if ((size_t)(end - bytes) < total) {
+            return NULL;
         }
         char *copy = total ? cm_arena_alloc(heap, total) : NULL;
         if (total && copy == NULL) {
@@ -144,27 +171,213 @@ static const unsigned char *decode_column(const unsigned char *in, int n, CmVec 
         in = bytes + total;
     } else {
         size_t w = cm_type_width(v->type);
+        if ((size_t)(end - in) < w * (size_t)n) {
+            return NULL;
+        }
         memcpy(v->data, in, w * (size_t)n);
         in += w * (size_t)n;
     }
     size_t used = (size_t)(in - start);
-    return start + ((used + 7) & ~(size_t)7);
+    size_t padded = (used + 7) & ~(size_t)7;
+    return (size_t)(end - start) < padded ? end : start + padded;
+}
+
+/* Decodes an uncompressed payload of h->raw_bytes bytes. */
+static CmStatus decode_raw(const ShBlockHeader *h, const unsigned char *p, CmBatch *out, CmErr *err)
+{
+    if (h->n_rows < 0 || h->n_rows > CM_BATCH_CAP) {
+        return malformed(err, h);
+    }
+    const unsigned char *end = p + h->raw_bytes;
+    for (int c = 0; c < out->n_cols; c++) {
+        p = decode_column(p, end, h->n_rows, &out->cols[c], &out->heap, err);
+        if (p == NULL) {
+            cm_batch_reset(out);
+            return err->code != CM_OK ? err->code : malformed(err, h);
+        }
+    }
+    out->n_rows = h->n_rows;
+    return CM_OK;
+}
+
+bool sh_block_verify(const ShBlockHeader *h, const unsigned char *stored)
+{
+    return XXH64(stored, (size_t)h->stored_bytes, 0) == h->checksum;
+}
+
+static void *zstd_alloc(void *opaque, size_t n)
+{
+    return cm_malloc(n);
+}
+
+static void zstd_free(void *opaque, void *p)
+{
+    cm_free(p);
+}
+
+static const ZSTD_customMem ZSTD_MEM = {zstd_alloc, zstd_free, NULL};
+
+void sh_decoder_init(ShDecoder *dec)
+{
+    memset(dec, 0, sizeof *dec);
+}
+
+void sh_decoder_fini(ShDecoder *dec)
+{
+    ZSTD_freeDCtx(dec->dctx);
+    cm_free(dec->buf);
+    memset(dec, 0, sizeof *dec);
+}
+
+CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *stored, CmBatch *out,
+                                ShDecoder *dec, CmErr *err)
+{
+    cm_batch_reset(out);
+    if (!sh_block_verify(h, stored)) {
+        return cm_err_set(err, CM_IO, -1, "shuffle block of map %d failed its checksum", h->map_id);
+    }
+    if (h->codec == SH_BLOCK_CODEC_NONE) {
+        return h->raw_bytes == h->stored_bytes ? decode_raw(h, stored, out, err)
+                                               : malformed(err, h);
+    }
+    if (h->codec != SH_BLOCK_CODEC_ZSTD || h->raw_bytes < 0) {
+        return malformed(err, h);
+    }
+    if (dec->dctx == NULL && (dec->dctx = ZSTD_createDCtx_advanced(ZSTD_MEM)) == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
+    }
+    if (dec->cap < (size_t)h->raw_bytes) {
+        size_t cap = dec->cap ? dec->cap : 64 * 1024;
+        while (cap < (size_t)h->raw_bytes) {
+            cap *= 2;
+        }
+        unsigned char *buf = cm_malloc(cap);
+        if (buf == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
+        }
+        cm_free(dec->buf);
+        dec->buf = buf;
+        dec->cap = cap;
+    }
+    size_t n = ZSTD_decompressDCtx(dec->dctx, dec->buf, (size_t)h->raw_bytes, stored,
+                                   (size_t)h->stored_bytes);
+    if (ZSTD_isError(n) || n != (size_t)h->raw_bytes) {
+        return malformed(err, h);
+    }
+    return decode_raw(h, dec->buf, out, err);
 }
 
 CmStatus sh_block_decode(const ShBlock *blk, CmBatch *out, CmErr *err)
 {
-    cm_batch_reset(out);
-    if (XXH64(blk->payload, (size_t)blk->hdr.stored_bytes, 0) != blk->hdr.checksum) {
-        return cm_err_set(err, CM_IO, -1, "shuffle block of map %d failed its checksum",
-                          blk->hdr.map_id);
-    }
-    const unsigned char *p = blk->payload;
-    for (int c = 0; c < out->n_cols; c++) {
-        p = decode_column(p, blk->hdr.n_rows, &out->cols[c], &out->heap, err);
-        if (p == NULL) {
-            return err->code;
+    if (blk->hdr.codec == SH_BLOCK_CODEC_NONE) {
+        cm_batch_reset(out);
+        if (!sh_block_verify(&blk->hdr, blk->payload)) {
+            return cm_err_set(err, CM_IO, -1, "shuffle block of map %d failed its checksum",
+                              blk->hdr.map_id);
         }
+        return decode_raw(&blk->hdr, blk->payload, out, err);
     }
-    out->n_rows = blk->hdr.n_rows;
-    return CM_OK;
+    ShDecoder dec;
+    sh_decoder_init(&dec);
+    CmStatus st = sh_block_decode_stored(&blk->hdr, blk->payload, out, &dec, err);
+    sh_decoder_fini(&dec);
+    return st;
+}
+
+/* ---- the on-disk record header ------------------------------------------------ */
+
+#define HDR_MAGIC 0x31424853u /* "SHB1" */
+#define HDR_SEED 0x5348u
+#define MAX_PAYLOAD ((int64_t)1 << 40)
+
+/* Packed layout: magic u32 @0, codec i32 @4, map i32 @8, attempt i32 @12,
+ * seq i64 @16, raw i64 @24, stored i64 @32, checksum u64 @40, rows i32 @48,
+ * check u32 @52 (low half of xxh64 over bytes [0, 52)). */
+void sh_block_header_pack(const ShBlockHeader *h, unsigned char out[SH_DISK_HDR_BYTES])
+{
+    uint32_t magic = HDR_MAGIC;
+    memcpy(out + 0, &magic, 4);
+    memcpy(out + 4, &h->codec, 4);
+    memcpy(out + 8, &h->map_id, 4);
+    memcpy(out + 12, &h->attempt, 4);
+    memcpy(out + 16, &h->seq, 8);
+    memcpy(out + 24, &h->raw_bytes, 8);
+    memcpy(out + 32, &h->stored_bytes, 8);
+    memcpy(out + 40, &h->checksum, 8);
+    memcpy(out + 48, &h->n_rows, 4);
+    uint32_t check = (uint32_t)XXH64(out, 52, HDR_SEED);
+    memcpy(out + 52, &check, 4);
+}
+
+bool sh_block_header_unpack(const unsigned char *in, ShBlockHeader *h)
+{
+    uint32_t magic, check;
+    memcpy(&magic, in, 4);
+    memcpy(&check, in + 52, 4);
+    if (magic != HDR_MAGIC || check != (uint32_t)XXH64(in, 52, HDR_SEED)) {
+        return false;
+    }
+    memcpy(&h->codec, in + 4, 4);
+    memcpy(&h->map_id, in + 8, 4);
+    memcpy(&h->attempt, in + 12, 4);
+    memcpy(&h->seq, in + 16, 8);
+    memcpy(&h->raw_bytes, in + 24, 8);
+    memcpy(&h->stored_bytes, in + 32, 8);
+    memcpy(&h->checksum, in + 40, 8);
+    memcpy(&h->n_rows, in + 48, 4);
+    return h->map_id >= 0 && h->attempt >= 0 && h->n_rows >= 0 && h->raw_bytes >= 0 &&
+           h->raw_bytes <= MAX_PAYLOAD && h->stored_bytes >= 0 && h->stored_bytes <= MAX_PAYLOAD &&
+           (h->codec == SH_BLOCK_CODEC_NONE || h->codec == SH_BLOCK_CODEC_ZSTD);
+}
+
+int64_t sh_block_record_bytes(const ShBlockHeader *h)
+{
+    return SH_DISK_HDR_BYTES + SH_ALIGN8(h->stored_bytes);
+}
+
+/* ---- compression ------------------------------------------------------------------ */
+
+void *sh_zstd_cctx_new(void)
+{
+    return ZSTD_createCCtx_advanced(ZSTD_MEM);
+}
+
+void sh_zstd_cctx_free(void *cctx)
+{
+    ZSTD_freeCCtx(cctx);
+}
+
+size_t sh_zstd_bound(size_t n)
+{
+    return ZSTD_compressBound(n);
+}
+
+size_t sh_zstd_compress(void *cctx, int level, void *dst, size_t cap, const void *src, size_t n)
+{
+    size_t r = ZSTD_compressCCtx(cctx, dst, cap, src, n, level);
+    return ZSTD_isError(r) || r >= n ? 0 : r;
+}
+
+ShBlock *sh_block_compress(const ShBlock *blk, void *cctx, int level, CmErr *err)
+{
+    size_t n = (size_t)blk->hdr.raw_bytes;
+    size_t bound = sh_zstd_bound(n);
+    ShBlock *c = cm_malloc(sizeof(ShBlock) + bound);
+    if (c == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory compressing a shuffle block");
+        return NULL;
+    }
+    size_t size = sh_zstd_compress(cctx, level, c->payload, bound, blk->payload, n);
+    if (size == 0) {
+        cm_free(c);
+        return NULL;
+    }
+    ShBlock *shrunk = cm_realloc(c, sizeof(ShBlock) + size);
+    c = shrunk != NULL ? shrunk : c;
+    c->hdr = blk->hdr;
+    c->hdr.codec = SH_BLOCK_CODEC_ZSTD;
+    c->hdr.stored_bytes = (int64_t)size;
+    c->hdr.checksum = XXH64(c->payload, size, 0);
+    c->next = NULL;
+    return c;
 }
