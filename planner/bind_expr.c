@@ -1161,8 +1161,22 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     return pl_make_call(ctx->b, ast->name, args, n, ast->src_off);
 }
 
-/* After aggregation a subquery is joined onto the rows before it, and its
- * value, constant within a group, becomes an extra group key. */
+static bool refs_post(const ExExpr *e)
+{
+    if (e->kind == EX_E_COLUMN) {
+        return e->col >= PL_POST_BASE && e->col < PL_AGG_BASE;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        if (refs_post(e->args[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* After aggregation an uncorrelated subquery is joined onto the aggregate's
+ * output; a correlated one onto the rows before it, its value (constant within
+ * a group) becoming an extra group key. */
 static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (ctx->agg == NULL) {
@@ -1171,11 +1185,31 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
     if (ctx->agg->empty || ctx->input == NULL) {
         return fail(ctx, CM_BIND, ast->src_off, "a subquery is not supported here%s", "");
     }
+    if (ast->kind == PS_EX_IN_SELECT && ctx->agg->n_post < PL_MAX_POST) {
+        /* x IN (subquery) where nothing reads the rows (x constant, subquery
+         * uncorrelated): a one-row plan joined after aggregation.  Otherwise it
+         * fails to bind here and takes the general path below. */
+        CmErr probe;
+        cm_err_init(&probe);
+        CmErr *saved = ctx->b->err;
+        ctx->b->err = &probe;
+        PlNode *one = pl_bind_in_one_row(ctx, ast);
+        ctx->b->err = saved;
+        if (one != NULL) {
+            ctx->agg->post[ctx->agg->n_post] = one;
+            return ex_expr_column(ctx->b->arena, PL_POST_BASE + ctx->agg->n_post++,
+                                  one->types[0]);
+        }
+    }
     PlBindCtx pre = *ctx;
     pre.agg = NULL;
+    pre.post_agg = ast->kind != PS_EX_IN_SELECT ? ctx->agg : NULL;
     ExExpr *e = pl_bind_subquery(&pre, ast);
     if (e == NULL) {
         return NULL;
+    }
+    if (refs_post(e)) {
+        return e; /* uncorrelated: joined onto the aggregate's output later */
     }
     PlAggCtx *agg = ctx->agg;
     if (agg->n_keys == PL_MAX_KEYS) {

@@ -42,8 +42,10 @@ static int attach(PlBindCtx *ctx, PlNode *right, ExJoinType type, int n_keys, co
         oom(b);
         return -1;
     }
-    memcpy(lk, lkeys, sizeof(int) * (size_t)n_keys);
-    memcpy(rk, rkeys, sizeof(int) * (size_t)n_keys);
+    if (n_keys > 0) {
+        memcpy(lk, lkeys, sizeof(int) * (size_t)n_keys);
+        memcpy(rk, rkeys, sizeof(int) * (size_t)n_keys);
+    }
     j->child = cur;
     j->right = right;
     j->join_type = type;
@@ -320,6 +322,10 @@ static ExExpr *uncorrelated(PlBindCtx *ctx, const PsExpr *ast, PlNode *q)
         return in_select(ctx, ast, q, 0, NULL, 0);
     }
     PlNode *one;
+    if (ctx->post_agg != NULL && ctx->post_agg->n_post == PL_MAX_POST) {
+        cm_err_set(b->err, CM_LIMIT, ast->src_off, "too many subqueries after aggregation");
+        return NULL;
+    }
     if (ast->kind == PS_EX_EXISTS) {
         PlNode *lim = pl_node_new(b->arena, PL_LIMIT, q->n_cols);
         if (lim == NULL) {
@@ -337,11 +343,19 @@ static ExExpr *uncorrelated(PlBindCtx *ctx, const PsExpr *ast, PlNode *q)
         }
         one = aggregate(b, q, 0, 0, EX_AGG_SCALAR, 0);
     }
-    int c = one ? attach(ctx, one, EX_JOIN_INNER, 0, NULL, NULL, 0) : -1;
-    if (c < 0) {
-        return NULL;
+    ExExpr *v;
+    if (one != NULL && ctx->post_agg != NULL) {
+        /* After aggregation: joined onto the aggregate's one-row-per-group output. */
+        PlAggCtx *agg = ctx->post_agg;
+        agg->post[agg->n_post] = one;
+        v = col(b, PL_POST_BASE + agg->n_post++, one->types[0]);
+    } else {
+        int c = one ? attach(ctx, one, EX_JOIN_INNER, 0, NULL, NULL, 0) : -1;
+        if (c < 0) {
+            return NULL;
+        }
+        v = col(b, c, (*ctx->input)->types[c]);
     }
-    ExExpr *v = col(b, c, (*ctx->input)->types[c]);
     if (ast->kind != PS_EX_EXISTS || v == NULL) {
         return v;
     }
@@ -485,6 +499,28 @@ static ExExpr *correlated(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
     e->has_else = true;
     e->src_off = ast->src_off;
     return e;
+}
+
+/* `const IN (uncorrelated subquery)` as a plan of one row and one BOOLEAN
+ * column: a one-row VALUES probing the subquery with a mark join.  Lets such
+ * an IN stand after aggregation, where it joins onto the aggregate's output. */
+PlNode *pl_bind_in_one_row(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlBinder *b = ctx->b;
+    PlNode *one = pl_node_new(b->arena, PL_VALUES, 0);
+    if (one == NULL) {
+        return oom(b);
+    }
+    one->n_rows = 1;
+    PlScope sc = {0};
+    PlNode *input = one;
+    PlBindCtx c = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = one,
+                   .clause = ctx->clause};
+    ExExpr *m = pl_bind_subquery(&c, ast);
+    if (m == NULL) {
+        return NULL;
+    }
+    return project_exprs(b, input, 1, &m);
 }
 
 ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)

@@ -893,6 +893,58 @@ static void fill_all_agg_refs(const PlAggCtx *agg, OutList *o, ExExpr *having, P
     }
 }
 
+/* Replaces post-aggregation subquery placeholders by column base + i. */
+static void fill_post_refs(ExExpr *e, int base)
+{
+    if (e == NULL) {
+        return;
+    }
+    if (e->kind == EX_E_COLUMN && e->col >= PL_POST_BASE && e->col < PL_AGG_BASE) {
+        e->col = base + (e->col - PL_POST_BASE);
+        return;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        fill_post_refs(e->args[i], base);
+    }
+}
+
+/* Joins the one-row plans of uncorrelated subqueries onto the aggregate's
+ * output, so an aggregate over no rows still has its row to join to. */
+static PlNode *join_post(PlBinder *b, PlNode *top, PlAggCtx *agg, OutList *o, ExExpr *having,
+                         PlWinCtx *w)
+{
+    int base = top->n_cols;
+    for (int i = 0; i < agg->n_post; i++) {
+        PlNode *one = agg->post[i];
+        PlNode *j = pl_node_new(b->arena, PL_JOIN, top->n_cols + 1);
+        if (j == NULL) {
+            return oom(b);
+        }
+        memcpy(j->types, top->types, sizeof(CmType) * (size_t)top->n_cols);
+        memcpy(j->names, top->names, sizeof(char *) * (size_t)top->n_cols);
+        j->types[top->n_cols] = one->types[0];
+        j->names[top->n_cols] = "#subquery";
+        j->child = top;
+        j->right = one;
+        j->join_type = EX_JOIN_INNER;
+        top = j;
+    }
+    for (int i = 0; i < o->n; i++) {
+        fill_post_refs(o->exprs[i], base);
+    }
+    fill_post_refs(having, base);
+    for (int i = 0; i < w->n; i++) {
+        fill_post_refs(w->arg[i], base);
+        for (int k = 0; k < w->spec[i].n_part; k++) {
+            fill_post_refs(w->part[i][k], base);
+        }
+        for (int k = 0; k < w->spec[i].n_order; k++) {
+            fill_post_refs(w->order[i][k], base);
+        }
+    }
+    return top;
+}
+
 /* Replaces window placeholders (PL_WIN_BASE + i) by column base + i, in place. */
 static void fill_window_refs(ExExpr *e, int base)
 {
@@ -1035,6 +1087,9 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
     if (agg != NULL) {
         fill_all_agg_refs(agg, &o, having, win);
         top = build_aggregate(b, top, agg);
+        if (top != NULL && agg->n_post > 0) {
+            top = join_post(b, top, agg, &o, having, win);
+        }
         if (top != NULL && having != NULL) {
             top = pl_filter(b, top, having, sel->having->src_off);
         }
@@ -1252,6 +1307,11 @@ static PlNode *bind_query(PlBinder *b, const PsSelect *sel)
         n = n ? order_output(b, sel, n) : NULL;
         break;
     case PS_SEL_SETOP:
+        if (b->carry != NULL) {
+            cm_err_set(b->err, CM_BIND, sel->src_off,
+                       "a set operation in a correlated subquery is not supported yet");
+            break;
+        }
         n = bind_setop(b, sel);
         n = n ? order_output(b, sel, n) : NULL;
         break;

@@ -6,6 +6,11 @@
 
 #include "planner/binder.h"
 
+/* Uncorrelated subqueries after aggregation are placeholders PL_POST_BASE + i:
+ * joined onto the aggregate's output (one row each) once it exists. */
+#define PL_POST_BASE (1 << 22)
+#define PL_MAX_POST 32
+
 #define PL_MAX_AGGS 256
 #define PL_MAX_KEYS 256
 
@@ -19,6 +24,8 @@ typedef struct PlAggCtx {
     uint64_t *set_masks;      /* bit k: key k is in the set */
     int n_set_keys;           /* keys [0, n_set_keys) take part in the sets */
     int gid_key;              /* the key holding the set number, or -1 */
+    int n_post;               /* one-row plans of uncorrelated subqueries after aggregation */
+    PlNode *post[PL_MAX_POST];
     int n_aggs;
     ExAggSpec aggs[PL_MAX_AGGS];
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
@@ -72,6 +79,7 @@ typedef struct PlBindCtx {
     PlNode *base;             /* *input before any subquery joined on */
     PlAggCtx *agg;            /* non-NULL when binding after aggregation */
     PlWinCtx *win;            /* non-NULL where window functions may appear */
+    PlAggCtx *post_agg;       /* uncorrelated subqueries join after this aggregation */
     bool in_agg_arg;          /* inside an aggregate's argument */
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
 } PlBindCtx;
@@ -116,6 +124,9 @@ bool pl_has_subquery(const PsExpr *ast);
 /* Binds a scalar, IN or EXISTS subquery: plans it, joins it onto *ctx->input
  * (decorrelated: never re-run per row) and returns the expression for its value. */
 ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast);
+
+/* `constant IN (subquery)` as a one-row plan of its BOOLEAN value. */
+PlNode *pl_bind_in_one_row(PlBindCtx *ctx, const PsExpr *ast);
 
 /* Binds a query expression (the binder's recursion, for subqueries). */
 PlNode *pl_bind_query(PlBinder *b, const PsSelect *sel);
