@@ -16,7 +16,7 @@
 #include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
-#define MAX_STAGES 256
+#define MAX_STAGES 4096 /* plans duplicate a subtree a correlated subquery reads twice */
 
 typedef struct Pipe {
     ExOp *source;
