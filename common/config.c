@@ -47,6 +47,7 @@ static const Setting SETTINGS[] = {
     {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1},
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000},
     {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
+    {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2},
 };
 
 #define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))

@@ -35,6 +35,9 @@ typedef struct CmConfig {
     bool adaptive_skew_join;         /* split skewed partitions */
     double skew_factor;              /* skewed: > factor x median ... */
     int64_t skew_threshold;          /* ... and > this many bytes */
+    /* test-only: damage the first shuffle of each query after its map stage
+     * (1 corrupt a block, 2 delete a file), to exercise lineage recovery */
+    int64_t debug_shuffle_damage;
 } CmConfig;
 
 enum { CM_COMPRESSION_ZSTD = 0, CM_COMPRESSION_NONE = 1 };

@@ -79,7 +79,9 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
             return NULL;
         }
     }
-    l->writer = sh_writer_open(*s->shuffle, task->task_idx, 0, err);
+    /* A re-run of this map commits under a new attempt, replacing the old. */
+    l->writer = sh_writer_open(*s->shuffle, task->task_idx,
+                               sh_shuffle_next_attempt(*s->shuffle, task->task_idx), err);
     if (l->writer == NULL) {
         write_local_fini(op, l);
         return NULL;

@@ -165,11 +165,15 @@ static void record_error(ExQuery *q, const CmErr *err)
 typedef struct StageRun {
     ExStage *stage;
     ExQuery *query;
+    const int *tasks;    /* the task numbers to run (a re-run), or NULL for all */
 } StageRun;
 
 static void task_main(void *arg, int task_idx, int worker_id)
 {
     StageRun *sr = arg;
+    if (sr->tasks != NULL) {
+        task_idx = sr->tasks[task_idx];
+    }
     ExStage *s = sr->stage;
     ExQuery *q = sr->query;
     CmErr err;
@@ -240,6 +244,17 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     stage->done = true;
     stage->time_ns = cm_now_ns() - start;
     return CM_OK;
+}
+
+CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks,
+                             CmErr *err)
+{
+    StageRun sr = {.stage = stage, .query = q, .tasks = tasks};
+    cm_pool_run(q->pool, n_tasks, task_main, &sr);
+    if (q->err.code != CM_OK) {
+        cm_err_copy(err, &q->err);
+    }
+    return err->code;
 }
 
 void ex_stage_fini(ExStage *stage)

@@ -37,5 +37,11 @@ struct ExStage {
  * returned. */
 CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err);
 
+/* Runs again only the given tasks of a stage that ran (lineage recovery: the
+ * map tasks whose shuffle output was lost).  Operator global states must still
+ * be alive (no ex_stage_fini in between); q's error must have been cleared. */
+CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks,
+                              CmErr *err);
+
 /* Releases the global states of the stage's ops. */
 void ex_stage_fini(ExStage *stage);

@@ -143,8 +143,13 @@ static void put_shuffle(Json *j, const ExStage *s)
     if (s->shuffle != NULL && *s->shuffle != NULL) {
         sh_shuffle_stats(*s->shuffle, &st);
     }
-    putf(j, ",\n      \"shuffle\": {\"bytes_pushed\": %lld, \"blocks\": %lld, \"rows\": %lld}",
-         (long long)st.bytes_pushed, (long long)st.blocks, (long long)st.rows);
+    putf(j, ",\n      \"shuffle\": {\"rows\": %lld, \"bytes_pushed\": %lld, \"blocks\": %lld, ",
+         (long long)st.rows, (long long)st.bytes_pushed, (long long)st.blocks);
+    putf(j, "\"files\": %lld, \"splits\": %lld, \"spilled_bytes\": %lld, ", (long long)st.files,
+         (long long)st.splits, (long long)st.spilled_bytes);
+    putf(j, "\"sorted_on_read\": %lld, \"pauses\": %lld, \"paused_ms\": %lld, ",
+         (long long)st.sorted_on_read, (long long)st.pauses, (long long)st.paused_ms);
+    putf(j, "\"map_reruns\": %lld}", (long long)st.map_reruns);
 }
 
 char *pl_explain_json(const PlStagePlan *plan, bool analyze)

@@ -344,12 +344,95 @@ CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, P
     return close_stage(&bld, p, sink, "result") ? CM_OK : err->code;
 }
 
+/* Lineage recovery: a stage that failed reading a shuffle (a checksum
+ * mismatch, a missing file) has the readers' record of which maps were lost.
+ * Only those map tasks of the producing stages run again (their new attempt
+ * replaces the lost one in the store, so nothing is counted twice); then the
+ * failed stage runs again from the start. */
+#define MAX_RECOVERIES 3
+
+static bool rerun_lost_maps(PlStagePlan *plan, int failed, ExQuery *q, CmErr *err)
+{
+    bool any = false;
+    int maps[1024];
+    for (int j = 0; j < failed && err->code == CM_OK; j++) {
+        ExStage *s = plan->stages[j];
+        ShShuffle *sh = s->shuffle != NULL ? *s->shuffle : NULL;
+        int n = sh != NULL ? sh_shuffle_lost_maps(sh, maps, 1024) : 0;
+        if (n <= 0) {
+            continue;
+        }
+        for (int k = 0; k < n; k++) {
+            sh_shuffle_invalidate_map(sh, maps[k]);
+        }
+        ex_stage_rerun_tasks(s, q, maps, n, err);
+        any = true;
+    }
+    return any && err->code == CM_OK;
+}
+
+static void clear_error(ExQuery *q, CmErr *err)
+{
+    cm_err_init(&q->err);
+    atomic_store(&q->cancelled, false);
+    cm_err_init(err);
+}
+
+static void reset_counters(ExStage *s)
+{
+    atomic_store(&s->source->rows_out, 0);
+    atomic_store(&s->sink->rows_out, 0);
+    for (int k = 0; k < s->n_ops; k++) {
+        atomic_store(&s->ops[k]->rows_out, 0);
+    }
+}
+
+/* Test-only (setting debug_shuffle_damage): damages the first shuffle a query
+ * writes, between its map and reduce stages, to exercise recovery. */
+static void damage_for_test(ExStage *s, const CmConfig *cfg, bool *done)
+{
+    ShShuffle *sh = s->shuffle != NULL ? *s->shuffle : NULL;
+    if (cfg->debug_shuffle_damage == 0 || *done || sh == NULL) {
+        return;
+    }
+    for (int part = 0; part < sh_shuffle_n_parts(sh) && !*done; part++) {
+        for (int map = 0; map < sh_shuffle_n_maps(sh) && !*done; map++) {
+            if (sh_shuffle_map_part_rows(sh, map, part) == 0) {
+                continue;
+            }
+            CmErr e;
+            cm_err_init(&e);
+            if (cfg->debug_shuffle_damage == 1) {
+                sh_shuffle_debug_corrupt(sh, part, map, SH_DAMAGE_PAYLOAD, &e);
+            } else {
+                sh_shuffle_debug_delete_file(sh, part, 0, &e);
+            }
+            *done = e.code == CM_OK;
+        }
+    }
+}
+
 CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
 {
+    bool damaged = false;
     for (int i = 0; i < plan->n_stages; i++) {
-        if (ex_stage_run(plan->stages[i], q, err) != CM_OK) {
+        ExStage *s = plan->stages[i];
+        CmStatus rc = ex_stage_run(s, q, err);
+        for (int tries = 0; rc == CM_IO && tries < MAX_RECOVERIES; tries++) {
+            CmErr lost = *err;
+            clear_error(q, err);
+            if (!rerun_lost_maps(plan, i, q, err)) {
+                cm_err_copy(err, &lost);
+                break;
+            }
+            ex_stage_fini(s);
+            reset_counters(s);
+            rc = ex_stage_run(s, q, err);
+        }
+        if (rc != CM_OK) {
             return err->code;
         }
+        damage_for_test(s, &q->config, &damaged);
     }
     return CM_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * slt_runner.c - runs sqllogictest files against libsluice.
  *
- * Usage: slt_runner [--threads N] [--verbose] [--stop-on-fail] PATH...
+ * Usage: slt_runner [--threads N] [--set NAME=VALUE]... [--verbose] [--stop-on-fail] PATH...
+ * (--set applies a setting to every file's database, e.g. shuffle_memory_limit=64KB.)
  * A PATH is a .test file or a directory searched recursively for *.test
  * (each directory's files in name order, then its subdirectories in name
  * order).  Every file runs on a fresh in-memory database (sluice_open(NULL))
@@ -605,8 +606,12 @@ static void render_text(Buf *out, const char *text)
 /* The runner                                                                */
 /* ------------------------------------------------------------------------ */
 
+#define MAX_SETTINGS 16
+
 typedef struct Options {
     const char *threads;  /* value for sluice_set(db, "threads", ...) */
+    int n_settings;
+    const char *settings[MAX_SETTINGS]; /* NAME=VALUE, applied to every database */
     bool is_verbose;      /* print each file and its counts */
     bool is_stop_on_fail; /* stop the whole run at the first failure */
 } Options;
@@ -1132,6 +1137,15 @@ static void run_file(Runner *r, const char *path)
         if (sluice_set(s.db, "threads", r->opts.threads, &err) != 0) {
             record_fail(r, &s, 0, "cannot set threads = %s: %s", r->opts.threads, err.message);
         }
+        for (int i = 0; i < r->opts.n_settings; i++) {
+            char name[128];
+            const char *eq = strchr(r->opts.settings[i], '=');
+            snprintf(name, sizeof name, "%.*s", (int)(eq - r->opts.settings[i]),
+                     r->opts.settings[i]);
+            if (sluice_set(s.db, name, eq + 1, &err) != 0) {
+                record_fail(r, &s, 0, "cannot set %s: %s", r->opts.settings[i], err.message);
+            }
+        }
         run_records(r, &s);
         sluice_close(s.db);
     }
@@ -1236,7 +1250,8 @@ static int usage(const char *msg)
 {
     fprintf(stderr,
             "slt_runner: %s\n"
-            "usage: slt_runner [--threads N] [--verbose] [--stop-on-fail] PATH...\n",
+            "usage: slt_runner [--threads N] [--set NAME=VALUE]... [--verbose] [--stop-on-fail] "
+            "PATH...\n",
             msg);
     return 2;
 }
@@ -1257,6 +1272,9 @@ static int parse_args(int argc, char **argv, Options *opts)
             opts->threads = argv[++idx];
         } else if (strncmp(arg, "--threads=", 10) == 0) {
             opts->threads = arg + 10;
+        } else if (strcmp(arg, "--set") == 0 && idx + 1 < argc &&
+                   opts->n_settings < MAX_SETTINGS && strchr(argv[idx + 1], '=') != NULL) {
+            opts->settings[opts->n_settings++] = argv[++idx];
         } else {
             return -1;
         }
