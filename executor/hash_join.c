@@ -594,7 +594,9 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         return NULL;
     }
     if (s->partitioned) {
-        if (table_build(s, &l->own, task->task_idx, task->task_idx + 1, err) != CM_OK) {
+        int p0 = s->ranges ? s->ranges->start[task->task_idx] : task->task_idx;
+        int p1 = s->ranges ? s->ranges->start[task->task_idx + 1] : task->task_idx + 1;
+        if (table_build(s, &l->own, p0, p1, err) != CM_OK) {
             join_local_fini(op, l);
             return NULL;
         }
@@ -661,4 +663,28 @@ ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory");
     }
     return op;
+}
+
+/* ---- adaptive hooks ---------------------------------------------------------- */
+
+bool ex_op_is_hash_join(const ExOp *op)
+{
+    return op->vt == &JOIN_VT;
+}
+
+const ExJoinSpec *ex_hash_join_spec(const ExOp *op)
+{
+    return op->spec;
+}
+
+void ex_hash_join_set_broadcast(ExOp *op)
+{
+    ExJoinSpec *s = op->spec;
+    s->partitioned = false;
+    s->ranges = NULL;
+}
+
+void ex_hash_join_set_ranges(ExOp *op, const ExReadRanges *ranges)
+{
+    ((ExJoinSpec *)op->spec)->ranges = ranges;
 }

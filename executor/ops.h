@@ -35,6 +35,23 @@ ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmT
 ExOp *ex_shuffle_read_multi_new(CmArena *a, int n_inputs, ShShuffle ***inputs, int n_cols,
                                 const CmType *types, CmErr *err);
 
+/* Partition ranges a reading stage's tasks take (the adaptive optimizer's
+ * coalescing): task t reads partitions [start[t], start[t + 1]). */
+typedef struct ExReadRanges {
+    int n_tasks;
+    int *start;         /* n_tasks + 1 entries; in the query arena */
+} ExReadRanges;
+
+/* Adaptive hooks (planner/aqe): ranges for a shuffle read (NULL: one partition
+ * per task); the shuffles it reads (*n_inputs of them, borrowed). */
+void ex_shuffle_read_set_ranges(ExOp *op, const ExReadRanges *ranges);
+ShShuffle ***ex_shuffle_read_inputs(const ExOp *op, int *n_inputs);
+/* The shuffle a shuffle write fills (its slot). */
+ShShuffle **ex_shuffle_write_slot(const ExOp *op);
+bool ex_op_is_shuffle_read(const ExOp *op);
+bool ex_op_is_shuffle_write(const ExOp *op);
+bool ex_op_is_hash_join(const ExOp *op);
+
 /* ---- streaming ---- */
 ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err);
 ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err);
@@ -112,7 +129,15 @@ typedef struct ExJoinSpec {
     ExExpr *residual;    /* over probe columns ++ build columns, or NULL */
     uint64_t null_eq;    /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
     bool mark_plain;     /* MARK: TRUE or FALSE only (the caller works out unknowns) */
+    const struct ExReadRanges *ranges; /* partitioned: task t builds from these, or NULL */
 } ExJoinSpec;
+
+/* Adaptive hooks: the join's spec (read-only), the switch of a partitioned
+ * join to broadcast (every task reads the whole build side into one shared
+ * table), and the partition ranges of a coalesced partitioned join. */
+const ExJoinSpec *ex_hash_join_spec(const ExOp *op);
+void ex_hash_join_set_broadcast(ExOp *op);
+void ex_hash_join_set_ranges(ExOp *op, const ExReadRanges *ranges);
 
 /* Hash join (nested loop when n_keys is 0) of the pipeline's rows (probe) with
  * the rows of a finished stage (build).  Output: probe ++ build columns (INNER,

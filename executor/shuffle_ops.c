@@ -187,6 +187,7 @@ ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_k
 typedef struct ReadSpec {
     int n_inputs;
     ShShuffle ***inputs; /* shuffles read one after the other (UNION ALL) */
+    const ExReadRanges *ranges; /* coalesced partition ranges, or NULL */
 } ReadSpec;
 
 typedef struct ReadLocal {
@@ -199,6 +200,9 @@ typedef struct ReadLocal {
 static int read_n_tasks(ExOp *op, ExQuery *q)
 {
     const ReadSpec *s = op->spec;
+    if (s->ranges != NULL) {
+        return s->ranges->n_tasks;
+    }
     ShShuffle *sh = *s->inputs[0];
     return sh ? sh_shuffle_n_parts(sh) : 1;
 }
@@ -235,11 +239,12 @@ static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
         sh_reader_close(l->reader);
         l->reader = NULL;
     }
+    int p0 = s->ranges ? s->ranges->start[l->task_idx] : l->task_idx;
+    int p1 = s->ranges ? s->ranges->start[l->task_idx + 1] : l->task_idx + 1;
     while (++l->input < s->n_inputs) {
         ShShuffle *sh = *s->inputs[l->input];
-        if (sh != NULL && l->task_idx < sh_shuffle_n_parts(sh)) {
-            l->reader = sh_reader_open(sh, l->task_idx, l->task_idx + 1, 0,
-                                       sh_shuffle_n_maps(sh), err);
+        if (sh != NULL && p0 < sh_shuffle_n_parts(sh)) {
+            l->reader = sh_reader_open(sh, p0, p1, 0, sh_shuffle_n_maps(sh), err);
             return l->reader != NULL;
         }
     }
@@ -306,4 +311,33 @@ ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmT
                           CmErr *err)
 {
     return ex_shuffle_read_multi_new(a, 1, &shuffle, n_cols, types, err);
+}
+
+/* ---- adaptive hooks ---------------------------------------------------------- */
+
+bool ex_op_is_shuffle_read(const ExOp *op)
+{
+    return op->vt == &READ_VT;
+}
+
+bool ex_op_is_shuffle_write(const ExOp *op)
+{
+    return op->vt == &WRITE_VT;
+}
+
+void ex_shuffle_read_set_ranges(ExOp *op, const ExReadRanges *ranges)
+{
+    ((ReadSpec *)op->spec)->ranges = ranges;
+}
+
+ShShuffle ***ex_shuffle_read_inputs(const ExOp *op, int *n_inputs)
+{
+    const ReadSpec *s = op->spec;
+    *n_inputs = s->n_inputs;
+    return s->inputs;
+}
+
+ShShuffle **ex_shuffle_write_slot(const ExOp *op)
+{
+    return ((const WriteSpec *)op->spec)->shuffle;
 }

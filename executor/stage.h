@@ -28,6 +28,8 @@ struct ExStage {
     /* filled in when it runs */
     int n_tasks;
     bool done;
+    bool skipped;         /* the adaptive optimizer merged its work into another stage */
+    bool coalesced;       /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
 };
 

@@ -36,6 +36,12 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
     char line[512];
     for (int i = 0; i < plan->n_stages; i++) {
         const ExStage *s = plan->stages[i];
+        if (s->skipped) {
+            snprintf(line, sizeof line, "Stage %d: merged into the stage before it (adaptive)",
+                     s->id);
+            emit(ctx, line);
+            continue;
+        }
         int n = snprintf(line, sizeof line, "Stage %d", s->id);
         for (int d = 0; d < s->n_deps && n > 0 && (size_t)n < sizeof line; d++) {
             n += snprintf(line + n, sizeof line - (size_t)n, "%s%d", d ? ", " : " <- stage ",
@@ -54,6 +60,10 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
             explain_op(s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
         }
         explain_op(s->source, analyze, 2 + s->n_ops, emit, ctx);
+    }
+    for (int i = 0; i < plan->n_decisions; i++) {
+        snprintf(line, sizeof line, "Adaptive: %s", plan->decisions[i]);
+        emit(ctx, line);
     }
 }
 
@@ -158,6 +168,10 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
     put_lit(&j, "{\n  \"stages\": [");
     for (int i = 0; i < plan->n_stages; i++) {
         const ExStage *s = plan->stages[i];
+        if (s->skipped) {
+            putf(&j, "%s\n    {\"id\": %d, \"skipped\": true}", i ? "," : "", s->id);
+            continue;
+        }
         putf(&j, "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f", i ? "," : "",
              s->id, s->n_tasks, (long long)atomic_load(&s->sink->rows_out),
              (double)s->time_ns / 1e6);
@@ -179,7 +193,12 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
         }
         put_lit(&j, "}");
     }
-    put_lit(&j, "\n  ],\n  \"adaptive\": []\n}");
+    put_lit(&j, "\n  ],\n  \"adaptive\": [");
+    for (int i = 0; i < plan->n_decisions; i++) {
+        put_lit(&j, i ? ",\n    " : "\n    ");
+        put_lit(&j, plan->decisions[i]);
+    }
+    put_lit(&j, plan->n_decisions ? "\n  ]\n}" : "]\n}");
     if (j.oom) {
         cm_free(j.buf);
         return NULL;

@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "executor/ops.h"
 #include "planner/physical.h"
+#include "planner/aqe/aqe.h"
 #include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
@@ -177,9 +178,16 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
     return append(bld, p, final);
 }
 
-/* Build rows up to which a join copies its build side to every task instead of
- * partitioning both sides (the adaptive optimizer will decide from real sizes). */
-#define BROADCAST_MAX_ROWS 1000000.0
+/* Estimated bytes of a node's output: rows x the width of its columns (a
+ * string counted as its 16-byte header plus 16 bytes of text). */
+static double estimated_bytes(const PlNode *n)
+{
+    double width = 0;
+    for (int i = 0; i < n->n_cols; i++) {
+        width += (double)cm_type_width(n->types[i]) + (n->types[i].id == CM_T_VARCHAR ? 16 : 0);
+    }
+    return pl_estimate(n) * (width > 0 ? width : 1);
+}
 
 static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
 {
@@ -188,7 +196,10 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
         cm_err_set(bld->err, CM_OOM, -1, "out of memory");
         return false;
     }
-    bool partitioned = n->join_type == EX_JOIN_FULL || pl_estimate(n->right) > BROADCAST_MAX_ROWS;
+    /* Broadcast a build side estimated under broadcast_threshold; the adaptive
+     * optimizer revisits the choice from the real size once the side has run. */
+    bool partitioned = n->join_type == EX_JOIN_FULL ||
+                       estimated_bytes(n->right) > (double)bld->cfg->broadcast_threshold;
     int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
     ShShuffle **slot = NULL;
     if (!build(bld, n->right, bp)) {
@@ -315,6 +326,7 @@ CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, P
                           CmErr *err)
 {
     memset(plan, 0, sizeof *plan);
+    plan->arena = a;
     plan->stages = cm_arena_zalloc(a, sizeof(ExStage *) * MAX_STAGES);
     plan->shuffles = cm_calloc(MAX_STAGES, sizeof(ShShuffle *));
     if (plan->stages == NULL || plan->shuffles == NULL) {
@@ -417,6 +429,9 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
     bool damaged = false;
     for (int i = 0; i < plan->n_stages; i++) {
         ExStage *s = plan->stages[i];
+        if (s->skipped) {
+            continue;
+        }
         CmStatus rc = ex_stage_run(s, q, err);
         for (int tries = 0; rc == CM_IO && tries < MAX_RECOVERIES; tries++) {
             CmErr lost = *err;
@@ -433,6 +448,9 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
             return err->code;
         }
         damage_for_test(s, &q->config, &damaged);
+        if (pl_aqe_after_stage(plan, i, q, err) != CM_OK) {
+            return err->code;
+        }
     }
     return CM_OK;
 }

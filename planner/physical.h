@@ -25,6 +25,9 @@ typedef struct PlStagePlan {
     ShStore *store;        /* the shuffles' store, made when the plan runs; owned (freed
                               after the shuffles) */
     ExResult *result;      /* owned until taken */
+    int n_decisions;       /* adaptive decisions taken while running, for EXPLAIN */
+    const char *decisions[64]; /* each a JSON object, in the query arena */
+    CmArena *arena;        /* the query arena (for the adaptive rewrites) */
 } PlStagePlan;
 
 /* Builds the stages for `root`.  On failure *plan is left safe to fini. */

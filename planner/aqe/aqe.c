@@ -1,0 +1,261 @@
+/*
+ * aqe.c - the adaptive rules, applied between stages.
+ *
+ * A stage's inputs are the shuffles its source reads and, for partitioned
+ * joins, the build shuffles; they are "known" once the stages writing them
+ * have run.  Broadcast: a partitioned join whose build shuffle is known and
+ * smaller than broadcast_threshold becomes a broadcast join; if its probe
+ * shuffle is written by a stage that has not run, that stage's pipeline is
+ * extended with the join stage's operators and sink, so the probe side is
+ * never exchanged.  Coalesce: when all inputs of a stage reading a hash
+ * exchange are known, contiguous partitions are packed up to
+ * adaptive_advisory_partition_size (by the sum over its inputs), empty ones
+ * dropped, never into fewer tasks than the worker count can use while
+ * partitions remain.
+ */
+#include "planner/aqe/aqe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "executor/ops.h"
+
+/* The stage writing `slot`, or -1. */
+static int writer_of(const PlStagePlan *plan, ShShuffle **slot)
+{
+    for (int i = 0; i < plan->n_stages; i++) {
+        if (plan->stages[i]->shuffle == slot) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static bool known(const PlStagePlan *plan, ShShuffle **slot)
+{
+    int w = writer_of(plan, slot);
+    return w >= 0 && plan->stages[w]->done && *slot != NULL;
+}
+
+static int64_t total_bytes(const ShShuffle *sh)
+{
+    int64_t sum = 0;
+    for (int p = 0; p < sh_shuffle_n_parts(sh); p++) {
+        sum += sh_shuffle_part_bytes(sh, p);
+    }
+    return sum;
+}
+
+static void record(PlStagePlan *plan, const char *json)
+{
+    if (json != NULL && plan->n_decisions < 64) {
+        plan->decisions[plan->n_decisions++] = json;
+    }
+}
+
+/* Stage j reads exactly one shuffle, written by a stage that has not run and
+ * read by no one else: that stage can take j's pipeline over. */
+static int mergeable_probe(const PlStagePlan *plan, int j)
+{
+    ExStage *s = plan->stages[j];
+    int n_inputs;
+    if (!ex_op_is_shuffle_read(s->source)) {
+        return -1;
+    }
+    ShShuffle ***inputs = ex_shuffle_read_inputs(s->source, &n_inputs);
+    if (n_inputs != 1) {
+        return -1;
+    }
+    int w = writer_of(plan, inputs[0]);
+    if (w < 0 || plan->stages[w]->done || w >= j) {
+        return -1;
+    }
+    for (int k = 0; k < plan->n_stages; k++) {
+        ExStage *o = plan->stages[k];
+        int n;
+        if (k != j && ex_op_is_shuffle_read(o->source)) {
+            ShShuffle ***in = ex_shuffle_read_inputs(o->source, &n);
+            for (int i = 0; i < n; i++) {
+                if (in[i] == inputs[0]) {
+                    return -1;
+                }
+            }
+        }
+        for (int op = 0; op < o->n_ops; op++) {
+            if (ex_op_is_hash_join(o->ops[op]) && ex_hash_join_spec(o->ops[op])->build == inputs[0]) {
+                return -1;
+            }
+        }
+    }
+    return w;
+}
+
+/* Stage w (the probe side's writer) takes over stage j's operators and sink;
+ * stage j is left with nothing to do. */
+static bool merge_into(PlStagePlan *plan, int w, int j)
+{
+    ExStage *p = plan->stages[w], *s = plan->stages[j];
+    ExOp **ops = cm_arena_alloc(plan->arena, sizeof(ExOp *) * (size_t)(p->n_ops + s->n_ops + 1));
+    if (ops == NULL) {
+        return false;
+    }
+    memcpy(ops, p->ops, sizeof(ExOp *) * (size_t)p->n_ops);
+    memcpy(ops + p->n_ops, s->ops, sizeof(ExOp *) * (size_t)s->n_ops);
+    p->ops = ops;
+    p->n_ops += s->n_ops;
+    p->sink = s->sink;
+    p->shuffle = s->shuffle;
+    p->exchange = s->exchange;
+    s->n_ops = 0;
+    s->skipped = true;
+    s->done = true;
+    return true;
+}
+
+static void try_broadcast(PlStagePlan *plan, int j, const CmConfig *cfg)
+{
+    ExStage *s = plan->stages[j];
+    for (int k = 0; k < s->n_ops; k++) {
+        ExOp *op = s->ops[k];
+        if (!ex_op_is_hash_join(op)) {
+            continue;
+        }
+        const ExJoinSpec *js = ex_hash_join_spec(op);
+        if (!js->partitioned || js->type == EX_JOIN_FULL || !known(plan, js->build)) {
+            continue;
+        }
+        int64_t bytes = total_bytes(*js->build);
+        if (bytes >= cfg->broadcast_threshold) {
+            continue;
+        }
+        ex_hash_join_set_broadcast(op);
+        int w = k == 0 ? mergeable_probe(plan, j) : -1;
+        bool merged = w >= 0 && merge_into(plan, w, j);
+        record(plan, cm_arena_printf(plan->arena,
+                                     "{\"rule\": \"broadcast\", \"stage\": %d, \"build_bytes\": %lld, "
+                                     "\"threshold\": %lld, \"probe_exchange_removed\": %s}",
+                                     s->id, (long long)bytes, (long long)cfg->broadcast_threshold,
+                                     merged ? "true" : "false"));
+        if (merged) {
+            return; /* the stage's operators now live in stage w */
+        }
+    }
+}
+
+/* The shuffles stage j reads by partition: its source's and its partitioned
+ * joins' build sides; false if any is not known yet. */
+static bool stage_inputs(const PlStagePlan *plan, ExStage *s, ShShuffle **out[], int *n)
+{
+    int n_src;
+    ShShuffle ***src = ex_shuffle_read_inputs(s->source, &n_src);
+    *n = 0;
+    for (int i = 0; i < n_src && *n < 16; i++) {
+        out[(*n)++] = src[i];
+    }
+    for (int k = 0; k < s->n_ops && *n < 16; k++) {
+        if (ex_op_is_hash_join(s->ops[k]) && ex_hash_join_spec(s->ops[k])->partitioned) {
+            out[(*n)++] = ex_hash_join_spec(s->ops[k])->build;
+        }
+    }
+    for (int i = 0; i < *n; i++) {
+        if (!known(plan, out[i])) {
+            return false;
+        }
+    }
+    return *n > 0;
+}
+
+static void try_coalesce(PlStagePlan *plan, int j, const CmConfig *cfg)
+{
+    ExStage *s = plan->stages[j];
+    ShShuffle **in[16];
+    int n_in;
+    if (s->coalesced || !ex_op_is_shuffle_read(s->source) || !stage_inputs(plan, s, in, &n_in)) {
+        return;
+    }
+    s->coalesced = true;
+    int n_parts = sh_shuffle_n_parts(*in[0]);
+    for (int i = 1; i < n_in; i++) {
+        if (sh_shuffle_n_parts(*in[i]) != n_parts) {
+            return;
+        }
+    }
+    if (n_parts <= 1) {
+        return;
+    }
+    int64_t *bytes = cm_arena_zalloc(plan->arena, sizeof(int64_t) * (size_t)n_parts);
+    int *start = cm_arena_alloc(plan->arena, sizeof(int) * (size_t)(n_parts + 1));
+    ExReadRanges *r = cm_arena_zalloc(plan->arena, sizeof *r);
+    if (bytes == NULL || start == NULL || r == NULL) {
+        return;
+    }
+    int64_t total = 0;
+    int non_empty = 0;
+    for (int p = 0; p < n_parts; p++) {
+        for (int i = 0; i < n_in; i++) {
+            bytes[p] += sh_shuffle_part_bytes(*in[i], p);
+        }
+        total += bytes[p];
+        non_empty += bytes[p] > 0;
+    }
+    /* Never fewer tasks than workers while there are partitions to give them. */
+    int64_t target = cfg->adaptive_advisory_partition_size;
+    int64_t fair = total / (cfg->threads > 0 ? cfg->threads : 1);
+    if (non_empty >= cfg->threads && fair < target) {
+        target = fair > 0 ? fair : 1;
+    }
+    int n = 0;
+    int64_t acc = 0;
+    for (int p = 0; p < n_parts; p++) {
+        if (bytes[p] == 0) {
+            continue; /* nothing to read on any side */
+        }
+        if (n == 0 || (acc > 0 && acc + bytes[p] > target)) {
+            start[n++] = p;
+            acc = 0;
+        }
+        acc += bytes[p];
+    }
+    if (n == 0) {
+        start[n++] = 0; /* all empty: one task still runs (aggregates over no rows) */
+    }
+    start[n] = n_parts;
+    /* Empty partitions between ranges are folded into the range before them. */
+    if (n >= n_parts) {
+        return;
+    }
+    r->n_tasks = n;
+    r->start = start;
+    ex_shuffle_read_set_ranges(s->source, r);
+    for (int k = 0; k < s->n_ops; k++) {
+        if (ex_op_is_hash_join(s->ops[k]) && ex_hash_join_spec(s->ops[k])->partitioned) {
+            ex_hash_join_set_ranges(s->ops[k], r);
+        }
+    }
+    record(plan, cm_arena_printf(plan->arena,
+                                 "{\"rule\": \"coalesce\", \"stage\": %d, \"partitions_before\": %d, "
+                                 "\"partitions_after\": %d, \"bytes\": %lld, \"advisory_bytes\": %lld}",
+                                 s->id, n_parts, n, (long long)total,
+                                 (long long)cfg->adaptive_advisory_partition_size));
+}
+
+CmStatus pl_aqe_after_stage(PlStagePlan *plan, int done, const ExQuery *q, CmErr *err)
+{
+    const CmConfig *cfg = &q->config;
+    if (!cfg->adaptive || plan->arena == NULL) {
+        return CM_OK;
+    }
+    for (int j = done + 1; j < plan->n_stages; j++) {
+        if (plan->stages[j]->done) {
+            continue;
+        }
+        if (cfg->adaptive_broadcast) {
+            try_broadcast(plan, j, cfg);
+        }
+        if (cfg->adaptive_coalesce && !plan->stages[j]->done) {
+            try_coalesce(plan, j, cfg);
+        }
+    }
+    (void)err;
+    return CM_OK;
+}

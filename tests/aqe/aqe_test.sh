@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# tests/aqe/aqe_test.sh SLUICE: the adaptive rules fire where they should, are
+# visible in EXPLAIN (ANALYZE, FORMAT JSON), stay off when their setting is off,
+# and never change a result.
+set -u
+SLUICE=$1
+pass=0
+fail=0
+check() { # name, condition result (0 = ok)
+    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+has() { # json, rule -> 0 when the JSON's adaptive array holds that rule
+    echo "$1" | grep -q "\"rule\": \"$2\""
+    echo $?
+}
+setup="create table a(x int);
+insert into a values (0),(1),(2),(3),(4),(5),(6),(7),(8),(9);
+create table big as select a1.x + 10*a2.x + 100*a3.x + 1000*a4.x + 10000*a5.x
+  + 100000*a6.x as id from a a1, a a2, a a3, a a4, a a5, a a6;"
+
+# Broadcast: the build side is estimated large (a filter the planner cannot see
+# through) but is 99 rows; the join becomes a broadcast join and the probe side's
+# exchange disappears.
+join="select count(*), sum(big.id) from big join (select id from big where id + 0 > 999900) s
+  on big.id = s.id;"
+small="set broadcast_threshold = '64KB';"
+on=$("$SLUICE" -c "$setup $small $join")
+off=$("$SLUICE" -c "$setup $small set adaptive = off; $join")
+check "broadcast: same result with adaptive on and off" "$([ "$on" = "$off" ]; echo $?)"
+check "broadcast: right result" "$([ "$on" = "$(printf '99\t98995050')" ]; echo $?)"
+json=$("$SLUICE" -c "$setup $small explain (analyze, format json) $join")
+check "broadcast: rule fires" "$(has "$json" broadcast)"
+check "broadcast: probe exchange removed" \
+    "$(echo "$json" | grep -q '"probe_exchange_removed": true'; echo $?)"
+json=$("$SLUICE" -c "$setup $small set adaptive_broadcast = off; explain (analyze, format json) $join")
+check "broadcast: off when adaptive_broadcast is off" "$([ "$(has "$json" broadcast)" -ne 0 ]; echo $?)"
+
+# Coalesce: a GROUP BY with 5 groups hashed into 8 partitions is read by fewer tasks.
+agg="select id % 5 as k, count(*), sum(id) from big group by k order by k;"
+on=$("$SLUICE" -c "$setup $agg")
+off=$("$SLUICE" -c "$setup set adaptive = off; $agg")
+check "coalesce: same result with adaptive on and off" "$([ "$on" = "$off" ]; echo $?)"
+json=$("$SLUICE" -c "$setup explain (analyze, format json) $agg")
+check "coalesce: rule fires" "$(has "$json" coalesce)"
+after=$(echo "$json" | grep -o '"partitions_after": [0-9]*' | head -1 | grep -o '[0-9]*$')
+check "coalesce: fewer than 8 tasks (got ${after:-none})" "$([ "${after:-8}" -lt 8 ]; echo $?)"
+json=$("$SLUICE" -c "$setup set adaptive_coalesce = off; explain (analyze, format json) $agg")
+check "coalesce: off when adaptive_coalesce is off" "$([ "$(has "$json" coalesce)" -ne 0 ]; echo $?)"
+json=$("$SLUICE" -c "$setup set adaptive = off; explain (analyze, format json) $agg")
+check "no rule fires with adaptive off" "$(echo "$json" | grep -q '"adaptive": \[\]'; echo $?)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
