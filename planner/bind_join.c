@@ -618,7 +618,9 @@ static PlNode *filter_subqueries(JoinSet *js, PlNode *n, const PsExpr **deferred
     if (sc.cols == NULL) {
         return oom(b);
     }
-    memcpy(sc.cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
+    if (js->n_cols > 0) {
+        memcpy(sc.cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
+    }
     PlNode *input = n;
     PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = n,
                      .clause = "WHERE"};

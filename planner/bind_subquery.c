@@ -61,7 +61,9 @@ static int attach(PlBindCtx *ctx, PlNode *right, ExJoinType type, int n_keys, co
         j->names[cur->n_cols + i] = "#subquery";
     }
     PlScope *sc = ctx->mscope;
-    memcpy(cols, sc->cols, sizeof(PlScopeCol) * (size_t)sc->n);
+    if (sc->n > 0) { /* a scope without columns may have no array at all */
+        memcpy(cols, sc->cols, sizeof(PlScopeCol) * (size_t)sc->n);
+    }
     for (int i = sc->n; i < j->n_cols; i++) {
         cols[i] = (PlScopeCol){.name = "#subquery", .type = j->types[i], .hidden = true};
     }
@@ -102,7 +104,9 @@ static int append_column(PlBindCtx *ctx, ExExpr *e)
     if (p == NULL) {
         return -1;
     }
-    memcpy(cols, ctx->mscope->cols, sizeof(PlScopeCol) * (size_t)n);
+    if (n > 0) {
+        memcpy(cols, ctx->mscope->cols, sizeof(PlScopeCol) * (size_t)n);
+    }
     cols[n] = (PlScopeCol){.name = "#probe", .type = e->type, .hidden = true};
     ctx->mscope->cols = cols;
     ctx->mscope->n = n + 1;

@@ -384,6 +384,23 @@ static void *dup(Pruner *p, const void *src, size_t size)
     return d;
 }
 
+/* A copy of the first n elements of src in room for max(n, 1) (NULL stays NULL). */
+static void *dup_n(Pruner *p, const void *src, size_t elem, size_t n)
+{
+    if (src == NULL) {
+        return NULL;
+    }
+    void *d = cm_arena_zalloc(p->a, elem * (n ? n : 1));
+    if (d == NULL) {
+        cm_err_set(p->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    if (n > 0) {
+        memcpy(d, src, elem * n);
+    }
+    return d;
+}
+
 /* A copy of n whose arrays can be rewritten without touching n. */
 static PlNode *clone(Pruner *p, const PlNode *n)
 {
@@ -391,22 +408,21 @@ static PlNode *clone(Pruner *p, const PlNode *n)
     if (c == NULL) {
         return NULL;
     }
-    size_t nc = (size_t)(n->n_cols + 1);
-    c->types = dup(p, n->types, sizeof(CmType) * nc);
-    c->names = dup(p, n->names, sizeof(char *) * nc);
-    c->col_ids = dup(p, n->col_ids, sizeof(int) * nc);
-    size_t n_exprs = n->kind == PL_VALUES ? (size_t)(n->n_rows * n->n_cols) : (size_t)n->n_cols;
-    c->exprs = dup(p, n->exprs, sizeof(ExExpr *) * (n_exprs + 1));
-    c->left_keys = dup(p, n->left_keys, sizeof(int) * (size_t)(n->n_join_keys + 1));
-    c->right_keys = dup(p, n->right_keys, sizeof(int) * (size_t)(n->n_join_keys + 1));
-    c->sort_keys = dup(p, n->sort_keys, sizeof(ExSortKey) * (size_t)(n->n_sort_keys + 1));
-    c->inputs = dup(p, n->inputs, sizeof(PlNode *) * (size_t)(n->n_inputs + 1));
+    size_t nc = (size_t)n->n_cols;
+    c->types = dup_n(p, n->types, sizeof(CmType), nc);
+    c->names = dup_n(p, n->names, sizeof(char *), nc);
+    c->col_ids = dup_n(p, n->col_ids, sizeof(int), nc);
+    size_t n_exprs = n->kind == PL_VALUES ? (size_t)(n->n_rows * n->n_cols) : nc;
+    c->exprs = dup_n(p, n->exprs, sizeof(ExExpr *), n_exprs);
+    c->left_keys = dup_n(p, n->left_keys, sizeof(int), (size_t)n->n_join_keys);
+    c->right_keys = dup_n(p, n->right_keys, sizeof(int), (size_t)n->n_join_keys);
+    c->sort_keys = dup_n(p, n->sort_keys, sizeof(ExSortKey), (size_t)n->n_sort_keys);
+    c->inputs = dup_n(p, n->inputs, sizeof(PlNode *), (size_t)n->n_inputs);
     if (n->win != NULL) {
         c->win = dup(p, n->win, sizeof *n->win);
         if (c->win != NULL) {
-            c->win->part = dup(p, n->win->part, sizeof(int) * (size_t)(n->win->n_part + 1));
-            c->win->order =
-                dup(p, n->win->order, sizeof(ExSortKey) * (size_t)(n->win->n_order + 1));
+            c->win->part = dup_n(p, n->win->part, sizeof(int), (size_t)n->win->n_part);
+            c->win->order = dup_n(p, n->win->order, sizeof(ExSortKey), (size_t)n->win->n_order);
         }
     }
     return p->err->code == CM_OK ? c : NULL;
