@@ -29,7 +29,8 @@ typedef struct Leaf {
     int n_cols;
 } Leaf;
 
-typedef struct JoinSet {
+typedef struct JoinSet JoinSet;
+struct JoinSet {
     PlBinder *b;
     int n_leaves;
     Leaf leaves[MAX_LEAVES];
@@ -42,7 +43,7 @@ typedef struct JoinSet {
     bool used[MAX_CONJ];
     int n_on;
     const PsExpr *on[MAX_CONJ]; /* ON conditions, bound once all leaves are known */
-} JoinSet;
+};
 
 static void *oom(PlBinder *b)
 {
@@ -622,7 +623,7 @@ static PlNode *filter_subqueries(JoinSet *js, PlNode *n, const PsExpr **deferred
         memcpy(sc.cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
     }
     PlNode *input = n;
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = n,
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = n, .js = js,
                      .clause = "WHERE"};
     ExExpr *pred = NULL;
     for (int i = 0; i < n_deferred; i++) {
@@ -699,4 +700,24 @@ PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where,
     sc->n = js->n_cols;
     sc->cols = js->cols;
     return n;
+}
+
+PlNode *pl_join_leaf_of(const JoinSet *js, const int *cols, int n, int *local)
+{
+    int leaf = -1;
+    for (int k = 0; k < n; k++) {
+        int found = -1;
+        for (int i = 0; i < js->n_leaves && found < 0; i++) {
+            const Leaf *l = &js->leaves[i];
+            if (cols[k] >= l->offset && cols[k] < l->offset + l->n_cols) {
+                found = i;
+                local[k] = cols[k] - l->offset;
+            }
+        }
+        if (found < 0 || (leaf >= 0 && found != leaf)) {
+            return NULL;
+        }
+        leaf = found;
+    }
+    return leaf >= 0 ? js->leaves[leaf].node : NULL;
 }

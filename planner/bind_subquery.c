@@ -383,7 +383,16 @@ static PlNode *outer_values(PlBindCtx *ctx, const PlOuter *o)
             return NULL;
         }
     }
-    PlNode *p = project_exprs(b, ctx->base, o->n_refs, exprs);
+    /* When the outer columns all come from one table of the FROM clause, D is
+     * taken from that table alone: a superset of the values the joined rows
+     * hold (extra values find no partner later), without planning the whole
+     * join a second time. */
+    int local[PL_MAX_CORR];
+    PlNode *leaf = ctx->js ? pl_join_leaf_of(ctx->js, o->refs, o->n_refs, local) : NULL;
+    for (int k = 0; leaf != NULL && k < o->n_refs; k++) {
+        exprs[k]->col = local[k];
+    }
+    PlNode *p = project_exprs(b, leaf ? leaf : ctx->base, o->n_refs, exprs);
     return p ? pl_distinct(b, p) : NULL;
 }
 

@@ -80,6 +80,7 @@ typedef struct PlBindCtx {
     PlAggCtx *agg;            /* non-NULL when binding after aggregation */
     PlWinCtx *win;            /* non-NULL where window functions may appear */
     PlAggCtx *post_agg;       /* uncorrelated subqueries join after this aggregation */
+    const struct JoinSet *js; /* the FROM clause's tables, when *input joins them */
     bool in_agg_arg;          /* inside an aggregate's argument */
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
 } PlBindCtx;
@@ -117,6 +118,11 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **args, int n, int64_
 /* l AND r, l OR r (both cast to BOOLEAN). */
 ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r);
 ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r);
+
+/* The table (leaf) of a FROM clause holding every one of the scope columns
+ * cols[0..n) (renumbered into the leaf's own columns in `local`), or NULL when
+ * they span several. */
+PlNode *pl_join_leaf_of(const struct JoinSet *js, const int *cols, int n, int *local);
 
 /* True when the tree holds a subquery (scalar, IN or EXISTS). */
 bool pl_has_subquery(const PsExpr *ast);

@@ -290,12 +290,24 @@ CmStatus pl_materialize_recursive(PlBinder *b, const PsSelect *sel, PlRunFn run,
     if (sel->with == NULL || !sel->recursive) {
         return CM_OK;
     }
+    /* A recursive CTE may read the plain CTEs written before it. */
+    PlCte *saved = b->ctes;
     for (int i = 0; i < sel->with->n && b->err->code == CM_OK; i++) {
         const PsCte *cte = sel->with->items[i];
         if (select_reads(cte->select, cte->name)) {
             materialize(b, cte, run, ctx);
+            continue;
         }
+        PlCte *c = cm_arena_zalloc(b->arena, sizeof *c);
+        if (c == NULL) {
+            cm_err_set(b->err, CM_OOM, -1, "out of memory");
+            break;
+        }
+        c->cte = cte;
+        c->next = b->ctes;
+        b->ctes = c;
     }
+    b->ctes = saved;
     return b->err->code;
 }
 
