@@ -732,6 +732,11 @@ static const ExOpVt HASH_AGG_VT = {
     .explain = agg_explain,
 };
 
+bool ex_hash_agg_is_partial(const ExOp *op)
+{
+    return op->vt == &HASH_AGG_VT && ((const HashAggSpec *)op->spec)->mode == EX_AGG_PARTIAL;
+}
+
 ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
                       const CmType *key_types, int n_aggs, const ExAggSpec *aggs, CmErr *err)
 {

@@ -189,10 +189,15 @@ static CmBatch *new_batch(const ExJoinSpec *s, JoinTable *t, CmErr *err)
 
 /* Reads the build partitions [p0, p1): each shuffle block is decoded straight
  * into a batch the table keeps, so build rows are never copied again. */
-static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, CmErr *err)
+static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
+                            CmErr *err)
 {
     ShShuffle *sh = *s->build;
-    ShReader *r = sh ? sh_reader_open(sh, p0, p1, 0, sh_shuffle_n_maps(sh), err) : NULL;
+    if (sh != NULL && b1 < 0) {
+        b0 = 0;
+        b1 = sh_shuffle_n_maps(sh);
+    }
+    ShReader *r = sh ? sh_reader_open(sh, p0, p1, b0, b1, err) : NULL;
     bool eof = r == NULL;
     while (!eof && err->code == CM_OK) {
         CmBatch *b = new_batch(s, t, err);
@@ -552,7 +557,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
     cm_mutex_lock(&op->lock);
     if (!g->built) {
         ShShuffle *sh = *s->build;
-        table_build(s, &g->table, 0, sh ? sh_shuffle_n_parts(sh) : 0, &g->err);
+        table_build(s, &g->table, 0, sh ? sh_shuffle_n_parts(sh) : 0, 0, -1, &g->err);
         g->built = true;
     }
     cm_mutex_unlock(&op->lock);
@@ -594,9 +599,10 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         return NULL;
     }
     if (s->partitioned) {
-        int p0 = s->ranges ? s->ranges->start[task->task_idx] : task->task_idx;
-        int p1 = s->ranges ? s->ranges->start[task->task_idx + 1] : task->task_idx + 1;
-        if (table_build(s, &l->own, p0, p1, err) != CM_OK) {
+        const ExTaskRead *t = s->ranges ? &s->ranges->task[task->task_idx] : NULL;
+        int p0 = t ? t->p0 : task->task_idx;
+        int p1 = t ? t->p1 : task->task_idx + 1;
+        if (table_build(s, &l->own, p0, p1, t ? t->b0 : 0, t ? t->b1 : -1, err) != CM_OK) {
             join_local_fini(op, l);
             return NULL;
         }

@@ -35,12 +35,27 @@ ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmT
 ExOp *ex_shuffle_read_multi_new(CmArena *a, int n_inputs, ShShuffle ***inputs, int n_cols,
                                 const CmType *types, CmErr *err);
 
-/* Partition ranges a reading stage's tasks take (the adaptive optimizer's
- * coalescing): task t reads partitions [start[t], start[t + 1]). */
+/* What one task of a reading stage reads, set by the adaptive optimizer:
+ * partitions [p0, p1) (coalescing), and of them only the blocks of maps
+ * [m0, m1) on the source side and [b0, b1) on a partitioned join's build side
+ * (a skew split; m1 or b1 < 0 means every map). */
+typedef struct ExTaskRead {
+    int p0, p1;
+    int m0, m1;
+    int b0, b1;
+} ExTaskRead;
+
 typedef struct ExReadRanges {
     int n_tasks;
-    int *start;         /* n_tasks + 1 entries; in the query arena */
+    ExTaskRead *task;   /* n_tasks entries; in the query arena */
 } ExReadRanges;
+
+/* True when an operator's output for a row does not depend on which other
+ * rows its task sees (filter, projection, expand, partial aggregation,
+ * broadcast or probe-side join work, shuffle write, result): a stage made only
+ * of those may have a partition split across tasks. */
+bool ex_op_row_independent(const ExOp *op);
+bool ex_hash_agg_is_partial(const ExOp *op);
 
 /* Adaptive hooks (planner/aqe): ranges for a shuffle read (NULL: one partition
  * per task); the shuffles it reads (*n_inputs of them, borrowed). */

@@ -239,12 +239,15 @@ static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
         sh_reader_close(l->reader);
         l->reader = NULL;
     }
-    int p0 = s->ranges ? s->ranges->start[l->task_idx] : l->task_idx;
-    int p1 = s->ranges ? s->ranges->start[l->task_idx + 1] : l->task_idx + 1;
+    const ExTaskRead *t = s->ranges ? &s->ranges->task[l->task_idx] : NULL;
+    int p0 = t ? t->p0 : l->task_idx;
+    int p1 = t ? t->p1 : l->task_idx + 1;
     while (++l->input < s->n_inputs) {
         ShShuffle *sh = *s->inputs[l->input];
         if (sh != NULL && p0 < sh_shuffle_n_parts(sh)) {
-            l->reader = sh_reader_open(sh, p0, p1, 0, sh_shuffle_n_maps(sh), err);
+            int m0 = t && t->m1 >= 0 ? t->m0 : 0;
+            int m1 = t && t->m1 >= 0 ? t->m1 : sh_shuffle_n_maps(sh);
+            l->reader = sh_reader_open(sh, p0, p1, m0, m1, err);
             return l->reader != NULL;
         }
     }
@@ -323,6 +326,24 @@ bool ex_op_is_shuffle_read(const ExOp *op)
 bool ex_op_is_shuffle_write(const ExOp *op)
 {
     return op->vt == &WRITE_VT;
+}
+
+bool ex_op_row_independent(const ExOp *op)
+{
+    static const char *const plain[] = {"FILTER", "PROJECTION", "EXPAND", "RESULT"};
+    if (op->vt == &WRITE_VT || ex_hash_agg_is_partial(op)) {
+        return true;
+    }
+    if (ex_op_is_hash_join(op)) {
+        const ExJoinSpec *js = ex_hash_join_spec(op);
+        return !js->partitioned && js->type != EX_JOIN_FULL;
+    }
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        if (strcmp(op->vt->name, plain[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void ex_shuffle_read_set_ranges(ExOp *op, const ExReadRanges *ranges)
