@@ -442,6 +442,49 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     }
 }
 
+static bool has_window(const PsExpr *ast);
+static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64_t off);
+
+/* f(x) FILTER (WHERE c) is f(CASE WHEN c THEN x END): every aggregate skips
+ * NULLs, and count(*) becomes count(CASE WHEN c THEN 1 END).  *fn is updated
+ * for count(*) (count_star: the aggregate's or the window function's code). */
+static ExExpr *filter_case(PlBindCtx *inner, const PsExpr *ast, ExExpr *arg, bool star)
+{
+    PlBindCtx where = *inner;
+    where.clause = "FILTER";
+    ExExpr *cond = pl_bind_expr(&where, ast->filter);
+    if (cond != NULL) {
+        cond = pl_cast(inner->b, cond, cm_type_make(CM_T_BOOL), ast->filter->src_off);
+    }
+    if (cond == NULL) {
+        return NULL;
+    }
+    if (star) {
+        CmValue one = {.type = cm_type_make(CM_T_INT64), .i = 1};
+        arg = ex_expr_const(inner->b->arena, &one);
+        if (arg == NULL) {
+            cm_err_set(inner->b->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+    }
+    ExExpr *pair[2] = {cond, arg};
+    ExExpr **args = new_args(inner->b, 2);
+    if (args == NULL) {
+        return NULL;
+    }
+    memcpy(args, pair, sizeof pair);
+    return make_case(inner->b, 2, args, false, ast->src_off);
+}
+
+static ExExpr *filtered_arg(PlBindCtx *inner, const PsExpr *ast, ExExpr *arg, int *fn)
+{
+    bool star = *fn == EX_AGG_COUNT_STAR;
+    if (star) {
+        *fn = EX_AGG_COUNT;
+    }
+    return filter_case(inner, ast, arg, star);
+}
+
 static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 {
     PlAggCtx *agg = ctx->agg;
@@ -455,13 +498,18 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         return fail(ctx, CM_BIND, ast->src_off, "count(DISTINCT *) is not valid SQL%s", "");
     }
     ExExpr *arg = NULL;
+    PlBindCtx inner = *ctx;
+    inner.agg = NULL;
+    inner.in_agg_arg = true;
+    if ((ast->args != NULL && ast->args->n > 0 && has_window(ast->args->items[0])) ||
+        has_window(ast->filter)) {
+        return fail(ctx, CM_BIND, ast->src_off,
+                    "aggregate function calls cannot contain window function calls%s", "");
+    }
     if (fn != EX_AGG_COUNT_STAR) {
         if (ast->args == NULL || ast->args->n != 1) {
             return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly one argument", ast->name);
         }
-        PlBindCtx inner = *ctx;
-        inner.agg = NULL;
-        inner.in_agg_arg = true;
         arg = pl_bind_expr(&inner, ast->args->items[0]);
         if (arg == NULL) {
             return NULL;
@@ -473,6 +521,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
             arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
         }
+    }
+    if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
+        return NULL;
     }
     if (agg->empty) {
         /* Over no rows: count is 0 and every other aggregate NULL. */
@@ -997,11 +1048,34 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     PlBindCtx inner = *ctx;
     inner.win = NULL; /* no window inside a window */
     w->arg[i] = NULL;
+    if (ast->distinct) {
+        return fail(ctx, CM_BIND, ast->src_off,
+                    "DISTINCT is not implemented for window functions%s", "");
+    }
+    if (ast->filter != NULL && fn < EX_WIN_COUNT_STAR) {
+        return fail(ctx, CM_BIND, ast->src_off,
+                    "FILTER is not implemented for non-aggregate window functions%s", "");
+    }
+    if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD) && n_args > 2) {
+        return fail(ctx, CM_BIND, ast->src_off, "%s with a default value is not supported yet",
+                    ast->name);
+    }
     if (n_args > 0) {
         w->arg[i] = pl_bind_expr(&inner, ast->args->items[0]);
         if (w->arg[i] == NULL) {
             return NULL;
         }
+    }
+    if (ast->filter != NULL) {
+        if ((w->arg[i] = filter_case(&inner, ast, w->arg[i], fn == EX_WIN_COUNT_STAR)) == NULL) {
+            return NULL;
+        }
+        if (fn == EX_WIN_COUNT_STAR) {
+            s->fn = (ExWinFn)(fn = EX_WIN_COUNT);
+            n_args = 1;
+        }
+    }
+    if (w->arg[i] != NULL) {
         s->arg_type = w->arg[i]->type;
     }
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
@@ -1116,6 +1190,10 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     }
     if (ast->over != NULL) {
         return bind_window(ctx, ast);
+    }
+    if (ast->filter != NULL) {
+        return fail(ctx, CM_BIND, ast->src_off, "FILTER is allowed only on aggregate functions%s",
+                    "");
     }
     int n = ast->args ? ast->args->n : 0;
     ExExpr **args = new_args(ctx->b, n);
