@@ -240,9 +240,16 @@ static CmStatus stmt_explain(Stmt *st)
                               o->name);
         }
     }
-    PlStagePlan plan = {0};
-    CmStatus rc = analyze ? run_query(st, root, &plan, NULL)
-                          : pl_physical_plan(st->arena, root, &st->s->cfg, &plan, st->err);
+    /* EXPLAIN ANALYZE also shows the plan as first built when the adaptive
+     * optimizer changed it: planning is deterministic, so planning again
+     * without running gives exactly the plan the run started from. */
+    PlStagePlan plan = {0}, initial = {0};
+    CmStatus rc = pl_physical_plan(st->arena, root, &st->s->cfg, analyze ? &initial : &plan,
+                                   st->err);
+    if (rc == CM_OK && analyze) {
+        rc = run_query(st, root, &plan, NULL);
+    }
+    bool changed = analyze && plan.n_decisions > 0;
     CmType t = cm_type_varchar(-1, false);
     const char *name = "explain";
     Lines lines = {.err = st->err};
@@ -251,19 +258,42 @@ static CmStatus stmt_explain(Stmt *st)
         cm_batch_init(&lines.batch, 1, &t, st->err) == CM_OK) {
         if (json) {
             char *doc = pl_explain_json(&plan, analyze);
-            if (doc == NULL) {
+            char *first = changed ? pl_explain_json(&initial, false) : NULL;
+            if (doc == NULL || (changed && first == NULL)) {
                 cm_err_set(st->err, CM_OOM, -1, "out of memory writing EXPLAIN");
+            } else if (changed) {
+                /* The final document's members, then "initial_plan": {...} last, so
+                 * that the first of each counter a reader finds is the run's. */
+                size_t n = strlen(doc);
+                while (n > 0 && doc[n - 1] != '}') {
+                    n--;
+                }
+                char *both = n == 0 ? NULL
+                                    : cm_arena_printf(st->arena, "%.*s,\n\"initial_plan\": %s}",
+                                                      (int)(n - 1), doc, first);
+                if (both == NULL) {
+                    cm_err_set(st->err, CM_OOM, -1, "out of memory writing EXPLAIN");
+                } else {
+                    add_line(&lines, both);
+                }
             } else {
                 add_line(&lines, doc);
-                cm_free(doc);
             }
+            cm_free(doc);
+            cm_free(first);
         } else {
+            if (changed) {
+                add_line(&lines, "Initial plan:");
+                pl_explain_plan(&initial, false, add_line, &lines);
+                add_line(&lines, "Final plan:");
+            }
             pl_explain_plan(&plan, analyze, add_line, &lines);
         }
         cm_batch_fini(&lines.batch);
         st->res->rows = lines.rows;
     }
     pl_stage_plan_fini(&plan);
+    pl_stage_plan_fini(&initial);
     return st->err->code;
 }
 

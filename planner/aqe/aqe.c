@@ -11,7 +11,8 @@
  * exchange are known, contiguous partitions are packed up to
  * adaptive_advisory_partition_size (by the sum over its inputs), empty ones
  * dropped, never into fewer tasks than the worker count can use while
- * partitions remain.
+ * partitions remain and each gets adaptive_min_partition_size.  Skew: see
+ * try_coalesce.
  */
 #include "planner/aqe/aqe.h"
 
@@ -290,11 +291,16 @@ static void try_coalesce(PlStagePlan *plan, int j, const CmConfig *cfg)
     if (!cfg->adaptive_coalesce && n_skewed == 0) {
         return;
     }
-    /* Never fewer tasks than workers while there are partitions to give them. */
+    /* Never fewer tasks than workers while there are partitions to give them,
+     * unless each would get less than adaptive_min_partition_size: a task
+     * costs more to start than that much data costs to read. */
     int64_t target = cfg->adaptive_advisory_partition_size;
     int64_t fair = total / threads;
     if (non_empty >= threads && fair < target) {
-        target = fair > 0 ? fair : 1;
+        target = fair > cfg->adaptive_min_partition_size ? fair : cfg->adaptive_min_partition_size;
+        target = target < cfg->adaptive_advisory_partition_size ? target
+                                                                 : cfg->adaptive_advisory_partition_size;
+        target = target > 0 ? target : 1;
     }
     int n = 0;
     int64_t acc = 0;

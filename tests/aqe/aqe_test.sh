@@ -44,10 +44,17 @@ json=$("$SLUICE" -c "$setup explain (analyze, format json) $agg")
 check "coalesce: rule fires" "$(has "$json" coalesce)"
 after=$(echo "$json" | grep -o '"partitions_after": [0-9]*' | head -1 | grep -o '[0-9]*$')
 check "coalesce: fewer than 8 tasks (got ${after:-none})" "$([ "${after:-8}" -lt 8 ]; echo $?)"
+check "coalesce: the JSON keeps the initial plan" \
+    "$(echo "$json" | python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(not (d["initial_plan"]["stages"] and d["adaptive"]))'; echo $?)"
+text=$("$SLUICE" -c "$setup explain analyze $agg")
+check "coalesce: EXPLAIN ANALYZE shows the initial and the final plan" \
+    "$(echo "$text" | grep -q '^Initial plan:' && echo "$text" | grep -q '^Final plan:' &&
+       echo "$text" | grep -q '^Adaptive: {"rule": "coalesce"'; echo $?)"
 json=$("$SLUICE" -c "$setup set adaptive_coalesce = off; explain (analyze, format json) $agg")
 check "coalesce: off when adaptive_coalesce is off" "$([ "$(has "$json" coalesce)" -ne 0 ]; echo $?)"
 json=$("$SLUICE" -c "$setup set adaptive = off; explain (analyze, format json) $agg")
 check "no rule fires with adaptive off" "$(echo "$json" | grep -q '"adaptive": \[\]'; echo $?)"
+check "no initial plan when nothing changed" "$(echo "$json" | grep -q initial_plan; [ $? -ne 0 ]; echo $?)"
 
 # Skew split: key 7 holds half of `sk` (50,000 of 100,000 rows) and 100 of the
 # 10,000 rows of `sk2`.  Broadcast is kept off so the join stays partitioned.
