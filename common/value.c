@@ -702,6 +702,17 @@ static bool two_digits(const char *s, size_t len, size_t *i, int *out)
     return true;
 }
 
+/* One or two digits, as PostgreSQL reads the fields of a time ('1:2:3'). */
+static bool time_field(const char *s, size_t len, size_t *i, int *out)
+{
+    if (*i < len && isdigit((unsigned char)s[*i]) &&
+        (*i + 1 >= len || !isdigit((unsigned char)s[*i + 1]))) {
+        *out = s[(*i)++] - '0';
+        return true;
+    }
+    return two_digits(s, len, i, out);
+}
+
 bool cm_parse_time(const char *s, size_t len, int64_t *micros)
 {
     size_t i = 0;
@@ -712,18 +723,16 @@ bool cm_parse_time(const char *s, size_t len, int64_t *micros)
         len--;
     }
     int h = 0, m = 0, sec = 0;
-    if (i < len && isdigit((unsigned char)s[i]) && (i + 1 >= len || s[i + 1] == ':')) {
-        h = s[i++] - '0';
-    } else if (!two_digits(s, len, &i, &h)) {
+    if (!time_field(s, len, &i, &h)) {
         return false;
     }
-    if (i >= len || s[i++] != ':' || !two_digits(s, len, &i, &m)) {
+    if (i >= len || s[i++] != ':' || !time_field(s, len, &i, &m)) {
         return false;
     }
     int64_t frac = 0;
     if (i < len && s[i] == ':') {
         i++;
-        if (!two_digits(s, len, &i, &sec)) {
+        if (!time_field(s, len, &i, &sec)) {
             return false;
         }
         if (i < len && s[i] == '.') {
@@ -738,7 +747,8 @@ bool cm_parse_time(const char *s, size_t len, int64_t *micros)
             }
         }
     }
-    if (i != len || h > 23 || m > 59 || sec > 59) {
+    bool end_of_day = h == 24 && m == 0 && sec == 0 && frac == 0;
+    if (i != len || (h > 23 && !end_of_day) || m > 59 || sec > 59) {
         return false;
     }
     *micros = ((int64_t)h * 3600 + m * 60 + sec) * 1000000 + frac;

@@ -36,7 +36,8 @@ int cm_fmt_date(int32_t days, char *buf);
 
 /* TIME: "HH:MM:SS" with ".ffffff" when there are microseconds. */
 int cm_fmt_time(int64_t micros, char *buf);
-/* "H:MM[:SS[.ffffff]]", 0 <= time < 24:00:00. */
+/* "H:M[:S[.ffffff]]" with one- or two-digit fields, 0 <= time <= 24:00:00
+ * (24:00:00 is the end of the day, as in PostgreSQL). */
 bool cm_parse_time(const char *s, size_t len, int64_t *micros);
 
 /* Days since the epoch of a calendar date; false when the date does not exist. */
