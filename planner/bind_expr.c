@@ -624,85 +624,123 @@ static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
 
 /* ---- operators ------------------------------------------------------------------- */
 
-/* An INTERVAL literal as a count of days or of months; false if not one. */
-static bool interval_of(PlBindCtx *ctx, const PsExpr *ast, int64_t *n, bool *months, bool *bad)
+/* One "<count> <unit>" part of an interval string, added to *months or *days;
+ * false if it is not one. */
+static bool interval_part(const char **pp, const char *unit, int64_t *months, int64_t *days)
 {
-    *bad = false;
-    if (ast->kind != PS_EX_TYPED || ast->type == NULL || strcmp(ast->type->name, "interval") != 0) {
+    const char *p = *pp;
+    char *end;
+    long long q = strtoll(p, &end, 10);
+    if (end == p || q > 1000000000LL || q < -1000000000LL) {
         return false;
     }
-    const char *text = ast->str, *unit = ast->name;
-    char *end;
-    long long q = strtoll(text, &end, 10);
-    while (*end == ' ') {
-        end++;
+    p = end;
+    while (*p == ' ') {
+        p++;
     }
     char word[16];
     if (unit == NULL) {
         size_t k = 0;
-        while (*end != '\0' && *end != ' ' && k + 1 < sizeof word) {
-            word[k++] = (char)tolower((unsigned char)*end++);
+        while (isalpha((unsigned char)*p) && k + 1 < sizeof word) {
+            word[k++] = (char)tolower((unsigned char)*p++);
         }
         word[k] = '\0';
+        if (isalpha((unsigned char)*p)) {
+            return false;
+        }
         unit = word;
-    } else if (*end != '\0') {
-        unit = "?";
     }
     size_t ul = strlen(unit);
     if (ul > 1 && unit[ul - 1] == 's') {
         ul--; /* days -> day */
     }
-    *months = false;
-    if (end == text) {
-        *bad = true;
-    } else if (!strncmp(unit, "day", ul) && ul == 3) {
-        *n = q;
-    } else if (!strncmp(unit, "week", ul) && ul == 4) {
-        *n = q * 7;
-    } else if (!strncmp(unit, "month", ul) && ul == 5) {
-        *n = q;
-        *months = true;
-    } else if (!strncmp(unit, "year", ul) && ul == 4) {
-        *n = q * 12;
-        *months = true;
+    if (ul == 3 && !strncmp(unit, "day", ul)) {
+        *days += q;
+    } else if (ul == 4 && !strncmp(unit, "week", ul)) {
+        *days += q * 7;
+    } else if (ul == 5 && !strncmp(unit, "month", ul)) {
+        *months += q;
+    } else if (ul == 4 && !strncmp(unit, "year", ul)) {
+        *months += q * 12;
     } else {
-        *bad = true;
+        return false;
     }
-    if (*bad) {
-        fail(ctx, CM_BIND, ast->src_off, "interval '%s' is not supported: use days, weeks, "
-             "months or years", text);
+    *pp = p;
+    return true;
+}
+
+/* An INTERVAL literal as calendar months plus days ('1 month 2 days',
+ * '3' DAY); false if the expression is not one.  *bad (with the error set)
+ * when its text is not an interval this engine supports. */
+static bool interval_of(PlBindCtx *ctx, const PsExpr *ast, int64_t *months, int64_t *days,
+                        bool *bad)
+{
+    *bad = false;
+    *months = *days = 0;
+    if (ast->kind != PS_EX_TYPED || ast->type == NULL || strcmp(ast->type->name, "interval") != 0) {
+        return false;
+    }
+    const char *p = ast->str;
+    int parts = 0;
+    for (;;) {
+        while (*p == ' ') {
+            p++;
+        }
+        if (*p == '\0') {
+            break;
+        }
+        /* INTERVAL '3' DAY: the unit comes after the string, which holds one count. */
+        if ((ast->name != NULL && parts > 0) ||
+            !interval_part(&p, parts == 0 ? ast->name : NULL, months, days)) {
+            *bad = true;
+            break;
+        }
+        parts++;
+    }
+    if (*bad || parts == 0) {
+        *bad = true;
+        fail(ctx, CM_BIND, ast->src_off,
+             "interval '%s' is not supported: use counts of days, weeks, months or years",
+             ast->str);
     }
     return true;
 }
 
-/* date +/- INTERVAL: whole days, or calendar months. */
-static ExExpr *bind_interval_arith(PlBindCtx *ctx, const PsExpr *ast, ExExpr *date, int64_t n,
-                                   bool months)
+/* date +/- INTERVAL: calendar months first, then whole days (as PostgreSQL). */
+static ExExpr *bind_interval_arith(PlBindCtx *ctx, const PsExpr *ast, ExExpr *date,
+                                   int64_t months, int64_t days)
 {
-    CmValue v = {.type = cm_type_make(CM_T_INT64), .i = n};
-    ExExpr *args[2] = {pl_cast(ctx->b, date, cm_type_make(CM_T_DATE), ast->src_off),
-                       ex_expr_const(ctx->b->arena, &v)};
-    if (args[0] == NULL || args[1] == NULL) {
-        return NULL;
-    }
     bool minus = ast->op == PS_OP_SUB;
-    const char *name = months ? (minus ? "sub_months" : "add_months") : (minus ? "-" : "+");
-    return pl_make_call(ctx->b, name, args, 2, ast->src_off);
+    ExExpr *e = pl_cast(ctx->b, date, cm_type_make(CM_T_DATE), ast->src_off);
+    for (int step = 0; step < 2 && e != NULL; step++) {
+        int64_t n = step == 0 ? months : days;
+        if (n == 0 && (step == 0 || months != 0)) {
+            continue; /* nothing to add (a zero interval still adds 0 days) */
+        }
+        CmValue v = {.type = cm_type_make(CM_T_INT64), .i = n};
+        ExExpr *args[2] = {e, ex_expr_const(ctx->b->arena, &v)};
+        if (args[1] == NULL) {
+            return NULL;
+        }
+        const char *name = step == 0 ? (minus ? "sub_months" : "add_months") : (minus ? "-" : "+");
+        e = pl_make_call(ctx->b, name, args, 2, ast->src_off);
+    }
+    return e;
 }
 
 static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (ast->op == PS_OP_ADD || ast->op == PS_OP_SUB) {
-        int64_t n;
-        bool months, bad;
+        int64_t months, days;
+        bool bad;
         for (int side = 1; side >= (ast->op == PS_OP_ADD ? 0 : 1); side--) {
             const PsExpr *iv = side ? ast->right : ast->left;
-            if (interval_of(ctx, iv, &n, &months, &bad)) {
+            if (interval_of(ctx, iv, &months, &days, &bad)) {
                 if (bad) {
                     return NULL;
                 }
                 ExExpr *d = pl_bind_expr(ctx, side ? ast->left : ast->right);
-                return d ? bind_interval_arith(ctx, ast, d, n, months) : NULL;
+                return d ? bind_interval_arith(ctx, ast, d, months, days) : NULL;
             }
         }
     }
