@@ -1335,28 +1335,39 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
     return ex_expr_column(ctx->b->arena, agg->n_keys++, e->type);
 }
 
-bool pl_has_subquery(const PsExpr *ast)
+static bool has_subquery(const PsExpr *ast, bool scalar)
 {
     if (ast == NULL) {
         return false;
     }
-    if (ast->kind == PS_EX_SUBQUERY || ast->kind == PS_EX_EXISTS || ast->kind == PS_EX_IN_SELECT) {
+    if ((scalar && ast->kind == PS_EX_SUBQUERY) || ast->kind == PS_EX_EXISTS ||
+        ast->kind == PS_EX_IN_SELECT) {
         return true;
     }
-    if (pl_has_subquery(ast->left) || pl_has_subquery(ast->right)) {
+    if (has_subquery(ast->left, scalar) || has_subquery(ast->right, scalar)) {
         return true;
     }
     for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
         if (ast->kind == PS_EX_CASE) {
             const PsWhen *w = ast->args->items[i];
-            if (pl_has_subquery(w->cond) || pl_has_subquery(w->result)) {
+            if (has_subquery(w->cond, scalar) || has_subquery(w->result, scalar)) {
                 return true;
             }
-        } else if (pl_has_subquery(ast->args->items[i])) {
+        } else if (has_subquery(ast->args->items[i], scalar)) {
             return true;
         }
     }
     return false;
+}
+
+bool pl_has_subquery(const PsExpr *ast)
+{
+    return has_subquery(ast, true);
+}
+
+bool pl_has_predicate_subquery(const PsExpr *ast)
+{
+    return has_subquery(ast, false);
 }
 
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)

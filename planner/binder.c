@@ -450,6 +450,31 @@ static bool bind_grouping_sets(PlBinder *b, const PsSelect *sel, const PlScope *
     return true;
 }
 
+/* An IN or EXISTS subquery in the select list or HAVING of a query with
+ * grouping sets sees each row's key before it is rolled up (its mark is
+ * carried through the aggregation as an extra key), which splits the rolled-up
+ * rows: refused until it is joined after the EXPAND instead.  (Correlated
+ * scalar subqueries there have the same fault and are not caught yet.) */
+static bool check_sets_subqueries(PlBinder *b, const PsSelect *sel)
+{
+    for (int i = 0; sel->targets != NULL && i < sel->targets->n; i++) {
+        const PsTarget *t = sel->targets->items[i];
+        if (pl_has_predicate_subquery(t->expr)) {
+            cm_err_set(b->err, CM_BIND, t->src_off,
+                       "IN and EXISTS subqueries in the select list of a query with ROLLUP, CUBE "
+                       "or GROUPING SETS are not supported yet");
+            return false;
+        }
+    }
+    if (sel->having != NULL && pl_has_predicate_subquery(sel->having)) {
+        cm_err_set(b->err, CM_BIND, sel->having->src_off,
+                   "IN and EXISTS subqueries in HAVING of a query with ROLLUP, CUBE or GROUPING "
+                   "SETS are not supported yet");
+        return false;
+    }
+    return true;
+}
+
 static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc, PlAggCtx *agg)
 {
     int n = sel->group_by ? sel->group_by->n : 0;
@@ -1042,6 +1067,9 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
             return agg ? NULL : oom(b);
         }
         n_user_keys = agg->n_keys;
+        if (agg->n_sets > 0 && !check_sets_subqueries(b, sel)) {
+            return NULL;
+        }
         if (carry != NULL && !carry_keys(b, carry, agg, &sc)) {
             return NULL;
         }

@@ -126,6 +126,8 @@ PlNode *pl_join_leaf_of(const struct JoinSet *js, const int *cols, int n, int *l
 
 /* True when the tree holds a subquery (scalar, IN or EXISTS). */
 bool pl_has_subquery(const PsExpr *ast);
+/* Only IN (subquery) and EXISTS. */
+bool pl_has_predicate_subquery(const PsExpr *ast);
 
 /* Binds a scalar, IN or EXISTS subquery: plans it, joins it onto *ctx->input
  * (decorrelated: never re-run per row) and returns the expression for its value. */
