@@ -176,6 +176,7 @@ static void task_main(void *arg, int task_idx, int worker_id)
     }
     ExStage *s = sr->stage;
     ExQuery *q = sr->query;
+    long long start = cm_now_ns();
     CmErr err;
     cm_err_init(&err);
     ExTask task = {.query = q, .task_idx = task_idx, .n_tasks = s->n_tasks, .worker_id = worker_id};
@@ -218,6 +219,11 @@ static void task_main(void *arg, int task_idx, int worker_id)
         cm_free(locals);
     }
     record_error(q, &err);
+    long long took = cm_now_ns() - start;
+    atomic_fetch_add(&s->task_sum_ns, took);
+    long long max = atomic_load(&s->task_max_ns);
+    while (took > max && !atomic_compare_exchange_weak(&s->task_max_ns, &max, took)) {
+    }
 }
 
 CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)

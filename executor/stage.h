@@ -31,6 +31,11 @@ struct ExStage {
     bool skipped;         /* the adaptive optimizer merged its work into another stage */
     bool coalesced;       /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
+    /* Per-task wall time, summed and the longest: the longest task bounds the
+     * stage however many cores run it, so longest/sum shows skew that a
+     * 2-core wall clock hides. */
+    atomic_llong task_sum_ns;
+    atomic_llong task_max_ns;
 };
 
 /* Runs the stage: global_init of every op, all tasks, combine, finalize.  The

@@ -51,8 +51,9 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
             n += snprintf(line + n, sizeof line - (size_t)n, " -> %s", s->exchange);
         }
         if (analyze && n > 0 && (size_t)n < sizeof line) {
-            snprintf(line + n, sizeof line - (size_t)n, "  [tasks=%d, time=%.3f ms]", s->n_tasks,
-                     (double)s->time_ns / 1e6);
+            snprintf(line + n, sizeof line - (size_t)n,
+                     "  [tasks=%d, time=%.3f ms, longest task=%.3f ms]", s->n_tasks,
+                     (double)s->time_ns / 1e6, (double)atomic_load(&s->task_max_ns) / 1e6);
         }
         emit(ctx, line);
         explain_op(s->sink, analyze, 1, emit, ctx);
@@ -175,6 +176,9 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
         putf(&j, "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f", i ? "," : "",
              s->id, s->n_tasks, (long long)atomic_load(&s->sink->rows_out),
              (double)s->time_ns / 1e6);
+        putf(&j, ", \"task_time_sum_ms\": %.3f, \"task_time_max_ms\": %.3f",
+             (double)atomic_load(&s->task_sum_ns) / 1e6,
+             (double)atomic_load(&s->task_max_ns) / 1e6);
         put_lit(&j, ",\n      \"output\": ");
         put_string(&j, s->exchange);
         put_lit(&j, ",\n      \"depends_on\": [");
