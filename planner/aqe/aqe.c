@@ -12,7 +12,7 @@
  * adaptive_advisory_partition_size (by the sum over its inputs), empty ones
  * dropped, never into fewer tasks than the worker count can use while
  * partitions remain and each gets adaptive_min_partition_size.  Skew: see
- * try_coalesce.
+ * try_coalesce_and_split.
  */
 #include "planner/aqe/aqe.h"
 
@@ -228,11 +228,168 @@ static int split_maps(const ShShuffle *sh, int p, int64_t target, int cap, int *
     return n;
 }
 
+/* What the partitions of a reading stage hold: over all its inputs, on its
+ * source's shuffle, and on its partitioned join's build shuffle (0s if none). */
+typedef struct Sizes {
+    int n_parts;
+    int64_t *bytes, *src, *bld;
+    int64_t total;
+    int non_empty;
+    int64_t med_src, med_bld;
+} Sizes;
+
+static bool measure(CmArena *a, ShShuffle **in[], int n_in, const ShShuffle *build, Sizes *z)
+{
+    int n = z->n_parts;
+    z->bytes = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n);
+    z->src = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n);
+    z->bld = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n);
+    if (!z->bytes || !z->src || !z->bld) {
+        return false;
+    }
+    for (int p = 0; p < n; p++) {
+        for (int i = 0; i < n_in; i++) {
+            z->bytes[p] += sh_shuffle_part_bytes(*in[i], p);
+        }
+        z->src[p] = sh_shuffle_part_bytes(*in[0], p);
+        z->bld[p] = build ? sh_shuffle_part_bytes(build, p) : 0;
+        z->total += z->bytes[p];
+        z->non_empty += z->bytes[p] > 0;
+    }
+    z->med_src = median(a, z->src, n);
+    z->med_bld = median(a, z->bld, n);
+    return true;
+}
+
+/* Marks the partitions over skew_factor x median and over skew_threshold:
+ * bit 0 when the source side is skewed, bit 1 when the build side is (only
+ * for INNER joins: an outer join's build side emits its unmatched rows, which
+ * would then be emitted once per split).  Returns how many are marked. */
+static int find_skew(const Sizes *z, const CmConfig *cfg, bool split_build, uint8_t *skew)
+{
+    int n_skewed = 0;
+    for (int p = 0; p < z->n_parts; p++) {
+        if (z->src[p] > cfg->skew_factor * (double)z->med_src && z->src[p] > cfg->skew_threshold) {
+            skew[p] |= 1;
+        }
+        if (split_build && z->bld[p] > cfg->skew_factor * (double)z->med_bld &&
+            z->bld[p] > cfg->skew_threshold) {
+            skew[p] |= 2;
+        }
+        n_skewed += skew[p] != 0;
+    }
+    return n_skewed;
+}
+
+/* The bytes a coalesced task should read: the advisory size, lowered so that
+ * every worker gets a task while there are partitions to give them, but not
+ * below adaptive_min_partition_size (a task costs more to start than that
+ * much data costs to read). */
+static int64_t pack_target(const Sizes *z, const CmConfig *cfg, int threads)
+{
+    int64_t adv = cfg->adaptive_advisory_partition_size;
+    int64_t target = adv;
+    int64_t fair = z->total / threads;
+    if (z->non_empty >= threads && fair < target) {
+        target = fair > cfg->adaptive_min_partition_size ? fair : cfg->adaptive_min_partition_size;
+        target = target < adv ? target : adv;
+        target = target > 0 ? target : 1;
+    }
+    return target;
+}
+
+/* Groups contiguous partitions into reads of about target bytes, dropping
+ * empty ones (when coalescing); a skewed partition, and the one after it, each
+ * start a group of their own.  Writes start[0..n] (group g reads partitions
+ * [start[g], start[g+1])) and returns n. */
+static int pack(const Sizes *z, const uint8_t *skew, bool coalesce, int64_t target, int *start)
+{
+    int n = 0;
+    int64_t acc = 0;
+    bool after_skew = false;
+    for (int p = 0; p < z->n_parts; p++) {
+        if (coalesce && z->bytes[p] == 0) {
+            continue; /* nothing to read on any side */
+        }
+        bool alone = skew[p] || after_skew || !coalesce;
+        if (n == 0 || alone || (acc > 0 && acc + z->bytes[p] > target)) {
+            start[n++] = p;
+            acc = 0;
+        }
+        acc += z->bytes[p];
+        after_skew = skew[p] != 0;
+    }
+    if (n == 0) {
+        start[n++] = 0; /* all empty: one task still runs (aggregates over no rows) */
+    }
+    /* Empty partitions between groups are read by the group before them. */
+    start[n] = z->n_parts;
+    return n;
+}
+
+/* A group of partitions read together, and for a skewed one its map ranges:
+ * source range i is [scuts[i], scuts[i+1]) (NULL: all maps), likewise bcuts. */
+typedef struct Group {
+    int p0, p1;
+    int ns, nb;
+    int *scuts, *bcuts;
+} Group;
+
+/* Cuts a skewed group's partition into map ranges of about min(advisory size,
+ * its size / workers) on each skewed side, at most 8 x workers ranges in all (a
+ * bound on the task explosion a badly skewed key could cause); every source
+ * range meets every build range. */
+
+static bool split_group(CmArena *a, const Sizes *z, uint8_t skew, ShShuffle *source,
+                        ShShuffle *build, const CmConfig *cfg, int threads, Group *g)
+{
+    g->ns = g->nb = 1;
+    if (!skew) {
+        return true;
+    }
+    int cap = 8 * threads;
+    int64_t adv = cfg->adaptive_advisory_partition_size;
+    int p = g->p0;
+    if (skew & 1) {
+        g->scuts = cm_arena_alloc(a, sizeof(int) * (size_t)(cap + 1));
+        if (g->scuts == NULL) {
+            return false;
+        }
+        int64_t t = z->src[p] / threads < adv ? z->src[p] / threads : adv;
+        g->ns = split_maps(source, p, t, (skew & 3) == 3 ? cap / 2 : cap, g->scuts);
+    }
+    if (skew & 2) {
+        g->bcuts = cm_arena_alloc(a, sizeof(int) * (size_t)(cap + 1));
+        if (g->bcuts == NULL) {
+            return false;
+        }
+        int64_t t = z->bld[p] / threads < adv ? z->bld[p] / threads : adv;
+        g->nb = split_maps(build, p, t, cap / g->ns > 0 ? cap / g->ns : 1, g->bcuts);
+    }
+    return true;
+}
+
+static void record_skew(PlStagePlan *plan, const ExStage *s, const Sizes *z, uint8_t skew,
+                        const Group *g, const CmConfig *cfg)
+{
+    int p = g->p0;
+    record(plan, cm_arena_printf(
+                     plan->arena,
+                     "{\"rule\": \"skew_split\", \"stage\": %d, \"partition\": %d, "
+                     "\"side\": \"%s\", \"source_bytes\": %lld, \"source_median\": %lld, "
+                     "\"build_bytes\": %lld, \"build_median\": %lld, \"skew_factor\": %g, "
+                     "\"skew_threshold\": %lld, \"source_splits\": %d, \"build_splits\": %d}",
+                     s->id, p, (skew & 3) == 3 ? "both" : skew & 1 ? "source" : "build",
+                     (long long)z->src[p], (long long)z->med_src, (long long)z->bld[p],
+                     (long long)z->med_bld, cfg->skew_factor, (long long)cfg->skew_threshold,
+                     g->ns, g->nb));
+}
+
 /* Coalescing and skew splitting of one reading stage, decided together as in
  * the design: a skewed partition is never packed with others, and is cut into
- * map ranges (on the source side, on the build side of an inner join, or both:
- * every source range meets every build range). */
-static void try_coalesce(PlStagePlan *plan, int j, const CmConfig *cfg)
+ * map ranges (on the source side, on the build side of an inner join, or both).
+ * Either rule may be off on its own. */
+static void try_coalesce_and_split(PlStagePlan *plan, int j, const CmConfig *cfg)
 {
     ExStage *s = plan->stages[j];
     ShShuffle **in[16];
@@ -242,147 +399,69 @@ static void try_coalesce(PlStagePlan *plan, int j, const CmConfig *cfg)
     }
     s->coalesced = true;
     ex_shuffle_read_inputs(s->source, &n_src);
-    int n_parts = sh_shuffle_n_parts(*in[0]);
+    Sizes z = {.n_parts = sh_shuffle_n_parts(*in[0])};
     for (int i = 1; i < n_in; i++) {
-        if (sh_shuffle_n_parts(*in[i]) != n_parts) {
+        if (sh_shuffle_n_parts(*in[i]) != z.n_parts) {
             return;
         }
     }
-    if (n_parts <= 1) {
+    if (z.n_parts <= 1) {
         return;
     }
     CmArena *a = plan->arena;
     int threads = cfg->threads > 0 ? cfg->threads : 1;
-    int64_t *bytes = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n_parts);
-    int64_t *src = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n_parts);
-    int64_t *bld = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n_parts);
-    int *start = cm_arena_alloc(a, sizeof(int) * (size_t)(n_parts + 1));
-    uint8_t *skew = cm_arena_zalloc(a, (size_t)n_parts); /* bit 0 source, bit 1 build */
-    ExReadRanges *r = cm_arena_zalloc(a, sizeof *r);
-    if (!bytes || !src || !bld || !start || !skew || !r) {
-        return;
-    }
     ExOp *join = NULL;
     bool can_split = cfg->adaptive_skew_join && n_src == 1 && splittable(s, &join);
     ShShuffle *build = join ? *ex_hash_join_spec(join)->build : NULL;
-    int64_t total = 0;
-    int non_empty = 0;
-    for (int p = 0; p < n_parts; p++) {
-        for (int i = 0; i < n_in; i++) {
-            bytes[p] += sh_shuffle_part_bytes(*in[i], p);
-        }
-        src[p] = sh_shuffle_part_bytes(*in[0], p);
-        bld[p] = build ? sh_shuffle_part_bytes(build, p) : 0;
-        total += bytes[p];
-        non_empty += bytes[p] > 0;
+    uint8_t *skew = cm_arena_zalloc(a, (size_t)z.n_parts);
+    int *start = cm_arena_alloc(a, sizeof(int) * (size_t)(z.n_parts + 1));
+    if (!skew || !start || !measure(a, in, n_in, build, &z)) {
+        return;
     }
     int n_skewed = 0;
-    int64_t med_src = median(a, src, n_parts), med_bld = median(a, bld, n_parts);
-    for (int p = 0; can_split && p < n_parts; p++) {
-        if (src[p] > cfg->skew_factor * (double)med_src && src[p] > cfg->skew_threshold) {
-            skew[p] |= 1;
-        }
-        if (build && ex_hash_join_spec(join)->type == EX_JOIN_INNER &&
-            bld[p] > cfg->skew_factor * (double)med_bld && bld[p] > cfg->skew_threshold) {
-            skew[p] |= 2;
-        }
-        n_skewed += skew[p] != 0;
+    if (can_split) {
+        bool split_build = build && ex_hash_join_spec(join)->type == EX_JOIN_INNER;
+        n_skewed = find_skew(&z, cfg, split_build, skew);
     }
     if (!cfg->adaptive_coalesce && n_skewed == 0) {
         return;
     }
-    /* Never fewer tasks than workers while there are partitions to give them,
-     * unless each would get less than adaptive_min_partition_size: a task
-     * costs more to start than that much data costs to read. */
-    int64_t target = cfg->adaptive_advisory_partition_size;
-    int64_t fair = total / threads;
-    if (non_empty >= threads && fair < target) {
-        target = fair > cfg->adaptive_min_partition_size ? fair : cfg->adaptive_min_partition_size;
-        target = target < cfg->adaptive_advisory_partition_size ? target
-                                                                 : cfg->adaptive_advisory_partition_size;
-        target = target > 0 ? target : 1;
+    int n = pack(&z, skew, cfg->adaptive_coalesce, pack_target(&z, cfg, threads), start);
+    if (n >= z.n_parts && n_skewed == 0) {
+        return; /* one task per partition, as planned */
     }
-    int n = 0;
-    int64_t acc = 0;
-    bool after_skew = false;
-    for (int p = 0; p < n_parts; p++) {
-        if (cfg->adaptive_coalesce && bytes[p] == 0) {
-            continue; /* nothing to read on any side */
-        }
-        bool alone = skew[p] || after_skew || !cfg->adaptive_coalesce;
-        if (n == 0 || alone || (acc > 0 && acc + bytes[p] > target)) {
-            start[n++] = p;
-            acc = 0;
-        }
-        acc += bytes[p];
-        after_skew = skew[p] != 0;
-    }
-    if (n == 0) {
-        start[n++] = 0; /* all empty: one task still runs (aggregates over no rows) */
-    }
-    start[n] = n_parts;
-    /* Empty partitions between ranges are folded into the range before them. */
-    if (n >= n_parts && n_skewed == 0) {
-        return;
-    }
-    /* A skewed partition gets at least one split per worker, each about the
-     * advisory size, and at most 8 per worker in all: a bound on the task
-     * explosion a badly skewed key could cause. */
-    int cap = 8 * threads;
-    int *scuts = cm_arena_alloc(a, sizeof(int) * (size_t)(cap + 1) * (size_t)n);
-    int *bcuts = cm_arena_alloc(a, sizeof(int) * (size_t)(cap + 1) * (size_t)n);
-    int *ns = cm_arena_zalloc(a, sizeof(int) * (size_t)n);
-    int *nb = cm_arena_zalloc(a, sizeof(int) * (size_t)n);
-    if (!scuts || !bcuts || !ns || !nb) {
+    Group *groups = cm_arena_zalloc(a, sizeof(Group) * (size_t)n);
+    if (groups == NULL) {
         return;
     }
     int n_tasks = 0;
     for (int g = 0; g < n; g++) {
-        int p = start[g];
-        ns[g] = nb[g] = 1;
-        if (skew[p]) {
-            int64_t adv = cfg->adaptive_advisory_partition_size;
-            int each = (skew[p] & 3) == 3 ? cap / 2 : cap;
-            int *sc = scuts + (size_t)g * (size_t)(cap + 1), *bc = bcuts + (size_t)g * (size_t)(cap + 1);
-            if (skew[p] & 1) {
-                int64_t t = src[p] / threads < adv ? src[p] / threads : adv;
-                ns[g] = split_maps(*in[0], p, t, each, sc);
-            }
-            if (skew[p] & 2) {
-                int64_t t = bld[p] / threads < adv ? bld[p] / threads : adv;
-                nb[g] = split_maps(build, p, t, cap / ns[g] > 0 ? cap / ns[g] : 1, bc);
-            }
+        groups[g].p0 = start[g];
+        groups[g].p1 = start[g + 1];
+        if (!split_group(a, &z, skew[start[g]], *in[0], build, cfg, threads, &groups[g])) {
+            return;
         }
-        n_tasks += ns[g] * nb[g];
+        n_tasks += groups[g].ns * groups[g].nb;
     }
+    ExReadRanges *r = cm_arena_zalloc(a, sizeof *r);
     ExTaskRead *task = cm_arena_alloc(a, sizeof(ExTaskRead) * (size_t)n_tasks);
-    if (task == NULL) {
+    if (r == NULL || task == NULL) {
         return;
     }
     int t = 0;
-    for (int g = 0; g < n; g++) {
-        int *sc = scuts + (size_t)g * (size_t)(cap + 1), *bc = bcuts + (size_t)g * (size_t)(cap + 1);
-        int p = start[g];
-        for (int i = 0; i < ns[g]; i++) {
-            for (int k = 0; k < nb[g]; k++) {
+    for (int gi = 0; gi < n; gi++) {
+        const Group *g = &groups[gi];
+        for (int i = 0; i < g->ns; i++) {
+            for (int k = 0; k < g->nb; k++) {
                 task[t++] = (ExTaskRead){
-                    .p0 = p, .p1 = start[g + 1],
-                    .m0 = skew[p] & 1 ? sc[i] : 0, .m1 = skew[p] & 1 ? sc[i + 1] : -1,
-                    .b0 = skew[p] & 2 ? bc[k] : 0, .b1 = skew[p] & 2 ? bc[k + 1] : -1,
+                    .p0 = g->p0, .p1 = g->p1,
+                    .m0 = g->scuts ? g->scuts[i] : 0, .m1 = g->scuts ? g->scuts[i + 1] : -1,
+                    .b0 = g->bcuts ? g->bcuts[k] : 0, .b1 = g->bcuts ? g->bcuts[k + 1] : -1,
                 };
             }
         }
-        if (skew[p]) {
-            record(plan, cm_arena_printf(
-                             a,
-                             "{\"rule\": \"skew_split\", \"stage\": %d, \"partition\": %d, "
-                             "\"side\": \"%s\", \"source_bytes\": %lld, \"source_median\": %lld, "
-                             "\"build_bytes\": %lld, \"build_median\": %lld, \"skew_factor\": %g, "
-                             "\"skew_threshold\": %lld, \"source_splits\": %d, \"build_splits\": %d}",
-                             s->id, p, (skew[p] & 3) == 3 ? "both" : skew[p] & 1 ? "source" : "build",
-                             (long long)src[p], (long long)med_src, (long long)bld[p],
-                             (long long)med_bld, cfg->skew_factor, (long long)cfg->skew_threshold,
-                             ns[g], nb[g]));
+        if (skew[g->p0]) {
+            record_skew(plan, s, &z, skew[g->p0], g, cfg);
         }
     }
     r->n_tasks = n_tasks;
@@ -393,11 +472,11 @@ static void try_coalesce(PlStagePlan *plan, int j, const CmConfig *cfg)
             ex_hash_join_set_ranges(s->ops[k], r);
         }
     }
-    if (n < n_parts) {
+    if (n < z.n_parts) {
         record(plan, cm_arena_printf(a,
                                      "{\"rule\": \"coalesce\", \"stage\": %d, \"partitions_before\": %d, "
                                      "\"partitions_after\": %d, \"bytes\": %lld, \"advisory_bytes\": %lld}",
-                                     s->id, n_parts, n, (long long)total,
+                                     s->id, z.n_parts, n, (long long)z.total,
                                      (long long)cfg->adaptive_advisory_partition_size));
     }
 }
@@ -415,8 +494,8 @@ CmStatus pl_aqe_after_stage(PlStagePlan *plan, int done, const ExQuery *q, CmErr
         if (cfg->adaptive_broadcast) {
             try_broadcast(plan, j, cfg);
         }
-        if (cfg->adaptive_coalesce && !plan->stages[j]->done) {
-            try_coalesce(plan, j, cfg);
+        if ((cfg->adaptive_coalesce || cfg->adaptive_skew_join) && !plan->stages[j]->done) {
+            try_coalesce_and_split(plan, j, cfg);
         }
     }
     (void)err;

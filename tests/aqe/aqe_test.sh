@@ -82,6 +82,16 @@ check "skew: never splits a full join" "$([ "$(has "$json" skew_split)" -ne 0 ];
 json=$("$SLUICE" -c "$tables $skew set adaptive_skew_join = off; explain (analyze, format json)
   select count(*), sum(v), sum(w) from sk join sk2 on sk.k = sk2.k;")
 check "skew: off when adaptive_skew_join is off" "$([ "$(has "$json" skew_split)" -ne 0 ]; echo $?)"
+json=$("$SLUICE" -c "$tables $skew set adaptive_coalesce = off; explain (analyze, format json)
+  select count(*), sum(v), sum(w) from sk join sk2 on sk.k = sk2.k;")
+check "skew: splits with adaptive_coalesce off" \
+    "$([ "$(has "$json" skew_split)" -eq 0 ] && [ "$(has "$json" coalesce)" -ne 0 ]; echo $?)"
+# Each stage reports its tasks' summed and longest time.
+check "skew: task times reported, longest within the sum" \
+    "$(echo "$json" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+ok = all(0 < s["task_time_max_ms"] <= s["task_time_sum_ms"] + 1e-9 for s in d["stages"] if not s.get("skipped"))
+sys.exit(not ok)'; echo $?)"
 
 # Both sides skewed: key 7 holds half of s3 and 30% of s4 (4,000 rows each).
 both="create table s3 as select case when a1.x < 5 then 7 else a1.x + 10*a2.x + 100*a3.x
