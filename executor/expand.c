@@ -113,6 +113,7 @@ static const ExOpVt EXPAND_VT = {
     .local_fini = expand_local_fini,
     .push = expand_push,
     .explain = expand_explain,
+    .row_independent = true,
 };
 
 ExOp *ex_expand_new(CmArena *a, int n_sets, const uint64_t *masks, int n_set_keys, int gid_col,

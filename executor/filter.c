@@ -77,6 +77,7 @@ static const ExOpVt FILTER_VT = {
     .local_fini = filter_local_fini,
     .push = filter_push,
     .explain = filter_explain,
+    .row_independent = true,
 };
 
 ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err)

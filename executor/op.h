@@ -59,6 +59,12 @@ typedef struct ExOpVt {
     CmStatus (*finalize)(ExOp *op, ExQuery *q, CmErr *err);
     /* One line of detail for EXPLAIN (after the name), into buf. */
     void (*explain)(const ExOp *op, char *buf, size_t cap);
+    /* The op's output for a row does not depend on which other rows its task
+     * sees, whatever its spec, so a stage made only of such ops may have a
+     * shuffle partition split across tasks (planner/aqe skew splits).  Ops
+     * that qualify only for some specs leave this false and are recognised by
+     * ex_op_row_independent (executor/ops.h); keep the two in sync. */
+    bool row_independent;
 } ExOpVt;
 
 struct ExOp {

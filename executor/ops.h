@@ -53,7 +53,9 @@ typedef struct ExReadRanges {
 /* True when an operator's output for a row does not depend on which other
  * rows its task sees (filter, projection, expand, partial aggregation,
  * broadcast or probe-side join work, shuffle write, result): a stage made only
- * of those may have a partition split across tasks. */
+ * of those may have a partition split across tasks.  Kinds that always
+ * qualify set ExOpVt.row_independent; the aggregate and the join qualify only
+ * for some specs and are checked here. */
 bool ex_op_row_independent(const ExOp *op);
 bool ex_hash_agg_is_partial(const ExOp *op);
 

@@ -107,6 +107,7 @@ static const ExOpVt PROJECT_VT = {
     .local_fini = project_local_fini,
     .push = project_push,
     .explain = project_explain,
+    .row_independent = true,
 };
 
 ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err)

@@ -116,6 +116,7 @@ static const ExOpVt RESULT_VT = {
     .local_fini = result_local_fini,
     .sink = result_sink,
     .combine = result_combine,
+    .row_independent = true,
 };
 
 ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types,

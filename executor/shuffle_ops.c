@@ -160,6 +160,7 @@ static const ExOpVt WRITE_VT = {
     .sink = write_sink,
     .combine = write_combine,
     .explain = write_explain,
+    .row_independent = true,
 };
 
 ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_keys,
@@ -330,18 +331,16 @@ bool ex_op_is_shuffle_write(const ExOp *op)
 
 bool ex_op_row_independent(const ExOp *op)
 {
-    static const char *const plain[] = {"FILTER", "PROJECTION", "EXPAND", "RESULT"};
-    if (op->vt == &WRITE_VT || ex_hash_agg_is_partial(op)) {
+    /* The flag covers kinds that qualify whatever their spec.  The aggregate
+     * and the join depend on theirs: a final aggregate needs all rows of a
+     * group, a partitioned join all rows of a key, and a FULL join would emit
+     * its unmatched build rows once per task. */
+    if (op->vt->row_independent || ex_hash_agg_is_partial(op)) {
         return true;
     }
     if (ex_op_is_hash_join(op)) {
         const ExJoinSpec *js = ex_hash_join_spec(op);
         return !js->partitioned && js->type != EX_JOIN_FULL;
-    }
-    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
-        if (strcmp(op->vt->name, plain[i]) == 0) {
-            return true;
-        }
     }
     return false;
 }

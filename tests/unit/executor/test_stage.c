@@ -5,8 +5,9 @@
  * VALUES source through filter/project into the result sink (rows in table
  * order), a two-stage aggregation through a hash exchange (PARTIAL, then
  * FINAL per partition) agreeing with SINGLE behind a gather exchange and
- * with a direct computation, a sort and limit after a gather, and an error
- * in one task failing the stage with that error.
+ * with a direct computation, a sort and limit after a gather, an error in
+ * one task failing the stage with that error, and which operators a stage may
+ * have its partition split across tasks with (ex_op_row_independent).
  *
  * Table t: 0 k BIGINT (r % 23, NULL when r % 17 == 5), 1 x BIGINT (r * 3 % 101 - 50,
  * NULL when r % 13 == 0), 2 s VARCHAR (a name of r, short or long).
@@ -632,4 +633,68 @@ Test(ex_stage, gather_then_sort_and_limit)
     ex_stage_fini(&s2);
     ex_result_free(res);
     sh_shuffle_free(sh);
+}
+
+/* ---- which operators a skew split may cut across tasks --------------------------------------- */
+
+static bool agg_row_independent(ExAggMode mode)
+{
+    int keys[1] = {0};
+    ExAggSpec a = {.fn = EX_AGG_SUM, .arg = 1, .arg_type = ttypes[1], .type = ttypes[1]};
+    ExOp *op = ex_hash_agg_new(&arena, mode, 1, keys, ttypes, 1, &a, &err);
+    cr_assert_not_null(op);
+    return ex_op_row_independent(op);
+}
+
+static bool join_row_independent(ExJoinType type, bool partitioned)
+{
+    ShShuffle *build = NULL;
+    int probe_keys[1] = {0}, build_keys[1] = {0};
+    ExJoinSpec js = {.type = type, .build = &build, .partitioned = partitioned, .n_keys = 1,
+                     .probe_keys = probe_keys, .build_keys = build_keys, .n_probe_cols = 3,
+                     .probe_types = ttypes, .n_build_cols = 3, .build_types = ttypes};
+    ExOp *op = ex_hash_join_new(&arena, &js, &err);
+    cr_assert_not_null(op);
+    return ex_op_row_independent(op);
+}
+
+Test(ex_stage, row_independent_operators)
+{
+    ShShuffle *sh = NULL;
+    int keys[1] = {0};
+    uint64_t masks[2] = {1, 0};
+    ExExpr *x = expr_col(&arena, 1, ttypes[1]);
+    ExExpr *pred = expr_bin(&arena, "=", x, expr_const(&arena, v_i64(0)));
+    ExResult *res = ex_result_new(3, ttypes, &err);
+    cr_assert_not_null(res);
+
+    /* Kinds that qualify whatever their spec. */
+    cr_expect(ex_op_row_independent(ex_filter_new(&arena, pred, 3, ttypes, &err)));
+    cr_expect(ex_op_row_independent(ex_project_new(&arena, 1, expr_args(&arena, 1, &x), &err)));
+    cr_expect(ex_op_row_independent(ex_expand_new(&arena, 2, masks, 1, 0, 3, ttypes, &err)));
+    cr_expect(
+        ex_op_row_independent(ex_shuffle_write_new(&arena, &sh, 4, 1, keys, 3, ttypes, &err)));
+    cr_expect(ex_op_row_independent(ex_result_sink_new(&arena, res, 3, ttypes, &err)));
+
+    /* Kinds that qualify by their spec. */
+    cr_expect(agg_row_independent(EX_AGG_PARTIAL));
+    cr_expect_not(agg_row_independent(EX_AGG_SINGLE));
+    cr_expect_not(agg_row_independent(EX_AGG_FINAL));
+    cr_expect(join_row_independent(EX_JOIN_INNER, false));
+    cr_expect(join_row_independent(EX_JOIN_LEFT, false));
+    cr_expect_not(join_row_independent(EX_JOIN_INNER, true));
+    cr_expect_not(join_row_independent(EX_JOIN_FULL, true));
+    cr_expect_not(join_row_independent(EX_JOIN_FULL, false));
+
+    /* Kinds that need the rows of a whole partition, or are sources. */
+    ExSortKey sk = {.col = 0};
+    ExWindowSpec ws = {.fn = EX_WIN_ROW_NUMBER, .arg = -1, .type = ttypes[0], .n_part = 1,
+                       .part = keys, .rows = true, .start = EX_FRAME_UNBOUNDED_PRECEDING,
+                       .end = EX_FRAME_CURRENT_ROW};
+    cr_expect_not(ex_op_row_independent(ex_sort_new(&arena, 1, &sk, 3, ttypes, -1, &err)));
+    cr_expect_not(ex_op_row_independent(ex_limit_new(&arena, 10, 0, 3, ttypes, &err)));
+    cr_expect_not(ex_op_row_independent(ex_window_new(&arena, &ws, 3, ttypes, &err)));
+    cr_expect_not(ex_op_row_independent(scan_all()));
+    cr_expect_not(ex_op_row_independent(ex_shuffle_read_new(&arena, &sh, 3, ttypes, &err)));
+    ex_result_free(res);
 }
