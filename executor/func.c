@@ -118,17 +118,14 @@ CHECKED_BINARY(mul_dec, int64_t, int64_t, int64_t,
                if (v >= cm_pow10(18) || v <= -cm_pow10(18)) { return overflow(e, err); }
                r[p] = (int64_t)v;)
 
-/* Date arithmetic: DATE +/- days, days + DATE, DATE - DATE. */
+/* Date arithmetic: DATE +/- days, DATE - DATE (days + DATE swaps its
+ * arguments to use add_date_i64). */
 CHECKED_BINARY(add_date_i64, int32_t, int64_t, int32_t,
                int64_t v = (int64_t)a[p] + b[p];
                if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
                r[p] = (int32_t)v;)
 CHECKED_BINARY(sub_date_i64, int32_t, int64_t, int32_t,
                int64_t v = (int64_t)a[p] - b[p];
-               if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
-               r[p] = (int32_t)v;)
-CHECKED_BINARY(add_i64_date, int64_t, int32_t, int32_t,
-               int64_t v = a[p] + (int64_t)b[p];
                if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
                r[p] = (int32_t)v;)
 PLAIN_BINARY(sub_date_date, int32_t, int32_t, int64_t, (int64_t)a[p] - b[p])
@@ -429,10 +426,12 @@ static CmStatus resolve_date_arith(char op, const CmType *t, int64_t off, ExFunc
         return CM_OK;
     }
     if (cm_type_is_integer(t[0]) && t[1].id == CM_T_DATE && op == '+') {
+        /* + commutes: the DATE + days kernel, with the node's arguments swapped. */
         m->arg_types[0] = cm_type_make(CM_T_INT64);
         m->arg_types[1] = t[1];
         m->result = t[1];
-        m->kernel = add_i64_date;
+        m->kernel = add_date_i64;
+        m->swap_args = true;
         return CM_OK;
     }
     char name[2] = {op, 0};

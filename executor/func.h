@@ -22,12 +22,18 @@ typedef struct ExFuncMatch {
     CmType result;
     CmType arg_types[EX_FUNC_MAX_ARGS]; /* what each argument is cast to first */
     int64_t aux;                        /* kernel parameter stored in the node */
+    /* The kernel takes the two arguments in the other order (integer + DATE
+     * runs the DATE + integer kernel): the node's args are (arg 1, arg 0),
+     * each first cast as arg_types says for its position in the call. */
+    bool swap_args;
 } ExFuncMatch;
 
 /* Resolves operator or function `name` ("+", "=", "not", "is_null", "neg",
  * "||", "abs", ...) for the argument types.  CM_BIND when the name is unknown,
  * CM_TYPE when no overload fits (message names the types); `off` is the
- * position reported. */
+ * position reported.  The caller builds the node from m, swapping the two
+ * arguments when m->swap_args (a commutative operator then needs one kernel
+ * for both orders). */
 CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
 

@@ -149,6 +149,11 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t 
             return NULL;
         }
     }
+    if (m.swap_args) {
+        ExExpr *first = args[0];
+        args[0] = args[1];
+        args[1] = first;
+    }
     ExExpr *e = ex_expr_func(b->arena, name, m.kernel, m.result, n, args);
     if (e == NULL) {
         cm_err_set(b->err, CM_OOM, -1, "out of memory");

@@ -328,6 +328,11 @@ static inline ExExpr *expr_call(CmArena *a, const char *name, int n, ExExpr *con
             args[i] = expr_cast(a, args[i], m.arg_types[i]);
         }
     }
+    if (m.swap_args) {
+        ExExpr *first = args[0];
+        args[0] = args[1];
+        args[1] = first;
+    }
     ExExpr *e = ex_expr_func(a, name, m.kernel, m.result, n, expr_args(a, n, args));
     cr_assert_not_null(e);
     e->aux = m.aux;

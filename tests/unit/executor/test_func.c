@@ -119,6 +119,12 @@ Test(ex_func, date_arithmetic)
     expect_types(resolve2("+", DATE, I32), DATE, DATE, I64);
     expect_types(resolve2("-", DATE, I64), DATE, DATE, I64);
     expect_types(resolve2("-", DATE, DATE), I64, DATE, DATE);
+    /* days + DATE is DATE + days with the arguments swapped: one kernel. */
+    ExFuncMatch fwd = resolve2("+", DATE, I64), rev = resolve2("+", I32, DATE);
+    expect_types(rev, DATE, I64, DATE);
+    cr_expect(rev.swap_args);
+    cr_expect_not(fwd.swap_args);
+    cr_expect_eq(rev.kernel, fwd.kernel);
 }
 
 static void expect_type_error(const char *name, CmType a, CmType b, const char *msg_part)
@@ -371,6 +377,14 @@ Test(ex_func, date_arithmetic_values)
     cr_expect_eq(out.type.id, CM_T_INT64);
     cr_expect_eq(out.i, 1000);
     cr_expect_eq(calc("+", d, v_i64(INT64_MAX / 2), &out), CM_RUNTIME);
+    cr_assert_eq(calc("+", v_i32(31), d, &out), CM_OK, "%s", err.msg);
+    cr_expect_eq(out.type.id, CM_T_DATE);
+    cr_expect_eq(out.i, 19031);
+    cr_assert_eq(calc("+", v_i64(-19000), d, &out), CM_OK, "%s", err.msg);
+    cr_expect_eq(out.i, 0);
+    cr_expect_eq(calc("+", v_i64(INT64_MAX / 2), d, &out), CM_RUNTIME);
+    cr_assert_eq(calc("+", v_null(I32), d, &out), CM_OK, "%s", err.msg);
+    cr_expect(out.is_null);
 }
 
 static bool cmp_const(const char *op, CmValue a, CmValue b)
