@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # bench/aqe/run.sh [SLUICE] [ROWS] - the adaptive optimizer's three cases, each
 # run with `adaptive` on and off in the same session (same data, same process),
-# alternating, best of REPEAT runs.  Prints a markdown table of seconds and the
-# off/on ratio (above 1: adaptive helps).
+# alternating, best of REPEAT runs.  Prints a markdown table: wall seconds and
+# the off/on ratio (above 1: adaptive helps), and the critical path - the sum
+# over the query's stages of each stage's longest task, from EXPLAIN (ANALYZE,
+# FORMAT JSON) - which is what the query would take with a core per task, and
+# so shows what a skew split buys that a 2-core wall clock cannot.
 #   skew        a partitioned join where one key holds half of the ROWS-row side
-#   misestimate a join whose build side the planner thinks is large (a filter it
-#               prices at 25% keeps 0.2%) but is tiny: broadcast, and the
+#   misestimate a join whose build side is `p < 500 and q > 500` over two
+#               correlated columns of a ROWS-row table: each filter keeps half of
+#               the rows, together they keep 0.03%; the planner prices each at
+#               25% and treats them as independent (6.25%, ~45 MB), so it plans
+#               a partitioned join; adaptive makes it a broadcast join and the
 #               big side is never exchanged
 #   tiny        a GROUP BY whose 8 shuffle partitions hold a few rows each,
 #               read by a follow-up join
@@ -25,31 +31,50 @@ insert into a values (0),(1),(2),(3),(4),(5),(6),(7),(8),(9);
 create table ids as select $expr as id from $from;
 create table big as select id, case when id % 2 = 0 then 7 else id end as k, id % 100 as v from ids;
 create table dim as select id as k, id % 10 as w from ids where id < $((ROWS / 10));
-create table dim2 as select id as k, id % 1000 as p, 'name ' || (id % 1000) as s from ids
-  where id < $((ROWS / 2));"
+create table dim2 as select id as k, id % 1000 as p, id % 1000 + id % 3 as q,
+  'name ' || (id % 1000) as s, 'addr ' || (id % 777) as t from ids;"
 
 declare -A SQL
 SQL[skew]="set broadcast_threshold = '1KB';
   select count(*), sum(v), sum(w) from big join dim on big.k = dim.k;"
-SQL[misestimate]="select count(*), sum(v), max(s) from big join
-  (select k, s from dim2 where p > 997) d on big.id = d.k;"
+SQL[misestimate]="select count(*), sum(v), max(s), max(t) from big join
+  (select k, s, t from dim2 where p < 500 and q > 500) d on big.id = d.k;"
 SQL[tiny]="select count(*), sum(n) from (select v % 5 as g, count(*) as n from big where id % 100000 = 1
   group by g) s join (select v % 5 as g2 from big where id < 5) t on s.g = t.g2;"
 
-echo "| case | adaptive off (s) | adaptive on (s) | off / on |"
-echo "|---|---:|---:|---:|"
+echo "| case | adaptive off (s) | adaptive on (s) | off / on | critical path off (s) | on (s) | off / on |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for c in skew misestimate tiny; do
-    script="$setup"
+    # Settings of the case first, then the measured query, off and on alternating.
+    pre=$(echo "${SQL[$c]}" | grep -o '^ *set [^;]*;' || true)
+    query=${SQL[$c]#"$pre"}
+    script="$setup $pre"
     for r in $(seq "$REPEAT"); do
-        script="$script set adaptive = off; ${SQL[$c]} set adaptive = on; ${SQL[$c]}"
+        script="$script set adaptive = off; explain (analyze, format json) $query"
+        script="$script set adaptive = on; explain (analyze, format json) $query"
     done
-    # --timer prints one line per statement; keep those of the measured queries.
-    times=$("$SLUICE" --timer -c "$script" 2>&1 >/dev/null | awk '/Run Time/ {print $4}')
-    n_setup=$(echo "$setup" | grep -o ';' | wc -l)
-    per=$(echo "${SQL[$c]}" | grep -o ';' | wc -l)
-    echo "$times" | tail -n +$((n_setup + 1)) | awk -v per="$per" -v c="$c" '
-        { stmt = (NR - 1) % (2 * (per + 1)); t = $1 }
-        stmt == per     { if (off == "" || t < off) off = t }
-        stmt == 2*per+1 { if (on == "" || t < on) on = t }
-        END { printf "| %s | %.3f | %.3f | %.2f |\n", c, off, on, off / on }'
+    out=$(mktemp) err=$(mktemp)
+    "$SLUICE" --timer -c "$script" >"$out" 2>"$err"
+    # --timer prints one line per statement: the measured ones are every other
+    # one after the setup and the settings.
+    skip=$(( $(echo "$setup $pre" | grep -o ';' | wc -l) + 1 ))
+    python3 - "$c" "$out" "$err" "$skip" <<'PY'
+import json, re, sys
+case, out, err, skip = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+walls = [float(m) for m in re.findall(r"Run Time: real ([0-9.]+)", open(err).read())]
+walls = walls[skip - 1:][1::2]           # drop setup, then keep the explains
+text, docs, i = open(out).read(), [], 0
+dec = json.JSONDecoder()
+while True:
+    i = text.find("{", i)
+    if i < 0:
+        break
+    d, i = dec.raw_decode(text, i)
+    docs.append(d)
+crit = [sum(s["task_time_max_ms"] for s in d["stages"] if not s.get("skipped")) / 1e3 for d in docs]
+off_w, on_w = min(walls[0::2]), min(walls[1::2])
+off_c, on_c = min(crit[0::2]), min(crit[1::2])
+print(f"| {case} | {off_w:.3f} | {on_w:.3f} | {off_w / on_w:.2f} | {off_c:.3f} | {on_c:.3f} | {off_c / on_c:.2f} |")
+PY
+    rm -f "$out" "$err"
 done
