@@ -191,6 +191,73 @@ static bool factor_or(JoinSet *js, ExExpr *e, bool *done)
     return always || add_conjuncts(js, rest);
 }
 
+static bool append_conjunct(JoinSet *js, ExExpr *e, uint64_t mask)
+{
+    if (js->n_conj == MAX_CONJ) {
+        cm_err_set(js->b->err, CM_LIMIT, e->src_off, "too many conditions in one query");
+        return false;
+    }
+    js->conj[js->n_conj] = e;
+    js->mask[js->n_conj] = mask;
+    js->n_conj++;
+    return true;
+}
+
+/* An OR over several leaves implies, for each leaf L, the OR over its branches
+ * of each branch's conditions on L alone, when every branch has some: from
+ * TPC-DS's (cd_status = 'M' AND ss_price BETWEEN 100 AND 150 ...) OR
+ * (cd_status = 'S' AND ss_price BETWEEN 50 AND 100 ...) come
+ * cd_status = 'M' OR cd_status = 'S' on the demographics and
+ * ss_price BETWEEN 100 AND 150 OR ss_price BETWEEN 50 AND 100 on the sales,
+ * which filter those leaves before they are joined.  A row the OR keeps has a
+ * true branch, so every condition of that branch is true and the derived
+ * condition is too: the derived ones only drop rows the OR would drop later.
+ * The OR itself stays (it still has to be checked across the leaves). */
+static bool derive_from_or(JoinSet *js, ExExpr *e, uint64_t mask)
+{
+    ExExpr *branch[MAX_TERMS];
+    int n_branch = 0;
+    if (!flatten(e, EX_E_OR, branch, &n_branch)) {
+        return true;
+    }
+    ExExpr *terms[MAX_TERMS][MAX_TERMS];
+    int n_terms[MAX_TERMS];
+    for (int i = 0; i < n_branch; i++) {
+        n_terms[i] = 0;
+        if (!flatten(branch[i], EX_E_AND, terms[i], &n_terms[i])) {
+            return true;
+        }
+    }
+    for (int l = 0; l < js->n_leaves; l++) {
+        uint64_t bit = (uint64_t)1 << l;
+        if (!(mask & bit)) {
+            continue;
+        }
+        ExExpr *derived = NULL;
+        bool every = true;
+        for (int i = 0; i < n_branch && every; i++) {
+            ExExpr *part = NULL;
+            for (int t = 0; t < n_terms[i]; t++) {
+                if (leaves_of(js, terms[i][t]) == bit) {
+                    part = part ? pl_make_and(js->b, part, terms[i][t]) : terms[i][t];
+                    if (part == NULL) {
+                        return false;
+                    }
+                }
+            }
+            every = part != NULL;
+            derived = !every ? NULL : derived ? pl_make_or(js->b, derived, part) : part;
+            if (every && derived == NULL) {
+                return false;
+            }
+        }
+        if (every && !append_conjunct(js, derived, bit)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool add_conjuncts(JoinSet *js, ExExpr *e)
 {
     bool done;
@@ -208,14 +275,12 @@ static bool add_conjuncts(JoinSet *js, ExExpr *e)
         }
         return true;
     }
-    if (js->n_conj == MAX_CONJ) {
-        cm_err_set(js->b->err, CM_LIMIT, e->src_off, "too many conditions in one query");
+    uint64_t mask = leaves_of(js, e);
+    if (!append_conjunct(js, e, mask)) {
         return false;
     }
-    js->conj[js->n_conj] = e;
-    js->mask[js->n_conj] = leaves_of(js, e);
-    js->n_conj++;
-    return true;
+    bool several = (mask & (mask - 1)) != 0;
+    return e->kind != EX_E_OR || !several || derive_from_or(js, e, mask);
 }
 
 static bool bind_condition(JoinSet *js, const PsExpr *ast, const char *clause)
