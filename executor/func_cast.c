@@ -293,6 +293,39 @@ WIDEN_KERNEL(cast_i32_f64, int32_t, double, (double)a[p])
 WIDEN_KERNEL(cast_i64_f64, int64_t, double, (double)a[p])
 WIDEN_KERNEL(cast_dec_f64, int64_t, double, (double)a[p] / (double)cm_pow10(args[0]->type.scale))
 
+/* DECIMAL, or INT32, to a DECIMAL with at least as many integer digits and
+ * at least as many fraction digits: exact and never out of range, so a
+ * multiply by 10^(scale difference) with no check.  Comparisons of a column
+ * with a literal of another precision cast every row through here.  The
+ * multiply is unsigned because NULL slots hold whatever they hold. */
+static CmStatus cast_dec_widen(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                               CmVec *out, CmArena *heap, CmErr *err)
+{
+    const int64_t *a = args[0]->data;
+    int64_t *r = out->data;
+    uint64_t f = (uint64_t)cm_pow10(e->type.scale - args[0]->type.scale);
+    copy_validity(in, args[0], out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = (int64_t)((uint64_t)a[p] * f);
+    }
+    return CM_OK;
+}
+
+static CmStatus cast_i32_dec(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                             CmVec *out, CmArena *heap, CmErr *err)
+{
+    const int32_t *a = args[0]->data;
+    int64_t *r = out->data;
+    int64_t f = cm_pow10(e->type.scale);
+    copy_validity(in, args[0], out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = (int64_t)a[p] * f;
+    }
+    return CM_OK;
+}
+
 static CmStatus cast_null(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
                           CmVec *out, CmArena *heap, CmErr *err)
 {
@@ -333,6 +366,14 @@ ExKernel ex_cast_kernel(CmType from, CmType to)
     }
     if (from.id == CM_T_DECIMAL && to.id == CM_T_DOUBLE) {
         return cast_dec_f64;
+    }
+    if (from.id == CM_T_DECIMAL && to.id == CM_T_DECIMAL && to.scale >= from.scale &&
+        to.precision - to.scale >= from.precision - from.scale && to.precision <= 18) {
+        return cast_dec_widen;
+    }
+    if (from.id == CM_T_INT32 && to.id == CM_T_DECIMAL && to.precision - to.scale >= 10 &&
+        to.precision <= 18) {
+        return cast_i32_dec;
     }
     bool from_dt = from.id == CM_T_DATE || from.id == CM_T_TIME;
     bool to_dt = to.id == CM_T_DATE || to.id == CM_T_TIME;
