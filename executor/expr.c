@@ -24,6 +24,7 @@ struct ExExprState {
     ExExprState **children;
     CmArena heap;           /* strings made by this node, reset per evaluation */
     bool has_vec;
+    bool const_filled;      /* CONST: vec holds the value at every position */
     uint32_t *sel_a, *sel_b; /* CASE: the rows still open, and those a branch took */
 };
 
@@ -89,11 +90,33 @@ void ex_expr_state_free(ExExprState *st)
     cm_free(st);
 }
 
-static void fill_const(const ExExpr *e, const CmBatch *in, CmVec *out)
+/* A constant's vector is filled once, at every position a batch can use: no
+ * consumer writes into an expression's output, so later batches read it as
+ * it is. */
+static void fill_const(ExExprState *st)
 {
-    out->validity = NULL;
+    st->vec.validity = NULL;
+    for (uint32_t p = 0; p < CM_BATCH_CAP; p++) {
+        cm_vec_set_value(&st->vec, p, &st->e->value);
+    }
+    st->const_filled = true;
+}
+
+/* AND/OR of children none of which has a NULL: plain bitwise logic. */
+static void eval_logic_valid(bool is_and, const CmBatch *in, const CmVec *const *args, int n,
+                             uint8_t *r)
+{
+    const uint8_t *a0 = args[0]->data;
     for (int i = 0; i < in->n_rows; i++) {
-        cm_vec_set_value(out, cm_batch_pos(in, i), &e->value);
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = a0[p] != 0;
+    }
+    for (int a = 1; a < n; a++) {
+        const uint8_t *x = args[a]->data;
+        for (int i = 0; i < in->n_rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            r[p] = is_and ? (uint8_t)(r[p] & (x[p] != 0)) : (uint8_t)(r[p] | (x[p] != 0));
+        }
     }
 }
 
@@ -103,6 +126,14 @@ static void eval_logic(bool is_and, const CmBatch *in, const CmVec *const *args,
 {
     uint8_t *r = out->data;
     out->validity = NULL;
+    bool nulls = false;
+    for (int a = 0; a < n; a++) {
+        nulls |= args[a]->validity != NULL;
+    }
+    if (!nulls) {
+        eval_logic_valid(is_and, in, args, n, r);
+        return;
+    }
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         bool any_null = false, decided = false;
@@ -202,7 +233,9 @@ const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
         return &st->view;
     }
     if (e->kind == EX_E_CONST) {
-        fill_const(e, in, &st->vec);
+        if (!st->const_filled) {
+            fill_const(st);
+        }
         return &st->vec;
     }
     if (e->kind == EX_E_CASE) {
