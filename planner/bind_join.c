@@ -10,9 +10,10 @@
  * their leaves, as join keys when they are column = column equalities of one
  * type across the two sides, else as a residual predicate.
  * Join order is greedy: start from the largest leaf (it streams through the
- * pipeline), then repeatedly join the smallest leaf connected to the joined
- * set by an equality (so hash tables are built on the small sides of a star),
- * falling back to the smallest leaf (a nested-loop join) when none is.
+ * pipeline), then repeatedly join a leaf connected to the joined set by an
+ * equality (so hash tables are built on the small sides of a star), the one
+ * whose own conditions keep the least of it first, then the smallest; falling
+ * back to a leaf with no equality (a nested-loop join) when none is.
  * A final projection restores the FROM clause's column order, so everything
  * bound over the clause's scope stays valid.
  */
@@ -455,7 +456,13 @@ static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
     return n;
 }
 
-static int pick_next(JoinSet *js, uint64_t joined, const double *est, bool *connected)
+/* The next leaf to join: one connected by an equality if any; among those
+ * the one whose own conditions keep the smallest share of it (joined on its
+ * key, it keeps about that share of the rows streaming through), then the
+ * smallest.  So a star join meets its most selective dimension first, and an
+ * unfiltered dimension, which drops nothing, last. */
+static int pick_next(JoinSet *js, uint64_t joined, const double *est, const double *sel,
+                     bool *connected)
 {
     int best = -1;
     *connected = false;
@@ -468,7 +475,11 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, bool *conn
         for (int c = 0; c < js->n_conj && !conn; c++) {
             conn = !js->used[c] && is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc);
         }
-        if (best < 0 || (conn && !*connected) || (conn == *connected && est[i] < est[best])) {
+        bool better = best < 0 || (conn && !*connected);
+        if (!better && conn == *connected) {
+            better = sel[i] < sel[best] || (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best]);
+        }
+        if (better) {
             best = i;
             *connected = conn;
         }
@@ -524,12 +535,16 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
 static PlNode *plan_joins(JoinSet *js)
 {
     PlBinder *b = js->b;
-    double est[MAX_LEAVES];
+    double est[MAX_LEAVES], sel[MAX_LEAVES];
     int first = 0;
     for (int i = 0; i < js->n_leaves; i++) {
         est[i] = pl_estimate(js->leaves[i].node);
         if (est[i] > est[first]) {
             first = i;
+        }
+        sel[i] = 1; /* each condition on the leaf alone, priced as a FILTER is */
+        for (int c = 0; c < js->n_conj; c++) {
+            sel[i] *= js->mask[c] == (uint64_t)1 << i ? 0.25 : 1;
         }
     }
     int *map = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
@@ -540,7 +555,7 @@ static PlNode *plan_joins(JoinSet *js)
     uint64_t joined = (uint64_t)1 << first;
     for (int k = 1; k < js->n_leaves && cur != NULL; k++) {
         bool connected;
-        int next = pick_next(js, joined, est, &connected);
+        int next = pick_next(js, joined, est, sel, &connected);
         cur = join_leaf(js, cur, joined, next, map);
         joined |= (uint64_t)1 << next;
     }
