@@ -363,6 +363,9 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
         }
         return fail(ctx, CM_BIND, ast->src_off, "unknown column '%s'", ast->name);
     }
+    if (ctx->leaf_refs != NULL) {
+        *ctx->leaf_refs |= ctx->js ? pl_join_leaves_of(ctx->js, &found, 1) : ~(uint64_t)0;
+    }
     ExExpr *e = ex_expr_column(ctx->b->arena, found, sc->cols[found].type);
     if (e != NULL) {
         e->src_off = ast->src_off;

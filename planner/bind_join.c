@@ -44,6 +44,7 @@ struct JoinSet {
     bool used[MAX_CONJ];
     int n_on;
     const PsExpr *on[MAX_CONJ]; /* ON conditions, bound once all leaves are known */
+    int pushed[MAX_LEAVES];     /* conditions with subqueries applied to the leaf */
 };
 
 static void *oom(PlBinder *b)
@@ -543,6 +544,9 @@ static PlNode *plan_joins(JoinSet *js)
             first = i;
         }
         sel[i] = 1; /* each condition on the leaf alone, priced as a FILTER is */
+        for (int k = 0; k < js->pushed[i]; k++) {
+            sel[i] *= 0.25;
+        }
         for (int c = 0; c < js->n_conj; c++) {
             sel[i] *= js->mask[c] == (uint64_t)1 << i ? 0.25 : 1;
         }
@@ -689,45 +693,112 @@ static bool split_where(JoinSet *js, const PsExpr *e, const PsExpr **deferred, i
     return true;
 }
 
-/* Conditions with subqueries, applied over the joined rows: each subquery
- * joins its result on, the filter runs, and the extra columns are dropped. */
-static PlNode *filter_subqueries(JoinSet *js, PlNode *n, const PsExpr **deferred, int n_deferred)
+/* The conditions asts[0..n), which hold subqueries, applied to n (whose
+ * columns are `scope`): each subquery joins its result on, the filter runs,
+ * and the extra columns are dropped.  js is the FROM clause n joins, or NULL
+ * when n is one of its tables. */
+static PlNode *filter_with(PlBinder *b, PlNode *n, const PlScope *scope, const JoinSet *js,
+                           const PsExpr **asts, int n_asts)
 {
-    PlBinder *b = js->b;
-    PlScope sc = {.n = js->n_cols};
-    sc.cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(js->n_cols + 1));
+    PlScope sc = {.n = scope->n};
+    sc.cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(scope->n + 1));
     if (sc.cols == NULL) {
         return oom(b);
     }
-    if (js->n_cols > 0) {
-        memcpy(sc.cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
+    if (scope->n > 0) {
+        memcpy(sc.cols, scope->cols, sizeof(PlScopeCol) * (size_t)scope->n);
     }
     PlNode *input = n;
     PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = n, .js = js,
                      .clause = "WHERE"};
     ExExpr *pred = NULL;
-    for (int i = 0; i < n_deferred; i++) {
-        ExExpr *e = pl_bind_expr(&ctx, deferred[i]);
-        e = e ? pl_cast(b, e, cm_type_make(CM_T_BOOL), deferred[i]->src_off) : NULL;
+    for (int i = 0; i < n_asts; i++) {
+        ExExpr *e = pl_bind_expr(&ctx, asts[i]);
+        e = e ? pl_cast(b, e, cm_type_make(CM_T_BOOL), asts[i]->src_off) : NULL;
         pred = e && pred ? pl_make_and(b, pred, e) : e;
         if (pred == NULL) {
             return NULL;
         }
     }
-    PlNode *f = pl_filter(b, input, pred, deferred[0]->src_off);
-    if (f == NULL || f->n_cols == js->n_cols) {
+    PlNode *f = pl_filter(b, input, pred, asts[0]->src_off);
+    if (f == NULL || f->n_cols == scope->n) {
         return f;
     }
-    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_cols + 1));
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(scope->n + 1));
     if (cols == NULL) {
         return oom(b);
     }
-    for (int c = 0; c < js->n_cols; c++) {
+    for (int c = 0; c < scope->n; c++) {
         if ((cols[c] = ex_expr_column(b->arena, c, f->types[c])) == NULL) {
             return oom(b);
         }
     }
-    return pl_project(b, f, js->n_cols, cols, f->names);
+    return pl_project(b, f, scope->n, cols, f->names);
+}
+
+/* The one leaf a condition with subqueries reads (its own columns, and the
+ * outer columns of its correlated subqueries), or -1.  Learned by binding it
+ * once over the whole clause, onto a stand-in for the joined rows; the result
+ * is discarded, and so is an error (binding it for real reports it again). */
+static int subquery_leaf(JoinSet *js, const PsExpr *ast)
+{
+    PlBinder *b = js->b;
+    PlNode *scratch = pl_node_new(b->arena, PL_VALUES, js->n_cols);
+    PlScopeCol *cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(js->n_cols + 1));
+    if (scratch == NULL || cols == NULL) {
+        return -1;
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        scratch->types[c] = js->cols[c].type;
+        scratch->names[c] = js->cols[c].name;
+    }
+    memcpy(cols, js->cols, sizeof(PlScopeCol) * (size_t)js->n_cols);
+    PlScope sc = {.n = js->n_cols, .cols = cols};
+    PlNode *input = scratch;
+    uint64_t refs = 0;
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = scratch,
+                     .js = js, .leaf_refs = &refs, .clause = "WHERE"};
+    ExExpr *e = pl_bind_expr(&ctx, ast);
+    if (e == NULL) {
+        cm_err_init(b->err);
+        return -1;
+    }
+    uint64_t m = refs;
+    if (m == 0 || (m & (m - 1)) != 0) {
+        return -1;
+    }
+    int leaf = 0;
+    while (!(m & ((uint64_t)1 << leaf))) {
+        leaf++;
+    }
+    return leaf;
+}
+
+/* A condition with subqueries that reads one table of the FROM clause filters
+ * that table before the joins, not the joined rows after them: TPC-DS q06's
+ * d_month_seq = (SELECT ...) keeps 31 of date_dim's 73,049 rows before
+ * date_dim meets store_sales, instead of filtering 2.8M joined rows.  Only at
+ * the top level: inside a subquery, the trial binding could reach the
+ * enclosing query.  Returns how many conditions remain for the joined rows. */
+static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
+{
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        int leaf = subquery_leaf(js, deferred[i]);
+        if (leaf < 0) {
+            deferred[kept++] = deferred[i];
+            continue;
+        }
+        Leaf *l = &js->leaves[leaf];
+        PlScope sc = {.n = l->n_cols, .cols = js->cols + l->offset};
+        PlNode *f = filter_with(js->b, l->node, &sc, NULL, &deferred[i], 1);
+        if (f == NULL) {
+            return -1;
+        }
+        l->node = f;
+        js->pushed[leaf]++;
+    }
+    return kept;
 }
 
 PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc)
@@ -773,13 +844,36 @@ PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where,
             return NULL;
         }
     }
+    if (n_deferred > 0 && b->outer == NULL && js->n_leaves > 1) {
+        n_deferred = push_subquery_conditions(js, deferred, n_deferred);
+        if (n_deferred < 0) {
+            return NULL;
+        }
+    }
     PlNode *n = plan_joins(js);
     if (n != NULL && n_deferred > 0) {
-        n = filter_subqueries(js, n, deferred, n_deferred);
+        PlScope whole = {.n = js->n_cols, .cols = js->cols};
+        n = filter_with(b, n, &whole, js, deferred, n_deferred);
     }
     sc->n = js->n_cols;
     sc->cols = js->cols;
     return n;
+}
+
+uint64_t pl_join_leaves_of(const JoinSet *js, const int *cols, int n)
+{
+    uint64_t m = 0;
+    for (int k = 0; k < n; k++) {
+        int local;
+        if (pl_join_leaf_of(js, &cols[k], 1, &local) == NULL) {
+            return ~(uint64_t)0;
+        }
+        for (int i = 0; i < js->n_leaves; i++) {
+            const Leaf *l = &js->leaves[i];
+            m |= cols[k] >= l->offset && cols[k] < l->offset + l->n_cols ? (uint64_t)1 << i : 0;
+        }
+    }
+    return m;
 }
 
 PlNode *pl_join_leaf_of(const JoinSet *js, const int *cols, int n, int *local)

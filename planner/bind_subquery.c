@@ -552,5 +552,8 @@ ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)
     if (q == NULL) {
         return NULL;
     }
+    if (ctx->leaf_refs != NULL && o.n_refs > 0) {
+        *ctx->leaf_refs |= ctx->js ? pl_join_leaves_of(ctx->js, o.refs, o.n_refs) : ~(uint64_t)0;
+    }
     return o.n_refs == 0 ? uncorrelated(ctx, ast, q) : correlated(ctx, ast, &o);
 }

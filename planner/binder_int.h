@@ -81,6 +81,9 @@ typedef struct PlBindCtx {
     PlWinCtx *win;            /* non-NULL where window functions may appear */
     PlAggCtx *post_agg;       /* uncorrelated subqueries join after this aggregation */
     const struct JoinSet *js; /* the FROM clause's tables, when *input joins them */
+    uint64_t *leaf_refs;      /* when set (with js), every column bound here, and every
+                               * outer column of a correlated subquery, ORs in its
+                               * leaf of js (all bits for a column in no leaf) */
     bool in_agg_arg;          /* inside an aggregate's argument */
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
 } PlBindCtx;
@@ -123,6 +126,10 @@ ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r);
  * cols[0..n) (renumbered into the leaf's own columns in `local`), or NULL when
  * they span several. */
 PlNode *pl_join_leaf_of(const struct JoinSet *js, const int *cols, int n, int *local);
+
+/* The leaves of js holding the scope columns cols[0..n), as a bit mask; all
+ * bits when one is in no leaf. */
+uint64_t pl_join_leaves_of(const struct JoinSet *js, const int *cols, int n);
 
 /* True when the tree holds a subquery (scalar, IN or EXISTS). */
 bool pl_has_subquery(const PsExpr *ast);
