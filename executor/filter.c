@@ -71,6 +71,12 @@ static void filter_explain(const ExOp *op, char *buf, size_t cap)
     ex_expr_to_string(op->spec, buf, cap);
 }
 
+static int filter_passes(const ExOp *op, int col)
+{
+    (void)op;
+    return col;
+}
+
 static const ExOpVt FILTER_VT = {
     .name = "FILTER",
     .local_init = filter_local_init,
@@ -78,6 +84,7 @@ static const ExOpVt FILTER_VT = {
     .push = filter_push,
     .explain = filter_explain,
     .row_independent = true,
+    .passes = filter_passes,
 };
 
 ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err)

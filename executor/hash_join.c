@@ -551,6 +551,28 @@ static void join_local_fini(ExOp *op, void *local)
     cm_free(l);
 }
 
+/* The range of the table's non-NULL keys, for the scan feeding the probe side. */
+static void publish_range(const ExJoinSpec *s, const JoinTable *t, ExRangeFilter *rf)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int bi = 0; bi < t->n_batches; bi++) {
+        const CmBatch *b = t->batches[bi];
+        const CmVec *kv = &b->cols[s->build_keys[0]];
+        for (int i = 0; i < b->n_rows; i++) {
+            uint32_t p = cm_batch_pos(b, i);
+            if (!cm_vec_is_null(kv, p)) {
+                int64_t v = int_at(kv, p);
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+        }
+    }
+    rf->empty = lo > hi;
+    rf->min = lo;
+    rf->max = hi;
+    rf->ready = true;
+}
+
 static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
 {
     JoinGlobal *g = op->global;
@@ -559,6 +581,9 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
         ShShuffle *sh = *s->build;
         table_build(s, &g->table, 0, sh ? sh_shuffle_n_parts(sh) : 0, 0, -1, &g->err);
         g->built = true;
+        if (g->err.code == CM_OK && s->range_out != NULL && int_keyed(s)) {
+            publish_range(s, &g->table, s->range_out);
+        }
     }
     cm_mutex_unlock(&op->lock);
     cm_err_copy(err, &g->err);
@@ -633,6 +658,14 @@ static void join_explain(const ExOp *op, char *buf, size_t cap)
     }
 }
 
+/* Probe columns come out as they came in, for every join type but FULL
+ * (whose unmatched build rows carry NULL probe columns). */
+static int join_passes(const ExOp *op, int col)
+{
+    const ExJoinSpec *s = op->spec;
+    return s->type != EX_JOIN_FULL && col >= 0 && col < s->n_probe_cols ? col : -1;
+}
+
 static const ExOpVt JOIN_VT = {
     .name = "HASH_JOIN",
     .global_init = join_global_init,
@@ -642,6 +675,7 @@ static const ExOpVt JOIN_VT = {
     .push = join_push,
     .flush = join_flush,
     .explain = join_explain,
+    .passes = join_passes,
 };
 
 ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err)

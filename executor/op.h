@@ -59,6 +59,10 @@ typedef struct ExOpVt {
     CmStatus (*finalize)(ExOp *op, ExQuery *q, CmErr *err);
     /* One line of detail for EXPLAIN (after the name), into buf. */
     void (*explain)(const ExOp *op, char *buf, size_t cap);
+    /* The input column that output column `col` is, value for value (rows may
+     * be dropped or repeated), or -1; NULL when no column passes through.  The
+     * planner follows a join key back to the scan that reads it. */
+    int (*passes)(const ExOp *op, int col);
     /* The op's output for a row does not depend on which other rows its task
      * sees, whatever its spec, so a stage made only of such ops may have a
      * shuffle partition split across tasks (planner/aqe skew splits).  Ops

@@ -20,8 +20,26 @@
 #include "shuffle/shuffle.h"
 #include "storage/table.h"
 
+/* The range of the keys a hash join's build side holds, learned once its
+ * shared table is built, for the scan that feeds the probe side to skip the
+ * chunks none of whose keys can match (INNER and SEMI joins on one integer
+ * key: a probe row with no partner is dropped anyway).  Written by the task
+ * that builds the table, under the join's lock; every task's join local_init
+ * builds the table or waits for it, and runs before the task's first pull, so
+ * a scan in the same stage always finds it ready. */
+typedef struct ExRangeFilter {
+    bool ready;
+    bool empty;          /* no build row has a non-NULL key: nothing matches */
+    int64_t min, max;
+} ExRangeFilter;
+
 /* ---- sources ---- */
 ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, CmErr *err);
+bool ex_op_is_scan(const ExOp *op);
+/* Makes the scan skip chunks whose INTEGER, BIGINT or DATE output column `col`
+ * has no non-NULL value in rf's range once rf is ready; false if the scan
+ * already has its limit of filters or the column is not of those types. */
+bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf);
 /* n_rows rows of n_cols constant expressions (row-major: exprs[row * n_cols + col]);
  * n_cols may be 0 (one empty row for SELECT without FROM). */
 ExOp *ex_values_new(CmArena *a, int n_rows, int n_cols, ExExpr **exprs, const CmType *types,
@@ -147,6 +165,7 @@ typedef struct ExJoinSpec {
     uint64_t null_eq;    /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
     bool mark_plain;     /* MARK: TRUE or FALSE only (the caller works out unknowns) */
     const struct ExReadRanges *ranges; /* partitioned: task t builds from these, or NULL */
+    ExRangeFilter *range_out; /* broadcast: where to publish the build keys' range, or NULL */
 } ExJoinSpec;
 
 /* Adaptive hooks: the join's spec (read-only), the switch of a partitioned

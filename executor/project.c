@@ -101,6 +101,13 @@ static void project_explain(const ExOp *op, char *buf, size_t cap)
     }
 }
 
+static int project_passes(const ExOp *op, int col)
+{
+    const ProjectSpec *s = op->spec;
+    return col >= 0 && col < s->n_exprs && s->exprs[col]->kind == EX_E_COLUMN ? s->exprs[col]->col
+                                                                               : -1;
+}
+
 static const ExOpVt PROJECT_VT = {
     .name = "PROJECTION",
     .local_init = project_local_init,
@@ -108,6 +115,7 @@ static const ExOpVt PROJECT_VT = {
     .push = project_push,
     .explain = project_explain,
     .row_independent = true,
+    .passes = project_passes,
 };
 
 ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err)

@@ -1,8 +1,13 @@
 /*
  * scan.c - table scan source.  The table's chunks are split into morsels of
  * contiguous chunks, one morsel per task; a batch is a chunk's columns by
- * reference (no copy).
+ * reference (no copy).  Range filters from the hash joins the scan feeds
+ * (ExRangeFilter) skip whole chunks: the chunk's min and max of the key column
+ * are computed as it is reached (a pass over one column, cheaper than sending
+ * its rows through the joins), so nothing is kept that a write could make
+ * stale.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "common/alloc.h"
@@ -13,6 +18,10 @@ typedef struct ScanSpec {
     int n_cols;
     int *col_ids;      /* table column of each output column */
     int chunks_per_task;
+    int n_filters;
+    int filter_col[4];         /* output column each filter reads */
+    ExRangeFilter *filter[4];
+    atomic_llong skipped;      /* chunks skipped by the filters */
 } ScanSpec;
 
 typedef struct ScanLocal {
@@ -62,22 +71,84 @@ static void scan_local_fini(ExOp *op, void *local)
     }
 }
 
+#define MIN_MAX(T)                                                                          \
+    do {                                                                                    \
+        const T *v = data;                                                                  \
+        for (int i = 0; i < n; i++) {                                                       \
+            if (valid == NULL || ((valid[i >> 6] >> (i & 63)) & 1)) {                       \
+                *lo = v[i] < *lo ? v[i] : *lo;                                              \
+                *hi = v[i] > *hi ? v[i] : *hi;                                              \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+/* The smallest and largest non-NULL value of a chunk's column; lo > hi when
+ * there is none. */
+static void chunk_min_max(const StChunk *ch, int col, bool wide, int64_t *lo, int64_t *hi)
+{
+    const void *data = ch->data[col];
+    const uint64_t *valid = ch->validity[col];
+    int n = ch->n_rows;
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    if (wide) {
+        MIN_MAX(int64_t);
+    } else {
+        MIN_MAX(int32_t);
+    }
+}
+
+/* True when some ready filter proves that no row of chunk c can match. */
+static bool chunk_excluded(const ExOp *op, const ScanSpec *s, int c)
+{
+    const StChunk *ch = s->table->chunks[c];
+    for (int f = 0; f < s->n_filters; f++) {
+        const ExRangeFilter *rf = s->filter[f];
+        if (!rf->ready) {
+            continue;
+        }
+        int64_t lo, hi;
+        if (!rf->empty) {
+            int col = s->filter_col[f];
+            chunk_min_max(ch, s->col_ids[col], op->types[col].id == CM_T_INT64, &lo, &hi);
+        }
+        if (rf->empty || lo > hi || hi < rf->min || lo > rf->max) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static ExOpResult scan_pull(ExOp *op, void *local, const CmBatch **out, CmErr *err)
 {
     ScanSpec *s = op->spec;
     ScanLocal *l = local;
-    if (l->next_chunk >= l->end_chunk) {
-        return EX_DONE;
+    while (l->next_chunk < l->end_chunk) {
+        int c = l->next_chunk++;
+        if (s->n_filters > 0 && chunk_excluded(op, s, c)) {
+            atomic_fetch_add(&s->skipped, 1);
+            continue;
+        }
+        st_table_scan_chunk(s->table, c, s->col_ids, s->n_cols, &l->out);
+        *out = &l->out;
+        return l->next_chunk >= l->end_chunk ? EX_DONE : EX_HAVE_MORE;
     }
-    st_table_scan_chunk(s->table, l->next_chunk++, s->col_ids, s->n_cols, &l->out);
-    *out = &l->out;
-    return l->next_chunk >= l->end_chunk ? EX_DONE : EX_HAVE_MORE;
+    return EX_DONE;
 }
 
 static void scan_explain(const ExOp *op, char *buf, size_t cap)
 {
     const ScanSpec *s = op->spec;
-    snprintf(buf, cap, "%s (%d of %d columns)", s->table->name, s->n_cols, s->table->n_cols);
+    int n = snprintf(buf, cap, "%s (%d of %d columns)", s->table->name, s->n_cols,
+                     s->table->n_cols);
+    for (int f = 0; f < s->n_filters && n > 0 && (size_t)n < cap; f++) {
+        n += snprintf(buf + n, cap - (size_t)n, "%s#%d", f ? ", " : ", join key range on ",
+                      s->filter_col[f]);
+    }
+    long long skipped = atomic_load(&((ScanSpec *)s)->skipped);
+    if (skipped > 0 && n > 0 && (size_t)n < cap) {
+        snprintf(buf + n, cap - (size_t)n, ", %lld chunks skipped", skipped);
+    }
 }
 
 static const ExOpVt SCAN_VT = {
@@ -88,6 +159,23 @@ static const ExOpVt SCAN_VT = {
     .pull = scan_pull,
     .explain = scan_explain,
 };
+
+bool ex_op_is_scan(const ExOp *op)
+{
+    return op->vt == &SCAN_VT;
+}
+
+bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf)
+{
+    ScanSpec *s = scan->spec;
+    uint8_t id = col >= 0 && col < s->n_cols ? scan->types[col].id : CM_T_NULL;
+    if (s->n_filters == 4 || (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE)) {
+        return false;
+    }
+    s->filter_col[s->n_filters] = col;
+    s->filter[s->n_filters++] = rf;
+    return true;
+}
 
 ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, CmErr *err)
 {

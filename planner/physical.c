@@ -189,6 +189,26 @@ static double estimated_bytes(const PlNode *n)
     return pl_estimate(n) * (width > 0 ? width : 1);
 }
 
+/* A range filter from the join being built into p to the scan at p's source,
+ * when the join drops probe rows without a partner (INNER, SEMI), is broadcast
+ * (its table is built before the stage's first row is scanned), has one key,
+ * and that key is a scan column passed through p's operators unchanged.
+ * NULL when not. */
+static ExRangeFilter *range_filter(Builder *bld, const PlNode *n, const Pipe *p, bool partitioned)
+{
+    if (partitioned || n->n_join_keys != 1 || n->join_null_eq != 0 ||
+        (n->join_type != EX_JOIN_INNER && n->join_type != EX_JOIN_SEMI) ||
+        !ex_op_is_scan(p->source)) {
+        return NULL;
+    }
+    int col = n->left_keys[0];
+    for (int k = p->n_ops - 1; k >= 0 && col >= 0; k--) {
+        col = p->ops[k]->vt->passes ? p->ops[k]->vt->passes(p->ops[k], col) : -1;
+    }
+    ExRangeFilter *rf = col >= 0 ? cm_arena_zalloc(bld->a, sizeof *rf) : NULL;
+    return rf != NULL && ex_scan_add_range_filter(p->source, col, rf) ? rf : NULL;
+}
+
 static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
 {
     Pipe *bp = cm_arena_zalloc(bld->a, sizeof *bp);
@@ -222,7 +242,8 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .build_keys = n->right_keys, .n_probe_cols = l->n_cols,
                        .probe_types = l->types, .n_build_cols = r->n_cols,
                        .build_types = r->types, .residual = n->residual,
-                       .null_eq = n->join_null_eq, .mark_plain = n->join_mark_plain};
+                       .null_eq = n->join_null_eq, .mark_plain = n->join_mark_plain,
+                       .range_out = range_filter(bld, n, p, partitioned)};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
 
