@@ -430,6 +430,55 @@ static bool is_key(const JoinSet *js, int c, uint64_t left, uint64_t right, int 
 }
 
 /* A leaf with its single-leaf conjuncts applied; map gets its columns. */
+/* Conjunct c as an equality of expressions, one over the joined leaves and one
+ * over the leaf `right` alone (other than a column = column key): a hash join
+ * key once each side computes its expression as a column.  Sets *l and *r to
+ * the two sides. */
+static bool is_expr_key(const JoinSet *js, int c, uint64_t left, uint64_t right, ExExpr **l,
+                        ExExpr **r)
+{
+    ExExpr *e = js->conj[c];
+    if (e->kind != EX_E_FUNC || strcmp(e->name, "=") != 0 || e->n_args != 2 ||
+        !cm_type_eq(e->args[0]->type, e->args[1]->type)) {
+        return false;
+    }
+    uint64_t m0 = leaves_of(js, e->args[0]), m1 = leaves_of(js, e->args[1]);
+    for (int side = 0; side < 2; side++) {
+        uint64_t ml = side ? m1 : m0, mr = side ? m0 : m1;
+        if (ml != 0 && (ml & ~left) == 0 && mr == right) {
+            *l = e->args[side];
+            *r = e->args[1 - side];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* n with the columns exprs[0..k) appended (each remapped through map). */
+static PlNode *with_columns(PlBinder *b, PlNode *n, ExExpr **exprs, int k, const int *map)
+{
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n->n_cols + k));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n->n_cols + k));
+    if (cols == NULL || names == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < n->n_cols; c++) {
+        cols[c] = ex_expr_column(b->arena, c, n->types[c]);
+        names[c] = n->names[c];
+        if (cols[c] == NULL) {
+            return oom(b);
+        }
+    }
+    for (int i = 0; i < k; i++) {
+        cols[n->n_cols + i] = remap(b, exprs[i], map);
+        names[n->n_cols + i] = "#key";
+        if (cols[n->n_cols + i] == NULL) {
+            return NULL;
+        }
+    }
+    return pl_project(b, n, n->n_cols + k, cols, names);
+}
+
 static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
 {
     const Leaf *l = &js->leaves[i];
@@ -474,7 +523,9 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
         bool conn = false;
         int lc, rc;
         for (int c = 0; c < js->n_conj && !conn; c++) {
-            conn = !js->used[c] && is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc);
+            ExExpr *le, *re;
+            conn = !js->used[c] && (is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc) ||
+                                    is_expr_key(js, c, joined, (uint64_t)1 << i, &le, &re));
         }
         bool better = best < 0 || (conn && !*connected);
         if (!better && conn == *connected) {
@@ -491,7 +542,41 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
 static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, int *map)
 {
     PlBinder *b = js->b;
+    uint64_t bit = (uint64_t)1 << next, all = joined | bit;
+    /* Equalities of expressions (a.k = b.k + 1, an INTEGER against a BIGINT
+     * through a cast) become keys too: each side computes its expression as
+     * an extra column, which the clause's final projection drops.  Without
+     * them the join would be a nested loop over every pair. */
+    ExExpr *lx[MAX_TERMS], *rx[MAX_TERMS];
+    int n_x = 0, x_base = cur->n_cols;
+    bool col_key = false;
+    for (int c = 0; c < js->n_conj; c++) {
+        int lc, rc;
+        col_key |= !js->used[c] && is_key(js, c, joined, bit, &lc, &rc);
+    }
+    for (int c = 0; c < js->n_conj && !col_key && n_x < MAX_TERMS; c++) {
+        if (!js->used[c] && (js->mask[c] & ~all) == 0 &&
+            is_expr_key(js, c, joined, bit, &lx[n_x], &rx[n_x])) {
+            js->used[c] = true;
+            n_x++;
+        }
+    }
+    if (n_x > 0 && (cur = with_columns(b, cur, lx, n_x, map)) == NULL) {
+        return NULL;
+    }
     PlNode *leaf = filtered_leaf(js, next, map, cur->n_cols);
+    int leaf_base = leaf ? leaf->n_cols : 0;
+    if (leaf != NULL && n_x > 0) {
+        const Leaf *lf = &js->leaves[next];
+        int *local = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+        if (local == NULL) {
+            return oom(b);
+        }
+        for (int c = 0; c < js->n_cols; c++) {
+            local[c] = c - lf->offset;
+        }
+        leaf = with_columns(b, leaf, rx, n_x, local);
+    }
     PlNode *j = leaf ? pl_node_new(b->arena, PL_JOIN, cur->n_cols + leaf->n_cols) : NULL;
     if (j == NULL) {
         return leaf ? oom(b) : NULL;
@@ -508,7 +593,10 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
     if (j->left_keys == NULL || j->right_keys == NULL) {
         return oom(b);
     }
-    uint64_t bit = (uint64_t)1 << next, all = joined | bit;
+    for (int i = 0; i < n_x; i++) {
+        j->left_keys[j->n_join_keys] = x_base + i;
+        j->right_keys[j->n_join_keys++] = leaf_base + i;
+    }
     for (int c = 0; c < js->n_conj; c++) {
         int lc, rc;
         if (js->used[c] || (js->mask[c] & ~all) != 0) {
