@@ -707,29 +707,76 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc)
     for (int c = 0; c < js->leaves[probe].n_cols; c++) {
         map[js->leaves[probe].offset + c] = c;
     }
-    PlNode *j = pl_node_new(b->arena, PL_JOIN, js->n_cols);
+    uint64_t pbit = (uint64_t)1 << probe, bbit = (uint64_t)1 << build;
+    /* With no column = column key, equalities of expressions become keys as
+     * for inner joins (see join_leaf): each side computes its expression as
+     * an extra column, dropped by the projection at the end. */
+    PlNode *pn = js->leaves[probe].node, *bn = js->leaves[build].node;
+    ExExpr *lx[MAX_TERMS], *rx[MAX_TERMS];
+    bool *xkey = cm_arena_zalloc(b->arena, (size_t)(js->n_conj + 1));
+    int n_x = 0, p_base = pn->n_cols, b_base = bn->n_cols;
+    bool col_key = false;
+    for (int c = 0; c < js->n_conj; c++) {
+        int lc, rc;
+        col_key |= is_key(js, c, pbit, bbit, &lc, &rc);
+    }
+    for (int c = 0; c < js->n_conj && !col_key && xkey != NULL && n_x < MAX_TERMS; c++) {
+        if (is_expr_key(js, c, pbit, bbit, &lx[n_x], &rx[n_x])) {
+            xkey[c] = true;
+            n_x++;
+        }
+    }
+    if (xkey == NULL) {
+        return oom(b);
+    }
+    if (n_x > 0) {
+        int *local = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+        if (local == NULL) {
+            return oom(b);
+        }
+        for (int c = 0; c < js->n_cols; c++) {
+            local[c] = c - js->leaves[c >= js->leaves[build].offset &&
+                                              c < js->leaves[build].offset + js->leaves[build].n_cols
+                                          ? build
+                                          : probe]
+                              .offset;
+        }
+        if ((pn = with_columns(b, pn, lx, n_x, local)) == NULL ||
+            (bn = with_columns(b, bn, rx, n_x, local)) == NULL) {
+            return NULL;
+        }
+    }
+    PlNode *j = pl_node_new(b->arena, PL_JOIN, pn->n_cols + bn->n_cols);
     if (j == NULL) {
         return oom(b);
     }
-    PlNode *pn = js->leaves[probe].node;
     for (int c = 0; c < js->leaves[build].n_cols; c++) {
         map[js->leaves[build].offset + c] = pn->n_cols + c;
     }
     j->child = pn;
-    j->right = js->leaves[build].node;
+    j->right = bn;
     j->join_type = f->join_type == PS_JOIN_FULL ? EX_JOIN_FULL : EX_JOIN_LEFT;
     j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
     j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
     if (j->left_keys == NULL || j->right_keys == NULL) {
         return oom(b);
     }
+    memcpy(j->types, pn->types, sizeof(CmType) * (size_t)pn->n_cols);
+    memcpy(j->types + pn->n_cols, bn->types, sizeof(CmType) * (size_t)bn->n_cols);
+    memcpy(j->names, pn->names, sizeof(char *) * (size_t)pn->n_cols);
+    memcpy(j->names + pn->n_cols, bn->names, sizeof(char *) * (size_t)bn->n_cols);
     for (int c = 0; c < js->n_cols; c++) {
-        j->types[map[c]] = js->cols[c].type;
         j->names[map[c]] = js->cols[c].name;
     }
-    uint64_t pbit = (uint64_t)1 << probe, bbit = (uint64_t)1 << build;
+    for (int i = 0; i < n_x; i++) {
+        j->left_keys[j->n_join_keys] = p_base + i;
+        j->right_keys[j->n_join_keys++] = b_base + i;
+    }
     for (int c = 0; c < js->n_conj; c++) {
         int lc, rc;
+        if (xkey[c]) {
+            continue;
+        }
         if (is_key(js, c, pbit, bbit, &lc, &rc)) {
             j->left_keys[j->n_join_keys] = map[lc];
             j->right_keys[j->n_join_keys++] = map[rc] - pn->n_cols;
@@ -743,7 +790,7 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc)
     }
     sc->n = js->n_cols;
     sc->cols = js->cols;
-    if (!swap) {
+    if (!swap && n_x == 0) {
         return j;
     }
     ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_cols + 1));
