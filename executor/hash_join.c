@@ -47,8 +47,15 @@ typedef struct JoinLocal {
     JoinTable *table;
     bool active;             /* in the middle of an input batch */
     int phase;               /* 0: pairs, 1: rows that depend on the matched flags */
-    int row;                 /* probe row (active index) */
-    int64_t cursor;          /* chain position of `row`; -2: not started */
+    /* gather_pairs: per probe row its chain position and integer key, and the
+     * rows whose chain goes on */
+    bool started;
+    int n_live, live_pos, live_kept;
+    int64_t cur[CM_BATCH_CAP];
+    int64_t key[CM_BATCH_CAP];
+    int32_t live[CM_BATCH_CAP];
+    const CmBatch *pair_src[CM_BATCH_CAP]; /* assemble: each pair's build batch */
+    uint32_t pair_src_pos[CM_BATCH_CAP];
     uint64_t hashes[CM_BATCH_CAP];
     uint8_t probe_matched[CM_BATCH_CAP];
     uint32_t pair_row[CM_BATCH_CAP];
@@ -272,34 +279,48 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
 /* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
  * a NULL `in` makes the probe side NULL.  Column at a time: the positions
  * are resolved once, then each column is one tight loop. */
+#define COPY_FROM_PAIRS(T)                                                                  \
+    for (int i = 0; i < n; i++) {                                                           \
+        if (src[i] != NULL) {                                                               \
+            ((T *)dst->data)[i] = ((const T *)src[i]->cols[c].data)[pos[i]];                \
+        }                                                                                   \
+    }
+
 static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
 {
     cm_batch_reset(&l->out);
-    uint32_t *pos = l->gather_pos;
+    uint32_t *gpos = l->gather_pos;
     if (in != NULL) {
         for (int i = 0; i < n; i++) {
-            pos[i] = cm_batch_pos(in, (int)l->pair_row[i]);
+            gpos[i] = cm_batch_pos(in, (int)l->pair_row[i]);
         }
     }
     for (int c = 0; c < s->n_probe_cols; c++) {
-        gather_column(&l->out.cols[c], in ? &in->cols[c] : NULL, pos, n);
+        gather_column(&l->out.cols[c], in ? &in->cols[c] : NULL, gpos, n);
     }
-    /* Build rows come from many batches: gather them row by row per column. */
+    if (s->n_build_cols == 0) {
+        l->out.n_rows = n;
+        return;
+    }
+    /* Build rows come from many batches: find each pair's batch and position
+     * once, then copy a column at a time. */
+    const CmBatch **src = l->pair_src;
+    uint32_t *pos = l->pair_src_pos;
+    for (int i = 0; i < n; i++) {
+        int64_t r = l->pair_build[i];
+        src[i] = r < 0 ? NULL : row_batch(l->table, r, &pos[i]);
+    }
     for (int c = 0; c < s->n_build_cols; c++) {
         CmVec *dst = &l->out.cols[s->n_probe_cols + c];
-        size_t w = cm_type_width(dst->type);
+        switch (cm_type_width(dst->type)) {
+        case 1: COPY_FROM_PAIRS(uint8_t); break;
+        case 4: COPY_FROM_PAIRS(int32_t); break;
+        case 8: COPY_FROM_PAIRS(int64_t); break;
+        default: COPY_FROM_PAIRS(CmStr); break;
+        }
         for (int i = 0; i < n; i++) {
-            int64_t r = l->pair_build[i];
-            if (r < 0) {
+            if (src[i] == NULL || cm_vec_is_null(&src[i]->cols[c], pos[i])) {
                 cm_vec_set_null(dst, (uint32_t)i);
-                continue;
-            }
-            uint32_t p;
-            const CmVec *src = &row_batch(l->table, r, &p)->cols[c];
-            if (cm_vec_is_null(src, p)) {
-                cm_vec_set_null(dst, (uint32_t)i);
-            } else {
-                memcpy((char *)dst->data + w * (size_t)i, (const char *)src->data + w * p, w);
             }
         }
     }
@@ -317,64 +338,83 @@ static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const
     return true;
 }
 
-/* The pairs of one integer key: no calls, no row lookups. */
-static int gather_int_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
-{
-    const JoinTable *t = l->table;
-    const CmVec *kv = &in->cols[s->probe_keys[0]];
-    int n = 0;
-    while (l->row < in->n_rows && n < CM_BATCH_CAP) {
-        uint32_t p = cm_batch_pos(in, l->row);
-        if (l->cursor == -2) {
-            l->cursor = cm_vec_is_null(kv, p) ? -1 : t->heads[l->hashes[l->row] & t->mask];
-        }
-        int64_t key = int_at(kv, p);
-        while (l->cursor >= 0 && n < CM_BATCH_CAP) {
-            int64_t r = l->cursor;
-            l->cursor = t->next[r];
-            if (t->int_key[r] == key) {
-                l->pair_row[n] = (uint32_t)l->row;
-                l->pair_build[n] = r;
-                n++;
-            }
-        }
-        if (l->cursor < 0) {
-            l->row++;
-            l->cursor = -2;
-        }
-    }
-    return n;
-}
-
-/* Gathers up to a batch of candidate pairs; returns how many. */
+/* Gathers up to a batch of candidate pairs (probe row, build row); returns
+ * how many.  A column at a time: first the chain head of every probe row of
+ * the batch (independent loads, which the CPU overlaps instead of waiting on
+ * each), then rounds that each follow one link of every chain still going,
+ * keeping those that go on.  A single integer key compares the keys kept in
+ * the table, with no call and no row lookup; other keys compare hashes first
+ * and look the build row up only when they agree.  Pairs come out round by
+ * round rather than probe row by probe row; nothing downstream depends on the
+ * order.  A round cut short by a full output resumes at live_pos. */
 static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 {
     const JoinTable *t = l->table;
-    if (t->int_key != NULL && s->null_eq == 0) {
-        return gather_int_pairs(s, l, in);
+    bool int_path = t->int_key != NULL && s->null_eq == 0;
+    if (!l->started) {
+        const CmVec *kv = int_path ? &in->cols[s->probe_keys[0]] : NULL;
+        int n_live = 0;
+        for (int i = 0; i < in->n_rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            bool null_key = int_path ? cm_vec_is_null(kv, p)
+                                     : has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq);
+            int64_t head = null_key ? -1 : t->heads[l->hashes[i] & t->mask];
+            l->cur[i] = head;
+            l->key[i] = int_path ? int_at(kv, p) : 0;
+            l->live[n_live] = i;
+            n_live += head >= 0;
+        }
+        l->n_live = n_live;
+        l->live_pos = l->live_kept = 0;
+        l->started = true;
     }
     int n = 0;
-    while (l->row < in->n_rows && n < CM_BATCH_CAP) {
-        uint32_t p = cm_batch_pos(in, l->row);
-        if (l->cursor == -2) {
-            bool null_key = has_null_key(in, l->row, s->n_keys, s->probe_keys, s->null_eq);
-            l->cursor = null_key ? -1 : t->heads[l->hashes[l->row] & t->mask];
-        }
-        while (l->cursor >= 0 && n < CM_BATCH_CAP) {
-            int64_t r = l->cursor;
-            l->cursor = t->next[r];
-            uint32_t pos;
-            const CmBatch *b = row_batch(t, r, &pos);
-            if (s->n_keys == 0 || (t->hashes[r] == l->hashes[l->row] && keys_equal(s, in, p, b, pos))) {
-                l->pair_row[n] = (uint32_t)l->row;
-                l->pair_build[n] = r;
-                n++;
+    if (s->n_keys == 0) {
+        /* A nested loop pairs each probe row with every build row in turn,
+         * probe row by probe row: the order a cross join is expected in. */
+        for (; l->live_pos < l->n_live && n < CM_BATCH_CAP; l->live_pos++) {
+            int i = l->live[l->live_pos];
+            for (; l->cur[i] >= 0 && n < CM_BATCH_CAP; l->cur[i] = t->next[l->cur[i]]) {
+                l->pair_row[n] = (uint32_t)i;
+                l->pair_build[n++] = l->cur[i];
+            }
+            if (l->cur[i] >= 0) {
+                break;
             }
         }
-        if (l->cursor < 0) {
-            l->row++;
-            l->cursor = -2;
+        return n;
+    }
+    while (l->n_live > 0 && n < CM_BATCH_CAP) {
+        int j = l->live_pos, kept = l->live_kept;
+        for (; j < l->n_live && n < CM_BATCH_CAP; j++) {
+            int i = l->live[j];
+            int64_t r = l->cur[i];
+            bool match;
+            if (int_path) {
+                match = t->int_key[r] == l->key[i];
+            } else {
+                match = false;
+                if (t->hashes[r] == l->hashes[i]) {
+                    uint32_t pos;
+                    const CmBatch *b = row_batch(t, r, &pos);
+                    match = keys_equal(s, in, cm_batch_pos(in, i), b, pos);
+                }
+            }
+            if (match) {
+                l->pair_row[n] = (uint32_t)i;
+                l->pair_build[n++] = r;
+            }
+            l->cur[i] = t->next[r];
+            l->live[kept] = i;
+            kept += l->cur[i] >= 0;
         }
+        if (j < l->n_live) {
+            l->live_pos = j;
+            l->live_kept = kept;
+            return n;
+        }
+        l->n_live = kept;
+        l->live_pos = l->live_kept = 0;
     }
     return n;
 }
@@ -470,21 +510,24 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
     if (!l->active) {
         l->active = true;
         l->phase = 0;
-        l->row = 0;
-        l->cursor = -2;
+        l->started = false;
         memset(l->probe_matched, 0, (size_t)in->n_rows);
         ex_hash_keys(in, s->n_keys, s->probe_keys, l->hashes);
     }
     if (l->phase == 0) {
         int n = gather_pairs(s, l, in);
         if (n > 0) {
-            assemble(s, l, in, n);
+            bool emits = s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT ||
+                         s->type == EX_JOIN_FULL;
+            /* Semi, anti and mark joins only need the pairs' rows to check a
+             * residual; without one the matched flags are all they need. */
+            if (emits || s->residual != NULL) {
+                assemble(s, l, in, n);
+            }
             if (match_pairs(s, l, n, err) != CM_OK) {
                 l->active = false;
                 return EX_NEED_INPUT;
             }
-            bool emits = s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT ||
-                         s->type == EX_JOIN_FULL;
             *out = emits && l->out.n_rows > 0 ? &l->out : NULL;
             return EX_HAVE_MORE;
         }
