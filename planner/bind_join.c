@@ -506,15 +506,102 @@ static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
     return n;
 }
 
+/* The base table behind column `col` of a leaf's node (through filters and
+ * column projections) and that table's column in *tcol, or NULL. */
+static const StTable *base_column(const PlNode *n, int col, int *tcol)
+{
+    for (;;) {
+        if (n->kind == PL_GET) {
+            *tcol = n->col_ids[col];
+            return n->table;
+        }
+        if (n->kind == PL_PROJECT && n->exprs[col]->kind == EX_E_COLUMN) {
+            col = n->exprs[col]->col;
+        } else if (n->kind != PL_FILTER) {
+            return NULL;
+        }
+        n = n->child;
+    }
+}
+
+/* True when the clause columns cols[0..n), all of leaf i, hold every column
+ * of the primary key of the table behind it; *rows is that table's size. */
+static bool covers_key(const JoinSet *js, int i, const int *cols, int n, double *rows)
+{
+    const Leaf *l = &js->leaves[i];
+    const StTable *t = NULL;
+    int tcols[MAX_TERMS];
+    for (int k = 0; k < n; k++) {
+        const StTable *tk = base_column(l->node, cols[k] - l->offset, &tcols[k]);
+        if (tk == NULL || (t != NULL && tk != t)) {
+            return false;
+        }
+        t = tk;
+    }
+    int n_key = 0;
+    for (int c = 0; t != NULL && c < t->n_cols; c++) {
+        if (!t->cols[c].primary_key) {
+            continue;
+        }
+        bool in = false;
+        for (int k = 0; k < n && !in; k++) {
+            in = tcols[k] == c;
+        }
+        if (!in) {
+            return false;
+        }
+        n_key++;
+    }
+    *rows = t != NULL ? (double)t->n_rows : 0;
+    return n_key > 0;
+}
+
+/* About the share of the streaming rows that survive joining leaf i next.
+ * When the equalities cover i's primary key, each streaming row meets at most
+ * one row of i: the share is the part of i's key space present after its
+ * conditions, sel[i] x |i| / |key space|, where the key space is i's table, or
+ * a joined table whose own key the equalities cover too (store_sales to
+ * store_returns on ticket and item: a tenth of the sales have a return).
+ * Otherwise the join may repeat rows and nothing is known: 1. */
+static double join_share(const JoinSet *js, uint64_t joined, int i, const double *sel)
+{
+    int lcols[MAX_TERMS], rcols[MAX_TERMS], n = 0;
+    for (int c = 0; c < js->n_conj && n < MAX_TERMS; c++) {
+        if (!js->used[c] && is_key(js, c, joined, (uint64_t)1 << i, &lcols[n], &rcols[n])) {
+            n++;
+        }
+    }
+    double rows, space;
+    if (n == 0 || !covers_key(js, i, rcols, n, &rows) || rows <= 0) {
+        return 1;
+    }
+    space = rows;
+    for (int j = 0; j < js->n_leaves; j++) {
+        int mine[MAX_TERMS], m = 0;
+        double jrows;
+        for (int k = 0; k < n && (joined >> j) & 1; k++) {
+            const Leaf *l = &js->leaves[j];
+            if (lcols[k] >= l->offset && lcols[k] < l->offset + l->n_cols) {
+                mine[m++] = lcols[k];
+            }
+        }
+        if (m > 0 && covers_key(js, j, mine, m, &jrows) && jrows > space) {
+            space = jrows;
+        }
+    }
+    return sel[i] * rows / space;
+}
+
 /* The next leaf to join: one connected by an equality if any; among those
- * the one whose own conditions keep the smallest share of it (joined on its
- * key, it keeps about that share of the rows streaming through), then the
+ * the one keeping the smallest share of the streaming rows (join_share), then
+ * the one whose own conditions keep the smallest share of it, then the
  * smallest.  So a star join meets its most selective dimension first, and an
  * unfiltered dimension, which drops nothing, last. */
 static int pick_next(JoinSet *js, uint64_t joined, const double *est, const double *sel,
                      bool *connected)
 {
     int best = -1;
+    double best_share = 1;
     *connected = false;
     for (int i = 0; i < js->n_leaves; i++) {
         if (joined & ((uint64_t)1 << i)) {
@@ -527,12 +614,17 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
             conn = !js->used[c] && (is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc) ||
                                     is_expr_key(js, c, joined, (uint64_t)1 << i, &le, &re));
         }
+        double share = conn ? join_share(js, joined, i, sel) : 1;
         bool better = best < 0 || (conn && !*connected);
         if (!better && conn == *connected) {
-            better = sel[i] < sel[best] || (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best]);
+            better = share < best_share ||
+                     (share == best_share &&
+                      (sel[i] < sel[best] ||
+                       (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best])));
         }
         if (better) {
             best = i;
+            best_share = share;
             *connected = conn;
         }
     }

@@ -401,6 +401,23 @@ static CmStatus create_table(Stmt *st)
             return st->err->code;
         }
     }
+    /* A table-level PRIMARY KEY (a, b) marks its columns (the planner reads
+     * keys to order joins); NOT NULL is left as declared. */
+    for (const char *k = a->primary_key; k != NULL && *k != '\0';) {
+        const char *end = strchr(k, ',');
+        size_t len = end ? (size_t)(end - k) : strlen(k);
+        int found = -1;
+        for (int i = 0; i < n && found < 0; i++) {
+            found = strlen(cols[i].name) == len && strncmp(cols[i].name, k, len) == 0 ? i : -1;
+        }
+        if (found < 0) {
+            return cm_err_set(st->err, CM_BIND, a->src_off,
+                              "column '%.*s' of the PRIMARY KEY is not a column of '%s'",
+                              (int)len, k, a->name);
+        }
+        cols[found].primary_key = true;
+        k = end ? end + 1 : k + len;
+    }
     StTable *t = st_table_new(a->name, n, cols, st->err);
     if (t == NULL) {
         return st->err->code;
