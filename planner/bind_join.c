@@ -723,12 +723,12 @@ static PlNode *plan_joins(JoinSet *js)
         if (est[i] > est[first]) {
             first = i;
         }
-        sel[i] = 1; /* each condition on the leaf alone, priced as a FILTER is */
+        sel[i] = 1; /* the share of the leaf its own conditions keep */
         for (int k = 0; k < js->pushed[i]; k++) {
             sel[i] *= 0.25;
         }
         for (int c = 0; c < js->n_conj; c++) {
-            sel[i] *= js->mask[c] == (uint64_t)1 << i ? 0.25 : 1;
+            sel[i] *= js->mask[c] == (uint64_t)1 << i ? pl_selectivity(js->conj[c]) : 1;
         }
     }
     int *map = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));

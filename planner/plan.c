@@ -3,6 +3,8 @@
  */
 #include "planner/plan.h"
 
+#include <string.h>
+
 PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols)
 {
     PlNode *n = cm_arena_zalloc(a, sizeof *n);
@@ -21,12 +23,49 @@ PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols)
     return n;
 }
 
+/* From the form of the condition alone (there are no column statistics
+ * yet): an equality a tenth, a range bound a third, an OR the sum of its
+ * branches, an AND the product, NOT the rest, anything else a quarter.  What
+ * matters most is the ranking: d_year = 2001 reads as more selective than
+ * d_moy BETWEEN 4 AND 10, and both as more than no condition at all. */
+double pl_selectivity(const ExExpr *e)
+{
+    double s;
+    switch (e->kind) {
+    case EX_E_AND:
+        s = 1;
+        for (int i = 0; i < e->n_args; i++) {
+            s *= pl_selectivity(e->args[i]);
+        }
+        return s;
+    case EX_E_OR:
+        s = 0;
+        for (int i = 0; i < e->n_args; i++) {
+            s += pl_selectivity(e->args[i]);
+        }
+        return s < 1 ? s : 1;
+    case EX_E_FUNC:
+        if (strcmp(e->name, "=") == 0) {
+            return 0.1;
+        }
+        if (strcmp(e->name, "<") == 0 || strcmp(e->name, "<=") == 0 || strcmp(e->name, ">") == 0 ||
+            strcmp(e->name, ">=") == 0) {
+            return 1.0 / 3;
+        }
+        if (strcmp(e->name, "not") == 0 && e->n_args == 1) {
+            return 1 - pl_selectivity(e->args[0]);
+        }
+        return 0.25;
+    default: return 0.25;
+    }
+}
+
 double pl_estimate(const PlNode *n)
 {
     switch (n->kind) {
     case PL_GET: return (double)n->table->n_rows;
     case PL_VALUES: return n->n_rows;
-    case PL_FILTER: return pl_estimate(n->child) * 0.25;
+    case PL_FILTER: return pl_estimate(n->child) * pl_selectivity(n->pred);
     case PL_AGGREGATE: return n->n_keys == 0 ? 1 : pl_estimate(n->child) * 0.5;
     case PL_LIMIT: {
         double c = pl_estimate(n->child);

@@ -81,8 +81,11 @@ struct PlNode {
     PlNode **inputs;
 };
 
-/* Estimated output rows, from table sizes and fixed selectivities. */
+/* Estimated output rows, from table sizes and guessed selectivities. */
 double pl_estimate(const PlNode *n);
+
+/* A guess at the share of rows a boolean condition keeps. */
+double pl_selectivity(const ExExpr *e);
 
 /* A node of `kind` with room for n_cols output columns; NULL on OOM. */
 PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols);

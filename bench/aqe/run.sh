@@ -9,8 +9,9 @@
 #   skew        a partitioned join where one key holds half of the ROWS-row side
 #   misestimate a join whose build side is `p < 500 and q > 500` over two
 #               correlated columns of a ROWS-row table: each filter keeps half of
-#               the rows, together they keep 0.03%; the planner prices each at
-#               25% and treats them as independent (6.25%, ~45 MB), so it plans
+#               the rows, together they keep 0.03%; the planner prices each
+#               range bound at a third and treats them as independent (11%,
+#               ~80 MB), so it plans
 #               a partitioned join; adaptive makes it a broadcast join and the
 #               big side is never exchanged
 #   tiny        a GROUP BY whose 8 shuffle partitions hold a few rows each,
