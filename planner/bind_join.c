@@ -130,6 +130,31 @@ static bool contains(ExExpr *const *terms, int n, const ExExpr *e)
     return false;
 }
 
+/* An OR of ANDs as a table: terms[i][0..n_terms[i]) are the conditions
+ * ANDed in branch i. */
+typedef struct OrTerms {
+    int n_branch;
+    int n_terms[MAX_TERMS];
+    ExExpr *terms[MAX_TERMS][MAX_TERMS];
+} OrTerms;
+
+/* False when e is not an OR, or has more branches or terms than fit. */
+static bool or_terms(ExExpr *e, OrTerms *t)
+{
+    ExExpr *branch[MAX_TERMS];
+    t->n_branch = 0;
+    if (e->kind != EX_E_OR || !flatten(e, EX_E_OR, branch, &t->n_branch)) {
+        return false;
+    }
+    for (int i = 0; i < t->n_branch; i++) {
+        t->n_terms[i] = 0;
+        if (!flatten(branch[i], EX_E_AND, t->terms[i], &t->n_terms[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool add_conjuncts(JoinSet *js, ExExpr *e);
 
 /* (A AND B) OR (A AND C) is A AND (B OR C): conditions common to every branch
@@ -139,19 +164,12 @@ static bool add_conjuncts(JoinSet *js, ExExpr *e);
 static bool factor_or(JoinSet *js, ExExpr *e, bool *done)
 {
     *done = false;
-    ExExpr *branch[MAX_TERMS];
-    int n_branch = 0;
-    if (e->kind != EX_E_OR || !flatten(e, EX_E_OR, branch, &n_branch)) {
+    OrTerms ot;
+    if (!or_terms(e, &ot)) {
         return true;
     }
-    ExExpr *terms[MAX_TERMS][MAX_TERMS];
-    int n_terms[MAX_TERMS];
-    for (int i = 0; i < n_branch; i++) {
-        n_terms[i] = 0;
-        if (!flatten(branch[i], EX_E_AND, terms[i], &n_terms[i])) {
-            return true;
-        }
-    }
+    int n_branch = ot.n_branch, *n_terms = ot.n_terms;
+    ExExpr *(*terms)[MAX_TERMS] = ot.terms;
     ExExpr *common[MAX_TERMS];
     int n_common = 0;
     for (int t = 0; t < n_terms[0]; t++) {
@@ -217,19 +235,12 @@ static bool append_conjunct(JoinSet *js, ExExpr *e, uint64_t mask)
  * The OR itself stays (it still has to be checked across the leaves). */
 static bool derive_from_or(JoinSet *js, ExExpr *e, uint64_t mask)
 {
-    ExExpr *branch[MAX_TERMS];
-    int n_branch = 0;
-    if (!flatten(e, EX_E_OR, branch, &n_branch)) {
+    OrTerms ot;
+    if (!or_terms(e, &ot)) {
         return true;
     }
-    ExExpr *terms[MAX_TERMS][MAX_TERMS];
-    int n_terms[MAX_TERMS];
-    for (int i = 0; i < n_branch; i++) {
-        n_terms[i] = 0;
-        if (!flatten(branch[i], EX_E_AND, terms[i], &n_terms[i])) {
-            return true;
-        }
-    }
+    int n_branch = ot.n_branch, *n_terms = ot.n_terms;
+    ExExpr *(*terms)[MAX_TERMS] = ot.terms;
     for (int l = 0; l < js->n_leaves; l++) {
         uint64_t bit = (uint64_t)1 << l;
         if (!(mask & bit)) {
