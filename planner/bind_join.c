@@ -26,6 +26,7 @@
 
 typedef struct Leaf {
     PlNode *node;
+    PlNode *orig;      /* node before conditions with subqueries were pushed into it, or NULL */
     int offset;        /* first column in the clause's scope */
     int n_cols;
 } Leaf;
@@ -934,9 +935,11 @@ static bool split_where(JoinSet *js, const PsExpr *e, const PsExpr **deferred, i
 /* The conditions asts[0..n), which hold subqueries, applied to n (whose
  * columns are `scope`): each subquery joins its result on, the filter runs,
  * and the extra columns are dropped.  js is the FROM clause n joins, or NULL
- * when n is one of its tables. */
-static PlNode *filter_with(PlBinder *b, PlNode *n, const PlScope *scope, const JoinSet *js,
-                           const PsExpr **asts, int n_asts)
+ * when n is one of its tables.  A correlated subquery takes its outer values
+ * from base (n, or what n filters: a superset of n's values is enough), so
+ * the subqueries already in n are not planned again inside it. */
+static PlNode *filter_with(PlBinder *b, PlNode *n, PlNode *base, const PlScope *scope,
+                           const JoinSet *js, const PsExpr **asts, int n_asts)
 {
     PlScope sc = {.n = scope->n};
     sc.cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(scope->n + 1));
@@ -947,8 +950,8 @@ static PlNode *filter_with(PlBinder *b, PlNode *n, const PlScope *scope, const J
         memcpy(sc.cols, scope->cols, sizeof(PlScopeCol) * (size_t)scope->n);
     }
     PlNode *input = n;
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = n, .js = js,
-                     .clause = "WHERE"};
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = base,
+                     .js = js, .clause = "WHERE"};
     ExExpr *pred = NULL;
     for (int i = 0; i < n_asts; i++) {
         ExExpr *e = pl_bind_expr(&ctx, asts[i]);
@@ -1029,7 +1032,8 @@ static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
         }
         Leaf *l = &js->leaves[leaf];
         PlScope sc = {.n = l->n_cols, .cols = js->cols + l->offset};
-        PlNode *f = filter_with(js->b, l->node, &sc, NULL, &deferred[i], 1);
+        l->orig = l->orig ? l->orig : l->node;
+        PlNode *f = filter_with(js->b, l->node, l->orig, &sc, NULL, &deferred[i], 1);
         if (f == NULL) {
             return -1;
         }
@@ -1091,7 +1095,7 @@ PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where,
     PlNode *n = plan_joins(js);
     if (n != NULL && n_deferred > 0) {
         PlScope whole = {.n = js->n_cols, .cols = js->cols};
-        n = filter_with(b, n, &whole, js, deferred, n_deferred);
+        n = filter_with(b, n, n, &whole, js, deferred, n_deferred);
     }
     sc->n = js->n_cols;
     sc->cols = js->cols;
@@ -1131,5 +1135,6 @@ PlNode *pl_join_leaf_of(const JoinSet *js, const int *cols, int n, int *local)
         }
         leaf = found;
     }
-    return leaf >= 0 ? js->leaves[leaf].node : NULL;
+    /* Before any pushed subquery condition: those are not planned again. */
+    return leaf < 0 ? NULL : js->leaves[leaf].orig ? js->leaves[leaf].orig : js->leaves[leaf].node;
 }

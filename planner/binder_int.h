@@ -122,7 +122,8 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **args, int n, int64_
 ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r);
 ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r);
 
-/* The table (leaf) of a FROM clause holding every one of the scope columns
+/* The table (leaf) of a FROM clause, as it was before any subquery condition
+ * was pushed into it, holding every one of the scope columns
  * cols[0..n) (renumbered into the leaf's own columns in `local`), or NULL when
  * they span several. */
 PlNode *pl_join_leaf_of(const struct JoinSet *js, const int *cols, int n, int *local);
