@@ -5,8 +5,10 @@
  * Design: the build side is read from its shuffle into an ExResult (compacted
  * batches) and indexed by chains: heads[hash & mask] -> first row, next[row]
  * -> following row, in build order.  Rows with a NULL key are stored (an outer
- * join still returns them) but never chained.  Broadcast: one table, built by
- * the first task under the op lock and shared read-only.  Partitioned: each
+ * join still returns them) but never chained.  Broadcast: one table, shared
+ * read-only, built by the tasks that start while it is being built (each
+ * decodes whole maps of the build shuffle; the last indexes, in map order;
+ * see shared_table).  Partitioned: each
  * task builds its own from its partition, so FULL joins can track which build
  * rows matched without locks.
  * Probing an input batch runs in two phases: candidate pairs (probe row,
@@ -40,6 +42,13 @@ typedef struct JoinGlobal {
     bool built;
     CmErr err;           /* the build's error, repeated to every task */
     JoinTable table;
+    /* the broadcast build, shared by the tasks that arrive while it runs:
+     * each reads whole maps of the build shuffle into parts[map]; the one
+     * that reads the last indexes them all, in map order */
+    bool started;
+    int n_maps, next_map, maps_done;
+    JoinTable *parts;
+    CmCond built_cond;   /* broadcast when built */
 } JoinGlobal;
 
 typedef struct JoinLocal {
@@ -200,10 +209,11 @@ static CmBatch *new_batch(const ExJoinSpec *s, JoinTable *t, CmErr *err)
     return b;
 }
 
-/* Reads the build partitions [p0, p1): each shuffle block is decoded straight
- * into a batch the table keeps, so build rows are never copied again. */
-static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                            CmErr *err)
+/* Reads the build partitions [p0, p1) of maps [b0, b1) (b1 < 0: all maps):
+ * each shuffle block is decoded straight into a batch the table keeps, so
+ * build rows are never copied again. */
+static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
+                             CmErr *err)
 {
     ShShuffle *sh = *s->build;
     if (sh != NULL && b1 < 0) {
@@ -228,9 +238,12 @@ static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, i
     if (r != NULL) {
         sh_reader_close(r);
     }
-    if (err->code != CM_OK) {
-        return err->code;
-    }
+    return err->code;
+}
+
+/* Indexes the rows read (and for FULL joins, their matched flags). */
+static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+{
     if (s->type == EX_JOIN_FULL) {
         t->matched = cm_calloc((size_t)(t->n_rows ? t->n_rows : 1), 1);
         if (t->matched == NULL) {
@@ -238,6 +251,38 @@ static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, i
         }
     }
     return index_rows(s, t, err);
+}
+
+static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
+                            CmErr *err)
+{
+    if (read_batches(s, t, p0, p1, b0, b1, err) != CM_OK) {
+        return err->code;
+    }
+    return finish_table(s, t, err);
+}
+
+/* Moves the batches of `part` to the end of t's; false on OOM. */
+static bool take_batches(JoinTable *t, JoinTable *part)
+{
+    if (t->n_batches + part->n_batches > t->cap_batches) {
+        int cap = (t->n_batches + part->n_batches) * 2 + 8;
+        CmBatch **b = cm_realloc(t->batches, sizeof(CmBatch *) * (size_t)cap);
+        if (b == NULL) {
+            return false;
+        }
+        t->batches = b;
+        t->cap_batches = cap;
+    }
+    if (part->n_batches > 0) {
+        memcpy(t->batches + t->n_batches, part->batches, sizeof(CmBatch *) * (size_t)part->n_batches);
+    }
+    t->n_batches += part->n_batches;
+    t->n_rows += part->n_rows;
+    part->n_batches = 0;
+    cm_free(part->batches);
+    part->batches = NULL;
+    return true;
 }
 
 /* ---- output assembly --------------------------------------------------------------- */
@@ -572,6 +617,7 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
         return cm_err_set(err, CM_OOM, -1, "out of memory");
     }
     cm_err_init(&g->err);
+    cm_cond_init(&g->built_cond);
     op->global = g;
     return CM_OK;
 }
@@ -580,6 +626,11 @@ static void join_global_fini(ExOp *op)
 {
     JoinGlobal *g = op->global;
     table_free(&g->table);
+    for (int m = 0; g->parts != NULL && m < g->n_maps; m++) {
+        table_free(&g->parts[m]);
+    }
+    cm_free(g->parts);
+    cm_cond_fini(&g->built_cond);
     cm_free(g);
 }
 
@@ -622,16 +673,62 @@ static void publish_range(const ExJoinSpec *s, const JoinTable *t, ExRangeFilter
     rf->ready = true;
 }
 
+/* The last part read: every part joins the table in map order (so the
+ * build order, and with it the order of matches, does not depend on which
+ * task read what), then the table is indexed.  Called under the op lock. */
+static void finish_shared(const ExJoinSpec *s, JoinGlobal *g)
+{
+    for (int m = 0; m < g->n_maps && g->err.code == CM_OK; m++) {
+        if (!take_batches(&g->table, &g->parts[m])) {
+            cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
+        }
+    }
+    if (g->err.code == CM_OK) {
+        finish_table(s, &g->table, &g->err);
+    }
+    if (g->err.code == CM_OK && s->range_out != NULL && int_keyed(s)) {
+        publish_range(s, &g->table, s->range_out);
+    }
+    g->built = true;
+}
+
+/* The broadcast table, built once for all tasks.  Every task that asks while
+ * it is being built helps: it takes the next map of the build shuffle not
+ * yet taken and decodes it outside the lock, and waits once none is left.
+ * The task that reads the last map indexes the table. */
 static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
 {
     JoinGlobal *g = op->global;
+    ShShuffle *sh = *s->build;
     cm_mutex_lock(&op->lock);
-    if (!g->built) {
-        ShShuffle *sh = *s->build;
-        table_build(s, &g->table, 0, sh ? sh_shuffle_n_parts(sh) : 0, 0, -1, &g->err);
-        g->built = true;
-        if (g->err.code == CM_OK && s->range_out != NULL && int_keyed(s)) {
-            publish_range(s, &g->table, s->range_out);
+    if (!g->started) {
+        g->started = true;
+        g->n_maps = sh ? sh_shuffle_n_maps(sh) : 0;
+        g->parts = cm_calloc((size_t)(g->n_maps > 0 ? g->n_maps : 1), sizeof(JoinTable));
+        if (g->parts == NULL) {
+            cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
+            g->built = true;
+        } else if (g->n_maps == 0) {
+            finish_shared(s, g);
+        }
+    }
+    while (!g->built) {
+        if (g->next_map < g->n_maps) {
+            int m = g->next_map++;
+            cm_mutex_unlock(&op->lock);
+            CmErr e;
+            cm_err_init(&e);
+            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &e);
+            cm_mutex_lock(&op->lock);
+            if (e.code != CM_OK && g->err.code == CM_OK) {
+                g->err = e;
+            }
+            if (++g->maps_done == g->n_maps) {
+                finish_shared(s, g);
+                cm_cond_broadcast(&g->built_cond);
+            }
+        } else {
+            cm_cond_wait(&g->built_cond, &op->lock);
         }
     }
     cm_mutex_unlock(&op->lock);
