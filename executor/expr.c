@@ -24,7 +24,7 @@ struct ExExprState {
     ExExprState **children;
     CmArena heap;           /* strings made by this node, reset per evaluation */
     bool has_vec;
-    bool const_filled;      /* CONST: vec holds the value at every position */
+    int const_filled;       /* CONST: vec holds the value at positions [0, const_filled) */
     uint32_t *sel_a, *sel_b; /* CASE: the rows still open, and those a branch took */
 };
 
@@ -90,16 +90,39 @@ void ex_expr_state_free(ExExprState *st)
     cm_free(st);
 }
 
-/* A constant's vector is filled once, at every position a batch can use: no
- * consumer writes into an expression's output, so later batches read it as
- * it is. */
-static void fill_const(ExExprState *st)
+/* A constant's vector is filled once per position: nothing writes into an
+ * expression's output, so positions filled for one batch stay right for the
+ * next, and each batch fills only the positions past any batch before it
+ * (a recursive CTE or a short query makes new states all the time, and most
+ * of their batches are small). */
+static void fill_const(ExExprState *st, const CmBatch *in)
 {
-    st->vec.validity = NULL;
-    for (uint32_t p = 0; p < CM_BATCH_CAP; p++) {
-        cm_vec_set_value(&st->vec, p, &st->e->value);
+    int need = in->n_rows;
+    if (in->sel != NULL) {
+        need = 0;
+        for (int i = 0; i < in->n_rows; i++) {
+            need = (int)in->sel[i] >= need ? (int)in->sel[i] + 1 : need;
+        }
     }
-    st->const_filled = true;
+    if (need <= st->const_filled) {
+        return;
+    }
+    CmVec *v = &st->vec;
+    const CmValue *val = &st->e->value;
+    if (st->const_filled == 0) {
+        v->validity = NULL;
+        cm_vec_set_value(v, 0, val);
+        st->const_filled = 1;
+    }
+    size_t w = cm_type_width(v->type);
+    for (int p = st->const_filled; p < need; p++) {
+        if (val->is_null) {
+            cm_vec_set_null(v, (uint32_t)p);
+        } else {
+            memcpy((char *)v->data + w * (size_t)p, v->data, w);
+        }
+    }
+    st->const_filled = need;
 }
 
 /* AND/OR of children none of which has a NULL: plain bitwise logic. */
@@ -233,9 +256,7 @@ const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
         return &st->view;
     }
     if (e->kind == EX_E_CONST) {
-        if (!st->const_filled) {
-            fill_const(st);
-        }
+        fill_const(st, in);
         return &st->vec;
     }
     if (e->kind == EX_E_CASE) {
