@@ -144,6 +144,13 @@ void cm_pool_run(CmPool *pool, int n_tasks, CmTaskFn fn, void *arg)
     if (n_tasks <= 0) {
         return;
     }
+    if (n_tasks == 1) {
+        /* Waking the workers for one task costs more than the task when it is
+         * small (a recursive CTE runs a few one-task stages per round); the
+         * caller runs it, as the worker it would have been anyway. */
+        fn(arg, 0, pool->n_threads - 1);
+        return;
+    }
     cm_mutex_lock(&pool->lock);
     pool->fn = fn;
     pool->arg = arg;
