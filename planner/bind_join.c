@@ -46,6 +46,7 @@ struct JoinSet {
     int n_on;
     const PsExpr *on[MAX_CONJ]; /* ON conditions, bound once all leaves are known */
     int pushed[MAX_LEAVES];     /* conditions with subqueries applied to the leaf */
+    int host[MAX_LEAVES];       /* plan_joins: the leaf a satellite joins into, or -1 */
 };
 
 static void *oom(PlBinder *b)
@@ -616,7 +617,7 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
     double best_share = 1;
     *connected = false;
     for (int i = 0; i < js->n_leaves; i++) {
-        if (joined & ((uint64_t)1 << i)) {
+        if ((joined & ((uint64_t)1 << i)) || js->host[i] >= 0) {
             continue;
         }
         bool conn = false;
@@ -643,10 +644,71 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
     return best;
 }
 
+/* Satellite `sat` joined into its host's node `leaf` (filtered, its columns
+ * at map positions from base): the two become one build side, sat's columns
+ * after the host's, at map positions from base + leaf->n_cols as if they
+ * were one leaf.  The equalities between the two are the keys, their other
+ * conditions a residual. */
+static PlNode *join_satellite(JoinSet *js, PlNode *leaf, int host, int sat, int *map, int base)
+{
+    PlBinder *b = js->b;
+    PlNode *sn = filtered_leaf(js, sat, map, base + leaf->n_cols);
+    PlNode *j = sn ? pl_node_new(b->arena, PL_JOIN, leaf->n_cols + sn->n_cols) : NULL;
+    int *local = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+    if (j == NULL || local == NULL) {
+        return sn ? oom(b) : NULL;
+    }
+    j->child = leaf;
+    j->right = sn;
+    j->join_type = EX_JOIN_INNER;
+    memcpy(j->types, leaf->types, sizeof(CmType) * (size_t)leaf->n_cols);
+    memcpy(j->types + leaf->n_cols, sn->types, sizeof(CmType) * (size_t)sn->n_cols);
+    memcpy(j->names, leaf->names, sizeof(char *) * (size_t)leaf->n_cols);
+    memcpy(j->names + leaf->n_cols, sn->names, sizeof(char *) * (size_t)sn->n_cols);
+    j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
+    j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
+    if (j->left_keys == NULL || j->right_keys == NULL) {
+        return oom(b);
+    }
+    /* Positions inside the pair; only the host's and sat's columns are read. */
+    for (int c = 0; c < js->n_cols; c++) {
+        local[c] = map[c] - base;
+    }
+    uint64_t hb = (uint64_t)1 << host, sb = (uint64_t)1 << sat;
+    for (int c = 0; c < js->n_conj; c++) {
+        int lc, rc;
+        if (js->used[c] || js->mask[c] != (hb | sb)) {
+            continue;
+        }
+        js->used[c] = true;
+        if (is_key(js, c, hb, sb, &lc, &rc)) {
+            j->left_keys[j->n_join_keys] = local[lc];
+            j->right_keys[j->n_join_keys++] = local[rc] - leaf->n_cols;
+            continue;
+        }
+        ExExpr *r = remap(b, js->conj[c], local);
+        j->residual = r && j->residual ? pl_make_and(b, j->residual, r) : r;
+        if (j->residual == NULL) {
+            return NULL;
+        }
+    }
+    return j;
+}
+
+/* The leaf and its satellites, as bits. */
+static uint64_t group_of(const JoinSet *js, int leaf)
+{
+    uint64_t g = (uint64_t)1 << leaf;
+    for (int f = 0; f < js->n_leaves; f++) {
+        g |= js->host[f] == leaf ? (uint64_t)1 << f : 0;
+    }
+    return g;
+}
+
 static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, int *map)
 {
     PlBinder *b = js->b;
-    uint64_t bit = (uint64_t)1 << next, all = joined | bit;
+    uint64_t bit = group_of(js, next), all = joined | bit;
     /* Equalities of expressions (a.k = b.k + 1, an INTEGER against a BIGINT
      * through a cast) become keys too: each side computes its expression as
      * an extra column, which the clause's final projection drops.  Without
@@ -669,6 +731,11 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
         return NULL;
     }
     PlNode *leaf = filtered_leaf(js, next, map, cur->n_cols);
+    for (int f = 0; leaf != NULL && f < js->n_leaves; f++) {
+        if (js->host[f] == next) {
+            leaf = join_satellite(js, leaf, next, f, map, cur->n_cols);
+        }
+    }
     int leaf_base = leaf ? leaf->n_cols : 0;
     if (leaf != NULL && n_x > 0) {
         const Leaf *lf = &js->leaves[next];
@@ -724,6 +791,46 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
     return j;
 }
 
+/* A satellite is a filtered leaf whose joins all go to one other leaf, its
+ * host, other than the streaming one (TPC-DS's d3 of catalog_sales in q17
+ * and q25).  It is joined into its host before the host meets the stream,
+ * so the host's build side is filtered by it instead of carrying all its
+ * rows (1.4M of catalog_sales, where the dates keep a tenth).  A satellite
+ * of a satellite is left a plain leaf. */
+static void find_satellites(JoinSet *js, int first, const double *sel)
+{
+    for (int f = 0; f < js->n_leaves; f++) {
+        js->host[f] = -1;
+    }
+    for (int f = 0; f < js->n_leaves; f++) {
+        uint64_t fb = (uint64_t)1 << f, nb = 0;
+        if (f == first || sel[f] >= 1) {
+            continue;
+        }
+        for (int c = 0; c < js->n_conj; c++) {
+            nb |= (js->mask[c] & fb) && js->mask[c] != fb ? js->mask[c] & ~fb : 0;
+        }
+        if (nb == 0 || (nb & (nb - 1)) != 0 || (nb >> first) & 1) {
+            continue;
+        }
+        bool key = false;
+        for (int c = 0; c < js->n_conj && !key; c++) {
+            int lc, rc;
+            key = js->mask[c] == (fb | nb) && is_key(js, c, nb, fb, &lc, &rc);
+        }
+        int h = 0;
+        while (!((nb >> h) & 1)) {
+            h++;
+        }
+        js->host[f] = key ? h : -1;
+    }
+    for (int f = 0; f < js->n_leaves; f++) {
+        if (js->host[f] >= 0 && js->host[js->host[f]] >= 0) {
+            js->host[f] = -1;
+        }
+    }
+}
+
 /* Orders the inner joins of the set and restores the clause's column order. */
 static PlNode *plan_joins(JoinSet *js)
 {
@@ -743,17 +850,23 @@ static PlNode *plan_joins(JoinSet *js)
             sel[i] *= js->mask[c] == (uint64_t)1 << i ? pl_selectivity(js->conj[c]) : 1;
         }
     }
+    find_satellites(js, first, sel);
     int *map = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
     if (map == NULL) {
         return oom(b);
     }
     PlNode *cur = filtered_leaf(js, first, map, 0);
     uint64_t joined = (uint64_t)1 << first;
-    for (int k = 1; k < js->n_leaves && cur != NULL; k++) {
+    uint64_t every = js->n_leaves == 64 ? ~(uint64_t)0 : ((uint64_t)1 << js->n_leaves) - 1;
+    while (joined != every && cur != NULL) {
         bool connected;
         int next = pick_next(js, joined, est, sel, &connected);
+        if (next < 0) {
+            cm_err_set(b->err, CM_INTERNAL, -1, "join order: a table was left out");
+            return NULL;
+        }
         cur = join_leaf(js, cur, joined, next, map);
-        joined |= (uint64_t)1 << next;
+        joined |= group_of(js, next);
     }
     for (int c = 0; c < js->n_conj && cur != NULL; c++) {
         if (!js->used[c]) { /* conditions on no table at all */
