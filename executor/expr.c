@@ -94,16 +94,11 @@ void ex_expr_state_free(ExExprState *st)
  * expression's output, so positions filled for one batch stay right for the
  * next, and each batch fills only the positions past any batch before it
  * (a recursive CTE or a short query makes new states all the time, and most
- * of their batches are small). */
+ * of their batches are small and dense). */
 static void fill_const(ExExprState *st, const CmBatch *in)
 {
-    int need = in->n_rows;
-    if (in->sel != NULL) {
-        need = 0;
-        for (int i = 0; i < in->n_rows; i++) {
-            need = (int)in->sel[i] >= need ? (int)in->sel[i] + 1 : need;
-        }
-    }
+    /* A selection may point anywhere in the batch: fill it all, once. */
+    int need = in->sel != NULL ? CM_BATCH_CAP : in->n_rows;
     if (need <= st->const_filled) {
         return;
     }
@@ -125,20 +120,36 @@ static void fill_const(ExExprState *st, const CmBatch *in)
     st->const_filled = need;
 }
 
-/* AND/OR of children none of which has a NULL: plain bitwise logic. */
-static void eval_logic_valid(bool is_and, const CmBatch *in, const CmVec *const *args, int n,
-                             uint8_t *r)
+/* AND/OR of children none of which has a NULL: plain bitwise logic, a
+ * child at a time, contiguous when there is no selection (the compiler
+ * vectorizes those loops). */
+static void eval_logic_valid(bool is_and, const CmBatch *in, const CmVec *const *args, int n_args,
+                             uint8_t *restrict r)
 {
-    const uint8_t *a0 = args[0]->data;
-    for (int i = 0; i < in->n_rows; i++) {
-        uint32_t p = cm_batch_pos(in, i);
-        r[p] = a0[p] != 0;
-    }
-    for (int a = 1; a < n; a++) {
-        const uint8_t *x = args[a]->data;
-        for (int i = 0; i < in->n_rows; i++) {
-            uint32_t p = cm_batch_pos(in, i);
-            r[p] = is_and ? (uint8_t)(r[p] & (x[p] != 0)) : (uint8_t)(r[p] | (x[p] != 0));
+    const int n = in->n_rows;
+    const uint32_t *sel = in->sel;
+    for (int a = 0; a < n_args; a++) {
+        const uint8_t *restrict x = args[a]->data;
+        if (sel == NULL) {
+            if (a == 0) {
+                for (int i = 0; i < n; i++) {
+                    r[i] = x[i] != 0;
+                }
+            } else if (is_and) {
+                for (int i = 0; i < n; i++) {
+                    r[i] &= x[i] != 0;
+                }
+            } else {
+                for (int i = 0; i < n; i++) {
+                    r[i] |= x[i] != 0;
+                }
+            }
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            uint32_t p = sel[i];
+            uint8_t v = x[p] != 0;
+            r[p] = a == 0 ? v : is_and ? (uint8_t)(r[p] & v) : (uint8_t)(r[p] | v);
         }
     }
 }
