@@ -205,8 +205,10 @@ CMP_KERNELS(u8, uint8_t, NUM_CMP)
  * may hold no string at all. */
 #define STR_KERNEL(NAME, TEST)                                                                \
     CHECKED_BINARY(NAME, CmStr, CmStr, uint8_t, r[p] = (uint8_t)(STR_CMP(a[p], b[p]) TEST);)
-STR_KERNEL(eq_str, == 0)
-STR_KERNEL(ne_str, != 0)
+/* Equality needs no order: lengths and 4-byte prefixes settle most pairs
+ * without reaching the bytes. */
+CHECKED_BINARY(eq_str, CmStr, CmStr, uint8_t, r[p] = cm_str_eq(&a[p], &b[p]);)
+CHECKED_BINARY(ne_str, CmStr, CmStr, uint8_t, r[p] = !cm_str_eq(&a[p], &b[p]);)
 STR_KERNEL(lt_str, < 0)
 STR_KERNEL(le_str, <= 0)
 STR_KERNEL(gt_str, > 0)
