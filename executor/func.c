@@ -362,6 +362,19 @@ static int cmp_index(const char *name)
     return -1;
 }
 
+/* A DECIMAL argument already at the scale its kernel reads is taken as it is:
+ * the kernels read raw int64 values, which the precision does not change, so
+ * a DECIMAL(7,2) column meets 100.00 or another DECIMAL(x,2) with no cast. */
+static void keep_decimal_scale(const CmType *t, ExFuncMatch *m)
+{
+    for (int i = 0; i < 2; i++) {
+        if (t[i].id == CM_T_DECIMAL && m->arg_types[i].id == CM_T_DECIMAL &&
+            t[i].scale == m->arg_types[i].scale) {
+            m->arg_types[i] = t[i];
+        }
+    }
+}
+
 static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatch *m, CmErr *err)
 {
     CmType c;
@@ -386,23 +399,27 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     m->kernel = set->k[op];
     m->arg_types[0] = m->arg_types[1] = c;
     m->result = cm_type_make(CM_T_BOOL);
+    keep_decimal_scale(t, m);
     return CM_OK;
 }
 
 static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *m)
 {
     int sa = a.id == CM_T_DECIMAL ? a.scale : 0, sb = b.id == CM_T_DECIMAL ? b.scale : 0;
+    CmType t[2] = {a, b};
     if (op == '*' && sa + sb <= 18) {
         m->arg_types[0] = cm_type_decimal(18, sa);
         m->arg_types[1] = cm_type_decimal(18, sb);
         m->result = cm_type_decimal(18, sa + sb);
         m->kernel = mul_dec;
+        keep_decimal_scale(t, m);
         return CM_OK;
     }
     if (op == '+' || op == '-') {
         int s = sa > sb ? sa : sb;
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_decimal(18, s);
         m->kernel = op == '+' ? add_dec : sub_dec;
+        keep_decimal_scale(t, m);
         return CM_OK;
     }
     /* Division, modulo and products too wide for 18 digits go through DOUBLE. */

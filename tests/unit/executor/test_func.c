@@ -79,12 +79,14 @@ Test(ex_func, plus_with_decimal_keeps_the_larger_scale)
 {
     CmType d72 = cm_type_decimal(7, 2), d124 = cm_type_decimal(12, 4);
     CmType r2 = cm_type_decimal(18, 2), r4 = cm_type_decimal(18, 4);
-    expect_types(resolve2("+", I32, d72), r2, r2, r2);
-    expect_types(resolve2("+", d72, I64), r2, r2, r2);
-    expect_types(resolve2("-", d72, d124), r4, r4, r4);
+    /* A DECIMAL operand already at the kernel's scale is read as it is (the
+     * kernels read raw int64 values); the others are cast. */
+    expect_types(resolve2("+", I32, d72), r2, r2, d72);
+    expect_types(resolve2("+", d72, I64), r2, d72, r2);
+    expect_types(resolve2("-", d72, d124), r4, r4, d124);
     /* Products add the scales. */
-    expect_types(resolve2("*", d72, d124), cm_type_decimal(18, 6), r2, r4);
-    expect_types(resolve2("*", I64, d72), r2, cm_type_decimal(18, 0), r2);
+    expect_types(resolve2("*", d72, d124), cm_type_decimal(18, 6), d72, d124);
+    expect_types(resolve2("*", I64, d72), r2, cm_type_decimal(18, 0), d72);
     /* Division goes through DOUBLE. */
     expect_types(resolve2("/", d72, d124), F64, F64, F64);
 }
@@ -192,8 +194,10 @@ Test(ex_func, comparison_resolves_to_bool_over_the_common_type)
     expect_types(resolve2("=", I32, I64), BOOL, I64, I64);
     expect_types(resolve2("<", I32, F64), BOOL, F64, F64);
     expect_types(resolve2(">=", STR, DATE), BOOL, DATE, DATE);
-    expect_types(resolve2("<>", cm_type_decimal(5, 1), I32), BOOL, cm_type_decimal(18, 1),
+    expect_types(resolve2("<>", cm_type_decimal(5, 1), I32), BOOL, cm_type_decimal(5, 1),
                  cm_type_decimal(18, 1));
+    expect_types(resolve2("<", cm_type_decimal(7, 2), cm_type_decimal(12, 4)), BOOL,
+                 cm_type_decimal(18, 4), cm_type_decimal(12, 4));
     expect_types(resolve2("=", STR, STR), BOOL, STR, STR);
     expect_types(resolve2("=", NUL, NUL), BOOL, BOOL, BOOL);
 }
