@@ -255,6 +255,11 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         if ((uint64_t)(l->n_groups + 1) * 2 > l->mask + 1 && rehash(l, err) != CM_OK) {
             return err->code;
         }
+        /* With many groups the slots outgrow the cache and every row misses:
+         * the slot of a row a few ahead is fetched while this one is placed. */
+        if (i + 8 < in->n_rows) {
+            __builtin_prefetch(&l->slots[l->row_hash[i + 8] & l->mask]);
+        }
         uint32_t p = cm_batch_pos(in, i);
         uint64_t h = l->row_hash[i];
         uint32_t tag = (uint32_t)(h >> 32);
