@@ -27,6 +27,8 @@
 typedef struct Leaf {
     PlNode *node;
     PlNode *orig;      /* node before conditions with subqueries were pushed into it, or NULL */
+    const PsFrom *outer;  /* LEFT or RIGHT join this leaf is, or NULL */
+    int null_lo, null_hi; /* its columns [lo, hi) (leaf-relative) that may be NULL-extended */
     int offset;        /* first column in the clause's scope */
     int n_cols;
 } Leaf;
@@ -47,6 +49,8 @@ struct JoinSet {
     const PsExpr *on[MAX_CONJ]; /* ON conditions, bound once all leaves are known */
     int pushed[MAX_LEAVES];     /* conditions with subqueries applied to the leaf */
     int host[MAX_LEAVES];       /* plan_joins: the leaf a satellite joins into, or -1 */
+    int n_as_inner;
+    const PsFrom *as_inner[MAX_LEAVES]; /* outer joins WHERE turns into inner ones */
 };
 
 static void *oom(PlBinder *b)
@@ -308,7 +312,7 @@ static bool bind_condition(JoinSet *js, const PsExpr *ast, const char *clause)
 
 /* ---- collecting leaves ----------------------------------------------------------------- */
 
-static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc);
+static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left);
 
 static bool add_leaf(JoinSet *js, PlNode *node, const PlScope *sc)
 {
@@ -390,10 +394,26 @@ static bool collect(JoinSet *js, const PsFrom *f)
     PlBinder *b = js->b;
     bool inner = f->kind == PS_FROM_JOIN &&
                  (f->join_type == PS_JOIN_INNER || f->join_type == PS_JOIN_CROSS);
+    for (int i = 0; i < js->n_as_inner && !inner; i++) {
+        inner = js->as_inner[i] == f;
+    }
     if (!inner) {
         PlScope sc;
-        PlNode *n = f->kind == PS_FROM_JOIN ? bind_outer(b, f, &sc) : pl_bind_from_item(b, f, &sc);
-        return n != NULL && add_leaf(js, n, &sc);
+        int n_left = 0;
+        PlNode *n = f->kind == PS_FROM_JOIN ? bind_outer(b, f, &sc, &n_left)
+                                            : pl_bind_from_item(b, f, &sc);
+        if (n == NULL || !add_leaf(js, n, &sc)) {
+            return false;
+        }
+        Leaf *l = &js->leaves[js->n_leaves - 1];
+        if (f->kind == PS_FROM_JOIN && f->join_type == PS_JOIN_LEFT) {
+            *l = (Leaf){.node = l->node, .offset = l->offset, .n_cols = l->n_cols, .outer = f,
+                        .null_lo = n_left, .null_hi = sc.n};
+        } else if (f->kind == PS_FROM_JOIN && f->join_type == PS_JOIN_RIGHT) {
+            *l = (Leaf){.node = l->node, .offset = l->offset, .n_cols = l->n_cols, .outer = f,
+                        .null_lo = 0, .null_hi = n_left};
+        }
+        return true;
     }
     int l0 = js->n_cols;
     if (!collect(js, f->left)) {
@@ -894,7 +914,7 @@ static PlNode *plan_joins(JoinSet *js)
 
 /* ---- outer joins ----------------------------------------------------------------------- */
 
-static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc)
+static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left)
 {
     if (f->natural || f->using_cols != NULL) {
         cm_err_set(b->err, CM_BIND, f->src_off, "USING and NATURAL on outer joins are not supported yet");
@@ -911,6 +931,7 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc)
     if (r == NULL || !add_leaf(js, l, &ls) || !add_leaf(js, r, &rs)) {
         return NULL;
     }
+    *n_left = ls.n;
     if (f->on != NULL && !bind_condition(js, f->on, "ON")) {
         return NULL;
     }
@@ -1156,7 +1177,60 @@ static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
     return kept;
 }
 
+/* True when e is a comparison that is not TRUE once a column of [lo, hi)
+ * is NULL: that column, or a cast of it, is one of its operands. */
+static bool rejects_null(const ExExpr *e, int lo, int hi)
+{
+    static const char *const cmp[] = {"=", "<>", "<", "<=", ">", ">="};
+    bool is_cmp = false;
+    for (size_t i = 0; e->kind == EX_E_FUNC && e->n_args == 2 && i < 6 && !is_cmp; i++) {
+        is_cmp = strcmp(e->name, cmp[i]) == 0;
+    }
+    for (int a = 0; is_cmp && a < 2; a++) {
+        const ExExpr *x = e->args[a];
+        if (x->kind == EX_E_FUNC && x->n_args == 1 && strcmp(x->name, "cast") == 0) {
+            x = x->args[0];
+        }
+        if (x->kind == EX_E_COLUMN && x->col >= lo && x->col < hi) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The outer joins among the leaves whose NULL-extended rows some condition
+ * of the clause rejects: (ss LEFT JOIN sr ON ...), reason WHERE sr_reason_sk
+ * = r_reason_sk keeps no row without a return, so the LEFT JOIN is an inner
+ * one, and as such its tables can be ordered with the others. */
+static int rejected_outer(const JoinSet *js, const PsFrom **out)
+{
+    int n = 0;
+    for (int i = 0; i < js->n_leaves; i++) {
+        const Leaf *l = &js->leaves[i];
+        bool rejected = false;
+        for (int c = 0; l->outer != NULL && c < js->n_conj && !rejected; c++) {
+            rejected = rejects_null(js->conj[c], l->offset + l->null_lo, l->offset + l->null_hi);
+        }
+        if (rejected) {
+            out[n++] = l->outer;
+        }
+    }
+    return n;
+}
+
+static PlNode *from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc,
+                          const PsFrom *const *as_inner, int n_as_inner);
+
 PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc)
+{
+    return from_where(b, from, where, sc, NULL, 0);
+}
+
+/* Binds the clause treating the outer joins as_inner[] as inner joins; when
+ * its conditions show more outer joins to be inner, binds it again with
+ * those added (each round adds one at least, so it ends). */
+static PlNode *from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, PlScope *sc,
+                          const PsFrom *const *as_inner, int n_as_inner)
 {
     PlInject *inj = b->inject; /* only the subquery's own FROM takes it */
     b->inject = NULL;
@@ -1165,6 +1239,10 @@ PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where,
         return oom(b);
     }
     js->b = b;
+    js->n_as_inner = n_as_inner;
+    for (int i = 0; i < n_as_inner; i++) {
+        js->as_inner[i] = as_inner[i];
+    }
     if (!collect(js, from)) {
         return NULL;
     }
@@ -1198,6 +1276,19 @@ PlNode *pl_bind_from_where(PlBinder *b, const PsFrom *from, const PsExpr *where,
         if (!split_where(js, where, deferred, &n_deferred)) {
             return NULL;
         }
+    }
+    const PsFrom *more[MAX_LEAVES];
+    int n_more = inj == NULL ? rejected_outer(js, more) : 0;
+    if (n_more > 0 && n_as_inner + n_more <= MAX_LEAVES) {
+        const PsFrom **all = cm_arena_alloc(b->arena, sizeof(PsFrom *) * MAX_LEAVES);
+        if (all == NULL) {
+            return oom(b);
+        }
+        for (int i = 0; i < n_as_inner; i++) {
+            all[i] = as_inner[i];
+        }
+        memcpy(all + n_as_inner, more, sizeof(PsFrom *) * (size_t)n_more);
+        return from_where(b, from, where, sc, all, n_as_inner + n_more);
     }
     if (n_deferred > 0 && b->outer == NULL && js->n_leaves > 1) {
         n_deferred = push_subquery_conditions(js, deferred, n_deferred);
