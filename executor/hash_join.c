@@ -48,7 +48,12 @@ typedef struct JoinGlobal {
     bool started;
     int n_maps, next_map, maps_done;
     JoinTable *parts;
-    CmCond built_cond;   /* broadcast when built */
+    /* then the tasks index it together, each chaining a range of slots */
+    bool indexing;
+    int n_ranges, next_range, ranges_done;
+    uint8_t *skip;       /* rows with a NULL key (index_prepare) */
+    int n_threads;
+    CmCond built_cond;   /* broadcast when built, or when indexing starts */
 } JoinGlobal;
 
 typedef struct JoinLocal {
@@ -131,7 +136,12 @@ static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys, u
     return false;
 }
 
-static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+/* Indexing runs in two steps so that several tasks can share the second:
+ * index_prepare lays out the per-row arrays (hash, batch and position, the
+ * integer key) and marks the rows with a NULL key in *skip; index_insert
+ * chains the rows whose slot falls in [lo, hi), each range touching only
+ * its own heads and its own rows' links. */
+static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmErr *err)
 {
     uint64_t n_slots = 16;
     while (s->n_keys > 0 && n_slots < (uint64_t)t->n_rows * 2) {
@@ -143,10 +153,11 @@ static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
     t->heads = cm_malloc(sizeof(int64_t) * (size_t)n_slots);
     t->row_batch = cm_malloc(sizeof(uint32_t) * n);
     t->row_pos = cm_malloc(sizeof(uint32_t) * n);
+    *skip = cm_malloc(n);
     bool fast = int_keyed(s);
     t->int_key = fast ? cm_malloc(sizeof(int64_t) * n) : NULL;
     if (t->hashes == NULL || t->next == NULL || t->heads == NULL || t->row_batch == NULL ||
-        t->row_pos == NULL || (fast && t->int_key == NULL)) {
+        t->row_pos == NULL || *skip == NULL || (fast && t->int_key == NULL)) {
         return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
     }
     memset(t->heads, 0xff, sizeof(int64_t) * (size_t)n_slots);
@@ -162,28 +173,45 @@ static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
             if (fast) {
                 t->int_key[r] = int_at(kv, (uint32_t)i);
             }
+            /* A NULL key compared by SQL '=' matches nothing: never chained. */
+            (*skip)[r] = has_null_key(b, i, s->n_keys, s->build_keys, s->null_eq);
+            t->has_null_key |= (*skip)[r];
+            t->next[r] = -1;
         }
     }
-    /* Insert backwards so that every chain lists rows in build order.  The
-     * heads are far bigger than the cache for a big build side, and each
-     * insert misses: the slot a few rows ahead is prefetched so that the
-     * misses overlap instead of queueing. */
-    for (r = t->n_rows - 1; r >= 0; r--) {
+    return CM_OK;
+}
+
+/* Insert backwards so that every chain lists rows in build order.  The heads
+ * are far bigger than the cache for a big build side, and each insert
+ * misses: the slot a few rows ahead is prefetched so that the misses overlap
+ * instead of queueing. */
+static void index_insert(JoinTable *t, const uint8_t *skip, uint64_t lo, uint64_t hi)
+{
+    for (int64_t r = t->n_rows - 1; r >= 0; r--) {
         if (r >= 16) {
-            __builtin_prefetch(&t->heads[t->hashes[r - 16] & t->mask], 1);
-        }
-        uint32_t pos;
-        const CmBatch *b = row_batch(t, r, &pos);
-        if (has_null_key(b, (int)pos, s->n_keys, s->build_keys, s->null_eq)) {
-            t->has_null_key = true;
-            t->next[r] = -1;
-            continue;
+            uint64_t ahead = t->hashes[r - 16] & t->mask;
+            if (ahead >= lo && ahead < hi) {
+                __builtin_prefetch(&t->heads[ahead], 1);
+            }
         }
         uint64_t slot = t->hashes[r] & t->mask;
+        if (skip[r] || slot < lo || slot >= hi) {
+            continue;
+        }
         t->next[r] = t->heads[slot];
         t->heads[slot] = r;
     }
-    return CM_OK;
+}
+
+static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+{
+    uint8_t *skip = NULL;
+    if (index_prepare(s, t, &skip, err) == CM_OK) {
+        index_insert(t, skip, 0, t->mask + 1);
+    }
+    cm_free(skip);
+    return err->code;
 }
 
 /* The next batch slot of the table (a new, empty batch); NULL on OOM. */
@@ -618,6 +646,7 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     }
     cm_err_init(&g->err);
     cm_cond_init(&g->built_cond);
+    g->n_threads = q->config.threads > 0 ? (int)q->config.threads : 1;
     op->global = g;
     return CM_OK;
 }
@@ -630,6 +659,7 @@ static void join_global_fini(ExOp *op)
         table_free(&g->parts[m]);
     }
     cm_free(g->parts);
+    cm_free(g->skip);
     cm_cond_fini(&g->built_cond);
     cm_free(g);
 }
@@ -675,27 +705,45 @@ static void publish_range(const ExJoinSpec *s, const JoinTable *t, ExRangeFilter
 
 /* The last part read: every part joins the table in map order (so the
  * build order, and with it the order of matches, does not depend on which
- * task read what), then the table is indexed.  Called under the op lock. */
-static void finish_shared(const ExJoinSpec *s, JoinGlobal *g)
+ * task read what), and indexing starts: one slot range per worker for a big
+ * table, one range for a small one.  Called under the op lock. */
+static void start_index(const ExJoinSpec *s, JoinGlobal *g)
 {
     for (int m = 0; m < g->n_maps && g->err.code == CM_OK; m++) {
         if (!take_batches(&g->table, &g->parts[m])) {
             cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
         }
     }
-    if (g->err.code == CM_OK) {
-        finish_table(s, &g->table, &g->err);
+    if (g->err.code == CM_OK && s->type == EX_JOIN_FULL &&
+        (g->table.matched = cm_calloc((size_t)(g->table.n_rows ? g->table.n_rows : 1), 1)) == NULL) {
+        cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
     }
-    if (g->err.code == CM_OK && s->range_out != NULL && int_keyed(s)) {
+    if (g->err.code == CM_OK) {
+        index_prepare(s, &g->table, &g->skip, &g->err);
+    }
+    if (g->err.code != CM_OK) {
+        g->built = true;
+        return;
+    }
+    g->n_ranges = g->table.n_rows >= 65536 && g->n_threads > 1 ? g->n_threads : 1;
+    g->indexing = true;
+}
+
+/* The last range chained.  Called under the op lock. */
+static void end_index(const ExJoinSpec *s, JoinGlobal *g)
+{
+    cm_free(g->skip);
+    g->skip = NULL;
+    if (s->range_out != NULL && int_keyed(s)) {
         publish_range(s, &g->table, s->range_out);
     }
     g->built = true;
 }
 
 /* The broadcast table, built once for all tasks.  Every task that asks while
- * it is being built helps: it takes the next map of the build shuffle not
- * yet taken and decodes it outside the lock, and waits once none is left.
- * The task that reads the last map indexes the table. */
+ * it is being built helps: first each takes the next map of the build
+ * shuffle not yet taken and decodes it outside the lock; then each takes the
+ * next range of slots to chain; it waits only when nothing is left to take. */
 static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
 {
     JoinGlobal *g = op->global;
@@ -709,11 +757,23 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
             cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
             g->built = true;
         } else if (g->n_maps == 0) {
-            finish_shared(s, g);
+            start_index(s, g);
         }
     }
     while (!g->built) {
-        if (g->next_map < g->n_maps) {
+        if (g->indexing && g->next_range < g->n_ranges) {
+            int k = g->next_range++;
+            uint64_t n_slots = g->table.mask + 1;
+            uint64_t lo = n_slots * (uint64_t)k / (uint64_t)g->n_ranges;
+            uint64_t hi = n_slots * (uint64_t)(k + 1) / (uint64_t)g->n_ranges;
+            cm_mutex_unlock(&op->lock);
+            index_insert(&g->table, g->skip, lo, hi);
+            cm_mutex_lock(&op->lock);
+            if (++g->ranges_done == g->n_ranges) {
+                end_index(s, g);
+                cm_cond_broadcast(&g->built_cond);
+            }
+        } else if (!g->indexing && g->next_map < g->n_maps) {
             int m = g->next_map++;
             cm_mutex_unlock(&op->lock);
             CmErr e;
@@ -724,7 +784,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
                 g->err = e;
             }
             if (++g->maps_done == g->n_maps) {
-                finish_shared(s, g);
+                start_index(s, g);
                 cm_cond_broadcast(&g->built_cond);
             }
         } else {
