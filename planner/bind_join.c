@@ -664,6 +664,55 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
     return best;
 }
 
+/* Places on join j the conditions not yet used that read the leaves `left`
+ * and `right` (exactly those two sets when `exact`, else within them): the
+ * column equalities across the two as keys, the rest as a residual.  map
+ * gives each clause column's position in j's output, right_base where the
+ * right side starts.  False on OOM. */
+static bool join_conditions(JoinSet *js, PlNode *j, uint64_t left, uint64_t right, bool exact,
+                            const int *map, int right_base)
+{
+    for (int c = 0; c < js->n_conj; c++) {
+        int lc, rc;
+        bool reads = exact ? js->mask[c] == (left | right) : (js->mask[c] & ~(left | right)) == 0;
+        if (js->used[c] || !reads) {
+            continue;
+        }
+        js->used[c] = true;
+        if (is_key(js, c, left, right, &lc, &rc)) {
+            j->left_keys[j->n_join_keys] = map[lc];
+            j->right_keys[j->n_join_keys++] = map[rc] - right_base;
+            continue;
+        }
+        ExExpr *r = remap(js->b, js->conj[c], map);
+        j->residual = r && j->residual ? pl_make_and(js->b, j->residual, r) : r;
+        if (j->residual == NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* An inner join of l and r (output l's columns then r's) with room for
+ * max_keys keys; NULL on OOM. */
+static PlNode *inner_join(PlBinder *b, PlNode *l, PlNode *r, int max_keys)
+{
+    PlNode *j = pl_node_new(b->arena, PL_JOIN, l->n_cols + r->n_cols);
+    if (j == NULL) {
+        return oom(b);
+    }
+    j->child = l;
+    j->right = r;
+    j->join_type = EX_JOIN_INNER;
+    memcpy(j->types, l->types, sizeof(CmType) * (size_t)l->n_cols);
+    memcpy(j->types + l->n_cols, r->types, sizeof(CmType) * (size_t)r->n_cols);
+    memcpy(j->names, l->names, sizeof(char *) * (size_t)l->n_cols);
+    memcpy(j->names + l->n_cols, r->names, sizeof(char *) * (size_t)r->n_cols);
+    j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(max_keys + 1));
+    j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(max_keys + 1));
+    return j->left_keys && j->right_keys ? j : oom(b);
+}
+
 /* Satellite `sat` joined into its host's node `leaf` (filtered, its columns
  * at map positions from base): the two become one build side, sat's columns
  * after the host's, at map positions from base + leaf->n_cols as if they
@@ -673,46 +722,17 @@ static PlNode *join_satellite(JoinSet *js, PlNode *leaf, int host, int sat, int 
 {
     PlBinder *b = js->b;
     PlNode *sn = filtered_leaf(js, sat, map, base + leaf->n_cols);
-    PlNode *j = sn ? pl_node_new(b->arena, PL_JOIN, leaf->n_cols + sn->n_cols) : NULL;
-    int *local = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
-    if (j == NULL || local == NULL) {
-        return sn ? oom(b) : NULL;
-    }
-    j->child = leaf;
-    j->right = sn;
-    j->join_type = EX_JOIN_INNER;
-    memcpy(j->types, leaf->types, sizeof(CmType) * (size_t)leaf->n_cols);
-    memcpy(j->types + leaf->n_cols, sn->types, sizeof(CmType) * (size_t)sn->n_cols);
-    memcpy(j->names, leaf->names, sizeof(char *) * (size_t)leaf->n_cols);
-    memcpy(j->names + leaf->n_cols, sn->names, sizeof(char *) * (size_t)sn->n_cols);
-    j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
-    j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
-    if (j->left_keys == NULL || j->right_keys == NULL) {
-        return oom(b);
+    PlNode *j = sn ? inner_join(b, leaf, sn, js->n_conj) : NULL;
+    int *local = j ? cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1)) : NULL;
+    if (local == NULL) {
+        return j ? oom(b) : NULL;
     }
     /* Positions inside the pair; only the host's and sat's columns are read. */
     for (int c = 0; c < js->n_cols; c++) {
         local[c] = map[c] - base;
     }
     uint64_t hb = (uint64_t)1 << host, sb = (uint64_t)1 << sat;
-    for (int c = 0; c < js->n_conj; c++) {
-        int lc, rc;
-        if (js->used[c] || js->mask[c] != (hb | sb)) {
-            continue;
-        }
-        js->used[c] = true;
-        if (is_key(js, c, hb, sb, &lc, &rc)) {
-            j->left_keys[j->n_join_keys] = local[lc];
-            j->right_keys[j->n_join_keys++] = local[rc] - leaf->n_cols;
-            continue;
-        }
-        ExExpr *r = remap(b, js->conj[c], local);
-        j->residual = r && j->residual ? pl_make_and(b, j->residual, r) : r;
-        if (j->residual == NULL) {
-            return NULL;
-        }
-    }
-    return j;
+    return join_conditions(js, j, hb, sb, true, local, leaf->n_cols) ? j : NULL;
 }
 
 /* The leaf and its satellites, as bits. */
@@ -768,47 +788,15 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
         }
         leaf = with_columns(b, leaf, rx, n_x, local);
     }
-    PlNode *j = leaf ? pl_node_new(b->arena, PL_JOIN, cur->n_cols + leaf->n_cols) : NULL;
+    PlNode *j = leaf ? inner_join(b, cur, leaf, js->n_conj) : NULL;
     if (j == NULL) {
-        return leaf ? oom(b) : NULL;
-    }
-    j->child = cur;
-    j->right = leaf;
-    j->join_type = EX_JOIN_INNER;
-    memcpy(j->types, cur->types, sizeof(CmType) * (size_t)cur->n_cols);
-    memcpy(j->types + cur->n_cols, leaf->types, sizeof(CmType) * (size_t)leaf->n_cols);
-    memcpy(j->names, cur->names, sizeof(char *) * (size_t)cur->n_cols);
-    memcpy(j->names + cur->n_cols, leaf->names, sizeof(char *) * (size_t)leaf->n_cols);
-    j->left_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
-    j->right_keys = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_conj + 1));
-    if (j->left_keys == NULL || j->right_keys == NULL) {
-        return oom(b);
+        return NULL;
     }
     for (int i = 0; i < n_x; i++) {
         j->left_keys[j->n_join_keys] = x_base + i;
         j->right_keys[j->n_join_keys++] = leaf_base + i;
     }
-    for (int c = 0; c < js->n_conj; c++) {
-        int lc, rc;
-        if (js->used[c] || (js->mask[c] & ~all) != 0) {
-            continue;
-        }
-        js->used[c] = true;
-        if (is_key(js, c, joined, bit, &lc, &rc)) {
-            j->left_keys[j->n_join_keys] = map[lc];
-            j->right_keys[j->n_join_keys++] = map[rc] - cur->n_cols;
-            continue;
-        }
-        ExExpr *r = remap(b, js->conj[c], map);
-        if (r == NULL) {
-            return NULL;
-        }
-        j->residual = j->residual ? pl_make_and(b, j->residual, r) : r;
-        if (j->residual == NULL) {
-            return NULL;
-        }
-    }
-    return j;
+    return join_conditions(js, j, joined, bit, false, map, cur->n_cols) ? j : NULL;
 }
 
 /* A satellite is a filtered leaf whose joins all go to one other leaf, its
