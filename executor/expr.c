@@ -350,6 +350,31 @@ ExExpr *ex_expr_func(CmArena *a, const char *name, ExKernel kernel, CmType type,
     return e;
 }
 
+ExExpr *ex_expr_remap(CmArena *a, const ExExpr *e, const int *map)
+{
+    ExExpr *c = cm_arena_alloc(a, sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    *c = *e;
+    if (e->kind == EX_E_COLUMN) {
+        c->col = map[e->col];
+        return c;
+    }
+    if (e->n_args > 0) {
+        c->args = cm_arena_alloc(a, sizeof(ExExpr *) * (size_t)e->n_args);
+        if (c->args == NULL) {
+            return NULL;
+        }
+        for (int i = 0; i < e->n_args; i++) {
+            if ((c->args[i] = ex_expr_remap(a, e->args[i], map)) == NULL) {
+                return NULL;
+            }
+        }
+    }
+    return c;
+}
+
 bool ex_expr_is_constant(const ExExpr *e)
 {
     if (e->kind == EX_E_COLUMN) {

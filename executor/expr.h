@@ -69,6 +69,10 @@ ExExpr *ex_expr_const(CmArena *a, const CmValue *v);
 ExExpr *ex_expr_func(CmArena *a, const char *name, ExKernel kernel, CmType type, int n_args,
                      ExExpr **args);
 
+/* A copy of e, in `a`, with every column c replaced by map[c]; NULL on OOM.
+ * Planners use it to move an expression onto another node's columns. */
+ExExpr *ex_expr_remap(CmArena *a, const ExExpr *e, const int *map);
+
 /* Writes a readable form (for EXPLAIN) into buf. */
 void ex_expr_to_string(const ExExpr *e, char *buf, size_t cap);
 

@@ -56,32 +56,12 @@ static void mark_refs(const ExExpr *e, bool *need)
     }
 }
 
-/* e with column c replaced by map[c], in place (expressions are statement-private
- * trees; a shared subtree is remapped once only because every column node is
- * visited through exactly one parent). */
+/* A copy of e with every column c replaced by map[c]. */
 static ExExpr *remap(Pruner *p, const ExExpr *e, const int *map)
 {
-    ExExpr *c = cm_arena_alloc(p->a, sizeof *c);
+    ExExpr *c = ex_expr_remap(p->a, e, map);
     if (c == NULL) {
         cm_err_set(p->err, CM_OOM, -1, "out of memory");
-        return NULL;
-    }
-    *c = *e;
-    if (e->kind == EX_E_COLUMN) {
-        c->col = map[e->col];
-        return c;
-    }
-    if (e->n_args > 0) {
-        c->args = cm_arena_alloc(p->a, sizeof(ExExpr *) * (size_t)e->n_args);
-        if (c->args == NULL) {
-            cm_err_set(p->err, CM_OOM, -1, "out of memory");
-            return NULL;
-        }
-        for (int i = 0; i < e->n_args; i++) {
-            if ((c->args[i] = remap(p, e->args[i], map)) == NULL) {
-                return NULL;
-            }
-        }
     }
     return c;
 }
