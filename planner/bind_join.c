@@ -61,16 +61,24 @@ static void *oom(PlBinder *b)
 
 /* ---- expression helpers -------------------------------------------------------------- */
 
+/* The leaf holding scope column `col`, or -1 (a column added after the
+ * leaves, such as a subquery's result). */
+static int leaf_of(const JoinSet *js, int col)
+{
+    for (int i = 0; i < js->n_leaves; i++) {
+        const Leaf *l = &js->leaves[i];
+        if (col >= l->offset && col < l->offset + l->n_cols) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 static uint64_t leaves_of(const JoinSet *js, const ExExpr *e)
 {
     if (e->kind == EX_E_COLUMN) {
-        for (int i = 0; i < js->n_leaves; i++) {
-            const Leaf *l = &js->leaves[i];
-            if (e->col >= l->offset && e->col < l->offset + l->n_cols) {
-                return (uint64_t)1 << i;
-            }
-        }
-        return 0;
+        int i = leaf_of(js, e->col);
+        return i >= 0 ? (uint64_t)1 << i : 0;
     }
     uint64_t m = 0;
     for (int i = 0; i < e->n_args; i++) {
@@ -82,28 +90,8 @@ static uint64_t leaves_of(const JoinSet *js, const ExExpr *e)
 /* A copy of e with every column c replaced by map[c]. */
 static ExExpr *remap(PlBinder *b, const ExExpr *e, const int *map)
 {
-    ExExpr *c = cm_arena_alloc(b->arena, sizeof *c);
-    if (c == NULL) {
-        return oom(b);
-    }
-    *c = *e;
-    if (e->kind == EX_E_COLUMN) {
-        c->col = map[e->col];
-        return c;
-    }
-    if (e->n_args > 0) {
-        c->args = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)e->n_args);
-        if (c->args == NULL) {
-            return oom(b);
-        }
-        for (int i = 0; i < e->n_args; i++) {
-            c->args[i] = remap(b, e->args[i], map);
-            if (c->args[i] == NULL) {
-                return NULL;
-            }
-        }
-    }
-    return c;
+    ExExpr *c = ex_expr_remap(b->arena, e, map);
+    return c != NULL ? c : oom(b);
 }
 
 #define MAX_TERMS 64
@@ -613,8 +601,7 @@ static double join_share(const JoinSet *js, uint64_t joined, int i, const double
         int mine[MAX_TERMS], m = 0;
         double jrows;
         for (int k = 0; k < n && (joined >> j) & 1; k++) {
-            const Leaf *l = &js->leaves[j];
-            if (lcols[k] >= l->offset && lcols[k] < l->offset + l->n_cols) {
+            if (leaf_of(js, lcols[k]) == j) {
                 mine[m++] = lcols[k];
             }
         }
@@ -1298,14 +1285,11 @@ uint64_t pl_join_leaves_of(const JoinSet *js, const int *cols, int n)
 {
     uint64_t m = 0;
     for (int k = 0; k < n; k++) {
-        int local;
-        if (pl_join_leaf_of(js, &cols[k], 1, &local) == NULL) {
+        int i = leaf_of(js, cols[k]);
+        if (i < 0) {
             return ~(uint64_t)0;
         }
-        for (int i = 0; i < js->n_leaves; i++) {
-            const Leaf *l = &js->leaves[i];
-            m |= cols[k] >= l->offset && cols[k] < l->offset + l->n_cols ? (uint64_t)1 << i : 0;
-        }
+        m |= (uint64_t)1 << i;
     }
     return m;
 }
@@ -1314,17 +1298,11 @@ PlNode *pl_join_leaf_of(const JoinSet *js, const int *cols, int n, int *local)
 {
     int leaf = -1;
     for (int k = 0; k < n; k++) {
-        int found = -1;
-        for (int i = 0; i < js->n_leaves && found < 0; i++) {
-            const Leaf *l = &js->leaves[i];
-            if (cols[k] >= l->offset && cols[k] < l->offset + l->n_cols) {
-                found = i;
-                local[k] = cols[k] - l->offset;
-            }
-        }
+        int found = leaf_of(js, cols[k]);
         if (found < 0 || (leaf >= 0 && found != leaf)) {
             return NULL;
         }
+        local[k] = cols[k] - js->leaves[found].offset;
         leaf = found;
     }
     /* Before any pushed subquery condition: those are not planned again. */
