@@ -204,16 +204,6 @@ static void index_insert(JoinTable *t, const uint8_t *skip, uint64_t lo, uint64_
     }
 }
 
-static CmStatus index_rows(const ExJoinSpec *s, JoinTable *t, CmErr *err)
-{
-    uint8_t *skip = NULL;
-    if (index_prepare(s, t, &skip, err) == CM_OK) {
-        index_insert(t, skip, 0, t->mask + 1);
-    }
-    cm_free(skip);
-    return err->code;
-}
-
 /* The next batch slot of the table (a new, empty batch); NULL on OOM. */
 static CmBatch *new_batch(const ExJoinSpec *s, JoinTable *t, CmErr *err)
 {
@@ -269,8 +259,9 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
     return err->code;
 }
 
-/* Indexes the rows read (and for FULL joins, their matched flags). */
-static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+/* Everything but the chaining, for the rows read: FULL joins' matched flags
+ * and index_prepare. */
+static CmStatus prepare_table(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmErr *err)
 {
     if (s->type == EX_JOIN_FULL) {
         t->matched = cm_calloc((size_t)(t->n_rows ? t->n_rows : 1), 1);
@@ -278,7 +269,18 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmErr *err)
             return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
         }
     }
-    return index_rows(s, t, err);
+    return index_prepare(s, t, skip, err);
+}
+
+/* Indexes the rows read, by one task. */
+static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+{
+    uint8_t *skip = NULL;
+    if (prepare_table(s, t, &skip, err) == CM_OK) {
+        index_insert(t, skip, 0, t->mask + 1);
+    }
+    cm_free(skip);
+    return err->code;
 }
 
 static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
@@ -714,12 +716,8 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
             cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
         }
     }
-    if (g->err.code == CM_OK && s->type == EX_JOIN_FULL &&
-        (g->table.matched = cm_calloc((size_t)(g->table.n_rows ? g->table.n_rows : 1), 1)) == NULL) {
-        cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
-    }
     if (g->err.code == CM_OK) {
-        index_prepare(s, &g->table, &g->skip, &g->err);
+        prepare_table(s, &g->table, &g->skip, &g->err);
     }
     if (g->err.code != CM_OK) {
         g->built = true;
