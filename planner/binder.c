@@ -886,19 +886,25 @@ static bool carry_empty_value(PlBindCtx *ctx, const PsSelect *sel, PlInject *car
     return carry->empty_value != NULL;
 }
 
-/* Replaces aggregate placeholders (PL_AGG_BASE + a) by column n_keys + a. */
-static void fill_agg_refs(ExExpr *e, int n_keys)
+/* Replaces, in place, placeholder columns lo + i (below hi) by column base + i. */
+static void rebase_refs(ExExpr *e, int lo, int hi, int base)
 {
     if (e == NULL) {
         return;
     }
-    if (e->kind == EX_E_COLUMN && e->col >= PL_AGG_BASE && e->col < PL_WIN_BASE) {
-        e->col = n_keys + (e->col - PL_AGG_BASE);
+    if (e->kind == EX_E_COLUMN && e->col >= lo && e->col < hi) {
+        e->col = base + (e->col - lo);
         return;
     }
     for (int i = 0; i < e->n_args; i++) {
-        fill_agg_refs(e->args[i], n_keys);
+        rebase_refs(e->args[i], lo, hi, base);
     }
+}
+
+/* Replaces aggregate placeholders (PL_AGG_BASE + a) by column n_keys + a. */
+static void fill_agg_refs(ExExpr *e, int n_keys)
+{
+    rebase_refs(e, PL_AGG_BASE, PL_WIN_BASE, n_keys);
 }
 
 static void fill_all_agg_refs(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w)
@@ -921,16 +927,7 @@ static void fill_all_agg_refs(const PlAggCtx *agg, OutList *o, ExExpr *having, P
 /* Replaces post-aggregation subquery placeholders by column base + i. */
 static void fill_post_refs(ExExpr *e, int base)
 {
-    if (e == NULL) {
-        return;
-    }
-    if (e->kind == EX_E_COLUMN && e->col >= PL_POST_BASE && e->col < PL_AGG_BASE) {
-        e->col = base + (e->col - PL_POST_BASE);
-        return;
-    }
-    for (int i = 0; i < e->n_args; i++) {
-        fill_post_refs(e->args[i], base);
-    }
+    rebase_refs(e, PL_POST_BASE, PL_AGG_BASE, base);
 }
 
 /* Joins the one-row plans of uncorrelated subqueries onto the aggregate's
