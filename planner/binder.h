@@ -68,13 +68,15 @@ PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
  * where it stands, for messages, e.g. "WHERE"). */
 ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause);
 
-/* Runs a plan to completion; the rows (owned) or NULL with err. */
-typedef ExResult *(*PlRunFn)(void *ctx, const PlNode *root, CmErr *err);
+/* Runs a plan to completion, its physical plan in `arena`; the rows (owned)
+ * or NULL with err. */
+typedef ExResult *(*PlRunFn)(void *ctx, CmArena *arena, const PlNode *root, CmErr *err);
 
 /* WITH RECURSIVE: computes every recursive CTE of `sel` to its fixpoint
  * (iterating its recursive term over the rows the previous step added) into
  * a table, listed in b->temps for the query to read.  The tables belong to
- * the caller (pl_temps_free). */
+ * the caller (pl_temps_free).  Each round binds and plans its step in an arena
+ * of its own, reset after the round, so the rounds' plans do not pile up. */
 CmStatus pl_materialize_recursive(PlBinder *b, const PsSelect *sel, PlRunFn run, void *ctx);
 void pl_temps_free(PlTemp *temps);
 

@@ -241,11 +241,13 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
                           cte->name);
     }
     PlNode *anchor = pl_bind_select(b, sel->left);
-    ExResult *rows = anchor ? run(ctx, anchor, b->err) : NULL;
+    ExResult *rows = anchor ? run(ctx, b->arena, anchor, b->err) : NULL;
     StTable *result = rows ? new_table(cte->name, anchor, cte, b->err) : NULL;
     StTable *work = result ? new_table(cte->name, anchor, cte, b->err) : NULL;
     Seen seen = {0};
     cm_arena_init(&seen.arena, 64 * 1024);
+    CmArena round_arena;
+    cm_arena_init(&round_arena, 64 * 1024);
     Seen *dedupe = sel->all ? NULL : &seen;
     int64_t added = 0;
     if (work != NULL) {
@@ -262,10 +264,14 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
             work = NULL;
             break;
         }
+        CmArena *stmt_arena = b->arena;
+        cm_arena_reset(&round_arena);
+        b->arena = &round_arena;
         PlNode *step = pl_bind_select(b, sel->right);
         step = step ? cast_to(b, step, result, sel->right->src_off) : NULL;
         ex_result_free(rows);
-        rows = step ? run(ctx, step, b->err) : NULL;
+        rows = step ? run(ctx, &round_arena, step, b->err) : NULL;
+        b->arena = stmt_arena;
         PlTemp *top = b->temps;
         b->temps = top->next;
         st_table_free(top->table);
@@ -278,6 +284,7 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
     st_table_free(work);
     ex_result_free(rows);
     seen_fini(&seen);
+    cm_arena_fini(&round_arena);
     if (b->err->code != CM_OK) {
         st_table_free(result);
         return b->err->code;

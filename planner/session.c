@@ -142,13 +142,16 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     return st->err->code;
 }
 
-static ExResult *run_for_binder(void *ctx, const PlNode *root, CmErr *err)
+static ExResult *run_for_binder(void *ctx, CmArena *arena, const PlNode *root, CmErr *err)
 {
     Stmt *st = ctx;
     PlStagePlan plan;
     ExResult *rows = NULL;
+    CmArena *stmt_arena = st->arena;
+    st->arena = arena;
     run_query(st, root, &plan, &rows);
     pl_stage_plan_fini(&plan);
+    st->arena = stmt_arena;
     (void)err; /* run_query reports into st->err, which is the binder's err */
     return rows;
 }
