@@ -1,0 +1,259 @@
+/*
+ * spill.c - spill files (spill.h).
+ *
+ * Records are laid in a write buffer (header + payload, compressed when that
+ * makes it smaller) and written with pwrite when the buffer fills; reading
+ * preads one header, then its payload, so the file is read front to back
+ * once.  The temp-space counter is charged before each write and released
+ * when the file is freed.
+ */
+#define _GNU_SOURCE
+#include "shuffle/spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "common/alloc.h"
+#include "shuffle/block.h"
+#include "shuffle/shuffle_int.h"
+
+#define SPILL_BUF_BYTES (256 * 1024)
+
+struct ShSpill {
+    int fd;
+    char dir[256];          /* for messages */
+    int64_t max_temp;
+    int64_t size;           /* bytes written to the file */
+    int64_t rows;
+    int64_t read_pos;       /* next record to read; -1 while writing */
+    unsigned char *buf;     /* write buffer, then payload buffer; owned */
+    size_t fill, cap;
+    void *cctx;             /* zstd context; owned */
+    ShDecoder dec;
+    int64_t seq;
+};
+
+static atomic_llong g_temp_used;
+static atomic_llong g_temp_peak;
+
+int64_t sh_temp_used(void)
+{
+    return atomic_load(&g_temp_used);
+}
+
+int64_t sh_temp_peak(void)
+{
+    return atomic_load(&g_temp_peak);
+}
+
+void sh_temp_peak_reset(void)
+{
+    atomic_store(&g_temp_peak, atomic_load(&g_temp_used));
+}
+
+CmStatus sh_temp_charge(int64_t bytes, int64_t max_temp, const char *dir, CmErr *err)
+{
+    long long now = atomic_fetch_add(&g_temp_used, bytes) + bytes;
+    if (bytes > 0 && max_temp > 0 && now > max_temp) {
+        atomic_fetch_sub(&g_temp_used, bytes);
+        return cm_err_set(err, CM_IO, -1,
+                          "temp files would pass max_temp_directory_size (%lld bytes) in '%s'",
+                          (long long)max_temp, dir);
+    }
+    long long peak = atomic_load(&g_temp_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&g_temp_peak, &peak, now)) {
+    }
+    return CM_OK;
+}
+
+ShSpill *sh_spill_new(const char *dir, int64_t max_temp, CmErr *err)
+{
+    ShSpill *s = cm_calloc(1, sizeof *s);
+    if (s == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory creating a spill file");
+        return NULL;
+    }
+    s->fd = -1;
+    s->read_pos = -1;
+    s->max_temp = max_temp;
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    sh_decoder_init(&s->dec);
+    s->buf = cm_malloc(SPILL_BUF_BYTES);
+    s->cap = SPILL_BUF_BYTES;
+    s->cctx = sh_zstd_cctx_new();
+    if (s->buf == NULL || s->cctx == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory creating a spill file");
+        sh_spill_free(s);
+        return NULL;
+    }
+    /* An unnamed file: gone when closed, whatever happens to the process. */
+    s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (s->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/sluice-spill-XXXXXX", dir);
+        s->fd = mkostemp(path, O_CLOEXEC);
+        if (s->fd >= 0) {
+            unlink(path);
+        }
+    }
+    if (s->fd < 0) {
+        cm_err_set(err, CM_IO, -1, "cannot create a spill file in temp_directory '%s': %s", dir,
+                   strerror(errno));
+        sh_spill_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static CmStatus write_out(ShSpill *s, CmErr *err)
+{
+    if (s->fill == 0) {
+        return CM_OK;
+    }
+    if (sh_temp_charge((int64_t)s->fill, s->max_temp, s->dir, err) != CM_OK) {
+        return err->code;
+    }
+    if (!sh_pwrite_all(s->fd, s->buf, s->fill, s->size)) {
+        sh_temp_charge(-(int64_t)s->fill, 0, s->dir, err);
+        return cm_err_set(err, CM_IO, -1, "cannot write a spill file in temp_directory '%s': %s",
+                          s->dir, errno ? strerror(errno) : "short write");
+    }
+    s->size += (int64_t)s->fill;
+    s->fill = 0;
+    return CM_OK;
+}
+
+/* Makes the buffer hold at least n bytes (after writing out what it holds). */
+static CmStatus room(ShSpill *s, size_t n, CmErr *err)
+{
+    if (s->fill + n <= s->cap) {
+        return CM_OK;
+    }
+    if (write_out(s, err) != CM_OK) {
+        return err->code;
+    }
+    if (n > s->cap) {
+        unsigned char *b = cm_realloc(s->buf, n);
+        if (b == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
+        }
+        s->buf = b;
+        s->cap = n;
+    }
+    return CM_OK;
+}
+
+CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
+{
+    if (b->n_rows == 0) {
+        return CM_OK;
+    }
+    CM_ASSERT(s->read_pos < 0);
+    ShBlock *blk = sh_block_encode(b, err);
+    if (blk == NULL) {
+        return err->code;
+    }
+    ShBlockHeader h = blk->hdr;
+    h.seq = s->seq++;
+    size_t bound = sh_zstd_bound((size_t)h.raw_bytes);
+    size_t max_payload = bound > (size_t)h.stored_bytes ? bound : (size_t)h.stored_bytes;
+    if (room(s, SH_DISK_HDR_BYTES + SH_ALIGN8((int64_t)max_payload), err) != CM_OK) {
+        cm_free(blk);
+        return err->code;
+    }
+    unsigned char *rec = s->buf + s->fill;
+    unsigned char *payload = rec + SH_DISK_HDR_BYTES;
+    size_t size = sh_zstd_compress(s->cctx, 1, payload, bound, blk->payload, (size_t)h.raw_bytes);
+    if (size > 0) {
+        h.codec = SH_BLOCK_CODEC_ZSTD;
+        h.stored_bytes = (int64_t)size;
+        h.checksum = XXH64(payload, size, 0);
+    } else {
+        memcpy(payload, blk->payload, (size_t)h.stored_bytes);
+    }
+    cm_free(blk);
+    int64_t padded = SH_ALIGN8(h.stored_bytes);
+    memset(payload + h.stored_bytes, 0, (size_t)(padded - h.stored_bytes));
+    sh_block_header_pack(&h, rec);
+    s->fill += SH_DISK_HDR_BYTES + (size_t)padded;
+    s->rows += b->n_rows;
+    return CM_OK;
+}
+
+CmStatus sh_spill_rewind(ShSpill *s, CmErr *err)
+{
+    if (s->read_pos < 0 && write_out(s, err) != CM_OK) {
+        return err->code;
+    }
+    s->read_pos = 0;
+    return CM_OK;
+}
+
+CmStatus sh_spill_read(ShSpill *s, CmBatch *out, bool *eof, CmErr *err)
+{
+    cm_batch_reset(out);
+    *eof = false;
+    if (s->read_pos < 0 && sh_spill_rewind(s, err) != CM_OK) {
+        return err->code;
+    }
+    if (s->read_pos >= s->size) {
+        *eof = true;
+        return CM_OK;
+    }
+    unsigned char hdr[SH_DISK_HDR_BYTES];
+    ShBlockHeader h;
+    if (!sh_pread_all(s->fd, hdr, sizeof hdr, s->read_pos) || !sh_block_header_unpack(hdr, &h) ||
+        h.stored_bytes < 0 || s->read_pos + sh_block_record_bytes(&h) > s->size) {
+        return cm_err_set(err, CM_IO, -1, "a spill file in '%s' is damaged", s->dir);
+    }
+    size_t n = (size_t)SH_ALIGN8(h.stored_bytes);
+    if (n > s->cap) {
+        unsigned char *b = cm_realloc(s->buf, n);
+        if (b == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory reading a spill file");
+        }
+        s->buf = b;
+        s->cap = n;
+    }
+    if (!sh_pread_all(s->fd, s->buf, n, s->read_pos + SH_DISK_HDR_BYTES)) {
+        return cm_err_set(err, CM_IO, -1, "cannot read a spill file in '%s': %s", s->dir,
+                          errno ? strerror(errno) : "short read");
+    }
+    s->read_pos += sh_block_record_bytes(&h);
+    return sh_block_decode_stored(&h, s->buf, out, &s->dec, err);
+}
+
+int64_t sh_spill_rows(const ShSpill *s)
+{
+    return s->rows;
+}
+
+int64_t sh_spill_bytes(const ShSpill *s)
+{
+    return s->size + (int64_t)(s->read_pos < 0 ? s->fill : 0);
+}
+
+void sh_spill_free(ShSpill *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    if (s->fd >= 0) {
+        close(s->fd);
+    }
+    if (s->size > 0) {
+        atomic_fetch_sub(&g_temp_used, s->size);
+    }
+    sh_decoder_fini(&s->dec);
+    if (s->cctx != NULL) {
+        sh_zstd_cctx_free(s->cctx);
+    }
+    cm_free(s->buf);
+    cm_free(s);
+}
