@@ -11,6 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sys/statvfs.h>
+
+#include "common/mem.h"
 #include "common/thread.h"
 #include "common/value.h"
 
@@ -29,6 +32,8 @@ static const Setting SETTINGS[] = {
     {"threads", SET_INT, offsetof(CmConfig, threads), 1, 256},
     {"memory_limit", SET_SIZE, offsetof(CmConfig, memory_limit), 1 << 20, INT64_MAX},
     {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0},
+    {"max_temp_directory_size", SET_SIZE, offsetof(CmConfig, max_temp_directory_size), 1 << 20,
+     INT64_MAX},
     {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536},
     {"shuffle_compression", SET_CODEC, offsetof(CmConfig, shuffle_compression), 0, 1},
     {"shuffle_memory_limit", SET_SIZE, offsetof(CmConfig, shuffle_memory_limit), 4 * KB, INT64_MAX},
@@ -62,11 +67,23 @@ static const Setting *find(const char *name)
     return NULL;
 }
 
+/* 90% of the space free in `dir` now, as DuckDB's default; 1 TiB when unknown. */
+static int64_t default_temp_size(const char *dir)
+{
+    struct statvfs fs;
+    if (statvfs(dir, &fs) != 0 || fs.f_frsize == 0) {
+        return (int64_t)1 << 40;
+    }
+    int64_t free_bytes = (int64_t)fs.f_bavail * (int64_t)fs.f_frsize;
+    int64_t v = free_bytes / 10 * 9;
+    return v > (1 << 20) ? v : (1 << 20);
+}
+
 void cm_config_init(CmConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->threads = cm_cpu_count();
-    cfg->memory_limit = (int64_t)8 << 30;
+    cfg->memory_limit = cm_mem_default_limit();
     /* Shuffle store defaults: see docs/shuffle.md for the reasoning. */
     cfg->shuffle_partitions = 8;
     cfg->shuffle_compression = CM_COMPRESSION_ZSTD;
@@ -86,6 +103,7 @@ void cm_config_init(CmConfig *cfg)
     cfg->skew_threshold = 64 * KB * KB;
     const char *tmp = getenv("TMPDIR");
     snprintf(cfg->temp_directory, sizeof cfg->temp_directory, "%s", tmp ? tmp : "/tmp");
+    cfg->max_temp_directory_size = default_temp_size(cfg->temp_directory);
 }
 
 bool cm_parse_size(const char *text, int64_t *bytes)

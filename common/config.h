@@ -16,8 +16,9 @@
 
 typedef struct CmConfig {
     int64_t threads;            /* worker threads, >= 1 */
-    int64_t memory_limit;       /* bytes the engine may hold at once */
+    int64_t memory_limit;       /* bytes the process may reserve (common/mem.h) */
     char temp_directory[256];   /* where spilled and shuffled data go */
+    int64_t max_temp_directory_size; /* bytes of temp files the process may hold */
     /* the shuffle store (shuffle/) */
     int64_t shuffle_partitions;      /* partitions of a hash exchange, >= 1 */
     int64_t shuffle_compression;     /* CM_COMPRESSION_*: codec of blocks on disk */

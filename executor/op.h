@@ -26,6 +26,7 @@
 #include "common/arena.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/thread.h"
 #include "common/vec.h"
 
@@ -80,6 +81,9 @@ struct ExOp {
     CmMutex lock;        /* guards `global` where the op says so */
     atomic_llong rows_out;   /* rows this op emitted (all tasks), for EXPLAIN ANALYZE */
     atomic_llong time_ns;    /* time spent inside this op's calls */
+    CmMemGroup mem;          /* what its consumers reserve, all tasks (parent: the query's) */
+    atomic_llong spilled_bytes; /* bytes it wrote to spill files */
+    atomic_llong spill_files;   /* spill files it made */
 };
 
 /* The state of one running query that operators may use. */
@@ -89,10 +93,17 @@ struct ExQuery {
     CmPool *pool;        /* the worker pool */
     struct ShStore *shuffle_store; /* the query's shuffle store (shuffle/shuffle.h); borrowed,
                                       NULL: each shuffle gets a private one */
+    CmMemGroup mem;      /* what the query's consumers reserve (common/mem.h) */
     atomic_bool cancelled;   /* set by the first failing task */
     CmMutex lock;        /* guards err */
     CmErr err;           /* the first error of any task */
 };
+
+/* Prepares r as a consumer of execution memory for op in query q (named `what`
+ * in messages: a static string). */
+void ex_op_res_init(ExOp *op, ExQuery *q, CmMemRes *r, const char *what);
+/* Counts a spill file of `bytes` bytes that op wrote. */
+void ex_op_count_spill(ExOp *op, int64_t bytes);
 
 /* Makes an op with `vt` and `spec`, output types copied into the arena. */
 ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const CmType *types);

@@ -39,6 +39,18 @@ ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const 
     return op;
 }
 
+void ex_op_res_init(ExOp *op, ExQuery *q, CmMemRes *r, const char *what)
+{
+    op->mem.parent = q != NULL ? &q->mem : NULL;
+    cm_mem_res_init(r, CM_MEM_EXECUTION, what, &op->mem);
+}
+
+void ex_op_count_spill(ExOp *op, int64_t bytes)
+{
+    atomic_fetch_add(&op->spilled_bytes, bytes);
+    atomic_fetch_add(&op->spill_files, 1);
+}
+
 static ExOp *op_at(ExStage *s, int i)
 {
     return i == 0 ? s->source : i <= s->n_ops ? s->ops[i - 1] : s->sink;

@@ -24,8 +24,19 @@ static void explain_op(const ExOp *op, bool analyze, int depth,
     int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op->vt->name,
                      detail[0] ? " " : "", detail);
     if (analyze && n > 0 && (size_t)n < sizeof line) {
-        snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld]",
-                 (long long)atomic_load(&op->rows_out));
+        n += snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld",
+                      (long long)atomic_load(&op->rows_out));
+        long long peak = atomic_load(&op->mem.peak), spilled = atomic_load(&op->spilled_bytes);
+        if (peak > 0 && n > 0 && (size_t)n < sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, ", memory=%lld", peak);
+        }
+        if (spilled > 0 && n > 0 && (size_t)n < sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, ", spilled=%lld in %lld files",
+                          spilled, (long long)atomic_load(&op->spill_files));
+        }
+        if (n > 0 && (size_t)n < sizeof line) {
+            snprintf(line + n, sizeof line - (size_t)n, "]");
+        }
     }
     emit(ctx, line);
 }
@@ -66,6 +77,27 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
         snprintf(line, sizeof line, "Adaptive: %s", plan->decisions[i]);
         emit(ctx, line);
     }
+    if (analyze) {
+        snprintf(line, sizeof line,
+                 "Memory: peak reserved %lld bytes, peak RSS %lld bytes, peak temp %lld bytes, "
+                 "spilled %lld bytes",
+                 (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes,
+                 (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
+        emit(ctx, line);
+    }
+}
+
+int64_t pl_spilled_bytes(const PlStagePlan *plan)
+{
+    int64_t n = 0;
+    for (int i = 0; i < plan->n_stages; i++) {
+        const ExStage *s = plan->stages[i];
+        n += atomic_load(&s->sink->spilled_bytes) + atomic_load(&s->source->spilled_bytes);
+        for (int k = 0; k < s->n_ops; k++) {
+            n += atomic_load(&s->ops[k]->spilled_bytes);
+        }
+    }
+    return n;
 }
 
 /* ---- JSON ----------------------------------------------------------------------- */
@@ -143,6 +175,9 @@ static void put_operator(Json *j, const ExOp *op, bool analyze, bool first)
     put_string(j, detail);
     if (analyze) {
         putf(j, ", \"rows\": %lld", (long long)atomic_load(&op->rows_out));
+        putf(j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
+             (long long)atomic_load(&op->mem.peak), (long long)atomic_load(&op->spilled_bytes),
+             (long long)atomic_load(&op->spill_files));
     }
     put_lit(j, "}");
 }
@@ -202,7 +237,14 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
         put_lit(&j, i ? ",\n    " : "\n    ");
         put_lit(&j, plan->decisions[i]);
     }
-    put_lit(&j, plan->n_decisions ? "\n  ]\n}" : "]\n}");
+    put_lit(&j, plan->n_decisions ? "\n  ]" : "]");
+    if (analyze) {
+        putf(&j, ",\n  \"peak_memory_bytes\": %lld, \"peak_rss_bytes\": %lld",
+             (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes);
+        putf(&j, ", \"peak_temp_bytes\": %lld, \"spilled_bytes\": %lld",
+             (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
+    }
+    put_lit(&j, "\n}");
     if (j.oom) {
         cm_free(j.buf);
         return NULL;

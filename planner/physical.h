@@ -28,6 +28,10 @@ typedef struct PlStagePlan {
     int n_decisions;       /* adaptive decisions taken while running, for EXPLAIN */
     const char *decisions[64]; /* each a JSON object, in the query arena */
     CmArena *arena;        /* the query arena (for the adaptive rewrites) */
+    /* measured by the run, for EXPLAIN ANALYZE */
+    int64_t peak_memory_bytes; /* the most the query reserved at once */
+    int64_t peak_rss_bytes;    /* the process's peak RSS while it ran (VmHWM) */
+    int64_t peak_temp_bytes;   /* the most temp-file space held while it ran */
 } PlStagePlan;
 
 /* Builds the stages for `root`.  On failure *plan is left safe to fini. */
@@ -44,6 +48,9 @@ void pl_stage_plan_fini(PlStagePlan *plan);
  * tasks, rows and time measured by the run). */
 void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                      void (*emit)(void *ctx, const char *line), void *ctx);
+
+/* Bytes every operator of the plan wrote to spill files. */
+int64_t pl_spilled_bytes(const PlStagePlan *plan);
 
 /* The stage DAG as one JSON document: {"stages": [...], "adaptive": [...]},
  * each stage with id, tasks, rows_out, operators and, where it writes a

@@ -14,12 +14,14 @@
 #include <strings.h>
 
 #include "common/alloc.h"
+#include "common/mem.h"
 #include "common/value.h"
 #include "storage/csv.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
 #include "planner/physical.h"
+#include "shuffle/spill.h"
 
 struct PlSession {
     StCatalog *cat;
@@ -133,7 +135,12 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     q.shuffle_store = plan->store;
     cm_mutex_init(&q.lock);
     cm_err_init(&q.err);
+    cm_mem_rss_peak_reset();
+    sh_temp_peak_reset();
     pl_run_plan(plan, &q, st->err);
+    plan->peak_memory_bytes = atomic_load(&q.mem.peak);
+    plan->peak_rss_bytes = cm_mem_rss_peak();
+    plan->peak_temp_bytes = sh_temp_peak();
     cm_mutex_fini(&q.lock);
     if (st->err->code == CM_OK && rows != NULL) {
         *rows = plan->result;
@@ -930,6 +937,8 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     CmArena arena;
     cm_arena_init(&arena, 64 * 1024);
     Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
+    /* One limit for the process: the session's setting as of this statement. */
+    cm_mem_set_limit(s->cfg.memory_limit);
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
         if (dispatch(&st) == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);

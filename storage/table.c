@@ -31,6 +31,7 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
         goto oom;
     }
     cm_arena_init(&t->strings, 256 * 1024);
+    cm_mem_res_init(&t->mem, CM_MEM_STORAGE, "table storage", NULL);
     t->name = cm_strdup(name);
     t->cols = cm_calloc((size_t)n_cols, sizeof(StColumn));
     if (t->name == NULL || t->cols == NULL) {
@@ -66,6 +67,7 @@ void st_table_free(StTable *t)
     cm_free(t->cols);
     cm_free(t->name);
     cm_arena_fini(&t->strings);
+    cm_mem_res_fini(&t->mem);
     cm_free(t);
 }
 
@@ -178,6 +180,16 @@ static CmStatus copy_value(StTable *t, StChunk *c, int col, int row, const CmVec
     return CM_OK;
 }
 
+/* Bytes the table holds (chunk arrays and strings; bitmaps are small). */
+static int64_t table_bytes(const StTable *t)
+{
+    int64_t row_bytes = 0;
+    for (int i = 0; i < t->n_cols; i++) {
+        row_bytes += (int64_t)cm_type_width(t->cols[i].type);
+    }
+    return (int64_t)t->n_chunks * row_bytes * CM_BATCH_CAP + (int64_t)t->strings.n_bytes;
+}
+
 CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
 {
     int64_t start = t->n_rows;
@@ -194,6 +206,9 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
         }
         c->n_rows++;
         t->n_rows++;
+    }
+    if (cm_mem_need_total(&t->mem, table_bytes(t), err) != CM_OK) {
+        goto fail;
     }
     return CM_OK;
 fail:
@@ -215,6 +230,9 @@ void st_table_truncate(StTable *t, int64_t n_rows)
         t->chunks[keep - 1]->n_rows = (int)(n_rows - (int64_t)(keep - 1) * CM_BATCH_CAP);
     }
     t->n_rows = n_rows;
+    if (t->mem.held > table_bytes(t)) {
+        cm_mem_shrink(&t->mem, t->mem.held - table_bytes(t));
+    }
 }
 
 void st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,

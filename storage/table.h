@@ -7,6 +7,8 @@
  * the inline size live in the table's string arena for the table's lifetime.
  * Appending copies rows in; st_table_truncate() undoes an append that could not
  * finish, so a failed INSERT or COPY leaves the table exactly as it was.
+ * Chunks and strings are reserved as storage memory: an append that would pass
+ * memory_limit fails with CM_OOM and is undone.
  * A table is read by many workers at once but written only between queries
  * (the database runs one statement at a time).
  */
@@ -17,6 +19,7 @@
 
 #include "common/arena.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/types.h"
 #include "common/vec.h"
 
@@ -41,6 +44,7 @@ typedef struct StTable {
     StChunk **chunks;     /* owned */
     int64_t n_rows;
     CmArena strings;      /* bytes of long strings */
+    CmMemRes mem;         /* storage memory held by chunks and strings (common/mem.h) */
 } StTable;
 
 /* Owned; NULL with err on OOM.  Column names and types are copied. */

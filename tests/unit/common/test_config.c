@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/mem.h"
 #include "common/thread.h"
 
 static CmConfig cfg;
@@ -41,7 +42,7 @@ Test(cm_config, defaults)
     cr_expect_eq(cfg.threads, cm_cpu_count());
     cr_expect_geq(cfg.threads, 1);
     cr_expect_eq(cfg.shuffle_partitions, 8);
-    cr_expect_eq(cfg.memory_limit, (int64_t)8 << 30);
+    cr_expect_eq(cfg.memory_limit, cm_mem_default_limit());
     const char *tmp = getenv("TMPDIR");
     cr_expect_str_eq(cfg.temp_directory, tmp ? tmp : "/tmp");
 }
@@ -103,7 +104,7 @@ Test(cm_config, reset_restores_the_default)
     /* Only the named setting is reset. */
     cr_expect_eq(cfg.memory_limit, (int64_t)2 << 30);
     cr_assert_eq(cm_config_reset(&cfg, "memory_limit", &err), CM_OK);
-    cr_expect_eq(cfg.memory_limit, (int64_t)8 << 30);
+    cr_expect_eq(cfg.memory_limit, cm_mem_default_limit());
     cr_assert_eq(cm_config_reset(&cfg, "TEMP_DIRECTORY", &err), CM_OK);
     const char *tmp = getenv("TMPDIR");
     cr_expect_str_eq(cfg.temp_directory, tmp ? tmp : "/tmp");

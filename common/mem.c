@@ -1,0 +1,318 @@
+/*
+ * mem.c - the memory manager (mem.h).
+ *
+ * Invariant: used[p] is the sum of `held` over the consumers of pool p, and a
+ * consumer is in the list exactly while it holds something; both change only
+ * under `lock`.  Reservations are taken per chunk of work (a table doubling, a
+ * run of rows), never per row, so one process-wide lock is cheap enough.
+ */
+#include "common/mem.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/thread.h"
+
+typedef struct CmMem {
+    CmMutex lock;
+    bool ready;
+    int64_t limit;
+    int64_t used[2];
+    int64_t peak[2];
+    int64_t n_consumers[2];
+    int64_t refusals;
+    CmMemRes *head;          /* consumers holding memory */
+} CmMem;
+
+static CmMem g_mem;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void mem_init_once(void)
+{
+    cm_mutex_init(&g_mem.lock);
+    g_mem.limit = cm_mem_default_limit();
+    g_mem.ready = true;
+}
+
+static CmMem *mem(void)
+{
+    pthread_once(&g_once, mem_init_once);
+    return &g_mem;
+}
+
+int64_t cm_mem_default_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) {
+        return (int64_t)8 << 30;
+    }
+    return (int64_t)pages * page / 10 * 8;
+}
+
+void cm_mem_set_limit(int64_t bytes)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    m->limit = bytes > 0 ? bytes : 1;
+    cm_mutex_unlock(&m->lock);
+}
+
+int64_t cm_mem_limit(void)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    int64_t limit = m->limit;
+    cm_mutex_unlock(&m->lock);
+    return limit;
+}
+
+const char *cm_mem_pool_name(CmMemPool pool)
+{
+    return pool == CM_MEM_STORAGE ? "storage" : "execution";
+}
+
+/* ---- reservations ----------------------------------------------------------- */
+
+void cm_mem_res_init(CmMemRes *r, CmMemPool pool, const char *what, CmMemGroup *group)
+{
+    memset(r, 0, sizeof *r);
+    r->pool = pool;
+    r->what = what;
+    r->group = group;
+}
+
+static void group_add(CmMemGroup *g, int64_t bytes)
+{
+    for (; g != NULL; g = g->parent) {
+        long long now = atomic_fetch_add(&g->used, bytes) + bytes;
+        long long peak = atomic_load(&g->peak);
+        while (now > peak && !atomic_compare_exchange_weak(&g->peak, &peak, now)) {
+        }
+    }
+}
+
+/* Adds bytes to r; under the lock. */
+static void take(CmMem *m, CmMemRes *r, int64_t bytes)
+{
+    if (r->held == 0 && bytes > 0) {
+        r->prev = NULL;
+        r->next = m->head;
+        if (m->head != NULL) {
+            m->head->prev = r;
+        }
+        m->head = r;
+        m->n_consumers[r->pool]++;
+    }
+    r->held += bytes;
+    r->peak = r->held > r->peak ? r->held : r->peak;
+    m->used[r->pool] += bytes;
+    if (m->used[r->pool] > m->peak[r->pool]) {
+        m->peak[r->pool] = m->used[r->pool];
+    }
+    group_add(r->group, bytes);
+}
+
+/* Removes bytes (<= held) from r; under the lock. */
+static void give(CmMem *m, CmMemRes *r, int64_t bytes)
+{
+    r->held -= bytes;
+    m->used[r->pool] -= bytes;
+    group_add(r->group, -bytes);
+    if (r->held == 0 && bytes > 0) {
+        if (r->prev != NULL) {
+            r->prev->next = r->next;
+        } else {
+            m->head = r->next;
+        }
+        if (r->next != NULL) {
+            r->next->prev = r->prev;
+        }
+        r->prev = r->next = NULL;
+        m->n_consumers[r->pool]--;
+    }
+}
+
+static bool fits(const CmMem *m, int64_t bytes)
+{
+    return m->used[0] + m->used[1] + bytes <= m->limit;
+}
+
+bool cm_mem_grow(CmMemRes *r, int64_t bytes)
+{
+    if (bytes <= 0) {
+        return true;
+    }
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    bool ok = fits(m, bytes);
+    if (ok && r->pool == CM_MEM_EXECUTION) {
+        int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 ? 1 : 0);
+        int64_t share = (m->limit - m->used[CM_MEM_STORAGE]) / (n > 0 ? n : 1);
+        ok = r->held + bytes <= share;
+    }
+    if (ok) {
+        take(m, r, bytes);
+    } else {
+        m->refusals++;
+    }
+    cm_mutex_unlock(&m->lock);
+    return ok;
+}
+
+static void fmt_bytes(char *buf, size_t cap, int64_t n)
+{
+    if (n >= ((int64_t)1 << 30)) {
+        snprintf(buf, cap, "%.1f GiB", (double)n / (double)((int64_t)1 << 30));
+    } else if (n >= ((int64_t)1 << 20)) {
+        snprintf(buf, cap, "%.1f MiB", (double)n / (double)((int64_t)1 << 20));
+    } else if (n >= 1024) {
+        snprintf(buf, cap, "%.1f KiB", (double)n / 1024.0);
+    } else {
+        snprintf(buf, cap, "%lld bytes", (long long)n);
+    }
+}
+
+/* The OOM message: who asked, the limit, and the largest holders; under the lock. */
+static CmStatus refuse(CmMem *m, const CmMemRes *r, int64_t bytes, CmErr *err)
+{
+    char need[32], limit[32], storage[32], other[32];
+    fmt_bytes(need, sizeof need, bytes);
+    fmt_bytes(limit, sizeof limit, m->limit);
+    fmt_bytes(storage, sizeof storage, m->used[CM_MEM_STORAGE]);
+    const CmMemRes *big = NULL;
+    for (const CmMemRes *c = m->head; c != NULL; c = c->next) {
+        if (c != r && c->pool == CM_MEM_EXECUTION && (big == NULL || c->held > big->held)) {
+            big = c;
+        }
+    }
+    char held[32];
+    fmt_bytes(held, sizeof held, r->held);
+    if (big != NULL) {
+        fmt_bytes(other, sizeof other, big->held);
+        return cm_err_set(err, CM_OOM, -1,
+                          "out of memory: %s needs %s more (holds %s); memory_limit %s, %s held "
+                          "by the tables of this database, %s by %s",
+                          r->what, need, held, limit, storage, other, big->what);
+    }
+    return cm_err_set(err, CM_OOM, -1,
+                      "out of memory: %s needs %s more (holds %s); memory_limit %s, %s held by "
+                      "the tables of this database",
+                      r->what, need, held, limit, storage);
+}
+
+CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
+{
+    if (bytes <= 0) {
+        return CM_OK;
+    }
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    CmStatus st = CM_OK;
+    if (fits(m, bytes)) {
+        take(m, r, bytes);
+    } else {
+        m->refusals++;
+        st = refuse(m, r, bytes, err);
+    }
+    cm_mutex_unlock(&m->lock);
+    return st;
+}
+
+CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err)
+{
+    if (bytes < r->held) {
+        cm_mem_shrink(r, r->held - bytes);
+        return CM_OK;
+    }
+    return cm_mem_need(r, bytes - r->held, err);
+}
+
+void cm_mem_shrink(CmMemRes *r, int64_t bytes)
+{
+    if (bytes <= 0) {
+        return;
+    }
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    give(m, r, bytes < r->held ? bytes : r->held);
+    cm_mutex_unlock(&m->lock);
+}
+
+void cm_mem_res_fini(CmMemRes *r)
+{
+    if (r->held > 0) {
+        cm_mem_shrink(r, r->held);
+    }
+}
+
+/* ---- reports ------------------------------------------------------------------ */
+
+void cm_mem_stats(CmMemStats *out)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    out->limit = m->limit;
+    for (int p = 0; p < 2; p++) {
+        out->used[p] = m->used[p];
+        out->peak[p] = m->peak[p];
+        out->n_consumers[p] = m->n_consumers[p];
+    }
+    out->refusals = m->refusals;
+    cm_mutex_unlock(&m->lock);
+}
+
+void cm_mem_each(void (*fn)(void *ctx, const CmMemRes *r), void *ctx)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    for (const CmMemRes *c = m->head; c != NULL; c = c->next) {
+        fn(ctx, c);
+    }
+    cm_mutex_unlock(&m->lock);
+}
+
+/* A "Name:   123 kB" line of /proc/self/status, in bytes. */
+static int64_t status_kb(const char *name)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[256];
+    int64_t v = 0;
+    size_t n = strlen(name);
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, name, n) == 0 && line[n] == ':') {
+            long long kb = 0;
+            if (sscanf(line + n + 1, "%lld", &kb) == 1) {
+                v = (int64_t)kb * 1024;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+int64_t cm_mem_rss(void)
+{
+    return status_kb("VmRSS");
+}
+
+int64_t cm_mem_rss_peak(void)
+{
+    return status_kb("VmHWM");
+}
+
+bool cm_mem_rss_peak_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f == NULL) {
+        return false;
+    }
+    bool ok = fputs("5", f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    return ok;
+}

@@ -1,0 +1,102 @@
+/*
+ * mem.h - the memory manager: one budget for the process.
+ *
+ * `memory_limit` (default 80% of physical memory) is split between two pools:
+ * EXECUTION, what running queries hold (hash tables, sort runs, window
+ * partitions, shuffle buffers, rows waiting to be appended, COPY chunks), and
+ * STORAGE, what outlives a query (the tables of the in-memory database; the
+ * cache and table pages once they exist).  The split is unified, as in Spark:
+ * each pool may use whatever the other does not hold.  Storage is not evictable
+ * yet, so execution never takes memory back from it.
+ *
+ * Every large allocation is first a reservation.  A consumer (one operator in
+ * one task, or one shared structure) owns a CmMemRes and grows it before it
+ * allocates.  cm_mem_grow may refuse; the consumer then spills (frees what it
+ * holds into temp files) and carries on with less.  It refuses when the pool is
+ * full, or when the consumer would hold more than 1/N of the execution memory
+ * with N consumers holding some: a consumer that starts late still gets its
+ * share as the others spill.  cm_mem_need is for memory that cannot be spilled:
+ * it ignores the fair share and turns a refusal into CM_OOM, with a message
+ * naming the consumer, what it asked for, the limit and what holds the rest.
+ * Small allocations (batches, scratch arenas, plans) stay outside; the limit
+ * has room for them (docs/memory.md measures how much).
+ * Thread-safe: every call takes the manager's one lock; a CmMemRes may be grown
+ * from several threads.  Nothing here allocates.
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+typedef enum CmMemPool { CM_MEM_EXECUTION = 0, CM_MEM_STORAGE = 1 } CmMemPool;
+
+/* What a set of consumers reserves (an operator's tasks; a query), for
+ * EXPLAIN ANALYZE.  Counts go to the parent too. */
+typedef struct CmMemGroup {
+    atomic_llong used;   /* bytes reserved now */
+    atomic_llong peak;   /* the most reserved at once */
+    struct CmMemGroup *parent; /* borrowed, may be NULL */
+} CmMemGroup;
+
+/* A consumer's reservation.  Fields are written under the manager's lock. */
+typedef struct CmMemRes {
+    const char *what;           /* names the consumer in messages and reports; static */
+    CmMemPool pool;
+    CmMemGroup *group;          /* the query it counts for; borrowed, may be NULL */
+    int64_t held;               /* bytes reserved now */
+    int64_t peak;               /* the most this consumer held */
+    struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
+} CmMemRes;
+
+/* ---- the limit ---------------------------------------------------------------- */
+
+/* 80% of physical memory. */
+int64_t cm_mem_default_limit(void);
+/* Sets the process's limit (bytes, > 0).  Holdings above a lowered limit stay
+ * until released; new reservations are refused meanwhile. */
+void cm_mem_set_limit(int64_t bytes);
+int64_t cm_mem_limit(void);
+
+/* ---- reservations ----------------------------------------------------------- */
+
+void cm_mem_res_init(CmMemRes *r, CmMemPool pool, const char *what, CmMemGroup *group);
+/* Releases everything r holds. */
+void cm_mem_res_fini(CmMemRes *r);
+/* Reserves `bytes` more for r, within the pool and r's fair share; false when
+ * refused (nothing changes): the caller spills or gives up. */
+bool cm_mem_grow(CmMemRes *r, int64_t bytes);
+/* Reserves `bytes` more for memory that cannot be spilled: within the limit,
+ * fair share ignored.  CM_OOM with the message described above when refused. */
+CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err);
+/* Makes r hold `bytes` in all (grows through cm_mem_need, or shrinks). */
+CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err);
+/* Releases `bytes` of what r holds (at most what it holds). */
+void cm_mem_shrink(CmMemRes *r, int64_t bytes);
+
+/* ---- reports ------------------------------------------------------------------ */
+
+typedef struct CmMemStats {
+    int64_t limit;
+    int64_t used[2];        /* per pool, bytes reserved now */
+    int64_t peak[2];        /* per pool, the most reserved since start (or reset) */
+    int64_t n_consumers[2]; /* consumers holding memory now */
+    int64_t refusals;       /* cm_mem_grow calls refused (spills asked for) */
+} CmMemStats;
+
+void cm_mem_stats(CmMemStats *out);
+/* Calls fn for every consumer holding memory now, under the lock: fn must not
+ * call back into this module. */
+void cm_mem_each(void (*fn)(void *ctx, const CmMemRes *r), void *ctx);
+/* Pool name: "execution" or "storage". */
+const char *cm_mem_pool_name(CmMemPool pool);
+
+/* Resident set size now and at its peak (VmRSS, VmHWM of /proc/self/status),
+ * in bytes; 0 when unknown. */
+int64_t cm_mem_rss(void);
+int64_t cm_mem_rss_peak(void);
+/* Resets the peak RSS to the current RSS (Linux clear_refs), so a query can
+ * report its own; false when the kernel refuses. */
+bool cm_mem_rss_peak_reset(void);
