@@ -182,8 +182,14 @@ int64_t sluice_result_row_count(const SluiceResult *res)
 
 static void cell(const SluiceResult *res, int64_t row, int col, CmValue *v)
 {
-    const CmBatch *b = ex_result_batch(res->r->rows, (int)(row / CM_BATCH_CAP));
-    cm_vec_get_value(&b->cols[col], (uint32_t)(row % CM_BATCH_CAP), v);
+    uint32_t pos;
+    const CmBatch *b = ex_result_row_batch(res->r->rows, row, &pos);
+    if (b == NULL) {
+        memset(v, 0, sizeof *v);
+        v->is_null = true;
+        return;
+    }
+    cm_vec_get_value(&b->cols[col], pos, v);
 }
 
 bool sluice_result_is_null(const SluiceResult *res, int64_t row, int col)

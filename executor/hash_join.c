@@ -54,10 +54,12 @@ typedef struct JoinGlobal {
     uint8_t *skip;       /* rows with a NULL key (index_prepare) */
     int n_threads;
     CmCond built_cond;   /* broadcast when built, or when indexing starts */
+    CmMemRes mem;        /* the shared table's reservation (the manager locks it) */
 } JoinGlobal;
 
 typedef struct JoinLocal {
     JoinTable own;           /* partitioned: this task's table */
+    CmMemRes mem;            /* ... and its reservation */
     JoinTable *table;
     bool active;             /* in the middle of an input batch */
     int phase;               /* 0: pairs, 1: rows that depend on the matched flags */
@@ -141,20 +143,25 @@ static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys, u
  * integer key) and marks the rows with a NULL key in *skip; index_insert
  * chains the rows whose slot falls in [lo, hi), each range touching only
  * its own heads and its own rows' links. */
-static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmErr *err)
+static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmMemRes *mem,
+                              CmErr *err)
 {
     uint64_t n_slots = 16;
     while (s->n_keys > 0 && n_slots < (uint64_t)t->n_rows * 2) {
         n_slots *= 2;
     }
     size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
+    bool fast = int_keyed(s);
+    int64_t row_bytes = 8 + 8 + 4 + 4 + 1 + (fast ? 8 : 0);
+    if (cm_mem_need(mem, row_bytes * (int64_t)n + 8 * (int64_t)n_slots, err) != CM_OK) {
+        return err->code;
+    }
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
     t->next = cm_malloc(sizeof(int64_t) * n);
     t->heads = cm_malloc(sizeof(int64_t) * (size_t)n_slots);
     t->row_batch = cm_malloc(sizeof(uint32_t) * n);
     t->row_pos = cm_malloc(sizeof(uint32_t) * n);
     *skip = cm_malloc(n);
-    bool fast = int_keyed(s);
     t->int_key = fast ? cm_malloc(sizeof(int64_t) * n) : NULL;
     if (t->hashes == NULL || t->next == NULL || t->heads == NULL || t->row_batch == NULL ||
         t->row_pos == NULL || *skip == NULL || (fast && t->int_key == NULL)) {
@@ -227,11 +234,21 @@ static CmBatch *new_batch(const ExJoinSpec *s, JoinTable *t, CmErr *err)
     return b;
 }
 
+/* Bytes a decoded batch holds: its vectors and its strings. */
+static int64_t batch_bytes(const CmBatch *b)
+{
+    int64_t n = (int64_t)b->heap.n_bytes;
+    for (int c = 0; c < b->n_cols; c++) {
+        n += (int64_t)cm_type_width(b->cols[c].type) * CM_BATCH_CAP + 8 * CM_VALIDITY_WORDS;
+    }
+    return n;
+}
+
 /* Reads the build partitions [p0, p1) of maps [b0, b1) (b1 < 0: all maps):
  * each shuffle block is decoded straight into a batch the table keeps, so
- * build rows are never copied again. */
+ * build rows are never copied again.  Each batch is reserved in mem. */
 static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                             CmErr *err)
+                             CmMemRes *mem, CmErr *err)
 {
     ShShuffle *sh = *s->build;
     if (sh != NULL && b1 < 0) {
@@ -252,6 +269,9 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
             continue;
         }
         t->n_rows += b->n_rows;
+        if (cm_mem_need(mem, batch_bytes(b), err) != CM_OK) {
+            break;
+        }
     }
     if (r != NULL) {
         sh_reader_close(r);
@@ -261,22 +281,26 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
 
 /* Everything but the chaining, for the rows read: FULL joins' matched flags
  * and index_prepare. */
-static CmStatus prepare_table(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmErr *err)
+static CmStatus prepare_table(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmMemRes *mem,
+                              CmErr *err)
 {
     if (s->type == EX_JOIN_FULL) {
+        if (cm_mem_need(mem, t->n_rows, err) != CM_OK) {
+            return err->code;
+        }
         t->matched = cm_calloc((size_t)(t->n_rows ? t->n_rows : 1), 1);
         if (t->matched == NULL) {
             return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
         }
     }
-    return index_prepare(s, t, skip, err);
+    return index_prepare(s, t, skip, mem, err);
 }
 
 /* Indexes the rows read, by one task. */
-static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmErr *err)
+static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, CmErr *err)
 {
     uint8_t *skip = NULL;
-    if (prepare_table(s, t, &skip, err) == CM_OK) {
+    if (prepare_table(s, t, &skip, mem, err) == CM_OK) {
         index_insert(t, skip, 0, t->mask + 1);
     }
     cm_free(skip);
@@ -284,12 +308,12 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmErr *err)
 }
 
 static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                            CmErr *err)
+                            CmMemRes *mem, CmErr *err)
 {
-    if (read_batches(s, t, p0, p1, b0, b1, err) != CM_OK) {
+    if (read_batches(s, t, p0, p1, b0, b1, mem, err) != CM_OK) {
         return err->code;
     }
-    return finish_table(s, t, err);
+    return finish_table(s, t, mem, err);
 }
 
 /* Moves the batches of `part` to the end of t's; false on OOM. */
@@ -649,6 +673,7 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     cm_err_init(&g->err);
     cm_cond_init(&g->built_cond);
     g->n_threads = q->config.threads > 0 ? (int)q->config.threads : 1;
+    ex_op_res_init(op, q, &g->mem, "hash join build");
     op->global = g;
     return CM_OK;
 }
@@ -663,6 +688,7 @@ static void join_global_fini(ExOp *op)
     cm_free(g->parts);
     cm_free(g->skip);
     cm_cond_fini(&g->built_cond);
+    cm_mem_res_fini(&g->mem);
     cm_free(g);
 }
 
@@ -673,6 +699,7 @@ static void join_local_fini(ExOp *op, void *local)
         return;
     }
     table_free(&l->own);
+    cm_mem_res_fini(&l->mem);
     cm_batch_fini(&l->out);
     l->view.cols = NULL; /* view_cols is freed below */
     l->view.n_cols = 0;
@@ -717,7 +744,7 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
         }
     }
     if (g->err.code == CM_OK) {
-        prepare_table(s, &g->table, &g->skip, &g->err);
+        prepare_table(s, &g->table, &g->skip, &g->mem, &g->err);
     }
     if (g->err.code != CM_OK) {
         g->built = true;
@@ -776,7 +803,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
             cm_mutex_unlock(&op->lock);
             CmErr e;
             cm_err_init(&e);
-            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &e);
+            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, &e);
             cm_mutex_lock(&op->lock);
             if (e.code != CM_OK && g->err.code == CM_OK) {
                 g->err = e;
@@ -831,7 +858,9 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         const ExTaskRead *t = s->ranges ? &s->ranges->task[task->task_idx] : NULL;
         int p0 = t ? t->p0 : task->task_idx;
         int p1 = t ? t->p1 : task->task_idx + 1;
-        if (table_build(s, &l->own, p0, p1, t ? t->b0 : 0, t ? t->b1 : -1, err) != CM_OK) {
+        ex_op_res_init(op, task->query, &l->mem, "hash join build");
+        if (table_build(s, &l->own, p0, p1, t ? t->b0 : 0, t ? t->b1 : -1, &l->mem, err) !=
+            CM_OK) {
             join_local_fini(op, l);
             return NULL;
         }

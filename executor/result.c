@@ -11,8 +11,12 @@ struct ExResult {
     int n_cols;
     CmType *types;      /* owned */
     int n_batches, cap_batches;
-    CmBatch **batches;  /* owned; all but the last are full */
+    CmBatch **batches;  /* owned; appends fill the last one */
     int64_t n_rows;
+    CmMemRes *mem;      /* where new batches and strings are reserved; borrowed, may be NULL */
+    bool ragged;        /* a batch before the last is not full (after ex_result_move) */
+    int64_t *starts;    /* ragged: first row of each batch, n_starts of them; owned */
+    int n_starts;
 };
 
 ExResult *ex_result_new(int n_cols, const CmType *types, CmErr *err)
@@ -42,6 +46,7 @@ void ex_result_free(ExResult *r)
     }
     cm_free(r->batches);
     cm_free(r->types);
+    cm_free(r->starts);
     cm_free(r);
 }
 
@@ -59,6 +64,15 @@ static CmBatch *tail(ExResult *r, CmErr *err)
         }
         r->batches = grown;
         r->cap_batches = cap;
+    }
+    if (r->mem != NULL) {
+        int64_t bytes = 0;
+        for (int c = 0; c < r->n_cols; c++) {
+            bytes += (int64_t)cm_type_width(r->types[c]) * CM_BATCH_CAP + 8 * CM_VALIDITY_WORDS;
+        }
+        if (cm_mem_need(r->mem, bytes, err) != CM_OK) {
+            return NULL;
+        }
     }
     CmBatch *b = cm_malloc(sizeof *b);
     if (b == NULL || cm_batch_init(b, r->n_cols, r->types, err) != CM_OK) {
@@ -83,13 +97,84 @@ CmStatus ex_result_append(ExResult *r, const CmBatch *b, CmErr *err)
         for (int k = 0; k < n; k++) {
             pos[k] = cm_batch_pos(b, i + k);
         }
+        size_t heap = t->heap.n_bytes;
         if (cm_batch_append_rows(t, b, pos, n, true, err) != CM_OK) {
+            return err->code;
+        }
+        if (r->mem != NULL && t->heap.n_bytes > heap &&
+            cm_mem_need(r->mem, (int64_t)(t->heap.n_bytes - heap), err) != CM_OK) {
             return err->code;
         }
         r->n_rows += n;
         i += n;
     }
     return CM_OK;
+}
+
+void ex_result_set_mem(ExResult *r, CmMemRes *mem)
+{
+    r->mem = mem;
+}
+
+CmStatus ex_result_move(ExResult *dst, ExResult *src, CmErr *err)
+{
+    if (dst->n_batches + src->n_batches > dst->cap_batches) {
+        int cap = (dst->n_batches + src->n_batches) * 2 + 8;
+        CmBatch **grown = cm_realloc(dst->batches, sizeof(CmBatch *) * (size_t)cap);
+        if (grown == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory growing a result");
+        }
+        dst->batches = grown;
+        dst->cap_batches = cap;
+    }
+    if (src->n_batches > 0 && dst->n_batches > 0 &&
+        dst->batches[dst->n_batches - 1]->n_rows < CM_BATCH_CAP) {
+        dst->ragged = true;
+    }
+    if (src->ragged || (src->n_batches > 1 && src->n_rows % CM_BATCH_CAP != 0)) {
+        dst->ragged = true;
+    }
+    if (src->n_batches > 0) {
+        memcpy(dst->batches + dst->n_batches, src->batches,
+               sizeof(CmBatch *) * (size_t)src->n_batches);
+    }
+    dst->n_batches += src->n_batches;
+    dst->n_rows += src->n_rows;
+    src->n_batches = 0;
+    src->n_rows = 0;
+    return CM_OK;
+}
+
+const CmBatch *ex_result_row_batch(ExResult *r, int64_t row, uint32_t *pos)
+{
+    if (!r->ragged) {
+        *pos = (uint32_t)(row % CM_BATCH_CAP);
+        return r->batches[row / CM_BATCH_CAP];
+    }
+    if (r->n_starts != r->n_batches) {
+        int64_t *st = cm_realloc(r->starts, sizeof(int64_t) * (size_t)(r->n_batches + 1));
+        if (st == NULL) {
+            return NULL;
+        }
+        r->starts = st;
+        int64_t at = 0;
+        for (int i = 0; i < r->n_batches; i++) {
+            st[i] = at;
+            at += r->batches[i]->n_rows;
+        }
+        r->n_starts = r->n_batches;
+    }
+    int lo = 0, hi = r->n_batches - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (r->starts[mid] <= row) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    *pos = (uint32_t)(row - r->starts[lo]);
+    return r->batches[lo];
 }
 
 int ex_result_n_cols(const ExResult *r) { return r->n_cols; }

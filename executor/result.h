@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/types.h"
 #include "common/vec.h"
 
@@ -17,6 +18,18 @@ typedef struct ExResult ExResult;
 /* Owned; NULL on OOM. */
 ExResult *ex_result_new(int n_cols, const CmType *types, CmErr *err);
 void ex_result_free(ExResult *r);
+
+/* Makes appends reserve what they allocate in `mem` (borrowed; NULL: none);
+ * what is reserved stays reserved until mem is released by its owner. */
+void ex_result_set_mem(ExResult *r, CmMemRes *mem);
+
+/* Moves src's batches to the end of dst (no copy); src is left empty.  The
+ * last batch of dst may then be partly filled in the middle of the list. */
+CmStatus ex_result_move(ExResult *dst, ExResult *src, CmErr *err);
+
+/* The batch holding row `row` (< n_rows) and its position in it; NULL on OOM.
+ * Not thread-safe (may index the batches on first use). */
+const CmBatch *ex_result_row_batch(ExResult *r, int64_t row, uint32_t *pos);
 
 /* Copies the active rows of `b` (strings included) to the end of the result. */
 CmStatus ex_result_append(ExResult *r, const CmBatch *b, CmErr *err);

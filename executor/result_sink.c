@@ -17,6 +17,7 @@ typedef struct ResultLocal {
 typedef struct ResultGlobal {
     int n_tasks;
     ExResult **by_task; /* guarded by op->lock until finalize */
+    CmMemRes mem;       /* every task's rows, while the query runs */
 } ResultGlobal;
 
 static void result_global_fini(ExOp *op)
@@ -26,15 +27,18 @@ static void result_global_fini(ExOp *op)
         ex_result_free(g->by_task[i]);
     }
     cm_free(g->by_task);
+    cm_mem_res_fini(&g->mem);
     cm_free(g);
 }
 
 static CmStatus result_global_init(ExOp *op, ExQuery *q, CmErr *err)
 {
-    op->global = cm_calloc(1, sizeof(ResultGlobal));
-    if (op->global == NULL) {
+    ResultGlobal *g = cm_calloc(1, sizeof(ResultGlobal));
+    if (g == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory");
     }
+    ex_op_res_init(op, q, &g->mem, "query result");
+    op->global = g;
     return CM_OK;
 }
 
@@ -54,6 +58,7 @@ static void *result_local_init(ExOp *op, const ExTask *task, CmErr *err)
     }
     l->task_idx = task->task_idx;
     ResultGlobal *g = op->global;
+    ex_result_set_mem(l->rows, &g->mem);
     cm_mutex_lock(&op->lock);
     if (g->by_task == NULL) {
         g->by_task = cm_calloc((size_t)task->n_tasks, sizeof(ExResult *));
@@ -99,9 +104,8 @@ static CmStatus result_finalize(ExOp *op, ExQuery *q, CmErr *err)
     ResultGlobal *g = op->global;
     ExResult *dst = op->spec;
     for (int t = 0; t < g->n_tasks && err->code == CM_OK; t++) {
-        ExResult *part = g->by_task[t];
-        for (int i = 0; part != NULL && i < ex_result_n_batches(part) && err->code == CM_OK; i++) {
-            ex_result_append(dst, ex_result_batch(part, i), err);
+        if (g->by_task[t] != NULL) {
+            ex_result_move(dst, g->by_task[t], err);
         }
     }
     return err->code;

@@ -118,6 +118,20 @@ static CmStatus ensure_pool(PlSession *s, CmErr *err)
     return s->pool ? CM_OK : cm_err_set(err, CM_OOM, -1, "could not start worker threads");
 }
 
+/* The operators' states are freed after the query's ExQuery is gone: their
+ * memory groups stop counting for it. */
+static void detach_memory(PlStagePlan *plan)
+{
+    for (int i = 0; i < plan->n_stages; i++) {
+        ExStage *s = plan->stages[i];
+        s->source->mem.parent = NULL;
+        s->sink->mem.parent = NULL;
+        for (int k = 0; k < s->n_ops; k++) {
+            s->ops[k]->mem.parent = NULL;
+        }
+    }
+}
+
 /* Plans and runs `root`; on success *rows (owned) holds its output. */
 static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExResult **rows)
 {
@@ -139,6 +153,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     sh_temp_peak_reset();
     pl_run_plan(plan, &q, st->err);
     plan->peak_memory_bytes = atomic_load(&q.mem.peak);
+    detach_memory(plan);
     plan->peak_rss_bytes = cm_mem_rss_peak();
     plan->peak_temp_bytes = sh_temp_peak();
     cm_mutex_fini(&q.lock);

@@ -136,8 +136,10 @@ static inline ExResult *rows_done(Rows *r)
 static inline void cell(const ExResult *res, int64_t row, int col, CmValue *out)
 {
     cr_assert_lt(row, ex_result_n_rows(res));
-    const CmBatch *b = ex_result_batch(res, (int)(row / CM_BATCH_CAP));
-    cm_vec_get_value(&b->cols[col], (uint32_t)(row % CM_BATCH_CAP), out);
+    uint32_t pos;
+    const CmBatch *b = ex_result_row_batch((ExResult *)res, row, &pos);
+    cr_assert_not_null(b);
+    cm_vec_get_value(&b->cols[col], pos, out);
 }
 
 static inline bool cell_null(const ExResult *res, int64_t row, int col)
