@@ -151,7 +151,9 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     cm_err_init(&q.err);
     cm_mem_rss_peak_reset();
     sh_temp_peak_reset();
+    sh_store_set_mem_group(plan->store, &q.mem);
     pl_run_plan(plan, &q, st->err);
+    sh_store_set_mem_group(plan->store, NULL);
     plan->peak_memory_bytes = atomic_load(&q.mem.peak);
     detach_memory(plan);
     plan->peak_rss_bytes = cm_mem_rss_peak();

@@ -144,7 +144,7 @@ void sh_shuffle_free(ShShuffle *sh)
         while (sh->parts[p].flushing) {
             cm_cond_wait(&st->cond, &st->lock);
         }
-        st->used -= sh->parts[p].mem_bytes;
+        sh_store_release_locked(st, sh->parts[p].mem_bytes);
     }
     for (ShShuffle **at = &st->shuffles; *at != NULL; at = &(*at)->next) {
         if (*at == sh) {

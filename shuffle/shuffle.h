@@ -27,6 +27,7 @@
 
 #include "common/config.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/types.h"
 #include "common/vec.h"
 
@@ -50,6 +51,7 @@ typedef struct ShStoreOptions {
     int64_t split_threshold;  /* bytes after which a partition file is sealed */
     int64_t flush_bytes;      /* a partition buffer this large is flushed first; 0: derived */
     char temp_directory[256]; /* the query's directory is made inside it, when first needed */
+    int64_t max_temp;         /* bytes of temp files the process may hold (<= 0: no cap) */
 } ShStoreOptions;
 
 /* Store-wide counters. */
@@ -73,6 +75,9 @@ ShStore *sh_store_new_opts(const ShStoreOptions *o, CmErr *err);
 /* Frees every shuffle still in the store, then removes its directory. */
 void sh_store_free(ShStore *st);
 void sh_store_stats(ShStore *st, ShStoreStats *out);
+/* Counts the store's reservation of execution memory in `group` too (the
+ * query's; NULL to stop before the group dies). */
+void sh_store_set_mem_group(ShStore *st, CmMemGroup *group);
 /* The query's directory: "" until the first flush; borrowed until sh_store_free. */
 const char *sh_store_directory(ShStore *st);
 

@@ -18,6 +18,7 @@
 
 #include "common/thread.h"
 #include "shuffle/block.h"
+#include "common/mem.h"
 #include "shuffle/shuffle.h"
 
 /* A (map, attempt) with blocks in a split: enough to tell which maps a damaged
@@ -125,9 +126,18 @@ struct ShStore {
     char dir[512];       /* the query's directory, "" until made */
     ShStoreStats stats;  /* cumulative counters (used, peak_used kept live) */
     int64_t paused_ns;   /* behind stats.paused_ms */
+    /* Execution memory (common/mem.h): `used` is mem.held + unreserved.  A push
+     * the manager refuses is kept unreserved and pauses the store, which
+     * flushes until its reservation is back within what was granted. */
+    CmMemRes mem;
+    int64_t unreserved;
+    int64_t temp_charged; /* bytes counted against max_temp_directory_size (spill.h) */
 };
 
 /* ---- store.c ---- */
+
+/* Lowers `used` by bytes, giving back the unreserved part first.  Lock held. */
+void sh_store_release_locked(ShStore *st, int64_t bytes);
 
 /* Appends blk (owned from now on) to p's buffer and applies flow control.
  * Called without the lock. */

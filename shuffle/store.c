@@ -43,6 +43,7 @@
 #include "common/alloc.h"
 #include "common/hash.h"
 #include "shuffle/shuffle_int.h"
+#include "shuffle/spill.h"
 
 #define WRITE_BUF_BYTES (1 << 20) /* records are gathered into writes this large */
 
@@ -65,6 +66,7 @@ void sh_store_options_init(ShStoreOptions *o, const CmConfig *cfg)
     o->split_threshold = cfg->shuffle_split_threshold;
     o->flush_bytes = 0;
     snprintf(o->temp_directory, sizeof o->temp_directory, "%s", cfg->temp_directory);
+    o->max_temp = cfg->max_temp_directory_size;
 }
 
 ShStore *sh_store_new(const CmConfig *cfg, CmErr *err)
@@ -96,6 +98,7 @@ ShStore *sh_store_new_opts(const ShStoreOptions *o, CmErr *err)
         st->opt.split_threshold = INT64_MAX;
     }
     st->stats.memory_limit = limit;
+    cm_mem_res_init(&st->mem, CM_MEM_EXECUTION, "shuffle store", NULL);
     st->q_head[0] = st->q_head[1] = st->q_tail[0] = st->q_tail[1] = NULL;
     cm_err_init(&st->io_err);
     cm_mutex_init(&st->lock);
@@ -143,6 +146,10 @@ void sh_store_free(ShStore *st)
     }
     cm_cond_fini(&st->cond);
     cm_mutex_fini(&st->lock);
+    cm_mem_res_fini(&st->mem);
+    if (st->temp_charged > 0) {
+        sh_temp_charge(-st->temp_charged, 0, st->opt.temp_directory, NULL);
+    }
     cm_free(st);
 }
 
@@ -579,7 +586,7 @@ static void finish_flush(ShStore *st, ShPart *p, ShBlock *list, ShBlock *last, i
         sh->stats.files += is_new;
         st->stats.spilled_bytes += written;
         st->stats.flushes++;
-        st->used -= bytes;
+        sh_store_release_locked(st, bytes);
         if (p->pins > 0) {
             node->head = list;
             node->next = p->retired;
@@ -638,12 +645,15 @@ static CmStatus flush_claimed(ShStore *st, ShPart *p, CmErr *err)
         sh_split_path(p->sh, p->idx, si, "data", path, sizeof path);
         cm_mutex_unlock(&st->lock);
         recs = cm_malloc(sizeof(FlushRec) * (size_t)n);
+        /* Charged at the buffer's size first, then at what was written. */
         if (recs == NULL) {
             cm_err_set(err, CM_OOM, -1, "out of memory flushing a shuffle partition");
-        } else {
+        } else if (sh_temp_charge(bytes, st->opt.max_temp, st->opt.temp_directory, err) == CM_OK) {
             write_blocks(st, path, list, off, recs, &written, err);
+            sh_temp_charge(written - bytes, 0, st->opt.temp_directory, err);
         }
         cm_mutex_lock(&st->lock);
+        st->temp_charged += written;
     }
     finish_flush(st, p, list, last, n, bytes, si, is_new, written, recs, node, err);
     cm_free(recs);
@@ -664,6 +674,21 @@ CmStatus sh_store_flush_part_locked(ShStore *st, ShPart *p, CmErr *err)
 }
 
 /* ---- pushing and flow control -------------------------------------------------------- */
+
+void sh_store_release_locked(ShStore *st, int64_t bytes)
+{
+    st->used -= bytes;
+    int64_t from_unreserved = bytes < st->unreserved ? bytes : st->unreserved;
+    st->unreserved -= from_unreserved;
+    cm_mem_shrink(&st->mem, bytes - from_unreserved);
+}
+
+void sh_store_set_mem_group(ShStore *st, CmMemGroup *group)
+{
+    cm_mutex_lock(&st->lock);
+    st->mem.group = group;
+    cm_mutex_unlock(&st->lock);
+}
 
 /* A paused pusher: flush queued partitions, or wait for running flushes, until
  * the store resumes (I4).  Lock held. */
@@ -714,7 +739,11 @@ CmStatus sh_store_push(ShStore *st, ShPart *p, ShBlock *blk, CmErr *err)
     st->stats.peak_used = st->used > st->stats.peak_used ? st->used : st->stats.peak_used;
     requeue(st, p);
     CmStatus rc = CM_OK;
-    if (!st->paused && st->used >= st->pause_bytes) {
+    bool refused = !cm_mem_grow(&st->mem, cost);
+    if (refused) {
+        st->unreserved += cost;
+    }
+    if (!st->paused && (st->used >= st->pause_bytes || (refused && st->used > cost))) {
         st->paused = true;
     }
     if (st->paused) {
