@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/value.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder_int.h"
+#include "planner/system.h"
 
 #define PL_MAX_DEPTH 32
 
@@ -96,6 +98,27 @@ static PlNode *bind_view(PlBinder *b, const StEntry *e, int64_t off)
     return n;
 }
 
+/* A snapshot of a system table, kept with the statement's temps. */
+static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
+{
+    if (b->keep == NULL) {
+        cm_err_set(b->err, CM_BIND, off, "system table '%s' cannot be read here", name);
+        return NULL;
+    }
+    StTable *t = pl_system_table(name, b->err);
+    PlTemp *tp = t ? cm_calloc(1, sizeof *tp) : NULL;
+    if (tp == NULL) {
+        st_table_free(t);
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    tp->name = t->name;
+    tp->table = t;
+    tp->next = *b->keep;
+    *b->keep = tp;
+    return pl_bind_scan(b, t);
+}
+
 static PlNode *bind_named(PlBinder *b, const PsFrom *f)
 {
     for (PlTemp *t = b->temps; t != NULL; t = t->next) {
@@ -124,6 +147,9 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
         }
     }
     StEntry *e = st_catalog_find(b->cat, f->name);
+    if (e == NULL && pl_system_table_exists(f->name)) {
+        return bind_system(b, f->name, f->src_off);
+    }
     if (e == NULL || e->kind == ST_ENTRY_INDEX) {
         cm_err_set(b->err, CM_BIND, f->src_off, "unknown table '%s'", f->name);
         return NULL;

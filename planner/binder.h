@@ -45,6 +45,8 @@ typedef struct PlBinder {
     PlInject *inject;    /* correlated values for the next FROM clause to join in */
     PlInject *carry;     /* correlated values the next SELECT must pass through */
     PlTemp *temps;       /* materialized WITH RECURSIVE results */
+    PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
+                            it ends); NULL: reading a system table is refused */
     CmErr *err;
 } PlBinder;
 

@@ -182,7 +182,8 @@ static ExResult *run_for_binder(void *ctx, CmArena *arena, const PlNode *root, C
 
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .err = st->err};
     if (pl_materialize_recursive(&b, sel, run_for_binder, st) != CM_OK) {
         pl_temps_free(b.temps);
         return NULL;
@@ -571,7 +572,8 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .err = st->err};
     bool is_update = a->kind == PS_ST_UPDATE;
     PlNode *root = is_update ? pl_bind_update(&b, e->table, a->sets, a->where, a->src_off)
                              : pl_bind_delete(&b, e->table, a->where);
@@ -597,7 +599,8 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
         cm_err_set(st->err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .err = st->err};
     for (int i = 0; i < n_src; i++) {
         int target = i;
         if (cols != NULL) {
@@ -670,7 +673,8 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
         snprintf(buf, cap, "%s", v->name);
         return CM_OK;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .err = st->err};
     PlScope none = {0};
     ExExpr *e = pl_bind_scalar(&b, &none, v, "SET");
     e = e ? pl_cast(&b, e, cm_type_varchar(-1, false), v->src_off) : NULL;
@@ -911,7 +915,8 @@ static CmStatus copy(Stmt *st)
     if (!a->is_to) {
         return copy_from(st, e->table, &co);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .err = st->err};
     PlNode *root = pl_bind_scan(&b, e->table);
     return root ? copy_to(st, root, &co) : st->err->code;
 }

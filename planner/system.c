@@ -1,0 +1,109 @@
+/*
+ * system.c - system tables (system.h).
+ */
+#include "planner/system.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "common/mem.h"
+#include "shuffle/spill.h"
+
+bool pl_system_table_exists(const char *name)
+{
+    return strcasecmp(name, "sluice_memory") == 0;
+}
+
+typedef struct Rows {
+    StTable *t;
+    CmBatch b;
+    CmErr *err;
+} Rows;
+
+static void add_row(Rows *r, const char *pool, const char *what, int64_t bytes, int64_t peak)
+{
+    if (r->err->code != CM_OK) {
+        return;
+    }
+    uint32_t i = (uint32_t)r->b.n_rows;
+    const char *pool_copy = cm_arena_strdup(&r->b.heap, pool);
+    const char *what_copy = cm_arena_strdup(&r->b.heap, what);
+    if (pool_copy == NULL || what_copy == NULL) {
+        cm_err_set(r->err, CM_OOM, -1, "out of memory");
+        return;
+    }
+    ((CmStr *)r->b.cols[0].data)[i] = cm_str_make(pool_copy, (uint32_t)strlen(pool_copy));
+    ((CmStr *)r->b.cols[1].data)[i] = cm_str_make(what_copy, (uint32_t)strlen(what_copy));
+    ((int64_t *)r->b.cols[2].data)[i] = bytes;
+    ((int64_t *)r->b.cols[3].data)[i] = peak;
+    if (++r->b.n_rows == CM_BATCH_CAP) {
+        st_table_append(r->t, &r->b, r->err);
+        cm_batch_reset(&r->b);
+    }
+}
+
+/* Consumers are copied out under the manager's lock, then added as rows. */
+typedef struct Holder {
+    char pool[16];
+    char what[48];
+    int64_t held, peak;
+} Holder;
+
+typedef struct Holders {
+    Holder list[256];
+    int n;
+} Holders;
+
+static void note_holder(void *ctx, const CmMemRes *res)
+{
+    Holders *h = ctx;
+    if (h->n < (int)(sizeof h->list / sizeof h->list[0])) {
+        Holder *x = &h->list[h->n++];
+        strncpy(x->pool, cm_mem_pool_name(res->pool), sizeof x->pool - 1);
+        x->pool[sizeof x->pool - 1] = '\0';
+        strncpy(x->what, res->what, sizeof x->what - 1);
+        x->what[sizeof x->what - 1] = '\0';
+        x->held = res->held;
+        x->peak = res->peak;
+    }
+}
+
+StTable *pl_system_table(const char *name, CmErr *err)
+{
+    StColumn cols[4] = {
+        {.name = "pool", .type = cm_type_varchar(-1, false)},
+        {.name = "what", .type = cm_type_varchar(-1, false)},
+        {.name = "bytes", .type = cm_type_make(CM_T_INT64)},
+        {.name = "peak_bytes", .type = cm_type_make(CM_T_INT64)},
+    };
+    CmType types[4] = {cols[0].type, cols[1].type, cols[2].type, cols[3].type};
+    Rows r = {.err = err};
+    r.t = st_table_new(name, 4, cols, err);
+    if (r.t == NULL || cm_batch_init(&r.b, 4, types, err) != CM_OK) {
+        st_table_free(r.t);
+        return NULL;
+    }
+    static Holders holders; /* big for the stack; the binder's thread only */
+    holders.n = 0;
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cm_mem_each(note_holder, &holders);
+    add_row(&r, "limit", "memory_limit", st.limit, st.limit);
+    add_row(&r, "execution", "total", st.used[CM_MEM_EXECUTION], st.peak[CM_MEM_EXECUTION]);
+    add_row(&r, "storage", "total", st.used[CM_MEM_STORAGE], st.peak[CM_MEM_STORAGE]);
+    add_row(&r, "temp", "spill and shuffle files", sh_temp_used(), sh_temp_peak());
+    add_row(&r, "process", "resident set", cm_mem_rss(), cm_mem_rss_peak());
+    for (int i = 0; i < holders.n; i++) {
+        add_row(&r, holders.list[i].pool, holders.list[i].what, holders.list[i].held,
+                holders.list[i].peak);
+    }
+    if (err->code == CM_OK && r.b.n_rows > 0) {
+        st_table_append(r.t, &r.b, err);
+    }
+    cm_batch_fini(&r.b);
+    if (err->code != CM_OK) {
+        st_table_free(r.t);
+        return NULL;
+    }
+    return r.t;
+}

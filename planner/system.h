@@ -1,0 +1,24 @@
+/*
+ * system.h - system tables: read-only views of the engine's state, made as a
+ * table when a query names them and no table of that name exists.
+ *
+ *   sluice_memory   the memory manager's pools and what holds memory now:
+ *                   (pool, what, bytes, peak_bytes); pools are `limit`,
+ *                   `execution`, `storage`, `temp` (spill and shuffle files)
+ *                   and `process` (RSS), then one row per consumer.
+ *
+ * The table is a snapshot taken when the statement binds.  Not thread-safe:
+ * the binder's thread only.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "storage/table.h"
+
+/* True when `name` is a system table. */
+bool pl_system_table_exists(const char *name);
+/* A new table with the current contents of system table `name` (owned:
+ * st_table_free); NULL with err. */
+StTable *pl_system_table(const char *name, CmErr *err);
