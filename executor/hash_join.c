@@ -22,6 +22,7 @@
 #include "common/alloc.h"
 #include "executor/hashing.h"
 #include "executor/ops.h"
+#include "shuffle/spill.h"
 
 typedef struct JoinTable {
     int n_batches, cap_batches;
@@ -36,7 +37,16 @@ typedef struct JoinTable {
     bool has_null_key;   /* some build row has a NULL key (IN semantics) */
     uint8_t *matched;    /* per row, FULL joins only */
     int64_t *int_key;    /* per row: the key, when it is one integer column (the fast path) */
+    int64_t prepaid;     /* bytes already reserved for the index (index_fits) */
 } JoinTable;
+
+/* Reserves bytes for t's index in mem, first from what index_fits prepaid. */
+static CmStatus index_need(JoinTable *t, CmMemRes *mem, int64_t bytes, CmErr *err)
+{
+    int64_t paid = bytes < t->prepaid ? bytes : t->prepaid;
+    t->prepaid -= paid;
+    return cm_mem_need(mem, bytes - paid, err);
+}
 
 typedef struct JoinGlobal {
     bool built;
@@ -55,6 +65,12 @@ typedef struct JoinGlobal {
     int n_threads;
     CmCond built_cond;   /* broadcast when built, or when indexing starts */
     CmMemRes mem;        /* the shared table's reservation (the manager locks it) */
+    /* A partitioned MARK join's three-valued answer depends on the whole build
+     * side, not the task's partition: whether it has rows, and whether one of
+     * them has a NULL key.  Learned once, by the first task that asks. */
+    bool facts_ready;
+    int64_t facts_rows;
+    bool facts_null;
 } JoinGlobal;
 
 typedef struct JoinLocal {
@@ -83,7 +99,33 @@ typedef struct JoinLocal {
     CmVec mark;
     ExExprState *residual;
     int64_t flush_row;       /* FULL: next build row to consider */
+    /* Grace mode: a partitioned build that did not fit.  Both sides go to a
+     * spill file each; flush joins them one hash class at a time (rows whose
+     * hash >> 40 is r modulo m), re-reading the files once per class. */
+    bool grace;
+    bool whole_build;        /* all_rows/all_has_null describe the build (grace, or a
+                                partitioned MARK join), not l->table */
+    ExQuery *query;          /* for the temp directory and its cap */
+    ShSpill *build_spill, *probe_spill; /* owned */
+    int64_t all_rows;        /* build rows in all classes (MARK semantics) */
+    bool all_has_null;       /* some build row has a NULL key */
+    int n_work;              /* split classes still to join: (mod, residue) pairs, a stack
+                                (a split pushes two, at most log2(GRACE_MAX_MOD) deep) */
+    int64_t work_mod[32], work_res[32];
+    int64_t cur_mod, cur_res; /* the base modulus, and its last residue taken */
+    int64_t probe_mod, probe_res; /* the class being joined */
+    int g_state;             /* GRACE_* */
+    bool mid_batch;          /* join_push wants the current probe batch again */
+    CmBatch probe_in;        /* a probe batch read back, narrowed to the class */
+    CmBatch build_in;        /* a build batch read back */
+    uint64_t class_hashes[CM_BATCH_CAP];
 } JoinLocal;
+
+enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL };
+/* A class is split in two while its build rows do not fit, down to this modulus;
+ * past it one key holds more rows than memory (the build is then reserved as
+ * memory that cannot spill, and fails cleanly if it does not fit). */
+#define GRACE_MAX_MOD 4096
 
 /* ---- build ----------------------------------------------------------------------- */
 
@@ -153,7 +195,7 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
     size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
     bool fast = int_keyed(s);
     int64_t row_bytes = 8 + 8 + 4 + 4 + 1 + (fast ? 8 : 0);
-    if (cm_mem_need(mem, row_bytes * (int64_t)n + 8 * (int64_t)n_slots, err) != CM_OK) {
+    if (index_need(t, mem, row_bytes * (int64_t)n + 8 * (int64_t)n_slots, err) != CM_OK) {
         return err->code;
     }
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
@@ -247,8 +289,11 @@ static int64_t batch_bytes(const CmBatch *b)
 /* Reads the build partitions [p0, p1) of maps [b0, b1) (b1 < 0: all maps):
  * each shuffle block is decoded straight into a batch the table keeps, so
  * build rows are never copied again.  Each batch is reserved in mem. */
+static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err);
+static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch *b, CmErr *err);
+
 static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                             CmMemRes *mem, CmErr *err)
+                             CmMemRes *mem, JoinLocal *l, CmErr *err)
 {
     ShShuffle *sh = *s->build;
     if (sh != NULL && b1 < 0) {
@@ -258,6 +303,12 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
     ShReader *r = sh ? sh_reader_open(sh, p0, p1, b0, b1, err) : NULL;
     bool eof = r == NULL;
     while (!eof && err->code == CM_OK) {
+        if (l != NULL && l->grace) {
+            if (sh_reader_next(r, &l->build_in, &eof, err) == CM_OK && !eof) {
+                grace_add_build(s, l, &l->build_in, err);
+            }
+            continue;
+        }
         CmBatch *b = new_batch(s, t, err);
         if (b == NULL || sh_reader_next(r, b, &eof, err) != CM_OK) {
             break;
@@ -269,7 +320,12 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
             continue;
         }
         t->n_rows += b->n_rows;
-        if (cm_mem_need(mem, batch_bytes(b), err) != CM_OK) {
+        /* A partitioned build with keys can go to grace mode; others cannot spill. */
+        if (l != NULL && s->n_keys > 0) {
+            if (!cm_mem_grow(mem, batch_bytes(b))) {
+                grace_start(s, l, err);
+            }
+        } else if (cm_mem_need(mem, batch_bytes(b), err) != CM_OK) {
             break;
         }
     }
@@ -285,7 +341,7 @@ static CmStatus prepare_table(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
                               CmErr *err)
 {
     if (s->type == EX_JOIN_FULL) {
-        if (cm_mem_need(mem, t->n_rows, err) != CM_OK) {
+        if (index_need(t, mem, t->n_rows, err) != CM_OK) {
             return err->code;
         }
         t->matched = cm_calloc((size_t)(t->n_rows ? t->n_rows : 1), 1);
@@ -307,13 +363,32 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
     return err->code;
 }
 
-static CmStatus table_build(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                            CmMemRes *mem, CmErr *err)
+/* Reserves the index of l->own (index_prepare's arrays, FULL's flags) if it
+ * is granted, as t->prepaid; false when refused. */
+static bool index_fits(JoinLocal *l)
 {
-    if (read_batches(s, t, p0, p1, b0, b1, mem, err) != CM_OK) {
+    int64_t n_slots = 16;
+    while (n_slots < l->own.n_rows * 2) {
+        n_slots *= 2;
+    }
+    int64_t idx = l->own.n_rows * (8 + 8 + 4 + 4 + 1 + 8 + 1) + 8 * n_slots;
+    if (!cm_mem_grow(&l->mem, idx)) {
+        return false;
+    }
+    l->own.prepaid = idx; /* kept for index_prepare */
+    return true;
+}
+
+static CmStatus table_build(const ExJoinSpec *s, JoinLocal *l, int p0, int p1, int b0, int b1,
+                            CmErr *err)
+{
+    if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, err) != CM_OK || l->grace) {
         return err->code;
     }
-    return finish_table(s, t, mem, err);
+    if (s->n_keys > 0 && !index_fits(l)) {
+        return grace_start(s, l, err);
+    }
+    return finish_table(s, &l->own, &l->mem, err);
 }
 
 /* Moves the batches of `part` to the end of t's; false on OOM. */
@@ -588,8 +663,10 @@ static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
         for (int i = 0; i < in->n_rows; i++) {
             uint32_t p = cm_batch_pos(in, i);
             m[p] = l->probe_matched[i];
-            bool unknown = !s->mark_plain && !l->probe_matched[i] && l->table->n_rows > 0 &&
-                           (l->table->has_null_key ||
+            int64_t build_rows = l->whole_build ? l->all_rows : l->table->n_rows;
+            bool build_null = l->whole_build ? l->all_has_null : l->table->has_null_key;
+            bool unknown = !s->mark_plain && !l->probe_matched[i] && build_rows > 0 &&
+                           (build_null ||
                             has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq));
             if (unknown) {
                 cm_vec_set_null(&l->mark, p);
@@ -612,6 +689,12 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
 {
     const ExJoinSpec *s = op->spec;
     JoinLocal *l = local;
+    if (l->grace && in != &l->probe_in) {
+        /* Probe rows wait in their file until flush joins them class by class. */
+        sh_spill_append(l->probe_spill, in, err);
+        *out = NULL;
+        return EX_NEED_INPUT;
+    }
     if (!l->active) {
         l->active = true;
         l->phase = 0;
@@ -643,13 +726,11 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
     return EX_NEED_INPUT;
 }
 
-static ExOpResult join_flush(ExOp *op, void *local, const CmBatch **out, CmErr *err)
+static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr *err);
+
+/* FULL: the build rows no probe row matched, a batch at a time. */
+static ExOpResult full_tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch **out)
 {
-    const ExJoinSpec *s = op->spec;
-    JoinLocal *l = local;
-    if (s->type != EX_JOIN_FULL) {
-        return EX_DONE;
-    }
     int n = 0;
     while (l->flush_row < l->table->n_rows && n < CM_BATCH_CAP) {
         int64_t r = l->flush_row++;
@@ -660,6 +741,246 @@ static ExOpResult join_flush(ExOp *op, void *local, const CmBatch **out, CmErr *
     assemble(s, l, NULL, n);
     *out = n > 0 ? &l->out : NULL;
     return l->flush_row < l->table->n_rows ? EX_HAVE_MORE : EX_DONE;
+}
+
+static ExOpResult join_flush(ExOp *op, void *local, const CmBatch **out, CmErr *err)
+{
+    const ExJoinSpec *s = op->spec;
+    JoinLocal *l = local;
+    if (l->grace) {
+        return grace_flush(op, l, out, err);
+    }
+    if (s->type != EX_JOIN_FULL) {
+        return EX_DONE;
+    }
+    return full_tail(s, l, out);
+}
+
+/* ---- grace mode ------------------------------------------------------------------------ */
+
+/* The class of a row is its hash >> 40 modulo the class's modulus: bits the
+ * exchange (hash >> 32 modulo the partitions) and the table's slots (the low
+ * bits) barely use. */
+static inline uint64_t class_bits(uint64_t h)
+{
+    return h >> 40;
+}
+
+static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch *b, CmErr *err)
+{
+    for (int i = 0; i < b->n_rows; i++) {
+        l->all_has_null |= has_null_key(b, i, s->n_keys, s->build_keys, s->null_eq);
+    }
+    l->all_rows += b->n_rows;
+    return sh_spill_append(l->build_spill, b, err);
+}
+
+/* The build side does not fit: what was read goes to the build file, and so
+ * will the rest of it and every probe row.  The first modulus aims at classes
+ * of half what was granted. */
+static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err)
+{
+    const CmConfig *cfg = &l->query->config;
+    int64_t granted = l->mem.held > (1 << 20) ? l->mem.held : (1 << 20);
+    int64_t read = 0;
+    for (int bi = 0; bi < l->own.n_batches; bi++) {
+        read += batch_bytes(l->own.batches[bi]);
+    }
+    l->build_spill = sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err);
+    l->probe_spill = l->build_spill ? sh_spill_new(cfg->temp_directory,
+                                                   cfg->max_temp_directory_size, err)
+                                    : NULL;
+    if (l->probe_spill == NULL ||
+        cm_batch_init(&l->probe_in, s->n_probe_cols, s->probe_types, err) != CM_OK ||
+        cm_batch_init(&l->build_in, s->n_build_cols, s->build_types, err) != CM_OK) {
+        return err->code;
+    }
+    l->grace = true;
+    l->whole_build = true;
+    for (int bi = 0; bi < l->own.n_batches && err->code == CM_OK; bi++) {
+        grace_add_build(s, l, l->own.batches[bi], err);
+    }
+    table_free(&l->own);
+    cm_mem_shrink(&l->mem, l->mem.held);
+    /* read is what did not fit; the rest of the build is unknown: guess 4x. */
+    int64_t mod = 2;
+    while (mod < 1024 && mod * granted / 2 < read * 4) {
+        mod *= 2;
+    }
+    l->cur_mod = mod; /* the base modulus; classes 0..mod-1 are taken in turn */
+    l->cur_res = -1;
+    return err->code;
+}
+
+/* Moves to the next class: a split half first, else the next residue of the
+ * base modulus.  False when every class is done. */
+static bool next_class(JoinLocal *l, int64_t *mod, int64_t *res)
+{
+    if (l->n_work > 0) {
+        l->n_work--;
+        *mod = l->work_mod[l->n_work];
+        *res = l->work_res[l->n_work];
+        return true;
+    }
+    if (l->cur_res + 1 >= l->cur_mod) {
+        return false;
+    }
+    *mod = l->cur_mod;
+    *res = ++l->cur_res;
+    return true;
+}
+
+/* Appends the rows of l->build_in at pos[0..n) to the class's table,
+ * reserving what grows; *fits false when the manager refuses. */
+static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *pos, int n,
+                             bool can_split, bool *fits, CmErr *err)
+{
+    JoinTable *t = &l->own;
+    for (int k = 0; k < n && *fits;) {
+        CmBatch *b = t->n_batches > 0 ? t->batches[t->n_batches - 1] : NULL;
+        int64_t bytes = 0;
+        if (b == NULL || b->n_rows == CM_BATCH_CAP) {
+            if ((b = new_batch(s, t, err)) == NULL) {
+                return err->code;
+            }
+            bytes = batch_bytes(b);
+        }
+        int take = CM_BATCH_CAP - b->n_rows < n - k ? CM_BATCH_CAP - b->n_rows : n - k;
+        size_t heap = b->heap.n_bytes;
+        if (cm_batch_append_rows(b, &l->build_in, pos + k, take, true, err) != CM_OK) {
+            return err->code;
+        }
+        t->n_rows += take;
+        k += take;
+        bytes += (int64_t)(b->heap.n_bytes - heap);
+        if (can_split) {
+            *fits = cm_mem_grow(&l->mem, bytes);
+        } else if (cm_mem_need(&l->mem, bytes, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+/* Loads the build rows of class (mod, res) into l->own and indexes them;
+ * *fits false (and the table empty) when they do not fit. */
+static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res,
+                           bool *fits, CmErr *err)
+{
+    table_free(&l->own);
+    cm_mem_shrink(&l->mem, l->mem.held);
+    *fits = true;
+    if (sh_spill_rewind(l->build_spill, err) != CM_OK) {
+        return err->code;
+    }
+    uint32_t pos[CM_BATCH_CAP];
+    bool eof = false;
+    while (*fits && sh_spill_read(l->build_spill, &l->build_in, &eof, err) == CM_OK && !eof) {
+        ex_hash_keys(&l->build_in, s->n_keys, s->build_keys, l->class_hashes);
+        int n = 0;
+        for (int i = 0; i < l->build_in.n_rows; i++) {
+            pos[n] = (uint32_t)i;
+            n += class_bits(l->class_hashes[i]) % (uint64_t)mod == (uint64_t)res;
+        }
+        if (class_append(s, l, pos, n, mod < GRACE_MAX_MOD, fits, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    if (err->code != CM_OK) {
+        return err->code;
+    }
+    if (*fits && mod < GRACE_MAX_MOD) {
+        *fits = index_fits(l);
+    }
+    if (!*fits) {
+        table_free(&l->own);
+        cm_mem_shrink(&l->mem, l->mem.held);
+        return CM_OK;
+    }
+    return finish_table(s, &l->own, &l->mem, err);
+}
+
+/* Reads the next probe batch with rows of the current class, narrowed to them. */
+static CmStatus class_probe_batch(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res,
+                                  bool *eof, CmErr *err)
+{
+    while (sh_spill_read(l->probe_spill, &l->probe_in, eof, err) == CM_OK && !*eof) {
+        ex_hash_keys(&l->probe_in, s->n_keys, s->probe_keys, l->class_hashes);
+        int n = 0;
+        for (int i = 0; i < l->probe_in.n_rows; i++) {
+            l->probe_in.sel_buf[n] = (uint32_t)i;
+            n += class_bits(l->class_hashes[i]) % (uint64_t)mod == (uint64_t)res;
+        }
+        if (n > 0) {
+            l->probe_in.sel = l->probe_in.sel_buf;
+            l->probe_in.n_rows = n;
+            return CM_OK;
+        }
+    }
+    return err->code;
+}
+
+/* Joins the spilled sides class by class: load a class's build rows (split
+ * the class in two when they do not fit), stream the probe file through the
+ * usual probe, then, for FULL joins, emit the class's unmatched build rows. */
+static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr *err)
+{
+    const ExJoinSpec *s = op->spec;
+    *out = NULL;
+    while (err->code == CM_OK) {
+        if (l->g_state == GRACE_NEXT) {
+            int64_t mod, res;
+            bool fits;
+            if (!next_class(l, &mod, &res)) {
+                return EX_DONE;
+            }
+            if (class_load(s, l, mod, res, &fits, err) != CM_OK) {
+                break;
+            }
+            if (!fits) {
+                /* Two halves: res and res + mod under twice the modulus. */
+                l->work_mod[l->n_work] = mod * 2;
+                l->work_res[l->n_work++] = res + mod;
+                l->work_mod[l->n_work] = mod * 2;
+                l->work_res[l->n_work++] = res;
+                continue;
+            }
+            if (sh_spill_rewind(l->probe_spill, err) != CM_OK) {
+                break;
+            }
+            l->table = &l->own;
+            l->probe_mod = mod;
+            l->probe_res = res;
+            l->g_state = GRACE_PROBE;
+            l->mid_batch = false;
+            continue;
+        }
+        if (l->g_state == GRACE_PROBE) {
+            if (!l->mid_batch) {
+                bool eof = false;
+                if (class_probe_batch(s, l, l->probe_mod, l->probe_res, &eof, err) != CM_OK) {
+                    break;
+                }
+                if (eof) {
+                    l->flush_row = 0;
+                    l->g_state = s->type == EX_JOIN_FULL ? GRACE_FULL_TAIL : GRACE_NEXT;
+                    continue;
+                }
+            }
+            l->mid_batch = join_push(op, l, &l->probe_in, out, err) == EX_HAVE_MORE;
+            if (err->code == CM_OK && *out != NULL) {
+                return EX_HAVE_MORE;
+            }
+            continue;
+        }
+        if (full_tail(s, l, out) == EX_DONE) {
+            l->g_state = GRACE_NEXT;
+        }
+        if (*out != NULL) {
+            return EX_HAVE_MORE;
+        }
+    }
+    return EX_DONE;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
@@ -700,6 +1021,14 @@ static void join_local_fini(ExOp *op, void *local)
     }
     table_free(&l->own);
     cm_mem_res_fini(&l->mem);
+    if (l->build_spill != NULL) {
+        ex_op_count_spill(op, sh_spill_bytes(l->build_spill));
+        ex_op_count_spill(op, sh_spill_bytes(l->probe_spill));
+    }
+    sh_spill_free(l->build_spill);
+    sh_spill_free(l->probe_spill);
+    cm_batch_fini(&l->probe_in);
+    cm_batch_fini(&l->build_in);
     cm_batch_fini(&l->out);
     l->view.cols = NULL; /* view_cols is freed below */
     l->view.n_cols = 0;
@@ -803,7 +1132,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
             cm_mutex_unlock(&op->lock);
             CmErr e;
             cm_err_init(&e);
-            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, &e);
+            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, NULL, &e);
             cm_mutex_lock(&op->lock);
             if (e.code != CM_OK && g->err.code == CM_OK) {
                 g->err = e;
@@ -819,6 +1148,38 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
     cm_mutex_unlock(&op->lock);
     cm_err_copy(err, &g->err);
     return err->code == CM_OK ? &g->table : NULL;
+}
+
+/* The whole build side's row count and whether a key is NULL, read once (a
+ * pass over the build shuffle) for the partitioned MARK joins that need it. */
+static CmStatus whole_build_facts(ExOp *op, const ExJoinSpec *s, JoinLocal *l, CmErr *err)
+{
+    JoinGlobal *g = op->global;
+    cm_mutex_lock(&op->lock);
+    if (!g->facts_ready) {
+        ShShuffle *sh = *s->build;
+        CmBatch b;
+        bool eof = sh == NULL;
+        ShReader *r = NULL;
+        if (sh != NULL && cm_batch_init(&b, s->n_build_cols, s->build_types, err) == CM_OK) {
+            r = sh_reader_open(sh, 0, sh_shuffle_n_parts(sh), 0, sh_shuffle_n_maps(sh), err);
+            while (r != NULL && !eof && !g->facts_null &&
+                   sh_reader_next(r, &b, &eof, err) == CM_OK) {
+                g->facts_rows += b.n_rows;
+                for (int i = 0; i < b.n_rows && !g->facts_null; i++) {
+                    g->facts_null = has_null_key(&b, i, s->n_keys, s->build_keys, s->null_eq);
+                }
+            }
+            sh_reader_close(r);
+            cm_batch_fini(&b);
+        }
+        g->facts_ready = err->code == CM_OK;
+    }
+    l->all_rows = g->facts_rows;
+    l->all_has_null = g->facts_null;
+    l->whole_build = true;
+    cm_mutex_unlock(&op->lock);
+    return err->code;
 }
 
 static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
@@ -859,8 +1220,10 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         int p0 = t ? t->p0 : task->task_idx;
         int p1 = t ? t->p1 : task->task_idx + 1;
         ex_op_res_init(op, task->query, &l->mem, "hash join build");
-        if (table_build(s, &l->own, p0, p1, t ? t->b0 : 0, t ? t->b1 : -1, &l->mem, err) !=
-            CM_OK) {
+        l->query = task->query;
+        bool needs_whole = s->type == EX_JOIN_MARK && !s->mark_plain;
+        if (table_build(s, l, p0, p1, t ? t->b0 : 0, t ? t->b1 : -1, err) != CM_OK ||
+            (needs_whole && whole_build_facts(op, s, l, err) != CM_OK)) {
             join_local_fini(op, l);
             return NULL;
         }

@@ -60,7 +60,11 @@ void sh_store_options_init(ShStoreOptions *o, const CmConfig *cfg)
     o->codec = cfg->shuffle_compression == CM_COMPRESSION_NONE ? SH_CODEC_NONE : SH_CODEC_ZSTD;
     o->zstd_level = 1;
     o->compress_in_memory = false;
-    o->memory_limit = cfg->shuffle_memory_limit;
+    /* The store's buffers are the cheapest memory to give back (a flush), so
+     * they get at most an eighth of memory_limit, leaving the rest to the
+     * operators whose spills cost more. */
+    o->memory_limit = cfg->shuffle_memory_limit < cfg->memory_limit / 8 ? cfg->shuffle_memory_limit
+                                                                          : cfg->memory_limit / 8;
     o->pause_ratio = cfg->shuffle_pause_ratio;
     o->resume_ratio = cfg->shuffle_resume_ratio;
     o->split_threshold = cfg->shuffle_split_threshold;
