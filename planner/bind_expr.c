@@ -1225,6 +1225,34 @@ static ExExpr *bind_grouping(PlBindCtx *ctx, const PsExpr *ast)
     return args[n_case - 1] ? make_case(ctx->b, n_case, args, true, ast->src_off) : NULL;
 }
 
+/* False (with the error) when no function has the call's name and argument
+ * count.  Checked before the arguments are bound, so that an unknown function
+ * is reported as such, not as an argument that is not grouped (`median(x)` in
+ * a grouped query) or any other error of its arguments.  The catalog resolves
+ * by name and count first: NULL-typed arguments can fail only on their types
+ * (CM_TYPE), which the real call reports after binding. */
+static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
+{
+    static const char *const SPECIAL[] = {"coalesce", "ifnull", "nullif", "extract", "date_part"};
+    for (size_t i = 0; i < sizeof SPECIAL / sizeof SPECIAL[0]; i++) {
+        if (strcmp(ast->name, SPECIAL[i]) == 0) {
+            return true;
+        }
+    }
+    CmType types[EX_FUNC_MAX_ARGS] = {{0}};
+    if (n > EX_FUNC_MAX_ARGS) {
+        return true; /* pl_make_call reports the count */
+    }
+    ExFuncMatch m;
+    CmErr probe;
+    cm_err_init(&probe);
+    if (ex_func_resolve(ast->name, n, types, ast->src_off, &m, &probe) == CM_BIND) {
+        cm_err_set(ctx->b->err, probe.code, probe.off, "%s", probe.msg);
+        return false;
+    }
+    return true;
+}
+
 static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (strcmp(ast->name, "grouping") == 0 || strcmp(ast->name, "grouping_id") == 0) {
@@ -1242,6 +1270,9 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
                     "");
     }
     int n = ast->args ? ast->args->n : 0;
+    if (!function_exists(ctx, ast, n)) {
+        return NULL;
+    }
     ExExpr **args = new_args(ctx->b, n);
     if (args == NULL) {
         return NULL;
