@@ -329,6 +329,9 @@ static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
 
 static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
 {
+    if (pl_check_schema(&ast->schema, ctx->b->err) != CM_OK) {
+        return NULL;
+    }
     const PlScope *sc = ctx->scope;
     int found = -1;
     bool table_seen = ast->qualifier == NULL;

@@ -96,14 +96,34 @@ static PlNode *bind_view(PlBinder *b, const StEntry *e, int64_t off)
     return n;
 }
 
+CmStatus pl_check_schema(const PsSchemaRef *schema, CmErr *err)
+{
+    if (schema->schema == NULL) {
+        return CM_OK;
+    }
+    if (schema->catalog != NULL && strcmp(schema->catalog, "memory") != 0) {
+        return cm_err_set(err, CM_BIND, schema->off, "unknown catalog '%s'", schema->catalog);
+    }
+    if (strcmp(schema->schema, "main") != 0 &&
+        (schema->catalog != NULL || strcmp(schema->schema, "memory") != 0)) {
+        return cm_err_set(err, CM_BIND, schema->off, "unknown schema '%s'", schema->schema);
+    }
+    return CM_OK;
+}
+
 static PlNode *bind_named(PlBinder *b, const PsFrom *f)
 {
-    for (PlTemp *t = b->temps; t != NULL; t = t->next) {
+    if (pl_check_schema(&f->schema, b->err) != CM_OK) {
+        return NULL;
+    }
+    /* WITH names are not in a schema: a qualified name means a stored table or view. */
+    bool is_qualified = f->schema.schema != NULL;
+    for (PlTemp *t = is_qualified ? NULL : b->temps; t != NULL; t = t->next) {
         if (strcmp(t->name, f->name) == 0) {
             return pl_bind_scan(b, t->table);
         }
     }
-    for (PlCte *c = b->ctes; c != NULL; c = c->next) {
+    for (PlCte *c = is_qualified ? NULL : b->ctes; c != NULL; c = c->next) {
         if (strcmp(c->cte->name, f->name) == 0) {
             PlCte *saved = b->ctes;
             b->ctes = c->next; /* a CTE sees only the ones before it */
@@ -263,6 +283,9 @@ static bool expand_star(PlBindCtx *ctx, const PsExpr *star, OutList *o)
     PlBinder *b = ctx->b;
     if (ctx->agg != NULL) {
         cm_err_set(b->err, CM_BIND, star->src_off, "'*' cannot be used with GROUP BY");
+        return false;
+    }
+    if (pl_check_schema(&star->schema, b->err) != CM_OK) {
         return false;
     }
     int added = 0;

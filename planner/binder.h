@@ -61,6 +61,13 @@ typedef struct PlScope {
     PlScopeCol *cols;
 } PlScope;
 
+/* Checks the catalog and schema written before a table name.  The database has
+ * one catalog, `memory`, with one schema, `main` (DuckDB's names for an
+ * in-memory database): `main.t`, `memory.t` (a catalog with its default
+ * schema, as DuckDB reads a two-part name) and `memory.main.t` are `t`.
+ * CM_BIND "unknown schema 'x'" / "unknown catalog 'x'" at the name otherwise. */
+CmStatus pl_check_schema(const PsSchemaRef *schema, CmErr *err);
+
 /* Binds a query expression; NULL with b->err set on failure. */
 PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
 

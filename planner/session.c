@@ -894,6 +894,16 @@ static CmStatus copy(Stmt *st)
 static CmStatus dispatch(Stmt *st)
 {
     const PsStmt *a = st->ast;
+    /* The one table, view or index name a statement writes or reads by name. */
+    if (a->schema.schema != NULL) {
+        /* As PostgreSQL: DROP .. IF EXISTS of a name in no schema drops nothing. */
+        CmErr quiet;
+        cm_err_init(&quiet);
+        bool is_quiet = a->kind == PS_ST_DROP && a->if_exists;
+        if (pl_check_schema(&a->schema, is_quiet ? &quiet : st->err) != CM_OK) {
+            return st->err->code;
+        }
+    }
     switch (a->kind) {
     case PS_ST_SELECT: return stmt_select(st);
     case PS_ST_EXPLAIN: return stmt_explain(st);

@@ -202,6 +202,17 @@ static void put_pred(Buf *b, const char *name, const PsExpr *e)
     put_expr(b, e->left);
 }
 
+/* "catalog.schema." or "schema." before a qualified name; nothing when absent. */
+static void put_schema(Buf *b, const PsSchemaRef *s)
+{
+    if (s->catalog != NULL) {
+        put(b, "%s.", s->catalog);
+    }
+    if (s->schema != NULL) {
+        put(b, "%s.", s->schema);
+    }
+}
+
 static void put_literal(Buf *b, const PsExpr *e)
 {
     switch (e->kind) {
@@ -226,9 +237,11 @@ static void put_literal(Buf *b, const PsExpr *e)
         put(b, "%s%s)", e->name != NULL ? " " : "", e->name != NULL ? e->name : "");
         break;
     case PS_EX_COLUMN:
+        put_schema(b, &e->schema);
         put(b, "%s%s%s", e->qualifier ? e->qualifier : "", e->qualifier ? "." : "", e->name);
         break;
     case PS_EX_STAR:
+        put_schema(b, &e->schema);
         put(b, "%s%s*", e->qualifier ? e->qualifier : "", e->qualifier ? "." : "");
         break;
     default:
@@ -350,11 +363,13 @@ static void put_from(Buf *b, const PsFrom *f)
     switch (f->kind) {
     case PS_FROM_TABLE:
         if (f->alias == NULL && f->col_aliases == NULL) {
-            put(b, "%s%s%s", f->schema ? f->schema : "", f->schema ? "." : "", f->name);
+            put_schema(b, &f->schema);
+            put(b, "%s", f->name);
             return;
         }
-        put(b, "(%s%s%s as %s", f->schema ? f->schema : "", f->schema ? "." : "", f->name,
-            f->alias);
+        put(b, "(");
+        put_schema(b, &f->schema);
+        put(b, "%s as %s", f->name, f->alias);
         put_names(b, f->col_aliases);
         put(b, ")");
         return;
