@@ -79,6 +79,8 @@ typedef enum PsExprKind {
     PS_EX_LIKE,       /* left [NOT] LIKE right [ESCAPE escape]: `negated`, also ILIKE
                          with op PS_OP_ILIKE, else op PS_OP_LIKE */
     PS_EX_IS_DISTINCT,/* left IS [NOT] DISTINCT FROM right: `negated` */
+    PS_EX_DEFAULT,    /* the DEFAULT keyword: allowed only as a whole value of an INSERT's
+                         VALUES row; the binder rejects it anywhere else */
 } PsExprKind;
 
 typedef enum PsOp {
@@ -244,7 +246,8 @@ typedef enum PsStmtKind {
     PS_ST_CREATE_VIEW,  /* name, if_not_exists, columns (const char* names or NULL), select */
     PS_ST_CREATE_INDEX, /* name, table, columns (const char*), unique, if_not_exists */
     PS_ST_DROP,         /* object ("table", "view", "index"), name, if_exists */
-    PS_ST_INSERT,       /* table, columns (const char*, or NULL), select (VALUES or query) */
+    PS_ST_INSERT,       /* table, columns (const char*, or NULL), select (VALUES or query;
+                           NULL for DEFAULT VALUES) */
     PS_ST_UPDATE,       /* table, sets (PsSetClause*), where */
     PS_ST_DELETE,       /* table, where */
     PS_ST_COPY,         /* table, columns (const char*) or NULL, path, options (PsOption*),

@@ -207,6 +207,10 @@ cmd(A) ::= INSERT(K) INTO qname(T) LP name_list(L) RP select(S). {
     A->columns = L;
     A->select = S;
 }
+cmd(A) ::= INSERT(K) INTO qname(T) DEFAULT VALUES. {
+    A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
+    A->table = ps_build_qname(ps, &T, &A->schema);
+}
 cmd(A) ::= UPDATE(K) qname(T) SET set_list(L) where_clause(W). {
     A = ps_build_stmt(ps, PS_ST_UPDATE, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
@@ -732,6 +736,9 @@ primary(A) ::= ID(C) DOT ID(S) DOT ID(Q) DOT label(N). {
     PsToken parts[4] = {C, S, Q, N};
     A = ps_build_column(ps, parts, 4);
 }
+/* Only a whole value of an INSERT's VALUES row may be DEFAULT; the binder
+ * says so with a position anywhere else. */
+primary(A) ::= DEFAULT(K).   { A = ps_build_expr(ps, PS_EX_DEFAULT, K.off); }
 primary(A) ::= LP(P) expr(X) RP.               { A = ps_build_parens(ps, X, P); }
 primary(A) ::= select_with_parens(S). [SUBQUERY] {
     A = ps_build_subquery(ps, PS_EX_SUBQUERY, S, S->src_off);

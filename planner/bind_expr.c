@@ -1464,6 +1464,8 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_IN_SELECT: return bind_subquery_value(ctx, ast);
     case PS_EX_STAR:
         return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
+    case PS_EX_DEFAULT:
+        return fail(ctx, CM_BIND, ast->src_off, "DEFAULT is not allowed here%s", "");
     default:
         return fail(ctx, CM_BIND, ast->src_off, "'%s' is not supported yet",
                     pl_source_text(ctx->b, ast->src_off, ast->src_len));

@@ -666,8 +666,23 @@ static bool bind_order(PlBindCtx *ctx, const PsSelect *sel, OutList *o, ExSortKe
 
 /* ---- SELECT ---------------------------------------------------------------------- */
 
+/* DEFAULT as the c-th value of a row of the INSERT's VALUES. */
+static ExExpr *insert_default(PlBinder *b, int c, const PsExpr *ast)
+{
+    CmValue null = {.type = cm_type_make(CM_T_NULL), .is_null = true};
+    /* Past the target columns: the INSERT reports the count. */
+    const CmValue *v = c < b->n_insert_defaults ? &b->insert_defaults[c] : &null;
+    ExExpr *e = ex_expr_const(b->arena, v);
+    if (e == NULL) {
+        return oom(b);
+    }
+    e->src_off = ast->src_off;
+    return e;
+}
+
 static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
 {
+    bool is_insert = sel == b->insert_values;
     int n_rows = sel->rows->n;
     const PsList *first = sel->rows->items[0];
     int n_cols = first->n;
@@ -689,7 +704,10 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
             return NULL;
         }
         for (int c = 0; c < n_cols; c++) {
-            ExExpr *e = pl_bind_scalar(b, &none, row->items[c], "VALUES");
+            const PsExpr *item = row->items[c];
+            ExExpr *e = is_insert && item->kind == PS_EX_DEFAULT
+                            ? insert_default(b, c, item)
+                            : pl_bind_scalar(b, &none, item, "VALUES");
             if (e == NULL) {
                 return NULL;
             }

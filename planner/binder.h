@@ -45,6 +45,11 @@ typedef struct PlBinder {
     PlInject *inject;    /* correlated values for the next FROM clause to join in */
     PlInject *carry;     /* correlated values the next SELECT must pass through */
     PlTemp *temps;       /* materialized WITH RECURSIVE results */
+    /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
+     * and the value DEFAULT stands for in each of its columns. */
+    const PsSelect *insert_values;
+    const CmValue *insert_defaults; /* n_insert_defaults values, of the target columns' types */
+    int n_insert_defaults;
     CmErr *err;
 } PlBinder;
 
@@ -88,11 +93,21 @@ void pl_temps_free(PlTemp *temps);
 /* A scan of every column of t. */
 PlNode *pl_bind_scan(PlBinder *b, StTable *t);
 
+/* What DEFAULT stands for in column c: its declared default, else NULL of its type
+ * (a string's bytes are borrowed from the table). */
+CmValue pl_column_default(const StColumn *c);
+
+/* CREATE TABLE: binds a column's DEFAULT expression, converts it to `type` and
+ * evaluates it into *out (strings in the query arena).  The expression must be
+ * constant: columns, subqueries, aggregates and window functions are errors, as
+ * is a value that does not convert (CM_TYPE, or CM_RUNTIME from the cast). */
+CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *out);
+
 /* DELETE: a plan of the rows of t that stay (where `where` is not true). */
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
 
 /* UPDATE: a plan of every row of t with its new values, plus a last BOOLEAN
- * column telling whether the row was changed. */
+ * column telling whether the row was changed.  SET c = DEFAULT sets c's default. */
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr *where,
                        int64_t off);
 

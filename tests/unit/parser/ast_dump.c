@@ -244,6 +244,9 @@ static void put_literal(Buf *b, const PsExpr *e)
         put_schema(b, &e->schema);
         put(b, "%s%s*", e->qualifier ? e->qualifier : "", e->qualifier ? "." : "");
         break;
+    case PS_EX_DEFAULT:
+        put(b, "default");
+        break;
     default:
         break;
     }
@@ -555,10 +558,16 @@ static void put_dml(Buf *b, const PsStmt *st)
 {
     switch (st->kind) {
     case PS_ST_INSERT:
-        put(b, "(insert %s", st->table);
+        put(b, "(insert ");
+        put_schema(b, &st->schema);
+        put(b, "%s", st->table);
         put_names(b, st->columns);
         put(b, " ");
-        put_select(b, st->select);
+        if (st->select == NULL) {
+            put(b, "default-values");
+        } else {
+            put_select(b, st->select);
+        }
         break;
     case PS_ST_UPDATE:
         put(b, "(update %s", st->table);

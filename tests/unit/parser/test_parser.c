@@ -238,6 +238,16 @@ Test(ps_parse, column_references)
     CHECK("select c.s.t.*, s.t.* from t", "(select (c.s.t.* s.t.*) :from t)");
 }
 
+Test(ps_parse, default_keyword)
+{
+    CHECK("insert into t values (default, 1)", "(insert t (values (default 1)))");
+    CHECK("insert into t default values", "(insert t default-values)");
+    CHECK("insert into m.s.t default values", "(insert m.s.t default-values)");
+    CHECK("insert into s.t (b, a) values (1, default), (default, 2)",
+          "(insert s.t (b a) (values (1 default) (default 2)))");
+    cr_assert_eq(expr_node("default")->kind, PS_EX_DEFAULT);
+}
+
 Test(ps_parse, quoted_identifiers_keep_case)
 {
     const PsExpr *e = expr_node("\"MyTable\".\"My\"\"Col\"");
