@@ -30,6 +30,14 @@ PsList *ps_list_append(CmArena *arena, PsList *list, void *item);
 typedef struct PsSelect PsSelect;
 typedef struct PsExpr PsExpr;
 
+/* The catalog and schema written before a table name (`memory.main.t`, `main.t`),
+ * as written: the binder checks them (planner/binder.h, pl_check_schema). */
+typedef struct PsSchemaRef {
+    const char *catalog; /* NULL unless three parts were written */
+    const char *schema;  /* NULL when the name was not qualified */
+    int64_t off;         /* offset of the first part written (when `schema` is set) */
+} PsSchemaRef;
+
 /* ---- types -------------------------------------------------------------- */
 
 /* A type as written: name lower-cased ("integer", "decimal", "varchar",
@@ -51,8 +59,10 @@ typedef enum PsExprKind {
     PS_EX_BOOL,       /* TRUE/FALSE: `ival` 1 or 0 */
     PS_EX_TYPED,      /* DATE 'x', TIMESTAMP 'x', INTERVAL 'n' DAY...: `type`, `str`; for
                          INTERVAL `str` is the quantity text and `name` the unit */
-    PS_EX_COLUMN,     /* [qualifier.]name: `qualifier` (may be NULL), `name` */
-    PS_EX_STAR,       /* * or qualifier.* in a select list: `qualifier` may be NULL */
+    PS_EX_COLUMN,     /* [[catalog.]schema.][qualifier.]name: `schema`, `qualifier` (the
+                         table; may be NULL), `name` */
+    PS_EX_STAR,       /* * or [[catalog.]schema.]qualifier.* in a select list: `schema`,
+                         `qualifier` may be NULL */
     PS_EX_UNARY,      /* `op` applied to `left` */
     PS_EX_BINARY,     /* `left` `op` `right` */
     PS_EX_FUNC,       /* name(args): `name`, `args`, `distinct`, `star` for f(*),
@@ -69,6 +79,8 @@ typedef enum PsExprKind {
     PS_EX_LIKE,       /* left [NOT] LIKE right [ESCAPE escape]: `negated`, also ILIKE
                          with op PS_OP_ILIKE, else op PS_OP_LIKE */
     PS_EX_IS_DISTINCT,/* left IS [NOT] DISTINCT FROM right: `negated` */
+    PS_EX_DEFAULT,    /* the DEFAULT keyword: allowed only as a whole value of an INSERT's
+                         VALUES row; the binder rejects it anywhere else */
 } PsExprKind;
 
 typedef enum PsOp {
@@ -116,6 +128,7 @@ struct PsExpr {
     int64_t str_len;     /* bytes of `str` (strings may hold NUL) */
     const char *name;    /* column / function name / interval unit, lower-cased */
     const char *qualifier; /* table qualifier of a column or star, or NULL */
+    PsSchemaRef schema;  /* catalog and schema before `qualifier` */
     PsExpr *left, *right, *escape;
     PsList *args;        /* PsExpr* (or PsWhen* for CASE) */
     PsSelect *subquery;
@@ -148,7 +161,7 @@ typedef enum PsFromKind { PS_FROM_TABLE, PS_FROM_SUBQUERY, PS_FROM_JOIN } PsFrom
 typedef struct PsFrom PsFrom;
 struct PsFrom {
     PsFromKind kind;
-    const char *schema;      /* TABLE: optional schema qualifier */
+    PsSchemaRef schema;      /* TABLE: optional catalog and schema */
     const char *name;        /* TABLE: table, view or CTE name */
     const char *alias;       /* TABLE/SUBQUERY: AS alias, or NULL */
     PsList *col_aliases;     /* SUBQUERY/TABLE: alias(c1, c2) as const char*, or NULL */
@@ -233,7 +246,8 @@ typedef enum PsStmtKind {
     PS_ST_CREATE_VIEW,  /* name, if_not_exists, columns (const char* names or NULL), select */
     PS_ST_CREATE_INDEX, /* name, table, columns (const char*), unique, if_not_exists */
     PS_ST_DROP,         /* object ("table", "view", "index"), name, if_exists */
-    PS_ST_INSERT,       /* table, columns (const char*, or NULL), select (VALUES or query) */
+    PS_ST_INSERT,       /* table, columns (const char*, or NULL), select (VALUES or query;
+                           NULL for DEFAULT VALUES) */
     PS_ST_UPDATE,       /* table, sets (PsSetClause*), where */
     PS_ST_DELETE,       /* table, where */
     PS_ST_COPY,         /* table, columns (const char*) or NULL, path, options (PsOption*),
@@ -252,6 +266,7 @@ struct PsStmt {
     const char *object;  /* DROP: "table", "view" or "index" */
     const char *path;    /* COPY file path */
     const char *primary_key;
+    PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary;
     PsList *columns;
     PsList *sets;

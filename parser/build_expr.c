@@ -298,28 +298,20 @@ PsExpr *ps_build_interval(PsParse *ps, PsToken kw, PsToken qty, const PsToken *u
     return e;
 }
 
-/* In arena: the names of parts[0..n) joined by '.', or NULL when n is 0. */
-static const char *join_names(PsParse *ps, const PsToken *parts, int n)
-{
-    const char *out = NULL;
-    for (int idx = 0; idx < n; idx++) {
-        out = ps_build_dotted(ps, out, parts[idx]);
-    }
-    return out;
-}
-
 PsExpr *ps_build_column(PsParse *ps, const PsToken *parts, int n)
 {
     PsExpr *e = ps_build_expr(ps, PS_EX_COLUMN, parts[0].off);
     e->name = ps_build_ident(ps, parts[n - 1]);
-    e->qualifier = join_names(ps, parts, n - 1);
+    e->qualifier = n >= 2 ? ps_build_ident(ps, parts[n - 2]) : NULL;
+    ps_build_schema_ref(ps, parts, n >= 2 ? n - 2 : 0, &e->schema);
     return e;
 }
 
 PsExpr *ps_build_star(PsParse *ps, const PsToken *quals, int n, int64_t off)
 {
     PsExpr *e = ps_build_expr(ps, PS_EX_STAR, off);
-    e->qualifier = join_names(ps, quals, n);
+    e->qualifier = n >= 1 ? ps_build_ident(ps, quals[n - 1]) : NULL;
+    ps_build_schema_ref(ps, quals, n >= 1 ? n - 1 : 0, &e->schema);
     return e;
 }
 

@@ -154,11 +154,23 @@ static PsFrom *from_new(PsParse *ps, PsFromKind kind, int64_t off)
     return f;
 }
 
-PsFrom *ps_build_table(PsParse *ps, const PsToken *schema, PsToken name, const PsAliasSpec *al)
+void ps_build_schema_ref(PsParse *ps, const PsToken *parts, int n, PsSchemaRef *out)
 {
-    PsFrom *f = from_new(ps, PS_FROM_TABLE, schema != NULL ? schema->off : name.off);
-    f->schema = schema != NULL ? ps_build_ident(ps, *schema) : NULL;
-    f->name = ps_build_ident(ps, name);
+    out->catalog = n == 2 ? ps_build_ident(ps, parts[0]) : NULL;
+    out->schema = n > 0 ? ps_build_ident(ps, parts[n - 1]) : NULL;
+    out->off = n > 0 ? parts[0].off : -1;
+}
+
+const char *ps_build_qname(PsParse *ps, const PsQName *name, PsSchemaRef *schema)
+{
+    ps_build_schema_ref(ps, name->parts, name->n - 1, schema);
+    return ps_build_ident(ps, name->parts[name->n - 1]);
+}
+
+PsFrom *ps_build_table(PsParse *ps, const PsQName *name, const PsAliasSpec *al)
+{
+    PsFrom *f = from_new(ps, PS_FROM_TABLE, name->parts[0].off);
+    f->name = ps_build_qname(ps, name, &f->schema);
     f->alias = al->alias;
     f->col_aliases = al->cols;
     return f;
@@ -270,7 +282,7 @@ PsStmt *ps_build_table_elem(PsParse *ps, PsStmt *shell, PsColumnDef *col,
 }
 
 PsStmt *ps_build_create_table(PsParse *ps, PsToken kw, bool temporary, bool if_not_exists,
-                              PsToken name, PsStmt *shell, PsSelect *as_select)
+                              const PsQName *name, PsStmt *shell, PsSelect *as_select)
 {
     if (ps->is_failed) {
         return ps_build_alloc(ps, sizeof(PsStmt));
@@ -280,7 +292,7 @@ PsStmt *ps_build_create_table(PsParse *ps, PsToken kw, bool temporary, bool if_n
     set_span(ps, &st->src_off, &st->src_len, kw.off);
     st->temporary = temporary;
     st->if_not_exists = if_not_exists;
-    st->name = ps_build_ident(ps, name);
+    st->name = ps_build_qname(ps, name, &st->schema);
     st->select = as_select;
     return st;
 }

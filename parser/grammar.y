@@ -100,11 +100,22 @@ cmd(A) ::= select(S). {
 }
 
 /* CREATE TABLE */
-cmd(A) ::= CREATE(K) opt_temp(T) TABLE opt_if_not_exists(I) ID(N) LP table_elems(E) RP. {
-    A = ps_build_create_table(ps, K, T, I, N, E, NULL);
+cmd(A) ::= CREATE(K) opt_temp(T) TABLE opt_if_not_exists(I) qname(N) LP table_elems(E) RP. {
+    A = ps_build_create_table(ps, K, T, I, &N, E, NULL);
 }
-cmd(A) ::= CREATE(K) opt_temp(T) TABLE opt_if_not_exists(I) ID(N) AS select(S). {
-    A = ps_build_create_table(ps, K, T, I, N, NULL, S);
+cmd(A) ::= CREATE(K) opt_temp(T) TABLE opt_if_not_exists(I) qname(N) AS select(S). {
+    A = ps_build_create_table(ps, K, T, I, &N, NULL, S);
+}
+
+/* A table, view or index name, qualified by a schema or catalog.schema. */
+%type qname {PsQName}
+qname(A) ::= ID(N).                    { A.parts[0] = N; A.n = 1; }
+qname(A) ::= ID(S) DOT ID(N).          { A.parts[0] = S; A.parts[1] = N; A.n = 2; }
+qname(A) ::= ID(C) DOT ID(S) DOT ID(N). {
+    A.parts[0] = C;
+    A.parts[1] = S;
+    A.parts[2] = N;
+    A.n = 3;
 }
 
 %type opt_temp {bool}
@@ -146,21 +157,21 @@ table_constraint(A) ::= PRIMARY KEY LP name_list(L) RP. { A.is_primary = true; A
 table_constraint(A) ::= UNIQUE LP name_list(L) RP.      { A.is_primary = false; A.cols = L; }
 
 /* CREATE VIEW, CREATE INDEX, DROP */
-cmd(A) ::= CREATE(K) opt_temp(T) VIEW opt_if_not_exists(I) ID(N) opt_name_list(L) AS select(S). {
+cmd(A) ::= CREATE(K) opt_temp(T) VIEW opt_if_not_exists(I) qname(N) opt_name_list(L) AS select(S). {
     A = ps_build_stmt(ps, PS_ST_CREATE_VIEW, K.off);
     A->temporary = T;
     A->if_not_exists = I;
-    A->name = ps_build_ident(ps, N);
+    A->name = ps_build_qname(ps, &N, &A->schema);
     A->columns = L;
     A->select = S;
 }
-cmd(A) ::= CREATE(K) opt_unique(U) INDEX opt_if_not_exists(I) ID(N) ON ID(T)
+cmd(A) ::= CREATE(K) opt_unique(U) INDEX opt_if_not_exists(I) ID(N) ON qname(T)
            LP index_cols(L) RP. {
     A = ps_build_stmt(ps, PS_ST_CREATE_INDEX, K.off);
     A->unique = U;
     A->if_not_exists = I;
     A->name = ps_build_ident(ps, N);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->columns = L;
 }
 
@@ -172,11 +183,11 @@ opt_unique(A) ::= UNIQUE. { A = true; }
 index_cols(A) ::= ID(N) opt_dir.                      { A = ps_build_names(ps, NULL, N); }
 index_cols(A) ::= index_cols(L) COMMA ID(N) opt_dir.  { A = ps_build_names(ps, L, N); }
 
-cmd(A) ::= DROP(K) drop_object(O) opt_if_exists(E) ID(N). {
+cmd(A) ::= DROP(K) drop_object(O) opt_if_exists(E) qname(N). {
     A = ps_build_stmt(ps, PS_ST_DROP, K.off);
     A->object = O;
     A->if_exists = E;
-    A->name = ps_build_ident(ps, N);
+    A->name = ps_build_qname(ps, &N, &A->schema);
 }
 
 %type drop_object {const char *}
@@ -185,26 +196,30 @@ drop_object(A) ::= VIEW.  { A = "view"; }
 drop_object(A) ::= INDEX. { A = "index"; }
 
 /* INSERT, UPDATE, DELETE */
-cmd(A) ::= INSERT(K) INTO ID(T) select(S). {
+cmd(A) ::= INSERT(K) INTO qname(T) select(S). {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->select = S;
 }
-cmd(A) ::= INSERT(K) INTO ID(T) LP name_list(L) RP select(S). {
+cmd(A) ::= INSERT(K) INTO qname(T) LP name_list(L) RP select(S). {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->columns = L;
     A->select = S;
 }
-cmd(A) ::= UPDATE(K) ID(T) SET set_list(L) where_clause(W). {
+cmd(A) ::= INSERT(K) INTO qname(T) DEFAULT VALUES. {
+    A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
+    A->table = ps_build_qname(ps, &T, &A->schema);
+}
+cmd(A) ::= UPDATE(K) qname(T) SET set_list(L) where_clause(W). {
     A = ps_build_stmt(ps, PS_ST_UPDATE, K.off);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->sets = L;
     A->where = W;
 }
-cmd(A) ::= DELETE(K) FROM ID(T) where_clause(W). {
+cmd(A) ::= DELETE(K) FROM qname(T) where_clause(W). {
     A = ps_build_stmt(ps, PS_ST_DELETE, K.off);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->where = W;
 }
 
@@ -216,16 +231,16 @@ set_list(A) ::= set_list(L) COMMA set_item(S).   { A = ps_build_list(ps, L, S); 
 set_item(A) ::= ID(N) EQ expr(X).  { A = ps_build_set_clause(ps, N, X); }
 
 /* COPY */
-cmd(A) ::= COPY(K) ID(T) opt_name_list(L) FROM STRING(P) copy_options(O). {
+cmd(A) ::= COPY(K) qname(T) opt_name_list(L) FROM STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->columns = L;
     A->path = ps_build_string(ps, P)->str;
     A->options = O;
 }
-cmd(A) ::= COPY(K) ID(T) opt_name_list(L) TO STRING(P) copy_options(O). {
+cmd(A) ::= COPY(K) qname(T) opt_name_list(L) TO STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
-    A->table = ps_build_ident(ps, T);
+    A->table = ps_build_qname(ps, &T, &A->schema);
     A->columns = L;
     A->path = ps_build_string(ps, P)->str;
     A->options = O;
@@ -446,6 +461,10 @@ target(A) ::= ID(S) DOT ID(Q) DOT STAR. {
     PsToken quals[2] = {S, Q};
     A = ps_build_target(ps, ps_build_star(ps, quals, 2, S.off), NULL);
 }
+target(A) ::= ID(C) DOT ID(S) DOT ID(Q) DOT STAR. {
+    PsToken quals[3] = {C, S, Q};
+    A = ps_build_target(ps, ps_build_star(ps, quals, 3, C.off), NULL);
+}
 
 /* FROM */
 %type from_clause {PsFrom *}
@@ -485,13 +504,24 @@ join_qual(A) ::= ON expr(X).                 { A.on = X; A.using_cols = NULL; }
 join_qual(A) ::= USING LP name_list(L) RP.   { A.on = NULL; A.using_cols = L; }
 
 %type table_primary {PsFrom *}
-table_primary(A) ::= ID(N) opt_alias(L).             { A = ps_build_table(ps, NULL, N, &L); }
+table_primary(A) ::= ID(N) opt_alias(L). {
+    PsQName q = {{N}, 1};
+    A = ps_build_table(ps, &q, &L);
+}
 /* SQLite's "t NOT INDEXED" hint is accepted and ignored. */
 table_primary(A) ::= ID(N) opt_alias(L) NOT ID(W).   {
-    A = ps_build_table(ps, NULL, N, &L);
+    PsQName q = {{N}, 1};
+    A = ps_build_table(ps, &q, &L);
     ps_build_expect_word(ps, W, "indexed");
 }
-table_primary(A) ::= ID(S) DOT ID(N) opt_alias(L).   { A = ps_build_table(ps, &S, N, &L); }
+table_primary(A) ::= ID(S) DOT ID(N) opt_alias(L). {
+    PsQName q = {{S, N}, 2};
+    A = ps_build_table(ps, &q, &L);
+}
+table_primary(A) ::= ID(C) DOT ID(S) DOT ID(N) opt_alias(L). {
+    PsQName q = {{C, S, N}, 3};
+    A = ps_build_table(ps, &q, &L);
+}
 table_primary(A) ::= select_with_parens(S) opt_alias(L). { A = ps_build_from_subquery(ps, S, &L); }
 table_primary(A) ::= LP(P) table_ref(F) RP.          { A = ps_build_parens_from(ps, F, P); }
 
@@ -702,6 +732,13 @@ primary(A) ::= ID(S) DOT ID(Q) DOT label(N). {
     PsToken parts[3] = {S, Q, N};
     A = ps_build_column(ps, parts, 3);
 }
+primary(A) ::= ID(C) DOT ID(S) DOT ID(Q) DOT label(N). {
+    PsToken parts[4] = {C, S, Q, N};
+    A = ps_build_column(ps, parts, 4);
+}
+/* Only a whole value of an INSERT's VALUES row may be DEFAULT; the binder
+ * says so with a position anywhere else. */
+primary(A) ::= DEFAULT(K).   { A = ps_build_expr(ps, PS_EX_DEFAULT, K.off); }
 primary(A) ::= LP(P) expr(X) RP.               { A = ps_build_parens(ps, X, P); }
 primary(A) ::= select_with_parens(S). [SUBQUERY] {
     A = ps_build_subquery(ps, PS_EX_SUBQUERY, S, S->src_off);

@@ -100,6 +100,12 @@ typedef struct PsTableConstraint {
     PsList *cols;    /* const char* */
 } PsTableConstraint;
 
+/* A table name of 1..3 parts as written: [[catalog.]schema.]name. */
+typedef struct PsQName {
+    PsToken parts[3]; /* parts[0..n) */
+    int n;
+} PsQName;
+
 /* trim([BOTH|LEADING|TRAILING] ...) */
 typedef enum PsTrimSpec { PS_TRIM_BOTH, PS_TRIM_LEADING, PS_TRIM_TRAILING } PsTrimSpec;
 
@@ -142,9 +148,9 @@ PsExpr *ps_build_bool(PsParse *ps, PsToken tok, bool value);
 PsExpr *ps_build_typed(PsParse *ps, PsToken type, PsToken str);
 /* INTERVAL qty [unit]; unit NULL when absent. */
 PsExpr *ps_build_interval(PsParse *ps, PsToken kw, PsToken qty, const PsToken *unit);
-/* a, t.a or s.t.a from n (1..3) name tokens. */
+/* a, t.a, s.t.a or c.s.t.a from n (1..4) name tokens. */
 PsExpr *ps_build_column(PsParse *ps, const PsToken *parts, int n);
-/* *, t.* or s.t.* from n (0..2) qualifier tokens; `off` is the first token. */
+/* *, t.*, s.t.* or c.s.t.* from n (0..3) qualifier tokens; `off` is the first token. */
 PsExpr *ps_build_star(PsParse *ps, const PsToken *quals, int n, int64_t off);
 PsExpr *ps_build_unary(PsParse *ps, PsOp op, PsToken tok, PsExpr *x);
 /* Unary minus; folds into an integer or number literal. */
@@ -198,7 +204,11 @@ PsSelect *ps_build_select_tail(PsParse *ps, PsSelect *sel, const PsWithSpec *wit
 PsCte *ps_build_cte(PsParse *ps, PsToken name, PsList *cols, PsSelect *sel);
 PsTarget *ps_build_target(PsParse *ps, PsExpr *x, const PsToken *alias);
 PsList *ps_build_names(PsParse *ps, PsList *list, PsToken name);
-PsFrom *ps_build_table(PsParse *ps, const PsToken *schema, PsToken name, const PsAliasSpec *al);
+PsFrom *ps_build_table(PsParse *ps, const PsQName *name, const PsAliasSpec *al);
+/* The last part of a qualified name (in arena); the parts before it go to *schema. */
+const char *ps_build_qname(PsParse *ps, const PsQName *name, PsSchemaRef *schema);
+/* The catalog and schema of n (0..2) name tokens before a table name. */
+void ps_build_schema_ref(PsParse *ps, const PsToken *parts, int n, PsSchemaRef *out);
 PsFrom *ps_build_from_subquery(PsParse *ps, PsSelect *sub, const PsAliasSpec *al);
 PsFrom *ps_build_join(PsParse *ps, PsJoinType type, bool natural, PsFrom *l, PsFrom *r,
                       const PsJoinQual *qual);
@@ -213,7 +223,7 @@ PsColumnDef *ps_build_coldef_more(PsParse *ps, PsColumnDef *def);
 PsStmt *ps_build_table_elem(PsParse *ps, PsStmt *shell, PsColumnDef *col,
                             const PsTableConstraint *cons);
 PsStmt *ps_build_create_table(PsParse *ps, PsToken kw, bool temporary, bool if_not_exists,
-                              PsToken name, PsStmt *shell, PsSelect *as_select);
+                              const PsQName *name, PsStmt *shell, PsSelect *as_select);
 PsOption *ps_build_option(PsParse *ps, PsToken name, PsExpr *value);
 PsStmt *ps_build_explain(PsParse *ps, PsToken kw, PsStmt *inner, bool analyze, PsList *options);
 /* prefix.part, lower-cased; prefix NULL for the first part. */

@@ -3,6 +3,8 @@
  * computes the table's new rows, and the session swaps them in only when all
  * of them were computed and checked, so a failing statement changes nothing.
  * Conditions and new values may use subqueries (they join onto the scan).
+ * Also column defaults: a DEFAULT clause is a constant, evaluated once at
+ * CREATE TABLE and kept as a value in the column (storage/table.h).
  */
 #include <string.h>
 
@@ -80,6 +82,28 @@ static PlNode *keep_columns(PlBinder *b, PlNode *child, int n, ExExpr **set, ExE
     return pl_project(b, child, total, exprs, child->names);
 }
 
+CmValue pl_column_default(const StColumn *c)
+{
+    if (c->has_default) {
+        return c->default_value;
+    }
+    return (CmValue){.type = c->type, .is_null = true};
+}
+
+CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *out)
+{
+    if (pl_has_subquery(ast)) {
+        return cm_err_set(b->err, CM_BIND, ast->src_off, "subqueries are not allowed in DEFAULT");
+    }
+    PlScope none = {0};
+    ExExpr *e = pl_bind_scalar(b, &none, ast, "DEFAULT");
+    e = e ? pl_cast(b, e, type, ast->src_off) : NULL;
+    if (e == NULL) {
+        return b->err->code;
+    }
+    return ex_expr_eval_const(e, b->arena, out, b->err);
+}
+
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
 {
     PlScope sc;
@@ -128,7 +152,15 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr
             return NULL;
         }
         /* A column set twice takes the rightmost value, as in SQLite. */
-        ExExpr *v = pl_bind_expr(&ctx, c->value);
+        ExExpr *v;
+        if (c->value->kind == PS_EX_DEFAULT) {
+            CmValue d = pl_column_default(&t->cols[col]);
+            if ((v = ex_expr_const(b->arena, &d)) == NULL) {
+                return oom(b);
+            }
+        } else {
+            v = pl_bind_expr(&ctx, c->value);
+        }
         set[col] = v ? pl_cast(b, v, t->cols[col].type, c->value->src_off) : NULL;
         if (set[col] == NULL) {
             return NULL;

@@ -329,6 +329,9 @@ static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
 
 static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
 {
+    if (pl_check_schema(&ast->schema, ctx->b->err) != CM_OK) {
+        return NULL;
+    }
     const PlScope *sc = ctx->scope;
     int found = -1;
     bool table_seen = ast->qualifier == NULL;
@@ -1225,6 +1228,34 @@ static ExExpr *bind_grouping(PlBindCtx *ctx, const PsExpr *ast)
     return args[n_case - 1] ? make_case(ctx->b, n_case, args, true, ast->src_off) : NULL;
 }
 
+/* False (with the error) when no function has the call's name and argument
+ * count.  Checked before the arguments are bound, so that an unknown function
+ * is reported as such, not as an argument that is not grouped (`median(x)` in
+ * a grouped query) or any other error of its arguments.  The catalog resolves
+ * by name and count first: NULL-typed arguments can fail only on their types
+ * (CM_TYPE), which the real call reports after binding. */
+static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
+{
+    static const char *const SPECIAL[] = {"coalesce", "ifnull", "nullif", "extract", "date_part"};
+    for (size_t i = 0; i < sizeof SPECIAL / sizeof SPECIAL[0]; i++) {
+        if (strcmp(ast->name, SPECIAL[i]) == 0) {
+            return true;
+        }
+    }
+    CmType types[EX_FUNC_MAX_ARGS] = {{0}};
+    if (n > EX_FUNC_MAX_ARGS) {
+        return true; /* pl_make_call reports the count */
+    }
+    ExFuncMatch m;
+    CmErr probe;
+    cm_err_init(&probe);
+    if (ex_func_resolve(ast->name, n, types, ast->src_off, &m, &probe) == CM_BIND) {
+        cm_err_set(ctx->b->err, probe.code, probe.off, "%s", probe.msg);
+        return false;
+    }
+    return true;
+}
+
 static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (strcmp(ast->name, "grouping") == 0 || strcmp(ast->name, "grouping_id") == 0) {
@@ -1242,6 +1273,9 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
                     "");
     }
     int n = ast->args ? ast->args->n : 0;
+    if (!function_exists(ctx, ast, n)) {
+        return NULL;
+    }
     ExExpr **args = new_args(ctx->b, n);
     if (args == NULL) {
         return NULL;
@@ -1430,6 +1464,8 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_IN_SELECT: return bind_subquery_value(ctx, ast);
     case PS_EX_STAR:
         return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
+    case PS_EX_DEFAULT:
+        return fail(ctx, CM_BIND, ast->src_off, "DEFAULT is not allowed here%s", "");
     default:
         return fail(ctx, CM_BIND, ast->src_off, "'%s' is not supported yet",
                     pl_source_text(ctx->b, ast->src_off, ast->src_len));

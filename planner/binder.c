@@ -119,14 +119,34 @@ static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
     return pl_bind_scan(b, t);
 }
 
+CmStatus pl_check_schema(const PsSchemaRef *schema, CmErr *err)
+{
+    if (schema->schema == NULL) {
+        return CM_OK;
+    }
+    if (schema->catalog != NULL && strcmp(schema->catalog, "memory") != 0) {
+        return cm_err_set(err, CM_BIND, schema->off, "unknown catalog '%s'", schema->catalog);
+    }
+    if (strcmp(schema->schema, "main") != 0 &&
+        (schema->catalog != NULL || strcmp(schema->schema, "memory") != 0)) {
+        return cm_err_set(err, CM_BIND, schema->off, "unknown schema '%s'", schema->schema);
+    }
+    return CM_OK;
+}
+
 static PlNode *bind_named(PlBinder *b, const PsFrom *f)
 {
-    for (PlTemp *t = b->temps; t != NULL; t = t->next) {
+    if (pl_check_schema(&f->schema, b->err) != CM_OK) {
+        return NULL;
+    }
+    /* WITH names are not in a schema: a qualified name means a stored table or view. */
+    bool is_qualified = f->schema.schema != NULL;
+    for (PlTemp *t = is_qualified ? NULL : b->temps; t != NULL; t = t->next) {
         if (strcmp(t->name, f->name) == 0) {
             return pl_bind_scan(b, t->table);
         }
     }
-    for (PlCte *c = b->ctes; c != NULL; c = c->next) {
+    for (PlCte *c = is_qualified ? NULL : b->ctes; c != NULL; c = c->next) {
         if (strcmp(c->cte->name, f->name) == 0) {
             PlCte *saved = b->ctes;
             b->ctes = c->next; /* a CTE sees only the ones before it */
@@ -289,6 +309,9 @@ static bool expand_star(PlBindCtx *ctx, const PsExpr *star, OutList *o)
     PlBinder *b = ctx->b;
     if (ctx->agg != NULL) {
         cm_err_set(b->err, CM_BIND, star->src_off, "'*' cannot be used with GROUP BY");
+        return false;
+    }
+    if (pl_check_schema(&star->schema, b->err) != CM_OK) {
         return false;
     }
     int added = 0;
@@ -669,8 +692,23 @@ static bool bind_order(PlBindCtx *ctx, const PsSelect *sel, OutList *o, ExSortKe
 
 /* ---- SELECT ---------------------------------------------------------------------- */
 
+/* DEFAULT as the c-th value of a row of the INSERT's VALUES. */
+static ExExpr *insert_default(PlBinder *b, int c, const PsExpr *ast)
+{
+    CmValue null = {.type = cm_type_make(CM_T_NULL), .is_null = true};
+    /* Past the target columns: the INSERT reports the count. */
+    const CmValue *v = c < b->n_insert_defaults ? &b->insert_defaults[c] : &null;
+    ExExpr *e = ex_expr_const(b->arena, v);
+    if (e == NULL) {
+        return oom(b);
+    }
+    e->src_off = ast->src_off;
+    return e;
+}
+
 static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
 {
+    bool is_insert = sel == b->insert_values;
     int n_rows = sel->rows->n;
     const PsList *first = sel->rows->items[0];
     int n_cols = first->n;
@@ -692,7 +730,10 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
             return NULL;
         }
         for (int c = 0; c < n_cols; c++) {
-            ExExpr *e = pl_bind_scalar(b, &none, row->items[c], "VALUES");
+            const PsExpr *item = row->items[c];
+            ExExpr *e = is_insert && item->kind == PS_EX_DEFAULT
+                            ? insert_default(b, c, item)
+                            : pl_bind_scalar(b, &none, item, "VALUES");
             if (e == NULL) {
                 return NULL;
             }

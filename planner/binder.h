@@ -47,6 +47,11 @@ typedef struct PlBinder {
     PlTemp *temps;       /* materialized WITH RECURSIVE results */
     PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
                             it ends); NULL: reading a system table is refused */
+    /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
+     * and the value DEFAULT stands for in each of its columns. */
+    const PsSelect *insert_values;
+    const CmValue *insert_defaults; /* n_insert_defaults values, of the target columns' types */
+    int n_insert_defaults;
     CmErr *err;
 } PlBinder;
 
@@ -62,6 +67,13 @@ typedef struct PlScope {
     int n;
     PlScopeCol *cols;
 } PlScope;
+
+/* Checks the catalog and schema written before a table name.  The database has
+ * one catalog, `memory`, with one schema, `main` (DuckDB's names for an
+ * in-memory database): `main.t`, `memory.t` (a catalog with its default
+ * schema, as DuckDB reads a two-part name) and `memory.main.t` are `t`.
+ * CM_BIND "unknown schema 'x'" / "unknown catalog 'x'" at the name otherwise. */
+CmStatus pl_check_schema(const PsSchemaRef *schema, CmErr *err);
 
 /* Binds a query expression; NULL with b->err set on failure. */
 PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
@@ -85,11 +97,21 @@ void pl_temps_free(PlTemp *temps);
 /* A scan of every column of t. */
 PlNode *pl_bind_scan(PlBinder *b, StTable *t);
 
+/* What DEFAULT stands for in column c: its declared default, else NULL of its type
+ * (a string's bytes are borrowed from the table). */
+CmValue pl_column_default(const StColumn *c);
+
+/* CREATE TABLE: binds a column's DEFAULT expression, converts it to `type` and
+ * evaluates it into *out (strings in the query arena).  The expression must be
+ * constant: columns, subqueries, aggregates and window functions are errors, as
+ * is a value that does not convert (CM_TYPE, or CM_RUNTIME from the cast). */
+CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *out);
+
 /* DELETE: a plan of the rows of t that stay (where `where` is not true). */
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
 
 /* UPDATE: a plan of every row of t with its new values, plus a last BOOLEAN
- * column telling whether the row was changed. */
+ * column telling whether the row was changed.  SET c = DEFAULT sets c's default. */
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr *where,
                        int64_t off);
 

@@ -37,6 +37,8 @@ typedef struct Stmt {
     const char *sql;
     PsStmt *ast;
     PlResult *res;     /* set by statements that return something */
+    const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
+    int n_insert_defaults;
     CmErr *err;
 } Stmt;
 
@@ -184,6 +186,11 @@ static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
                   .err = st->err};
+    if (st->insert_defaults != NULL) {
+        b.insert_values = sel;
+        b.insert_defaults = st->insert_defaults;
+        b.n_insert_defaults = st->n_insert_defaults;
+    }
     if (pl_materialize_recursive(&b, sel, run_for_binder, st) != CM_OK) {
         pl_temps_free(b.temps);
         return NULL;
@@ -414,6 +421,7 @@ static CmStatus create_table(Stmt *st)
     if (cols == NULL) {
         return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
     for (int i = 0; i < n; i++) {
         const PsColumnDef *d = a->columns->items[i];
         for (int j = 0; j < i; j++) {
@@ -426,6 +434,11 @@ static CmStatus create_table(Stmt *st)
         cols[i].not_null = d->not_null || d->primary_key;
         cols[i].primary_key = d->primary_key;
         if (pl_type_from_ast(d->type, &cols[i].type, st->err) != CM_OK) {
+            return st->err->code;
+        }
+        cols[i].has_default = d->default_value != NULL;
+        if (cols[i].has_default &&
+            pl_bind_default(&b, d->default_value, cols[i].type, &cols[i].default_value) != CM_OK) {
             return st->err->code;
         }
     }
@@ -582,11 +595,48 @@ static CmStatus update_or_delete(Stmt *st)
 
 /* ---- INSERT --------------------------------------------------------------------------- */
 
-/* Maps the source's columns onto the table's: casts, and NULL for the rest. */
-static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
+/* The column of t each value of the INSERT's source goes to (its column list,
+ * else every column in order; none for DEFAULT VALUES); in *n_src their count. */
+static int *insert_targets(Stmt *st, const StTable *t, int *n_src)
 {
     const PsList *cols = st->ast->columns;
-    int n_src = cols ? cols->n : t->n_cols;
+    int n = st->ast->select == NULL ? 0 : cols ? cols->n : t->n_cols;
+    int *target = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(n + 1));
+    bool *is_listed = cm_arena_zalloc(st->arena, sizeof(bool) * (size_t)(t->n_cols + 1));
+    if (target == NULL || is_listed == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        target[i] = i;
+        if (cols == NULL) {
+            continue;
+        }
+        const char *name = cols->items[i];
+        int col = 0;
+        while (col < t->n_cols && strcmp(t->cols[col].name, name) != 0) {
+            col++;
+        }
+        if (col == t->n_cols) {
+            cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown column '%s' in table '%s'",
+                       name, t->name);
+            return NULL;
+        }
+        if (is_listed[col]) {
+            cm_err_set(st->err, CM_BIND, st->ast->src_off, "column '%s' is listed twice", name);
+            return NULL;
+        }
+        is_listed[col] = true;
+        target[i] = col;
+    }
+    *n_src = n;
+    return target;
+}
+
+/* Maps the source's columns onto the table's (value i to column target[i]):
+ * casts, and the columns' defaults for the rest. */
+static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *target, int n_src)
+{
     if (src->n_cols != n_src) {
         cm_err_set(st->err, CM_BIND, st->ast->src_off,
                    "table '%s' has %d columns to fill but %d values were supplied", t->name,
@@ -602,35 +652,19 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
                   .err = st->err};
     for (int i = 0; i < n_src; i++) {
-        int target = i;
-        if (cols != NULL) {
-            for (target = 0; target < t->n_cols; target++) {
-                if (strcmp(t->cols[target].name, (const char *)cols->items[i]) == 0) {
-                    break;
-                }
-            }
-            if (target == t->n_cols || exprs[target] != NULL) {
-                if (target == t->n_cols) {
-                    cm_err_set(st->err, CM_BIND, st->ast->src_off,
-                               "unknown column '%s' in table '%s'", (const char *)cols->items[i],
-                               t->name);
-                } else {
-                    cm_err_set(st->err, CM_BIND, st->ast->src_off, "column '%s' is listed twice",
-                               (const char *)cols->items[i]);
-                }
-                return NULL;
-            }
-        }
         ExExpr *c = ex_expr_column(st->arena, i, src->types[i]);
-        exprs[target] = c ? pl_cast(&b, c, t->cols[target].type, st->ast->src_off) : NULL;
-        if (exprs[target] == NULL) {
+        exprs[target[i]] = c ? pl_cast(&b, c, t->cols[target[i]].type, st->ast->src_off) : NULL;
+        if (exprs[target[i]] == NULL) {
             return NULL;
         }
     }
     for (int i = 0; i < t->n_cols; i++) {
         if (exprs[i] == NULL) {
-            CmValue null = {.type = t->cols[i].type, .is_null = true};
-            exprs[i] = ex_expr_const(st->arena, &null);
+            CmValue d = pl_column_default(&t->cols[i]);
+            if ((exprs[i] = ex_expr_const(st->arena, &d)) == NULL) {
+                cm_err_set(st->err, CM_OOM, -1, "out of memory");
+                return NULL;
+            }
         }
         p->types[i] = t->cols[i].type;
         p->names[i] = t->cols[i].name;
@@ -640,6 +674,18 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
     return p;
 }
 
+/* The source of INSERT ... DEFAULT VALUES: one row of no columns. */
+static PlNode *default_row(Stmt *st)
+{
+    PlNode *n = pl_node_new(st->arena, PL_VALUES, 0);
+    if (n == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    n->n_rows = 1;
+    return n;
+}
+
 static CmStatus insert(Stmt *st)
 {
     StEntry *e = st_catalog_find(st->s->cat, st->ast->table);
@@ -647,8 +693,20 @@ static CmStatus insert(Stmt *st)
         return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'",
                           st->ast->table);
     }
-    PlNode *src = bind(st, st->ast->select);
-    PlNode *root = src ? insert_projection(st, e->table, src) : NULL;
+    int n_src = 0;
+    int *target = insert_targets(st, e->table, &n_src);
+    CmValue *defaults = cm_arena_alloc(st->arena, sizeof(CmValue) * (size_t)(n_src + 1));
+    if (target == NULL || defaults == NULL) {
+        return target ? cm_err_set(st->err, CM_OOM, -1, "out of memory") : st->err->code;
+    }
+    /* DEFAULT in the VALUES rows: the default of the column each value goes to. */
+    for (int i = 0; i < n_src; i++) {
+        defaults[i] = pl_column_default(&e->table->cols[target[i]]);
+    }
+    st->insert_defaults = defaults;
+    st->n_insert_defaults = n_src;
+    PlNode *src = st->ast->select ? bind(st, st->ast->select) : default_row(st);
+    PlNode *root = src ? insert_projection(st, e->table, src, target, n_src) : NULL;
     if (root == NULL) {
         return st->err->code;
     }
@@ -926,6 +984,16 @@ static CmStatus copy(Stmt *st)
 static CmStatus dispatch(Stmt *st)
 {
     const PsStmt *a = st->ast;
+    /* The one table, view or index name a statement writes or reads by name. */
+    if (a->schema.schema != NULL) {
+        /* As PostgreSQL: DROP .. IF EXISTS of a name in no schema drops nothing. */
+        CmErr quiet;
+        cm_err_init(&quiet);
+        bool is_quiet = a->kind == PS_ST_DROP && a->if_exists;
+        if (pl_check_schema(&a->schema, is_quiet ? &quiet : st->err) != CM_OK) {
+            return st->err->code;
+        }
+    }
     switch (a->kind) {
     case PS_ST_SELECT: return stmt_select(st);
     case PS_ST_EXPLAIN: return stmt_explain(st);

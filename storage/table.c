@@ -24,6 +24,23 @@ static void chunk_free(StChunk *c, int n_cols)
     cm_free(c);
 }
 
+/* Moves a column's string default into the table's own arena; false on OOM. */
+static bool own_default(StTable *t, StColumn *c)
+{
+    CmStr *s = &c->default_value.s;
+    if (!c->has_default || c->default_value.is_null || c->type.id != CM_T_VARCHAR ||
+        s->len <= CM_STR_INLINE) {
+        return true;
+    }
+    char *p = cm_arena_alloc(&t->strings, s->len);
+    if (p == NULL) {
+        return false;
+    }
+    memcpy(p, s->ptr, s->len);
+    *s = cm_str_make(p, s->len);
+    return true;
+}
+
 StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr *err)
 {
     StTable *t = cm_calloc(1, sizeof *t);
@@ -41,7 +58,7 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
     for (int i = 0; i < n_cols; i++) {
         t->cols[i] = cols[i];
         t->cols[i].name = cm_strdup(cols[i].name);
-        if (t->cols[i].name == NULL) {
+        if (t->cols[i].name == NULL || !own_default(t, &t->cols[i])) {
             goto oom;
         }
     }

@@ -28,6 +28,9 @@ typedef struct StColumn {
     CmType type;
     bool not_null;
     bool primary_key;
+    bool has_default;      /* a DEFAULT clause was declared */
+    CmValue default_value; /* its value, of `type` (evaluated at CREATE TABLE: defaults are
+                              constant); a long string's bytes are in the table's `strings` */
 } StColumn;
 
 typedef struct StChunk {
@@ -47,7 +50,7 @@ typedef struct StTable {
     CmMemRes mem;         /* storage memory held by chunks and strings (common/mem.h) */
 } StTable;
 
-/* Owned; NULL with err on OOM.  Column names and types are copied. */
+/* Owned; NULL with err on OOM.  Column names, types and defaults are copied. */
 StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr *err);
 void st_table_free(StTable *t);
 

@@ -323,6 +323,10 @@ expect_out ".tables, sorted" $'alpha\nzeta\n'
 sl_in $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n.schema alpha\n'
 expect_out ".schema TABLE" $'CREATE TABLE alpha (b VARCHAR, c INTEGER);\n'
 
+# defaults and a schema qualifier are shown as written
+sl_in $'CREATE TABLE main.d (a INTEGER DEFAULT 2 + 3, b VARCHAR DEFAULT \'x\');\n.schema d\n'
+expect_out ".schema with DEFAULT" $'CREATE TABLE main.d (a INTEGER DEFAULT 2 + 3, b VARCHAR DEFAULT \'x\');\n'
+
 sl_in $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n.schema\n'
 expect_out ".schema, creation order" \
     $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n'

@@ -202,6 +202,17 @@ static void put_pred(Buf *b, const char *name, const PsExpr *e)
     put_expr(b, e->left);
 }
 
+/* "catalog.schema." or "schema." before a qualified name; nothing when absent. */
+static void put_schema(Buf *b, const PsSchemaRef *s)
+{
+    if (s->catalog != NULL) {
+        put(b, "%s.", s->catalog);
+    }
+    if (s->schema != NULL) {
+        put(b, "%s.", s->schema);
+    }
+}
+
 static void put_literal(Buf *b, const PsExpr *e)
 {
     switch (e->kind) {
@@ -226,10 +237,15 @@ static void put_literal(Buf *b, const PsExpr *e)
         put(b, "%s%s)", e->name != NULL ? " " : "", e->name != NULL ? e->name : "");
         break;
     case PS_EX_COLUMN:
+        put_schema(b, &e->schema);
         put(b, "%s%s%s", e->qualifier ? e->qualifier : "", e->qualifier ? "." : "", e->name);
         break;
     case PS_EX_STAR:
+        put_schema(b, &e->schema);
         put(b, "%s%s*", e->qualifier ? e->qualifier : "", e->qualifier ? "." : "");
+        break;
+    case PS_EX_DEFAULT:
+        put(b, "default");
         break;
     default:
         break;
@@ -350,11 +366,13 @@ static void put_from(Buf *b, const PsFrom *f)
     switch (f->kind) {
     case PS_FROM_TABLE:
         if (f->alias == NULL && f->col_aliases == NULL) {
-            put(b, "%s%s%s", f->schema ? f->schema : "", f->schema ? "." : "", f->name);
+            put_schema(b, &f->schema);
+            put(b, "%s", f->name);
             return;
         }
-        put(b, "(%s%s%s as %s", f->schema ? f->schema : "", f->schema ? "." : "", f->name,
-            f->alias);
+        put(b, "(");
+        put_schema(b, &f->schema);
+        put(b, "%s as %s", f->name, f->alias);
         put_names(b, f->col_aliases);
         put(b, ")");
         return;
@@ -540,10 +558,16 @@ static void put_dml(Buf *b, const PsStmt *st)
 {
     switch (st->kind) {
     case PS_ST_INSERT:
-        put(b, "(insert %s", st->table);
+        put(b, "(insert ");
+        put_schema(b, &st->schema);
+        put(b, "%s", st->table);
         put_names(b, st->columns);
         put(b, " ");
-        put_select(b, st->select);
+        if (st->select == NULL) {
+            put(b, "default-values");
+        } else {
+            put_select(b, st->select);
+        }
         break;
     case PS_ST_UPDATE:
         put(b, "(update %s", st->table);

@@ -224,9 +224,28 @@ Test(ps_parse, column_references)
     e = expr_node("T.A");
     cr_assert_str_eq(e->name, "a");
     cr_assert_str_eq(e->qualifier, "t");
+    cr_assert_null(e->schema.schema);
     e = expr_node("s.t.a");
     cr_assert_str_eq(e->name, "a");
-    cr_assert_str_eq(e->qualifier, "s.t");
+    cr_assert_str_eq(e->qualifier, "t");
+    cr_assert_str_eq(e->schema.schema, "s");
+    cr_assert_null(e->schema.catalog);
+    e = expr_node("c.s.t.a");
+    cr_assert_str_eq(e->name, "a");
+    cr_assert_str_eq(e->qualifier, "t");
+    cr_assert_str_eq(e->schema.schema, "s");
+    cr_assert_str_eq(e->schema.catalog, "c");
+    CHECK("select c.s.t.*, s.t.* from t", "(select (c.s.t.* s.t.*) :from t)");
+}
+
+Test(ps_parse, default_keyword)
+{
+    CHECK("insert into t values (default, 1)", "(insert t (values (default 1)))");
+    CHECK("insert into t default values", "(insert t default-values)");
+    CHECK("insert into m.s.t default values", "(insert m.s.t default-values)");
+    CHECK("insert into s.t (b, a) values (1, default), (default, 2)",
+          "(insert s.t (b a) (values (1 default) (default 2)))");
+    cr_assert_eq(expr_node("default")->kind, PS_EX_DEFAULT);
 }
 
 Test(ps_parse, quoted_identifiers_keep_case)
@@ -611,9 +630,16 @@ Test(ps_parse, from_tables_and_aliases)
     PsStmt *st = parse_one("select * from main.orders AS o");
     const PsFrom *f = st->select->from;
     cr_assert_eq(f->kind, PS_FROM_TABLE);
-    cr_assert_str_eq(f->schema, "main");
+    cr_assert_str_eq(f->schema.schema, "main");
+    cr_assert_null(f->schema.catalog);
     cr_assert_str_eq(f->name, "orders");
     cr_assert_str_eq(f->alias, "o");
+    CHECK("select * from memory.main.t", "(select (*) :from memory.main.t)");
+    st = parse_one("select * from Memory.main.t");
+    f = st->select->from;
+    cr_assert_str_eq(f->schema.catalog, "memory");
+    cr_assert_str_eq(f->schema.schema, "main");
+    cr_assert_eq(f->schema.off, 14);
 }
 
 Test(ps_parse, comma_lists_are_left_deep_cross_joins)
