@@ -53,6 +53,7 @@ static const Setting SETTINGS[] = {
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000},
     {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
     {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2},
+    {"debug_aqe_oom", SET_BOOL, offsetof(CmConfig, debug_aqe_oom), 0, 1},
 };
 
 #define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))

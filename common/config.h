@@ -39,6 +39,9 @@ typedef struct CmConfig {
     /* test-only: damage the first shuffle of each query after its map stage
      * (1 corrupt a block, 2 delete a file), to exercise lineage recovery */
     int64_t debug_shuffle_damage;
+    /* test-only: every allocation of the adaptive rules fails, to show that
+     * their errors reach the user */
+    bool debug_aqe_oom;
 } CmConfig;
 
 enum { CM_COMPRESSION_ZSTD = 0, CM_COMPRESSION_NONE = 1 };

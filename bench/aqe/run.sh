@@ -16,6 +16,10 @@
 #               big side is never exchanged
 #   tiny        a GROUP BY whose 8 shuffle partitions hold a few rows each,
 #               read by a follow-up join
+# Each case also runs its query once more with adaptive off and on and compares
+# the rows: a statement error, a missing measurement, or different rows print
+# the reason on stderr and make the script exit 1 (after the other cases), so
+# that a speedup of a wrong plan is never reported as one.
 set -eu
 SLUICE=${1:-build/sluice}
 ROWS=${2:-10000000}
@@ -45,6 +49,7 @@ SQL[tiny]="select count(*), sum(n) from (select v % 5 as g, count(*) as n from b
 
 echo "| case | adaptive off (s) | adaptive on (s) | off / on | critical path off (s) | on (s) | off / on |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
+failed=0
 for c in skew misestimate tiny; do
     # Settings of the case first, then the measured query, off and on alternating.
     pre=$(echo "${SQL[$c]}" | grep -o '^ *set [^;]*;' || true)
@@ -54,17 +59,27 @@ for c in skew misestimate tiny; do
         script="$script set adaptive = off; explain (analyze, format json) $query"
         script="$script set adaptive = on; explain (analyze, format json) $query"
     done
+    # The rows, off then on, after the measured runs (a single-row result each).
+    script="$script set adaptive = off; $query set adaptive = on; $query"
     out=$(mktemp) err=$(mktemp)
-    "$SLUICE" --timer -c "$script" >"$out" 2>"$err"
+    if ! "$SLUICE" --timer -c "$script" >"$out" 2>"$err"; then
+        echo "bench/aqe: $c: sluice failed: $(grep -v '^Run Time' "$err" | head -5)" >&2
+        echo "| $c | FAILED | | | | | |"
+        failed=1
+        rm -f "$out" "$err"
+        continue
+    fi
     # --timer prints one line per statement: the measured ones are every other
     # one after the setup and the settings.
     skip=$(( $(echo "$setup $pre" | grep -o ';' | wc -l) + 1 ))
-    python3 - "$c" "$out" "$err" "$skip" <<'PY'
+    python3 - "$c" "$out" "$err" "$skip" "$REPEAT" <<'PY' || failed=1
 import json, re, sys
-case, out, err, skip = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+case, out, err, skip, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 walls = [float(m) for m in re.findall(r"Run Time: real ([0-9.]+)", open(err).read())]
-walls = walls[skip - 1:][1::2]           # drop setup, then keep the explains
-text, docs, i = open(out).read(), [], 0
+walls = walls[skip - 1:][1::2]           # drop setup, then keep the explains and queries
+lines = open(out).read().rstrip("\n").split("\n")
+rows_off, rows_on = lines[-2:] if len(lines) >= 2 else ("", "")
+text, docs, i = "\n".join(lines[:-2]), [], 0
 dec = json.JSONDecoder()
 while True:
     i = text.find("{", i)
@@ -72,6 +87,17 @@ while True:
         break
     d, i = dec.raw_decode(text, i)
     docs.append(d)
+problems = []
+if len(walls) != 2 * repeat + 2 or len(docs) != 2 * repeat:
+    problems.append(f"expected {2 * repeat + 2} timed statements and {2 * repeat} plans, "
+                    f"got {len(walls)} and {len(docs)}")
+elif rows_off != rows_on or not rows_off:
+    problems.append(f"adaptive on gave other rows than off: off {rows_off!r}, on {rows_on!r}")
+if problems:
+    print(f"bench/aqe: {case}: " + "; ".join(problems), file=sys.stderr)
+    print(f"| {case} | FAILED | | | | | |")
+    sys.exit(1)
+walls = walls[:2 * repeat]
 crit = [sum(s["task_time_max_ms"] for s in d["stages"] if not s.get("skipped")) / 1e3 for d in docs]
 off_w, on_w = min(walls[0::2]), min(walls[1::2])
 off_c, on_c = min(crit[0::2]), min(crit[1::2])
@@ -79,3 +105,7 @@ print(f"| {case} | {off_w:.3f} | {on_w:.3f} | {off_w / on_w:.2f} | {off_c:.3f} |
 PY
     rm -f "$out" "$err"
 done
+if [ "$failed" -ne 0 ]; then
+    echo "bench/aqe: FAILED (see above): the figures of a failed case mean nothing" >&2
+    exit 1
+fi

@@ -16,17 +16,22 @@ fails is recorded and the run goes on; a query that crashes the process or
 passes --timeout is recorded, and a new process reloads the data for the rest.
 With --peer, each query runs on DuckDB right after its sluice runs, so that
 both engines see about the same load on a shared machine.
+With --check, the exit status is 1 unless every query gave the right answer
+on the data the answers were made on (both pinned by sha256 in the answers'
+MANIFEST); the failing queries are listed with the reason.
 Only the Python standard library is used.
 """
 
 import argparse
 import datetime
+import hashlib
 import math
 import os
 import platform
 import re
 import select
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -98,6 +103,9 @@ def query_files(subset):
     if subset:
         wanted = [q.strip() for q in subset.split(',') if q.strip()]
         wanted = ['q%02d' % int(q.lstrip('qQ')) for q in wanted]
+        unknown = [q for q in wanted if q not in names]
+        if unknown:
+            sys.exit('run.sh: no such query: %s' % ', '.join(unknown))
         names = [q for q in names if q in wanted]
     out = []
     for q in names:
@@ -116,6 +124,12 @@ def data_stamp(sf, seed):
     return 'tpcds_gen --sf %g --seed %d\n' % (sf, seed)
 
 
+def gen_stamp(sf, seed, gen):
+    """The .stamp of a generated directory: the parameters and the generator's
+    sha256, so that a rebuilt generator makes the data again."""
+    return data_stamp(sf, seed) + 'generator sha256 %s\n' % file_sha256(gen)
+
+
 def ensure_data(args, tables):
     """Returns the data directory, generating it with tpcds_gen when needed."""
     d = args.data or os.path.join(REPO, 'build', 'tpcds-data', sf_name(args.sf))
@@ -123,11 +137,12 @@ def ensure_data(args, tables):
     have = all(os.path.exists(os.path.join(d, t + '.dat')) for t in tables)
     if args.data and have:
         return d
-    if have and os.path.exists(stamp) and open(stamp).read() == data_stamp(args.sf, args.seed):
-        return d
     gen = args.gen or os.path.join(REPO, 'build', 'tpcds_gen')
     if not os.path.exists(gen):
         build_gen(gen)
+    if (have and os.path.exists(stamp)
+            and open(stamp).read() == gen_stamp(args.sf, args.seed, gen)):
+        return d
     log('generating SF %g into %s' % (args.sf, d))
     t0 = time.time()
     cmd = [gen, '--sf', '%g' % args.sf, '--out', d, '--seed', str(args.seed),
@@ -135,7 +150,7 @@ def ensure_data(args, tables):
     subprocess.run(cmd, check=True)
     args.gen_seconds = time.time() - t0
     with open(stamp, 'w') as f:
-        f.write(data_stamp(args.sf, args.seed))
+        f.write(gen_stamp(args.sf, args.seed, gen))
     return d
 
 
@@ -148,23 +163,40 @@ def build_gen(gen):
     subprocess.run(['cmake', '--build', build, '--target', 'tpcds_gen', '-j2'], check=True)
 
 
-def table_rows(path):
-    n = 0
+def file_sha256(path):
+    return file_facts(path)[2]
+
+
+def file_facts(path):
+    """(lines, bytes, sha256 hex) of a file, in one pass."""
+    n, size, h = 0, 0, hashlib.sha256()
     with open(path, 'rb') as f:
         while True:
             chunk = f.read(1 << 22)
             if not chunk:
-                return n
+                return n, size, h.hexdigest()
             n += chunk.count(b'\n')
+            size += len(chunk)
+            h.update(chunk)
 
 
 def data_manifest(d, tables):
-    """table -> (rows, bytes) of the .dat files, which identify a data set."""
-    paths = {t: os.path.join(d, t + '.dat') for t in tables}
-    return {t: (table_rows(p), os.path.getsize(p)) for t, p in paths.items()}
+    """table -> (rows, bytes, sha256) of the .dat files, which identify a data set."""
+    return {t: file_facts(os.path.join(d, t + '.dat')) for t in tables}
 
 
 # ------------------------------------------------------------------ sluice
+
+def exit_text(code):
+    """How a sluice process ended, for the report."""
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = 'signal %d' % -code
+        return 'sluice killed by %s' % name
+    return 'sluice exited (status %s) before the statement ended' % code
+
 
 class Sluice:
     """One sluice process, fed statement by statement; a statement ends with
@@ -183,7 +215,7 @@ class Sluice:
         try:
             self.proc.stdin.write(sql.encode() + b'\n')
         except (BrokenPipeError, OSError):
-            return 'crash', None, [], 'sluice exited (%s)' % self.proc.poll()
+            return 'crash', None, [], exit_text(self.proc.wait())
         lines, deadline = [], time.time() + timeout
         while True:
             line = self._line(deadline)
@@ -210,7 +242,7 @@ class Sluice:
             self.close()
             return 'timeout', None, [], 'timed out'
         self.proc.wait()
-        return 'crash', None, [], 'sluice died (exit status %s)' % self.proc.returncode
+        return 'crash', None, [], exit_text(self.proc.returncode)
 
     @staticmethod
     def _result(lines, seconds):
@@ -419,69 +451,142 @@ def same_rows(got, want):
     return True
 
 
-def answer_dir(sf):
-    return os.path.join(ANSWERS, sf_name(sf))
+def answer_dir(args):
+    return args.answers or os.path.join(ANSWERS, sf_name(args.sf))
 
 
-def read_answer(sf, q):
-    path = os.path.join(answer_dir(sf), q + '.tsv')
+def read_answer(args, q):
+    path = os.path.join(answer_dir(args), q + '.tsv')
     if not os.path.exists(path):
         return None
     with open(path) as f:
         return f.read().splitlines()
 
 
-def read_manifest(sf):
-    """{table: (rows, bytes)} that the answers of sf were made on, or None."""
-    path = os.path.join(answer_dir(sf), 'MANIFEST')
-    if not os.path.exists(path):
-        return None
-    out = {}
-    for line in open(path):
-        parts = line.split()
-        if len(parts) == 3 and parts[0] != '#':
-            out[parts[0]] = (int(parts[1]), int(parts[2]))
-    return out
+class Manifest:
+    """The MANIFEST of an answer directory: the data the answers were made on
+    ({table: (rows, bytes, sha256)}) and the answers ({query: (rows, sha256)}).
+    Lines: '# ...' comments, 'data TABLE ROWS BYTES SHA256', 'answer QUERY ROWS
+    SHA256'.  A MANIFEST of the older format (rows and bytes only, no hashes)
+    pins nothing: its data and answers are empty and `old` is set."""
+
+    def __init__(self, path):
+        self.data, self.answers, self.old = {}, {}, False
+        for line in open(path):
+            parts = line.split()
+            if not parts or parts[0].startswith('#'):
+                continue
+            if parts[0] == 'data' and len(parts) == 5:
+                self.data[parts[1]] = (int(parts[2]), int(parts[3]), parts[4])
+            elif parts[0] == 'answer' and len(parts) == 4:
+                self.answers[parts[1]] = (int(parts[2]), parts[3])
+            else:
+                self.old = True
+        if self.old:
+            self.data, self.answers = {}, {}
+
+
+def read_manifest(args):
+    """The Manifest of the answers, or None when there is none."""
+    path = os.path.join(answer_dir(args), 'MANIFEST')
+    return Manifest(path) if os.path.exists(path) else None
+
+
+def write_manifest(path, stamp, data, answers):
+    """Writes a MANIFEST: data {table: (rows, bytes, sha256)}, answers {query:
+    (rows, sha256)}; stamp is the generator's command line (data_stamp)."""
+    with open(path, 'w') as f:
+        f.write('# %s' % stamp)
+        f.write('# data TABLE ROWS BYTES SHA256: the .dat files the answers were made on\n')
+        for t in sorted(data):
+            f.write('data %s %d %d %s\n' % ((t,) + tuple(data[t])))
+        f.write('# answer QUERY ROWS SHA256: the reference answers (qNN.tsv)\n')
+        for q in sorted(answers):
+            f.write('answer %s %d %s\n' % ((q,) + tuple(answers[q])))
+
+
+def stale_tables(want, manifest):
+    """The tables whose data differs from the data the answers were made on
+    (all of them when the MANIFEST is missing or pins nothing)."""
+    if want is None or not want.data:
+        return sorted(manifest)
+    return sorted(t for t in set(want.data) | set(manifest)
+                  if want.data.get(t) != manifest.get(t))
 
 
 def make_answers(args, tool, d, creates, queries, manifest):
-    """Writes answers/sfSF/qNN.tsv from DuckDB and the MANIFEST of the data."""
-    out = answer_dir(args.sf)
+    """Writes answers/sfSF/qNN.tsv from DuckDB and the MANIFEST of the data and
+    of the answers."""
+    out = answer_dir(args)
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, 'tpcds.duckdb')
         duckdb_load(tool, db, d, creates, args.threads)
         results = duckdb_queries(tool, db, queries, 1, args.threads)
-    with open(os.path.join(out, 'MANIFEST'), 'w') as f:
-        f.write('# %s# table rows bytes of the .dat files the answers were made on\n'
-                % data_stamp(args.sf, args.seed))
-        for t in sorted(manifest):
-            f.write('%s %d %d\n' % (t, manifest[t][0], manifest[t][1]))
-    counts = {}
+    answers = {}
     for q, _ in queries:
         r = results[q]
         if r['status'] != 'ok':
             log('duckdb failed on %s: %s' % (q, r['message']))
             continue
-        with open(os.path.join(out, q + '.tsv'), 'w') as f:
+        path = os.path.join(out, q + '.tsv')
+        with open(path, 'w') as f:
             f.write(''.join(line + '\n' for line in r['rows']))
-        counts[q] = len(r['rows'])
+        answers[q] = (len(r['rows']), file_sha256(path))
+    write_manifest(os.path.join(out, 'MANIFEST'), data_stamp(args.sf, args.seed), manifest,
+                   answers)
     print('answers for SF %g in %s:' % (args.sf, out))
     for q, _ in queries:
-        print('%s\t%s' % (q, counts.get(q, 'FAILED')))
-    return 0 if len(counts) == len(queries) and all(counts.values()) else 1
+        print('%s\t%s' % (q, answers[q][0] if q in answers else 'FAILED'))
+    return 0 if len(answers) == len(queries) and all(n for n, _ in answers.values()) else 1
 
 
-def check_answer(args, q, r, is_stale):
-    """'yes', 'NO', 'stale' (data differs from the answers'), 'n/a' (no answer) or '-'."""
+def answer_problem(args, q, want):
+    """Why the reference answer of q cannot be trusted, or None: missing, not
+    pinned by the MANIFEST, or not the file the MANIFEST pinned."""
+    path = os.path.join(answer_dir(args), q + '.tsv')
+    if not os.path.exists(path):
+        return 'no reference answer (%s)' % os.path.relpath(path, REPO)
+    if want is None or q not in want.answers:
+        return 'reference answer %s.tsv is not pinned by a sha256 in its MANIFEST' % q
+    sha = file_sha256(path)
+    if sha != want.answers[q][1]:
+        return ('reference answer %s.tsv has sha256 %s..., its MANIFEST pins %s...'
+                % (q, sha[:12], want.answers[q][1][:12]))
+    return None
+
+
+def check_answer(args, q, r, want, stale):
+    """(verdict, reason): verdict 'yes', 'NO' (wrong answer), 'stale' (data
+    differs from the answers'), 'bad ref' (the reference answer is missing or
+    not the pinned file) or '-' (sluice gave no result); reason is None for
+    'yes', else why the query does not count as correct."""
     if r['status'] != 'ok':
-        return '-'
-    want = read_answer(args.sf, q)
-    if want is None:
-        return 'n/a'
-    if is_stale:
-        return 'stale'
-    return 'yes' if same_rows(r['rows'], want) else 'NO'
+        return '-', '%s: %s' % (r['status'], r['message'])
+    problem = answer_problem(args, q, want)
+    if problem:
+        return 'bad ref', problem
+    if stale:
+        return 'stale', ('stale reference data: the data differs from the data the answers '
+                         'were made on (%s)' % ', '.join(stale[:5] + (['...'] if len(stale) > 5
+                                                                        else [])))
+    got = r['rows']
+    rows = read_answer(args, q)
+    if same_rows(got, rows):
+        return 'yes', None
+    return 'NO', 'wrong answer: %d rows, the reference has %d%s' % (
+        len(got), len(rows), first_difference(got, rows))
+
+
+def first_difference(got, want):
+    """', e.g. ...' naming a row of one side that the other lacks (sorted order)."""
+    a = sorted((line.split('\t') for line in got), key=sort_key)
+    b = sorted((line.split('\t') for line in want), key=sort_key)
+    for x, y in zip(a, b):
+        if not same_row(x, y):
+            return '; first differing row: got %r, want %r' % ('\t'.join(x)[:80],
+                                                               '\t'.join(y)[:80])
+    return ''
 
 
 # ------------------------------------------------------------------ report
@@ -516,9 +621,9 @@ def query_table(args, queries, results, peer, checks):
         r = results[q]
         p = peer[q] if peer else None
         n = str(len(r['rows'])) if r['status'] == 'ok' else '-'
-        cells = [q, n, checks[q], fmt_time(r)]
+        cells = [q, n, checks[q][0], fmt_time(r)]
         if peer:
-            x = ratio(r, p)
+            x = ratio(r, p) if checks[q][0] == 'yes' else None  # a wrong answer has no ratio
             cells += [fmt_time(p), '%.2f' % x if x is not None else '-']
         note = r['message'][:90].replace('|', '/') if r['status'] != 'ok' else ''
         rows.append('| ' + ' | '.join(cells) + ' | ' + note + ' |')
@@ -542,10 +647,6 @@ def load_table(loads, peer_loads, manifest):
     cells = ['**total**', '', '%.3f' % total] + (['%.3f' % peer_total] if peer_loads else [])
     rows.append('| ' + ' | '.join(cells) + ' |')
     return rows
-
-
-def errors_of(loads):
-    return ['- %s: %s' % (t, v) for t, v in sorted(loads.items()) if not isinstance(v, float)]
 
 
 def geomean(values):
@@ -596,18 +697,33 @@ def sluice_build(args):
     return text + ('; ' + args.note if args.note else '')
 
 
+def failures(queries, checks, loads):
+    """Every reason the run is not a clean pass: queries not answered correctly
+    (with why) and tables that did not load."""
+    out = ['%s: %s' % (q, checks[q][1]) for q, _ in queries if checks[q][0] != 'yes']
+    out += ['load of %s: %s' % (t, v) for t, v in sorted(loads.items())
+            if not isinstance(v, float)]
+    if not queries:
+        out.append('no query selected')
+    return out
+
+
 def summary_lines(args, queries, results, peer, checks):
     n_ok = sum(1 for q, _ in queries if results[q]['status'] == 'ok')
-    n_yes = sum(1 for q, _ in queries if checks[q] == 'yes')
+    n_yes = sum(1 for q, _ in queries if checks[q][0] == 'yes')
     out = ['Sluice ran %d of %d queries; %d matched the reference answers.'
            % (n_ok, len(queries), n_yes)]
     if peer:
-        xs = [ratio(results[q], peer[q]) for q, _ in queries if checks[q] in ('yes', 'n/a')]
+        # Only correct answers count: a fast wrong answer must not improve the mean.
+        xs = [ratio(results[q], peer[q]) for q, _ in queries if checks[q][0] == 'yes']
         xs = [x for x in xs if x is not None]
         g = geomean(xs)
         if g is not None:
-            out.append('Geometric mean of sluice/duckdb over the %d queries both ran (and sluice '
-                       'answered correctly): %.2f.' % (len(xs), g))
+            out.append('Geometric mean of sluice/duckdb over %d/%d queries (those sluice '
+                       'answered correctly and DuckDB ran): %.2f.' % (len(xs), len(queries), g))
+        else:
+            out.append('No geometric mean: no query was answered correctly by sluice and run '
+                       'by DuckDB (0/%d).' % len(queries))
     return out
 
 
@@ -623,11 +739,11 @@ def render(args, d, queries, results, peer, checks, loads, peer_loads, manifest)
                 ' (generated in %.1f s)' % args.gen_seconds if args.gen_seconds else '',
                 args.runs), '']
     lines += summary_lines(args, queries, results, peer, checks) + ['']
+    fails = failures(queries, checks, loads)
+    if fails:
+        lines += ['Not correct (%d):' % len(fails), ''] + ['- ' + f for f in fails] + ['']
     lines += ['### Queries', ''] + query_table(args, queries, results, peer, checks) + ['']
     lines += ['### Load', ''] + load_table(loads, peer_loads, manifest) + ['']
-    errs = errors_of(loads)
-    if errs:
-        lines += ['Sluice load errors:', ''] + errs + ['']
     return '\n'.join(lines)
 
 
@@ -658,11 +774,14 @@ def parse_args():
     p.add_argument('--threads', type=int, help='threads for sluice, DuckDB and the generator')
     p.add_argument('--peer', action='store_true', help='also run DuckDB and print ratios')
     p.add_argument('--check', action='store_true',
-                   help='one run per query, compare only; exit 1 on a wrong answer; '
-                        'RESULTS.md untouched')
+                   help='one run per query, compare only; exit 1 unless every query gave the '
+                        'right answer on the data the answers were made on; RESULTS.md '
+                        'untouched')
     p.add_argument('--make-answers', action='store_true',
                    help='write answers/sfSF/ from DuckDB instead of running sluice')
     p.add_argument('--queries', help='comma-separated subset, e.g. q01,q03')
+    p.add_argument('--answers', help='directory of the reference answers and their MANIFEST '
+                                     '(default bench/tpcds/answers/sfSF)')
     p.add_argument('--timeout', type=float, default=600, help='seconds per statement')
     p.add_argument('--seed', type=int, default=DEFAULT_SEED, help='generator seed')
     p.add_argument('--sluice', default=os.path.join(REPO, 'build', 'sluice'))
@@ -711,21 +830,33 @@ def main():
         return make_answers(args, tool, d, creates, queries, manifest)
     if not os.path.exists(args.sluice):
         sys.exit('run.sh: %s not found; build it first (scripts/setup.sh)' % args.sluice)
-    want = read_manifest(args.sf)
-    is_stale = want is not None and want != manifest
-    if is_stale:
-        log('warning: the data differs from the data of answers/%s; answers not compared'
-            % sf_name(args.sf))
+    want = read_manifest(args)
+    if want is None or want.old:
+        log('warning: %s/MANIFEST %s; no answer can be trusted' % (
+            answer_dir(args), 'is missing' if want is None else 'has no sha256 (old format)'))
+    stale = stale_tables(want, manifest)
+    if stale:
+        log('warning: the data in %s differs from the data the answers of %s were made on '
+            '(%s); answers not compared' % (d, answer_dir(args), ', '.join(stale)))
     if args.peer and not tool:
         log('--peer skipped: DuckDB (%s or $DUCKDB_SQL) not found' % DEFAULT_DUCKDB)
     loads, results, peer_loads, peer = run_engines(args, tool if args.peer else None, d,
                                                    creates, queries)
-    checks = {q: check_answer(args, q, results[q], is_stale) for q, _ in queries}
+    checks = {q: check_answer(args, q, results[q], want, stale) for q, _ in queries}
     section = render(args, d, queries, results, peer, checks, loads, peer_loads, manifest)
     print(section)
     if not args.check and not args.no_results:
         write_results(section)
-    return 1 if args.check and any(c == 'NO' for c in checks.values()) else 0
+    fails = failures(queries, checks, loads)
+    if args.check and fails:
+        log('run.sh --check: FAILED, %d of %d queries not correct:' % (
+            sum(1 for q, _ in queries if checks[q][0] != 'yes'), len(queries)))
+        for f in fails:
+            log('  ' + f)
+        return 1
+    if args.check:
+        log('run.sh --check: all %d queries correct' % len(queries))
+    return 0
 
 
 if __name__ == '__main__':

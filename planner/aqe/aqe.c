@@ -13,6 +13,12 @@
  * dropped, never into fewer tasks than the worker count can use while
  * partitions remain and each gets adaptive_min_partition_size.  Skew: see
  * try_coalesce_and_split.
+ *
+ * A rule that cannot allocate (the query arena refused) fails the query with
+ * CM_OOM rather than leaving the plan as it was: a silently skipped rule
+ * would hide the failure, and a half-recorded decision would make EXPLAIN
+ * ANALYZE lie.  The test-only setting debug_aqe_oom makes every allocation
+ * of the rules fail, so that this path is tested.
  */
 #include "planner/aqe/aqe.h"
 
@@ -21,6 +27,27 @@
 #include <string.h>
 
 #include "executor/ops.h"
+
+/* What the rules of one call of pl_aqe_after_stage share. */
+typedef struct Aqe {
+    PlStagePlan *plan;   /* the plan being rewritten */
+    const CmConfig *cfg; /* the query's settings */
+    CmErr *err;          /* the caller's; set on the first failure */
+} Aqe;
+
+/* In the query arena: n bytes (zeroed when zero); NULL with CM_OOM in x->err
+ * when the arena refuses, or always under debug_aqe_oom. */
+static void *rule_alloc(Aqe *x, size_t n, bool zero)
+{
+    void *p = NULL;
+    if (!x->cfg->debug_aqe_oom) {
+        p = zero ? cm_arena_zalloc(x->plan->arena, n) : cm_arena_alloc(x->plan->arena, n);
+    }
+    if (p == NULL) {
+        cm_err_set(x->err, CM_OOM, -1, "out of memory in adaptive execution");
+    }
+    return p;
+}
 
 /* The stage writing `slot`, or -1. */
 static int writer_of(const PlStagePlan *plan, ShShuffle **slot)
@@ -48,11 +75,17 @@ static int64_t total_bytes(const ShShuffle *sh)
     return sum;
 }
 
-static void record(PlStagePlan *plan, const char *json)
+/* Records a decision (json, in the query arena); CM_OOM when its text could
+ * not be made.  Past 64 decisions the rest go unrecorded (EXPLAIN's cap). */
+static CmStatus record(Aqe *x, const char *json)
 {
-    if (json != NULL && plan->n_decisions < 64) {
-        plan->decisions[plan->n_decisions++] = json;
+    if (json == NULL || x->cfg->debug_aqe_oom) {
+        return cm_err_set(x->err, CM_OOM, -1, "out of memory in adaptive execution");
     }
+    if (x->plan->n_decisions < 64) {
+        x->plan->decisions[x->plan->n_decisions++] = json;
+    }
+    return CM_OK;
 }
 
 /* Stage j reads exactly one shuffle, written by a stage that has not run and
@@ -94,12 +127,12 @@ static int mergeable_probe(const PlStagePlan *plan, int j)
 
 /* Stage w (the probe side's writer) takes over stage j's operators and sink;
  * stage j is left with nothing to do. */
-static bool merge_into(PlStagePlan *plan, int w, int j)
+static CmStatus merge_into(Aqe *x, int w, int j)
 {
-    ExStage *p = plan->stages[w], *s = plan->stages[j];
-    ExOp **ops = cm_arena_alloc(plan->arena, sizeof(ExOp *) * (size_t)(p->n_ops + s->n_ops + 1));
+    ExStage *p = x->plan->stages[w], *s = x->plan->stages[j];
+    ExOp **ops = rule_alloc(x, sizeof(ExOp *) * (size_t)(p->n_ops + s->n_ops + 1), false);
     if (ops == NULL) {
-        return false;
+        return x->err->code;
     }
     memcpy(ops, p->ops, sizeof(ExOp *) * (size_t)p->n_ops);
     memcpy(ops + p->n_ops, s->ops, sizeof(ExOp *) * (size_t)s->n_ops);
@@ -111,11 +144,13 @@ static bool merge_into(PlStagePlan *plan, int w, int j)
     s->n_ops = 0;
     s->skipped = true;
     s->done = true;
-    return true;
+    return CM_OK;
 }
 
-static void try_broadcast(PlStagePlan *plan, int j, const CmConfig *cfg)
+static CmStatus try_broadcast(Aqe *x, int j)
 {
+    PlStagePlan *plan = x->plan;
+    const CmConfig *cfg = x->cfg;
     ExStage *s = plan->stages[j];
     for (int k = 0; k < s->n_ops; k++) {
         ExOp *op = s->ops[k];
@@ -132,16 +167,21 @@ static void try_broadcast(PlStagePlan *plan, int j, const CmConfig *cfg)
         }
         ex_hash_join_set_broadcast(op);
         int w = k == 0 ? mergeable_probe(plan, j) : -1;
-        bool merged = w >= 0 && merge_into(plan, w, j);
-        record(plan, cm_arena_printf(plan->arena,
-                                     "{\"rule\": \"broadcast\", \"stage\": %d, \"build_bytes\": %lld, "
-                                     "\"threshold\": %lld, \"probe_exchange_removed\": %s}",
-                                     s->id, (long long)bytes, (long long)cfg->broadcast_threshold,
-                                     merged ? "true" : "false"));
-        if (merged) {
-            return; /* the stage's operators now live in stage w */
+        if (w >= 0 && merge_into(x, w, j) != CM_OK) {
+            return x->err->code;
+        }
+        if (record(x, cm_arena_printf(plan->arena,
+                                      "{\"rule\": \"broadcast\", \"stage\": %d, \"build_bytes\": "
+                                      "%lld, \"threshold\": %lld, \"probe_exchange_removed\": %s}",
+                                      s->id, (long long)bytes, (long long)cfg->broadcast_threshold,
+                                      w >= 0 ? "true" : "false")) != CM_OK) {
+            return x->err->code;
+        }
+        if (w >= 0) {
+            return CM_OK; /* the stage's operators now live in stage w */
         }
     }
+    return CM_OK;
 }
 
 /* The shuffles stage j reads by partition: its source's and its partitioned
@@ -193,15 +233,17 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int64_t median(CmArena *a, const int64_t *v, int n)
+/* The median of v[0..n) in *out, at least 1. */
+static CmStatus median(Aqe *x, const int64_t *v, int n, int64_t *out)
 {
-    int64_t *c = cm_arena_alloc(a, sizeof(int64_t) * (size_t)n);
+    int64_t *c = rule_alloc(x, sizeof(int64_t) * (size_t)n, false);
     if (c == NULL) {
-        return INT64_MAX;
+        return x->err->code;
     }
     memcpy(c, v, sizeof(int64_t) * (size_t)n);
     qsort(c, (size_t)n, sizeof(int64_t), cmp_i64);
-    return c[n / 2] > 0 ? c[n / 2] : 1;
+    *out = c[n / 2] > 0 ? c[n / 2] : 1;
+    return CM_OK;
 }
 
 /* Cuts partition p of sh into contiguous map ranges of about target bytes;
@@ -238,14 +280,14 @@ typedef struct Sizes {
     int64_t med_src, med_bld;
 } Sizes;
 
-static bool measure(CmArena *a, ShShuffle **in[], int n_in, const ShShuffle *build, Sizes *z)
+static CmStatus measure(Aqe *x, ShShuffle **in[], int n_in, const ShShuffle *build, Sizes *z)
 {
     int n = z->n_parts;
-    z->bytes = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n);
-    z->src = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n);
-    z->bld = cm_arena_zalloc(a, sizeof(int64_t) * (size_t)n);
-    if (!z->bytes || !z->src || !z->bld) {
-        return false;
+    z->bytes = rule_alloc(x, sizeof(int64_t) * (size_t)n, true);
+    z->src = z->bytes ? rule_alloc(x, sizeof(int64_t) * (size_t)n, true) : NULL;
+    z->bld = z->src ? rule_alloc(x, sizeof(int64_t) * (size_t)n, true) : NULL;
+    if (z->bld == NULL) {
+        return x->err->code;
     }
     for (int p = 0; p < n; p++) {
         for (int i = 0; i < n_in; i++) {
@@ -256,9 +298,10 @@ static bool measure(CmArena *a, ShShuffle **in[], int n_in, const ShShuffle *bui
         z->total += z->bytes[p];
         z->non_empty += z->bytes[p] > 0;
     }
-    z->med_src = median(a, z->src, n);
-    z->med_bld = median(a, z->bld, n);
-    return true;
+    if (median(x, z->src, n, &z->med_src) != CM_OK) {
+        return x->err->code;
+    }
+    return median(x, z->bld, n, &z->med_bld);
 }
 
 /* Marks the partitions over skew_factor x median and over skew_threshold:
@@ -340,41 +383,42 @@ typedef struct Group {
  * bound on the task explosion a badly skewed key could cause); every source
  * range meets every build range. */
 
-static bool split_group(CmArena *a, const Sizes *z, uint8_t skew, ShShuffle *source,
-                        ShShuffle *build, const CmConfig *cfg, int threads, Group *g)
+static CmStatus split_group(Aqe *x, const Sizes *z, uint8_t skew, ShShuffle *source,
+                            ShShuffle *build, int threads, Group *g)
 {
+    const CmConfig *cfg = x->cfg;
     g->ns = g->nb = 1;
     if (!skew) {
-        return true;
+        return CM_OK;
     }
     int cap = 8 * threads;
     int64_t adv = cfg->adaptive_advisory_partition_size;
     int p = g->p0;
     if (skew & 1) {
-        g->scuts = cm_arena_alloc(a, sizeof(int) * (size_t)(cap + 1));
+        g->scuts = rule_alloc(x, sizeof(int) * (size_t)(cap + 1), false);
         if (g->scuts == NULL) {
-            return false;
+            return x->err->code;
         }
         int64_t t = z->src[p] / threads < adv ? z->src[p] / threads : adv;
         g->ns = split_maps(source, p, t, (skew & 3) == 3 ? cap / 2 : cap, g->scuts);
     }
     if (skew & 2) {
-        g->bcuts = cm_arena_alloc(a, sizeof(int) * (size_t)(cap + 1));
+        g->bcuts = rule_alloc(x, sizeof(int) * (size_t)(cap + 1), false);
         if (g->bcuts == NULL) {
-            return false;
+            return x->err->code;
         }
         int64_t t = z->bld[p] / threads < adv ? z->bld[p] / threads : adv;
         g->nb = split_maps(build, p, t, cap / g->ns > 0 ? cap / g->ns : 1, g->bcuts);
     }
-    return true;
+    return CM_OK;
 }
 
-static void record_skew(PlStagePlan *plan, const ExStage *s, const Sizes *z, uint8_t skew,
-                        const Group *g, const CmConfig *cfg)
+static CmStatus record_skew(Aqe *x, const ExStage *s, const Sizes *z, uint8_t skew, const Group *g)
 {
+    const CmConfig *cfg = x->cfg;
     int p = g->p0;
-    record(plan, cm_arena_printf(
-                     plan->arena,
+    return record(x, cm_arena_printf(
+                     x->plan->arena,
                      "{\"rule\": \"skew_split\", \"stage\": %d, \"partition\": %d, "
                      "\"side\": \"%s\", \"source_bytes\": %lld, \"source_median\": %lld, "
                      "\"build_bytes\": %lld, \"build_median\": %lld, \"skew_factor\": %g, "
@@ -389,34 +433,35 @@ static void record_skew(PlStagePlan *plan, const ExStage *s, const Sizes *z, uin
  * the design: a skewed partition is never packed with others, and is cut into
  * map ranges (on the source side, on the build side of an inner join, or both).
  * Either rule may be off on its own. */
-static void try_coalesce_and_split(PlStagePlan *plan, int j, const CmConfig *cfg)
+static CmStatus try_coalesce_and_split(Aqe *x, int j)
 {
+    PlStagePlan *plan = x->plan;
+    const CmConfig *cfg = x->cfg;
     ExStage *s = plan->stages[j];
     ShShuffle **in[16];
     int n_in, n_src;
     if (s->coalesced || !ex_op_is_shuffle_read(s->source) || !stage_inputs(plan, s, in, &n_in)) {
-        return;
+        return CM_OK;
     }
     s->coalesced = true;
     ex_shuffle_read_inputs(s->source, &n_src);
     Sizes z = {.n_parts = sh_shuffle_n_parts(*in[0])};
     for (int i = 1; i < n_in; i++) {
         if (sh_shuffle_n_parts(*in[i]) != z.n_parts) {
-            return;
+            return CM_OK;
         }
     }
     if (z.n_parts <= 1) {
-        return;
+        return CM_OK;
     }
-    CmArena *a = plan->arena;
     int threads = cfg->threads > 0 ? cfg->threads : 1;
     ExOp *join = NULL;
     bool can_split = cfg->adaptive_skew_join && n_src == 1 && splittable(s, &join);
     ShShuffle *build = join ? *ex_hash_join_spec(join)->build : NULL;
-    uint8_t *skew = cm_arena_zalloc(a, (size_t)z.n_parts);
-    int *start = cm_arena_alloc(a, sizeof(int) * (size_t)(z.n_parts + 1));
-    if (!skew || !start || !measure(a, in, n_in, build, &z)) {
-        return;
+    uint8_t *skew = rule_alloc(x, (size_t)z.n_parts, true);
+    int *start = skew ? rule_alloc(x, sizeof(int) * (size_t)(z.n_parts + 1), false) : NULL;
+    if (start == NULL || measure(x, in, n_in, build, &z) != CM_OK) {
+        return x->err->code;
     }
     int n_skewed = 0;
     if (can_split) {
@@ -424,29 +469,29 @@ static void try_coalesce_and_split(PlStagePlan *plan, int j, const CmConfig *cfg
         n_skewed = find_skew(&z, cfg, split_build, skew);
     }
     if (!cfg->adaptive_coalesce && n_skewed == 0) {
-        return;
+        return CM_OK;
     }
     int n = pack(&z, skew, cfg->adaptive_coalesce, pack_target(&z, cfg, threads), start);
     if (n >= z.n_parts && n_skewed == 0) {
-        return; /* one task per partition, as planned */
+        return CM_OK; /* one task per partition, as planned */
     }
-    Group *groups = cm_arena_zalloc(a, sizeof(Group) * (size_t)n);
+    Group *groups = rule_alloc(x, sizeof(Group) * (size_t)n, true);
     if (groups == NULL) {
-        return;
+        return x->err->code;
     }
     int n_tasks = 0;
     for (int g = 0; g < n; g++) {
         groups[g].p0 = start[g];
         groups[g].p1 = start[g + 1];
-        if (!split_group(a, &z, skew[start[g]], *in[0], build, cfg, threads, &groups[g])) {
-            return;
+        if (split_group(x, &z, skew[start[g]], *in[0], build, threads, &groups[g]) != CM_OK) {
+            return x->err->code;
         }
         n_tasks += groups[g].ns * groups[g].nb;
     }
-    ExReadRanges *r = cm_arena_zalloc(a, sizeof *r);
-    ExTaskRead *task = cm_arena_alloc(a, sizeof(ExTaskRead) * (size_t)n_tasks);
-    if (r == NULL || task == NULL) {
-        return;
+    ExReadRanges *r = rule_alloc(x, sizeof *r, true);
+    ExTaskRead *task = r ? rule_alloc(x, sizeof(ExTaskRead) * (size_t)n_tasks, false) : NULL;
+    if (task == NULL) {
+        return x->err->code;
     }
     int t = 0;
     for (int gi = 0; gi < n; gi++) {
@@ -460,8 +505,8 @@ static void try_coalesce_and_split(PlStagePlan *plan, int j, const CmConfig *cfg
                 };
             }
         }
-        if (skew[g->p0]) {
-            record_skew(plan, s, &z, skew[g->p0], g, cfg);
+        if (skew[g->p0] && record_skew(x, s, &z, skew[g->p0], g) != CM_OK) {
+            return x->err->code;
         }
     }
     r->n_tasks = n_tasks;
@@ -473,12 +518,14 @@ static void try_coalesce_and_split(PlStagePlan *plan, int j, const CmConfig *cfg
         }
     }
     if (n < z.n_parts) {
-        record(plan, cm_arena_printf(a,
-                                     "{\"rule\": \"coalesce\", \"stage\": %d, \"partitions_before\": %d, "
-                                     "\"partitions_after\": %d, \"bytes\": %lld, \"advisory_bytes\": %lld}",
-                                     s->id, z.n_parts, n, (long long)z.total,
-                                     (long long)cfg->adaptive_advisory_partition_size));
+        return record(x, cm_arena_printf(plan->arena,
+                                         "{\"rule\": \"coalesce\", \"stage\": %d, "
+                                         "\"partitions_before\": %d, \"partitions_after\": %d, "
+                                         "\"bytes\": %lld, \"advisory_bytes\": %lld}",
+                                         s->id, z.n_parts, n, (long long)z.total,
+                                         (long long)cfg->adaptive_advisory_partition_size));
     }
+    return CM_OK;
 }
 
 CmStatus pl_aqe_after_stage(PlStagePlan *plan, int done, const ExQuery *q, CmErr *err)
@@ -487,17 +534,18 @@ CmStatus pl_aqe_after_stage(PlStagePlan *plan, int done, const ExQuery *q, CmErr
     if (!cfg->adaptive || plan->arena == NULL) {
         return CM_OK;
     }
+    Aqe x = {.plan = plan, .cfg = cfg, .err = err};
     for (int j = done + 1; j < plan->n_stages; j++) {
         if (plan->stages[j]->done) {
             continue;
         }
-        if (cfg->adaptive_broadcast) {
-            try_broadcast(plan, j, cfg);
+        if (cfg->adaptive_broadcast && try_broadcast(&x, j) != CM_OK) {
+            return err->code;
         }
-        if ((cfg->adaptive_coalesce || cfg->adaptive_skew_join) && !plan->stages[j]->done) {
-            try_coalesce_and_split(plan, j, cfg);
+        if ((cfg->adaptive_coalesce || cfg->adaptive_skew_join) && !plan->stages[j]->done &&
+            try_coalesce_and_split(&x, j) != CM_OK) {
+            return err->code;
         }
     }
-    (void)err;
     return CM_OK;
 }

@@ -14,5 +14,7 @@
 #include "executor/op.h"
 #include "planner/physical.h"
 
-/* Applies the adaptive rules after stage `done` finished. */
+/* Applies the adaptive rules after stage `done` finished.  CM_OOM (in err)
+ * when a rule could not allocate its rewrite or its record: the plan may be
+ * half rewritten and must not run on. */
 CmStatus pl_aqe_after_stage(PlStagePlan *plan, int done, const ExQuery *q, CmErr *err);

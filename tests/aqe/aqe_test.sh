@@ -107,5 +107,23 @@ json=$("$SLUICE" -c "$tables $both explain (analyze, format json) $q")
 check "skew: both sides split when both are skewed" \
     "$(echo "$json" | grep -q '"rule": "skew_split".*"side": "both"'; echo $?)"
 
+# Errors of the rules reach the user: with the test-only setting debug_aqe_oom
+# every allocation of the rules fails, and each rule that fires must fail its query.
+fails() { # sql -> 0 when sluice exits non-zero with the rules' out-of-memory error
+    local msg
+    msg=$("$SLUICE" -c "$1" 2>&1 >/dev/null) && return 1
+    echo "$msg" | grep -q 'out of memory in adaptive execution'
+}
+oom="set debug_aqe_oom = on;"
+check "errors: broadcast rule's error reaches the user" \
+    "$(fails "$setup $small $oom set adaptive_coalesce = off; $join"; echo $?)"
+check "errors: coalesce rule's error reaches the user" "$(fails "$setup $oom $agg"; echo $?)"
+check "errors: skew rule's error reaches the user" \
+    "$(fails "$tables $skew $oom set adaptive_coalesce = off;
+      select count(*), sum(v), sum(w) from sk join sk2 on sk.k = sk2.k;"; echo $?)"
+on=$("$SLUICE" -c "$setup $oom set adaptive = off; $agg")
+off=$("$SLUICE" -c "$setup set adaptive = off; $agg")
+check "errors: nothing fails with adaptive off" "$([ -n "$on" ] && [ "$on" = "$off" ]; echo $?)"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
