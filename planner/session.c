@@ -326,6 +326,9 @@ static CmStatus append_rows(Stmt *st, StTable *t, const ExResult *rows)
             return st->err->code;
         }
     }
+    if (st_table_reserve(t, ex_result_n_rows(rows), st->err) != CM_OK) {
+        return st->err->code;
+    }
     for (int i = 0; i < ex_result_n_batches(rows); i++) {
         if (st_table_append(t, ex_result_batch(rows, i), st->err) != CM_OK) {
             st_table_truncate(t, before);

@@ -1,37 +1,51 @@
 /*
  * index.c - open-addressing hash index of row ids.
  *
- * Invariants: `slots` has `cap` entries (a power of two), each 0 (empty),
- * -1 (a forgotten row: the chain goes on past it) or row id + 1; n_used counts
- * the non-empty entries and stays <= cap / 2, so every probe ends at an empty
- * slot.  row_hash[r] holds the key hash of every row r < n_rows, indexed or
- * not (a row with a NULL key is not in the slots).  Rows are added a chunk
- * segment at a time: the segment's hashes are computed column by column into
- * a fixed buffer, then each row walks its chain; nothing is allocated per row.
+ * Invariants: the slots are two arrays of `cap` entries (a power of two), one
+ * slot per distinct key: tags[s] is TAG_EMPTY, TAG_GONE (a key whose rows
+ * were all forgotten: probes go on past it) or a live tag (>= TAG_LIVE, from
+ * the top bits of the key's hash), and rows[s] the newest row of a live slot's
+ * key.  A probe walks the small tag array (1 byte a slot, mostly in cache) and
+ * compares keys in the table only when a tag agrees; the row array is mostly
+ * written.  n_used counts the non-empty slots and stays <= cap / 2, so every
+ * probe ends at an empty slot.  A plain index links row r to the previous row
+ * of its key in next[r] (+ 1, 0 at the end), so a key's rows form one chain,
+ * newest first, however many there are.  Nothing else is kept per row:
+ * growing and forgetting rows re-hash keys from the table's columns, read in
+ * order.  Row ids are 32 bits: an indexed table holds under 2^32 rows.  Rows
+ * are added a chunk segment at a time: the segment's hashes are computed
+ * column by column into a fixed buffer, then each row probes for its key, the
+ * tag of a row a few ahead prefetched; nothing is allocated per row.
  */
 #include "storage/index.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/alloc.h"
 #include "common/hash.h"
 #include "common/value.h"
 
-#define SLOT_EMPTY 0
-#define SLOT_GONE (-1)
+#define TAG_EMPTY 0
+#define TAG_GONE 1
+#define TAG_LIVE 2
+#define MAX_ROWS ((int64_t)UINT32_MAX)
+#define PREFETCH_AHEAD 64
 
 struct StIndex {
     char *name;         /* owned; NULL for a constraint */
     StIndexKind kind;
     int n_keys;
     int *key_cols;      /* owned: table column of each key component */
-    int64_t *slots;     /* owned: cap entries (see the invariants above) */
+    uint8_t *tags;      /* owned: cap entries (see the invariants above) */
+    uint32_t *rows;     /* owned: cap entries, the newest row of a live slot's key */
     int64_t cap;        /* power of two, or 0 before the first row */
     int64_t n_used;     /* non-empty slots, forgotten ones included */
-    uint64_t *row_hash; /* owned: key hash of rows [0, n_rows) */
-    int64_t n_rows, cap_rows;
+    uint32_t *next;     /* owned, plain index only: per row, previous row of its key + 1 */
+    int64_t cap_next;
+    int64_t n_rows;     /* rows [0, n_rows) of the table are indexed */
 };
 
 StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int *key_cols,
@@ -62,8 +76,9 @@ void st_index_free(StIndex *ix)
     }
     cm_free(ix->name);
     cm_free(ix->key_cols);
-    cm_free(ix->slots);
-    cm_free(ix->row_hash);
+    cm_free(ix->tags);
+    cm_free(ix->rows);
+    cm_free(ix->next);
     cm_free(ix);
 }
 
@@ -182,58 +197,6 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
 
 /* ---- the slots --------------------------------------------------------------------------- */
 
-/* Rebuilds the slots with room for `n_more` further rows, dropping forgotten ones. */
-static CmStatus grow(StIndex *ix, int64_t n_more, CmErr *err)
-{
-    int64_t n_live = 0;
-    for (int64_t s = 0; s < ix->cap; s++) {
-        n_live += ix->slots[s] > 0;
-    }
-    int64_t cap = 64;
-    while (cap < 2 * (n_live + n_more)) {
-        cap *= 2;
-    }
-    int64_t *slots = cm_calloc((size_t)cap, sizeof(int64_t));
-    if (slots == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
-    }
-    for (int64_t s = 0; s < ix->cap; s++) {
-        int64_t v = ix->slots[s];
-        if (v > 0) {
-            int64_t pos = (int64_t)(ix->row_hash[v - 1] & (uint64_t)(cap - 1));
-            while (slots[pos] != SLOT_EMPTY) {
-                pos = (pos + 1) & (cap - 1);
-            }
-            slots[pos] = v;
-        }
-    }
-    cm_free(ix->slots);
-    ix->slots = slots;
-    ix->cap = cap;
-    ix->n_used = n_live;
-    return CM_OK;
-}
-
-static CmStatus reserve_rows(StIndex *ix, int64_t n_rows, CmErr *err)
-{
-    if (n_rows > ix->cap_rows) {
-        int64_t cap = ix->cap_rows ? ix->cap_rows : 1024;
-        while (cap < n_rows) {
-            cap *= 2;
-        }
-        uint64_t *grown = cm_realloc(ix->row_hash, sizeof(uint64_t) * (size_t)cap);
-        if (grown == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
-        }
-        ix->row_hash = grown;
-        ix->cap_rows = cap;
-    }
-    if (2 * (ix->n_used + (n_rows - ix->n_rows)) > ix->cap) {
-        return grow(ix, n_rows - ix->n_rows, err);
-    }
-    return CM_OK;
-}
-
 /* Hashes rows [first, first + n) of chunk `c` into h; is_null[i] is set when a
  * key component of row i is NULL. */
 static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, int first, int n,
@@ -245,67 +208,184 @@ static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, 
         const void *d = c->data[col];
         const uint64_t *validity = c->validity[col];
         for (int i = 0; i < n; i++) {
-            uint64_t v = hash_value(type, d, (uint32_t)(first + i));
+            /* the bytes under a NULL are whatever was there: never read them */
+            bool is_null_here = bit_is_null(validity, (uint32_t)(first + i));
+            uint64_t v = is_null_here ? 0 : hash_value(type, d, (uint32_t)(first + i));
             h[i] = k == 0 ? v : cm_hash_combine(h[i], v);
-            if (k == 0) {
-                is_null[i] = false;
-            }
-            is_null[i] |= bit_is_null(validity, (uint32_t)(first + i));
+            is_null[i] = (k > 0 && is_null[i]) || is_null_here;
         }
     }
+}
+
+static uint8_t tag_of(uint64_t h)
+{
+    return (uint8_t)(TAG_LIVE + (h >> 56) % (256 - TAG_LIVE));
+}
+
+/* The slot of row r's key (hash h): the slot holding it, or the empty slot
+ * that ends its probe. */
+static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_t r)
+{
+    int64_t mask = ix->cap - 1;
+    int64_t pos = (int64_t)(h & (uint64_t)mask);
+    uint8_t tag = tag_of(h);
+    for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
+        if (v == tag && rows_eq(ix, t, ix->rows[pos], r)) {
+            break;
+        }
+    }
+    return pos;
+}
+
+/* Adds rows [from, to) of t (ix->n_rows becomes to).  Returns -1, or, for a
+ * unique index, the first row whose key is already there (ix->n_rows is then
+ * that row: it and the rows after it are not indexed). */
+static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to)
+{
+    uint64_t h[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
+    int64_t mask = ix->cap - 1;
+    for (int64_t r = from; r < to;) {
+        const StChunk *c = t->chunks[r / CM_BATCH_CAP];
+        int first = (int)(r % CM_BATCH_CAP);
+        int n = (int)(c->n_rows - first < to - r ? c->n_rows - first : to - r);
+        hash_segment(ix, t, c, first, n, h, is_null);
+        for (int i = 0; i < n; i++, r++) {
+            if (i + PREFETCH_AHEAD < n) {
+                uint64_t ahead = h[i + PREFETCH_AHEAD] & (uint64_t)mask;
+                __builtin_prefetch(&ix->tags[ahead]);
+                __builtin_prefetch(&ix->rows[ahead], 1);
+            }
+            ix->n_rows = r;
+            if (is_null[i]) {
+                continue;
+            }
+            int64_t pos = find_slot(ix, t, h[i], r);
+            bool is_new = ix->tags[pos] == TAG_EMPTY;
+            if (!is_new && ix->kind != ST_INDEX_PLAIN) {
+                return r;
+            }
+            if (ix->kind == ST_INDEX_PLAIN) {
+                ix->next[r] = is_new ? 0 : ix->rows[pos] + 1;
+            }
+            ix->tags[pos] = tag_of(h[i]);
+            ix->rows[pos] = (uint32_t)r;
+            ix->n_used += is_new;
+        }
+    }
+    ix->n_rows = to;
+    return -1;
+}
+
+/* Every insert touches a random slot: on a large table, huge pages spare a
+ * TLB miss and a page fault per 4 KB.  Only a hint (the kernel may say no). */
+static void advise_huge(void *p, size_t size)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)p + size) & ~(huge - 1);
+    if (end > start) {
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    }
+}
+
+/* Makes room for rows up to n_rows: the chain links, and slots rebuilt from
+ * the table's rows when the load would pass 1/2 (forgotten keys go then). */
+static CmStatus reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err)
+{
+    if (n_rows > MAX_ROWS) {
+        return cm_err_set(err, CM_LIMIT, -1, "an indexed table holds at most %lld rows",
+                          (long long)MAX_ROWS);
+    }
+    if (ix->kind == ST_INDEX_PLAIN && n_rows > ix->cap_next) {
+        int64_t cap = ix->cap_next ? ix->cap_next : 1024;
+        while (cap < n_rows) {
+            cap *= 2;
+        }
+        uint32_t *grown = cm_realloc(ix->next, sizeof(uint32_t) * (size_t)cap);
+        if (grown == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
+        }
+        ix->next = grown;
+        ix->cap_next = cap;
+    }
+    if (2 * (ix->n_used + (n_rows - ix->n_rows)) <= ix->cap) {
+        return CM_OK;
+    }
+    int64_t cap = 64;
+    while (cap < 2 * n_rows) {
+        cap *= 2;
+    }
+    uint8_t *tags = cm_calloc((size_t)cap, 1);
+    uint32_t *rows = cm_malloc(sizeof(uint32_t) * (size_t)cap);
+    if (tags == NULL || rows == NULL) {
+        cm_free(tags);
+        cm_free(rows);
+        return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
+    }
+    advise_huge(rows, sizeof(uint32_t) * (size_t)cap);
+    cm_free(ix->tags);
+    cm_free(ix->rows);
+    ix->tags = tags;
+    ix->rows = rows;
+    ix->cap = cap;
+    ix->n_used = 0;
+    insert_rows(ix, t, 0, ix->n_rows); /* the rows are already known distinct */
+    return CM_OK;
+}
+
+CmStatus st_index_reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err)
+{
+    return reserve(ix, t, n_rows, err);
 }
 
 CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *err)
 {
     CM_ASSERT(from == ix->n_rows);
-    uint64_t h[CM_BATCH_CAP];
-    bool is_null[CM_BATCH_CAP];
-    if (reserve_rows(ix, t->n_rows, err) != CM_OK) {
+    if (reserve(ix, t, t->n_rows, err) != CM_OK) {
         return err->code;
     }
-    bool is_unique = ix->kind != ST_INDEX_PLAIN;
+    int64_t dup = insert_rows(ix, t, from, t->n_rows);
+    if (dup < 0) {
+        return CM_OK;
+    }
+    char key[200];
+    format_key(ix, t, dup, key, sizeof key);
+    st_index_truncate(ix, t, from);
+    return cm_err_set(err, CM_RUNTIME, -1, "Duplicate key \"%s\" violates %s constraint", key,
+                      ix->kind == ST_INDEX_PRIMARY ? "primary key" : "unique");
+}
+
+/* Forgets the newest rows first, so each is at the head of its key's chain. */
+void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
+{
+    uint64_t h[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
     int64_t mask = ix->cap - 1;
-    for (int64_t r = from; r < t->n_rows;) {
-        const StChunk *c = t->chunks[r / CM_BATCH_CAP];
-        int first = (int)(r % CM_BATCH_CAP);
-        int n = c->n_rows - first;
-        hash_segment(ix, t, c, first, n, h, is_null);
-        for (int i = 0; i < n; i++, r++) {
-            ix->row_hash[r] = h[i];
-            ix->n_rows = r + 1;
+    for (int64_t end = ix->n_rows; end > n_rows;) {
+        int64_t seg = (end - 1) / CM_BATCH_CAP * CM_BATCH_CAP;
+        int64_t start = seg > n_rows ? seg : n_rows;
+        hash_segment(ix, t, t->chunks[seg / CM_BATCH_CAP], (int)(start - seg),
+                     (int)(end - start), h, is_null);
+        for (int64_t r = end - 1; r >= start; r--) {
+            int i = (int)(r - start);
             if (is_null[i]) {
                 continue;
             }
             int64_t pos = (int64_t)(h[i] & (uint64_t)mask);
-            for (int64_t v; (v = ix->slots[pos]) != SLOT_EMPTY; pos = (pos + 1) & mask) {
-                if (is_unique && v > 0 && ix->row_hash[v - 1] == h[i] &&
-                    rows_eq(ix, t, v - 1, r)) {
-                    char key[200];
-                    format_key(ix, t, r, key, sizeof key);
-                    st_index_truncate(ix, from);
-                    return cm_err_set(err, CM_RUNTIME, -1,
-                                      "Duplicate key \"%s\" violates %s constraint", key,
-                                      ix->kind == ST_INDEX_PRIMARY ? "primary key" : "unique");
+            for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
+                if (v >= TAG_LIVE && ix->rows[pos] == (uint32_t)r) {
+                    uint32_t prev = ix->kind == ST_INDEX_PLAIN ? ix->next[r] : 0;
+                    if (prev != 0) {
+                        ix->rows[pos] = prev - 1;
+                    } else {
+                        ix->tags[pos] = TAG_GONE;
+                    }
+                    break;
                 }
             }
-            ix->slots[pos] = r + 1;
-            ix->n_used++;
         }
-    }
-    return CM_OK;
-}
-
-void st_index_truncate(StIndex *ix, int64_t n_rows)
-{
-    int64_t mask = ix->cap - 1;
-    for (int64_t r = n_rows; r < ix->n_rows; r++) {
-        int64_t pos = (int64_t)(ix->row_hash[r] & (uint64_t)mask);
-        for (int64_t v; (v = ix->slots[pos]) != SLOT_EMPTY; pos = (pos + 1) & mask) {
-            if (v == r + 1) {
-                ix->slots[pos] = SLOT_GONE;
-                break;
-            }
-        }
+        end = start;
     }
     if (n_rows < ix->n_rows) {
         ix->n_rows = n_rows;
@@ -325,24 +405,31 @@ int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, 
     }
     int64_t n = 0;
     int64_t mask = ix->cap - 1;
-    for (int64_t s = ix->cap ? (int64_t)(h & (uint64_t)mask) : 0, v;
-         ix->cap && (v = ix->slots[s]) != SLOT_EMPTY; s = (s + 1) & mask) {
-        if (v <= 0 || ix->row_hash[v - 1] != h) {
+    for (int64_t s = ix->cap ? (int64_t)(h & (uint64_t)mask) : 0; ix->cap; s = (s + 1) & mask) {
+        uint8_t v = ix->tags[s];
+        if (v == TAG_EMPTY) {
+            break;
+        }
+        if (v != tag_of(h)) {
             continue;
         }
-        const StChunk *c = t->chunks[(v - 1) / CM_BATCH_CAP];
-        uint32_t i = (uint32_t)((v - 1) % CM_BATCH_CAP);
+        int64_t row = ix->rows[s];
+        const StChunk *c = t->chunks[row / CM_BATCH_CAP];
+        uint32_t i = (uint32_t)(row % CM_BATCH_CAP);
         bool eq = true;
         for (int k = 0; k < ix->n_keys && eq; k++) {
             int col = ix->key_cols[k];
             eq = value_eq(t->cols[col].type, c->data[col], i, keys[k].data, pos);
         }
-        if (eq) {
-            if (n < cap) {
-                rows[n] = v - 1;
-            }
-            n++;
+        if (!eq) {
+            continue;
         }
+        for (; row >= 0; row = ix->kind == ST_INDEX_PLAIN ? (int64_t)ix->next[row] - 1 : -1, n++) {
+            if (n < cap) {
+                rows[n] = row;
+            }
+        }
+        break;
     }
     return n;
 }

@@ -9,14 +9,16 @@
  * earlier rows or among the rows being added; a key with a NULL component is
  * never indexed (NULLs never collide, and never match a lookup).
  *
- * Layout: one open-addressing table of row ids (linear probing, load <= 1/2)
- * plus the key hash of every table row, so growing never re-reads the table
- * and a probe compares keys only when the hashes are equal.  Rows with equal
- * keys sit in one probe chain, so the same structure serves lookups
- * (st_index_lookup: every row with a given key) and, later, index joins: a
- * probe batch hashes its keys the same way (hash of each component with
- * cm_hash_u64 / cm_hash_bytes, combined with cm_hash_combine) and walks the
- * chains.  Not wired into the planner yet: queries scan.
+ * Layout: one open-addressing table with a slot per distinct key (linear
+ * probing, load <= 1/2) holding its newest row and the top bits of the key's
+ * hash, plus, for a non-unique index, a per-row link to the previous row of
+ * the same key.  A probe compares keys only when the hash bits agree; a key
+ * with many rows costs one slot, so inserting stays O(1) for a non-unique
+ * index too.  The same structure serves lookups (st_index_lookup: every row
+ * with a given key) and, later, index joins: a probe batch hashes its keys the
+ * same way (hash of each component with cm_hash_u64 / cm_hash_bytes, combined
+ * with cm_hash_combine), finds the slot and walks the row chain.  Not wired
+ * into the planner yet: queries scan.
  * Written only between statements, like its table; lookups may run from many
  * threads at once.
  */
@@ -49,12 +51,18 @@ const int *st_index_key_cols(const StIndex *ix);
  * index is left holding rows [0, from) only. */
 CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *err);
 
-/* Forgets rows >= n_rows (the table is being truncated to n_rows). */
-void st_index_truncate(StIndex *ix, int64_t n_rows);
+/* Forgets rows >= n_rows; call before the table drops them (their keys are
+ * re-hashed from its columns). */
+void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows);
+
+/* Makes room for rows up to n_rows of `t` ahead of appends (a bulk load
+ * knowing its size grows the slots once). */
+CmStatus st_index_reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err);
 
 /* Rows of `t` whose key equals the key at position `pos` of `keys` (n_keys
  * flat vectors of the key columns' types, in key order): writes up to `cap`
- * row ids to `rows` and returns how many match (possibly more than cap).
+ * row ids to `rows`, newest first, and returns how many match (possibly more
+ * than cap).
  * A key with a NULL component matches nothing. */
 int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, uint32_t pos,
                         int64_t *rows, int64_t cap);

@@ -257,13 +257,23 @@ fail:
     return err->code;
 }
 
+CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
+{
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (st_index_reserve(t->indexes[i], t, t->n_rows + n_more, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
 void st_table_truncate(StTable *t, int64_t n_rows)
 {
     if (n_rows >= t->n_rows) {
         return;
     }
     for (int i = 0; i < t->n_indexes; i++) {
-        st_index_truncate(t->indexes[i], n_rows);
+        st_index_truncate(t->indexes[i], t, n_rows);
     }
     int keep = (int)((n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
     for (int i = keep; i < t->n_chunks; i++) {

@@ -82,6 +82,10 @@ CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err);
  * table is left as it was. */
 CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err);
 
+/* Makes the indexes ready for `n_more` appended rows, so a bulk load grows
+ * them once rather than doubling as it goes.  Optional. */
+CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err);
+
 /* Drops rows past `n_rows` (to undo a failed append), from the indexes too. */
 void st_table_truncate(StTable *t, int64_t n_rows);
 
