@@ -430,6 +430,14 @@ static CmStatus create_table(Stmt *st)
             return st->err->code;
         }
     }
+    int n_pk = a->primary_key != NULL;
+    for (int i = 0; i < n; i++) {
+        n_pk += ((const PsColumnDef *)a->columns->items[i])->primary_key;
+    }
+    if (n_pk > 1) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "table \"%s\" has more than one primary key",
+                          a->name);
+    }
     /* A table-level PRIMARY KEY (a, b) marks its columns (the planner reads
      * keys to order joins) and makes them NOT NULL, as a column-level one does. */
     int *key = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(n + 1));
