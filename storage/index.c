@@ -35,17 +35,17 @@
 #define PREFETCH_AHEAD 64
 
 struct StIndex {
-    char *name;         /* owned; NULL for a constraint */
+    char *name; /* owned; NULL for a constraint */
     StIndexKind kind;
     int n_keys;
-    int *key_cols;      /* owned: table column of each key component */
-    uint8_t *tags;      /* owned: cap entries (see the invariants above) */
-    uint32_t *rows;     /* owned: cap entries, the newest row of a live slot's key */
-    int64_t cap;        /* power of two, or 0 before the first row */
-    int64_t n_used;     /* non-empty slots, forgotten ones included */
-    uint32_t *next;     /* owned, plain index only: per row, previous row of its key + 1 */
+    int *key_cols;  /* owned: table column of each key component */
+    uint8_t *tags;  /* owned: cap entries (see the invariants above) */
+    uint32_t *rows; /* owned: cap entries, the newest row of a live slot's key */
+    int64_t cap;    /* power of two, or 0 before the first row */
+    int64_t n_used; /* non-empty slots, forgotten ones included */
+    uint32_t *next; /* owned, plain index only: per row, previous row of its key + 1 */
     int64_t cap_next;
-    int64_t n_rows;     /* rows [0, n_rows) of the table are indexed */
+    int64_t n_rows; /* rows [0, n_rows) of the table are indexed */
 };
 
 StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int *key_cols,
@@ -109,9 +109,11 @@ const int *st_index_key_cols(const StIndex *ix)
 static uint64_t hash_value(CmType type, const void *data, uint32_t i)
 {
     switch (type.id) {
-    case CM_T_BOOL: return cm_hash_u64(((const uint8_t *)data)[i]);
+    case CM_T_BOOL:
+        return cm_hash_u64(((const uint8_t *)data)[i]);
     case CM_T_INT32:
-    case CM_T_DATE: return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)data)[i]);
+    case CM_T_DATE:
+        return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)data)[i]);
     case CM_T_DOUBLE: {
         double d = ((const double *)data)[i];
         d = d == 0.0 ? 0.0 : isnan(d) ? NAN : d;
@@ -123,22 +125,27 @@ static uint64_t hash_value(CmType type, const void *data, uint32_t i)
         const CmStr *s = &((const CmStr *)data)[i];
         return cm_hash_bytes(cm_str_data(s), s->len);
     }
-    default: return cm_hash_u64((uint64_t)((const int64_t *)data)[i]);
+    default:
+        return cm_hash_u64((uint64_t)((const int64_t *)data)[i]);
     }
 }
 
 static bool value_eq(CmType type, const void *a, uint32_t i, const void *b, uint32_t j)
 {
     switch (type.id) {
-    case CM_T_BOOL: return ((const uint8_t *)a)[i] == ((const uint8_t *)b)[j];
+    case CM_T_BOOL:
+        return ((const uint8_t *)a)[i] == ((const uint8_t *)b)[j];
     case CM_T_INT32:
-    case CM_T_DATE: return ((const int32_t *)a)[i] == ((const int32_t *)b)[j];
+    case CM_T_DATE:
+        return ((const int32_t *)a)[i] == ((const int32_t *)b)[j];
     case CM_T_DOUBLE: {
         double x = ((const double *)a)[i], y = ((const double *)b)[j];
         return x == y || (isnan(x) && isnan(y));
     }
-    case CM_T_VARCHAR: return cm_str_eq(&((const CmStr *)a)[i], &((const CmStr *)b)[j]);
-    default: return ((const int64_t *)a)[i] == ((const int64_t *)b)[j];
+    case CM_T_VARCHAR:
+        return cm_str_eq(&((const CmStr *)a)[i], &((const CmStr *)b)[j]);
+    default:
+        return ((const int64_t *)a)[i] == ((const int64_t *)b)[j];
     }
 }
 
@@ -175,22 +182,37 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
         const char *v = text;
         int n;
         switch (type.id) {
-        case CM_T_BOOL: v = ((const uint8_t *)d)[i] ? "true" : "false"; n = (int)strlen(v); break;
-        case CM_T_INT32: n = cm_fmt_int64(((const int32_t *)d)[i], text); break;
-        case CM_T_DATE: n = cm_fmt_date(((const int32_t *)d)[i], text); break;
-        case CM_T_DOUBLE: n = cm_fmt_double(((const double *)d)[i], text); break;
-        case CM_T_DECIMAL: n = cm_fmt_decimal(((const int64_t *)d)[i], type.scale, text); break;
-        case CM_T_TIME: n = cm_fmt_time(((const int64_t *)d)[i], text); break;
+        case CM_T_BOOL:
+            v = ((const uint8_t *)d)[i] ? "true" : "false";
+            n = (int)strlen(v);
+            break;
+        case CM_T_INT32:
+            n = cm_fmt_int64(((const int32_t *)d)[i], text);
+            break;
+        case CM_T_DATE:
+            n = cm_fmt_date(((const int32_t *)d)[i], text);
+            break;
+        case CM_T_DOUBLE:
+            n = cm_fmt_double(((const double *)d)[i], text);
+            break;
+        case CM_T_DECIMAL:
+            n = cm_fmt_decimal(((const int64_t *)d)[i], type.scale, text);
+            break;
+        case CM_T_TIME:
+            n = cm_fmt_time(((const int64_t *)d)[i], text);
+            break;
         case CM_T_VARCHAR: {
             const CmStr *s = &((const CmStr *)d)[i];
             v = cm_str_data(s);
             n = (int)(s->len > 64 ? 64 : s->len);
             break;
         }
-        default: n = cm_fmt_int64(((const int64_t *)d)[i], text); break;
+        default:
+            n = cm_fmt_int64(((const int64_t *)d)[i], text);
+            break;
         }
-        int w = snprintf(buf + len, cap - len, "%s%s: %.*s", k > 0 ? ", " : "",
-                         t->cols[col].name, n, v);
+        int w = snprintf(buf + len, cap - len, "%s%s: %.*s", k > 0 ? ", " : "", t->cols[col].name,
+                         n, v);
         len += w > 0 ? (size_t)w : 0;
     }
 }
@@ -365,8 +387,8 @@ void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
     for (int64_t end = ix->n_rows; end > n_rows;) {
         int64_t seg = (end - 1) / CM_BATCH_CAP * CM_BATCH_CAP;
         int64_t start = seg > n_rows ? seg : n_rows;
-        hash_segment(ix, t, t->chunks[seg / CM_BATCH_CAP], (int)(start - seg),
-                     (int)(end - start), h, is_null);
+        hash_segment(ix, t, t->chunks[seg / CM_BATCH_CAP], (int)(start - seg), (int)(end - start),
+                     h, is_null);
         for (int64_t r = end - 1; r >= start; r--) {
             int i = (int)(r - start);
             if (is_null[i]) {

@@ -221,8 +221,7 @@ Test(st_index, new_like_copies_indexes_and_drop_removes_one)
     cr_assert_eq(st_table_add_index(table, "by_v", ST_INDEX_PLAIN, 1, &v_col, &err), CM_OK);
     append_range(0, 2 * CM_BATCH_CAP, 0);
     /* v repeats in every batch: a unique index over it cannot be built */
-    cr_assert_eq(st_table_add_index(table, "u_v", ST_INDEX_UNIQUE, 1, &v_col, &err),
-                 CM_RUNTIME);
+    cr_assert_eq(st_table_add_index(table, "u_v", ST_INDEX_UNIQUE, 1, &v_col, &err), CM_RUNTIME);
     cr_assert_eq(table->n_indexes, 2);
     cm_err_init(&err);
     StTable *copy = st_table_new_like(table, &err);
