@@ -225,6 +225,7 @@ typedef struct PsColumnDef {
     PsTypeName *type;
     bool not_null;
     bool primary_key;
+    bool unique;
     PsExpr *default_value; /* DEFAULT expr, or NULL */
     int64_t src_off, src_len;
 } PsColumnDef;
@@ -242,7 +243,8 @@ typedef struct PsOption {
 typedef enum PsStmtKind {
     PS_ST_SELECT,       /* select */
     PS_ST_CREATE_TABLE, /* name, if_not_exists, columns (PsColumnDef*), select (AS SELECT),
-                           primary_key (const char*) for a table-level PRIMARY KEY (..) */
+                           primary_key (const char*) for a table-level PRIMARY KEY (..),
+                           uniques (const char* "a,b") for each table-level UNIQUE (..) */
     PS_ST_CREATE_VIEW,  /* name, if_not_exists, columns (const char* names or NULL), select */
     PS_ST_CREATE_INDEX, /* name, table, columns (const char*), unique, if_not_exists */
     PS_ST_DROP,         /* object ("table", "view", "index"), name, if_exists */
@@ -270,6 +272,7 @@ struct PsStmt {
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary;
     PsList *columns;
     PsList *sets;
+    PsList *uniques;     /* CREATE TABLE: table-level UNIQUE (..) column lists */
     PsList *options;
     PsSelect *select;
     PsExpr *where;

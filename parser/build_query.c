@@ -277,6 +277,8 @@ PsStmt *ps_build_table_elem(PsParse *ps, PsStmt *shell, PsColumnDef *col,
     }
     if (cons != NULL && cons->is_primary) {
         st->primary_key = join_list(ps, cons->cols);
+    } else if (cons != NULL) {
+        st->uniques = ps_build_list(ps, st->uniques, (void *)join_list(ps, cons->cols));
     }
     return st;
 }

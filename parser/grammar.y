@@ -145,7 +145,7 @@ coldef(A) ::= coldef(C) NOT NULL.        { A = ps_build_coldef_more(ps, C); A->n
 coldef(A) ::= coldef(C) NOTNULL.         { A = ps_build_coldef_more(ps, C); A->not_null = true; }
 coldef(A) ::= coldef(C) NULL.            { A = ps_build_coldef_more(ps, C); }
 coldef(A) ::= coldef(C) PRIMARY KEY.     { A = ps_build_coldef_more(ps, C); A->primary_key = true; }
-coldef(A) ::= coldef(C) UNIQUE.          { A = ps_build_coldef_more(ps, C); }
+coldef(A) ::= coldef(C) UNIQUE.          { A = ps_build_coldef_more(ps, C); A->unique = true; }
 /* [COLDEF]: in "DEFAULT 0 NOT NULL" the NOT NULL is a constraint, not a postfix test. */
 coldef(A) ::= coldef(C) DEFAULT expr(X). [COLDEF] {
     A = ps_build_coldef_more(ps, C);

@@ -361,6 +361,9 @@ static CmStatus append_rows(Stmt *st, StTable *t, const ExResult *rows)
             return st->err->code;
         }
     }
+    if (st_table_reserve(t, ex_result_n_rows(rows), st->err) != CM_OK) {
+        return st->err->code;
+    }
     for (int i = 0; i < ex_result_n_batches(rows); i++) {
         if (st_table_append(t, ex_result_batch(rows, i), st->err) != CM_OK) {
             st_table_truncate(t, before);
@@ -406,6 +409,32 @@ static CmStatus create_as(Stmt *st)
     return st->err->code;
 }
 
+/* Resolves the column list "a,b" of a table-level PRIMARY KEY or UNIQUE into
+ * column numbers (key, room for n). */
+static CmStatus key_columns(Stmt *st, const StColumn *cols, int n, const char *list,
+                            const char *what, int *key, int *n_key)
+{
+    *n_key = 0;
+    for (const char *k = list; *k != '\0';) {
+        const char *end = strchr(k, ',');
+        size_t len = end ? (size_t)(end - k) : strlen(k);
+        int found = -1;
+        for (int i = 0; i < n && found < 0; i++) {
+            found = strlen(cols[i].name) == len && strncmp(cols[i].name, k, len) == 0 ? i : -1;
+        }
+        if (found < 0) {
+            return cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                              "column '%.*s' of the %s is not a column of '%s'", (int)len, k,
+                              what, st->ast->name);
+        }
+        if (*n_key < n) {
+            key[(*n_key)++] = found;
+        }
+        k = end ? end + 1 : k + len;
+    }
+    return CM_OK;
+}
+
 static CmStatus create_table(Stmt *st)
 {
     const PsStmt *a = st->ast;
@@ -442,25 +471,54 @@ static CmStatus create_table(Stmt *st)
             return st->err->code;
         }
     }
+    int n_pk = a->primary_key != NULL;
+    for (int i = 0; i < n; i++) {
+        n_pk += ((const PsColumnDef *)a->columns->items[i])->primary_key;
+    }
+    if (n_pk > 1) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "table \"%s\" has more than one primary key",
+                          a->name);
+    }
     /* A table-level PRIMARY KEY (a, b) marks its columns (the planner reads
-     * keys to order joins); NOT NULL is left as declared. */
-    for (const char *k = a->primary_key; k != NULL && *k != '\0';) {
-        const char *end = strchr(k, ',');
-        size_t len = end ? (size_t)(end - k) : strlen(k);
-        int found = -1;
-        for (int i = 0; i < n && found < 0; i++) {
-            found = strlen(cols[i].name) == len && strncmp(cols[i].name, k, len) == 0 ? i : -1;
+     * keys to order joins) and makes them NOT NULL, as a column-level one does. */
+    int *key = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(n + 1));
+    int n_key = 0;
+    if (key == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    if (a->primary_key != NULL) {
+        if (key_columns(st, cols, n, a->primary_key, "PRIMARY KEY", key, &n_key) != CM_OK) {
+            return st->err->code;
         }
-        if (found < 0) {
-            return cm_err_set(st->err, CM_BIND, a->src_off,
-                              "column '%.*s' of the PRIMARY KEY is not a column of '%s'",
-                              (int)len, k, a->name);
+        for (int i = 0; i < n_key; i++) {
+            cols[key[i]].primary_key = cols[key[i]].not_null = true;
         }
-        cols[found].primary_key = true;
-        k = end ? end + 1 : k + len;
     }
     StTable *t = st_table_new(a->name, n, cols, st->err);
     if (t == NULL) {
+        return st->err->code;
+    }
+    if (a->primary_key == NULL) {
+        for (int i = 0; i < n; i++) {
+            key[n_key] = i;
+            n_key += cols[i].primary_key;
+        }
+    }
+    if (n_key > 0) {
+        st_table_add_index(t, NULL, ST_INDEX_PRIMARY, n_key, key, st->err);
+    }
+    for (int i = 0; i < n && st->err->code == CM_OK; i++) {
+        if (((const PsColumnDef *)a->columns->items[i])->unique) {
+            st_table_add_index(t, NULL, ST_INDEX_UNIQUE, 1, &i, st->err);
+        }
+    }
+    for (int i = 0; a->uniques != NULL && i < a->uniques->n && st->err->code == CM_OK; i++) {
+        if (key_columns(st, cols, n, a->uniques->items[i], "UNIQUE", key, &n_key) == CM_OK) {
+            st_table_add_index(t, NULL, ST_INDEX_UNIQUE, n_key, key, st->err);
+        }
+    }
+    if (st->err->code != CM_OK) {
+        st_table_free(t);
         return st->err->code;
     }
     return st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err);
@@ -510,31 +568,44 @@ static CmStatus drop(Stmt *st)
     return CM_OK;
 }
 
-/* Indexes are recorded in the catalog (names, DROP INDEX) but not built yet:
- * every query scans. */
+/* The index is built over the table's rows and kept with the table (see
+ * storage/index.h); the catalog entry gives it a name for DROP INDEX.  Queries
+ * do not use it yet: they scan. */
 static CmStatus create_index(Stmt *st)
 {
+    const PsStmt *a = st->ast;
     bool skip;
-    if (check_new_name(st, st->ast->name, st->ast->if_not_exists, &skip) != CM_OK || skip) {
+    if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
         return st->err->code;
     }
-    StEntry *e = st_catalog_find(st->s->cat, st->ast->table);
+    StEntry *e = st_catalog_find(st->s->cat, a->table);
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
-        return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'",
-                          st->ast->table);
+        return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    for (int i = 0; st->ast->columns && i < st->ast->columns->n; i++) {
-        const char *c = st->ast->columns->items[i];
+    int n_keys = a->columns ? a->columns->n : 0;
+    int *key = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(n_keys + 1));
+    if (key == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    for (int i = 0; i < n_keys; i++) {
+        const char *c = a->columns->items[i];
         int j = 0;
         while (j < e->table->n_cols && strcmp(e->table->cols[j].name, c) != 0) {
             j++;
         }
         if (j == e->table->n_cols) {
-            return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown column '%s'", c);
+            return cm_err_set(st->err, CM_BIND, a->src_off, "unknown column '%s'", c);
         }
+        key[i] = j;
     }
-    return st_catalog_add_index(st->s->cat, st->ast->name, st->ast->table, stmt_text(st, st->ast),
-                                st->err);
+    if (st_table_add_index(e->table, a->name, a->unique ? ST_INDEX_UNIQUE : ST_INDEX_PLAIN,
+                           n_keys, key, st->err) != CM_OK) {
+        return st->err->code;
+    }
+    if (st_catalog_add_index(st->s->cat, a->name, a->table, stmt_text(st, a), st->err) != CM_OK) {
+        st_table_drop_index(e->table, a->name);
+    }
+    return st->err->code;
 }
 
 /* ---- UPDATE and DELETE ------------------------------------------------------------------ */
@@ -549,7 +620,7 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool flag
     StTable *t = NULL;
     int64_t changed = 0;
     if (run_query(st, root, &plan, &rows) == CM_OK &&
-        (t = st_table_new(old->name, old->n_cols, old->cols, st->err)) != NULL) {
+        (t = st_table_new_like(old, st->err)) != NULL) {
         for (int i = 0; i < ex_result_n_batches(rows) && st->err->code == CM_OK; i++) {
             CmBatch view = *ex_result_batch(rows, i);
             if (flag) {

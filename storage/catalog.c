@@ -150,6 +150,12 @@ bool st_catalog_drop(StCatalog *cat, const char *name)
             continue;
         }
         bool is_table = cat->entries[i]->kind == ST_ENTRY_TABLE;
+        if (cat->entries[i]->kind == ST_ENTRY_INDEX) {
+            StEntry *t = st_catalog_find(cat, cat->entries[i]->index_table);
+            if (t != NULL && t->kind == ST_ENTRY_TABLE) {
+                st_table_drop_index(t->table, name);
+            }
+        }
         remove_at(cat, i);
         for (int j = cat->n_entries - 1; is_table && j >= 0; j--) {
             const StEntry *x = cat->entries[j];

@@ -23,7 +23,7 @@ typedef struct StEntry {
     char *view_sql;    /* VIEW: owned: the SELECT text */
     int n_view_cols;   /* VIEW: explicit column names, or 0 */
     char **view_cols;  /* VIEW: owned */
-    char *index_table; /* INDEX: owned: the table it is on (dropped with it) */
+    char *index_table; /* INDEX: owned: the table holding it (dropped with it) */
 } StEntry;
 
 typedef struct StCatalog StCatalog;
@@ -43,7 +43,8 @@ CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *selec
                              int n_cols, const char *const *cols, const char *create_sql,
                              CmErr *err);
 
-/* Adds an index entry on `table` (accepted and recorded; not materialized yet). */
+/* Adds an index entry on `table`: the name of an index the table holds
+ * (st_table_add_index); dropping the entry drops that index. */
 CmStatus st_catalog_add_index(StCatalog *cat, const char *name, const char *table,
                               const char *create_sql, CmErr *err);
 

@@ -388,6 +388,15 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
             }
         }
     }
+    int64_t n_new = 0;
+    for (int i = 0; i < ld.n_chunks && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld.chunks[i].n_batches; b++) {
+            n_new += ld.chunks[i].batches[b]->n_rows;
+        }
+    }
+    if (err->code == CM_OK) {
+        st_table_reserve(t, n_new, err);
+    }
     for (int i = 0; i < ld.n_chunks && err->code == CM_OK; i++) {
         for (int b = 0; b < ld.chunks[i].n_batches && err->code == CM_OK; b++) {
             st_table_append(t, ld.chunks[i].batches[b], err);

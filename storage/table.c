@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "storage/index.h"
 
 static void chunk_free(StChunk *c, int n_cols)
 {
@@ -78,6 +79,10 @@ void st_table_free(StTable *t)
         chunk_free(t->chunks[i], t->n_cols);
     }
     cm_free(t->chunks);
+    for (int i = 0; i < t->n_indexes; i++) {
+        st_index_free(t->indexes[i]);
+    }
+    cm_free(t->indexes);
     for (int i = 0; t->cols != NULL && i < t->n_cols; i++) {
         cm_free(t->cols[i].name);
     }
@@ -86,6 +91,52 @@ void st_table_free(StTable *t)
     cm_arena_fini(&t->strings);
     cm_mem_res_fini(&t->mem);
     cm_free(t);
+}
+
+StTable *st_table_new_like(const StTable *t, CmErr *err)
+{
+    StTable *n = st_table_new(t->name, t->n_cols, t->cols, err);
+    for (int i = 0; n != NULL && i < t->n_indexes; i++) {
+        const StIndex *ix = t->indexes[i];
+        if (st_table_add_index(n, st_index_name(ix), st_index_kind(ix), st_index_n_keys(ix),
+                               st_index_key_cols(ix), err) != CM_OK) {
+            st_table_free(n);
+            n = NULL;
+        }
+    }
+    return n;
+}
+
+CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int n_keys,
+                            const int *key_cols, CmErr *err)
+{
+    StIndex **grown = cm_realloc(t->indexes, sizeof(StIndex *) * (size_t)(t->n_indexes + 1));
+    if (grown == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory adding an index");
+    }
+    t->indexes = grown;
+    StIndex *ix = st_index_new(name, kind, n_keys, key_cols, err);
+    if (ix == NULL || st_index_add_rows(ix, t, 0, err) != CM_OK) {
+        st_index_free(ix);
+        return err->code;
+    }
+    t->indexes[t->n_indexes++] = ix;
+    return CM_OK;
+}
+
+bool st_table_drop_index(StTable *t, const char *name)
+{
+    for (int i = 0; i < t->n_indexes; i++) {
+        const char *ix_name = st_index_name(t->indexes[i]);
+        if (ix_name != NULL && strcmp(ix_name, name) == 0) {
+            st_index_free(t->indexes[i]);
+            memmove(&t->indexes[i], &t->indexes[i + 1],
+                    sizeof(StIndex *) * (size_t)(t->n_indexes - i - 1));
+            t->n_indexes--;
+            return true;
+        }
+    }
+    return false;
 }
 
 CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err)
@@ -224,6 +275,11 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
         c->n_rows++;
         t->n_rows++;
     }
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (st_index_add_rows(t->indexes[i], t, start, err) != CM_OK) {
+            goto fail;
+        }
+    }
     if (cm_mem_need_total(&t->mem, table_bytes(t), err) != CM_OK) {
         goto fail;
     }
@@ -233,10 +289,23 @@ fail:
     return err->code;
 }
 
+CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
+{
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (st_index_reserve(t->indexes[i], t, t->n_rows + n_more, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
 void st_table_truncate(StTable *t, int64_t n_rows)
 {
     if (n_rows >= t->n_rows) {
         return;
+    }
+    for (int i = 0; i < t->n_indexes; i++) {
+        st_index_truncate(t->indexes[i], t, n_rows);
     }
     int keep = (int)((n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
     for (int i = keep; i < t->n_chunks; i++) {

@@ -1,0 +1,457 @@
+/*
+ * index.c - open-addressing hash index of row ids.
+ *
+ * Invariants: the slots are two arrays of `cap` entries (a power of two), one
+ * slot per distinct key: tags[s] is TAG_EMPTY, TAG_GONE (a key whose rows
+ * were all forgotten: probes go on past it) or a live tag (>= TAG_LIVE, from
+ * the top bits of the key's hash), and rows[s] the newest row of a live slot's
+ * key.  A probe walks the small tag array (1 byte a slot, mostly in cache) and
+ * compares keys in the table only when a tag agrees; the row array is mostly
+ * written.  n_used counts the non-empty slots and stays <= cap / 2, so every
+ * probe ends at an empty slot.  A plain index links row r to the previous row
+ * of its key in next[r] (+ 1, 0 at the end), so a key's rows form one chain,
+ * newest first, however many there are.  Nothing else is kept per row:
+ * growing and forgetting rows re-hash keys from the table's columns, read in
+ * order.  Row ids are 32 bits: an indexed table holds under 2^32 rows.  Rows
+ * are added a chunk segment at a time: the segment's hashes are computed
+ * column by column into a fixed buffer, then each row probes for its key, the
+ * tag of a row a few ahead prefetched; nothing is allocated per row.
+ */
+#include "storage/index.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/alloc.h"
+#include "common/hash.h"
+#include "common/value.h"
+
+#define TAG_EMPTY 0
+#define TAG_GONE 1
+#define TAG_LIVE 2
+#define MAX_ROWS ((int64_t)UINT32_MAX)
+#define PREFETCH_AHEAD 64
+
+struct StIndex {
+    char *name; /* owned; NULL for a constraint */
+    StIndexKind kind;
+    int n_keys;
+    int *key_cols;  /* owned: table column of each key component */
+    uint8_t *tags;  /* owned: cap entries (see the invariants above) */
+    uint32_t *rows; /* owned: cap entries, the newest row of a live slot's key */
+    int64_t cap;    /* power of two, or 0 before the first row */
+    int64_t n_used; /* non-empty slots, forgotten ones included */
+    uint32_t *next; /* owned, plain index only: per row, previous row of its key + 1 */
+    int64_t cap_next;
+    int64_t n_rows; /* rows [0, n_rows) of the table are indexed */
+};
+
+StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int *key_cols,
+                      CmErr *err)
+{
+    StIndex *ix = cm_calloc(1, sizeof *ix);
+    if (ix == NULL) {
+        goto oom;
+    }
+    ix->kind = kind;
+    ix->n_keys = n_keys;
+    ix->key_cols = cm_malloc(sizeof(int) * (size_t)(n_keys > 0 ? n_keys : 1));
+    if (ix->key_cols == NULL || (name != NULL && (ix->name = cm_strdup(name)) == NULL)) {
+        goto oom;
+    }
+    memcpy(ix->key_cols, key_cols, sizeof(int) * (size_t)n_keys);
+    return ix;
+oom:
+    st_index_free(ix);
+    cm_err_set(err, CM_OOM, -1, "out of memory creating an index");
+    return NULL;
+}
+
+void st_index_free(StIndex *ix)
+{
+    if (ix == NULL) {
+        return;
+    }
+    cm_free(ix->name);
+    cm_free(ix->key_cols);
+    cm_free(ix->tags);
+    cm_free(ix->rows);
+    cm_free(ix->next);
+    cm_free(ix);
+}
+
+const char *st_index_name(const StIndex *ix)
+{
+    return ix->name;
+}
+
+StIndexKind st_index_kind(const StIndex *ix)
+{
+    return ix->kind;
+}
+
+int st_index_n_keys(const StIndex *ix)
+{
+    return ix->n_keys;
+}
+
+const int *st_index_key_cols(const StIndex *ix)
+{
+    return ix->key_cols;
+}
+
+/* ---- values ------------------------------------------------------------------------------ */
+
+/* Hash of value `i` of a flat array of type `type`.  -0.0 hashes as 0.0 and
+ * every NaN alike, matching value_eq. */
+static uint64_t hash_value(CmType type, const void *data, uint32_t i)
+{
+    switch (type.id) {
+    case CM_T_BOOL:
+        return cm_hash_u64(((const uint8_t *)data)[i]);
+    case CM_T_INT32:
+    case CM_T_DATE:
+        return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)data)[i]);
+    case CM_T_DOUBLE: {
+        double d = ((const double *)data)[i];
+        d = d == 0.0 ? 0.0 : isnan(d) ? NAN : d;
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        return cm_hash_u64(bits);
+    }
+    case CM_T_VARCHAR: {
+        const CmStr *s = &((const CmStr *)data)[i];
+        return cm_hash_bytes(cm_str_data(s), s->len);
+    }
+    default:
+        return cm_hash_u64((uint64_t)((const int64_t *)data)[i]);
+    }
+}
+
+static bool value_eq(CmType type, const void *a, uint32_t i, const void *b, uint32_t j)
+{
+    switch (type.id) {
+    case CM_T_BOOL:
+        return ((const uint8_t *)a)[i] == ((const uint8_t *)b)[j];
+    case CM_T_INT32:
+    case CM_T_DATE:
+        return ((const int32_t *)a)[i] == ((const int32_t *)b)[j];
+    case CM_T_DOUBLE: {
+        double x = ((const double *)a)[i], y = ((const double *)b)[j];
+        return x == y || (isnan(x) && isnan(y));
+    }
+    case CM_T_VARCHAR:
+        return cm_str_eq(&((const CmStr *)a)[i], &((const CmStr *)b)[j]);
+    default:
+        return ((const int64_t *)a)[i] == ((const int64_t *)b)[j];
+    }
+}
+
+static bool bit_is_null(const uint64_t *validity, uint32_t i)
+{
+    return validity != NULL && !(validity[i >> 6] >> (i & 63) & 1);
+}
+
+static bool rows_eq(const StIndex *ix, const StTable *t, int64_t r1, int64_t r2)
+{
+    const StChunk *c1 = t->chunks[r1 / CM_BATCH_CAP], *c2 = t->chunks[r2 / CM_BATCH_CAP];
+    uint32_t i1 = (uint32_t)(r1 % CM_BATCH_CAP), i2 = (uint32_t)(r2 % CM_BATCH_CAP);
+    for (int k = 0; k < ix->n_keys; k++) {
+        int col = ix->key_cols[k];
+        if (!value_eq(t->cols[col].type, c1->data[col], i1, c2->data[col], i2)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Appends "name: value" of each key component of row r to buf. */
+static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf, size_t cap)
+{
+    const StChunk *c = t->chunks[r / CM_BATCH_CAP];
+    uint32_t i = (uint32_t)(r % CM_BATCH_CAP);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < ix->n_keys && len < cap; k++) {
+        int col = ix->key_cols[k];
+        const void *d = c->data[col];
+        CmType type = t->cols[col].type;
+        char text[CM_FMT_CAP];
+        const char *v = text;
+        int n;
+        switch (type.id) {
+        case CM_T_BOOL:
+            v = ((const uint8_t *)d)[i] ? "true" : "false";
+            n = (int)strlen(v);
+            break;
+        case CM_T_INT32:
+            n = cm_fmt_int64(((const int32_t *)d)[i], text);
+            break;
+        case CM_T_DATE:
+            n = cm_fmt_date(((const int32_t *)d)[i], text);
+            break;
+        case CM_T_DOUBLE:
+            n = cm_fmt_double(((const double *)d)[i], text);
+            break;
+        case CM_T_DECIMAL:
+            n = cm_fmt_decimal(((const int64_t *)d)[i], type.scale, text);
+            break;
+        case CM_T_TIME:
+            n = cm_fmt_time(((const int64_t *)d)[i], text);
+            break;
+        case CM_T_VARCHAR: {
+            const CmStr *s = &((const CmStr *)d)[i];
+            v = cm_str_data(s);
+            n = (int)(s->len > 64 ? 64 : s->len);
+            break;
+        }
+        default:
+            n = cm_fmt_int64(((const int64_t *)d)[i], text);
+            break;
+        }
+        int w = snprintf(buf + len, cap - len, "%s%s: %.*s", k > 0 ? ", " : "", t->cols[col].name,
+                         n, v);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* ---- the slots --------------------------------------------------------------------------- */
+
+/* Hashes rows [first, first + n) of chunk `c` into h; is_null[i] is set when a
+ * key component of row i is NULL. */
+static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, int first, int n,
+                         uint64_t *h, bool *is_null)
+{
+    for (int k = 0; k < ix->n_keys; k++) {
+        int col = ix->key_cols[k];
+        CmType type = t->cols[col].type;
+        const void *d = c->data[col];
+        const uint64_t *validity = c->validity[col];
+        for (int i = 0; i < n; i++) {
+            /* the bytes under a NULL are whatever was there: never read them */
+            bool is_null_here = bit_is_null(validity, (uint32_t)(first + i));
+            uint64_t v = is_null_here ? 0 : hash_value(type, d, (uint32_t)(first + i));
+            h[i] = k == 0 ? v : cm_hash_combine(h[i], v);
+            is_null[i] = (k > 0 && is_null[i]) || is_null_here;
+        }
+    }
+}
+
+static uint8_t tag_of(uint64_t h)
+{
+    return (uint8_t)(TAG_LIVE + (h >> 56) % (256 - TAG_LIVE));
+}
+
+/* The slot of row r's key (hash h): the slot holding it, or the empty slot
+ * that ends its probe. */
+static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_t r)
+{
+    int64_t mask = ix->cap - 1;
+    int64_t pos = (int64_t)(h & (uint64_t)mask);
+    uint8_t tag = tag_of(h);
+    for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
+        if (v == tag && rows_eq(ix, t, ix->rows[pos], r)) {
+            break;
+        }
+    }
+    return pos;
+}
+
+/* Adds rows [from, to) of t (ix->n_rows becomes to).  Returns -1, or, for a
+ * unique index, the first row whose key is already there (ix->n_rows is then
+ * that row: it and the rows after it are not indexed). */
+static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to)
+{
+    uint64_t h[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
+    int64_t mask = ix->cap - 1;
+    for (int64_t r = from; r < to;) {
+        const StChunk *c = t->chunks[r / CM_BATCH_CAP];
+        int first = (int)(r % CM_BATCH_CAP);
+        int n = (int)(c->n_rows - first < to - r ? c->n_rows - first : to - r);
+        hash_segment(ix, t, c, first, n, h, is_null);
+        for (int i = 0; i < n; i++, r++) {
+            if (i + PREFETCH_AHEAD < n) {
+                uint64_t ahead = h[i + PREFETCH_AHEAD] & (uint64_t)mask;
+                __builtin_prefetch(&ix->tags[ahead]);
+                __builtin_prefetch(&ix->rows[ahead], 1);
+            }
+            ix->n_rows = r;
+            if (is_null[i]) {
+                continue;
+            }
+            int64_t pos = find_slot(ix, t, h[i], r);
+            bool is_new = ix->tags[pos] == TAG_EMPTY;
+            if (!is_new && ix->kind != ST_INDEX_PLAIN) {
+                return r;
+            }
+            if (ix->kind == ST_INDEX_PLAIN) {
+                ix->next[r] = is_new ? 0 : ix->rows[pos] + 1;
+            }
+            ix->tags[pos] = tag_of(h[i]);
+            ix->rows[pos] = (uint32_t)r;
+            ix->n_used += is_new;
+        }
+    }
+    ix->n_rows = to;
+    return -1;
+}
+
+/* Every insert touches a random slot: on a large table, huge pages spare a
+ * TLB miss and a page fault per 4 KB.  Only a hint (the kernel may say no). */
+static void advise_huge(void *p, size_t size)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)p + size) & ~(huge - 1);
+    if (end > start) {
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    }
+}
+
+/* Makes room for rows up to n_rows: the chain links, and slots rebuilt from
+ * the table's rows when the load would pass 1/2 (forgotten keys go then). */
+static CmStatus reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err)
+{
+    if (n_rows > MAX_ROWS) {
+        return cm_err_set(err, CM_LIMIT, -1, "an indexed table holds at most %lld rows",
+                          (long long)MAX_ROWS);
+    }
+    if (ix->kind == ST_INDEX_PLAIN && n_rows > ix->cap_next) {
+        int64_t cap = ix->cap_next ? ix->cap_next : 1024;
+        while (cap < n_rows) {
+            cap *= 2;
+        }
+        uint32_t *grown = cm_realloc(ix->next, sizeof(uint32_t) * (size_t)cap);
+        if (grown == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
+        }
+        ix->next = grown;
+        ix->cap_next = cap;
+    }
+    if (2 * (ix->n_used + (n_rows - ix->n_rows)) <= ix->cap) {
+        return CM_OK;
+    }
+    int64_t cap = 64;
+    while (cap < 2 * n_rows) {
+        cap *= 2;
+    }
+    uint8_t *tags = cm_calloc((size_t)cap, 1);
+    uint32_t *rows = cm_malloc(sizeof(uint32_t) * (size_t)cap);
+    if (tags == NULL || rows == NULL) {
+        cm_free(tags);
+        cm_free(rows);
+        return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
+    }
+    advise_huge(rows, sizeof(uint32_t) * (size_t)cap);
+    cm_free(ix->tags);
+    cm_free(ix->rows);
+    ix->tags = tags;
+    ix->rows = rows;
+    ix->cap = cap;
+    ix->n_used = 0;
+    insert_rows(ix, t, 0, ix->n_rows); /* the rows are already known distinct */
+    return CM_OK;
+}
+
+CmStatus st_index_reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err)
+{
+    return reserve(ix, t, n_rows, err);
+}
+
+CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *err)
+{
+    CM_ASSERT(from == ix->n_rows);
+    if (reserve(ix, t, t->n_rows, err) != CM_OK) {
+        return err->code;
+    }
+    int64_t dup = insert_rows(ix, t, from, t->n_rows);
+    if (dup < 0) {
+        return CM_OK;
+    }
+    char key[200];
+    format_key(ix, t, dup, key, sizeof key);
+    st_index_truncate(ix, t, from);
+    return cm_err_set(err, CM_RUNTIME, -1, "Duplicate key \"%s\" violates %s constraint", key,
+                      ix->kind == ST_INDEX_PRIMARY ? "primary key" : "unique");
+}
+
+/* Forgets the newest rows first, so each is at the head of its key's chain. */
+void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
+{
+    uint64_t h[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
+    int64_t mask = ix->cap - 1;
+    for (int64_t end = ix->n_rows; end > n_rows;) {
+        int64_t seg = (end - 1) / CM_BATCH_CAP * CM_BATCH_CAP;
+        int64_t start = seg > n_rows ? seg : n_rows;
+        hash_segment(ix, t, t->chunks[seg / CM_BATCH_CAP], (int)(start - seg), (int)(end - start),
+                     h, is_null);
+        for (int64_t r = end - 1; r >= start; r--) {
+            int i = (int)(r - start);
+            if (is_null[i]) {
+                continue;
+            }
+            int64_t pos = (int64_t)(h[i] & (uint64_t)mask);
+            for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
+                if (v >= TAG_LIVE && ix->rows[pos] == (uint32_t)r) {
+                    uint32_t prev = ix->kind == ST_INDEX_PLAIN ? ix->next[r] : 0;
+                    if (prev != 0) {
+                        ix->rows[pos] = prev - 1;
+                    } else {
+                        ix->tags[pos] = TAG_GONE;
+                    }
+                    break;
+                }
+            }
+        }
+        end = start;
+    }
+    if (n_rows < ix->n_rows) {
+        ix->n_rows = n_rows;
+    }
+}
+
+int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, uint32_t pos,
+                        int64_t *rows, int64_t cap)
+{
+    uint64_t h = 0;
+    for (int k = 0; k < ix->n_keys; k++) {
+        if (cm_vec_is_null(&keys[k], pos)) {
+            return 0;
+        }
+        uint64_t v = hash_value(keys[k].type, keys[k].data, pos);
+        h = k == 0 ? v : cm_hash_combine(h, v);
+    }
+    int64_t n = 0;
+    int64_t mask = ix->cap - 1;
+    for (int64_t s = ix->cap ? (int64_t)(h & (uint64_t)mask) : 0; ix->cap; s = (s + 1) & mask) {
+        uint8_t v = ix->tags[s];
+        if (v == TAG_EMPTY) {
+            break;
+        }
+        if (v != tag_of(h)) {
+            continue;
+        }
+        int64_t row = ix->rows[s];
+        const StChunk *c = t->chunks[row / CM_BATCH_CAP];
+        uint32_t i = (uint32_t)(row % CM_BATCH_CAP);
+        bool eq = true;
+        for (int k = 0; k < ix->n_keys && eq; k++) {
+            int col = ix->key_cols[k];
+            eq = value_eq(t->cols[col].type, c->data[col], i, keys[k].data, pos);
+        }
+        if (!eq) {
+            continue;
+        }
+        for (; row >= 0; row = ix->kind == ST_INDEX_PLAIN ? (int64_t)ix->next[row] - 1 : -1, n++) {
+            if (n < cap) {
+                rows[n] = row;
+            }
+        }
+        break;
+    }
+    return n;
+}

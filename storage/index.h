@@ -1,0 +1,68 @@
+/*
+ * index.h - hash indexes over a table's key columns: PRIMARY KEY and UNIQUE
+ * constraints, and CREATE [UNIQUE] INDEX.
+ *
+ * An index belongs to its table (StTable.indexes) and follows its rows:
+ * st_table_append adds the appended rows, st_table_truncate forgets them, and
+ * UPDATE/DELETE build a new table (st_table_new_like) whose indexes are built
+ * as its rows go in.  A unique index refuses a key already present, in
+ * earlier rows or among the rows being added; a key with a NULL component is
+ * never indexed (NULLs never collide, and never match a lookup).
+ *
+ * Layout: one open-addressing table with a slot per distinct key (linear
+ * probing, load <= 1/2) holding its newest row and the top bits of the key's
+ * hash, plus, for a non-unique index, a per-row link to the previous row of
+ * the same key.  A probe compares keys only when the hash bits agree; a key
+ * with many rows costs one slot, so inserting stays O(1) for a non-unique
+ * index too.  The same structure serves lookups (st_index_lookup: every row
+ * with a given key) and, later, index joins: a probe batch hashes its keys the
+ * same way (hash of each component with cm_hash_u64 / cm_hash_bytes, combined
+ * with cm_hash_combine), finds the slot and walks the row chain.  Not wired
+ * into the planner yet: queries scan.
+ * Written only between statements, like its table; lookups may run from many
+ * threads at once.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/vec.h"
+#include "storage/table.h"
+
+/* Owned; NULL with err on OOM.  `name` (NULL for a constraint) and the key
+ * column numbers are copied.  The index is empty: add rows with
+ * st_index_add_rows. */
+StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int *key_cols,
+                      CmErr *err);
+void st_index_free(StIndex *ix);
+
+/* Borrowed for the index's life; NULL for a constraint's index. */
+const char *st_index_name(const StIndex *ix);
+StIndexKind st_index_kind(const StIndex *ix);
+int st_index_n_keys(const StIndex *ix);
+/* Borrowed: the table column of each key component. */
+const int *st_index_key_cols(const StIndex *ix);
+
+/* Indexes rows [from, t->n_rows) of `t` (the index must hold rows [0, from)).
+ * A unique index fails with CM_RUNTIME ('Duplicate key "a: 1" violates primary
+ * key constraint') at the first key already present; then, as on OOM, the
+ * index is left holding rows [0, from) only. */
+CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *err);
+
+/* Forgets rows >= n_rows; call before the table drops them (their keys are
+ * re-hashed from its columns). */
+void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows);
+
+/* Makes room for rows up to n_rows of `t` ahead of appends (a bulk load
+ * knowing its size grows the slots once). */
+CmStatus st_index_reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err);
+
+/* Rows of `t` whose key equals the key at position `pos` of `keys` (n_keys
+ * flat vectors of the key columns' types, in key order): writes up to `cap`
+ * row ids to `rows`, newest first, and returns how many match (possibly more
+ * than cap).
+ * A key with a NULL component matches nothing. */
+int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, uint32_t pos,
+                        int64_t *rows, int64_t cap);

@@ -1,0 +1,237 @@
+/*
+ * test_index.c - unit tests for storage/index.c through the table that owns
+ * the indexes: unique indexes refuse duplicates against earlier rows and
+ * inside one batch and leave the table and index as they were; NULL keys never
+ * collide; a plain index finds every row of a key across chunks and growth;
+ * truncate forgets rows; multi-column keys with long strings; new_like and
+ * drop.  Row counts are derived from CM_BATCH_CAP (CI also builds it as 3).
+ * Table: k BIGINT, s VARCHAR, v INTEGER.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "storage/index.h"
+#include "storage/table.h"
+
+static CmErr err;
+static StTable *table;
+static CmType types[3];
+
+static void setup(void)
+{
+    cm_err_init(&err);
+    types[0] = cm_type_make(CM_T_INT64);
+    types[1] = cm_type_varchar(-1, false);
+    types[2] = cm_type_make(CM_T_INT32);
+    StColumn cols[3] = {
+        {.name = "k", .type = types[0]},
+        {.name = "s", .type = types[1]},
+        {.name = "v", .type = types[2]},
+    };
+    table = st_table_new("t", 3, cols, &err);
+    cr_assert_not_null(table);
+}
+
+static void teardown(void)
+{
+    st_table_free(table);
+}
+
+TestSuite(st_index, .init = setup, .fini = teardown);
+
+/* Appends n rows (n <= CM_BATCH_CAP): k = keys[i] (NULL when null_k[i] is set,
+ * if null_k is given), s = a string naming keys[i] % 5 (long for odd values),
+ * v = i.  Returns the append's status; err keeps the message. */
+static CmStatus append(int n, const int64_t *keys, const bool *null_k)
+{
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 3, types, &err), CM_OK);
+    for (int i = 0; i < n; i++) {
+        char buf[64];
+        int64_t m = keys[i] % 5;
+        int len = snprintf(buf, sizeof buf, m % 2 ? "string number %d, long" : "s%d", (int)m);
+        char *copy = cm_arena_strndup(&b.heap, buf, (size_t)len);
+        ((int64_t *)b.cols[0].data)[i] = keys[i];
+        ((CmStr *)b.cols[1].data)[i] = cm_str_make(copy, (uint32_t)len);
+        ((int32_t *)b.cols[2].data)[i] = i;
+        if (null_k != NULL && null_k[i]) {
+            cm_vec_set_null(&b.cols[0], (uint32_t)i);
+        }
+    }
+    b.n_rows = n;
+    CmStatus st = st_table_append(table, &b, &err);
+    cm_batch_fini(&b);
+    return st;
+}
+
+/* Appends keys [from, to) in batches; every append must succeed. */
+static void append_range(int64_t from, int64_t to, int64_t modulo)
+{
+    int64_t keys[CM_BATCH_CAP];
+    while (from < to) {
+        int n = 0;
+        for (; n < CM_BATCH_CAP && from < to; n++, from++) {
+            keys[n] = modulo ? from % modulo : from;
+        }
+        cr_assert_eq(append(n, keys, NULL), CM_OK, "%s", err.msg);
+    }
+}
+
+/* Rows whose key (column k alone) equals `key`. */
+static int64_t lookup_k(const StIndex *ix, int64_t key, int64_t *rows, int64_t cap)
+{
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 1, types, &err), CM_OK);
+    ((int64_t *)b.cols[0].data)[0] = key;
+    int64_t n = st_index_lookup(ix, table, b.cols, 0, rows, cap);
+    cm_batch_fini(&b);
+    return n;
+}
+
+static const int k_col = 0;
+
+Test(st_index, unique_refuses_a_key_of_earlier_rows)
+{
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_PRIMARY, 1, &k_col, &err), CM_OK);
+    append_range(0, 5 * CM_BATCH_CAP, 0);
+    int64_t dup[1] = {3 * CM_BATCH_CAP + 1};
+    cr_assert_eq(append(1, dup, NULL), CM_RUNTIME);
+    char want[80];
+    snprintf(want, sizeof want, "Duplicate key \"k: %d\" violates primary key constraint",
+             3 * CM_BATCH_CAP + 1);
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_eq(table->n_rows, 5 * CM_BATCH_CAP);
+    /* the index is whole: every key is found once, a new key goes in */
+    int64_t row;
+    for (int64_t key = 0; key < 5 * CM_BATCH_CAP; key++) {
+        cr_assert_eq(lookup_k(table->indexes[0], key, &row, 1), 1);
+        cr_assert_eq(row, key);
+    }
+    cm_err_init(&err);
+    int64_t fresh[1] = {-7};
+    cr_assert_eq(append(1, fresh, NULL), CM_OK, "%s", err.msg);
+    cr_assert_eq(lookup_k(table->indexes[0], -7, &row, 1), 1);
+    cr_assert_eq(row, 5 * CM_BATCH_CAP);
+}
+
+Test(st_index, unique_refuses_a_duplicate_inside_one_batch)
+{
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_UNIQUE, 1, &k_col, &err), CM_OK);
+    int64_t first[1] = {100};
+    cr_assert_eq(append(1, first, NULL), CM_OK);
+    int n = CM_BATCH_CAP >= 3 ? 3 : CM_BATCH_CAP;
+    int64_t keys[3] = {1, 2, 1};
+    if (n < 3) {
+        keys[1] = 1; /* CM_BATCH_CAP 2: the duplicate moves up */
+    }
+    cr_assert_eq(append(n, keys, NULL), CM_RUNTIME);
+    cr_assert_str_eq(err.msg, "Duplicate key \"k: 1\" violates unique constraint");
+    cr_assert_eq(table->n_rows, 1);
+    int64_t row;
+    cr_assert_eq(lookup_k(table->indexes[0], 1, &row, 1), 0, "the undone rows are forgotten");
+    cm_err_init(&err);
+    int64_t again[2] = {1, 2};
+    cr_assert_eq(append(2, again, NULL), CM_OK, "%s", err.msg);
+}
+
+Test(st_index, null_keys_never_collide_nor_match)
+{
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_UNIQUE, 1, &k_col, &err), CM_OK);
+    int64_t keys[CM_BATCH_CAP];
+    bool nulls[CM_BATCH_CAP];
+    for (int i = 0; i < CM_BATCH_CAP; i++) {
+        keys[i] = 0;
+        nulls[i] = true;
+    }
+    for (int round = 0; round < 4; round++) {
+        cr_assert_eq(append(CM_BATCH_CAP, keys, nulls), CM_OK, "%s", err.msg);
+    }
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 1, types, &err), CM_OK);
+    cm_vec_set_null(&b.cols[0], 0);
+    int64_t row;
+    cr_assert_eq(st_index_lookup(table->indexes[0], table, b.cols, 0, &row, 1), 0);
+    cm_batch_fini(&b);
+    cr_assert_eq(lookup_k(table->indexes[0], 0, &row, 1), 0);
+}
+
+Test(st_index, plain_index_finds_every_row_of_a_key)
+{
+    cr_assert_eq(st_table_add_index(table, "by_k", ST_INDEX_PLAIN, 1, &k_col, &err), CM_OK);
+    int64_t n_rows = 40 * CM_BATCH_CAP + 1;
+    append_range(0, n_rows, 7);
+    int64_t rows[64 * CM_BATCH_CAP];
+    for (int64_t key = 0; key < 7; key++) {
+        int64_t want = n_rows / 7 + (key < n_rows % 7);
+        int64_t n = lookup_k(table->indexes[0], key, rows, 64 * CM_BATCH_CAP);
+        cr_assert_eq(n, want, "key %ld: %ld rows, want %ld", (long)key, (long)n, (long)want);
+        for (int64_t i = 0; i < n; i++) {
+            cr_assert_eq(rows[i] % 7, key);
+        }
+    }
+    cr_assert_eq(lookup_k(table->indexes[0], 7, rows, 1), 0);
+    /* lookups report the full count beyond cap */
+    cr_assert_eq(lookup_k(table->indexes[0], 0, rows, 1), n_rows / 7 + (n_rows % 7 > 0));
+}
+
+Test(st_index, truncate_forgets_rows)
+{
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_PRIMARY, 1, &k_col, &err), CM_OK);
+    append_range(0, 3 * CM_BATCH_CAP, 0);
+    st_table_truncate(table, CM_BATCH_CAP + 1);
+    int64_t row;
+    cr_assert_eq(lookup_k(table->indexes[0], CM_BATCH_CAP, &row, 1), 1);
+    cr_assert_eq(lookup_k(table->indexes[0], CM_BATCH_CAP + 1, &row, 1), 0);
+    /* forgotten keys can come back, many times over (the slots are rebuilt) */
+    for (int round = 0; round < 20; round++) {
+        append_range(CM_BATCH_CAP + 1, 3 * CM_BATCH_CAP, 0);
+        st_table_truncate(table, CM_BATCH_CAP + 1);
+    }
+    append_range(CM_BATCH_CAP + 1, 3 * CM_BATCH_CAP, 0);
+    cr_assert_eq(lookup_k(table->indexes[0], 3 * CM_BATCH_CAP - 1, &row, 1), 1);
+    cr_assert_eq(row, 3 * CM_BATCH_CAP - 1);
+}
+
+Test(st_index, two_column_key_with_long_strings)
+{
+    int key_cols[2] = {1, 0};
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_UNIQUE, 2, key_cols, &err), CM_OK);
+    int64_t keys[2] = {1, 6}; /* same k % 5, so the same string; different k */
+    cr_assert_eq(append(2, keys, NULL), CM_OK, "%s", err.msg);
+    int64_t dup[1] = {6};
+    cr_assert_eq(append(1, dup, NULL), CM_RUNTIME);
+    cr_assert_str_eq(err.msg,
+                     "Duplicate key \"s: string number 1, long, k: 6\" violates unique constraint");
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 2, (CmType[]){types[1], types[0]}, &err), CM_OK);
+    const char *text = "string number 1, long";
+    ((CmStr *)b.cols[0].data)[0] = cm_str_make(text, (uint32_t)strlen(text));
+    ((int64_t *)b.cols[1].data)[0] = 1;
+    int64_t row;
+    cr_assert_eq(st_index_lookup(table->indexes[0], table, b.cols, 0, &row, 1), 1);
+    cr_assert_eq(row, 0);
+    cm_batch_fini(&b);
+}
+
+Test(st_index, new_like_copies_indexes_and_drop_removes_one)
+{
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_PRIMARY, 1, &k_col, &err), CM_OK);
+    int v_col = 2;
+    cr_assert_eq(st_table_add_index(table, "by_v", ST_INDEX_PLAIN, 1, &v_col, &err), CM_OK);
+    append_range(0, 2 * CM_BATCH_CAP, 0);
+    /* v repeats in every batch: a unique index over it cannot be built */
+    cr_assert_eq(st_table_add_index(table, "u_v", ST_INDEX_UNIQUE, 1, &v_col, &err), CM_RUNTIME);
+    cr_assert_eq(table->n_indexes, 2);
+    cm_err_init(&err);
+    StTable *copy = st_table_new_like(table, &err);
+    cr_assert_not_null(copy);
+    cr_assert_eq(copy->n_indexes, 2);
+    cr_assert_eq(copy->n_rows, 0);
+    cr_assert_eq(st_index_kind(copy->indexes[0]), ST_INDEX_PRIMARY);
+    cr_assert_str_eq(st_index_name(copy->indexes[1]), "by_v");
+    cr_assert(st_table_drop_index(copy, "by_v"));
+    cr_assert_not(st_table_drop_index(copy, "by_v"));
+    cr_assert_eq(copy->n_indexes, 1);
+    st_table_free(copy);
+}
