@@ -282,9 +282,111 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
 
 /* ---- names ------------------------------------------------------------------------ */
 
-/* A column of the enclosing query, seen from a correlated subquery: while
- * discovering, a typed NULL stands in; once the outer values are joined into
- * the subquery's FROM, their column there. NULL (no error) when not found. */
+/* Enclosing column `found` (a group key when o->grouped), seen from a
+ * correlated subquery: while discovering, a typed NULL stands in; once the
+ * outer values are joined into the subquery's FROM, their column there. */
+static ExExpr *outer_ref(PlBindCtx *ctx, PlOuter *o, int found, CmType t, int64_t off)
+{
+    int k = 0;
+    while (k < o->n_refs && o->refs[k] != found) {
+        k++;
+    }
+    if (k == o->n_refs) {
+        if (k == PL_MAX_CORR || o->inject_offset >= 0) {
+            return fail(ctx, CM_LIMIT, off, "too many outer references in a subquery%s", "");
+        }
+        o->refs[o->n_refs] = found;
+        o->types[o->n_refs++] = t;
+    }
+    if (o->inject_offset < 0) {
+        CmValue null = {.type = t, .is_null = true};
+        return ex_expr_const(ctx->b->arena, &null);
+    }
+    ExExpr *e = ex_expr_column(ctx->b->arena, o->inject_offset + k, t);
+    if (e != NULL) {
+        e->src_off = off;
+    }
+    return e;
+}
+
+/* True when `sc` has a column that `ast` (a column reference) may name. */
+static bool scope_has(const PlScope *sc, const PsExpr *ast)
+{
+    for (int i = 0; i < sc->n; i++) {
+        const PlScopeCol *c = &sc->cols[i];
+        if (!(c->hidden && ast->qualifier == NULL) && strcmp(c->name, ast->name) == 0 &&
+            (ast->qualifier == NULL ||
+             (c->table != NULL && strcmp(c->table, ast->qualifier) == 0))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Counts the column references in `ast` (not looking into subqueries), and
+ * those of them `sc` has. */
+static void count_names(const PlScope *sc, const PsExpr *ast, int *n, int *n_found)
+{
+    if (ast == NULL) {
+        return;
+    }
+    if (ast->kind == PS_EX_COLUMN) {
+        (*n)++;
+        *n_found += sc != NULL && scope_has(sc, ast);
+        return;
+    }
+    count_names(sc, ast->left, n, n_found);
+    count_names(sc, ast->right, n, n_found);
+    count_names(sc, ast->escape, n, n_found);
+    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+        if (ast->kind == PS_EX_CASE) {
+            const PsWhen *w = ast->args->items[i];
+            count_names(sc, w->cond, n, n_found);
+            count_names(sc, w->result, n, n_found);
+        } else {
+            count_names(sc, ast->args->items[i], n, n_found);
+        }
+    }
+}
+
+/* True when `ast` names columns, all of the enclosing query (`outer`), none
+ * of the subquery's own (`local`). */
+static bool reads_only_outer(const PlScope *local, const PlScope *outer, const PsExpr *ast)
+{
+    int n = 0, n_local = 0, n_outer = 0;
+    count_names(local, ast, &n, &n_local);
+    n = 0;
+    count_names(outer, ast, &n, &n_outer);
+    return n > 0 && n_local == 0 && n_outer == n;
+}
+
+/* After the enclosing query's aggregation: `ast`, which reads only enclosing
+ * columns, as the group key it equals; *matched false (no error) when it
+ * equals none. */
+static ExExpr *grouped_outer(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
+{
+    PlOuter *o = ctx->b->outer;
+    *matched = false;
+    PlBindCtx m = {.b = ctx->b, .scope = o->scope, .clause = ctx->clause};
+    CmErr probe;
+    cm_err_init(&probe);
+    CmErr *saved_err = ctx->b->err;
+    ctx->b->outer = NULL;
+    ctx->b->err = &probe;
+    ExExpr *e = pl_bind_expr(&m, ast);
+    ctx->b->err = saved_err;
+    ctx->b->outer = o;
+    for (int k = 0; e != NULL && k < o->grouped->n_keys; k++) {
+        if (pl_expr_equal(e, o->grouped->keys[k])) {
+            *matched = true;
+            return outer_ref(ctx, o, k, o->grouped->keys[k]->type, ast->src_off);
+        }
+    }
+    return NULL;
+}
+
+/* A column of the enclosing query, seen from a correlated subquery.  NULL (no
+ * error) when not found. */
 static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
 {
     PlOuter *o = ctx->b->outer;
@@ -303,28 +405,18 @@ static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
     if (found < 0) {
         return NULL;
     }
-    int k = 0;
-    while (k < o->n_refs && o->refs[k] != found) {
-        k++;
-    }
-    CmType t = o->scope->cols[found].type;
-    if (k == o->n_refs) {
-        if (k == PL_MAX_CORR || o->inject_offset >= 0) {
-            return fail(ctx, CM_LIMIT, ast->src_off, "too many outer references in a subquery%s",
-                        "");
+    if (o->grouped != NULL) {
+        bool matched;
+        ExExpr *e = grouped_outer(ctx, ast, &matched);
+        if (!matched) {
+            return fail(ctx, CM_BIND, ast->src_off,
+                        "column '%s' must appear in the GROUP BY clause or be used in an "
+                        "aggregate function",
+                        ast->name);
         }
-        o->refs[o->n_refs] = found;
-        o->types[o->n_refs++] = t;
+        return e;
     }
-    if (o->inject_offset < 0) {
-        CmValue null = {.type = t, .is_null = true};
-        return ex_expr_const(ctx->b->arena, &null);
-    }
-    ExExpr *e = ex_expr_column(ctx->b->arena, o->inject_offset + k, t);
-    if (e != NULL) {
-        e->src_off = ast->src_off;
-    }
-    return e;
+    return outer_ref(ctx, o, found, o->scope->cols[found].type, ast->src_off);
 }
 
 static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
@@ -507,6 +599,15 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     }
     if (ast->distinct && fn == EX_AGG_COUNT_STAR) {
         return fail(ctx, CM_BIND, ast->src_off, "count(DISTINCT *) is not valid SQL%s", "");
+    }
+    PlOuter *o = ctx->b->outer;
+    if (o != NULL && ast->args != NULL && ast->args->n == 1 &&
+        reads_only_outer(ctx->scope, o->scope, ast->args->items[0])) {
+        /* SQL makes it an aggregate of the enclosing query, computed over its
+         * groups; taking it over the subquery's rows would answer wrongly. */
+        return fail(ctx, CM_BIND, ast->src_off,
+                    "an aggregate of the enclosing query's columns inside a subquery is not "
+                    "supported yet%s", "");
     }
     ExExpr *arg = NULL;
     PlBindCtx inner = *ctx;
@@ -1322,7 +1423,7 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 static bool refs_post(const ExExpr *e)
 {
     if (e->kind == EX_E_COLUMN) {
-        return e->col >= PL_POST_BASE && e->col < PL_AGG_BASE;
+        return e->col >= PL_POST_BASE && e->col < PL_POST_BASE + PL_MAX_POST;
     }
     for (int i = 0; i < e->n_args; i++) {
         if (refs_post(e->args[i])) {
@@ -1332,9 +1433,36 @@ static bool refs_post(const ExExpr *e)
     return false;
 }
 
-/* After aggregation an uncorrelated subquery is joined onto the aggregate's
- * output; a correlated one onto the rows before it, its value (constant within
- * a group) becoming an extra group key. */
+/* After aggregation, a subquery that reads the grouped rows (a correlated one,
+ * or x IN (subquery) with x not constant) must see them as groups: each outer
+ * column it reads must be a group key, and it is bound later, over the
+ * aggregate's output (binder.c, join_late), where a key rolled up by ROLLUP or
+ * CUBE is NULL.  Here it becomes a placeholder of its type; an IN's left
+ * operand is bound now, as any expression after aggregation is. */
+static ExExpr *defer_subquery(PlBindCtx *ctx, const PsExpr *ast, const PlNode *q)
+{
+    PlAggCtx *agg = ctx->agg;
+    PlLate late = {.ast = ast, .type = cm_type_make(CM_T_BOOL)};
+    if (ast->kind == PS_EX_SUBQUERY) {
+        if (q->n_cols != 1) {
+            return fail(ctx, CM_BIND, ast->src_off, "subquery must return only one column%s", "");
+        }
+        late.type = q->types[0];
+    } else if (ast->kind == PS_EX_IN_SELECT) {
+        /* Bound first: a subquery in it is deferred too, and must come first. */
+        if ((late.left = pl_bind_expr(ctx, ast->left)) == NULL) {
+            return NULL;
+        }
+    }
+    if (agg->n_late == PL_MAX_POST) {
+        return fail(ctx, CM_LIMIT, ast->src_off, "too many subqueries after aggregation%s", "");
+    }
+    agg->late[agg->n_late] = late;
+    return ex_expr_column(ctx->b->arena, PL_LATE_BASE + agg->n_late++, late.type);
+}
+
+/* After aggregation an uncorrelated scalar or EXISTS subquery (one row) is
+ * joined onto the aggregate's output; the others are deferred (above). */
 static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (ctx->agg == NULL) {
@@ -1346,7 +1474,7 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
     if (ast->kind == PS_EX_IN_SELECT && ctx->agg->n_post < PL_MAX_POST) {
         /* x IN (subquery) where nothing reads the rows (x constant, subquery
          * uncorrelated): a one-row plan joined after aggregation.  Otherwise it
-         * fails to bind here and takes the general path below. */
+         * fails to bind here and is deferred. */
         CmErr probe;
         cm_err_init(&probe);
         CmErr *saved = ctx->b->err;
@@ -1361,20 +1489,24 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
     }
     PlBindCtx pre = *ctx;
     pre.agg = NULL;
-    pre.post_agg = ast->kind != PS_EX_IN_SELECT ? ctx->agg : NULL;
-    ExExpr *e = pl_bind_subquery(&pre, ast);
-    if (e == NULL) {
+    pre.grouped = ctx->agg;
+    pre.grouped_scope = ctx->scope;
+    PlOuter o;
+    const PlNode *q = pl_subquery_outer_refs(&pre, ast, &o);
+    pre.grouped = NULL;
+    if (q == NULL) {
         return NULL;
     }
-    if (refs_post(e)) {
-        return e; /* uncorrelated: joined onto the aggregate's output later */
+    if (o.n_refs > 0 || ast->kind == PS_EX_IN_SELECT) {
+        return defer_subquery(ctx, ast, q);
     }
-    PlAggCtx *agg = ctx->agg;
-    if (agg->n_keys == PL_MAX_KEYS) {
-        return fail(ctx, CM_LIMIT, ast->src_off, "too many GROUP BY keys%s", "");
+    pre.post_agg = ctx->agg;
+    ExExpr *e = pl_bind_subquery(&pre, ast);
+    if (e != NULL && !refs_post(e)) {
+        return fail(ctx, CM_INTERNAL, ast->src_off, "an uncorrelated subquery was not joined "
+                    "after aggregation%s", "");
     }
-    agg->keys[agg->n_keys] = e;
-    return ex_expr_column(ctx->b->arena, agg->n_keys++, e->type);
+    return e;
 }
 
 static bool has_subquery(const PsExpr *ast, bool scalar)
@@ -1429,6 +1561,18 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
                         "column '%s' must appear in the GROUP BY clause or be used in an "
                         "aggregate function",
                         ast->name);
+        }
+    }
+    PlOuter *o = ctx->b->outer;
+    if (o != NULL && o->grouped != NULL && keyable && ast->kind != PS_EX_COLUMN &&
+        !pl_has_aggregate(ast) && !pl_has_subquery(ast) && !has_window(ast) &&
+        reads_only_outer(ctx->scope, o->scope, ast)) {
+        /* A subtree of enclosing columns only may equal a group key as a whole
+         * (GROUP BY a + 1 ... WHERE t.x = s.a + 1). */
+        bool matched;
+        ExExpr *e = grouped_outer(ctx, ast, &matched);
+        if (matched || ctx->b->err->code != CM_OK) {
+            return e;
         }
     }
     switch (ast->kind) {

@@ -257,7 +257,7 @@ static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_cor
                          const int *lkeys, int value_col)
 {
     PlBinder *b = ctx->b;
-    ExExpr *x = pl_bind_expr(ctx, ast->left);
+    ExExpr *x = ctx->in_left ? ctx->in_left : pl_bind_expr(ctx, ast->left);
     if (x == NULL) {
         return NULL;
     }
@@ -536,6 +536,18 @@ PlNode *pl_bind_in_one_row(PlBindCtx *ctx, const PsExpr *ast)
     return project_exprs(b, input, 1, &m);
 }
 
+PlNode *pl_subquery_outer_refs(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
+{
+    PlBinder *b = ctx->b;
+    *o = (PlOuter){.scope = ctx->grouped ? ctx->grouped_scope : ctx->mscope,
+                   .grouped = ctx->grouped, .inject_offset = -1};
+    PlOuter *saved = b->outer;
+    b->outer = o;
+    PlNode *q = pl_bind_query(b, ast->subquery);
+    b->outer = saved;
+    return q;
+}
+
 ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)
 {
     PlBinder *b = ctx->b;
@@ -544,11 +556,8 @@ ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)
         return NULL;
     }
     /* Pass 1: plan it, and learn which outer columns it reads. */
-    PlOuter o = {.scope = ctx->mscope, .inject_offset = -1};
-    PlOuter *saved = b->outer;
-    b->outer = &o;
-    PlNode *q = pl_bind_query(b, ast->subquery);
-    b->outer = saved;
+    PlOuter o;
+    PlNode *q = pl_subquery_outer_refs(ctx, ast, &o);
     if (q == NULL) {
         return NULL;
     }

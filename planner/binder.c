@@ -499,31 +499,6 @@ static bool bind_grouping_sets(PlBinder *b, const PsSelect *sel, const PlScope *
     return true;
 }
 
-/* An IN or EXISTS subquery in the select list or HAVING of a query with
- * grouping sets sees each row's key before it is rolled up (its mark is
- * carried through the aggregation as an extra key), which splits the rolled-up
- * rows: refused until it is joined after the EXPAND instead.  (Correlated
- * scalar subqueries there have the same fault and are not caught yet.) */
-static bool check_sets_subqueries(PlBinder *b, const PsSelect *sel)
-{
-    for (int i = 0; sel->targets != NULL && i < sel->targets->n; i++) {
-        const PsTarget *t = sel->targets->items[i];
-        if (pl_has_predicate_subquery(t->expr)) {
-            cm_err_set(b->err, CM_BIND, t->src_off,
-                       "IN and EXISTS subqueries in the select list of a query with ROLLUP, CUBE "
-                       "or GROUPING SETS are not supported yet");
-            return false;
-        }
-    }
-    if (sel->having != NULL && pl_has_predicate_subquery(sel->having)) {
-        cm_err_set(b->err, CM_BIND, sel->having->src_off,
-                   "IN and EXISTS subqueries in HAVING of a query with ROLLUP, CUBE or GROUPING "
-                   "SETS are not supported yet");
-        return false;
-    }
-    return true;
-}
-
 static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc, PlAggCtx *agg)
 {
     int n = sel->group_by ? sel->group_by->n : 0;
@@ -968,33 +943,33 @@ static void rebase_refs(ExExpr *e, int lo, int hi, int base)
     }
 }
 
-/* Replaces aggregate placeholders (PL_AGG_BASE + a) by column n_keys + a. */
-static void fill_agg_refs(ExExpr *e, int n_keys)
-{
-    rebase_refs(e, PL_AGG_BASE, PL_WIN_BASE, n_keys);
-}
-
-static void fill_all_agg_refs(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w)
+/* rebase_refs over every expression bound after aggregation: the select list,
+ * HAVING, the windows' inputs and the left operands of deferred IN subqueries. */
+static void rebase_all(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w, int lo,
+                       int hi, int base)
 {
     for (int i = 0; i < o->n; i++) {
-        fill_agg_refs(o->exprs[i], agg->n_keys);
+        rebase_refs(o->exprs[i], lo, hi, base);
     }
-    fill_agg_refs(having, agg->n_keys);
+    rebase_refs(having, lo, hi, base);
     for (int i = 0; i < w->n; i++) {
-        fill_agg_refs(w->arg[i], agg->n_keys);
+        rebase_refs(w->arg[i], lo, hi, base);
         for (int k = 0; k < w->spec[i].n_part; k++) {
-            fill_agg_refs(w->part[i][k], agg->n_keys);
+            rebase_refs(w->part[i][k], lo, hi, base);
         }
         for (int k = 0; k < w->spec[i].n_order; k++) {
-            fill_agg_refs(w->order[i][k], agg->n_keys);
+            rebase_refs(w->order[i][k], lo, hi, base);
         }
+    }
+    for (int i = 0; i < agg->n_late; i++) {
+        rebase_refs(agg->late[i].left, lo, hi, base);
     }
 }
 
-/* Replaces post-aggregation subquery placeholders by column base + i. */
-static void fill_post_refs(ExExpr *e, int base)
+/* Replaces aggregate placeholders (PL_AGG_BASE + a) by column n_keys + a. */
+static void fill_all_agg_refs(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w)
 {
-    rebase_refs(e, PL_POST_BASE, PL_AGG_BASE, base);
+    rebase_all(agg, o, having, w, PL_AGG_BASE, PL_WIN_BASE, agg->n_keys);
 }
 
 /* Joins the one-row plans of uncorrelated subqueries onto the aggregate's
@@ -1018,18 +993,58 @@ static PlNode *join_post(PlBinder *b, PlNode *top, PlAggCtx *agg, OutList *o, Ex
         j->join_type = EX_JOIN_INNER;
         top = j;
     }
-    for (int i = 0; i < o->n; i++) {
-        fill_post_refs(o->exprs[i], base);
+    rebase_all(agg, o, having, w, PL_POST_BASE, PL_POST_BASE + PL_MAX_POST, base);
+    return top;
+}
+
+/* Binds the subqueries deferred until after aggregation (PL_LATE_BASE + i)
+ * over `top`, the aggregate's output, whose group keys their outer references
+ * read (matched over `from`, the FROM clause's scope): a correlated subquery
+ * takes its outer values from the groups and joins back onto them, so a key
+ * rolled up by ROLLUP or CUBE is NULL there.  The values are appended as
+ * columns and the placeholders pointed at them. */
+static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope *from,
+                         OutList *o, ExExpr *having, PlWinCtx *w)
+{
+    PlScope sc = {.n = top->n_cols};
+    sc.cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(top->n_cols + 1));
+    if (sc.cols == NULL) {
+        return oom(b);
     }
-    fill_post_refs(having, base);
-    for (int i = 0; i < w->n; i++) {
-        fill_post_refs(w->arg[i], base);
-        for (int k = 0; k < w->spec[i].n_part; k++) {
-            fill_post_refs(w->part[i][k], base);
+    for (int i = 0; i < top->n_cols; i++) {
+        sc.cols[i] = (PlScopeCol){.name = "#grouped", .type = top->types[i], .hidden = true};
+    }
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &top, .base = top,
+                     .grouped = agg, .grouped_scope = from, .clause = "the select list"};
+    for (int i = 0; i < agg->n_late; i++) {
+        /* One at a time: a later one's IN operand may read an earlier one. */
+        const PlLate *late = &agg->late[i];
+        ctx.in_left = late->left;
+        ExExpr *v = pl_bind_subquery(&ctx, late->ast);
+        v = v ? pl_cast(b, v, late->type, late->ast->src_off) : NULL;
+        int n = top->n_cols;
+        ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+        const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+        PlScopeCol *cols = cm_arena_alloc(b->arena, sizeof(PlScopeCol) * (size_t)(n + 1));
+        if (v == NULL || exprs == NULL || names == NULL || cols == NULL) {
+            return v ? oom(b) : NULL;
         }
-        for (int k = 0; k < w->spec[i].n_order; k++) {
-            fill_post_refs(w->order[i][k], base);
+        for (int c = 0; c < n; c++) {
+            if ((exprs[c] = ex_expr_column(b->arena, c, top->types[c])) == NULL) {
+                return oom(b);
+            }
+            names[c] = top->names[c];
         }
+        exprs[n] = v;
+        names[n] = "#subquery";
+        memcpy(cols, sc.cols, sizeof(PlScopeCol) * (size_t)n);
+        cols[n] = (PlScopeCol){.name = "#subquery", .type = v->type, .hidden = true};
+        sc.cols = cols;
+        sc.n = n + 1;
+        if ((top = pl_project(b, top, n + 1, exprs, names)) == NULL) {
+            return NULL;
+        }
+        rebase_all(agg, o, having, w, PL_LATE_BASE + i, PL_LATE_BASE + i + 1, n);
     }
     return top;
 }
@@ -1131,9 +1146,6 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
             return agg ? NULL : oom(b);
         }
         n_user_keys = agg->n_keys;
-        if (agg->n_sets > 0 && !check_sets_subqueries(b, sel)) {
-            return NULL;
-        }
         if (carry != NULL && !carry_keys(b, carry, agg, &sc)) {
             return NULL;
         }
@@ -1181,6 +1193,9 @@ static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
         top = build_aggregate(b, top, agg);
         if (top != NULL && agg->n_post > 0) {
             top = join_post(b, top, agg, &o, having, win);
+        }
+        if (top != NULL && agg->n_late > 0) {
+            top = join_late(b, top, agg, &sc, &o, having, win);
         }
         if (top != NULL && having != NULL) {
             top = pl_filter(b, top, having, sel->having->src_off);

@@ -11,6 +11,19 @@
 #define PL_POST_BASE (1 << 22)
 #define PL_MAX_POST 32
 
+/* Subqueries after aggregation that read the grouped rows (correlated ones,
+ * and x IN (subquery)) are placeholders PL_LATE_BASE + i: bound once the
+ * aggregate's output exists, over that output, so that they see each group's
+ * keys as the group has them (NULL where ROLLUP/CUBE rolled a key up). */
+#define PL_LATE_BASE (PL_POST_BASE + PL_MAX_POST)
+
+/* One subquery deferred until after aggregation. */
+typedef struct PlLate {
+    const PsExpr *ast;        /* the subquery (scalar, EXISTS or IN) */
+    ExExpr *left;             /* IN: its left operand, bound over the aggregate's output */
+    CmType type;              /* the value's type, as the placeholder has it */
+} PlLate;
+
 #define PL_MAX_AGGS 256
 #define PL_MAX_KEYS 256
 
@@ -26,6 +39,8 @@ typedef struct PlAggCtx {
     int gid_key;              /* the key holding the set number, or -1 */
     int n_post;               /* one-row plans of uncorrelated subqueries after aggregation */
     PlNode *post[PL_MAX_POST];
+    int n_late;               /* subqueries bound over the aggregate's output */
+    PlLate late[PL_MAX_POST];
     int n_aggs;
     ExAggSpec aggs[PL_MAX_AGGS];
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
@@ -36,8 +51,12 @@ typedef struct PlAggCtx {
 /* The enclosing query of a subquery: where outer column references resolve. */
 struct PlOuter {
     const PlScope *scope;     /* the enclosing query's columns */
+    const PlAggCtx *grouped;  /* set when the subquery stands after the enclosing query's
+                               * aggregation: it reads group keys, and a subtree of outer
+                               * columns only (bound over scope) must equal one */
     int n_refs;
-    int refs[PL_MAX_CORR];    /* enclosing columns referenced, in order of first use */
+    int refs[PL_MAX_CORR];    /* enclosing columns (group keys when grouped) referenced,
+                               * in order of first use */
     CmType types[PL_MAX_CORR];
     int inject_offset;        /* where they appear in the subquery's FROM; -1 while discovering */
 };
@@ -85,6 +104,12 @@ typedef struct PlBindCtx {
                                * outer column of a correlated subquery, ORs in its
                                * leaf of js (all bits for a column in no leaf) */
     bool in_agg_arg;          /* inside an aggregate's argument */
+    ExExpr *in_left;          /* when set: the left operand of the IN subquery being bound,
+                               * already bound (over *input) */
+    const PlAggCtx *grouped;  /* when set, *input is that aggregation's output (keys
+                               * first) and subqueries read its keys, named as the
+                               * FROM clause's columns in grouped_scope */
+    const PlScope *grouped_scope;
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
 } PlBindCtx;
 
@@ -140,6 +165,12 @@ bool pl_has_predicate_subquery(const PsExpr *ast);
 /* Binds a scalar, IN or EXISTS subquery: plans it, joins it onto *ctx->input
  * (decorrelated: never re-run per row) and returns the expression for its value. */
 ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast);
+
+/* Pass 1 of binding a subquery: plans it with ctx->mscope (or, with
+ * ctx->grouped, the group keys) as its enclosing scope, filling *o with the
+ * enclosing columns it reads (none: uncorrelated).
+ * The plan (in the query arena) is only good for its column types. */
+PlNode *pl_subquery_outer_refs(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o);
 
 /* `constant IN (subquery)` as a one-row plan of its BOOLEAN value. */
 PlNode *pl_bind_in_one_row(PlBindCtx *ctx, const PsExpr *ast);
