@@ -1,14 +1,15 @@
 /*
  * func_string.c - string functions and LIKE.
  *
- * Strings are bytes; length, substr and the case functions count and change
- * characters by UTF-8 code points where it matters (length, substr) and ASCII
- * letters only for upper/lower.  Results longer than the inline size are
+ * Strings are bytes; length and substr count characters by UTF-8 code points,
+ * and upper/lower change the letters of the blocks common/utf8case.h lists,
+ * whatever the process locale.  Results longer than the inline size are
  * written into the evaluating node's heap, valid until its next evaluation.
  */
 #include <ctype.h>
 #include <string.h>
 
+#include "common/utf8case.h"
 #include "executor/func_int.h"
 
 static CmStatus str_oom(const ExExpr *e, CmErr *err)
@@ -68,11 +69,8 @@ static CmStatus case_k(KERNEL_ARGS)
         if (d == NULL) {
             return str_oom(e, err);
         }
-        const char *s = cm_str_data(&a[p]);
-        for (size_t k = 0; k < n; k++) {
-            d[k] = (char)(upper ? toupper((unsigned char)s[k]) : tolower((unsigned char)s[k]));
-        }
-        r[p] = cm_str_make(d, (uint32_t)n);
+        size_t n_out = cm_utf8_case(cm_str_data(&a[p]), n, upper, d);
+        r[p] = cm_str_make(d, (uint32_t)n_out);
     }
     return CM_OK;
 }
