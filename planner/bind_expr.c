@@ -450,6 +450,25 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     }
 }
 
+/* sum, avg and the variance family are defined for numbers only (and NULL):
+ * a DATE, BOOLEAN or string argument is a type error at the call, as in
+ * DuckDB and PostgreSQL, rather than a sum of day numbers or of 0/1. */
+static bool agg_arg_is_numeric(PlBindCtx *ctx, const PsExpr *call, CmType arg)
+{
+    switch ((CmTypeId)arg.id) {
+    case CM_T_NULL:
+    case CM_T_INT32:
+    case CM_T_INT64:
+    case CM_T_DOUBLE:
+    case CM_T_DECIMAL: return true;
+    default: break;
+    }
+    char name[32];
+    cm_err_set(ctx->b->err, CM_TYPE, call->src_off, "no function matches %s(%s)", call->name,
+               cm_type_name(arg, name, sizeof name));
+    return false;
+}
+
 static bool has_window(const PsExpr *ast);
 static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64_t off);
 
@@ -522,9 +541,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if (arg == NULL) {
             return NULL;
         }
-        if (arg->type.id == CM_T_VARCHAR && (fn == EX_AGG_SUM || fn == EX_AGG_AVG ||
-                                             fn >= EX_AGG_VAR_SAMP)) {
-            return fail(ctx, CM_TYPE, ast->src_off, "%s of a string is not defined", ast->name);
+        bool is_numeric_fn = fn == EX_AGG_SUM || fn == EX_AGG_AVG || fn >= EX_AGG_VAR_SAMP;
+        if (is_numeric_fn && !agg_arg_is_numeric(ctx, ast, arg->type)) {
+            return NULL;
         }
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
             arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
@@ -1123,6 +1142,10 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     }
     if (w->arg[i] != NULL) {
         s->arg_type = w->arg[i]->type;
+        if ((fn == EX_WIN_SUM || fn == EX_WIN_AVG) &&
+            !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
+            return NULL;
+        }
     }
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
         s->start_off = 1;
