@@ -94,39 +94,28 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     return fold(b, c);
 }
 
-/* A string constant compared with a typed value is read as that type, unless
- * it does not convert: then the comparison is made between strings (so
- * 'hello' = 1 is false rather than an error, as in SQLite). */
-static void text_compare(PlBinder *b, const char *name, ExExpr **in)
+/* A string constant meets a typed value ('abc' compared with an INTEGER
+ * column): it is converted once, here, and when it does not convert that is
+ * the error, at the constant, as in PostgreSQL and DuckDB; a cast left for
+ * run time would fail only if a row reached it, and a comparison made between
+ * strings would be quietly false (docs/conformance.md). */
+ExExpr *pl_cast_implicit(PlBinder *b, ExExpr *e, CmType to, int64_t off)
 {
-    static const char *CMP[] = {"=", "<>", "<", "<=", ">", ">="};
-    bool is_cmp = false;
-    for (int i = 0; i < 6; i++) {
-        is_cmp = is_cmp || strcmp(name, CMP[i]) == 0;
-    }
-    for (int s = 0; is_cmp && s < 2; s++) {
-        ExExpr *str = in[s], *other = in[1 - s];
-        if (str->kind != EX_E_CONST || str->type.id != CM_T_VARCHAR || str->value.is_null ||
-            other->type.id == CM_T_VARCHAR || other->type.id == CM_T_NULL) {
-            continue;
-        }
+    if (e != NULL && e->kind == EX_E_CONST && e->type.id == CM_T_VARCHAR && !e->value.is_null &&
+        to.id != CM_T_VARCHAR && to.id != CM_T_NULL) {
         CmErr probe;
         cm_err_init(&probe);
         CmValue v;
-        if (ex_cast_value(&str->value, other->type, b->arena, &v, &probe) != CM_OK) {
-            ExExpr *t = pl_cast(b, other, cm_type_varchar(-1, false), other->src_off);
-            if (t != NULL) {
-                in[1 - s] = t;
-            }
+        if (ex_cast_value(&e->value, to, b->arena, &v, &probe) != CM_OK) {
+            cm_err_set(b->err, probe.code, e->src_off >= 0 ? e->src_off : off, "%s", probe.msg);
+            return NULL;
         }
     }
+    return pl_cast(b, e, to, off);
 }
 
 ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
 {
-    if (n == 2) {
-        text_compare(b, name, in);
-    }
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
     if (n > EX_FUNC_MAX_ARGS) {
         cm_err_set(b->err, CM_BIND, off, "too many arguments to %s", name);
@@ -144,7 +133,7 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t 
         return NULL;
     }
     for (int i = 0; i < n; i++) {
-        args[i] = pl_cast(b, in[i], m.arg_types[i], off);
+        args[i] = pl_cast_implicit(b, in[i], m.arg_types[i], off);
         if (args[i] == NULL) {
             return NULL;
         }
@@ -902,7 +891,7 @@ static ExExpr *bind_case(PlBindCtx *ctx, const PsExpr *ast)
     }
     for (int i = 0; i < n; i++) {
         if (i % 2 == 1 || (ast->right != NULL && i == n - 1)) {
-            args[i] = pl_cast(ctx->b, args[i], result, ast->src_off);
+            args[i] = pl_cast_implicit(ctx->b, args[i], result, ast->src_off);
             if (args[i] == NULL) {
                 return NULL;
             }
@@ -937,7 +926,8 @@ static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64
     }
     for (int i = 0; i < n; i++) {
         bool is_value = i % 2 == 1 || (has_else && i == n - 1);
-        args[i] = pl_cast(b, args[i], is_value ? t : cm_type_make(CM_T_BOOL), off);
+        args[i] = is_value ? pl_cast_implicit(b, args[i], t, off)
+                           : pl_cast(b, args[i], cm_type_make(CM_T_BOOL), off);
         if (args[i] == NULL) {
             return NULL;
         }

@@ -553,6 +553,21 @@ static CmStatus update_or_delete(Stmt *st)
 
 /* ---- INSERT --------------------------------------------------------------------------- */
 
+/* INSERT ... VALUES: the cells of source column `col` are cast to the table
+ * column's type in the VALUES node itself, so a value that does not convert
+ * is an error at the value rather than at the statement. */
+static bool cast_values_column(PlBinder *b, PlNode *values, int col, CmType to)
+{
+    for (int r = 0; r < values->n_rows; r++) {
+        ExExpr **cell = &values->exprs[r * values->n_cols + col];
+        if ((*cell = pl_cast_implicit(b, *cell, to, (*cell)->src_off)) == NULL) {
+            return false;
+        }
+    }
+    values->types[col] = to;
+    return true;
+}
+
 /* Maps the source's columns onto the table's: casts, and NULL for the rest. */
 static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
 {
@@ -590,6 +605,9 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src)
                 }
                 return NULL;
             }
+        }
+        if (src->kind == PL_VALUES && !cast_values_column(&b, src, i, t->cols[target].type)) {
+            return NULL;
         }
         ExExpr *c = ex_expr_column(st->arena, i, src->types[i]);
         exprs[target] = c ? pl_cast(&b, c, t->cols[target].type, st->ast->src_off) : NULL;
