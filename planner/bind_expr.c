@@ -72,6 +72,15 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     if (e->type.id == CM_T_VARCHAR && to.id == CM_T_VARCHAR) {
         return e;
     }
+    int64_t exact;
+    if (e->kind == EX_E_CONST && e->name != NULL && cm_type_is_integer(to) &&
+        !cm_parse_int64_round(e->name, strlen(e->name), &exact)) {
+        /* The literal's own digits are out of range, whatever its double says. */
+        char to_name[32];
+        cm_err_set(b->err, CM_RUNTIME, off, "value %s is out of range for type %s", e->name,
+                   cm_type_name(to, to_name, sizeof to_name));
+        return NULL;
+    }
     ExKernel k = ex_cast_kernel(e->type, to);
     if (k == NULL) {
         char from_name[32], to_name[32];
@@ -220,8 +229,17 @@ static ExExpr *bind_number(PlBindCtx *ctx, const PsExpr *ast)
     if (!cm_parse_double(s, len, &v.d)) {
         return fail(ctx, CM_SYNTAX, ast->src_off, "invalid number '%s'", s);
     }
+    /* Integer digits past BIGINT (the parser keeps smaller ones as PS_EX_INT),
+     * and numbers past DECIMAL(18), read as a DOUBLE, as in sqlite3; there is no
+     * wider exact type (PostgreSQL: NUMERIC, DuckDB: HUGEINT or DOUBLE).  The text
+     * stays with the constant for pl_cast: rounded to a double,
+     * -9223372036854775809 would pass for the smallest BIGINT. */
     v.type = cm_type_make(CM_T_DOUBLE);
-    return ex_expr_const(ctx->b->arena, &v);
+    ExExpr *e = ex_expr_const(ctx->b->arena, &v);
+    if (e != NULL) {
+        e->name = s;
+    }
+    return e;
 }
 
 static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
@@ -234,7 +252,13 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
         v.type = cm_type_make(ast->ival >= INT32_MIN && ast->ival <= INT32_MAX ? CM_T_INT32
                                                                                : CM_T_INT64);
         break;
-    case PS_EX_NUMBER: return bind_number(ctx, ast);
+    case PS_EX_NUMBER: {
+        ExExpr *e = bind_number(ctx, ast);
+        if (e != NULL) {
+            e->src_off = ast->src_off;
+        }
+        return e;
+    }
     case PS_EX_STRING:
         v.type = cm_type_varchar(-1, false);
         v.s = cm_str_make(ast->str, (uint32_t)ast->str_len);
