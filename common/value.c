@@ -280,6 +280,38 @@ static int num_digit(const NumText *num, size_t i)
     return c - '0';
 }
 
+bool cm_parse_int64_round(const char *s, size_t len, int64_t *out)
+{
+    trim_blanks(&s, &len);
+    NumText num;
+    if (!scan_number(s, len, &num)) {
+        return false;
+    }
+    /* The magnitude may reach 2^63 for a negative number, as in cm_parse_int64. */
+    const uint64_t limit = num.is_neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    int64_t n_digits = (int64_t)(num.n_int + num.n_frac);
+    int64_t n_whole = (int64_t)num.n_int + num.exp; /* digits before the point */
+    uint64_t acc = 0;
+    for (int64_t i = 0; i < n_whole; i++) {
+        if (i >= n_digits && acc == 0) {
+            break; /* zeros times a power of ten: stays 0 however large the exponent */
+        }
+        uint64_t digit = i < n_digits ? (uint64_t)num_digit(&num, (size_t)i) : 0;
+        if (acc > (limit - digit) / 10) {
+            return false;
+        }
+        acc = acc * 10 + digit;
+    }
+    if (n_whole >= 0 && n_whole < n_digits && num_digit(&num, (size_t)n_whole) >= 5) {
+        if (acc == limit) {
+            return false;
+        }
+        acc++;
+    }
+    *out = num.is_neg ? (acc == 0 ? 0 : -(int64_t)(acc - 1) - 1) : (int64_t)acc;
+    return true;
+}
+
 /* ---------------------------------------------------------------------------
  * DOUBLE
  * ------------------------------------------------------------------------- */

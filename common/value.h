@@ -46,6 +46,10 @@ void cm_date_to_ymd(int32_t days, int32_t *year, int32_t *month, int32_t *day);
 
 /* Parsers: true on success.  cm_parse_int64 fails on overflow. */
 bool cm_parse_int64(const char *s, size_t len, int64_t *out);
+/* Any decimal number ("12.5", "-1e3") rounded half away from zero to an
+ * integer, exactly (no detour through DOUBLE); false when the text is not a
+ * number or the rounded value is outside BIGINT. */
+bool cm_parse_int64_round(const char *s, size_t len, int64_t *out);
 bool cm_parse_double(const char *s, size_t len, double *out);
 /* "YYYY-MM-DD" (also with 1-digit month/day). */
 bool cm_parse_date(const char *s, size_t len, int32_t *days);

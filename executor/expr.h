@@ -44,7 +44,10 @@ struct ExExpr {
     int col;              /* COLUMN */
     CmValue value;        /* CONST (string bytes in the query arena) */
     ExKernel kernel;      /* FUNC */
-    const char *name;     /* FUNC: operator or function name, for EXPLAIN */
+    const char *name;     /* FUNC: operator or function name, for EXPLAIN; CONST: the text
+                           * of an integer literal beyond BIGINT that the DOUBLE `value`
+                           * approximates (so a cast to an integer type can refuse it), else
+                           * NULL */
     int n_args;
     ExExpr **args;        /* in the query arena */
     bool has_else;        /* CASE */

@@ -69,17 +69,14 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
         *out = (int64_t)r;
         break;
     }
-    case CM_T_VARCHAR: {
-        double d;
-        if (!cm_parse_int64(cm_str_data(&in->s), in->s.len, out)) {
-            if (!cm_parse_double(cm_str_data(&in->s), in->s.len, &d) ||
-                !(round(d) >= -9223372036854775808.0 && round(d) < 9223372036854775808.0)) {
-                return cast_fail(in, to, err);
-            }
-            *out = (int64_t)round(d); /* text is decimal: halves away from zero */
+    case CM_T_VARCHAR:
+        /* Exact: through a DOUBLE, '-9223372036854775809' would round into range.
+         * Text is decimal, so halves round away from zero. */
+        if (!cm_parse_int64(cm_str_data(&in->s), in->s.len, out) &&
+            !cm_parse_int64_round(cm_str_data(&in->s), in->s.len, out)) {
+            return cast_fail(in, to, err);
         }
         break;
-    }
     default: return cast_fail(in, to, err);
     }
     if (to.id == CM_T_INT32 && (*out > INT32_MAX || *out < INT32_MIN)) {

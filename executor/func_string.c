@@ -1,14 +1,15 @@
 /*
  * func_string.c - string functions and LIKE.
  *
- * Strings are bytes; length, substr and the case functions count and change
- * characters by UTF-8 code points where it matters (length, substr) and ASCII
- * letters only for upper/lower.  Results longer than the inline size are
+ * Strings are bytes; length and substr count characters by UTF-8 code points,
+ * and upper/lower change the letters of the blocks common/utf8case.h lists,
+ * whatever the process locale.  Results longer than the inline size are
  * written into the evaluating node's heap, valid until its next evaluation.
  */
 #include <ctype.h>
 #include <string.h>
 
+#include "common/utf8case.h"
 #include "executor/func_int.h"
 
 static CmStatus str_oom(const ExExpr *e, CmErr *err)
@@ -68,17 +69,55 @@ static CmStatus case_k(KERNEL_ARGS)
         if (d == NULL) {
             return str_oom(e, err);
         }
-        const char *s = cm_str_data(&a[p]);
-        for (size_t k = 0; k < n; k++) {
-            d[k] = (char)(upper ? toupper((unsigned char)s[k]) : tolower((unsigned char)s[k]));
-        }
-        r[p] = cm_str_make(d, (uint32_t)n);
+        size_t n_out = cm_utf8_case(cm_str_data(&a[p]), n, upper, d);
+        r[p] = cm_str_make(d, (uint32_t)n_out);
     }
     return CM_OK;
 }
 
-/* substr(s, start [, count]): 1-based; a start before 1 eats into the count,
- * as in PostgreSQL. */
+/* The character range [*from, *from + *count) that substr(start, count) takes
+ * from a string of n_chars characters, as sqlite3 computes it (DuckDB agrees
+ * but for a negative start before the first character: docs/conformance.md).
+ * A start below 0 counts from the end; start 0 is the position before the
+ * first character, so it eats one of the count; a negative count takes the
+ * characters before the start.  Written without overflow for any int64. */
+static void substr_range(int64_t start, int64_t count, bool has_count, int64_t n_chars,
+                         int64_t *from, int64_t *n_take)
+{
+    if (!has_count) {
+        /* The rest of the string from the start; no count to shorten. */
+        *from = start > 0 ? start - 1 : start < 0 && start + n_chars > 0 ? start + n_chars : 0;
+        *n_take = *from >= n_chars ? 0 : n_chars - *from;
+        return;
+    }
+    bool is_back = count < 0;
+    int64_t p1 = start;
+    int64_t p2 = !is_back ? count : count == INT64_MIN ? INT64_MAX : -count;
+    if (p1 < 0) {
+        p1 += n_chars;
+        if (p1 < 0) {
+            p2 += p1;
+            p2 = p2 < 0 ? 0 : p2;
+            p1 = 0;
+        }
+    } else if (p1 > 0) {
+        p1--;
+    } else if (p2 > 0) {
+        p2--;
+    }
+    if (is_back) {
+        p1 -= p2;
+        if (p1 < 0) {
+            p2 += p1;
+            p1 = 0;
+        }
+    }
+    *from = p1;
+    *n_take = p1 >= n_chars ? 0 : p2 < n_chars - p1 ? p2 : n_chars - p1;
+}
+
+/* substr(s, start [, count]) in characters, with sqlite3's meaning of a start
+ * below 1 and of a negative count (substr_range). */
 static CmStatus substr_k(KERNEL_ARGS)
 {
     const CmStr *a = args[0]->data;
@@ -91,21 +130,16 @@ static CmStatus substr_k(KERNEL_ARGS)
         if (cm_vec_is_null(out, p)) {
             continue;
         }
-        int64_t start = st[p], end = INT64_MAX;
-        if (cnt != NULL) {
-            if (cnt[p] < 0) {
-                return cm_err_set(err, CM_RUNTIME, e->src_off,
-                                  "negative substring length not allowed");
-            }
-            end = start > INT64_MAX - cnt[p] ? INT64_MAX : start + cnt[p];
-        }
-        if (start < 1) {
-            start = 1;
-        }
         const char *s = cm_str_data(&a[p]);
         size_t n = a[p].len;
-        size_t from = utf8_offset(s, n, start - 1);
-        size_t to = end <= start ? from : utf8_offset(s, n, end - 1);
+        int64_t count = cnt != NULL ? cnt[p] : 0;
+        bool needs_len = st[p] < 0;
+        /* Without a count from the end, the length only clips, which the walk does. */
+        int64_t n_chars = needs_len ? (int64_t)utf8_len(s, n) : INT64_MAX;
+        int64_t first, n_take;
+        substr_range(st[p], count, cnt != NULL, n_chars, &first, &n_take);
+        size_t from = utf8_offset(s, n, first);
+        size_t to = from + utf8_offset(s + from, n - from, n_take);
         /* A slice of the argument, whose bytes live as long as this output. */
         r[p] = cm_str_make(s + from, (uint32_t)(to - from));
     }

@@ -161,7 +161,7 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr
         } else {
             v = pl_bind_expr(&ctx, c->value);
         }
-        set[col] = v ? pl_cast(b, v, t->cols[col].type, c->value->src_off) : NULL;
+        set[col] = v ? pl_cast_implicit(b, v, t->cols[col].type, c->value->src_off) : NULL;
         if (set[col] == NULL) {
             return NULL;
         }

@@ -72,6 +72,15 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     if (e->type.id == CM_T_VARCHAR && to.id == CM_T_VARCHAR) {
         return e;
     }
+    int64_t exact;
+    if (e->kind == EX_E_CONST && e->name != NULL && cm_type_is_integer(to) &&
+        !cm_parse_int64_round(e->name, strlen(e->name), &exact)) {
+        /* The literal's own digits are out of range, whatever its double says. */
+        char to_name[32];
+        cm_err_set(b->err, CM_RUNTIME, off, "value %s is out of range for type %s", e->name,
+                   cm_type_name(to, to_name, sizeof to_name));
+        return NULL;
+    }
     ExKernel k = ex_cast_kernel(e->type, to);
     if (k == NULL) {
         char from_name[32], to_name[32];
@@ -94,39 +103,28 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     return fold(b, c);
 }
 
-/* A string constant compared with a typed value is read as that type, unless
- * it does not convert: then the comparison is made between strings (so
- * 'hello' = 1 is false rather than an error, as in SQLite). */
-static void text_compare(PlBinder *b, const char *name, ExExpr **in)
+/* A string constant meets a typed value ('abc' compared with an INTEGER
+ * column): it is converted once, here, and when it does not convert that is
+ * the error, at the constant, as in PostgreSQL and DuckDB; a cast left for
+ * run time would fail only if a row reached it, and a comparison made between
+ * strings would be quietly false (docs/conformance.md). */
+ExExpr *pl_cast_implicit(PlBinder *b, ExExpr *e, CmType to, int64_t off)
 {
-    static const char *CMP[] = {"=", "<>", "<", "<=", ">", ">="};
-    bool is_cmp = false;
-    for (int i = 0; i < 6; i++) {
-        is_cmp = is_cmp || strcmp(name, CMP[i]) == 0;
-    }
-    for (int s = 0; is_cmp && s < 2; s++) {
-        ExExpr *str = in[s], *other = in[1 - s];
-        if (str->kind != EX_E_CONST || str->type.id != CM_T_VARCHAR || str->value.is_null ||
-            other->type.id == CM_T_VARCHAR || other->type.id == CM_T_NULL) {
-            continue;
-        }
+    if (e != NULL && e->kind == EX_E_CONST && e->type.id == CM_T_VARCHAR && !e->value.is_null &&
+        to.id != CM_T_VARCHAR && to.id != CM_T_NULL) {
         CmErr probe;
         cm_err_init(&probe);
         CmValue v;
-        if (ex_cast_value(&str->value, other->type, b->arena, &v, &probe) != CM_OK) {
-            ExExpr *t = pl_cast(b, other, cm_type_varchar(-1, false), other->src_off);
-            if (t != NULL) {
-                in[1 - s] = t;
-            }
+        if (ex_cast_value(&e->value, to, b->arena, &v, &probe) != CM_OK) {
+            cm_err_set(b->err, probe.code, e->src_off >= 0 ? e->src_off : off, "%s", probe.msg);
+            return NULL;
         }
     }
+    return pl_cast(b, e, to, off);
 }
 
 ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
 {
-    if (n == 2) {
-        text_compare(b, name, in);
-    }
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
     if (n > EX_FUNC_MAX_ARGS) {
         cm_err_set(b->err, CM_BIND, off, "too many arguments to %s", name);
@@ -144,7 +142,7 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t 
         return NULL;
     }
     for (int i = 0; i < n; i++) {
-        args[i] = pl_cast(b, in[i], m.arg_types[i], off);
+        args[i] = pl_cast_implicit(b, in[i], m.arg_types[i], off);
         if (args[i] == NULL) {
             return NULL;
         }
@@ -231,8 +229,17 @@ static ExExpr *bind_number(PlBindCtx *ctx, const PsExpr *ast)
     if (!cm_parse_double(s, len, &v.d)) {
         return fail(ctx, CM_SYNTAX, ast->src_off, "invalid number '%s'", s);
     }
+    /* Integer digits past BIGINT (the parser keeps smaller ones as PS_EX_INT),
+     * and numbers past DECIMAL(18), read as a DOUBLE, as in sqlite3; there is no
+     * wider exact type (PostgreSQL: NUMERIC, DuckDB: HUGEINT or DOUBLE).  The text
+     * stays with the constant for pl_cast: rounded to a double,
+     * -9223372036854775809 would pass for the smallest BIGINT. */
     v.type = cm_type_make(CM_T_DOUBLE);
-    return ex_expr_const(ctx->b->arena, &v);
+    ExExpr *e = ex_expr_const(ctx->b->arena, &v);
+    if (e != NULL) {
+        e->name = s;
+    }
+    return e;
 }
 
 static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
@@ -245,7 +252,13 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
         v.type = cm_type_make(ast->ival >= INT32_MIN && ast->ival <= INT32_MAX ? CM_T_INT32
                                                                                : CM_T_INT64);
         break;
-    case PS_EX_NUMBER: return bind_number(ctx, ast);
+    case PS_EX_NUMBER: {
+        ExExpr *e = bind_number(ctx, ast);
+        if (e != NULL) {
+            e->src_off = ast->src_off;
+        }
+        return e;
+    }
     case PS_EX_STRING:
         v.type = cm_type_varchar(-1, false);
         v.s = cm_str_make(ast->str, (uint32_t)ast->str_len);
@@ -545,6 +558,25 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     }
 }
 
+/* sum, avg and the variance family are defined for numbers only (and NULL):
+ * a DATE, BOOLEAN or string argument is a type error at the call, as in
+ * DuckDB and PostgreSQL, rather than a sum of day numbers or of 0/1. */
+static bool agg_arg_is_numeric(PlBindCtx *ctx, const PsExpr *call, CmType arg)
+{
+    switch ((CmTypeId)arg.id) {
+    case CM_T_NULL:
+    case CM_T_INT32:
+    case CM_T_INT64:
+    case CM_T_DOUBLE:
+    case CM_T_DECIMAL: return true;
+    default: break;
+    }
+    char name[32];
+    cm_err_set(ctx->b->err, CM_TYPE, call->src_off, "no function matches %s(%s)", call->name,
+               cm_type_name(arg, name, sizeof name));
+    return false;
+}
+
 static bool has_window(const PsExpr *ast);
 static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64_t off);
 
@@ -626,9 +658,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if (arg == NULL) {
             return NULL;
         }
-        if (arg->type.id == CM_T_VARCHAR && (fn == EX_AGG_SUM || fn == EX_AGG_AVG ||
-                                             fn >= EX_AGG_VAR_SAMP)) {
-            return fail(ctx, CM_TYPE, ast->src_off, "%s of a string is not defined", ast->name);
+        bool is_numeric_fn = fn == EX_AGG_SUM || fn == EX_AGG_AVG || fn >= EX_AGG_VAR_SAMP;
+        if (is_numeric_fn && !agg_arg_is_numeric(ctx, ast, arg->type)) {
+            return NULL;
         }
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
             arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
@@ -987,7 +1019,7 @@ static ExExpr *bind_case(PlBindCtx *ctx, const PsExpr *ast)
     }
     for (int i = 0; i < n; i++) {
         if (i % 2 == 1 || (ast->right != NULL && i == n - 1)) {
-            args[i] = pl_cast(ctx->b, args[i], result, ast->src_off);
+            args[i] = pl_cast_implicit(ctx->b, args[i], result, ast->src_off);
             if (args[i] == NULL) {
                 return NULL;
             }
@@ -1022,7 +1054,8 @@ static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64
     }
     for (int i = 0; i < n; i++) {
         bool is_value = i % 2 == 1 || (has_else && i == n - 1);
-        args[i] = pl_cast(b, args[i], is_value ? t : cm_type_make(CM_T_BOOL), off);
+        args[i] = is_value ? pl_cast_implicit(b, args[i], t, off)
+                           : pl_cast(b, args[i], cm_type_make(CM_T_BOOL), off);
         if (args[i] == NULL) {
             return NULL;
         }
@@ -1227,6 +1260,10 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     }
     if (w->arg[i] != NULL) {
         s->arg_type = w->arg[i]->type;
+        if ((fn == EX_WIN_SUM || fn == EX_WIN_AVG) &&
+            !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
+            return NULL;
+        }
     }
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
         s->start_off = 1;

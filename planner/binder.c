@@ -721,7 +721,7 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
         }
     }
     for (int i = 0; i < n_rows * n_cols; i++) {
-        exprs[i] = pl_cast(b, exprs[i], n->types[i % n_cols], exprs[i]->src_off);
+        exprs[i] = pl_cast_implicit(b, exprs[i], n->types[i % n_cols], exprs[i]->src_off);
         if (exprs[i] == NULL) {
             return NULL;
         }

@@ -118,5 +118,10 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr
 /* `e` cast to `to` (e itself when already of that type); NULL on error. */
 ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off);
 
+/* pl_cast for a conversion the SQL did not write (an operand, a CASE branch,
+ * a VALUES cell, an assigned value): a string constant is converted now, and
+ * one that does not convert is an error at the constant.  NULL on error. */
+ExExpr *pl_cast_implicit(PlBinder *b, ExExpr *e, CmType to, int64_t off);
+
 /* The logical type of a declared SQL type. */
 CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err);

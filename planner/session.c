@@ -666,6 +666,21 @@ static CmStatus update_or_delete(Stmt *st)
 
 /* ---- INSERT --------------------------------------------------------------------------- */
 
+/* INSERT ... VALUES: the cells of source column `col` are cast to the table
+ * column's type in the VALUES node itself, so a value that does not convert
+ * is an error at the value rather than at the statement. */
+static bool cast_values_column(PlBinder *b, PlNode *values, int col, CmType to)
+{
+    for (int r = 0; r < values->n_rows; r++) {
+        ExExpr **cell = &values->exprs[r * values->n_cols + col];
+        if ((*cell = pl_cast_implicit(b, *cell, to, (*cell)->src_off)) == NULL) {
+            return false;
+        }
+    }
+    values->types[col] = to;
+    return true;
+}
+
 /* The column of t each value of the INSERT's source goes to (its column list,
  * else every column in order; none for DEFAULT VALUES); in *n_src their count. */
 static int *insert_targets(Stmt *st, const StTable *t, int *n_src)
@@ -723,6 +738,10 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
                   .err = st->err};
     for (int i = 0; i < n_src; i++) {
+        if (src->kind == PL_VALUES &&
+            !cast_values_column(&b, src, i, t->cols[target[i]].type)) {
+            return NULL;
+        }
         ExExpr *c = ex_expr_column(st->arena, i, src->types[i]);
         exprs[target[i]] = c ? pl_cast(&b, c, t->cols[target[i]].type, st->ast->src_off) : NULL;
         if (exprs[target[i]] == NULL) {

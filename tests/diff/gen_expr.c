@@ -380,10 +380,11 @@ static void gen_substr(DfGen *g, const DfCtx *ctx, int depth, DfBuf *out)
 {
     df_buf_puts(out, "substr(");
     gen_str(g, ctx, depth - 1, out);
-    /* Start >= 0 only: SQLite counts a negative start from the end. */
-    df_buf_printf(out, ", %d", range(g, 0, 4));
+    /* Both engines count a negative start from the end and take the characters
+     * before the start for a negative count. */
+    df_buf_printf(out, ", %d", range(g, -5, 4));
     if (chance(g, 70)) {
-        df_buf_printf(out, ", %d", range(g, 0, 3));
+        df_buf_printf(out, ", %d", range(g, -3, 3));
     }
     df_buf_puts(out, ")");
 }

@@ -198,6 +198,34 @@ Test(cm_value, int64_round_trip)
     }
 }
 
+Test(cm_value, parse_int64_round_exact)
+{
+    static const struct {
+        const char *text;
+        int64_t want;
+    } ok[] = {
+        {"12.5", 13}, {"-12.5", -13}, {"12.49", 12}, {"0.5", 1}, {"-0.4", 0}, {".5", 1},
+        {"5.", 5}, {"1e3", 1000}, {"1.5E1", 15}, {"25e-1", 3}, {"1e-999", 0},
+        {"0e999999999999", 0}, {" 42 ", 42}, {"0.00000000000000000000000001e30", 10000},
+        {"9223372036854775807.4", INT64_MAX}, {"-9223372036854775808.49", INT64_MIN},
+        {"9.223372036854775807e18", INT64_MAX}, {"-9223372036854775808", INT64_MIN},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        int64_t v = 0;
+        cr_assert(cm_parse_int64_round(ok[i].text, strlen(ok[i].text), &v), "'%s'", ok[i].text);
+        cr_assert_eq(v, ok[i].want, "'%s'", ok[i].text);
+    }
+    /* Out of range by a little (a DOUBLE would round these into range), or no number. */
+    static const char *const bad[] = {"-9223372036854775809", "9223372036854775808",
+                                      "9223372036854775807.5", "-9223372036854775808.5",
+                                      "1e19", "-9.3e18", "1e999999999999", "abc", "", "1e",
+                                      "--1", "1.2.3", "nan", "inf"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t v = 0;
+        cr_assert_not(cm_parse_int64_round(bad[i], strlen(bad[i]), &v), "'%s'", bad[i]);
+    }
+}
+
 /* ---------------------------------------------------------------------------
  * DOUBLE
  * ------------------------------------------------------------------------- */
