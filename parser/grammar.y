@@ -56,7 +56,7 @@
     ANALYZE BEGIN BY COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DROP ESCAPE
     EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
     MINUTE MONTH NULLS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY RANGE
-    RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS TABLE TEMP TEMPORARY TO
+    RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY TO
     TRANSACTION UNBOUNDED UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
@@ -289,6 +289,8 @@ cmd(A) ::= EXPLAIN(K) LP option_list(L) RP cmd(X). { A = ps_build_explain(ps, K,
 cmd(A) ::= BEGIN(K) opt_transaction.    { A = ps_build_stmt(ps, PS_ST_BEGIN, K.off); }
 cmd(A) ::= COMMIT(K) opt_transaction.   { A = ps_build_stmt(ps, PS_ST_COMMIT, K.off); }
 cmd(A) ::= ROLLBACK(K) opt_transaction. { A = ps_build_stmt(ps, PS_ST_ROLLBACK, K.off); }
+cmd(A) ::= START(K) TRANSACTION.        { A = ps_build_stmt(ps, PS_ST_BEGIN, K.off); }
+cmd(A) ::= END(K) opt_transaction.      { A = ps_build_stmt(ps, PS_ST_COMMIT, K.off); }
 
 opt_transaction ::= .
 opt_transaction ::= TRANSACTION.

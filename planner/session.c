@@ -28,6 +28,7 @@ struct PlSession {
     CmConfig cfg;
     CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
+    bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
 };
 
 typedef struct Stmt {
@@ -914,11 +915,51 @@ static CmStatus copy(Stmt *st)
     return root ? copy_to(st, root, &co) : st->err->code;
 }
 
+/* ---- transactions -------------------------------------------------------------------------- */
+
+/*
+ * There are no transactions yet: every statement commits on its own.  A BEGIN
+ * is refused, and so that `BEGIN; DELETE ...; ROLLBACK;` can never lose the
+ * rows the ROLLBACK was meant to keep, the statements after it are refused too
+ * until a COMMIT, ROLLBACK or END closes the block (as PostgreSQL does in an
+ * aborted transaction).  ROLLBACK closes it without error: nothing in it ran,
+ * which is what a rollback promises.  COMMIT or END closes it with an error,
+ * since nothing was committed.  Outside a block all three are errors.
+ */
+static CmStatus transaction_stmt(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    bool was_refused = st->s->is_block_refused;
+    if (a->kind == PS_ST_BEGIN) {
+        st->s->is_block_refused = true;
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "transactions are not supported: BEGIN is refused, and the statements "
+                          "after it are not run until COMMIT or ROLLBACK");
+    }
+    st->s->is_block_refused = false;
+    const char *what = a->kind == PS_ST_COMMIT ? "COMMIT" : "ROLLBACK";
+    if (!was_refused) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "cannot %s: no transaction is active",
+                          what);
+    }
+    if (a->kind == PS_ST_COMMIT) {
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "COMMIT ends a refused transaction: nothing in it ran");
+    }
+    return CM_OK;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
 static CmStatus dispatch(Stmt *st)
 {
     const PsStmt *a = st->ast;
+    if (st->s->is_block_refused && a->kind != PS_ST_BEGIN && a->kind != PS_ST_COMMIT &&
+        a->kind != PS_ST_ROLLBACK) {
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "statement not run: the transaction's BEGIN was refused, and statements "
+                          "are ignored until COMMIT or ROLLBACK");
+    }
     switch (a->kind) {
     case PS_ST_SELECT: return stmt_select(st);
     case PS_ST_EXPLAIN: return stmt_explain(st);
@@ -934,10 +975,8 @@ static CmStatus dispatch(Stmt *st)
         }
         return st->err->code;
     case PS_ST_BEGIN:
-    case PS_ST_COMMIT: return CM_OK; /* every statement commits on its own */
-    case PS_ST_ROLLBACK:
-        return cm_err_set(st->err, CM_BIND, a->src_off,
-                          "ROLLBACK is not supported: every statement commits on its own");
+    case PS_ST_COMMIT:
+    case PS_ST_ROLLBACK: return transaction_stmt(st);
     case PS_ST_UPDATE:
     case PS_ST_DELETE: return update_or_delete(st);
     case PS_ST_COPY: return copy(st);
