@@ -220,21 +220,21 @@ cmd(A) ::= COPY(K) ID(T) opt_name_list(L) FROM STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
     A->table = ps_build_ident(ps, T);
     A->columns = L;
-    A->path = ps_build_string(ps, P)->str;
+    ps_build_copy_path(ps, A, P);
     A->options = O;
 }
 cmd(A) ::= COPY(K) ID(T) opt_name_list(L) TO STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
     A->table = ps_build_ident(ps, T);
     A->columns = L;
-    A->path = ps_build_string(ps, P)->str;
+    ps_build_copy_path(ps, A, P);
     A->options = O;
     A->is_to = true;
 }
 cmd(A) ::= COPY(K) select_with_parens(S) TO STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
     A->select = S;
-    A->path = ps_build_string(ps, P)->str;
+    ps_build_copy_path(ps, A, P);
     A->options = O;
     A->is_to = true;
 }

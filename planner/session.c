@@ -896,6 +896,9 @@ static CmStatus copy(Stmt *st)
 {
     const PsStmt *a = st->ast;
     CopyOpts co;
+    if (strlen(a->path) != (size_t)a->path_len) {
+        return cm_err_set(st->err, CM_BIND, a->path_off, "COPY file name contains a NUL byte");
+    }
     if (copy_options(st, &co) != CM_OK) {
         return st->err->code;
     }
