@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "common/value.h"
 #include "storage/csv.h"
+#include "storage/outfile.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
@@ -843,45 +844,38 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
     fputc(co->quote, f);
 }
 
-/* COPY ... TO: written to a temporary file renamed into place, so a failed
- * COPY never leaves a half-written file behind. */
+/* COPY ... TO: the rows are computed first, then written through StOutFile,
+ * so a failed query or write leaves an existing file as it was. */
 static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
 {
     PlStagePlan plan;
     ExResult *rows = NULL;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", st->ast->path);
-    if (run_query(st, root, &plan, &rows) == CM_OK) {
-        FILE *f = fopen(tmp, "wb");
-        if (f == NULL) {
-            cm_err_set(st->err, CM_IO, st->ast->src_off, "cannot write '%s': %s", tmp,
-                       strerror(errno));
-        } else {
-            for (int c = 0; co->header && c < root->n_cols; c++) {
-                fprintf(f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
-            }
-            if (co->header) {
+    StOutFile out;
+    if (run_query(st, root, &plan, &rows) == CM_OK &&
+        st_outfile_open(&out, st->ast->path, st->err) != CM_OK) {
+        st->err->off = st->ast->path_off;
+    } else if (st->err->code == CM_OK) {
+        FILE *f = out.f;
+        for (int c = 0; co->header && c < root->n_cols; c++) {
+            fprintf(f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
+        }
+        if (co->header) {
+            fputc('\n', f);
+        }
+        for (int b = 0; b < ex_result_n_batches(rows); b++) {
+            const CmBatch *batch = ex_result_batch(rows, b);
+            for (int r = 0; r < batch->n_rows; r++) {
+                for (int c = 0; c < batch->n_cols; c++) {
+                    if (c > 0) {
+                        fputc(co->delimiter, f);
+                    }
+                    write_field(f, &batch->cols[c], (uint32_t)r, co);
+                }
                 fputc('\n', f);
             }
-            for (int b = 0; b < ex_result_n_batches(rows); b++) {
-                const CmBatch *batch = ex_result_batch(rows, b);
-                for (int r = 0; r < batch->n_rows; r++) {
-                    for (int c = 0; c < batch->n_cols; c++) {
-                        if (c > 0) {
-                            fputc(co->delimiter, f);
-                        }
-                        write_field(f, &batch->cols[c], (uint32_t)r, co);
-                    }
-                    fputc('\n', f);
-                }
-            }
-            bool ok = !ferror(f);
-            ok = fclose(f) == 0 && ok;
-            if (!ok || rename(tmp, st->ast->path) != 0) {
-                cm_err_set(st->err, CM_IO, st->ast->src_off, "cannot write '%s': %s",
-                           st->ast->path, strerror(errno));
-                remove(tmp);
-            }
+        }
+        if (st_outfile_commit(&out, st->err) != CM_OK) {
+            st->err->off = st->ast->path_off;
         }
     }
     if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
