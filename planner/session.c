@@ -681,6 +681,13 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
     if (val.is_null) {
         return cm_err_set(st->err, CM_BIND, v->src_off, "a setting cannot be NULL");
     }
+    if (memchr(cm_str_data(&val.s), '\0', val.s.len) != NULL) {
+        return cm_err_set(st->err, CM_BIND, v->src_off, "a setting cannot contain a NUL byte");
+    }
+    if (val.s.len >= cap) {
+        return cm_err_set(st->err, CM_BIND, v->src_off, "a setting is longer than %zu bytes",
+                          cap - 1);
+    }
     snprintf(buf, cap, "%.*s", (int)val.s.len, cm_str_data(&val.s));
     return CM_OK;
 }
@@ -703,6 +710,8 @@ typedef struct CopyOpts {
     char delimiter, quote;
     bool header;
     char null_str[64];
+    int64_t max_line_size;  /* bytes of the longest record COPY FROM reads */
+    int64_t delimiter_off, quote_off, null_off; /* where each was given; -1 if not */
 } CopyOpts;
 
 /* Reads an option's constant value as text. */
@@ -729,9 +738,42 @@ static CmStatus one_char(Stmt *st, const PsOption *o, const char *text, char *ou
     return CM_OK;
 }
 
+/* Rejects delimiter, quote and NULL text that cannot be told apart when read
+ * back (PostgreSQL's checks); the caret points at the option given last. */
+static CmStatus check_copy_options(Stmt *st, const CopyOpts *co)
+{
+    int64_t dq_off = co->delimiter_off > co->quote_off ? co->delimiter_off : co->quote_off;
+    int64_t dn_off = co->delimiter_off > co->null_off ? co->delimiter_off : co->null_off;
+    int64_t qn_off = co->quote_off > co->null_off ? co->quote_off : co->null_off;
+    if (co->delimiter == '\n' || co->delimiter == '\r') {
+        return cm_err_set(st->err, CM_BIND, co->delimiter_off,
+                          "COPY delimiter cannot be a newline or carriage return");
+    }
+    if (co->quote == '\n' || co->quote == '\r') {
+        return cm_err_set(st->err, CM_BIND, co->quote_off,
+                          "COPY quote cannot be a newline or carriage return");
+    }
+    if (co->quote != 0 && co->quote == co->delimiter) {
+        return cm_err_set(st->err, CM_BIND, dq_off, "COPY delimiter and quote must be different");
+    }
+    if (strpbrk(co->null_str, "\r\n") != NULL) {
+        return cm_err_set(st->err, CM_BIND, co->null_off,
+                          "COPY NULL text cannot hold a newline or carriage return");
+    }
+    if (strchr(co->null_str, co->delimiter) != NULL) {
+        return cm_err_set(st->err, CM_BIND, dn_off,
+                          "COPY delimiter must not appear in the NULL text");
+    }
+    if (co->quote != 0 && strchr(co->null_str, co->quote) != NULL) {
+        return cm_err_set(st->err, CM_BIND, qn_off, "COPY quote must not appear in the NULL text");
+    }
+    return CM_OK;
+}
+
 static CmStatus copy_options(Stmt *st, CopyOpts *co)
 {
-    *co = (CopyOpts){.delimiter = ',', .quote = '"'};
+    *co = (CopyOpts){.delimiter = ',', .quote = '"', .max_line_size = ST_CSV_MAX_LINE_SIZE,
+                     .delimiter_off = -1, .quote_off = -1, .null_off = -1};
     for (int i = 0; st->ast->options != NULL && i < st->ast->options->n; i++) {
         const PsOption *o = st->ast->options->items[i];
         char text[64];
@@ -744,7 +786,9 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             if (one_char(st, o, text, &co->delimiter) != CM_OK) {
                 return st->err->code;
             }
+            co->delimiter_off = off;
         } else if (!strcmp(o->name, "quote")) {
+            co->quote_off = off;
             if (text[0] == '\0') {
                 co->quote = 0;
             } else if (one_char(st, o, text, &co->quote) != CM_OK) {
@@ -757,6 +801,13 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             co->header = b;
         } else if (!strcmp(o->name, "null")) {
             snprintf(co->null_str, sizeof co->null_str, "%s", text);
+            co->null_off = off;
+        } else if (!strcmp(o->name, "max_line_size")) {
+            if (!cm_parse_int64(text, strlen(text), &co->max_line_size) ||
+                co->max_line_size <= 0) {
+                return cm_err_set(st->err, CM_BIND, off,
+                                  "COPY option max_line_size must be a positive integer");
+            }
         } else if (!strcmp(o->name, "format")) {
             if (strcmp(text, "csv") != 0 && strcmp(text, "text") != 0) {
                 return cm_err_set(st->err, CM_BIND, off, "COPY format '%s' is not supported", text);
@@ -765,7 +816,7 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             return cm_err_set(st->err, CM_BIND, off, "unknown COPY option '%s'", o->name);
         }
     }
-    return CM_OK;
+    return check_copy_options(st, co);
 }
 
 static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
@@ -791,7 +842,8 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
         }
     }
     StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .header = co->header,
-                        .null_str = co->null_str, .n_cols = n, .cols = cols};
+                        .null_str = co->null_str, .max_line_size = co->max_line_size,
+                        .n_cols = n, .cols = cols};
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {
