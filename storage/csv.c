@@ -37,6 +37,7 @@ typedef struct Load {
     Chunk *chunks;
     int n_chunks;
     CmType *types;       /* per field: the target column's type */
+    int64_t max_line;    /* opt->max_line_size, or its default when 0 */
 } Load;
 
 /* ---- pass 1: chunk boundaries ------------------------------------------------------ */
@@ -50,7 +51,8 @@ static CmStatus nul_error(const char *path, int64_t line, CmErr *err)
 static CmStatus long_line_error(const char *path, int64_t line, int64_t max, CmErr *err)
 {
     return cm_err_set(err, CM_LIMIT, -1,
-                      "%s, line %lld: record longer than %lld bytes (COPY option max_line_size)",
+                      "%s, line %lld: record longer than %lld bytes "
+                      "(COPY option max_line_size)",
                       path, (long long)line, (long long)max);
 }
 
@@ -64,7 +66,7 @@ static int find_chunks(Load *ld, CmErr *err)
     }
     const char *d = ld->data;
     char q = ld->opt->quote;
-    int64_t max = ld->opt->max_line_size;
+    int64_t max = ld->max_line;
     bool in_quotes = false;
     size_t start = 0, rec = 0; /* the chunk's and the record's first byte */
     int64_t line = 1, start_line = 1, rec_line = 1;
@@ -85,7 +87,8 @@ static int find_chunks(Load *ld, CmErr *err)
             rec = i + 1;
             rec_line = line;
             if (i + 1 - start >= CHUNK_BYTES) {
-                ld->chunks[ld->n_chunks++] = (Chunk){.begin = start, .end = i + 1, .line = start_line};
+                ld->chunks[ld->n_chunks++] =
+                    (Chunk){.begin = start, .end = i + 1, .line = start_line};
                 start = i + 1;
                 start_line = line;
             }
@@ -486,7 +489,8 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     if (opt->n_cols > 1024) {
         return cm_err_set(err, CM_LIMIT, -1, "COPY into more than 1024 columns is not supported");
     }
-    char *data = read_file(path, opt->max_line_size, &ld.size, err);
+    ld.max_line = opt->max_line_size > 0 ? opt->max_line_size : ST_CSV_MAX_LINE_SIZE;
+    char *data = read_file(path, ld.max_line, &ld.size, err);
     if (data == NULL) {
         return err->code;
     }

@@ -34,7 +34,7 @@ typedef struct StCsvOptions {
     char quote;            /* default '"'; 0 = no quoting */
     bool header;           /* skip the first record */
     const char *null_str;  /* default "" */
-    int64_t max_line_size; /* bytes of the longest record; ST_CSV_MAX_LINE_SIZE by default */
+    int64_t max_line_size; /* bytes of the longest record; 0: ST_CSV_MAX_LINE_SIZE */
     int n_cols;            /* columns the fields fill, in order */
     const int *cols;       /* table column of each field */
 } StCsvOptions;
