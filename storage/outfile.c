@@ -88,6 +88,10 @@ CmStatus st_outfile_open(StOutFile *o, const char *path, CmErr *err)
         }
         return CM_OK;
     }
+    if (exists && access(path, W_OK) != 0) {
+        /* rename() would replace a file the user may not write. */
+        return cm_err_set(err, CM_IO, -1, "cannot write '%s': %s", path, strerror(errno));
+    }
     char resolved[PATH_MAX];
     if (is_link && realpath(path, resolved) == NULL) {
         return cm_err_set(err, CM_IO, -1, "cannot write '%s': %s", path, strerror(errno));
