@@ -267,6 +267,8 @@ struct PsStmt {
     const char *table;   /* INSERT/UPDATE/DELETE/COPY/CREATE INDEX target */
     const char *object;  /* DROP: "table", "view" or "index" */
     const char *path;    /* COPY file path */
+    int64_t path_len;    /* bytes of `path` (a NUL inside is the user's) */
+    int64_t path_off;    /* offset of the path literal in the SQL */
     const char *primary_key;
     PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary;

@@ -225,6 +225,14 @@ PsStmt *ps_build_stmt(PsParse *ps, PsStmtKind kind, int64_t off)
     return st;
 }
 
+void ps_build_copy_path(PsParse *ps, PsStmt *st, PsToken tok)
+{
+    const PsExpr *e = ps_build_string(ps, tok);
+    st->path = e->str;
+    st->path_len = e->str_len;
+    st->path_off = tok.off;
+}
+
 PsColumnDef *ps_build_coldef(PsParse *ps, PsToken name, PsTypeName *type)
 {
     PsColumnDef *def = ps_build_alloc(ps, sizeof(PsColumnDef));

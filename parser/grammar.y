@@ -56,7 +56,7 @@
     ANALYZE BEGIN BY COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DROP ESCAPE
     EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
     MINUTE MONTH NULLS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY RANGE
-    RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS TABLE TEMP TEMPORARY TO
+    RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY TO
     TRANSACTION UNBOUNDED UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
@@ -235,21 +235,21 @@ cmd(A) ::= COPY(K) qname(T) opt_name_list(L) FROM STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->columns = L;
-    A->path = ps_build_string(ps, P)->str;
+    ps_build_copy_path(ps, A, P);
     A->options = O;
 }
 cmd(A) ::= COPY(K) qname(T) opt_name_list(L) TO STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->columns = L;
-    A->path = ps_build_string(ps, P)->str;
+    ps_build_copy_path(ps, A, P);
     A->options = O;
     A->is_to = true;
 }
 cmd(A) ::= COPY(K) select_with_parens(S) TO STRING(P) copy_options(O). {
     A = ps_build_stmt(ps, PS_ST_COPY, K.off);
     A->select = S;
-    A->path = ps_build_string(ps, P)->str;
+    ps_build_copy_path(ps, A, P);
     A->options = O;
     A->is_to = true;
 }
@@ -304,6 +304,8 @@ cmd(A) ::= EXPLAIN(K) LP option_list(L) RP cmd(X). { A = ps_build_explain(ps, K,
 cmd(A) ::= BEGIN(K) opt_transaction.    { A = ps_build_stmt(ps, PS_ST_BEGIN, K.off); }
 cmd(A) ::= COMMIT(K) opt_transaction.   { A = ps_build_stmt(ps, PS_ST_COMMIT, K.off); }
 cmd(A) ::= ROLLBACK(K) opt_transaction. { A = ps_build_stmt(ps, PS_ST_ROLLBACK, K.off); }
+cmd(A) ::= START(K) TRANSACTION.        { A = ps_build_stmt(ps, PS_ST_BEGIN, K.off); }
+cmd(A) ::= END(K) opt_transaction.      { A = ps_build_stmt(ps, PS_ST_COMMIT, K.off); }
 
 opt_transaction ::= .
 opt_transaction ::= TRANSACTION.

@@ -109,6 +109,7 @@ static const Keyword keywords[] = {
     {"SELECT", PS_TK_SELECT},
     {"SET", PS_TK_SET},
     {"SETS", PS_TK_SETS},
+    {"START", PS_TK_START},
     {"TABLE", PS_TK_TABLE},
     {"TEMP", PS_TK_TEMP},
     {"TEMPORARY", PS_TK_TEMPORARY},

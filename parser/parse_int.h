@@ -216,6 +216,8 @@ PsFrom *ps_build_parens_from(PsParse *ps, PsFrom *from, PsToken lp);
 
 /* A statement of `kind` spanning from off to the previous token's end. */
 PsStmt *ps_build_stmt(PsParse *ps, PsStmtKind kind, int64_t off);
+/* Sets a COPY statement's path, its length and its offset from the literal tok. */
+void ps_build_copy_path(PsParse *ps, PsStmt *st, PsToken tok);
 PsColumnDef *ps_build_coldef(PsParse *ps, PsToken name, PsTypeName *type);
 /* Widens a column definition's span over a constraint just parsed. */
 PsColumnDef *ps_build_coldef_more(PsParse *ps, PsColumnDef *def);

@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "common/value.h"
 #include "storage/csv.h"
+#include "storage/outfile.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
@@ -28,6 +29,7 @@ struct PlSession {
     CmConfig cfg;
     CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
+    bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
 };
 
 typedef struct Stmt {
@@ -833,6 +835,13 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
     if (val.is_null) {
         return cm_err_set(st->err, CM_BIND, v->src_off, "a setting cannot be NULL");
     }
+    if (memchr(cm_str_data(&val.s), '\0', val.s.len) != NULL) {
+        return cm_err_set(st->err, CM_BIND, v->src_off, "a setting cannot contain a NUL byte");
+    }
+    if (val.s.len >= cap) {
+        return cm_err_set(st->err, CM_BIND, v->src_off, "a setting is longer than %zu bytes",
+                          cap - 1);
+    }
     snprintf(buf, cap, "%.*s", (int)val.s.len, cm_str_data(&val.s));
     return CM_OK;
 }
@@ -855,6 +864,8 @@ typedef struct CopyOpts {
     char delimiter, quote;
     bool header;
     char null_str[64];
+    int64_t max_line_size;  /* bytes of the longest record COPY FROM reads */
+    int64_t delimiter_off, quote_off, null_off; /* where each was given; -1 if not */
 } CopyOpts;
 
 /* Reads an option's constant value as text. */
@@ -881,9 +892,42 @@ static CmStatus one_char(Stmt *st, const PsOption *o, const char *text, char *ou
     return CM_OK;
 }
 
+/* Rejects delimiter, quote and NULL text that cannot be told apart when read
+ * back (PostgreSQL's checks); the caret points at the option given last. */
+static CmStatus check_copy_options(Stmt *st, const CopyOpts *co)
+{
+    int64_t dq_off = co->delimiter_off > co->quote_off ? co->delimiter_off : co->quote_off;
+    int64_t dn_off = co->delimiter_off > co->null_off ? co->delimiter_off : co->null_off;
+    int64_t qn_off = co->quote_off > co->null_off ? co->quote_off : co->null_off;
+    if (co->delimiter == '\n' || co->delimiter == '\r') {
+        return cm_err_set(st->err, CM_BIND, co->delimiter_off,
+                          "COPY delimiter cannot be a newline or carriage return");
+    }
+    if (co->quote == '\n' || co->quote == '\r') {
+        return cm_err_set(st->err, CM_BIND, co->quote_off,
+                          "COPY quote cannot be a newline or carriage return");
+    }
+    if (co->quote != 0 && co->quote == co->delimiter) {
+        return cm_err_set(st->err, CM_BIND, dq_off, "COPY delimiter and quote must be different");
+    }
+    if (strpbrk(co->null_str, "\r\n") != NULL) {
+        return cm_err_set(st->err, CM_BIND, co->null_off,
+                          "COPY NULL text cannot hold a newline or carriage return");
+    }
+    if (strchr(co->null_str, co->delimiter) != NULL) {
+        return cm_err_set(st->err, CM_BIND, dn_off,
+                          "COPY delimiter must not appear in the NULL text");
+    }
+    if (co->quote != 0 && strchr(co->null_str, co->quote) != NULL) {
+        return cm_err_set(st->err, CM_BIND, qn_off, "COPY quote must not appear in the NULL text");
+    }
+    return CM_OK;
+}
+
 static CmStatus copy_options(Stmt *st, CopyOpts *co)
 {
-    *co = (CopyOpts){.delimiter = ',', .quote = '"'};
+    *co = (CopyOpts){.delimiter = ',', .quote = '"', .max_line_size = ST_CSV_MAX_LINE_SIZE,
+                     .delimiter_off = -1, .quote_off = -1, .null_off = -1};
     for (int i = 0; st->ast->options != NULL && i < st->ast->options->n; i++) {
         const PsOption *o = st->ast->options->items[i];
         char text[64];
@@ -896,7 +940,9 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             if (one_char(st, o, text, &co->delimiter) != CM_OK) {
                 return st->err->code;
             }
+            co->delimiter_off = off;
         } else if (!strcmp(o->name, "quote")) {
+            co->quote_off = off;
             if (text[0] == '\0') {
                 co->quote = 0;
             } else if (one_char(st, o, text, &co->quote) != CM_OK) {
@@ -909,6 +955,13 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             co->header = b;
         } else if (!strcmp(o->name, "null")) {
             snprintf(co->null_str, sizeof co->null_str, "%s", text);
+            co->null_off = off;
+        } else if (!strcmp(o->name, "max_line_size")) {
+            if (!cm_parse_int64(text, strlen(text), &co->max_line_size) ||
+                co->max_line_size <= 0) {
+                return cm_err_set(st->err, CM_BIND, off,
+                                  "COPY option max_line_size must be a positive integer");
+            }
         } else if (!strcmp(o->name, "format")) {
             if (strcmp(text, "csv") != 0 && strcmp(text, "text") != 0) {
                 return cm_err_set(st->err, CM_BIND, off, "COPY format '%s' is not supported", text);
@@ -917,7 +970,7 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             return cm_err_set(st->err, CM_BIND, off, "unknown COPY option '%s'", o->name);
         }
     }
-    return CM_OK;
+    return check_copy_options(st, co);
 }
 
 static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
@@ -943,7 +996,8 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
         }
     }
     StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .header = co->header,
-                        .null_str = co->null_str, .n_cols = n, .cols = cols};
+                        .null_str = co->null_str, .max_line_size = co->max_line_size,
+                        .n_cols = n, .cols = cols};
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {
@@ -996,45 +1050,38 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
     fputc(co->quote, f);
 }
 
-/* COPY ... TO: written to a temporary file renamed into place, so a failed
- * COPY never leaves a half-written file behind. */
+/* COPY ... TO: the rows are computed first, then written through StOutFile,
+ * so a failed query or write leaves an existing file as it was. */
 static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
 {
     PlStagePlan plan;
     ExResult *rows = NULL;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", st->ast->path);
-    if (run_query(st, root, &plan, &rows) == CM_OK) {
-        FILE *f = fopen(tmp, "wb");
-        if (f == NULL) {
-            cm_err_set(st->err, CM_IO, st->ast->src_off, "cannot write '%s': %s", tmp,
-                       strerror(errno));
-        } else {
-            for (int c = 0; co->header && c < root->n_cols; c++) {
-                fprintf(f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
-            }
-            if (co->header) {
+    StOutFile out;
+    if (run_query(st, root, &plan, &rows) == CM_OK &&
+        st_outfile_open(&out, st->ast->path, st->err) != CM_OK) {
+        st->err->off = st->ast->path_off;
+    } else if (st->err->code == CM_OK) {
+        FILE *f = out.f;
+        for (int c = 0; co->header && c < root->n_cols; c++) {
+            fprintf(f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
+        }
+        if (co->header) {
+            fputc('\n', f);
+        }
+        for (int b = 0; b < ex_result_n_batches(rows); b++) {
+            const CmBatch *batch = ex_result_batch(rows, b);
+            for (int r = 0; r < batch->n_rows; r++) {
+                for (int c = 0; c < batch->n_cols; c++) {
+                    if (c > 0) {
+                        fputc(co->delimiter, f);
+                    }
+                    write_field(f, &batch->cols[c], (uint32_t)r, co);
+                }
                 fputc('\n', f);
             }
-            for (int b = 0; b < ex_result_n_batches(rows); b++) {
-                const CmBatch *batch = ex_result_batch(rows, b);
-                for (int r = 0; r < batch->n_rows; r++) {
-                    for (int c = 0; c < batch->n_cols; c++) {
-                        if (c > 0) {
-                            fputc(co->delimiter, f);
-                        }
-                        write_field(f, &batch->cols[c], (uint32_t)r, co);
-                    }
-                    fputc('\n', f);
-                }
-            }
-            bool ok = !ferror(f);
-            ok = fclose(f) == 0 && ok;
-            if (!ok || rename(tmp, st->ast->path) != 0) {
-                cm_err_set(st->err, CM_IO, st->ast->src_off, "cannot write '%s': %s",
-                           st->ast->path, strerror(errno));
-                remove(tmp);
-            }
+        }
+        if (st_outfile_commit(&out, st->err) != CM_OK) {
+            st->err->off = st->ast->path_off;
         }
     }
     if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
@@ -1049,6 +1096,9 @@ static CmStatus copy(Stmt *st)
 {
     const PsStmt *a = st->ast;
     CopyOpts co;
+    if (strlen(a->path) != (size_t)a->path_len) {
+        return cm_err_set(st->err, CM_BIND, a->path_off, "COPY file name contains a NUL byte");
+    }
     if (copy_options(st, &co) != CM_OK) {
         return st->err->code;
     }
@@ -1069,11 +1119,51 @@ static CmStatus copy(Stmt *st)
     return root ? copy_to(st, root, &co) : st->err->code;
 }
 
+/* ---- transactions -------------------------------------------------------------------------- */
+
+/*
+ * There are no transactions yet: every statement commits on its own.  A BEGIN
+ * is refused, and so that `BEGIN; DELETE ...; ROLLBACK;` can never lose the
+ * rows the ROLLBACK was meant to keep, the statements after it are refused too
+ * until a COMMIT, ROLLBACK or END closes the block (as PostgreSQL does in an
+ * aborted transaction).  ROLLBACK closes it without error: nothing in it ran,
+ * which is what a rollback promises.  COMMIT or END closes it with an error,
+ * since nothing was committed.  Outside a block all three are errors.
+ */
+static CmStatus transaction_stmt(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    bool was_refused = st->s->is_block_refused;
+    if (a->kind == PS_ST_BEGIN) {
+        st->s->is_block_refused = true;
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "transactions are not supported: BEGIN is refused, and the statements "
+                          "after it are not run until COMMIT or ROLLBACK");
+    }
+    st->s->is_block_refused = false;
+    const char *what = a->kind == PS_ST_COMMIT ? "COMMIT" : "ROLLBACK";
+    if (!was_refused) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "cannot %s: no transaction is active",
+                          what);
+    }
+    if (a->kind == PS_ST_COMMIT) {
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "COMMIT ends a refused transaction: nothing in it ran");
+    }
+    return CM_OK;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
 static CmStatus dispatch(Stmt *st)
 {
     const PsStmt *a = st->ast;
+    if (st->s->is_block_refused && a->kind != PS_ST_BEGIN && a->kind != PS_ST_COMMIT &&
+        a->kind != PS_ST_ROLLBACK) {
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "statement not run: the transaction's BEGIN was refused, and statements "
+                          "are ignored until COMMIT or ROLLBACK");
+    }
     /* The one table, view or index name a statement writes or reads by name. */
     if (a->schema.schema != NULL) {
         /* As PostgreSQL: DROP .. IF EXISTS of a name in no schema drops nothing. */
@@ -1099,10 +1189,8 @@ static CmStatus dispatch(Stmt *st)
         }
         return st->err->code;
     case PS_ST_BEGIN:
-    case PS_ST_COMMIT: return CM_OK; /* every statement commits on its own */
-    case PS_ST_ROLLBACK:
-        return cm_err_set(st->err, CM_BIND, a->src_off,
-                          "ROLLBACK is not supported: every statement commits on its own");
+    case PS_ST_COMMIT:
+    case PS_ST_ROLLBACK: return transaction_stmt(st);
     case PS_ST_UPDATE:
     case PS_ST_DELETE: return update_or_delete(st);
     case PS_ST_COPY: return copy(st);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "common/value.h"
@@ -36,10 +37,26 @@ typedef struct Load {
     Chunk *chunks;
     int n_chunks;
     CmType *types;       /* per field: the target column's type */
+    int64_t max_line;    /* opt->max_line_size, or its default when 0 */
 } Load;
 
 /* ---- pass 1: chunk boundaries ------------------------------------------------------ */
 
+static CmStatus nul_error(const char *path, int64_t line, CmErr *err)
+{
+    return cm_err_set(err, CM_RUNTIME, -1, "%s, line %lld: NUL byte in the input", path,
+                      (long long)line);
+}
+
+static CmStatus long_line_error(const char *path, int64_t line, int64_t max, CmErr *err)
+{
+    return cm_err_set(err, CM_LIMIT, -1,
+                      "%s, line %lld: record longer than %lld bytes "
+                      "(COPY option max_line_size)",
+                      path, (long long)line, (long long)max);
+}
+
+/* Also checks every byte: no NUL, and no record longer than max_line_size. */
 static int find_chunks(Load *ld, CmErr *err)
 {
     int cap = (int)(ld->size / CHUNK_BYTES) + 2;
@@ -49,21 +66,36 @@ static int find_chunks(Load *ld, CmErr *err)
     }
     const char *d = ld->data;
     char q = ld->opt->quote;
+    int64_t max = ld->max_line;
     bool in_quotes = false;
-    size_t start = 0;
-    int64_t line = 1, start_line = 1;
+    size_t start = 0, rec = 0; /* the chunk's and the record's first byte */
+    int64_t line = 1, start_line = 1, rec_line = 1;
     for (size_t i = 0; i < ld->size; i++) {
         char c = d[i];
         if (q != 0 && c == q) {
             in_quotes = !in_quotes;
+        } else if (c == '\0') {
+            return nul_error(ld->path, line, err);
         } else if (c == '\n') {
             line++;
-            if (!in_quotes && i + 1 - start >= CHUNK_BYTES) {
-                ld->chunks[ld->n_chunks++] = (Chunk){.begin = start, .end = i + 1, .line = start_line};
+            if (in_quotes) {
+                continue;
+            }
+            if ((int64_t)(i - rec) > max) {
+                return long_line_error(ld->path, rec_line, max, err);
+            }
+            rec = i + 1;
+            rec_line = line;
+            if (i + 1 - start >= CHUNK_BYTES) {
+                ld->chunks[ld->n_chunks++] =
+                    (Chunk){.begin = start, .end = i + 1, .line = start_line};
                 start = i + 1;
                 start_line = line;
             }
         }
+    }
+    if ((int64_t)(ld->size - rec) > max) {
+        return long_line_error(ld->path, rec_line, max, err);
     }
     if (start < ld->size || ld->n_chunks == 0) {
         ld->chunks[ld->n_chunks++] = (Chunk){.begin = start, .end = ld->size, .line = start_line};
@@ -126,6 +158,45 @@ static CmBatch *chunk_batch(Load *ld, Chunk *c)
     return b;
 }
 
+/* Offset of the first byte of p[0..n) that is not valid UTF-8 (overlong forms,
+ * surrogates and code points past U+10FFFF are invalid), or n. */
+static size_t utf8_invalid_at(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                   : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (len == 0 || i + len > n) {
+            return i;
+        }
+        unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+        if (c == 0xE0) {
+            lo = 0xA0;
+        } else if (c == 0xED) {
+            hi = 0x9F;
+        } else if (c == 0xF0) {
+            lo = 0x90;
+        } else if (c == 0xF4) {
+            hi = 0x8F;
+        }
+        if (p[i + 1] < lo || p[i + 1] > hi) {
+            return i;
+        }
+        for (size_t k = 2; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80) {
+                return i;
+            }
+        }
+        i += len;
+    }
+    return n;
+}
+
 static bool is_null_field(const Load *ld, const Field *f)
 {
     const char *ns = ld->opt->null_str;
@@ -175,6 +246,15 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
             if (f->has_escaped_quote && f->p[k] == ld->opt->quote) {
                 k++; /* "" -> " */
             }
+        }
+        size_t bad = utf8_invalid_at((const unsigned char *)s, n);
+        if (bad < n) {
+            const char *col_name = ld->t->cols[ld->opt->cols[field]].name;
+            cm_err_set(&c->err, CM_RUNTIME, -1,
+                       "%s, line %lld, column %d (%s): invalid UTF-8: byte 0x%02X at offset %zu "
+                       "of the field",
+                       ld->path, (long long)line, field + 1, col_name, (unsigned char)s[bad], bad);
+            return false;
         }
         if (t.length >= 0 && (int64_t)n > t.length) {
             row_error(ld, c, line, field, "value too long for its column:", f);
@@ -318,29 +398,74 @@ static void parse_chunk(void *arg, int idx, int worker)
 
 /* ---- driver ---------------------------------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *size, CmErr *err)
+/* Checks the bytes data[from..to) of a stream as they arrive, so an endless
+ * device fails at once: a NUL byte, or a line (counting from *line_start)
+ * longer than max.  Quoted line breaks are not tracked here; pass 1 checks
+ * records exactly once the whole input is read. */
+static CmStatus check_stream(const char *path, const char *data, size_t from, size_t to,
+                             int64_t max, size_t *line_start, int64_t *line, CmErr *err)
 {
+    for (size_t i = from; i < to; i++) {
+        if (data[i] == '\0') {
+            return nul_error(path, *line, err);
+        }
+        if (data[i] == '\n') {
+            (*line)++;
+            *line_start = i + 1;
+        } else if ((int64_t)(i - *line_start) >= max) {
+            return long_line_error(path, *line, max, err);
+        }
+    }
+    return CM_OK;
+}
+
+/* Reads `path` to its end (owned; *size bytes).  A regular file's size is
+ * only the first guess of the buffer's size: files in /proc report 0. */
+static char *read_file(const char *path, int64_t max, size_t *size, CmErr *err)
+{
+    struct stat sb;
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
-    char *buf = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = cm_malloc((size_t)n + 1);
-        if (buf == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
-        } else if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", path, strerror(errno));
-            cm_free(buf);
-            buf = NULL;
+    bool is_stream = fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode);
+    size_t cap = is_stream ? 64 * 1024 : (size_t)sb.st_size + 1;
+    size_t n = 0, line_start = 0;
+    int64_t line = 1;
+    char *buf = cm_malloc(cap);
+    while (buf != NULL) {
+        if (n == cap) {
+            char *g = cap <= SIZE_MAX / 2 ? cm_realloc(buf, cap * 2) : NULL;
+            if (g == NULL) {
+                cm_free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = g;
+            cap *= 2;
         }
-    } else {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        if (got == 0) {
+            break;
+        }
+        if (is_stream &&
+            check_stream(path, buf, n, n + got, max, &line_start, &line, err) != CM_OK) {
+            break;
+        }
+        n += got;
+    }
+    if (buf == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+    } else if (ferror(f)) {
         cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", path, strerror(errno));
     }
     fclose(f);
-    *size = n > 0 ? (size_t)n : 0;
+    if (err->code != CM_OK) {
+        cm_free(buf);
+        return NULL;
+    }
+    *size = n;
     return buf;
 }
 
@@ -364,7 +489,8 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     if (opt->n_cols > 1024) {
         return cm_err_set(err, CM_LIMIT, -1, "COPY into more than 1024 columns is not supported");
     }
-    char *data = read_file(path, &ld.size, err);
+    ld.max_line = opt->max_line_size > 0 ? opt->max_line_size : ST_CSV_MAX_LINE_SIZE;
+    char *data = read_file(path, ld.max_line, &ld.size, err);
     if (data == NULL) {
         return err->code;
     }

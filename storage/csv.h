@@ -11,6 +11,11 @@
  * A trailing delimiter at the end of a line (TPC-DS .dat) is accepted when
  * it is the only extra field and empty.  An unquoted field equal to the NULL
  * string (by default empty) is NULL; a quoted one never is.
+ * The input is read to its end, not to a size stat() reports, so pipes, FIFOs
+ * and /dev/stdin load too.  A NUL byte anywhere, a record longer than
+ * max_line_size bytes, or a VARCHAR field that is not valid UTF-8 fails the
+ * load with the file and line; a stream is checked as it is read, so an
+ * endless device such as /dev/zero fails at once instead of filling memory.
  */
 #pragma once
 
@@ -21,11 +26,15 @@
 #include "common/thread.h"
 #include "storage/table.h"
 
+/* The default bound on a record's bytes (DuckDB's max_line_size default). */
+#define ST_CSV_MAX_LINE_SIZE ((int64_t)2 * 1024 * 1024)
+
 typedef struct StCsvOptions {
     char delimiter;        /* default ',' */
     char quote;            /* default '"'; 0 = no quoting */
     bool header;           /* skip the first record */
     const char *null_str;  /* default "" */
+    int64_t max_line_size; /* bytes of the longest record; 0: ST_CSV_MAX_LINE_SIZE */
     int n_cols;            /* columns the fields fill, in order */
     const int *cols;       /* table column of each field */
 } StCsvOptions;

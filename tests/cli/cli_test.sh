@@ -450,6 +450,103 @@ sl -c "select 1" "$TMP/db2" "$TMP/db3"
 expect_line "two DBPATHs" "$ERR" 1 "db3"
 expect_rc "two DBPATHs" 1
 
+# ---------------------------------------------------------------- transactions
+
+# BEGIN is refused and so is the rest of its block: the DELETE never runs
+sl -c "create table t(a integer); insert into t values (1), (2); begin; delete from t; rollback; select count(*) from t;"
+expect_out "BEGIN; DELETE; ROLLBACK deletes nothing" $'2\n'
+expect_line "BEGIN is refused" "$ERR" 1 '^Error: line 1, column 59: transactions are not supported'
+expect_line "the DELETE after it is refused" "$ERR" 4 '^Error: line 1, column 66: statement not run'
+expect_lines "BEGIN and DELETE: two errors" "$ERR" 6
+expect_rc "BEGIN refused" 1
+
+sl -c "create table t(a integer); insert into t values (1); start transaction; delete from t; commit; select count(*) from t;" --bail
+expect_out "--bail stops at START TRANSACTION" ''
+expect_lines "--bail: one error" "$ERR" 3
+expect_rc "--bail at START TRANSACTION" 1
+
+# ---------------------------------------------------------------- COPY and files
+
+D="$TMP/copy"
+mkdir -p "$D"
+
+# a symbolic link: its target is replaced, keeping its mode; the link stays a link
+printf 'old\n' >"$D/target.csv"
+chmod 640 "$D/target.csv"
+ln -s target.csv "$D/link.csv"
+sl -c "copy (select 1 as x union all select 2 order by x) to '$D/link.csv'"
+expect_rc "COPY TO a symlink" 0
+expect_file "COPY TO a symlink writes its target" "$D/target.csv" $'1\n2\n'
+if [ -L "$D/link.csv" ] && [ "$(stat -c %a "$D/target.csv")" = 640 ]; then pass; else
+    fail "the link stays a link, the target keeps mode 640" "$(ls -l "$D")"
+fi
+
+# a failing COPY TO leaves the old file and no temporary file
+sl -c "create table z(a integer); insert into z values (1), (2), (3); copy (select 6 / (2 - a) from z) to '$D/target.csv'"
+expect_line "a failing COPY TO" "$ERR" 1 'division by zero'
+expect_file "a failing COPY TO keeps the old file" "$D/target.csv" $'1\n2\n'
+expect_file "a failing COPY TO leaves no temporary file" <(ls -A "$D") $'link.csv\ntarget.csv\n'
+
+# a new file gets the umask's mode
+(umask 027 && "$SLUICE" -c "copy (select 1) to '$D/new.csv'" </dev/null >"$OUT" 2>"$ERR")
+if [ "$(stat -c %a "$D/new.csv")" = 640 ]; then pass; else
+    fail "a new COPY TO file follows the umask" "$(stat -c %a "$D/new.csv")"
+fi
+rm -f "$D/new.csv"
+
+# /dev/null is written through and stays a device
+sl -c "copy (select 1) to '/dev/null'"
+expect_rc "COPY TO /dev/null" 0
+if [ -c /dev/null ]; then pass; else fail "/dev/null is still a character device"; fi
+
+# a FIFO is written through to its reader and stays a FIFO
+if mkfifo "$D/out.fifo" 2>/dev/null; then
+    cat "$D/out.fifo" >"$D/from_fifo" &
+    reader=$!
+    sl -c "copy (select 7 as x, 'seven' as y) to '$D/out.fifo' (header true)"
+    wait "$reader"
+    expect_rc "COPY TO a FIFO" 0
+    expect_file "COPY TO a FIFO reaches its reader" "$D/from_fifo" $'x,y\n7,seven\n'
+    if [ -p "$D/out.fifo" ]; then pass; else fail "the FIFO stays a FIFO"; fi
+
+    # COPY FROM a FIFO reads to its end
+    mkfifo "$D/in.fifo"
+    printf '1,a\n2,b\n3,c\n' >"$D/in.fifo" &
+    writer=$!
+    sl -c "create table f(a integer, b varchar); copy f from '$D/in.fifo'; select sum(a), count(b) from f;"
+    wait "$writer"
+    expect_out "COPY FROM a FIFO" $'6\t3\n'
+    rm -f "$D/out.fifo" "$D/in.fifo" "$D/from_fifo"
+else
+    echo "skipped: FIFO checks (mkfifo failed)"
+fi
+
+# /dev/stdin, a pipe, is read to its end
+sl_in $'4\n5\n' -c "create table s(a integer); copy s from '/dev/stdin'; select sum(a) from s;"
+expect_out "COPY FROM /dev/stdin" $'9\n'
+
+# a record over the default max_line_size (2 MiB), from a file and from a pipe
+head -c 3000000 /dev/zero | tr '\0' x >"$D/long.csv"
+sl -c "create table l(a varchar); copy l from '$D/long.csv'"
+expect_line "a long record in a file" "$ERR" 1 "line 1: record longer than 2097152 bytes"
+"$SLUICE" -c "create table l(a varchar); copy l from '/dev/stdin'" <"$D/long.csv" >"$OUT" 2>"$ERR"
+expect_line "a long record in a pipe" "$ERR" 1 "^Error: /dev/stdin, line 1: record longer than 2097152 bytes"
+rm -f "$D/long.csv"
+
+# a NUL byte in the file name is refused, and nothing is written
+printf "copy (select 1) to '%s/a\\0b';\n" "$D" >"$D/nul.sql"
+sl -f "$D/nul.sql"
+expect_line "a NUL in a COPY file name" "$ERR" 1 '^Error: line 1, column 20: COPY file name contains a NUL byte'
+expect_file "a NUL in a COPY file name writes nothing" <(ls -A "$D") $'link.csv\nnul.sql\ntarget.csv\n'
+
+# a directory that cannot be written (not checkable as root, who may write anywhere)
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$D/ro" && chmod 555 "$D/ro"
+    sl -c "copy (select 1) to '$D/ro/x.csv'"
+    expect_line "an unwritable directory" "$ERR" 1 "cannot write '$D/ro/x.csv': Permission denied"
+    chmod 755 "$D/ro"
+fi
+
 # ---------------------------------------------------------------- demo
 
 sl --demo
