@@ -127,10 +127,13 @@ typedef struct AggLocal {
     /* memory */
     CmMemRes res;        /* what the table holds: arrays, slots, DISTINCT sets, strings */
     int64_t str_reserved; /* the part of res covering the string arena */
+    int64_t max_bytes;   /* the most the table reserves before it spills: its slice of the
+                            budget among the stage's tasks that run at once */
     bool draining;       /* PARTIAL: emitting the groups of a refused table */
     /* spilling (SINGLE, FINAL) */
     const char *temp_dir;  /* borrowed from the query's config */
     int64_t max_temp;
+    bool spilling;       /* the table takes no new groups; their rows go to levels[depth] */
     int depth;           /* spill levels the table's input went through */
     int n_levels;        /* levels holding files (a stack: deeper ones are aggregated first) */
     SpillLevel levels[SPILL_MAX_LEVELS];
@@ -147,6 +150,7 @@ typedef struct AggLocal {
     uint32_t miss_pos[CM_BATCH_CAP]; /* positions of raw rows being written */
     uint64_t miss_hash[CM_BATCH_CAP]; /* hashes of DISTINCT value rows being written */
     uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
+    uint32_t slice_pos[CM_BATCH_CAP]; /* the rows of a slice of a refused batch */
     uint8_t route_part[CM_BATCH_CAP];
 } AggLocal;
 
@@ -305,62 +309,71 @@ static bool reserve(AggLocal *l, int64_t bytes, bool must, CmErr *err)
     if (must) {
         return cm_mem_need(&l->res, bytes, err) == CM_OK;
     }
-    return cm_mem_grow(&l->res, bytes);
+    return l->res.held + bytes <= l->max_bytes && cm_mem_grow(&l->res, bytes);
 }
 
 /*
  * Makes room for n_groups more groups and n_values more values in each
- * DISTINCT set, reserving per doubling, and covers what the string arena
- * took since the last call.  False when a reservation is refused (err unset:
+ * DISTINCT set, growing per doubling, and covers what the string arena took
+ * since the last call (doubling its reservation).  False when a reservation is refused (err unset:
  * the caller spills; what was granted stays) or on an error (err set).
  * Growing before the batch keeps the row loops free of checks.
  */
 static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
                       bool must, CmErr *err)
 {
+    /* All or nothing: one reservation covers every structure that grows. */
+    int64_t bytes = 0;
+    int64_t str_more = 0;
     int64_t str_used = (int64_t)l->strings.n_bytes;
     if (str_used > l->str_reserved) {
-        int64_t more = str_used - l->str_reserved;
-        more = more > l->str_reserved ? more : l->str_reserved;
-        more = more > 64 * 1024 ? more : 64 * 1024;
-        if (!reserve(l, more, must, err)) {
-            return false;
-        }
-        l->str_reserved += more;
+        str_more = str_used - l->str_reserved;
+        str_more = str_more > l->str_reserved ? str_more : l->str_reserved;
+        str_more = str_more > 64 * 1024 ? str_more : 64 * 1024;
+        bytes += str_more;
     }
     int64_t need = l->n_groups + n_groups;
-    if (need > l->cap_groups) {
-        int64_t cap = l->cap_groups;
-        while (cap < need) {
-            cap *= 2;
-        }
-        if (!reserve(l, (cap - l->cap_groups) * group_bytes(s), must, err) ||
-            grow_groups(s, l, cap, err) != CM_OK) {
-            return false;
-        }
+    int64_t cap = l->cap_groups;
+    while (cap < need) {
+        cap *= 2;
     }
-    if ((uint64_t)(need + 1) * 2 > l->mask + 1) {
-        uint64_t n_slots = l->mask + 1;
-        while ((uint64_t)(need + 1) * 2 > n_slots) {
-            n_slots *= 2;
-        }
-        if (!reserve(l, (int64_t)(n_slots - l->mask - 1) * (int64_t)sizeof(Slot), must, err) ||
-            rehash(l, n_slots, err) != CM_OK) {
-            return false;
-        }
+    bytes += (cap - l->cap_groups) * group_bytes(s);
+    uint64_t n_slots = l->mask + 1;
+    while ((uint64_t)(need + 1) * 2 > n_slots) {
+        n_slots *= 2;
     }
-    for (int a = 0; a < s->n_aggs && n_values > 0; a++) {
+    bytes += (int64_t)(n_slots - l->mask - 1) * (int64_t)sizeof(Slot);
+    uint64_t seen_slots[s->n_aggs + 1];
+    for (int a = 0; a < s->n_aggs; a++) {
         SeenSet *set = &l->seen[a];
-        if (!s->aggs[a].distinct || (uint64_t)(set->n + n_values + 1) * 2 <= set->mask + 1) {
+        uint64_t had = set->slots != NULL ? set->mask + 1 : 0;
+        seen_slots[a] = had;
+        if (!s->aggs[a].distinct || n_values == 0 ||
+            (uint64_t)(set->n + n_values + 1) * 2 <= had) {
             continue;
         }
-        uint64_t n_slots = set->slots != NULL ? set->mask + 1 : 1024;
-        uint64_t had = set->slots != NULL ? n_slots : 0;
-        while ((uint64_t)(set->n + n_values + 1) * 2 > n_slots) {
-            n_slots *= 2;
+        seen_slots[a] = had ? had : 1024;
+        while ((uint64_t)(set->n + n_values + 1) * 2 > seen_slots[a]) {
+            seen_slots[a] *= 2;
         }
-        if (!reserve(l, (int64_t)(n_slots - had) * (int64_t)sizeof(SeenEntry), must, err) ||
-            seen_grow(set, n_slots, err) != CM_OK) {
+        bytes += (int64_t)(seen_slots[a] - had) * (int64_t)sizeof(SeenEntry);
+    }
+    if (bytes == 0) {
+        return true;
+    }
+    if (!reserve(l, bytes, must, err)) {
+        return false;
+    }
+    l->str_reserved += str_more;
+    if (cap > l->cap_groups && grow_groups(s, l, cap, err) != CM_OK) {
+        return false;
+    }
+    if (n_slots > l->mask + 1 && rehash(l, n_slots, err) != CM_OK) {
+        return false;
+    }
+    for (int a = 0; a < s->n_aggs; a++) {
+        uint64_t had = l->seen[a].slots != NULL ? l->seen[a].mask + 1 : 0;
+        if (seen_slots[a] > had && seen_grow(&l->seen[a], seen_slots[a], err) != CM_OK) {
             return false;
         }
     }
@@ -458,9 +471,11 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
          * the slot of a row a few ahead is fetched while this one is placed. */
+#if CM_BATCH_CAP > 8
         if (i + 8 < in->n_rows) {
             __builtin_prefetch(&l->slots[l->row_hash[i + 8] & l->mask]);
         }
+#endif
         uint32_t p = cm_batch_pos(in, i);
         uint64_t h = l->row_hash[i];
         uint32_t tag = (uint32_t)(h >> 32);
@@ -968,46 +983,105 @@ static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
-/* Writes the rows of `in` to their partitions as raw rows (the table could
- * not take even them). */
+/* The group of the row at position p with hash h, or -1 when the table has none. */
+static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
+                     uint64_t h)
+{
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (uint64_t idx = h & l->mask;; idx = (idx + 1) & l->mask) {
+        const Slot *slot = &l->slots[idx];
+        if (slot->group == 0) {
+            return -1;
+        }
+        if (slot->tag == tag && key_matches(x, l, slot->group - 1, in, p)) {
+            return slot->group - 1;
+        }
+    }
+}
+
+/* While spilling: rows of groups in the table update them; the others go to
+ * their partitions as raw rows.  When the updates themselves are refused
+ * memory, the table is written out first (and everything goes). */
 static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
                            CmErr *err)
 {
-    ex_hash_keys(in, x->n_keys, x->keys, l->row_hash);
-    for (int i = 0; i < in->n_rows; i++) {
-        l->miss_pos[i] = cm_batch_pos(in, i);
+    if (l->n_groups > 0 && !make_room(x, l, 0, in->n_rows, false, err)) {
+        if (err->code != CM_OK || dump_table(x, l, err) != CM_OK ||
+            table_shrink(x, l, err) != CM_OK) {
+            return err->code;
+        }
     }
-    return route(l, in, in->n_rows, l->miss_pos, l->row_hash, is_state, err);
+    ex_hash_keys(in, x->n_keys, x->keys, l->row_hash);
+    int n_hit = 0, n_miss = 0;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        int64_t g = l->n_groups > 0 ? probe(x, l, in, p, l->row_hash[i]) : -1;
+        if (g >= 0) {
+            l->row_group[n_hit] = (uint32_t)g;
+            l->hit_pos[n_hit++] = p;
+        } else {
+            l->miss_pos[n_miss] = p;
+            l->miss_hash[n_miss++] = l->row_hash[i];
+        }
+    }
+    if (n_hit > 0) {
+        CmBatch view = *in;
+        view.sel = l->hit_pos;
+        view.n_rows = n_hit;
+        for (int a = 0; a < x->n_aggs; a++) {
+            if (update_one(x, l, a, &view, err) != CM_OK) {
+                return err->code;
+            }
+        }
+    }
+    return route(l, in, n_miss, l->miss_pos, l->miss_hash, is_state, err);
 }
 
 /* SINGLE, FINAL: aggregates `in` (laid out for x: the op's spec, or its merge
- * spec for state rows).  When the table is refused memory it is written out
- * as state rows and shrunk, and starts over; a batch that an empty table
- * cannot take is written out raw.  Without keys (one group) or at the deepest
- * level spilling cannot help: then a refusal is an OOM. */
-static CmStatus consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                        CmErr *err)
+ * spec for state rows).  From the first refusal on, the table takes no new
+ * groups (spill_rows).  Without keys (one group) or at the deepest level
+ * spilling cannot help: then a refusal is an OOM. */
+static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
+                              bool is_state, CmErr *err)
 {
-    bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS;
-    int64_t n_new = x->n_keys ? in->n_rows : 0;
-    if (make_room(x, l, n_new, in->n_rows, must, err)) {
-        return absorb(x, l, in, err);
-    }
-    if (err->code != CM_OK) {
-        return err->code;
-    }
-    if (l->n_groups > 0) {
-        if (dump_table(x, l, err) != CM_OK || table_shrink(x, l, err) != CM_OK) {
-            return err->code;
-        }
-        if (make_room(x, l, n_new, in->n_rows, false, err)) {
+    if (!l->spilling) {
+        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS;
+        if (make_room(x, l, x->n_keys ? in->n_rows : 0, in->n_rows, must, err)) {
             return absorb(x, l, in, err);
         }
         if (err->code != CM_OK) {
             return err->code;
         }
+        l->spilling = true;
     }
     return spill_rows(x, l, in, is_state, err);
+}
+
+/* Slices a refused batch takes, so that a table in a small budget (whose room
+ * for a whole batch of new groups and DISTINCT values may be most of it)
+ * still aggregates in memory. */
+#define SLICE_ROWS 128
+
+static CmStatus consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
+                        CmErr *err)
+{
+    int64_t n_new = x->n_keys ? in->n_rows : 0;
+    if (l->spilling || in->n_rows <= SLICE_ROWS ||
+        make_room(x, l, n_new, in->n_rows, false, err)) {
+        return err->code != CM_OK ? err->code : consume_slice(x, l, in, is_state, err);
+    }
+    for (int at = 0; at < in->n_rows; at += SLICE_ROWS) {
+        CmBatch view = *in;
+        view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+        for (int i = 0; i < view.n_rows; i++) {
+            l->slice_pos[i] = cm_batch_pos(in, at + i);
+        }
+        view.sel = l->slice_pos;
+        if (consume_slice(x, l, &view, is_state, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
 }
 
 /* The next spilled partition to aggregate, deepest level first (levels are
@@ -1039,8 +1113,11 @@ static CmStatus load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr
     l->loading[0] = lv->state[part];
     l->loading[1] = lv->raw[part];
     lv->state[part] = lv->raw[part] = NULL;
-    table_reset(s, l);
     l->depth = level + 1;
+    l->spilling = false;
+    if (table_shrink(s, l, err) != CM_OK) {
+        return err->code;
+    }
     for (int f = 0; f < 2; f++) {
         ShSpill *file = l->loading[f];
         if (file == NULL) {
@@ -1164,11 +1241,26 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
         }
     }
     if (!l->draining) {
-        if (make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, l->n_groups == 0, err)) {
+        if (make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
             absorb(s, l, in, err);
             return EX_NEED_INPUT;
         }
         if (err->code != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+        if (l->n_groups == 0) {
+            /* Nothing to give back: take the batch in slices, that must fit. */
+            for (int at = 0; at < in->n_rows && err->code == CM_OK; at += SLICE_ROWS) {
+                CmBatch view = *in;
+                view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+                for (int i = 0; i < view.n_rows; i++) {
+                    l->slice_pos[i] = cm_batch_pos(in, at + i);
+                }
+                view.sel = l->slice_pos;
+                if (make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows, true, err)) {
+                    absorb(s, l, &view, err);
+                }
+            }
             return EX_NEED_INPUT;
         }
         l->draining = true;
@@ -1246,6 +1338,18 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
     cm_arena_init(&l->strings, 64 * 1024);
     l->temp_dir = task->query != NULL ? task->query->config.temp_directory : "/tmp";
     l->max_temp = task->query != NULL ? task->query->config.max_temp_directory_size : 0;
+    /* The manager's fair share counts only consumers that hold memory: a task
+     * that starts its table late would find the budget taken by one that was
+     * alone, and that one only gives memory back when it next grows.  So each
+     * table keeps to its slice among the tasks that run at once. */
+    l->max_bytes = INT64_MAX;
+    if (task->query != NULL) {
+        CmMemStats st;
+        cm_mem_stats(&st);
+        int n_at_once = task->n_tasks < task->query->config.threads ? task->n_tasks
+                                                                    : task->query->config.threads;
+        l->max_bytes = (st.limit - st.used[CM_MEM_STORAGE]) / (n_at_once > 0 ? n_at_once : 1);
+    }
     l->keys = cm_calloc((size_t)(s->n_keys ? s->n_keys : 1), sizeof(KeyCol));
     l->seen = cm_calloc((size_t)(s->n_aggs ? s->n_aggs : 1), sizeof(SeenSet));
     bool spills = s->mode != EX_AGG_PARTIAL;
