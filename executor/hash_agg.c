@@ -130,6 +130,7 @@ typedef struct AggLocal {
     int64_t max_bytes;   /* the most the table reserves before it spills: its slice of the
                             budget among the stage's tasks that run at once */
     bool draining;       /* PARTIAL: emitting the groups of a refused table */
+    int resume_at;       /* PARTIAL: the row of the input batch to go on from after draining */
     /* spilling (SINGLE, FINAL) */
     const char *temp_dir;  /* borrowed from the query's config */
     int64_t max_temp;
@@ -1241,30 +1242,32 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
         }
     }
     if (!l->draining) {
-        if (make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
+        if (l->resume_at == 0 && make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
             absorb(s, l, in, err);
             return EX_NEED_INPUT;
         }
-        if (err->code != CM_OK) {
-            return EX_NEED_INPUT;
-        }
-        if (l->n_groups == 0) {
-            /* Nothing to give back: take the batch in slices, that must fit. */
-            for (int at = 0; at < in->n_rows && err->code == CM_OK; at += SLICE_ROWS) {
-                CmBatch view = *in;
-                view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
-                for (int i = 0; i < view.n_rows; i++) {
-                    l->slice_pos[i] = cm_batch_pos(in, at + i);
-                }
-                view.sel = l->slice_pos;
-                if (make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows, true, err)) {
-                    absorb(s, l, &view, err);
-                }
+        /* Refused: the batch goes in slices, the groups out whenever a slice
+         * does not fit (an empty table must take it), and on from there. */
+        for (int at = l->resume_at; at < in->n_rows && err->code == CM_OK; at += SLICE_ROWS) {
+            CmBatch view = *in;
+            view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+            for (int i = 0; i < view.n_rows; i++) {
+                l->slice_pos[i] = cm_batch_pos(in, at + i);
             }
+            view.sel = l->slice_pos;
+            if (make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows, l->n_groups == 0, err)) {
+                absorb(s, l, &view, err);
+            } else if (err->code == CM_OK) {
+                l->resume_at = at;
+                l->draining = true;
+                l->next_out = 0;
+                break;
+            }
+        }
+        if (!l->draining) {
+            l->resume_at = 0;
             return EX_NEED_INPUT;
         }
-        l->draining = true;
-        l->next_out = 0;
     }
     emit_batch(s, l);
     *out = &l->out;
