@@ -12,6 +12,21 @@
  * in two passes: find or insert the group of every row, then update each
  * aggregate column by column.  With no keys there is one group, and SINGLE or
  * FINAL emit one row even for empty input (count 0, sum NULL).
+ *
+ * Memory: the table reserves (common/mem.h) before each batch whatever that
+ * batch could make it grow by (arrays and slots per doubling, DISTINCT sets,
+ * the string arena after the fact), so the row loops never grow anything.
+ * When a reservation is refused, PARTIAL emits its groups as partial states
+ * and starts over (the FINAL side merges them).  SINGLE and FINAL spill
+ * (docs/architecture.md, "Aggregate spilling"): the table is written out as
+ * state rows (keys, partial states, and one row per DISTINCT (group, value))
+ * into SPILL_FANOUT partition files chosen by the key hash, shrinks, and
+ * starts over; a batch that even the empty table cannot take goes to the
+ * partitions as raw input rows.  Invariant: all of a group's rows and states
+ * are in the table or in its one partition of the current level.  At flush a
+ * table that spilled writes out the rest too; each partition is then
+ * aggregated alone (state rows merged, raw rows added), spilling on the next
+ * hash bits when it still does not fit, down to SPILL_MAX_LEVELS.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +37,17 @@
 #include "common/value.h"
 #include "executor/hashing.h"
 #include "executor/ops.h"
+#include "shuffle/spill.h"
+
+/* Partitions per spill level, and the hash bits that pick one (the top bits
+ * first: the shuffle before a FINAL aggregate partitions on bits 32 and up,
+ * the slots on the low bits). */
+#define SPILL_BITS 4
+#define SPILL_FANOUT (1 << SPILL_BITS)
+/* Levels of spilling before a partition that still does not fit is an OOM. */
+#define SPILL_MAX_LEVELS 5
+/* Groups a table starts with, and shrinks back to after it spills. */
+#define INITIAL_GROUPS 256
 
 typedef struct AggState {
     union {
@@ -33,7 +59,9 @@ typedef struct AggState {
     double m2; /* variances: sum of squared deviations from the mean (Welford) */
 } AggState;
 
-typedef struct HashAggSpec {
+typedef struct HashAggSpec HashAggSpec;
+
+struct HashAggSpec {
     ExAggMode mode;
     int n_keys;
     int *keys;
@@ -43,7 +71,13 @@ typedef struct HashAggSpec {
     int *in_col;   /* per aggregate: its (first) input column */
     int empty_gid_key;   /* the grouping-set key of an empty set (), or -1 */
     int64_t empty_gid;   /* ... and the set's number */
-} HashAggSpec;
+    /* SINGLE and FINAL: how spilled state rows are read back (mode FINAL, keys
+     * first, then per aggregate its partial state, or for a DISTINCT one the
+     * raw value), and their column types.  In the query arena. */
+    HashAggSpec *merge;
+    int n_state_cols;
+    CmType *state_types;
+};
 
 typedef struct KeyCol {
     void *data;     /* cap values of the key's physical type */
@@ -69,6 +103,13 @@ typedef struct SeenSet {
     int64_t n;
 } SeenSet;
 
+/* One level of spilling: a state and a raw file per partition. */
+typedef struct SpillLevel {
+    ShSpill *state[SPILL_FANOUT]; /* state rows (merge layout); owned, NULL until written */
+    ShSpill *raw[SPILL_FANOUT];   /* input rows (the op's input layout); owned, NULL until written */
+    int next;                     /* the next partition to aggregate at flush */
+} SpillLevel;
+
 typedef struct AggLocal {
     int64_t n_groups, cap_groups;
     KeyCol *keys;        /* n_keys */
@@ -83,6 +124,35 @@ typedef struct AggLocal {
     int64_t next_out;    /* flush position */
     bool flushed_empty;
     SeenSet *seen;       /* per aggregate, for DISTINCT ones; owned */
+    /* memory */
+    CmMemRes res;        /* what the table holds: arrays, slots, DISTINCT sets, strings */
+    int64_t str_reserved; /* the part of res covering the string arena */
+    int64_t max_bytes;   /* the most the table reserves before it spills: its slice of the
+                            budget among the stage's tasks that run at once */
+    bool draining;       /* PARTIAL: emitting the groups of a refused table */
+    int resume_at;       /* PARTIAL: the row of the input batch to go on from after draining */
+    /* spilling (SINGLE, FINAL) */
+    const char *temp_dir;  /* borrowed from the query's config */
+    int64_t max_temp;
+    bool spilling;       /* the table takes no new groups; their rows go to levels[depth] */
+    int depth;           /* spill levels the table's input went through */
+    int n_levels;        /* levels holding files (a stack: deeper ones are aggregated first) */
+    SpillLevel levels[SPILL_MAX_LEVELS];
+    ShSpill *loading[2]; /* the partition's files being read at flush; owned */
+    bool emitting;       /* flush: emitting the table */
+    bool flush_started;
+    int n_in_cols;       /* the input's columns, as raw rows spill them */
+    CmType *in_types;    /* owned */
+    CmBatch state_buf;   /* state rows written out (merge layout) */
+    CmBatch state_in;    /* state rows read back */
+    CmBatch raw_buf;     /* raw rows read back; initialised at first use */
+    bool has_raw_buf;
+    uint32_t hit_pos[CM_BATCH_CAP];  /* positions 0..n of state rows being written */
+    uint32_t miss_pos[CM_BATCH_CAP]; /* positions of raw rows being written */
+    uint64_t miss_hash[CM_BATCH_CAP]; /* hashes of DISTINCT value rows being written */
+    uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
+    uint32_t slice_pos[CM_BATCH_CAP]; /* the rows of a slice of a refused batch */
+    uint8_t route_part[CM_BATCH_CAP];
 } AggLocal;
 
 /* ---- types ------------------------------------------------------------------ */
@@ -125,9 +195,19 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
 
 /* ---- group table ---------------------------------------------------------- */
 
-static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, CmErr *err)
+/* Bytes per group of the key, state and hash arrays. */
+static int64_t group_bytes(const HashAggSpec *s)
 {
-    int64_t cap = l->cap_groups ? l->cap_groups * 2 : 1024;
+    int64_t n = (int64_t)sizeof(AggState) * (s->n_aggs ? s->n_aggs : 1) + (int64_t)sizeof(uint64_t);
+    for (int k = 0; k < s->n_keys; k++) {
+        n += (int64_t)cm_type_width(s->key_types[k]) + 1;
+    }
+    return n;
+}
+
+/* Grows the group arrays to cap groups (reserved by the caller). */
+static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmErr *err)
+{
     for (int k = 0; k < s->n_keys; k++) {
         void *d = cm_realloc(l->keys[k].data, cm_type_width(s->key_types[k]) * (size_t)cap);
         if (d == NULL) {
@@ -153,12 +233,9 @@ static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
-static CmStatus rehash(AggLocal *l, CmErr *err)
+/* Rebuilds the index over n_slots slots (a power of two, reserved by the caller). */
+static CmStatus rehash(AggLocal *l, uint64_t n_slots, CmErr *err)
 {
-    uint64_t n_slots = (l->mask + 1) * 2;
-    if (n_slots < 2048) {
-        n_slots = 2048;
-    }
     Slot *slots = cm_calloc((size_t)n_slots, sizeof(Slot));
     if (slots == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
@@ -175,6 +252,148 @@ static CmStatus rehash(AggLocal *l, CmErr *err)
     l->slots = slots;
     l->mask = n_slots - 1;
     return CM_OK;
+}
+
+/* What the table holds from the start: INITIAL_GROUPS groups and their slots. */
+static int64_t initial_bytes(const HashAggSpec *s)
+{
+    return INITIAL_GROUPS * (group_bytes(s) + 2 * (int64_t)sizeof(Slot));
+}
+
+/* Rebuilds a DISTINCT set over n_slots slots (reserved by the caller). */
+static CmStatus seen_grow(SeenSet *set, uint64_t n_slots, CmErr *err)
+{
+    SeenEntry *slots = cm_calloc((size_t)n_slots, sizeof(SeenEntry));
+    if (slots == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in a DISTINCT aggregate");
+    }
+    for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
+        if (set->slots[i].hash != 0) {
+            uint64_t j = set->slots[i].hash & (n_slots - 1);
+            while (slots[j].hash != 0) {
+                j = (j + 1) & (n_slots - 1);
+            }
+            slots[j] = set->slots[i];
+        }
+    }
+    cm_free(set->slots);
+    set->slots = slots;
+    set->mask = n_slots - 1;
+    return CM_OK;
+}
+
+/* Empties the table and gives back all but its initial memory, so that
+ * other consumers get their share. */
+static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
+{
+    l->n_groups = 0;
+    l->next_out = 0;
+    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK || rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+        return err->code;
+    }
+    for (int a = 0; a < s->n_aggs; a++) {
+        cm_free(l->seen[a].slots);
+        l->seen[a].slots = NULL;
+        l->seen[a].mask = 0;
+        l->seen[a].n = 0;
+    }
+    cm_arena_reset(&l->strings);
+    l->str_reserved = 0;
+    cm_mem_shrink(&l->res, l->res.held - initial_bytes(s));
+    return CM_OK;
+}
+
+/* Reserves bytes for the table: through cm_mem_need when it must not spill
+ * (then a refusal is CM_OOM in err), else cm_mem_grow.  False when refused. */
+static bool reserve(AggLocal *l, int64_t bytes, bool must, CmErr *err)
+{
+    if (must) {
+        return cm_mem_need(&l->res, bytes, err) == CM_OK;
+    }
+    return l->res.held + bytes <= l->max_bytes && cm_mem_grow(&l->res, bytes);
+}
+
+/*
+ * Makes room for n_groups more groups and n_values more values in each
+ * DISTINCT set, growing per doubling, and covers what the string arena took
+ * since the last call (doubling its reservation).  False when a reservation is refused (err unset:
+ * the caller spills; what was granted stays) or on an error (err set).
+ * Growing before the batch keeps the row loops free of checks.
+ */
+static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
+                      bool must, CmErr *err)
+{
+    /* All or nothing: one reservation covers every structure that grows. */
+    int64_t bytes = 0;
+    int64_t str_more = 0;
+    int64_t str_used = (int64_t)l->strings.n_bytes;
+    if (str_used > l->str_reserved) {
+        str_more = str_used - l->str_reserved;
+        str_more = str_more > l->str_reserved ? str_more : l->str_reserved;
+        str_more = str_more > 64 * 1024 ? str_more : 64 * 1024;
+        bytes += str_more;
+    }
+    int64_t need = l->n_groups + n_groups;
+    int64_t cap = l->cap_groups;
+    while (cap < need) {
+        cap *= 2;
+    }
+    bytes += (cap - l->cap_groups) * group_bytes(s);
+    uint64_t n_slots = l->mask + 1;
+    while ((uint64_t)(need + 1) * 2 > n_slots) {
+        n_slots *= 2;
+    }
+    bytes += (int64_t)(n_slots - l->mask - 1) * (int64_t)sizeof(Slot);
+    uint64_t seen_slots[s->n_aggs + 1];
+    for (int a = 0; a < s->n_aggs; a++) {
+        SeenSet *set = &l->seen[a];
+        uint64_t had = set->slots != NULL ? set->mask + 1 : 0;
+        seen_slots[a] = had;
+        if (!s->aggs[a].distinct || n_values == 0 ||
+            (uint64_t)(set->n + n_values + 1) * 2 <= had) {
+            continue;
+        }
+        seen_slots[a] = had ? had : 1024;
+        while ((uint64_t)(set->n + n_values + 1) * 2 > seen_slots[a]) {
+            seen_slots[a] *= 2;
+        }
+        bytes += (int64_t)(seen_slots[a] - had) * (int64_t)sizeof(SeenEntry);
+    }
+    if (bytes == 0) {
+        return true;
+    }
+    if (!reserve(l, bytes, must, err)) {
+        return false;
+    }
+    l->str_reserved += str_more;
+    if (cap > l->cap_groups && grow_groups(s, l, cap, err) != CM_OK) {
+        return false;
+    }
+    if (n_slots > l->mask + 1 && rehash(l, n_slots, err) != CM_OK) {
+        return false;
+    }
+    for (int a = 0; a < s->n_aggs; a++) {
+        uint64_t had = l->seen[a].slots != NULL ? l->seen[a].mask + 1 : 0;
+        if (seen_slots[a] > had && seen_grow(&l->seen[a], seen_slots[a], err) != CM_OK) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Empties the table, keeping its arrays (and what they reserve) for reuse. */
+static void table_reset(const HashAggSpec *s, AggLocal *l)
+{
+    l->n_groups = 0;
+    l->next_out = 0;
+    memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (l->seen[a].slots != NULL) {
+            memset(l->seen[a].slots, 0, sizeof(SeenEntry) * (size_t)(l->seen[a].mask + 1));
+        }
+        l->seen[a].n = 0;
+    }
+    cm_arena_reset(&l->strings);
 }
 
 static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
@@ -215,9 +434,7 @@ static void init_states(const HashAggSpec *s, AggState *st)
 static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, uint32_t p,
                           uint64_t h, int64_t *g_out, CmErr *err)
 {
-    if (l->n_groups == l->cap_groups && grow_groups(s, l, err) != CM_OK) {
-        return err->code;
-    }
+    CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
     int64_t g = l->n_groups++;
     for (int k = 0; k < s->n_keys; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
@@ -252,14 +469,14 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
     }
     ex_hash_keys(in, s->n_keys, s->keys, l->row_hash);
     for (int i = 0; i < in->n_rows; i++) {
-        if ((uint64_t)(l->n_groups + 1) * 2 > l->mask + 1 && rehash(l, err) != CM_OK) {
-            return err->code;
-        }
+        CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
          * the slot of a row a few ahead is fetched while this one is placed. */
+#if CM_BATCH_CAP > 8
         if (i + 8 < in->n_rows) {
             __builtin_prefetch(&l->slots[l->row_hash[i + 8] & l->mask]);
         }
+#endif
         uint32_t p = cm_batch_pos(in, i);
         uint64_t h = l->row_hash[i];
         uint32_t tag = (uint32_t)(h >> 32);
@@ -357,10 +574,10 @@ static double as_double(const CmVec *v, uint32_t p)
 
 /* Welford's update for a raw value, or Chan's merge of a partial (n, mean, m2)
  * in FINAL mode: both keep the variance stable where sum-of-squares is not. */
-static void variance_add(const HashAggSpec *s, AggState *st, const CmBatch *in, const CmVec *v,
+static void variance_add(ExAggMode mode, AggState *st, const CmBatch *in, const CmVec *v,
                          uint32_t p, int col)
 {
-    if (s->mode != EX_AGG_FINAL) {
+    if (mode != EX_AGG_FINAL) {
         double x = as_double(v, p);
         st->n++;
         double delta = x - st->d;
@@ -410,26 +627,7 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
 static bool first_sight(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v, uint32_t p,
                         CmErr *err)
 {
-    if ((uint64_t)(set->n + 1) * 2 > set->mask + 1) {
-        uint64_t n_slots = set->mask ? (set->mask + 1) * 2 : 1024;
-        SeenEntry *slots = cm_calloc((size_t)n_slots, sizeof(SeenEntry));
-        if (slots == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory in a DISTINCT aggregate");
-            return false;
-        }
-        for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
-            if (set->slots[i].hash != 0) {
-                uint64_t j = set->slots[i].hash & (n_slots - 1);
-                while (slots[j].hash != 0) {
-                    j = (j + 1) & (n_slots - 1);
-                }
-                slots[j] = set->slots[i];
-            }
-        }
-        cm_free(set->slots);
-        set->slots = slots;
-        set->mask = n_slots - 1;
-    }
+    CM_ASSERT((uint64_t)(set->n + 1) * 2 <= set->mask + 1); /* make_room grew the set */
     CmValue x;
     cm_vec_get_value(v, p, &x);
     uint64_t h = value_hash(&x, group);
@@ -456,11 +654,13 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
 {
     const ExAggSpec *agg = &s->aggs[a];
     ExAggFn fn = agg->fn;
-    const CmVec *v = fn == EX_AGG_COUNT_STAR && s->mode != EX_AGG_FINAL ? NULL
-                                                                        : &in->cols[s->in_col[a]];
-    const CmVec *v2 = fn == EX_AGG_AVG && s->mode == EX_AGG_FINAL ? &in->cols[s->in_col[a] + 1]
-                                                                   : NULL;
-    bool final_count = s->mode == EX_AGG_FINAL &&
+    /* A DISTINCT aggregate reads raw values, also from spilled state rows. */
+    ExAggMode mode = agg->distinct ? EX_AGG_SINGLE : s->mode;
+    const CmVec *v = fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL
+                                                                      : &in->cols[s->in_col[a]];
+    const CmVec *v2 = fn == EX_AGG_AVG && mode == EX_AGG_FINAL ? &in->cols[s->in_col[a] + 1]
+                                                                : NULL;
+    bool final_count = mode == EX_AGG_FINAL &&
                        (fn == EX_AGG_COUNT || fn == EX_AGG_COUNT_STAR || fn == EX_AGG_SUM_COUNT);
     for (int i = 0; i < in->n_rows; i++) {
         AggState *st = &l->states[(int64_t)l->row_group[i] * s->n_aggs + a];
@@ -483,7 +683,7 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             continue;
         }
         if (fn >= EX_AGG_VAR_SAMP) {
-            variance_add(s, st, in, v, p, s->in_col[a]);
+            variance_add(mode, st, in, v, p, s->in_col[a]);
             continue;
         }
         switch (fn) {
@@ -526,10 +726,9 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
 
 /* Writes aggregate a of group g into column(s) starting at `col` of out. */
 static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *out, int col,
-                    uint32_t row)
+                    uint32_t row, bool partial)
 {
     const ExAggSpec *agg = &s->aggs[a];
-    bool partial = s->mode == EX_AGG_PARTIAL;
     CmVec *v = &out->cols[col];
     switch (agg->fn) {
     case EX_AGG_COUNT_STAR:
@@ -594,10 +793,126 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
     }
 }
 
-static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, uint32_t row)
+static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
+                      uint32_t row);
+
+/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
+ * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
+static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out, uint32_t row,
+                       bool as_state)
+{
+    emit_keys(s, l, g, out, row);
+    int col = s->n_keys;
+    bool partial = as_state || s->mode == EX_AGG_PARTIAL;
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (as_state && s->aggs[a].distinct) {
+            cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
+            continue;
+        }
+        col += emit_agg(s, &l->states[g * s->n_aggs + a], a, out, col, row, partial);
+    }
+}
+
+/* Fills l->out with the next groups of the table (from l->next_out). */
+static void emit_batch(const HashAggSpec *s, AggLocal *l)
+{
+    cm_batch_reset(&l->out);
+    uint32_t row = 0;
+    while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
+        emit_group(s, l, l->next_out++, &l->out, row++, false);
+    }
+    l->out.n_rows = (int)row;
+}
+
+/* Aggregates the active rows of `in`, laid out for spec x, into the table
+ * (make_room has made room for them). */
+static CmStatus absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
+{
+    if (assign_groups(x, l, in, err) != CM_OK) {
+        return err->code;
+    }
+    for (int a = 0; a < x->n_aggs; a++) {
+        if (update_one(x, l, a, in, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- spilling ------------------------------------------------------------------ */
+
+/* The partition of hash h at spill level `depth`: SPILL_BITS bits, from the top. */
+static int spill_part(uint64_t h, int depth)
+{
+    return (int)((h >> (64 - SPILL_BITS * (depth + 1))) & (SPILL_FANOUT - 1));
+}
+
+/* The state or raw file of partition `part` at level l->depth, made at first
+ * use (b: a batch of its rows, for the raw layout).  Borrowed; NULL with err. */
+static ShSpill *spill_file(AggLocal *l, const CmBatch *b, int part, bool is_state, CmErr *err)
+{
+    while (l->n_levels <= l->depth) {
+        memset(&l->levels[l->n_levels], 0, sizeof(SpillLevel));
+        l->n_levels++;
+    }
+    SpillLevel *lv = &l->levels[l->depth];
+    ShSpill **f = is_state ? &lv->state[part] : &lv->raw[part];
+    if (*f != NULL) {
+        return *f;
+    }
+    if (!is_state && l->in_types == NULL) {
+        l->in_types = cm_malloc(sizeof(CmType) * (size_t)(b->n_cols ? b->n_cols : 1));
+        if (l->in_types == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+            return NULL;
+        }
+        for (int c = 0; c < b->n_cols; c++) {
+            l->in_types[c] = b->cols[c].type;
+        }
+        l->n_in_cols = b->n_cols;
+    }
+    *f = sh_spill_new(l->temp_dir, l->max_temp, err);
+    return *f;
+}
+
+/* Appends the rows at positions pos[0..n) of b, whose key hashes are
+ * hash[0..n), to their partitions at level l->depth. */
+static CmStatus route(AggLocal *l, const CmBatch *b, int n, const uint32_t *pos,
+                      const uint64_t *hash, bool is_state, CmErr *err)
+{
+    int count[SPILL_FANOUT] = {0}, start[SPILL_FANOUT], fill[SPILL_FANOUT];
+    for (int i = 0; i < n; i++) {
+        int part = spill_part(hash[i], l->depth);
+        l->route_part[i] = (uint8_t)part;
+        count[part]++;
+    }
+    for (int part = 0, at = 0; part < SPILL_FANOUT; part++) {
+        start[part] = fill[part] = at;
+        at += count[part];
+    }
+    for (int i = 0; i < n; i++) {
+        l->route_pos[fill[l->route_part[i]]++] = pos[i];
+    }
+    for (int part = 0; part < SPILL_FANOUT; part++) {
+        if (count[part] == 0) {
+            continue;
+        }
+        CmBatch view = *b;
+        view.sel = &l->route_pos[start[part]];
+        view.n_rows = count[part];
+        ShSpill *f = spill_file(l, b, part, is_state, err);
+        if (f == NULL || sh_spill_append(f, &view, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
+                      uint32_t row)
 {
     for (int k = 0; k < s->n_keys; k++) {
-        CmVec *v = &l->out.cols[k];
+        CmVec *v = &out->cols[k];
         if (l->keys[k].nulls[g]) {
             cm_vec_set_null(v, row);
             continue;
@@ -605,30 +920,255 @@ static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, uint32_t ro
         size_t w = cm_type_width(s->key_types[k]);
         memcpy((char *)v->data + w * row, (const char *)l->keys[k].data + w * (size_t)g, w);
     }
-    int col = s->n_keys;
-    for (int a = 0; a < s->n_aggs; a++) {
-        col += emit_agg(s, &l->states[g * s->n_aggs + a], a, &l->out, col, row);
+}
+
+/* Writes the DISTINCT values of aggregate a as state rows (keys, the value in
+ * the aggregate's column, NULL elsewhere) to their groups' partitions. */
+static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
+{
+    const HashAggSpec *m = x->merge;
+    CmBatch *b = &l->state_buf;
+    const SeenSet *set = &l->seen[a];
+    int row = 0;
+    for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
+        const SeenEntry *e = &set->slots[i];
+        if (e->hash != 0) {
+            if (row == 0) {
+                cm_batch_reset(b);
+            }
+            emit_keys(x, l, e->group, b, (uint32_t)row);
+            for (int c = x->n_keys; c < m->n_state_cols; c++) {
+                if (c != m->in_col[a]) {
+                    cm_vec_set_null(&b->cols[c], (uint32_t)row);
+                }
+            }
+            cm_vec_set_value(&b->cols[m->in_col[a]], (uint32_t)row, &e->value);
+            l->miss_hash[row] = l->hashes[e->group];
+            l->hit_pos[row] = (uint32_t)row;
+            row++;
+        }
+        if (row == CM_BATCH_CAP || (row > 0 && i == set->mask)) {
+            b->n_rows = row;
+            if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
+                return err->code;
+            }
+            row = 0;
+        }
+    }
+    return CM_OK;
+}
+
+/* Writes the table out as state rows to the partitions at level l->depth
+ * and empties it (its memory stays reserved, for reuse). */
+static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
+{
+    CmBatch *b = &l->state_buf;
+    for (int64_t g0 = 0; g0 < l->n_groups; g0 += CM_BATCH_CAP) {
+        int n = l->n_groups - g0 < CM_BATCH_CAP ? (int)(l->n_groups - g0) : CM_BATCH_CAP;
+        cm_batch_reset(b);
+        for (int i = 0; i < n; i++) {
+            emit_group(x, l, g0 + i, b, (uint32_t)i, true);
+            l->hit_pos[i] = (uint32_t)i;
+        }
+        b->n_rows = n;
+        if (route(l, b, n, l->hit_pos, &l->hashes[g0], true, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    for (int a = 0; a < x->n_aggs; a++) {
+        if (x->aggs[a].distinct && dump_seen(x, l, a, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    table_reset(x, l);
+    return CM_OK;
+}
+
+/* The group of the row at position p with hash h, or -1 when the table has none. */
+static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
+                     uint64_t h)
+{
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (uint64_t idx = h & l->mask;; idx = (idx + 1) & l->mask) {
+        const Slot *slot = &l->slots[idx];
+        if (slot->group == 0) {
+            return -1;
+        }
+        if (slot->tag == tag && key_matches(x, l, slot->group - 1, in, p)) {
+            return slot->group - 1;
+        }
     }
 }
 
-static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *err)
+/* While spilling: rows of groups in the table update them; the others go to
+ * their partitions as raw rows.  When the updates themselves are refused
+ * memory, the table is written out first (and everything goes). */
+static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
+                           CmErr *err)
+{
+    if (l->n_groups > 0 && !make_room(x, l, 0, in->n_rows, false, err)) {
+        if (err->code != CM_OK || dump_table(x, l, err) != CM_OK ||
+            table_shrink(x, l, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    ex_hash_keys(in, x->n_keys, x->keys, l->row_hash);
+    int n_hit = 0, n_miss = 0;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        int64_t g = l->n_groups > 0 ? probe(x, l, in, p, l->row_hash[i]) : -1;
+        if (g >= 0) {
+            l->row_group[n_hit] = (uint32_t)g;
+            l->hit_pos[n_hit++] = p;
+        } else {
+            l->miss_pos[n_miss] = p;
+            l->miss_hash[n_miss++] = l->row_hash[i];
+        }
+    }
+    if (n_hit > 0) {
+        CmBatch view = *in;
+        view.sel = l->hit_pos;
+        view.n_rows = n_hit;
+        for (int a = 0; a < x->n_aggs; a++) {
+            if (update_one(x, l, a, &view, err) != CM_OK) {
+                return err->code;
+            }
+        }
+    }
+    return route(l, in, n_miss, l->miss_pos, l->miss_hash, is_state, err);
+}
+
+/* SINGLE, FINAL: aggregates `in` (laid out for x: the op's spec, or its merge
+ * spec for state rows).  From the first refusal on, the table takes no new
+ * groups (spill_rows).  Without keys (one group) or at the deepest level
+ * spilling cannot help: then a refusal is an OOM. */
+static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
+                              bool is_state, CmErr *err)
+{
+    if (!l->spilling) {
+        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS;
+        if (make_room(x, l, x->n_keys ? in->n_rows : 0, in->n_rows, must, err)) {
+            return absorb(x, l, in, err);
+        }
+        if (err->code != CM_OK) {
+            return err->code;
+        }
+        l->spilling = true;
+    }
+    return spill_rows(x, l, in, is_state, err);
+}
+
+/* Slices a refused batch takes, so that a table in a small budget (whose room
+ * for a whole batch of new groups and DISTINCT values may be most of it)
+ * still aggregates in memory. */
+#define SLICE_ROWS 128
+
+static CmStatus consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
+                        CmErr *err)
+{
+    int64_t n_new = x->n_keys ? in->n_rows : 0;
+    if (l->spilling || in->n_rows <= SLICE_ROWS ||
+        make_room(x, l, n_new, in->n_rows, false, err)) {
+        return err->code != CM_OK ? err->code : consume_slice(x, l, in, is_state, err);
+    }
+    for (int at = 0; at < in->n_rows; at += SLICE_ROWS) {
+        CmBatch view = *in;
+        view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+        for (int i = 0; i < view.n_rows; i++) {
+            l->slice_pos[i] = cm_batch_pos(in, at + i);
+        }
+        view.sel = l->slice_pos;
+        if (consume_slice(x, l, &view, is_state, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+/* The next spilled partition to aggregate, deepest level first (levels are
+ * dropped as they run out); false when none is left. */
+static bool next_partition(AggLocal *l, int *level, int *part)
+{
+    while (l->n_levels > 0) {
+        SpillLevel *lv = &l->levels[l->n_levels - 1];
+        while (lv->next < SPILL_FANOUT) {
+            int p = lv->next++;
+            if (lv->state[p] != NULL || lv->raw[p] != NULL) {
+                *level = l->n_levels - 1;
+                *part = p;
+                return true;
+            }
+        }
+        l->n_levels--;
+    }
+    return false;
+}
+
+/* Aggregates partition `part` of `level` into the emptied table: its state
+ * rows merged, then its raw rows added; what does not fit spills a level
+ * deeper.  Each file is freed once read. */
+static CmStatus load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr *err)
 {
     const HashAggSpec *s = op->spec;
-    AggLocal *l = local;
+    SpillLevel *lv = &l->levels[level];
+    l->loading[0] = lv->state[part];
+    l->loading[1] = lv->raw[part];
+    lv->state[part] = lv->raw[part] = NULL;
+    l->depth = level + 1;
+    l->spilling = false;
+    if (table_shrink(s, l, err) != CM_OK) {
+        return err->code;
+    }
+    for (int f = 0; f < 2; f++) {
+        ShSpill *file = l->loading[f];
+        if (file == NULL) {
+            continue;
+        }
+        if (sh_spill_rewind(file, err) != CM_OK) {
+            return err->code;
+        }
+        ex_op_count_spill(op, sh_spill_bytes(file));
+        if (f == 1 && !l->has_raw_buf) {
+            if (cm_batch_init(&l->raw_buf, l->n_in_cols, l->in_types, err) != CM_OK) {
+                return err->code;
+            }
+            l->has_raw_buf = true;
+        }
+        CmBatch *b = f == 0 ? &l->state_in : &l->raw_buf;
+        for (;;) {
+            bool eof = false;
+            if (sh_spill_read(file, b, &eof, err) != CM_OK) {
+                return err->code;
+            }
+            if (eof) {
+                break;
+            }
+            if (consume(f == 0 ? s->merge : s, l, b, f == 0, err) != CM_OK) {
+                return err->code;
+            }
+        }
+        sh_spill_free(file);
+        l->loading[f] = NULL;
+    }
+    return CM_OK;
+}
+
+/* ---- push and flush -------------------------------------------------------------- */
+
+/* Makes the rows a grouping over no input still returns: one row for a
+ * global aggregate, one of NULL keys for the empty grouping set. */
+static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
+{
     if (l->n_groups == 0 && s->n_keys == 0 && s->mode != EX_AGG_PARTIAL && !l->flushed_empty) {
-        /* A global aggregate over no rows still returns its one row. */
         CmBatch none = {.n_rows = 0};
         if (assign_groups(s, l, &none, err) != CM_OK) {
-            return EX_DONE;
+            return err->code;
         }
         l->flushed_empty = true;
     }
     if (l->n_groups == 0 && s->empty_gid_key >= 0 && s->mode != EX_AGG_PARTIAL &&
         !l->flushed_empty) {
-        /* The empty grouping set over no rows: one row of NULL keys. */
-        if (l->n_groups == l->cap_groups && grow_groups(s, l, err) != CM_OK) {
-            return EX_DONE;
-        }
+        CM_ASSERT(l->cap_groups > 0);
         for (int k = 0; k < s->n_keys; k++) {
             l->keys[k].nulls[0] = k != s->empty_gid_key;
         }
@@ -637,14 +1177,101 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
         l->n_groups = 1;
         l->flushed_empty = true;
     }
-    cm_batch_reset(&l->out);
-    uint32_t row = 0;
-    while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
-        emit_group(s, l, l->next_out++, row++);
+    return CM_OK;
+}
+
+/* At the end of the table's input: emit it, unless some of its groups were
+ * written out at its level, where the rest then go too. */
+static CmStatus finish_table(const HashAggSpec *s, AggLocal *l, CmErr *err)
+{
+    l->next_out = 0;
+    l->emitting = l->n_levels <= l->depth;
+    return l->emitting ? CM_OK : dump_table(s, l, err);
+}
+
+/* Emits the table, then each spilled partition aggregated in turn. */
+static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *err)
+{
+    const HashAggSpec *s = op->spec;
+    AggLocal *l = local;
+    if (!l->flush_started) {
+        l->flush_started = true;
+        if (l->n_levels == 0 && flush_empty(s, l, err) != CM_OK) {
+            return EX_DONE;
+        }
+        if (finish_table(s, l, err) != CM_OK) {
+            return EX_DONE;
+        }
     }
-    l->out.n_rows = (int)row;
+    for (;;) {
+        if (l->emitting) {
+            emit_batch(s, l);
+            *out = &l->out;
+            if (l->next_out < l->n_groups) {
+                return EX_HAVE_MORE;
+            }
+            l->emitting = false;
+            if (l->n_levels == 0) {
+                return EX_DONE;
+            }
+            if (l->out.n_rows > 0) {
+                return EX_HAVE_MORE;
+            }
+        }
+        int level, part;
+        if (!next_partition(l, &level, &part)) {
+            *out = NULL;
+            return EX_DONE;
+        }
+        if (load_partition(op, l, level, part, err) != CM_OK ||
+            finish_table(s, l, err) != CM_OK) {
+            return EX_DONE;
+        }
+    }
+}
+
+/* PARTIAL: when the table is refused memory, its groups go downstream as
+ * partial states (EX_HAVE_MORE, batch by batch) and it starts over. */
+static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch *in,
+                               const CmBatch **out, CmErr *err)
+{
+    if (l->draining && l->next_out == l->n_groups) { /* the last batch was taken */
+        l->draining = false;
+        if (table_shrink(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+    }
+    if (!l->draining) {
+        if (l->resume_at == 0 && make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
+            absorb(s, l, in, err);
+            return EX_NEED_INPUT;
+        }
+        /* Refused: the batch goes in slices, the groups out whenever a slice
+         * does not fit (an empty table must take it), and on from there. */
+        for (int at = l->resume_at; at < in->n_rows && err->code == CM_OK; at += SLICE_ROWS) {
+            CmBatch view = *in;
+            view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+            for (int i = 0; i < view.n_rows; i++) {
+                l->slice_pos[i] = cm_batch_pos(in, at + i);
+            }
+            view.sel = l->slice_pos;
+            if (make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows, l->n_groups == 0, err)) {
+                absorb(s, l, &view, err);
+            } else if (err->code == CM_OK) {
+                l->resume_at = at;
+                l->draining = true;
+                l->next_out = 0;
+                break;
+            }
+        }
+        if (!l->draining) {
+            l->resume_at = 0;
+            return EX_NEED_INPUT;
+        }
+    }
+    emit_batch(s, l);
     *out = &l->out;
-    return l->next_out < l->n_groups ? EX_HAVE_MORE : EX_DONE;
+    return EX_HAVE_MORE;
 }
 
 static ExOpResult agg_push(ExOp *op, void *local, const CmBatch *in, const CmBatch **out,
@@ -652,14 +1279,10 @@ static ExOpResult agg_push(ExOp *op, void *local, const CmBatch *in, const CmBat
 {
     const HashAggSpec *s = op->spec;
     AggLocal *l = local;
-    if (assign_groups(s, l, in, err) != CM_OK) {
-        return EX_NEED_INPUT;
+    if (s->mode == EX_AGG_PARTIAL) {
+        return partial_push(s, l, in, out, err);
     }
-    for (int a = 0; a < s->n_aggs; a++) {
-        if (update_one(s, l, a, in, err) != CM_OK) {
-            break;
-        }
-    }
+    consume(s, l, in, false, err);
     return EX_NEED_INPUT;
 }
 
@@ -686,6 +1309,23 @@ static void agg_local_fini(ExOp *op, void *local)
     cm_free(l->seen);
     cm_arena_fini(&l->strings);
     cm_batch_fini(&l->out);
+    for (int d = 0; d < l->n_levels; d++) {
+        for (int part = 0; part < SPILL_FANOUT; part++) {
+            sh_spill_free(l->levels[d].state[part]);
+            sh_spill_free(l->levels[d].raw[part]);
+        }
+    }
+    sh_spill_free(l->loading[0]);
+    sh_spill_free(l->loading[1]);
+    cm_free(l->in_types);
+    if (s->mode != EX_AGG_PARTIAL) {
+        cm_batch_fini(&l->state_buf);
+        cm_batch_fini(&l->state_in);
+    }
+    if (l->has_raw_buf) {
+        cm_batch_fini(&l->raw_buf);
+    }
+    cm_mem_res_fini(&l->res);
     cm_free(l);
 }
 
@@ -697,12 +1337,32 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory");
         return NULL;
     }
+    ex_op_res_init(op, task->query, &l->res, "hash aggregate");
     cm_arena_init(&l->strings, 64 * 1024);
+    l->temp_dir = task->query != NULL ? task->query->config.temp_directory : "/tmp";
+    l->max_temp = task->query != NULL ? task->query->config.max_temp_directory_size : 0;
+    /* The manager's fair share counts only consumers that hold memory: a task
+     * that starts its table late would find the budget taken by one that was
+     * alone, and that one only gives memory back when it next grows.  So each
+     * table keeps to its slice among the tasks that run at once. */
+    l->max_bytes = INT64_MAX;
+    if (task->query != NULL) {
+        CmMemStats st;
+        cm_mem_stats(&st);
+        int n_at_once = task->n_tasks < task->query->config.threads ? task->n_tasks
+                                                                    : task->query->config.threads;
+        l->max_bytes = (st.limit - st.used[CM_MEM_STORAGE]) / (n_at_once > 0 ? n_at_once : 1);
+    }
     l->keys = cm_calloc((size_t)(s->n_keys ? s->n_keys : 1), sizeof(KeyCol));
     l->seen = cm_calloc((size_t)(s->n_aggs ? s->n_aggs : 1), sizeof(SeenSet));
+    bool spills = s->mode != EX_AGG_PARTIAL;
     if (l->keys == NULL || l->seen == NULL ||
         cm_batch_init(&l->out, op->n_cols, op->types, err) != CM_OK ||
-        grow_groups(s, l, err) != CM_OK || rehash(l, err) != CM_OK) {
+        (spills && cm_batch_init(&l->state_buf, s->n_state_cols, s->state_types, err) != CM_OK) ||
+        (spills && cm_batch_init(&l->state_in, s->n_state_cols, s->state_types, err) != CM_OK) ||
+        cm_mem_need(&l->res, initial_bytes(s), err) != CM_OK ||
+        grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
+        rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         cm_err_set(err, CM_OOM, -1, "out of memory");
         agg_local_fini(op, l);
         return NULL;
@@ -740,6 +1400,40 @@ static const ExOpVt HASH_AGG_VT = {
 bool ex_hash_agg_is_partial(const ExOp *op)
 {
     return op->vt == &HASH_AGG_VT && ((const HashAggSpec *)op->spec)->mode == EX_AGG_PARTIAL;
+}
+
+/* The merge spec of s (mode FINAL over state rows) and the state row types. */
+static CmStatus build_merge(CmArena *a, HashAggSpec *s)
+{
+    HashAggSpec *m = cm_arena_alloc(a, sizeof *m);
+    int n_max = s->n_keys + 3 * s->n_aggs;
+    CmType *types = cm_arena_alloc(a, sizeof(CmType) * (size_t)(n_max ? n_max : 1));
+    int *keys = cm_arena_alloc(a, sizeof(int) * (size_t)(s->n_keys + 1));
+    int *in_col = cm_arena_alloc(a, sizeof(int) * (size_t)(s->n_aggs + 1));
+    if (m == NULL || types == NULL || keys == NULL || in_col == NULL) {
+        return CM_OOM;
+    }
+    *m = *s;
+    m->mode = EX_AGG_FINAL;
+    m->keys = keys;
+    m->in_col = in_col;
+    int n = 0;
+    for (int k = 0; k < s->n_keys; k++) {
+        keys[k] = k;
+        types[n++] = s->key_types[k];
+    }
+    for (int i = 0; i < s->n_aggs; i++) {
+        in_col[i] = n;
+        if (s->aggs[i].distinct) {
+            types[n++] = s->aggs[i].arg_type; /* the raw value */
+        } else {
+            n += ex_agg_partial_types(&s->aggs[i], &types[n]);
+        }
+    }
+    m->n_state_cols = s->n_state_cols = n;
+    m->state_types = s->state_types = types;
+    m->merge = s->merge = m;
+    return CM_OK;
 }
 
 ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
@@ -787,6 +1481,9 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
         } else {
             types[n_cols++] = aggs[i].type;
         }
+    }
+    if (mode != EX_AGG_PARTIAL && build_merge(a, s) != CM_OK) {
+        goto oom;
     }
     ExOp *op = ex_op_new(a, &HASH_AGG_VT, s, n_cols, types);
     if (op == NULL) {

@@ -716,3 +716,64 @@ Test(ex_hash_agg, nan_keys_form_one_group)
     ex_result_free(out);
     ex_result_free(in);
 }
+
+/* ---- spilling -------------------------------------------------------------------------- */
+
+/* count(*), count, sum, min, max, avg of x; min/max of the string w; count(DISTINCT z) and
+ * sum(DISTINCT x): results that do not depend on the order rows are added in. */
+static int spill_aggs(ExAggSpec *out)
+{
+    CmType i64 = cm_type_make(CM_T_INT64);
+    int n = basic_aggs(out);
+    out[n++] = agg(EX_AGG_MIN, 4, in_types[4]);
+    out[n++] = agg(EX_AGG_MAX, 4, in_types[4]);
+    out[n] = agg(EX_AGG_COUNT, 5, i64);
+    out[n++].distinct = true;
+    out[n] = agg(EX_AGG_SUM, 2, i64);
+    out[n++].distinct = true;
+    return n;
+}
+
+Test(ex_hash_agg, spills_within_a_small_limit_with_the_same_rows)
+{
+    ExResult *in = grouped_input(60000, 20000);
+    ExAggSpec aggs[16];
+    int n_aggs = spill_aggs(aggs);
+    int keys[2] = {0, 1};
+    ExOp *big = agg_op(EX_AGG_SINGLE, 2, keys, n_aggs, aggs);
+    ExResult *in_memory = run(big, in);
+    cr_expect_eq(atomic_load(&big->spilled_bytes), 0);
+    int64_t limit = cm_mem_limit();
+    cm_mem_set_limit(256 * 1024);
+    ExOp *small = agg_op(EX_AGG_SINGLE, 2, keys, n_aggs, aggs);
+    ExResult *spilled = run(small, in);
+    cm_mem_set_limit(limit);
+    cr_expect_gt(atomic_load(&small->spilled_bytes), 0, "the table spilled");
+    cr_expect_gt(atomic_load(&small->spill_files), 16, "some partitions spilled again");
+    expect_same_rows(in_memory, spilled);
+    ex_result_free(spilled);
+    ex_result_free(in_memory);
+    ex_result_free(in);
+}
+
+Test(ex_hash_agg, partial_emits_early_within_a_small_limit)
+{
+    ExResult *in = grouped_input(40000, 10000);
+    ExAggSpec aggs[16];
+    int n_aggs = basic_aggs(aggs);
+    int keys[1] = {0};
+    ExResult *single = run(agg_op(EX_AGG_SINGLE, 1, keys, n_aggs, aggs), in);
+    int64_t limit = cm_mem_limit();
+    cm_mem_set_limit(256 * 1024);
+    ExOp *partial = agg_op(EX_AGG_PARTIAL, 1, keys, n_aggs, aggs);
+    ExResult *partials = run(partial, in);
+    cr_expect_gt(ex_result_n_rows(partials), ex_result_n_rows(single),
+                 "groups were emitted before the end of the input");
+    cm_mem_set_limit(limit);
+    ExResult *final = run(agg_op(EX_AGG_FINAL, 1, keys, n_aggs, aggs), partials);
+    expect_same_rows(single, final);
+    ex_result_free(final);
+    ex_result_free(partials);
+    ex_result_free(single);
+    ex_result_free(in);
+}
