@@ -46,7 +46,7 @@ static void teardown(void)
     cm_arena_fini(&arena);
 }
 
-TestSuite(ex_sorter, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(ex_sorter, .init = setup, .fini = teardown);
 
 static int64_t key_a(int64_t i)
 {
