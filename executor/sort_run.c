@@ -1,0 +1,683 @@
+/*
+ * sort_run.c - the external sort (sort_run.h).
+ *
+ * Buffering: each added batch first reserves its bytes (fixed-width values,
+ * out-of-line string bytes and one ExRowRef per row).  A refusal writes the
+ * buffered rows as a sorted run and releases their memory; a batch that still
+ * does not fit is written as a run of its own.
+ * Merging: a run is read one batch at a time, so merging k runs reserves k
+ * times the largest batch any run wrote.  The fan-in F is how many of those
+ * the manager grants (at least 2, at most EX_SORTER_MAX_FANIN or a quarter of
+ * memory_limit); with more runs
+ * than F, passes merge groups of F neighbouring runs into one until F remain.
+ * Invariant: s->runs[0..n_runs) are consecutive stretches of the input in
+ * order (NULL once freed by a pass), each sorted with ties in input order; a
+ * merge breaks ties by input index, which keeps that invariant.
+ */
+#define _GNU_SOURCE
+#include "executor/sort_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "executor/result.h"
+#include "shuffle/spill.h"
+
+/* One run being merged: its current batch and the next row in it. */
+typedef struct MergeIn {
+    ShSpill *file;  /* borrowed from s->runs */
+    CmBatch batch;  /* the run's current batch */
+    int pos;        /* next row of batch */
+    bool has_batch; /* batch was initialised */
+} MergeIn;
+
+typedef struct Merge {
+    MergeIn *ins; /* owned, n_ins entries */
+    int n_ins;
+    int *heap;    /* owned: indexes of inputs with rows left, a min-heap */
+    int n_heap;
+} Merge;
+
+struct ExSorter {
+    ExOp *op;                /* borrowed: counts spills and memory */
+    char temp_dir[256];
+    int64_t max_temp;
+    int n_cols;
+    CmType *types;           /* owned */
+    int n_keys;
+    ExSortKey *keys;         /* owned */
+    int64_t limit;           /* -1: all rows */
+    int64_t row_width;       /* fixed bytes a buffered row takes, its ExRowRef included */
+    CmMemRes res;            /* buffered rows, then the merge's input batches */
+    ExResult *rows;          /* buffered rows; owned */
+    const CmBatch **batches; /* rows' batches by index, for the comparator; owned */
+    ExRowRef *order;         /* the sorted buffered rows; owned */
+    int64_t n_order, next;   /* rows in order (after a limit), next to emit */
+    ShSpill **runs;          /* owned; NULL entries were merged away */
+    int64_t *run_batch_bytes;/* the largest batch each run wrote */
+    int n_runs, cap_runs;
+    int n_runs_written;      /* for ex_sorter_n_runs */
+    bool is_finished;
+    bool is_merging;         /* finish left runs: next() merges them */
+    Merge merge;             /* the final merge */
+    int64_t n_emitted;       /* rows the final merge returned */
+    CmBatch scratch;         /* a run's batch being written */
+    CmBatch single;          /* an input batch that becomes a run alone */
+};
+
+/* ---- comparison ---------------------------------------------------------------- */
+
+static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
+{
+    switch ((CmTypeId)a->type.id) {
+    case CM_T_NULL:
+    case CM_T_BOOL: {
+        uint8_t x = ((const uint8_t *)a->data)[pa], y = ((const uint8_t *)b->data)[pb];
+        return (x > y) - (x < y);
+    }
+    case CM_T_INT32:
+    case CM_T_DATE: {
+        int32_t x = ((const int32_t *)a->data)[pa], y = ((const int32_t *)b->data)[pb];
+        return (x > y) - (x < y);
+    }
+    case CM_T_INT64:
+    case CM_T_TIME:
+    case CM_T_DECIMAL: {
+        int64_t x = ((const int64_t *)a->data)[pa], y = ((const int64_t *)b->data)[pb];
+        return (x > y) - (x < y);
+    }
+    case CM_T_DOUBLE: {
+        /* NaN sorts after every number (PostgreSQL), so the order is total. */
+        double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];
+        if (isnan(x) || isnan(y)) {
+            return isnan(x) - isnan(y);
+        }
+        return (x > y) - (x < y);
+    }
+    case CM_T_VARCHAR:
+        return cm_str_cmp(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);
+    }
+    return 0;
+}
+
+int ex_sort_compare_rows(const ExSortKey *keys, int n_keys, const CmBatch *a, uint32_t ra,
+                         const CmBatch *b, uint32_t rb)
+{
+    for (int k = 0; k < n_keys; k++) {
+        const ExSortKey *key = &keys[k];
+        const CmVec *va = &a->cols[key->col], *vb = &b->cols[key->col];
+        bool na = cm_vec_is_null(va, ra), nb = cm_vec_is_null(vb, rb);
+        if (na || nb) {
+            if (na && nb) {
+                continue;
+            }
+            return (na ? -1 : 1) * (key->nulls_first ? 1 : -1);
+        }
+        int c = compare_cell(va, ra, vb, rb);
+        if (c != 0) {
+            return key->desc ? -c : c;
+        }
+    }
+    return 0;
+}
+
+typedef struct SortCtx {
+    const ExSorter *s;
+    const CmBatch **batches;
+} SortCtx;
+
+/* Keys, then input order: a total order, so the sort is stable. */
+static int compare_refs(const void *x, const void *y, void *arg)
+{
+    const SortCtx *ctx = arg;
+    const ExRowRef *ra = x, *rb = y;
+    int c = ex_sort_compare_rows(ctx->s->keys, ctx->s->n_keys, ctx->batches[ra->batch], ra->row,
+                                 ctx->batches[rb->batch], rb->row);
+    if (c != 0) {
+        return c;
+    }
+    if (ra->batch != rb->batch) {
+        return ra->batch < rb->batch ? -1 : 1;
+    }
+    return (ra->row > rb->row) - (ra->row < rb->row);
+}
+
+/* ---- sorting the buffered rows ------------------------------------------------------ */
+
+/* Moves heap[i] down to its place in a max-heap of k references. */
+static void sift_down(ExRowRef *heap, int64_t k, int64_t i, SortCtx *ctx)
+{
+    for (;;) {
+        int64_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < k && compare_refs(&heap[l], &heap[big], ctx) > 0) {
+            big = l;
+        }
+        if (r < k && compare_refs(&heap[r], &heap[big], ctx) > 0) {
+            big = r;
+        }
+        if (big == i) {
+            return;
+        }
+        ExRowRef t = heap[i];
+        heap[i] = heap[big];
+        heap[big] = t;
+        i = big;
+    }
+}
+
+/* Top-N: the k smallest references kept in a max-heap, O(n log k); they are
+ * then sorted.  The comparison is a total order, so ties keep input order. */
+static int64_t select_top(ExRowRef *refs, int64_t n, int64_t k, SortCtx *ctx)
+{
+    for (int64_t i = k / 2 - 1; i >= 0; i--) {
+        sift_down(refs, k, i, ctx);
+    }
+    for (int64_t i = k; i < n; i++) {
+        if (compare_refs(&refs[i], &refs[0], ctx) < 0) {
+            refs[0] = refs[i];
+            sift_down(refs, k, 0, ctx);
+        }
+    }
+    return k;
+}
+
+/* Sorts the buffered rows, or the one batch `single` when not NULL, into
+ * s->order (the first `limit` of them). */
+static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
+{
+    int64_t n = single != NULL ? single->n_rows : ex_result_n_rows(s->rows);
+    int n_batches = single != NULL ? 1 : ex_result_n_batches(s->rows);
+    cm_free(s->order);
+    cm_free(s->batches);
+    s->order = cm_malloc(sizeof(ExRowRef) * (size_t)(n ? n : 1));
+    s->batches = cm_malloc(sizeof(CmBatch *) * (size_t)(n_batches ? n_batches : 1));
+    if (s->order == NULL || s->batches == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory sorting %lld rows", (long long)n);
+    }
+    int64_t at = 0;
+    for (int b = 0; b < n_batches; b++) {
+        const CmBatch *batch = single != NULL ? single : ex_result_batch(s->rows, b);
+        s->batches[b] = batch;
+        for (int r = 0; r < batch->n_rows; r++) {
+            s->order[at].batch = (uint32_t)b;
+            s->order[at].row = (uint32_t)r;
+            at++;
+        }
+    }
+    SortCtx ctx = {.s = s, .batches = s->batches};
+    int64_t keep = n;
+    if (s->limit >= 0 && s->limit < n / 4) {
+        keep = s->limit > 0 ? select_top(s->order, n, s->limit, &ctx) : 0;
+    }
+    qsort_r(s->order, (size_t)keep, sizeof(ExRowRef), compare_refs, &ctx);
+    s->n_order = s->limit >= 0 && s->limit < keep ? s->limit : keep;
+    s->next = 0;
+    return CM_OK;
+}
+
+int64_t ex_sorter_row_bytes(const ExSorter *s, const CmBatch *b)
+{
+    int64_t bytes = (int64_t)b->n_rows * s->row_width;
+    for (int c = 0; c < b->n_cols; c++) {
+        if (b->cols[c].type.id != CM_T_VARCHAR) {
+            continue;
+        }
+        const CmStr *v = b->cols[c].data;
+        for (int i = 0; i < b->n_rows; i++) {
+            uint32_t p = cm_batch_pos(b, i);
+            if (!cm_vec_is_null(&b->cols[c], p) && v[p].len > CM_STR_INLINE) {
+                bytes += v[p].len;
+            }
+        }
+    }
+    return bytes;
+}
+
+/* ---- runs ------------------------------------------------------------------------------ */
+
+/* A new empty run file at the end of s->runs (so ex_sorter_free closes it). */
+static ShSpill *add_run(ExSorter *s, CmErr *err)
+{
+    if (s->n_runs == s->cap_runs) {
+        int cap = s->cap_runs ? s->cap_runs * 2 : 16;
+        ShSpill **runs = cm_realloc(s->runs, sizeof(ShSpill *) * (size_t)cap);
+        if (runs != NULL) {
+            s->runs = runs;
+        }
+        int64_t *bytes = cm_realloc(s->run_batch_bytes, sizeof(int64_t) * (size_t)cap);
+        if (bytes != NULL) {
+            s->run_batch_bytes = bytes;
+        }
+        if (runs == NULL || bytes == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory adding a sorted run");
+            return NULL;
+        }
+        s->cap_runs = cap;
+    }
+    ShSpill *f = sh_spill_new(s->temp_dir, s->max_temp, err);
+    if (f != NULL) {
+        s->runs[s->n_runs] = f;
+        s->run_batch_bytes[s->n_runs] = 0;
+        s->n_runs++;
+        s->n_runs_written++;
+    }
+    return f;
+}
+
+/* Appends s->scratch to run `idx` and empties it. */
+static CmStatus write_scratch(ExSorter *s, int idx, CmErr *err)
+{
+    if (s->scratch.n_rows == 0) {
+        return CM_OK;
+    }
+    int64_t bytes = ex_sorter_row_bytes(s, &s->scratch);
+    if (bytes > s->run_batch_bytes[idx]) {
+        s->run_batch_bytes[idx] = bytes;
+    }
+    CmStatus st = sh_spill_append(s->runs[idx], &s->scratch, err);
+    cm_batch_reset(&s->scratch);
+    return st;
+}
+
+/* Ends writing run `idx` and counts its file on the op. */
+static CmStatus close_run(ExSorter *s, int idx, CmErr *err)
+{
+    if (write_scratch(s, idx, err) != CM_OK || sh_spill_rewind(s->runs[idx], err) != CM_OK) {
+        return err->code;
+    }
+    ex_op_count_spill(s->op, sh_spill_bytes(s->runs[idx]));
+    return CM_OK;
+}
+
+/* Sorts the buffered rows (or the batch `single`), writes them as a new run
+ * and releases them. */
+static CmStatus write_run(ExSorter *s, const CmBatch *single, CmErr *err)
+{
+    if (sort_rows(s, single, err) != CM_OK || add_run(s, err) == NULL) {
+        return err->code;
+    }
+    int idx = s->n_runs - 1;
+    for (int64_t i = 0; i < s->n_order; i++) {
+        const ExRowRef *ref = &s->order[i];
+        if (cm_batch_append_row(&s->scratch, s->batches[ref->batch], (int)ref->row, true, err) !=
+            CM_OK) {
+            return err->code;
+        }
+        if (s->scratch.n_rows == CM_BATCH_CAP && write_scratch(s, idx, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    if (close_run(s, idx, err) != CM_OK) {
+        return err->code;
+    }
+    cm_free(s->order);
+    cm_free(s->batches);
+    s->order = NULL;
+    s->batches = NULL;
+    s->n_order = 0;
+    if (single != NULL) {
+        return CM_OK;
+    }
+    ExResult *fresh = ex_result_new(s->n_cols, s->types, err);
+    if (fresh == NULL) {
+        return err->code;
+    }
+    ex_result_free(s->rows);
+    s->rows = fresh;
+    cm_mem_shrink(&s->res, s->res.held);
+    return CM_OK;
+}
+
+/* ---- merging --------------------------------------------------------------------------- */
+
+static bool in_less(const ExSorter *s, const Merge *m, int a, int b)
+{
+    const MergeIn *x = &m->ins[a], *y = &m->ins[b];
+    int c = ex_sort_compare_rows(s->keys, s->n_keys, &x->batch, (uint32_t)x->pos, &y->batch,
+                                 (uint32_t)y->pos);
+    return c < 0 || (c == 0 && a < b);
+}
+
+static void heap_down(const ExSorter *s, Merge *m, int i)
+{
+    for (;;) {
+        int small = i, l = 2 * i + 1, r = l + 1;
+        if (l < m->n_heap && in_less(s, m, m->heap[l], m->heap[small])) {
+            small = l;
+        }
+        if (r < m->n_heap && in_less(s, m, m->heap[r], m->heap[small])) {
+            small = r;
+        }
+        if (small == i) {
+            return;
+        }
+        int t = m->heap[i];
+        m->heap[i] = m->heap[small];
+        m->heap[small] = t;
+        i = small;
+    }
+}
+
+/* Reads the next non-empty batch of input i; *eof when the run is done. */
+static CmStatus in_read(MergeIn *in, bool *eof, CmErr *err)
+{
+    in->pos = 0;
+    do {
+        if (sh_spill_read(in->file, &in->batch, eof, err) != CM_OK) {
+            return err->code;
+        }
+    } while (!*eof && in->batch.n_rows == 0);
+    return CM_OK;
+}
+
+static void merge_close(Merge *m)
+{
+    for (int i = 0; i < m->n_ins; i++) {
+        if (m->ins[i].has_batch) {
+            cm_batch_fini(&m->ins[i].batch);
+        }
+    }
+    cm_free(m->ins);
+    cm_free(m->heap);
+    memset(m, 0, sizeof *m);
+}
+
+/* Opens a merge of runs[0..n) (all non-NULL): reads each one's first batch. */
+static CmStatus merge_open(ExSorter *s, Merge *m, ShSpill **runs, int n, CmErr *err)
+{
+    memset(m, 0, sizeof *m);
+    m->ins = cm_calloc((size_t)n, sizeof *m->ins);
+    m->heap = cm_malloc(sizeof(int) * (size_t)n);
+    if (m->ins == NULL || m->heap == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory merging sorted runs");
+    }
+    m->n_ins = n;
+    for (int i = 0; i < n; i++) {
+        MergeIn *in = &m->ins[i];
+        in->file = runs[i];
+        if (cm_batch_init(&in->batch, s->n_cols, s->types, err) != CM_OK) {
+            return err->code;
+        }
+        in->has_batch = true;
+        bool eof = false;
+        if (in_read(in, &eof, err) != CM_OK) {
+            return err->code;
+        }
+        if (!eof) {
+            m->heap[m->n_heap++] = i;
+        }
+    }
+    for (int i = m->n_heap / 2 - 1; i >= 0; i--) {
+        heap_down(s, m, i);
+    }
+    return CM_OK;
+}
+
+/* Appends the next rows of the merge to out, up to a full batch or max_rows. */
+static CmStatus merge_fill(ExSorter *s, Merge *m, CmBatch *out, int64_t max_rows, CmErr *err)
+{
+    while (m->n_heap > 0 && out->n_rows < CM_BATCH_CAP && max_rows > 0) {
+        MergeIn *in = &m->ins[m->heap[0]];
+        if (cm_batch_append_row(out, &in->batch, in->pos, true, err) != CM_OK) {
+            return err->code;
+        }
+        max_rows--;
+        if (++in->pos == in->batch.n_rows) {
+            bool eof = false;
+            if (in_read(in, &eof, err) != CM_OK) {
+                return err->code;
+            }
+            if (eof) {
+                m->heap[0] = m->heap[--m->n_heap];
+            }
+        }
+        heap_down(s, m, 0);
+    }
+    return CM_OK;
+}
+
+/* Reserves one input batch per run for up to `want` runs: how many the
+ * manager grants, but at least 2.  Like any operator's working batches, the
+ * two batches of the smallest merge are outside the limit: refusing them
+ * could only fail the query while the sort holds nothing else. */
+static int grant_fanin(ExSorter *s, int want)
+{
+    int64_t unit = 1;
+    for (int i = 0; i < s->n_runs; i++) {
+        if (s->runs[i] != NULL && s->run_batch_bytes[i] > unit) {
+            unit = s->run_batch_bytes[i];
+        }
+    }
+    if (want > EX_SORTER_MAX_FANIN) {
+        want = EX_SORTER_MAX_FANIN;
+    }
+    /* A quarter of the limit at most: the merge runs while other operators
+     * (a window's partitions, the sort after it) still need room. */
+    int64_t cap = cm_mem_limit() / 4 / unit;
+    if (want > cap) {
+        want = (int)cap;
+    }
+    int n = 0;
+    while (n < want && cm_mem_grow(&s->res, unit)) {
+        n++;
+    }
+    return n < 2 ? 2 : n;
+}
+
+/* One pass: merges groups of `fanin` neighbouring runs into one run each. */
+static CmStatus merge_pass(ExSorter *s, int fanin, CmErr *err)
+{
+    int n_old = s->n_runs, n_new = 0;
+    Merge m = {0};
+    for (int first = 0; first < n_old; first += fanin) {
+        int n = n_old - first < fanin ? n_old - first : fanin;
+        /* A new run lands at the end; it moves to slot n_new once its group is freed
+         * (n_new <= first, so that slot is free or part of the group). */
+        if (merge_open(s, &m, &s->runs[first], n, err) != CM_OK || add_run(s, err) == NULL) {
+            goto done;
+        }
+        int idx = s->n_runs - 1;
+        while (m.n_heap > 0) {
+            if (merge_fill(s, &m, &s->scratch, s->limit >= 0 ? s->limit : INT64_MAX, err) !=
+                CM_OK) {
+                goto done;
+            }
+            if (s->scratch.n_rows == CM_BATCH_CAP && write_scratch(s, idx, err) != CM_OK) {
+                goto done;
+            }
+            if (s->limit >= 0 && sh_spill_rows(s->runs[idx]) + s->scratch.n_rows >= s->limit) {
+                break; /* no later row of this group can be among the first `limit` */
+            }
+        }
+        if (close_run(s, idx, err) != CM_OK) {
+            goto done;
+        }
+        merge_close(&m);
+        for (int i = first; i < first + n; i++) {
+            sh_spill_free(s->runs[i]);
+            s->runs[i] = NULL;
+        }
+        s->runs[n_new] = s->runs[idx];
+        s->run_batch_bytes[n_new] = s->run_batch_bytes[idx];
+        s->runs[idx] = NULL;
+        s->n_runs--;
+        n_new++;
+    }
+    s->n_runs = n_new;
+done:
+    merge_close(&m);
+    return err->code;
+}
+
+/* Merges passes until one merge of all runs fits, and opens it. */
+static CmStatus prepare_merge(ExSorter *s, CmErr *err)
+{
+    for (;;) {
+        int fanin = grant_fanin(s, s->n_runs);
+        if (fanin >= s->n_runs) {
+            break;
+        }
+        if (merge_pass(s, fanin, err) != CM_OK) {
+            return err->code;
+        }
+        cm_mem_shrink(&s->res, s->res.held);
+    }
+    s->is_merging = true;
+    return merge_open(s, &s->merge, s->runs, s->n_runs, err);
+}
+
+/* ---- the sorter ----------------------------------------------------------------------- */
+
+ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, const CmType *types,
+                        int n_keys, const ExSortKey *keys, int64_t limit, CmErr *err)
+{
+    ExSorter *s = cm_calloc(1, sizeof *s);
+    if (s == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory creating a sort");
+        return NULL;
+    }
+    ex_op_res_init(op, q, &s->res, what);
+    s->op = op;
+    CmConfig defaults;
+    const CmConfig *cfg = q != NULL ? &q->config : NULL;
+    if (q == NULL) { /* an op driven alone (unit tests): the default settings */
+        cm_config_init(&defaults);
+        cfg = &defaults;
+    }
+    snprintf(s->temp_dir, sizeof s->temp_dir, "%s", cfg->temp_directory);
+    s->max_temp = cfg->max_temp_directory_size;
+    s->n_cols = n_cols;
+    s->n_keys = n_keys;
+    s->limit = limit;
+    s->types = cm_malloc(sizeof(CmType) * (size_t)(n_cols ? n_cols : 1));
+    s->keys = cm_malloc(sizeof(ExSortKey) * (size_t)(n_keys ? n_keys : 1));
+    if (s->types == NULL || s->keys == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory creating a sort");
+        ex_sorter_free(s);
+        return NULL;
+    }
+    memcpy(s->types, types, sizeof(CmType) * (size_t)n_cols);
+    if (n_keys > 0) {
+        memcpy(s->keys, keys, sizeof(ExSortKey) * (size_t)n_keys);
+    }
+    s->row_width = (int64_t)sizeof(ExRowRef);
+    for (int c = 0; c < n_cols; c++) {
+        s->row_width += (int64_t)cm_type_width(types[c]);
+    }
+    s->rows = ex_result_new(n_cols, types, err);
+    if (s->rows == NULL || cm_batch_init(&s->scratch, n_cols, types, err) != CM_OK ||
+        cm_batch_init(&s->single, n_cols, types, err) != CM_OK) {
+        ex_sorter_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void ex_sorter_free(ExSorter *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    merge_close(&s->merge);
+    for (int i = 0; i < s->n_runs; i++) {
+        sh_spill_free(s->runs[i]);
+    }
+    cm_free(s->runs);
+    cm_free(s->run_batch_bytes);
+    ex_result_free(s->rows);
+    cm_free(s->batches);
+    cm_free(s->order);
+    if (s->scratch.cols != NULL) {
+        cm_batch_fini(&s->scratch);
+    }
+    if (s->single.cols != NULL) {
+        cm_batch_fini(&s->single);
+    }
+    cm_free(s->types);
+    cm_free(s->keys);
+    cm_mem_res_fini(&s->res);
+    cm_free(s);
+}
+
+CmStatus ex_sorter_add(ExSorter *s, const CmBatch *in, CmErr *err)
+{
+    if (in->n_rows == 0) {
+        return CM_OK;
+    }
+    int64_t bytes = ex_sorter_row_bytes(s, in);
+    if (cm_mem_grow(&s->res, bytes)) {
+        return ex_result_append(s->rows, in, err);
+    }
+    if (ex_result_n_rows(s->rows) > 0 && write_run(s, NULL, err) != CM_OK) {
+        return err->code;
+    }
+    if (cm_mem_grow(&s->res, bytes)) {
+        return ex_result_append(s->rows, in, err);
+    }
+    /* Not even this batch is granted: it becomes a run of its own, sorted in a
+     * compacted copy (a batch, like any operator's, is outside the limit). */
+    cm_batch_reset(&s->single);
+    uint32_t pos[CM_BATCH_CAP];
+    for (int i = 0; i < in->n_rows; i++) {
+        pos[i] = cm_batch_pos(in, i);
+    }
+    if (cm_batch_append_rows(&s->single, in, pos, in->n_rows, false, err) != CM_OK) {
+        return err->code;
+    }
+    return write_run(s, &s->single, err);
+}
+
+CmStatus ex_sorter_finish(ExSorter *s, CmErr *err)
+{
+    s->is_finished = true;
+    if (s->n_runs == 0) {
+        return sort_rows(s, NULL, err);
+    }
+    if (ex_result_n_rows(s->rows) > 0 && write_run(s, NULL, err) != CM_OK) {
+        return err->code;
+    }
+    return prepare_merge(s, err);
+}
+
+CmStatus ex_sorter_next(ExSorter *s, CmBatch *out, bool *has_more, CmErr *err)
+{
+    cm_batch_reset(out);
+    *has_more = false;
+    if (s->is_merging) {
+        int64_t left = s->limit >= 0 ? s->limit - s->n_emitted : INT64_MAX;
+        if (merge_fill(s, &s->merge, out, left, err) != CM_OK) {
+            return err->code;
+        }
+        s->n_emitted += out->n_rows;
+        *has_more = s->merge.n_heap > 0 && (s->limit < 0 || s->n_emitted < s->limit);
+        return CM_OK;
+    }
+    while (s->next < s->n_order && out->n_rows < CM_BATCH_CAP) {
+        const ExRowRef *ref = &s->order[s->next++];
+        if (cm_batch_append_row(out, s->batches[ref->batch], (int)ref->row, false, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    *has_more = s->next < s->n_order;
+    return CM_OK;
+}
+
+bool ex_sorter_in_memory(const ExSorter *s, const CmBatch *const **batches,
+                         const ExRowRef **order, int64_t *n)
+{
+    if (s->is_merging) {
+        return false;
+    }
+    *batches = s->batches;
+    *order = s->order;
+    *n = s->n_order;
+    return true;
+}
+
+int ex_sorter_n_runs(const ExSorter *s)
+{
+    return s->n_runs_written;
+}
