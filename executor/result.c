@@ -70,9 +70,7 @@ static CmBatch *tail(ExResult *r, CmErr *err)
         for (int c = 0; c < r->n_cols; c++) {
             bytes += (int64_t)cm_type_width(r->types[c]) * CM_BATCH_CAP + 8 * CM_VALIDITY_WORDS;
         }
-        if (cm_mem_need(r->mem, bytes, err) != CM_OK) {
-            return NULL;
-        }
+        (void)cm_mem_grow(r->mem, bytes); /* counted while memory allows: see result.h */
     }
     CmBatch *b = cm_malloc(sizeof *b);
     if (b == NULL || cm_batch_init(b, r->n_cols, r->types, err) != CM_OK) {
@@ -101,9 +99,8 @@ CmStatus ex_result_append(ExResult *r, const CmBatch *b, CmErr *err)
         if (cm_batch_append_rows(t, b, pos, n, true, err) != CM_OK) {
             return err->code;
         }
-        if (r->mem != NULL && t->heap.n_bytes > heap &&
-            cm_mem_need(r->mem, (int64_t)(t->heap.n_bytes - heap), err) != CM_OK) {
-            return err->code;
+        if (r->mem != NULL && t->heap.n_bytes > heap) {
+            (void)cm_mem_grow(r->mem, (int64_t)(t->heap.n_bytes - heap));
         }
         r->n_rows += n;
         i += n;

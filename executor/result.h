@@ -19,8 +19,11 @@ typedef struct ExResult ExResult;
 ExResult *ex_result_new(int n_cols, const CmType *types, CmErr *err);
 void ex_result_free(ExResult *r);
 
-/* Makes appends reserve what they allocate in `mem` (borrowed; NULL: none);
- * what is reserved stays reserved until mem is released by its owner. */
+/* Makes appends count what they allocate in `mem` (borrowed; NULL: none),
+ * while the manager grants it; what is reserved stays reserved until mem is
+ * released by its owner.  A query's final rows belong to its client and are
+ * not spilled yet, so a refusal does not fail the query: they are the one
+ * large holding that may pass memory_limit (docs/memory.md). */
 void ex_result_set_mem(ExResult *r, CmMemRes *mem);
 
 /* Moves src's batches to the end of dst (no copy); src is left empty.  The
