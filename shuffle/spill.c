@@ -23,7 +23,9 @@
 #include "shuffle/block.h"
 #include "shuffle/shuffle_int.h"
 
-#define SPILL_BUF_BYTES (256 * 1024)
+/* The write buffer: small, since an operator may write many files at once
+ * (a partitioned spill), and the buffers sit outside its reservation. */
+#define SPILL_BUF_BYTES (64 * 1024)
 
 struct ShSpill {
     int fd;
@@ -84,14 +86,6 @@ ShSpill *sh_spill_new(const char *dir, int64_t max_temp, CmErr *err)
     s->max_temp = max_temp;
     snprintf(s->dir, sizeof s->dir, "%s", dir);
     sh_decoder_init(&s->dec);
-    s->buf = cm_malloc(SPILL_BUF_BYTES);
-    s->cap = SPILL_BUF_BYTES;
-    s->cctx = sh_zstd_cctx_new();
-    if (s->buf == NULL || s->cctx == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory creating a spill file");
-        sh_spill_free(s);
-        return NULL;
-    }
     /* An unnamed file: gone when closed, whatever happens to the process. */
     s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (s->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
@@ -129,7 +123,9 @@ static CmStatus write_out(ShSpill *s, CmErr *err)
     return CM_OK;
 }
 
-/* Makes the buffer hold at least n bytes (after writing out what it holds). */
+/* Makes the buffer hold at least n bytes (after writing out what it holds).
+ * The buffer is made on first use, so an open file that holds nothing in
+ * memory costs little: an operator may keep many runs open. */
 static CmStatus room(ShSpill *s, size_t n, CmErr *err)
 {
     if (s->fill + n <= s->cap) {
@@ -139,6 +135,7 @@ static CmStatus room(ShSpill *s, size_t n, CmErr *err)
         return err->code;
     }
     if (n > s->cap) {
+        n = n > SPILL_BUF_BYTES ? n : SPILL_BUF_BYTES;
         unsigned char *b = cm_realloc(s->buf, n);
         if (b == NULL) {
             return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
@@ -158,6 +155,10 @@ CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
     ShBlock *blk = sh_block_encode(b, err);
     if (blk == NULL) {
         return err->code;
+    }
+    if (s->cctx == NULL && (s->cctx = sh_zstd_cctx_new()) == NULL) {
+        cm_free(blk);
+        return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
     }
     ShBlockHeader h = blk->hdr;
     h.seq = s->seq++;
@@ -188,8 +189,19 @@ CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
 
 CmStatus sh_spill_rewind(ShSpill *s, CmErr *err)
 {
-    if (s->read_pos < 0 && write_out(s, err) != CM_OK) {
-        return err->code;
+    if (s->read_pos < 0) {
+        if (write_out(s, err) != CM_OK) {
+            return err->code;
+        }
+        /* Writing is over: the compressor and the write buffer go; reading
+         * makes a buffer of one record when it starts. */
+        if (s->cctx != NULL) {
+            sh_zstd_cctx_free(s->cctx);
+            s->cctx = NULL;
+        }
+        cm_free(s->buf);
+        s->buf = NULL;
+        s->cap = 0;
     }
     s->read_pos = 0;
     return CM_OK;
