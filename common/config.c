@@ -107,6 +107,12 @@ void cm_config_init(CmConfig *cfg)
     cfg->max_temp_directory_size = default_temp_size(cfg->temp_directory);
 }
 
+int64_t cm_config_broadcast_bytes(const CmConfig *cfg)
+{
+    int64_t cap = cfg->memory_limit / 16;
+    return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
+}
+
 bool cm_parse_size(const char *text, int64_t *bytes)
 {
     char *end;

@@ -60,5 +60,10 @@ CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err);
 /* Writes the current value of `name` as text into buf; false if unknown. */
 bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap);
 
+/* The size under which a join side is broadcast: broadcast_threshold, but at
+ * most a sixteenth of memory_limit, since a broadcast table cannot spill and
+ * its decoded size is a few times its shuffled size. */
+int64_t cm_config_broadcast_bytes(const CmConfig *cfg);
+
 /* Parses '64KB' / '1GB' / '123' into bytes; false on bad text. */
 bool cm_parse_size(const char *text, int64_t *bytes);

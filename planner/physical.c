@@ -219,7 +219,7 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
     /* Broadcast a build side estimated under broadcast_threshold; the adaptive
      * optimizer revisits the choice from the real size once the side has run. */
     bool partitioned = n->join_type == EX_JOIN_FULL ||
-                       estimated_bytes(n->right) > (double)bld->cfg->broadcast_threshold;
+                       estimated_bytes(n->right) > (double)cm_config_broadcast_bytes(bld->cfg);
     int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
     ShShuffle **slot = NULL;
     if (!build(bld, n->right, bp)) {

@@ -162,7 +162,7 @@ static CmStatus try_broadcast(Aqe *x, int j)
             continue;
         }
         int64_t bytes = total_bytes(*js->build);
-        if (bytes >= cfg->broadcast_threshold) {
+        if (bytes >= cm_config_broadcast_bytes(cfg)) {
             continue;
         }
         ex_hash_join_set_broadcast(op);
@@ -173,7 +173,7 @@ static CmStatus try_broadcast(Aqe *x, int j)
         if (record(x, cm_arena_printf(plan->arena,
                                       "{\"rule\": \"broadcast\", \"stage\": %d, \"build_bytes\": "
                                       "%lld, \"threshold\": %lld, \"probe_exchange_removed\": %s}",
-                                      s->id, (long long)bytes, (long long)cfg->broadcast_threshold,
+                                      s->id, (long long)bytes, (long long)cm_config_broadcast_bytes(cfg),
                                       w >= 0 ? "true" : "false")) != CM_OK) {
             return x->err->code;
         }
