@@ -25,6 +25,9 @@ typedef struct CmMem {
     CmMemRes *head;          /* consumers holding memory */
 } CmMem;
 
+/* cm_mem_grow keeps 1/HEADROOM_DIV of execution memory free (see there). */
+#define HEADROOM_DIV 8
+
 static CmMem g_mem;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -148,9 +151,14 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
     cm_mutex_lock(&m->lock);
     bool ok = fits(m, bytes);
     if (ok && r->pool == CM_MEM_EXECUTION) {
+        /* Spillable memory leaves an eighth of execution memory free: room for
+         * what cannot spill and for the first allocations of consumers that
+         * start while others hold their share. */
+        int64_t exec = m->limit - m->used[CM_MEM_STORAGE];
         int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 ? 1 : 0);
-        int64_t share = (m->limit - m->used[CM_MEM_STORAGE]) / (n > 0 ? n : 1);
-        ok = r->held + bytes <= share;
+        int64_t share = exec / (n > 0 ? n : 1);
+        ok = r->held + bytes <= share &&
+             m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
     }
     if (ok) {
         take(m, r, bytes);

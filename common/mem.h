@@ -12,10 +12,11 @@
  * Every large allocation is first a reservation.  A consumer (one operator in
  * one task, or one shared structure) owns a CmMemRes and grows it before it
  * allocates.  cm_mem_grow may refuse; the consumer then spills (frees what it
- * holds into temp files) and carries on with less.  It refuses when the pool is
- * full, or when the consumer would hold more than 1/N of the execution memory
- * with N consumers holding some: a consumer that starts late still gets its
- * share as the others spill.  cm_mem_need is for memory that cannot be spilled:
+ * holds into temp files) and carries on with less.  It refuses when spillable
+ * memory would leave less than an eighth of execution memory free (room for
+ * what cannot spill and for consumers that start late), or when the consumer
+ * would hold more than 1/N of the execution memory with N consumers holding
+ * some: a consumer that starts late still gets its share as the others spill.  cm_mem_need is for memory that cannot be spilled:
  * it ignores the fair share and turns a refusal into CM_OOM, with a message
  * naming the consumer, what it asked for, the limit and what holds the rest.
  * Small allocations (batches, scratch arenas, plans) stay outside; the limit

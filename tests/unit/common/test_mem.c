@@ -24,8 +24,11 @@ Test(cm_mem, grow_within_limit_and_release)
     cr_expect_eq(r.held, 600);
     cr_expect(!cm_mem_grow(&r, 500), "over the limit is refused");
     cr_expect_eq(r.held, 600, "a refusal changes nothing");
-    cm_mem_shrink(&r, 100);
-    cr_expect(cm_mem_grow(&r, 500));
+    cr_expect(!cm_mem_grow(&r, 300), "an eighth stays free for what cannot spill");
+    cr_expect(cm_mem_grow(&r, 275));
+    CmErr err;
+    cm_err_init(&err);
+    cr_expect_eq(cm_mem_need(&r, 125, &err), CM_OK, "need may use the headroom");
     cr_expect_eq(r.peak, 1000);
     CmMemStats st;
     cm_mem_stats(&st);
@@ -47,13 +50,12 @@ Test(cm_mem, fair_share_between_consumers)
     /* With two consumers each may hold up to half. */
     cr_expect(cm_mem_grow(&b, 500));
     cr_expect(!cm_mem_grow(&b, 1), "b is at its share");
-    cr_expect(cm_mem_grow(&a, 200));
-    cr_expect(!cm_mem_grow(&a, 1));
-    /* need ignores the share but not the limit */
-    cm_mem_shrink(&a, 200);
+    cr_expect(!cm_mem_grow(&a, 200), "the headroom is kept");
+    cr_expect(cm_mem_grow(&a, 75));
+    /* need ignores the share and the headroom, not the limit */
     CmErr err;
     cm_err_init(&err);
-    cr_expect_eq(cm_mem_need(&b, 200, &err), CM_OK);
+    cr_expect_eq(cm_mem_need(&b, 125, &err), CM_OK);
     cr_expect_eq(cm_mem_need(&b, 1, &err), CM_OOM);
     cm_mem_res_fini(&a);
     cm_mem_res_fini(&b);
