@@ -5,7 +5,8 @@
  * parameters (expressions are bound ExExpr trees over the operator's input
  * columns).  NULL with err on OOM.  Operators and their roles:
  *   sources:   table scan (morsels of chunks), values (constant rows),
- *              shuffle read (a partition range per task)
+ *              series (integers, morsels of row numbers), shuffle read (a
+ *              partition range per task)
  *   streaming: filter, project, hash aggregate (flushes at end of task), sort
  *              (flushes at end of task), limit
  *   sinks:     shuffle write (hash or gather), result (collects rows)
@@ -44,6 +45,13 @@ bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf);
  * n_cols may be 0 (one empty row for SELECT without FROM). */
 ExOp *ex_values_new(CmArena *a, int n_rows, int n_cols, ExExpr **exprs, const CmType *types,
                     CmErr *err);
+/* One BIGINT column: start, start + step, ... for n_rows rows (the table
+ * functions generate_series and range), split into morsels across tasks. */
+ExOp *ex_series_new(CmArena *a, int64_t start, int64_t step, uint64_t n_rows, CmErr *err);
+/* How many values a series from start toward stop by step has: stop included
+ * or not; 0 when stop lies behind start or step is 0.  UINT64_MAX stands for
+ * the 2^64 values of INT64_MIN..INT64_MAX by 1, which do not fit. */
+uint64_t ex_series_count(int64_t start, int64_t stop, int64_t step, bool inclusive);
 /* Reads shuffle `*shuffle` (resolved when the stage starts, so the producer may
  * be created later than the plan); one task per partition. */
 ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmType *types,

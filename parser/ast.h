@@ -156,15 +156,19 @@ typedef enum PsJoinType {
     PS_JOIN_INNER, PS_JOIN_LEFT, PS_JOIN_RIGHT, PS_JOIN_FULL, PS_JOIN_CROSS,
 } PsJoinType;
 
-typedef enum PsFromKind { PS_FROM_TABLE, PS_FROM_SUBQUERY, PS_FROM_JOIN } PsFromKind;
+typedef enum PsFromKind {
+    PS_FROM_TABLE, PS_FROM_SUBQUERY, PS_FROM_JOIN,
+    PS_FROM_FUNCTION, /* a table function: name(args), e.g. generate_series(1, 10) */
+} PsFromKind;
 
 typedef struct PsFrom PsFrom;
 struct PsFrom {
     PsFromKind kind;
     PsSchemaRef schema;      /* TABLE: optional catalog and schema */
-    const char *name;        /* TABLE: table, view or CTE name */
-    const char *alias;       /* TABLE/SUBQUERY: AS alias, or NULL */
-    PsList *col_aliases;     /* SUBQUERY/TABLE: alias(c1, c2) as const char*, or NULL */
+    const char *name;        /* TABLE: table, view or CTE name; FUNCTION: function name */
+    const char *alias;       /* TABLE/SUBQUERY/FUNCTION: AS alias, or NULL */
+    PsList *col_aliases;     /* SUBQUERY/TABLE/FUNCTION: alias(c1, c2) as const char*, or NULL */
+    PsList *args;            /* FUNCTION: argument expressions (PsExpr*), NULL when none */
     PsSelect *subquery;      /* SUBQUERY (also LATERAL-free VALUES lists) */
     PsJoinType join_type;    /* JOIN */
     bool natural;            /* JOIN: NATURAL */

@@ -188,6 +188,16 @@ PsFrom *ps_build_from_subquery(PsParse *ps, PsSelect *sub, const PsAliasSpec *al
     return f;
 }
 
+PsFrom *ps_build_from_function(PsParse *ps, PsToken name, PsList *args, const PsAliasSpec *al)
+{
+    PsFrom *f = from_new(ps, PS_FROM_FUNCTION, name.off);
+    f->name = ps_build_ident(ps, name);
+    f->args = args;
+    f->alias = al->alias;
+    f->col_aliases = al->cols;
+    return f;
+}
+
 PsFrom *ps_build_join(PsParse *ps, PsJoinType type, bool natural, PsFrom *l, PsFrom *r,
                       const PsJoinQual *qual)
 {

@@ -525,6 +525,11 @@ table_primary(A) ::= ID(C) DOT ID(S) DOT ID(N) opt_alias(L). {
     A = ps_build_table(ps, &q, &L);
 }
 table_primary(A) ::= select_with_parens(S) opt_alias(L). { A = ps_build_from_subquery(ps, S, &L); }
+/* A table function: generate_series(1, 10) AS g(i). */
+table_primary(A) ::= ID(N) LP RP opt_alias(L). { A = ps_build_from_function(ps, N, NULL, &L); }
+table_primary(A) ::= ID(N) LP expr_list(X) RP opt_alias(L). {
+    A = ps_build_from_function(ps, N, X, &L);
+}
 table_primary(A) ::= LP(P) table_ref(F) RP.          { A = ps_build_parens_from(ps, F, P); }
 
 %type opt_alias {PsAliasSpec}

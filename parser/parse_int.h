@@ -210,6 +210,7 @@ const char *ps_build_qname(PsParse *ps, const PsQName *name, PsSchemaRef *schema
 /* The catalog and schema of n (0..2) name tokens before a table name. */
 void ps_build_schema_ref(PsParse *ps, const PsToken *parts, int n, PsSchemaRef *out);
 PsFrom *ps_build_from_subquery(PsParse *ps, PsSelect *sub, const PsAliasSpec *al);
+PsFrom *ps_build_from_function(PsParse *ps, PsToken name, PsList *args, const PsAliasSpec *al);
 PsFrom *ps_build_join(PsParse *ps, PsJoinType type, bool natural, PsFrom *l, PsFrom *r,
                       const PsJoinQual *qual);
 PsFrom *ps_build_parens_from(PsParse *ps, PsFrom *from, PsToken lp);

@@ -177,6 +177,73 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
     return e->kind == ST_ENTRY_TABLE ? pl_bind_scan(b, e->table) : bind_view(b, e, f->src_off);
 }
 
+/* One argument of a table function: an integer constant, folded now (the
+ * series' length is known before the plan is cut into stages).  False with
+ * b->err set when it is not one. */
+static bool series_arg(PlBinder *b, const PsFrom *f, const PsExpr *ast, int idx, CmValue *out)
+{
+    PlScope none = {0};
+    ExExpr *e = pl_has_subquery(ast) ? NULL : pl_bind_scalar(b, &none, ast, f->name);
+    if (b->err->code != CM_OK) {
+        return false;
+    }
+    if (e == NULL || !ex_expr_is_constant(e)) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "the arguments of %s must be constants",
+                   f->name);
+        return false;
+    }
+    if (e->type.id != CM_T_NULL && !cm_type_is_integer(e->type)) {
+        char buf[64];
+        cm_err_set(b->err, CM_TYPE, ast->src_off, "argument %d of %s must be an integer, not %s",
+                   idx + 1, f->name, cm_type_name(e->type, buf, sizeof buf));
+        return false;
+    }
+    return ex_expr_eval_const(e, b->arena, out, b->err) == CM_OK;
+}
+
+/* The table functions generate_series(start, stop[, step]) (stop included)
+ * and range(start, stop[, step]) (stop excluded), with start 0 when only stop
+ * is given, as DuckDB has them.  A NULL argument gives no rows (DuckDB). */
+static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
+{
+    bool inclusive = strcmp(f->name, "generate_series") == 0;
+    if (!inclusive && strcmp(f->name, "range") != 0) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "unknown table function '%s'", f->name);
+        return NULL;
+    }
+    int n_args = f->args != NULL ? f->args->n : 0;
+    if (n_args < 1 || n_args > 3) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "%s takes 1 to 3 arguments, not %d", f->name,
+                   n_args);
+        return NULL;
+    }
+    int64_t arg[3] = {0, 0, 1}; /* start, stop, step */
+    bool has_null = false;
+    for (int i = 0; i < n_args; i++) {
+        CmValue v;
+        if (!series_arg(b, f, f->args->items[i], i, &v)) {
+            return NULL;
+        }
+        has_null |= v.is_null;
+        arg[n_args == 1 ? 1 : i] = v.i;
+    }
+    if (!has_null && arg[2] == 0) {
+        const PsExpr *step = f->args->items[2];
+        cm_err_set(b->err, CM_RUNTIME, step->src_off, "the step of %s cannot be 0", f->name);
+        return NULL;
+    }
+    PlNode *n = pl_node_new(b->arena, PL_SERIES, 1);
+    if (n == NULL) {
+        return oom(b);
+    }
+    n->types[0] = cm_type_make(CM_T_INT64);
+    n->names[0] = f->name;
+    n->series_start = arg[0];
+    n->series_step = arg[2];
+    n->series_rows = has_null ? 0 : ex_series_count(arg[0], arg[1], arg[2], inclusive);
+    return n;
+}
+
 PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
 {
     /* A derived table cannot see the columns of an enclosing query (no LATERAL). */
@@ -201,6 +268,10 @@ static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
         table = f->alias ? f->alias : f->name;
         break;
     case PS_FROM_SUBQUERY: n = bind_query(b, f->subquery); break;
+    case PS_FROM_FUNCTION:
+        n = bind_table_function(b, f);
+        table = f->alias ? f->alias : f->name;
+        break;
     case PS_FROM_JOIN:
         b->depth--;
         return pl_bind_from_where(b, f, NULL, sc);

@@ -300,6 +300,11 @@ static bool build(Builder *bld, const PlNode *n, Pipe *p)
         p->source = ex_values_new(bld->a, n->n_rows, n->n_cols, n->exprs, n->types, bld->err);
         p->single = true;
         return p->source != NULL;
+    case PL_SERIES:
+        memset(p, 0, sizeof *p);
+        p->source = ex_series_new(bld->a, n->series_start, n->series_step, n->series_rows,
+                                  bld->err);
+        return p->source != NULL;
     case PL_FILTER:
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
     case PL_PROJECT: return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));

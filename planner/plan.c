@@ -65,6 +65,7 @@ double pl_estimate(const PlNode *n)
     switch (n->kind) {
     case PL_GET: return (double)n->table->n_rows;
     case PL_VALUES: return n->n_rows;
+    case PL_SERIES: return (double)n->series_rows;
     case PL_FILTER: return pl_estimate(n->child) * pl_selectivity(n->pred);
     case PL_AGGREGATE: return n->n_keys == 0 ? 1 : pl_estimate(n->child) * 0.5;
     case PL_LIMIT: {

@@ -21,6 +21,7 @@
 typedef enum PlKind {
     PL_GET,        /* scan of `table`, columns `col_ids` */
     PL_VALUES,     /* n_rows constant rows (`exprs`, row-major); n_cols may be 0 */
+    PL_SERIES,     /* one BIGINT column: series_rows values from series_start by series_step */
     PL_FILTER,     /* rows of child where `pred` is true */
     PL_PROJECT,    /* `exprs` (n_cols) over the child */
     PL_AGGREGATE,  /* group by child columns 0..n_keys-1, then `aggs` */
@@ -44,6 +45,9 @@ struct PlNode {
     int *col_ids;
     /* VALUES */
     int n_rows;
+    /* SERIES (generate_series, range) */
+    int64_t series_start, series_step;
+    uint64_t series_rows;
     /* VALUES, PROJECT */
     ExExpr **exprs;
     /* FILTER */

@@ -41,6 +41,7 @@ static bool reads(const PsFrom *f, const char *name)
     case PS_FROM_TABLE: return strcmp(f->name, name) == 0;
     case PS_FROM_SUBQUERY: return select_reads(f->subquery, name);
     case PS_FROM_JOIN: return reads(f->left, name) || reads(f->right, name);
+    case PS_FROM_FUNCTION: return false; /* constant arguments only */
     }
     return false;
 }

@@ -385,6 +385,15 @@ static void put_from(Buf *b, const PsFrom *f)
         put_names(b, f->col_aliases);
         put(b, ")");
         return;
+    case PS_FROM_FUNCTION:
+        put(b, "(tablefunc %s", f->name);
+        put_exprs(b, f->args);
+        if (f->alias != NULL) {
+            put(b, " as %s", f->alias);
+        }
+        put_names(b, f->col_aliases);
+        put(b, ")");
+        return;
     case PS_FROM_JOIN:
         put(b, "(%sjoin-%s ", f->natural ? "natural-" : "", joins[f->join_type]);
         put_from(b, f->left);

@@ -699,6 +699,16 @@ Test(ps_parse, from_subqueries)
           "(select (*) :from (join-cross t (sub (select (1)) as s)) :where x)");
 }
 
+Test(ps_parse, from_table_functions)
+{
+    CHECK("select * from generate_series(1, 5)",
+          "(select (*) :from (tablefunc generate_series 1 5))");
+    CHECK("select * from range(10) as g (i)", "(select (*) :from (tablefunc range 10 as g (i)))");
+    CHECK("select * from range() r", "(select (*) :from (tablefunc range as r))");
+    CHECK("select * from t join range(1 + 1, 3) on a = range",
+          "(select (*) :from (join-inner t (tablefunc range (+ 1 1) 3) :on (= a range)))");
+}
+
 /* ======================================================================== */
 /* keywords as names                                                         */
 /* ======================================================================== */
