@@ -311,7 +311,10 @@ int64_t cm_mem_rss(void)
 
 int64_t cm_mem_rss_peak(void)
 {
-    return status_kb("VmHWM");
+    /* The kernel updates the high-water mark lazily (per-thread RSS counters
+     * are folded in from time to time), so it may trail the current RSS. */
+    int64_t hwm = status_kb("VmHWM"), rss = status_kb("VmRSS");
+    return hwm > rss ? hwm : rss;
 }
 
 bool cm_mem_rss_peak_reset(void)
