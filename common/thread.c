@@ -24,6 +24,8 @@ void cm_cond_wait(CmCond *c, CmMutex *m) { pthread_cond_wait(&c->c, &m->m); }
 void cm_cond_signal(CmCond *c) { pthread_cond_signal(&c->c); }
 void cm_cond_broadcast(CmCond *c) { pthread_cond_broadcast(&c->c); }
 
+#define CM_THREAD_STACK_SIZE ((size_t)8 << 20) /* bytes of each worker's stack */
+
 typedef struct PoolThread {
     CmPool *pool;
     int worker_id;
@@ -101,14 +103,30 @@ CmPool *cm_pool_new(int n_threads)
         cm_pool_free(pool);
         return NULL;
     }
+    /* The workers' stack is set, not left to the C library (RLIMIT_STACK with
+     * glibc, 128 KiB with musl): it must hold the recursion over expression
+     * trees as deep as the binder's limit (PL_MAX_EXPR_DEPTH), which takes
+     * under 1 MiB even with ASan's larger frames. */
+    pthread_attr_t attr;
+    pthread_attr_t *attr_p = NULL;
+    if (pthread_attr_init(&attr) == 0) {
+        attr_p = &attr;
+        (void)pthread_attr_setstacksize(&attr, CM_THREAD_STACK_SIZE);
+    }
     for (int i = 0; i < n_threads - 1; i++) {
         pool->threads[i].pool = pool;
         pool->threads[i].worker_id = i;
-        if (pthread_create(&pool->threads[i].tid, NULL, worker_main, &pool->threads[i]) != 0) {
+        if (pthread_create(&pool->threads[i].tid, attr_p, worker_main, &pool->threads[i]) != 0) {
+            if (attr_p != NULL) {
+                pthread_attr_destroy(attr_p);
+            }
             pool->n_threads = i + 1; /* the ones started, plus the caller */
             cm_pool_free(pool);
             return NULL;
         }
+    }
+    if (attr_p != NULL) {
+        pthread_attr_destroy(attr_p);
     }
     return pool;
 }

@@ -152,6 +152,13 @@ typedef struct PsTarget {
     int64_t src_off, src_len;
 } PsTarget;
 
+/* Limits on the shape of a query, checked as it is parsed: the planner walks
+ * these trees recursively, and a left-associative chain (t1, t2, t3 ... or
+ * q1 UNION q2 UNION q3 ...) nests as deeply as it is long.  Both follow SQLite. */
+#define PS_MAX_FROM_TABLES 64     /* tables in one FROM clause (keep in sync with
+                                     MAX_LEAVES in planner/bind_join.c) */
+#define PS_MAX_COMPOUND_TERMS 500 /* SELECTs in one UNION/INTERSECT/EXCEPT chain */
+
 typedef enum PsJoinType {
     PS_JOIN_INNER, PS_JOIN_LEFT, PS_JOIN_RIGHT, PS_JOIN_FULL, PS_JOIN_CROSS,
 } PsJoinType;
@@ -175,6 +182,7 @@ struct PsFrom {
     PsFrom *left, *right;    /* JOIN; a comma list is a left-deep chain of CROSS joins */
     PsExpr *on;              /* JOIN: ON condition or NULL */
     PsList *using_cols;      /* JOIN: USING (const char*) or NULL */
+    int n_tables;            /* JOIN: the tables under it (at most PS_MAX_FROM_TABLES) */
     int64_t src_off, src_len;
 };
 
@@ -211,6 +219,7 @@ struct PsSelect {
     /* SETOP */
     PsSetOp setop;
     bool all;             /* UNION ALL etc. */
+    int n_terms;          /* SETOP: the SELECTs it combines (at most PS_MAX_COMPOUND_TERMS) */
     PsSelect *left, *right;
     /* VALUES */
     PsList *rows;         /* PsList* of PsExpr* */

@@ -10,6 +10,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/arena.h"
@@ -64,7 +65,17 @@ PsSelect *ps_build_setop(PsParse *ps, PsSetOp op, bool all, PsSelect *l, PsSelec
     if (ps->is_failed) {
         return ps_build_alloc(ps, sizeof(PsSelect));
     }
+    int n_terms = (l->kind == PS_SEL_SETOP ? l->n_terms : 1) +
+                  (r->kind == PS_SEL_SETOP ? r->n_terms : 1);
+    if (n_terms > PS_MAX_COMPOUND_TERMS) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "too many terms in compound SELECT (limit %d)",
+                 PS_MAX_COMPOUND_TERMS);
+        ps_build_fail(ps, CM_LIMIT, r->src_off, msg);
+        return ps_build_alloc(ps, sizeof(PsSelect));
+    }
     PsSelect *s = select_new(ps, PS_SEL_SETOP, l->src_off);
+    s->n_terms = n_terms;
     s->setop = op;
     s->all = all;
     s->left = l;
@@ -204,7 +215,16 @@ PsFrom *ps_build_join(PsParse *ps, PsJoinType type, bool natural, PsFrom *l, PsF
     if (ps->is_failed) {
         return ps_build_alloc(ps, sizeof(PsFrom));
     }
+    int n_tables = (l->kind == PS_FROM_JOIN ? l->n_tables : 1) +
+                   (r->kind == PS_FROM_JOIN ? r->n_tables : 1);
+    if (n_tables > PS_MAX_FROM_TABLES) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "more than %d tables in one FROM clause", PS_MAX_FROM_TABLES);
+        ps_build_fail(ps, CM_LIMIT, r->src_off, msg);
+        return ps_build_alloc(ps, sizeof(PsFrom));
+    }
     PsFrom *f = from_new(ps, PS_FROM_JOIN, l->src_off);
+    f->n_tables = n_tables;
     f->join_type = type;
     f->natural = natural;
     f->left = l;

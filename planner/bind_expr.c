@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/value.h"
 #include "executor/func.h"
 #include "planner/binder_int.h"
@@ -174,17 +175,32 @@ ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r)
     return make_logic(b, EX_E_OR, l, r, l->src_off);
 }
 
-static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, int64_t off)
+/* A three-valued AND/OR of in[0..n), each cast to BOOLEAN, folded when all are
+ * constant.  An operand that is itself an AND (OR) of the same kind is taken
+ * apart, so that chains of any length stay one node: evaluation and every walk
+ * over the tree then recurse only as deep as the operators alternate. */
+static ExExpr *make_logic_n(PlBinder *b, ExExprKind kind, ExExpr **in, int n, int64_t off)
 {
     CmType t = cm_type_make(CM_T_BOOL);
-    ExExpr **args = new_args(b, 2);
+    int n_args = 0;
+    for (int i = 0; i < n; i++) {
+        n_args += in[i]->kind == kind ? in[i]->n_args : 1;
+    }
+    ExExpr **args = new_args(b, n_args);
     if (args == NULL) {
         return NULL;
     }
-    args[0] = pl_cast(b, l, t, off);
-    args[1] = pl_cast(b, r, t, off);
-    if (args[0] == NULL || args[1] == NULL) {
-        return NULL;
+    int pos = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i]->kind == kind) {
+            memcpy(args + pos, in[i]->args, sizeof(ExExpr *) * (size_t)in[i]->n_args);
+            pos += in[i]->n_args;
+        } else {
+            args[pos] = pl_cast(b, in[i], t, off);
+            if (args[pos++] == NULL) {
+                return NULL;
+            }
+        }
     }
     ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
     if (e == NULL) {
@@ -193,10 +209,16 @@ static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, in
     }
     e->kind = kind;
     e->type = t;
-    e->n_args = 2;
+    e->n_args = n_args;
     e->args = args;
     e->src_off = off;
     return fold(b, e);
+}
+
+static ExExpr *make_logic(PlBinder *b, ExExprKind kind, ExExpr *l, ExExpr *r, int64_t off)
+{
+    ExExpr *in[2] = {l, r};
+    return make_logic_n(b, kind, in, 2, off);
 }
 
 /* ---- literals ------------------------------------------------------------------ */
@@ -516,23 +538,23 @@ static int agg_fn_of(const char *name, bool star)
 
 bool pl_has_aggregate(const PsExpr *ast)
 {
-    if (ast == NULL) {
-        return false;
-    }
-    if (ast->kind == PS_EX_FUNC && agg_fn_of(ast->name, ast->star) >= 0 && ast->over == NULL) {
-        return true;
-    }
-    if (pl_has_aggregate(ast->left) || pl_has_aggregate(ast->right)) {
-        return true;
-    }
-    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
-        if (ast->kind == PS_EX_CASE) {
-            const PsWhen *w = ast->args->items[i];
-            if (pl_has_aggregate(w->cond) || pl_has_aggregate(w->result)) {
+    /* `left` by iteration: a chain of operators is as deep as it is long */
+    for (; ast != NULL; ast = ast->left) {
+        if (ast->kind == PS_EX_FUNC && agg_fn_of(ast->name, ast->star) >= 0 && ast->over == NULL) {
+            return true;
+        }
+        if (pl_has_aggregate(ast->right)) {
+            return true;
+        }
+        for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+            if (ast->kind == PS_EX_CASE) {
+                const PsWhen *w = ast->args->items[i];
+                if (pl_has_aggregate(w->cond) || pl_has_aggregate(w->result)) {
+                    return true;
+                }
+            } else if (pl_has_aggregate(ast->args->items[i])) {
                 return true;
             }
-        } else if (pl_has_aggregate(ast->args->items[i])) {
-            return true;
         }
     }
     return false;
@@ -705,33 +727,66 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 
 static bool has_window(const PsExpr *ast)
 {
-    if (ast == NULL) {
-        return false;
-    }
-    if (ast->kind == PS_EX_FUNC && ast->over != NULL) {
-        return true;
-    }
-    if (has_window(ast->left) || has_window(ast->right)) {
-        return true;
-    }
-    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
-        if (ast->kind == PS_EX_CASE) {
-            const PsWhen *w = ast->args->items[i];
-            if (has_window(w->cond) || has_window(w->result)) {
+    for (; ast != NULL; ast = ast->left) { /* `left` by iteration, as pl_has_aggregate */
+        if (ast->kind == PS_EX_FUNC && ast->over != NULL) {
+            return true;
+        }
+        if (has_window(ast->right)) {
+            return true;
+        }
+        for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+            if (ast->kind == PS_EX_CASE) {
+                const PsWhen *w = ast->args->items[i];
+                if (has_window(w->cond) || has_window(w->result)) {
+                    return true;
+                }
+            } else if (has_window(ast->args->items[i])) {
                 return true;
             }
-        } else if (has_window(ast->args->items[i])) {
-            return true;
         }
     }
     return false;
+}
+
+/* After aggregation: e, the binding of a subtree before aggregation, as a
+ * group key's column (or itself when constant); *matched false when neither.
+ * `off` is the subtree's position, for errors. */
+static ExExpr *match_bound(PlBindCtx *ctx, ExExpr *e, int64_t off, bool *matched)
+{
+    *matched = false;
+    for (int k = 0; k < ctx->agg->n_keys; k++) {
+        if (pl_expr_equal(e, ctx->agg->keys[k])) {
+            *matched = true;
+            if (ctx->agg->empty) {
+                int oc = ctx->agg->key_outer[k];
+                if (oc < 0) {
+                    *matched = false;
+                    return fail(ctx, CM_BIND, off,
+                                "this correlated subquery is not supported yet%s", "");
+                }
+                return ex_expr_column(ctx->b->arena, oc, e->type);
+            }
+            return ex_expr_column(ctx->b->arena, k, e->type);
+        }
+    }
+    if (ex_expr_is_constant(e)) {
+        *matched = true;
+        return e;
+    }
+    return NULL;
+}
+
+/* True when a subtree cannot be a group key: it holds an aggregate, window or subquery. */
+static bool is_unkeyable(const PsExpr *ast)
+{
+    return pl_has_aggregate(ast) || pl_has_subquery(ast) || has_window(ast);
 }
 
 /* After aggregation: a subtree equal to a group key is that key's column. */
 static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
 {
     *matched = false;
-    if (pl_has_aggregate(ast) || pl_has_subquery(ast) || has_window(ast)) {
+    if (is_unkeyable(ast)) {
         return NULL;
     }
     PlBindCtx pre = *ctx;
@@ -745,25 +800,7 @@ static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
     if (e == NULL) {
         return NULL;
     }
-    for (int k = 0; k < ctx->agg->n_keys; k++) {
-        if (pl_expr_equal(e, ctx->agg->keys[k])) {
-            *matched = true;
-            if (ctx->agg->empty) {
-                int oc = ctx->agg->key_outer[k];
-                if (oc < 0) {
-                    *matched = false;
-                    return fail(ctx, CM_BIND, ast->src_off, "this correlated subquery is not supported yet%s", "");
-                }
-                return ex_expr_column(ctx->b->arena, oc, e->type);
-            }
-            return ex_expr_column(ctx->b->arena, k, e->type);
-        }
-    }
-    if (ex_expr_is_constant(e)) {
-        *matched = true;
-        return e;
-    }
-    return NULL;
+    return match_bound(ctx, e, ast->src_off, matched);
 }
 
 /* ---- operators ------------------------------------------------------------------- */
@@ -872,27 +909,15 @@ static ExExpr *bind_interval_arith(PlBindCtx *ctx, const PsExpr *ast, ExExpr *da
     return e;
 }
 
-static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
+static bool is_interval(const PsExpr *ast)
 {
-    if (ast->op == PS_OP_ADD || ast->op == PS_OP_SUB) {
-        int64_t months, days;
-        bool bad;
-        for (int side = 1; side >= (ast->op == PS_OP_ADD ? 0 : 1); side--) {
-            const PsExpr *iv = side ? ast->right : ast->left;
-            if (interval_of(ctx, iv, &months, &days, &bad)) {
-                if (bad) {
-                    return NULL;
-                }
-                ExExpr *d = pl_bind_expr(ctx, side ? ast->left : ast->right);
-                return d ? bind_interval_arith(ctx, ast, d, months, days) : NULL;
-            }
-        }
-    }
-    ExExpr *l = pl_bind_expr(ctx, ast->left);
-    ExExpr *r = l ? pl_bind_expr(ctx, ast->right) : NULL;
-    if (r == NULL) {
-        return NULL;
-    }
+    return ast->kind == PS_EX_TYPED && ast->type != NULL &&
+           strcmp(ast->type->name, "interval") == 0;
+}
+
+/* l op r, both bound. */
+static ExExpr *combine_binary(PlBindCtx *ctx, const PsExpr *ast, ExExpr *l, ExExpr *r)
+{
     static const struct {
         PsOp op;
         const char *name;
@@ -914,20 +939,330 @@ static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
                 pl_source_text(ctx->b, ast->src_off, ast->src_len));
 }
 
-static ExExpr *bind_unary(PlBindCtx *ctx, const PsExpr *ast)
+/* INTERVAL + x: the one binary operator whose left operand is not bound first
+ * (x + INTERVAL and x - INTERVAL are levels of a chain, see bind_level). */
+static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
 {
-    ExExpr *x = pl_bind_expr(ctx, ast->left);
-    if (x == NULL) {
+    int64_t months, days;
+    bool bad;
+    if (!interval_of(ctx, ast->left, &months, &days, &bad)) {
+        return fail(ctx, CM_INTERNAL, ast->src_off, "not an interval%s", "");
+    }
+    ExExpr *d = bad ? NULL : pl_bind_expr(ctx, ast->right);
+    return d ? bind_interval_arith(ctx, ast, d, months, days) : NULL;
+}
+
+/* One level of a chain (see bind_chain): `ast` applied to its left operand,
+ * already bound as x. */
+static ExExpr *bind_level(PlBindCtx *ctx, const PsExpr *ast, ExExpr *x)
+{
+    switch (ast->kind) {
+    case PS_EX_BINARY: {
+        int64_t months, days;
+        bool bad;
+        if ((ast->op == PS_OP_ADD || ast->op == PS_OP_SUB) &&
+            interval_of(ctx, ast->right, &months, &days, &bad)) {
+            return bad ? NULL : bind_interval_arith(ctx, ast, x, months, days);
+        }
+        ExExpr *r = pl_bind_expr(ctx, ast->right);
+        return r ? combine_binary(ctx, ast, x, r) : NULL;
+    }
+    case PS_EX_UNARY:
+        switch (ast->op) {
+        case PS_OP_PLUS: return x;
+        case PS_OP_NEG: return pl_make_call(ctx->b, "neg", &x, 1, ast->src_off);
+        case PS_OP_NOT: return pl_make_call(ctx->b, "not", &x, 1, ast->src_off);
+        default:
+            return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
+                        pl_source_text(ctx->b, ast->src_off, ast->src_len));
+        }
+    case PS_EX_IS_NULL:
+        return pl_make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1,
+                            ast->src_off);
+    case PS_EX_CAST: {
+        CmType t;
+        if (pl_type_from_ast(ast->type, &t, ctx->b->err) != CM_OK) {
+            return NULL;
+        }
+        return pl_cast(ctx->b, x, t, ast->src_off);
+    }
+    default:
+        return fail(ctx, CM_INTERNAL, ast->src_off, "not a chain operator%s", "");
+    }
+}
+
+/* ---- chains ---------------------------------------------------------------------- */
+
+/* A node whose main operand is `left`, bound before anything else of it: the
+ * left-associative binary operators (a + b + c is ((a + b) + c)), the prefix
+ * operators (NOT NOT x), IS [NOT] NULL and casts (x::int::text). */
+static bool is_chain(const PsExpr *ast)
+{
+    switch (ast->kind) {
+    case PS_EX_BINARY:
+        return ast->op != PS_OP_ADD || !is_interval(ast->left) || is_interval(ast->right);
+    case PS_EX_UNARY:
+    case PS_EX_IS_NULL:
+    case PS_EX_CAST: return true;
+    default: return false;
+    }
+}
+
+/* True for the operators whose runs are bound as one: AND and OR are n-ary
+ * nodes; a run of more than PL_CONCAT_RUN || (associative) is a balanced tree,
+ * which keeps it under the depth limit and folds constants in O(n log n)
+ * bytes, not O(n^2).  A shorter one is left-deep, as written, so that each
+ * prefix (a || b of a || b || c) stays a subtree that can match a group key. */
+#define PL_CONCAT_RUN (PL_MAX_EXPR_DEPTH / 2)
+
+static bool is_run_op(const PsExpr *ast)
+{
+    return ast->kind == PS_EX_BINARY &&
+           (ast->op == PS_OP_AND || ast->op == PS_OP_OR || ast->op == PS_OP_CONCAT);
+}
+
+/* The depth of tree e, counting `known` (a subtree of depth known_depth)
+ * without walking it again.  Called only on trees built under the depth limit,
+ * so its own recursion is bounded. */
+static int expr_depth(const ExExpr *e, const ExExpr *known, int known_depth)
+{
+    if (e == known) {
+        return known_depth;
+    }
+    int depth = 0;
+    for (int i = 0; i < e->n_args; i++) {
+        int d = expr_depth(e->args[i], known, known_depth);
+        depth = d > depth ? d : depth;
+    }
+    return depth + 1;
+}
+
+/* The search along a chain, after aggregation, for its outermost level equal
+ * to a group key. */
+typedef struct KeyScan {
+    PlBindCtx *agg_ctx; /* the binding after aggregation */
+    int level;          /* spine index of the outermost level matched, or n */
+    ExExpr *key;        /* what that level binds to */
+    int err_level;      /* spine index of the outermost level whose match failed, or -1 */
+} KeyScan;
+
+/* Scan (see KeyScan) of an AND/OR run whose operands are in[0..n) and whose
+ * innermost level is spine index `bottom`: the longest proper prefix of the
+ * operands equal to a group key (a AND b of a AND b AND c).  The whole run is
+ * matched by the caller. */
+static void match_run_prefix(PlBindCtx *ctx, KeyScan *scan, ExExprKind kind, ExExpr **in, int n,
+                             int bottom, int64_t off)
+{
+    const PlAggCtx *agg = scan->agg_ctx->agg;
+    int best = 1;
+    for (int k = 0; k < agg->n_keys; k++) {
+        const ExExpr *key = agg->keys[k];
+        int n_flat = 0, m = 0;
+        while (key->kind == kind && m < n - 1 && n_flat < key->n_args) {
+            n_flat += in[m]->kind == kind ? in[m]->n_args : 1;
+            m++;
+        }
+        if (key->kind != kind || m <= best || n_flat != key->n_args) {
+            continue;
+        }
+        ExExpr *prefix = make_logic_n(ctx->b, kind, in, m, off);
+        bool matched = false;
+        ExExpr *col = prefix ? match_bound(scan->agg_ctx, prefix, off, &matched) : NULL;
+        if (matched) {
+            best = m;
+            scan->level = bottom - (m - 2);
+            scan->key = col;
+        } else if (ctx->b->err->code != CM_OK) {
+            scan->err_level = bottom - (m - 2);
+            cm_err_init(ctx->b->err);
+        }
+    }
+}
+
+/* A run of n levels of one operator (AND, OR or ||) over x: run[n - 1] is the
+ * innermost, at spine index `bottom`.  *depth is x's depth on entry and the
+ * result's on return.  With scan, prefixes of an AND/OR run are matched too. */
+static ExExpr *bind_run(PlBindCtx *ctx, const PsExpr *const *run, int n, ExExpr *x, int *depth,
+                        KeyScan *scan, int bottom)
+{
+    const PsExpr *top = run[0];
+    ExExpr **in = new_args(ctx->b, n + 1);
+    int *depths = cm_arena_alloc(ctx->b->arena, sizeof(int) * (size_t)(n + 1));
+    if (in == NULL || depths == NULL) {
         return NULL;
     }
-    switch (ast->op) {
-    case PS_OP_PLUS: return x;
-    case PS_OP_NEG: return pl_make_call(ctx->b, "neg", &x, 1, ast->src_off);
-    case PS_OP_NOT: return pl_make_call(ctx->b, "not", &x, 1, ast->src_off);
-    default:
-        return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
-                    pl_source_text(ctx->b, ast->src_off, ast->src_len));
+    in[0] = x;
+    depths[0] = *depth;
+    for (int i = 1; i <= n; i++) {
+        in[i] = pl_bind_expr(ctx, run[n - i]->right);
+        if (in[i] == NULL) {
+            return NULL;
+        }
+        depths[i] = expr_depth(in[i], NULL, 0);
     }
+    if (top->op != PS_OP_CONCAT) {
+        ExExprKind kind = top->op == PS_OP_AND ? EX_E_AND : EX_E_OR;
+        if (scan != NULL) {
+            match_run_prefix(ctx, scan, kind, in, n + 1, bottom, top->src_off);
+        }
+        ExExpr *e = make_logic_n(ctx->b, kind, in, n + 1, top->src_off);
+        *depth = e ? expr_depth(e, NULL, 0) : 0;
+        return e;
+    }
+    /* Pairs combined round by round, in order: a || b || c || d as (a || b) || (c || d).
+     * A cast to text may add a level above an operand. */
+    for (int count = n + 1; count > 1; count = (count + 1) / 2) {
+        for (int k = 0; k < count / 2; k++) {
+            int d = depths[2 * k] > depths[2 * k + 1] ? depths[2 * k] : depths[2 * k + 1];
+            in[k] = pl_make_call(ctx->b, "||", in + 2 * k, 2, top->src_off);
+            depths[k] = d + 2;
+            if (in[k] == NULL) {
+                return NULL;
+            }
+        }
+        if (count % 2 == 1) {
+            in[count / 2] = in[count - 1];
+            depths[count / 2] = depths[count - 1];
+        }
+    }
+    *depth = depths[0];
+    return in[0];
+}
+
+/* Binds spine[n - 1] (the innermost level) out to spine[0] over x, the binding
+ * of the innermost operand; a run of AND, OR or || is bound as one (see
+ * bind_run).  With scan, ctx binds before aggregation (errors go to a probe),
+ * the outermost level of each step is matched against the group keys, and the
+ * walk stops below the first level that cannot be a key (is_unkeyable). */
+static ExExpr *bind_levels(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr *x,
+                           KeyScan *scan)
+{
+    int depth = x ? expr_depth(x, NULL, 0) : 0;
+    for (int i = n - 1; i >= 0 && x != NULL; i--) {
+        const PsExpr *level = spine[i];
+        int j = i;
+        while (is_run_op(level) && j > 0 && spine[j - 1]->kind == PS_EX_BINARY &&
+               spine[j - 1]->op == level->op) {
+            j--;
+        }
+        if (level->op == PS_OP_CONCAT && i - j < PL_CONCAT_RUN) {
+            j = i; /* a short run of || stays left-deep, each level a subtree */
+        }
+        bool is_last = false;
+        for (int u = i; scan != NULL && u >= j; u--) {
+            if (spine[u]->kind == PS_EX_BINARY && is_unkeyable(spine[u]->right)) {
+                if (u == i) {
+                    return NULL; /* neither this level nor any above can be a key */
+                }
+                j = u + 1; /* the levels below u can */
+                is_last = true;
+                break;
+            }
+        }
+        if (j < i || (is_run_op(level) && level->op != PS_OP_CONCAT)) {
+            x = bind_run(ctx, spine + j, i - j + 1, x, &depth, scan, i);
+        } else {
+            ExExpr *e = bind_level(ctx, level, x);
+            depth = e ? expr_depth(e, x, depth) : 0;
+            x = e;
+        }
+        i = j;
+        if (x != NULL && depth > PL_MAX_EXPR_DEPTH) {
+            const PsExpr *at = spine[i]->kind == PS_EX_BINARY ? spine[i]->right : spine[i];
+            cm_err_set(ctx->b->err, CM_LIMIT, at->src_off,
+                       "expression too deeply nested (limit %d)", PL_MAX_EXPR_DEPTH);
+            x = NULL;
+        }
+        if (x != NULL && scan != NULL) {
+            bool matched;
+            ExExpr *k = match_bound(scan->agg_ctx, x, spine[i]->src_off, &matched);
+            if (matched) {
+                scan->level = i;
+                scan->key = k;
+            } else if (ctx->b->err->code != CM_OK) {
+                scan->err_level = i;
+                cm_err_init(ctx->b->err);
+            }
+        }
+        if (is_last) {
+            break;
+        }
+    }
+    return x;
+}
+
+/* After aggregation: the spine index of the outermost level of the chain equal
+ * to a group key, *key its binding; n when there is none, -1 on error.  This is
+ * what trying each level from the outside in finds (see pl_bind_expr), found
+ * with one binding of the chain before aggregation instead of one per level. */
+static int scan_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr **key)
+{
+    const PsExpr *inner = spine[n - 1]->left;
+    KeyScan scan = {.agg_ctx = ctx, .level = n, .key = NULL, .err_level = -1};
+    if (is_unkeyable(inner)) {
+        return n;
+    }
+    PlBindCtx pre = *ctx;
+    pre.agg = NULL;
+    CmErr probe;
+    cm_err_init(&probe);
+    CmErr *saved = ctx->b->err;
+    ctx->b->err = &probe;
+    ExExpr *x = pl_bind_expr(&pre, inner);
+    (void)bind_levels(&pre, spine, n, x, &scan);
+    ctx->b->err = saved;
+    if (scan.err_level >= 0 && scan.err_level < scan.level) {
+        cm_err_set(ctx->b->err, CM_BIND, spine[scan.err_level]->src_off,
+                   "this correlated subquery is not supported yet");
+        return -1;
+    }
+    *key = scan.key;
+    return scan.level;
+}
+
+/* Binds a chain (see is_chain) without recursing along it: a generated sum of
+ * 100000 terms is a tree 100000 deep.  The spine is gathered from the top,
+ * then bound from the innermost operand out (bind_levels).  A bound tree
+ * deeper than PL_MAX_EXPR_DEPTH is an error at the operand that made it so:
+ * evaluation and the planner's walks recurse over it. */
+static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast);
+
+static ExExpr *bind_chain(PlBindCtx *ctx, const PsExpr *ast)
+{
+    int n = 0, cap = 16;
+    const PsExpr **spine = cm_malloc(sizeof *spine * (size_t)cap);
+    ExExpr *x = NULL;
+    for (const PsExpr *cur = ast; spine != NULL && is_chain(cur); cur = cur->left) {
+        if (n == cap) {
+            cap *= 2;
+            const PsExpr **grown = cm_realloc(spine, sizeof *spine * (size_t)cap);
+            if (grown == NULL) {
+                cm_free(spine);
+                spine = NULL;
+                break;
+            }
+            spine = grown;
+        }
+        spine[n++] = cur;
+    }
+    if (spine == NULL) {
+        cm_err_set(ctx->b->err, CM_OOM, ast->src_off, "out of memory");
+        goto done;
+    }
+    int n_above = n; /* levels spine[0..n_above) are bound here, over x */
+    if (ctx->agg != NULL) {
+        n_above = scan_keys(ctx, spine, n, &x);
+        if (n_above < 0) {
+            goto done;
+        }
+    }
+    if (n_above == n) {
+        x = bind_node(ctx, spine[n - 1]->left);
+    }
+    x = bind_levels(ctx, spine, n_above, x, NULL);
+done:
+    cm_free(spine);
+    return x;
 }
 
 static ExExpr *negate_if(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
@@ -961,22 +1296,25 @@ static ExExpr *bind_in_list(PlBindCtx *ctx, const PsExpr *ast)
         return ex_expr_const(ctx->b->arena, &v);
     }
     ExExpr *x = pl_bind_expr(ctx, ast->left);
-    ExExpr *any = NULL;
-    for (int i = 0; x != NULL && i < ast->args->n; i++) {
+    ExExpr **eqs = x ? new_args(ctx->b, ast->args->n) : NULL;
+    for (int i = 0; eqs != NULL && i < ast->args->n; i++) {
         ExExpr *v = pl_bind_expr(ctx, ast->args->items[i]);
         if (v == NULL) {
             return NULL;
         }
         ExExpr *pair[2] = {x, v};
-        ExExpr *eq = pl_make_call(ctx->b, "=", pair, 2, ast->src_off);
-        if (eq == NULL) {
-            return NULL;
-        }
-        any = any ? make_logic(ctx->b, EX_E_OR, any, eq, ast->src_off) : eq;
-        if (any == NULL) {
+        eqs[i] = pl_make_call(ctx->b, "=", pair, 2, ast->src_off);
+        if (eqs[i] == NULL) {
             return NULL;
         }
     }
+    if (eqs == NULL) {
+        return NULL;
+    }
+    /* one OR of every equality: a list of any length is one node deep */
+    ExExpr *any = ast->args->n == 1
+                      ? eqs[0]
+                      : make_logic_n(ctx->b, EX_E_OR, eqs, ast->args->n, ast->src_off);
     return negate_if(ctx, any, ast->negated, ast->src_off);
 }
 
@@ -1548,24 +1886,23 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
 
 static bool has_subquery(const PsExpr *ast, bool scalar)
 {
-    if (ast == NULL) {
-        return false;
-    }
-    if ((scalar && ast->kind == PS_EX_SUBQUERY) || ast->kind == PS_EX_EXISTS ||
-        ast->kind == PS_EX_IN_SELECT) {
-        return true;
-    }
-    if (has_subquery(ast->left, scalar) || has_subquery(ast->right, scalar)) {
-        return true;
-    }
-    for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
-        if (ast->kind == PS_EX_CASE) {
-            const PsWhen *w = ast->args->items[i];
-            if (has_subquery(w->cond, scalar) || has_subquery(w->result, scalar)) {
+    for (; ast != NULL; ast = ast->left) { /* `left` by iteration, as pl_has_aggregate */
+        if ((scalar && ast->kind == PS_EX_SUBQUERY) || ast->kind == PS_EX_EXISTS ||
+            ast->kind == PS_EX_IN_SELECT) {
+            return true;
+        }
+        if (has_subquery(ast->right, scalar)) {
+            return true;
+        }
+        for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
+            if (ast->kind == PS_EX_CASE) {
+                const PsWhen *w = ast->args->items[i];
+                if (has_subquery(w->cond, scalar) || has_subquery(w->result, scalar)) {
+                    return true;
+                }
+            } else if (has_subquery(ast->args->items[i], scalar)) {
                 return true;
             }
-        } else if (has_subquery(ast->args->items[i], scalar)) {
-            return true;
         }
     }
     return false;
@@ -1582,6 +1919,13 @@ bool pl_has_predicate_subquery(const PsExpr *ast)
 }
 
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
+{
+    return is_chain(ast) ? bind_chain(ctx, ast) : bind_node(ctx, ast);
+}
+
+/* Binds a node that is not a chain (those go to bind_chain, whose innermost
+ * operand comes back here). */
+static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
 {
     /* Any subtree but an aggregate, window or grouping() call may be a group key. */
     bool keyable = ast->kind != PS_EX_FUNC ||
@@ -1620,25 +1964,11 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_BOOL:
     case PS_EX_TYPED: return bind_literal(ctx, ast);
     case PS_EX_COLUMN: return bind_column(ctx, ast);
-    case PS_EX_UNARY: return bind_unary(ctx, ast);
     case PS_EX_BINARY: return bind_binary(ctx, ast);
     case PS_EX_FUNC: return bind_function(ctx, ast);
     case PS_EX_CASE: return bind_case(ctx, ast);
     case PS_EX_BETWEEN: return bind_between(ctx, ast);
     case PS_EX_IN_LIST: return bind_in_list(ctx, ast);
-    case PS_EX_IS_NULL: {
-        ExExpr *x = pl_bind_expr(ctx, ast->left);
-        return x ? pl_make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1, ast->src_off)
-                 : NULL;
-    }
-    case PS_EX_CAST: {
-        ExExpr *x = pl_bind_expr(ctx, ast->left);
-        CmType t;
-        if (x == NULL || pl_type_from_ast(ast->type, &t, ctx->b->err) != CM_OK) {
-            return NULL;
-        }
-        return pl_cast(ctx->b, x, t, ast->src_off);
-    }
     case PS_EX_LIKE: return bind_like(ctx, ast);
     case PS_EX_SUBQUERY:
     case PS_EX_EXISTS:

@@ -19,6 +19,7 @@
  */
 #include <string.h>
 
+#include "common/alloc.h"
 #include "planner/binder_int.h"
 
 #define MAX_LEAVES 64
@@ -1023,13 +1024,39 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left
 
 /* ---- entry ------------------------------------------------------------------------------- */
 
-/* Splits an AND tree into the conjuncts with and without subqueries. */
+static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred,
+                           int *n_deferred);
+
+/* Splits an AND tree into the conjuncts with and without subqueries, in the
+ * order written.  The chain a AND b AND c is ((a AND b) AND c): its `left`
+ * operands are followed by iteration, as it is as deep as it is long. */
 static bool split_where(JoinSet *js, const PsExpr *e, const PsExpr **deferred, int *n_deferred)
 {
-    if (e->kind == PS_EX_BINARY && e->op == PS_OP_AND) {
-        return split_where(js, e->left, deferred, n_deferred) &&
-               split_where(js, e->right, deferred, n_deferred);
+    int n = 0;
+    for (const PsExpr *l = e; l->kind == PS_EX_BINARY && l->op == PS_OP_AND; l = l->left) {
+        n++;
     }
+    const PsExpr **rights = cm_malloc(sizeof *rights * (size_t)(n ? n : 1));
+    if (rights == NULL) {
+        cm_err_set(js->b->err, CM_OOM, e->src_off, "out of memory");
+        return false;
+    }
+    const PsExpr *l = e;
+    for (int i = n - 1; i >= 0; i--, l = l->left) {
+        rights[i] = l->right;
+    }
+    bool is_ok = split_conjunct(js, l, deferred, n_deferred);
+    for (int i = 0; i < n && is_ok; i++) {
+        is_ok = split_where(js, rights[i], deferred, n_deferred);
+    }
+    cm_free(rights);
+    return is_ok;
+}
+
+/* One conjunct (not an AND) of split_where. */
+static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred,
+                           int *n_deferred)
+{
     if (!pl_has_subquery(e)) {
         return bind_condition(js, e, "WHERE");
     }

@@ -113,6 +113,11 @@ typedef struct PlBindCtx {
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
 } PlBindCtx;
 
+/* The deepest bound expression tree: evaluation and the planner's walks over
+ * ExExpr recurse, so this bounds their stack.  Chains of AND, OR and || do not
+ * count against it (n-ary and balanced); see docs/conformance.md. */
+#define PL_MAX_EXPR_DEPTH 1000
+
 /* Binds `ast` in ctx: with ctx->agg set, the result is over the aggregate's
  * output (keys, then aggregates); otherwise over ctx->scope. */
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast);
