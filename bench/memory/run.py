@@ -188,6 +188,9 @@ def run_engine(engine, args, workload, scale, limit, datadir):
             times.append(float(m.group(1)) / 1000.0)
             continue
         if re.match(r"^(Error|error)\b", l):
+            if not errors:
+                # statements before the first error: each prints its timer line after its error
+                rec["failed_in"] = "load" if len(times) < n_pre else "job"
             errors.append(l.strip())
         elif l.strip():
             other.append(l.strip())
@@ -402,8 +405,8 @@ def main():
 
 
 def markdown(records):
-    rows = ["| workload | scale | memory | engine | completed | job time s | peak RSS | spilled | sluice/duckdb time | answers | error |",
-            "|---|---:|---|---|---|---:|---:|---:|---:|---|---|"]
+    rows = ["| workload | scale | memory | engine | completed | job time s | peak RSS | spilled | sluice/duckdb time | answers | load avg | error |",
+            "|---|---:|---|---|---|---:|---:|---:|---:|---|---:|---|"]
     by = {(r["workload"], r["limit"], r["engine"]): r for r in records}
     for r in records:
         ratio = ""
@@ -413,10 +416,12 @@ def markdown(records):
                 ratio = "%.2f" % (r["time_s"] / d["time_s"])
         ans = {True: "agree", False: "DIFFER"}.get(r.get("matches_duckdb"), "")
         err = (r["error"] or "").replace("|", "\\|")
-        rows.append("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        if err and r.get("failed_in"):
+            err = "(%s) %s" % (r["failed_in"], err)
+        rows.append("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s |" % (
             r["workload"], r["scale"], r["limit"], r["engine"], "yes" if r["completed"] else "no",
             "%.2f" % r["time_s"] if r["completed"] else "—", mib(r["peak_rss_bytes"]),
-            mib(r["spilled_bytes"]) if r["spilled_bytes"] is not None else "n/a", ratio, ans, err))
+            mib(r["spilled_bytes"]) if r["spilled_bytes"] is not None else "n/a", ratio, ans, r.get("loadavg", 0.0), err))
     return "\n".join(rows) + "\n"
 
 
