@@ -330,6 +330,28 @@ bool sh_block_header_unpack(const unsigned char *in, ShBlockHeader *h)
            (h->codec == SH_BLOCK_CODEC_NONE || h->codec == SH_BLOCK_CODEC_ZSTD);
 }
 
+int64_t sh_block_lay_record(const ShBlock *b, void *cctx, int level, unsigned char *rec)
+{
+    ShBlockHeader h = b->hdr;
+    unsigned char *payload = rec + SH_DISK_HDR_BYTES;
+    size_t size = 0;
+    if (cctx != NULL && h.codec == SH_BLOCK_CODEC_NONE && h.raw_bytes > 0) {
+        size = sh_zstd_compress(cctx, level, payload, sh_zstd_bound((size_t)h.raw_bytes),
+                                b->payload, (size_t)h.raw_bytes);
+    }
+    if (size > 0) {
+        h.codec = SH_BLOCK_CODEC_ZSTD;
+        h.stored_bytes = (int64_t)size;
+        h.checksum = XXH64(payload, size, 0);
+    } else {
+        memcpy(payload, b->payload, (size_t)h.stored_bytes);
+    }
+    int64_t padded = SH_ALIGN8(h.stored_bytes);
+    memset(payload + h.stored_bytes, 0, (size_t)(padded - h.stored_bytes));
+    sh_block_header_pack(&h, rec);
+    return SH_DISK_HDR_BYTES + padded;
+}
+
 int64_t sh_block_record_bytes(const ShBlockHeader *h)
 {
     return SH_DISK_HDR_BYTES + SH_ALIGN8(h->stored_bytes);

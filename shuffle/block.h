@@ -72,6 +72,11 @@ CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *sto
 void sh_decoder_init(ShDecoder *dec);
 void sh_decoder_fini(ShDecoder *dec);
 
+/* Lays out the on-disk record of an uncompressed block at rec, which has room
+ * for the header and the padded larger of the payload and its zstd bound:
+ * compressed (with cctx at `level`) when cctx is not NULL and it pays.
+ * Returns the record's bytes. */
+int64_t sh_block_lay_record(const ShBlock *b, void *cctx, int level, unsigned char *rec);
 /* Bytes of the on-disk record of a block with header h (header + padded payload). */
 int64_t sh_block_record_bytes(const ShBlockHeader *h);
 /* Packs h into out, with its check word. */

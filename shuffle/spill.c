@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "common/alloc.h"
 #include "shuffle/block.h"
@@ -29,14 +28,14 @@
 
 struct ShSpill {
     int fd;
-    char dir[256];          /* for messages */
+    char dir[256]; /* for messages */
     int64_t max_temp;
-    int64_t size;           /* bytes written to the file */
+    int64_t size; /* bytes written to the file */
     int64_t rows;
-    int64_t read_pos;       /* next record to read; -1 while writing */
-    unsigned char *buf;     /* write buffer, then payload buffer; owned */
+    int64_t read_pos;   /* next record to read; -1 while writing */
+    unsigned char *buf; /* write buffer, then payload buffer; owned */
     size_t fill, cap;
-    void *cctx;             /* zstd context; owned */
+    void *cctx; /* zstd context; owned */
     ShDecoder dec;
     int64_t seq;
 };
@@ -160,29 +159,16 @@ CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
         cm_free(blk);
         return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
     }
-    ShBlockHeader h = blk->hdr;
-    h.seq = s->seq++;
-    size_t bound = sh_zstd_bound((size_t)h.raw_bytes);
-    size_t max_payload = bound > (size_t)h.stored_bytes ? bound : (size_t)h.stored_bytes;
+    blk->hdr.seq = s->seq++;
+    size_t bound = sh_zstd_bound((size_t)blk->hdr.raw_bytes);
+    size_t stored = (size_t)blk->hdr.stored_bytes;
+    size_t max_payload = bound > stored ? bound : stored;
     if (room(s, SH_DISK_HDR_BYTES + SH_ALIGN8((int64_t)max_payload), err) != CM_OK) {
         cm_free(blk);
         return err->code;
     }
-    unsigned char *rec = s->buf + s->fill;
-    unsigned char *payload = rec + SH_DISK_HDR_BYTES;
-    size_t size = sh_zstd_compress(s->cctx, 1, payload, bound, blk->payload, (size_t)h.raw_bytes);
-    if (size > 0) {
-        h.codec = SH_BLOCK_CODEC_ZSTD;
-        h.stored_bytes = (int64_t)size;
-        h.checksum = XXH64(payload, size, 0);
-    } else {
-        memcpy(payload, blk->payload, (size_t)h.stored_bytes);
-    }
+    s->fill += (size_t)sh_block_lay_record(blk, s->cctx, 1, s->buf + s->fill);
     cm_free(blk);
-    int64_t padded = SH_ALIGN8(h.stored_bytes);
-    memset(payload + h.stored_bytes, 0, (size_t)(padded - h.stored_bytes));
-    sh_block_header_pack(&h, rec);
-    s->fill += SH_DISK_HDR_BYTES + (size_t)padded;
     s->rows += b->n_rows;
     return CM_OK;
 }

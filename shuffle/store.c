@@ -423,29 +423,10 @@ static int rec_cmp(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* Lays out one block's record at rec (room: header + padded bound): compresses
- * when the codec says so and it pays.  Returns the record's bytes. */
+/* Lays out one block's record at rec (room: header + padded bound). */
 static int64_t lay_record(ShStore *st, ShCctx *cc, const ShBlock *b, unsigned char *rec)
 {
-    ShBlockHeader h = b->hdr;
-    unsigned char *payload = rec + SH_DISK_HDR_BYTES;
-    size_t size = 0;
-    if (cc != NULL && h.codec == SH_BLOCK_CODEC_NONE && h.raw_bytes > 0) {
-        size =
-            sh_zstd_compress(cc->cctx, st->opt.zstd_level, payload,
-                             sh_zstd_bound((size_t)h.raw_bytes), b->payload, (size_t)h.raw_bytes);
-    }
-    if (size > 0) {
-        h.codec = SH_BLOCK_CODEC_ZSTD;
-        h.stored_bytes = (int64_t)size;
-        h.checksum = XXH64(payload, size, 0);
-    } else {
-        memcpy(payload, b->payload, (size_t)h.stored_bytes);
-    }
-    int64_t padded = SH_ALIGN8(h.stored_bytes);
-    memset(payload + h.stored_bytes, 0, (size_t)(padded - h.stored_bytes));
-    sh_block_header_pack(&h, rec);
-    return SH_DISK_HDR_BYTES + padded;
+    return sh_block_lay_record(b, cc != NULL ? cc->cctx : NULL, st->opt.zstd_level, rec);
 }
 
 /* Room a block's record may need before compression is tried. */
