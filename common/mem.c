@@ -22,7 +22,7 @@ typedef struct CmMem {
     int64_t peak[2];
     int64_t n_consumers[2];
     int64_t refusals;
-    CmMemRes *head;          /* consumers holding memory */
+    CmMemRes *head; /* consumers holding memory */
 } CmMem;
 
 /* cm_mem_grow keeps 1/HEADROOM_DIV of execution memory free (see there). */

@@ -16,13 +16,12 @@
  * memory would leave less than an eighth of execution memory free (room for
  * what cannot spill and for consumers that start late), or when the consumer
  * would hold more than 1/N of the execution memory with N consumers holding
- * some: a consumer that starts late still gets its share as the others spill.  cm_mem_need is for memory that cannot be spilled:
- * it ignores the fair share and turns a refusal into CM_OOM, with a message
- * naming the consumer, what it asked for, the limit and what holds the rest.
- * Small allocations (batches, scratch arenas, plans) stay outside; the limit
- * has room for them (docs/memory.md measures how much).
- * Thread-safe: every call takes the manager's one lock; a CmMemRes may be grown
- * from several threads.  Nothing here allocates.
+ * some: a consumer that starts late still gets its share as the others spill.  cm_mem_need is for
+ * memory that cannot be spilled: it ignores the fair share and turns a refusal into CM_OOM, with a
+ * message naming the consumer, what it asked for, the limit and what holds the rest. Small
+ * allocations (batches, scratch arenas, plans) stay outside; the limit has room for them
+ * (docs/memory.md measures how much). Thread-safe: every call takes the manager's one lock; a
+ * CmMemRes may be grown from several threads.  Nothing here allocates.
  */
 #pragma once
 
@@ -37,18 +36,18 @@ typedef enum CmMemPool { CM_MEM_EXECUTION = 0, CM_MEM_STORAGE = 1 } CmMemPool;
 /* What a set of consumers reserves (an operator's tasks; a query), for
  * EXPLAIN ANALYZE.  Counts go to the parent too. */
 typedef struct CmMemGroup {
-    atomic_llong used;   /* bytes reserved now */
-    atomic_llong peak;   /* the most reserved at once */
+    atomic_llong used;         /* bytes reserved now */
+    atomic_llong peak;         /* the most reserved at once */
     struct CmMemGroup *parent; /* borrowed, may be NULL */
 } CmMemGroup;
 
 /* A consumer's reservation.  Fields are written under the manager's lock. */
 typedef struct CmMemRes {
-    const char *what;           /* names the consumer in messages and reports; static */
+    const char *what; /* names the consumer in messages and reports; static */
     CmMemPool pool;
-    CmMemGroup *group;          /* the query it counts for; borrowed, may be NULL */
-    int64_t held;               /* bytes reserved now */
-    int64_t peak;               /* the most this consumer held */
+    CmMemGroup *group;            /* the query it counts for; borrowed, may be NULL */
+    int64_t held;                 /* bytes reserved now */
+    int64_t peak;                 /* the most this consumer held */
     struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
 } CmMemRes;
 

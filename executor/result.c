@@ -9,13 +9,13 @@
 
 struct ExResult {
     int n_cols;
-    CmType *types;      /* owned */
+    CmType *types; /* owned */
     int n_batches, cap_batches;
-    CmBatch **batches;  /* owned; appends fill the last one */
+    CmBatch **batches; /* owned; appends fill the last one */
     int64_t n_rows;
-    CmMemRes *mem;      /* where new batches and strings are reserved; borrowed, may be NULL */
-    bool ragged;        /* a batch before the last is not full (after ex_result_move) */
-    int64_t *starts;    /* ragged: first row of each batch, n_starts of them; owned */
+    CmMemRes *mem;   /* where new batches and strings are reserved; borrowed, may be NULL */
+    bool ragged;     /* a batch before the last is not full (after ex_result_move) */
+    int64_t *starts; /* ragged: first row of each batch, n_starts of them; owned */
     int n_starts;
 };
 
@@ -174,8 +174,23 @@ const CmBatch *ex_result_row_batch(ExResult *r, int64_t row, uint32_t *pos)
     return r->batches[lo];
 }
 
-int ex_result_n_cols(const ExResult *r) { return r->n_cols; }
-CmType ex_result_type(const ExResult *r, int col) { return r->types[col]; }
-int64_t ex_result_n_rows(const ExResult *r) { return r->n_rows; }
-int ex_result_n_batches(const ExResult *r) { return r->n_batches; }
-const CmBatch *ex_result_batch(const ExResult *r, int i) { return r->batches[i]; }
+int ex_result_n_cols(const ExResult *r)
+{
+    return r->n_cols;
+}
+CmType ex_result_type(const ExResult *r, int col)
+{
+    return r->types[col];
+}
+int64_t ex_result_n_rows(const ExResult *r)
+{
+    return r->n_rows;
+}
+int ex_result_n_batches(const ExResult *r)
+{
+    return r->n_batches;
+}
+const CmBatch *ex_result_batch(const ExResult *r, int i)
+{
+    return r->batches[i];
+}
