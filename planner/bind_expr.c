@@ -1525,7 +1525,7 @@ static CmType window_type(ExWinFn fn, CmType arg)
     }
 }
 
-static bool bind_frame(PlBindCtx *ctx, const PsWindow *w, ExWindowSpec *s)
+static bool bind_frame(PlBindCtx *ctx, const PsWindow *w, int64_t off, ExWindowSpec *s)
 {
     if (w->frame == PS_FRAME_NONE) {
         s->rows = false;
@@ -1534,6 +1534,12 @@ static bool bind_frame(PlBindCtx *ctx, const PsWindow *w, ExWindowSpec *s)
         return true;
     }
     s->rows = w->frame == PS_FRAME_ROWS;
+    if (w->start_kind == PS_BOUND_UNBOUNDED_FOLLOWING || w->end_kind == PS_BOUND_UNBOUNDED_PRECEDING) {
+        fail(ctx, CM_BIND, off, "%s", w->start_kind == PS_BOUND_UNBOUNDED_FOLLOWING
+                                                  ? "a frame cannot start at UNBOUNDED FOLLOWING"
+                                                  : "a frame cannot end at UNBOUNDED PRECEDING");
+        return false;
+    }
     s->start = frame_bound(w->start_kind);
     s->end = frame_bound(w->end_kind);
     if (!s->rows && (s->start == EX_FRAME_PRECEDING || s->start == EX_FRAME_FOLLOWING ||
@@ -1635,7 +1641,7 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
         s->order[k].desc = o->desc;
         s->order[k].nulls_first = o->nulls == 0 ? o->desc : o->nulls == 1;
     }
-    if (!bind_frame(ctx, pw, s)) {
+    if (!bind_frame(ctx, pw, ast->src_off, s)) {
         return NULL;
     }
     s->type = window_type(s->fn, s->arg_type);

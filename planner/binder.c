@@ -277,6 +277,11 @@ static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
         return pl_bind_from_where(b, f, NULL, sc);
     }
     b->depth--;
+    if (n != NULL && f->col_aliases != NULL && f->col_aliases->n > n->n_cols) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "'%s' has %d columns but %d column names are given",
+                   table ? table : "subquery", n->n_cols, f->col_aliases->n);
+        return NULL;
+    }
     if (n == NULL || !scope_of(b, n, table, f->col_aliases, sc)) {
         return NULL;
     }
@@ -820,11 +825,44 @@ static bool select_aggregates(const PsSelect *sel)
     return false;
 }
 
+/* Collects the names the items of one FROM clause go by (alias, else table or
+ * function name; a subquery without alias has none) into seen[*n]; false with
+ * b->err set at the second of two equal names, as PostgreSQL and DuckDB refuse
+ * `FROM t, t` and `FROM t x JOIN u x`: a column qualified by that name could
+ * mean either. */
+static bool distinct_from_names(PlBinder *b, const PsFrom *f, const char **seen, int *n)
+{
+    if (f->kind == PS_FROM_JOIN) {
+        return distinct_from_names(b, f->left, seen, n) &&
+               distinct_from_names(b, f->right, seen, n);
+    }
+    const char *name = f->alias ? f->alias : f->kind == PS_FROM_SUBQUERY ? NULL : f->name;
+    if (name == NULL) {
+        return true;
+    }
+    for (int i = 0; i < *n; i++) {
+        if (strcmp(seen[i], name) == 0) {
+            cm_err_set(b->err, CM_BIND, f->src_off, "table name '%s' is used more than once in FROM",
+                       name);
+            return false;
+        }
+    }
+    if (*n < PS_MAX_FROM_TABLES) {
+        seen[(*n)++] = name;
+    }
+    return true;
+}
+
 /* FROM and WHERE: the input rows of a SELECT and their scope. */
 static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
 {
     PlNode *input;
     if (sel->from != NULL) {
+        const char *seen[PS_MAX_FROM_TABLES];
+        int n_seen = 0;
+        if (!distinct_from_names(b, sel->from, seen, &n_seen)) {
+            return NULL;
+        }
         if (sel->where != NULL && pl_has_aggregate(sel->where)) {
             cm_err_set(b->err, CM_BIND, sel->where->src_off,
                        "aggregate functions are not allowed in WHERE");
@@ -1474,6 +1512,15 @@ static PlNode *bind_query(PlBinder *b, const PsSelect *sel)
             return oom(b);
         }
         c->cte = sel->with->items[i];
+        for (int j = 0; j < i; j++) {
+            const PsCte *prev = sel->with->items[j];
+            if (strcmp(prev->name, c->cte->name) == 0) {
+                b->ctes = saved;
+                cm_err_set(b->err, CM_BIND, c->cte->src_off,
+                           "WITH query name '%s' is given more than once", c->cte->name);
+                return NULL;
+            }
+        }
         c->next = b->ctes;
         b->ctes = c;
     }
