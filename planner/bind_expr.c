@@ -1041,10 +1041,46 @@ static int expr_depth(const ExExpr *e, const ExExpr *known, int known_depth)
  * to a group key. */
 typedef struct KeyScan {
     PlBindCtx *agg_ctx; /* the binding after aggregation */
+    PlOuter *outer;     /* instead: the grouped enclosing query whose keys are matched */
     int level;          /* spine index of the outermost level matched, or n */
-    ExExpr *key;        /* what that level binds to */
+    ExExpr *key;        /* what that level binds to (own keys) */
+    int key_idx;        /* which of the enclosing query's keys it equals (outer keys) */
     int err_level;      /* spine index of the outermost level whose match failed, or -1 */
 } KeyScan;
+
+/* The group keys a scan matches against. */
+static ExExpr *const *scan_keys_of(const KeyScan *scan, int *n)
+{
+    const PlAggCtx *agg = scan->outer ? scan->outer->grouped : scan->agg_ctx->agg;
+    *n = agg->n_keys;
+    return agg->keys;
+}
+
+/* Matches a bound level against the scan's keys (see KeyScan). */
+static void scan_match(KeyScan *scan, ExExpr *x, int level, int64_t off, CmErr *err)
+{
+    if (scan->outer != NULL) {
+        int n_keys;
+        ExExpr *const *keys = scan_keys_of(scan, &n_keys);
+        for (int k = 0; k < n_keys; k++) {
+            if (pl_expr_equal(x, keys[k])) {
+                scan->level = level;
+                scan->key_idx = k;
+                return;
+            }
+        }
+        return;
+    }
+    bool matched;
+    ExExpr *k = match_bound(scan->agg_ctx, x, off, &matched);
+    if (matched) {
+        scan->level = level;
+        scan->key = k;
+    } else if (err->code != CM_OK) {
+        scan->err_level = level;
+        cm_err_init(err);
+    }
+}
 
 /* Scan (see KeyScan) of an AND/OR run whose operands are in[0..n) and whose
  * innermost level is spine index `bottom`: the longest proper prefix of the
@@ -1053,10 +1089,11 @@ typedef struct KeyScan {
 static void match_run_prefix(PlBindCtx *ctx, KeyScan *scan, ExExprKind kind, ExExpr **in, int n,
                              int bottom, int64_t off)
 {
-    const PlAggCtx *agg = scan->agg_ctx->agg;
+    int n_keys;
+    ExExpr *const *keys = scan_keys_of(scan, &n_keys);
     int best = 1;
-    for (int k = 0; k < agg->n_keys; k++) {
-        const ExExpr *key = agg->keys[k];
+    for (int k = 0; k < n_keys; k++) {
+        const ExExpr *key = keys[k];
         int n_flat = 0, m = 0;
         while (key->kind == kind && m < n - 1 && n_flat < key->n_args) {
             n_flat += in[m]->kind == kind ? in[m]->n_args : 1;
@@ -1066,15 +1103,12 @@ static void match_run_prefix(PlBindCtx *ctx, KeyScan *scan, ExExprKind kind, ExE
             continue;
         }
         ExExpr *prefix = make_logic_n(ctx->b, kind, in, m, off);
-        bool matched = false;
-        ExExpr *col = prefix ? match_bound(scan->agg_ctx, prefix, off, &matched) : NULL;
-        if (matched) {
+        int level = scan->level;
+        if (prefix != NULL) {
+            scan_match(scan, prefix, bottom - (m - 2), off, ctx->b->err);
+        }
+        if (scan->level != level) {
             best = m;
-            scan->level = bottom - (m - 2);
-            scan->key = col;
-        } else if (ctx->b->err->code != CM_OK) {
-            scan->err_level = bottom - (m - 2);
-            cm_err_init(ctx->b->err);
         }
     }
 }
@@ -1174,21 +1208,46 @@ static ExExpr *bind_levels(PlBindCtx *ctx, const PsExpr *const *spine, int n, Ex
             x = NULL;
         }
         if (x != NULL && scan != NULL) {
-            bool matched;
-            ExExpr *k = match_bound(scan->agg_ctx, x, spine[i]->src_off, &matched);
-            if (matched) {
-                scan->level = i;
-                scan->key = k;
-            } else if (ctx->b->err->code != CM_OK) {
-                scan->err_level = i;
-                cm_err_init(ctx->b->err);
-            }
+            scan_match(scan, x, i, spine[i]->src_off, ctx->b->err);
         }
         if (is_last) {
             break;
         }
     }
     return x;
+}
+
+/* In a correlated subquery of a grouped query, before the subquery's own
+ * aggregation: the spine index of the outermost level of the chain that reads
+ * only enclosing columns and equals one of the enclosing query's group keys
+ * (`s2.b = s.b + 1` under `GROUP BY b + 1`), *key the reference to that key;
+ * n when there is none.  Like scan_keys, one binding of the chain, here in the
+ * enclosing scope: a level that reads the subquery's own columns fails to bind
+ * there, which ends the scan and is no error. */
+static int scan_outer_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr **key)
+{
+    PlOuter *o = ctx->b->outer;
+    const PsExpr *inner = spine[n - 1]->left;
+    if (is_unkeyable(inner) || !reads_only_outer(ctx->scope, o->scope, inner)) {
+        return n;
+    }
+    KeyScan scan = {.outer = o, .level = n, .key_idx = -1, .err_level = -1};
+    PlBindCtx m = {.b = ctx->b, .scope = o->scope, .clause = ctx->clause};
+    CmErr probe;
+    cm_err_init(&probe);
+    CmErr *saved = ctx->b->err;
+    ctx->b->outer = NULL;
+    ctx->b->err = &probe;
+    ExExpr *x = pl_bind_expr(&m, inner);
+    (void)bind_levels(&m, spine, n, x, &scan);
+    ctx->b->err = saved;
+    ctx->b->outer = o;
+    if (scan.level == n) {
+        return n;
+    }
+    ExExpr *k = o->grouped->keys[scan.key_idx];
+    *key = outer_ref(ctx, o, scan.key_idx, k->type, spine[scan.level]->src_off);
+    return *key != NULL ? scan.level : -1;
 }
 
 /* After aggregation: the spine index of the outermost level of the chain equal
@@ -1208,8 +1267,24 @@ static int scan_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr *
     cm_err_init(&probe);
     CmErr *saved = ctx->b->err;
     ctx->b->err = &probe;
-    ExExpr *x = pl_bind_expr(&pre, inner);
-    (void)bind_levels(&pre, spine, n, x, &scan);
+    /* In a correlated subquery of a grouped query, a level may first be a key
+     * of the enclosing query (`count(*) + (s.b + 1)` under `GROUP BY b + 1`):
+     * bound as that, it is then matched against this query's keys. */
+    ExExpr *x = NULL;
+    int start = n;
+    if (ctx->b->outer != NULL && ctx->b->outer->grouped != NULL) {
+        start = scan_outer_keys(&pre, spine, n, &x);
+        if (start < 0) {
+            cm_err_init(&probe);
+            start = n;
+        } else if (start < n) {
+            scan_match(&scan, x, start, spine[start]->src_off, &probe);
+        }
+    }
+    if (start == n) {
+        x = pl_bind_expr(&pre, inner);
+    }
+    (void)bind_levels(&pre, spine, start, x, &scan);
     ctx->b->err = saved;
     if (scan.err_level >= 0 && scan.err_level < scan.level) {
         cm_err_set(ctx->b->err, CM_BIND, spine[scan.err_level]->src_off,
@@ -1219,6 +1294,7 @@ static int scan_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr *
     *key = scan.key;
     return scan.level;
 }
+
 
 /* Binds a chain (see is_chain) without recursing along it: a generated sum of
  * 100000 terms is a tree 100000 deep.  The spine is gathered from the top,
@@ -1252,9 +1328,11 @@ static ExExpr *bind_chain(PlBindCtx *ctx, const PsExpr *ast)
     int n_above = n; /* levels spine[0..n_above) are bound here, over x */
     if (ctx->agg != NULL) {
         n_above = scan_keys(ctx, spine, n, &x);
-        if (n_above < 0) {
-            goto done;
-        }
+    } else if (ctx->b->outer != NULL && ctx->b->outer->grouped != NULL) {
+        n_above = scan_outer_keys(ctx, spine, n, &x);
+    }
+    if (n_above < 0) {
+        goto done;
     }
     if (n_above == n) {
         x = bind_node(ctx, spine[n - 1]->left);

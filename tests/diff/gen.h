@@ -102,7 +102,7 @@ void df_gen_database(DfRng *rng, DfSchema *schema, DfBuf *script);
  * operations in correlated subqueries, and (since binary-operator chains are
  * bound without recursion) a subquery of a grouped query that reads a GROUP BY
  * expression of it, such as `s.b + 1` under GROUP BY b + 1. */
-#define DF_AVOID_DEFAULT (DF_AVOID_OUTER2 | DF_AVOID_CORR_SET_OP | DF_AVOID_SUB_IN_AGG_SELECT)
+#define DF_AVOID_DEFAULT (DF_AVOID_OUTER2 | DF_AVOID_CORR_SET_OP)
 
 /* Appends one random deterministic SELECT over `schema` (no trailing ';'),
  * avoiding the constructs of the DF_AVOID_* flags in `avoid`.  Returns the
