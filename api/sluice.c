@@ -132,6 +132,13 @@ int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, SluiceError *
     return rc;
 }
 
+void sluice_interrupt(SluiceDb *db)
+{
+    if (db != NULL) {
+        pl_session_interrupt(db->session);
+    }
+}
+
 bool sluice_complete(const char *sql, size_t len)
 {
     return ps_is_complete(sql, len);

@@ -71,6 +71,12 @@ SLUICE_API int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_
  * `res` is not NULL. */
 SLUICE_API int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, SluiceError *err);
 
+/* Stops the statement running in `db` (from another thread, or a signal
+ * handler: it is async-signal-safe): it fails soon, with "interrupted", and
+ * leaves the database as it was before the statement.  Does nothing when no
+ * statement runs; the next statement runs normally. */
+SLUICE_API void sluice_interrupt(SluiceDb *db);
+
 /* True when `sql` ends with a complete statement (a ';' outside quotes and
  * comments), as the REPL needs to decide whether to read another line. */
 SLUICE_API bool sluice_complete(const char *sql, size_t len);

@@ -38,6 +38,7 @@ typedef struct CliState {
     bool is_interactive; /* reading from the REPL (affects nothing printed by statements) */
     bool has_failed;     /* some statement or command failed: the exit status is 1 */
     bool is_done;        /* .quit/.exit, or an error under --bail: stop reading input */
+    bool is_interrupted; /* Ctrl+C stopped a statement outside the REPL: exit 130 */
     char *null_text;     /* owned; what NULL prints as in every mode but json */
     int read_depth;      /* how many .read files are open right now */
 } CliState;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli/dot.h"
+#include "cli/interrupt.h"
 #include "cli/output.h"
 
 /* Wall-clock and CPU time at the start of a statement, for .timer. */
@@ -177,7 +178,12 @@ static bool run_next(CliState *st, const char *sql, size_t len, size_t *off, int
 
     memset(&err, 0, sizeof err);
     clock_start(&clock);
+    cli_interrupt_begin();
     int rc = sluice_exec_next(st->db, sql, len, off, &res, &err);
+    if (cli_interrupt_end() && !st->is_interactive) {
+        st->is_done = true; /* an interrupted script stops (main exits 130) */
+        st->is_interrupted = true;
+    }
     if (rc == 0 && res == NULL) {
         return false;
     }
@@ -343,7 +349,12 @@ void cli_exec_stream(CliState *st, FILE *fp)
     while (!st->is_done && (len = getline(&line, &cap, fp)) >= 0) {
         cli_exec_feed_line(st, &feed, line, (size_t)len);
     }
-    cli_exec_feed_finish(st, &feed);
+    if (!st->is_interactive && cli_interrupt_take() > 0) {
+        st->is_interrupted = true; /* Ctrl+C between statements: the rest does not run */
+        st->is_done = true;
+    } else {
+        cli_exec_feed_finish(st, &feed);
+    }
     cli_exec_feed_fini(&feed);
     free(line);
 }

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/demo.h"
 #include "cli/exec.h"
+#include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/repl.h"
 
@@ -251,10 +252,17 @@ int main(int argc, char **argv)
     }
     rc = parse_args(&st, &args, argc, argv);
     if (rc == 0 && !args.is_exit && open_db(&st, &args)) {
+        cli_interrupt_install(&st);
         run(&st, &args);
     }
     if (rc == 0 && st.has_failed) {
         rc = 1;
+    }
+    if (!st.is_interactive && cli_interrupt_take() > 0) {
+        st.is_interrupted = true;
+    }
+    if (st.is_interrupted) {
+        rc = 130;
     }
     fflush(stdout);
     sluice_close(st.db);

@@ -15,6 +15,7 @@
 #include <editline/readline.h>
 
 #include "cli/exec.h"
+#include "cli/interrupt.h"
 
 #define CLI_HISTORY_MAX 1000
 #define CLI_PROMPT "sluice> "
@@ -107,6 +108,7 @@ void cli_repl_run(CliState *st)
     char *hist_path = history_path();
     CliEntry entry = {NULL, 0};
     CliFeed feed;
+    bool was_interrupted = false; /* the last prompt ended in Ctrl+C */
 
     history_open(hist_path);
     st->is_interactive = true;
@@ -115,6 +117,22 @@ void cli_repl_run(CliState *st)
     while (!st->is_done) {
         fflush(stdout);
         char *line = readline(cli_exec_feed_is_pending(&feed) ? CLI_PROMPT_MORE : CLI_PROMPT);
+        if (cli_interrupt_take() > 0) {
+            /* Ctrl+C at the prompt (libedit returns no line): the line and any
+             * pending statement are dropped; a second one in a row ends the shell. */
+            free(line);
+            fputs("^C\n", stdout);
+            if (was_interrupted) {
+                break;
+            }
+            was_interrupted = true;
+            cli_exec_feed_fini(&feed);
+            cli_exec_feed_init(&feed);
+            free(entry.text);
+            entry = (CliEntry){NULL, 0};
+            continue;
+        }
+        was_interrupted = false;
         if (line == NULL) {
             putchar('\n');
             break;

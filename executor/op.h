@@ -95,9 +95,17 @@ struct ExQuery {
                                       NULL: each shuffle gets a private one */
     CmMemGroup mem;      /* what the query's consumers reserve (common/mem.h) */
     atomic_bool cancelled;   /* set by the first failing task */
+    const atomic_bool *interrupt; /* set from outside to stop the query (Ctrl+C,
+                                     sluice_interrupt); borrowed, may be NULL */
     CmMutex lock;        /* guards err */
     CmErr err;           /* the first error of any task */
 };
+
+/* CM_CANCELLED when the query should stop: "interrupted" when asked from
+ * outside, "query cancelled" when another task failed.  Operators with long
+ * loops of their own (merging runs, re-reading spill files) call it between
+ * batches; the stage driver calls it between every batch it moves. */
+CmStatus ex_query_check(ExQuery *q, CmErr *err);
 
 /* Prepares r as a consumer of execution memory for op in query q (named `what`
  * in messages: a static string). */

@@ -118,7 +118,21 @@ static CmStatus flush_from(TaskRun *run, int first, CmErr *err)
                     return err->code;
                 }
             }
-        } while (r == EX_HAVE_MORE && !atomic_load(&run->task->query->cancelled));
+        } while (r == EX_HAVE_MORE && ex_query_check(run->task->query, err) == CM_OK);
+        if (err->code != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+CmStatus ex_query_check(ExQuery *q, CmErr *err)
+{
+    if (q->interrupt != NULL && atomic_load(q->interrupt)) {
+        return cm_err_set(err, CM_CANCELLED, -1, "interrupted");
+    }
+    if (atomic_load(&q->cancelled)) {
+        return cm_err_set(err, CM_CANCELLED, -1, "query cancelled");
     }
     return CM_OK;
 }
@@ -128,8 +142,8 @@ static CmStatus drive(TaskRun *run, CmErr *err)
     ExStage *s = run->stage;
     ExQuery *q = run->task->query;
     for (;;) {
-        if (atomic_load(&q->cancelled)) {
-            return cm_err_set(err, CM_CANCELLED, -1, "query cancelled");
+        if (ex_query_check(q, err) != CM_OK) {
+            return err->code;
         }
         if (run->stop_at > 0) {
             break;
@@ -251,6 +265,13 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     stage->n_tasks = stage->source->vt->n_tasks ? stage->source->vt->n_tasks(stage->source, q) : 1;
     StageRun sr = {.stage = stage, .query = q};
     cm_pool_run(q->pool, stage->n_tasks, task_main, &sr);
+    if (q->err.code == CM_OK) {
+        CmErr stop; /* an interrupt after the last batch still stops the finalize */
+        cm_err_init(&stop);
+        if (ex_query_check(q, &stop) != CM_OK) {
+            record_error(q, &stop);
+        }
+    }
     if (q->err.code != CM_OK) {
         cm_err_copy(err, &q->err);
         return err->code;

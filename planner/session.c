@@ -9,6 +9,7 @@
 #include "planner/session.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -30,6 +31,7 @@ struct PlSession {
     CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
     bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
+    atomic_bool interrupt; /* pl_session_interrupt: stop the running statement */
 };
 
 typedef struct Stmt {
@@ -73,6 +75,11 @@ StCatalog *pl_session_catalog(PlSession *s)
 CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr *err)
 {
     return cm_config_set(&s->cfg, name, value, err);
+}
+
+void pl_session_interrupt(PlSession *s)
+{
+    atomic_store(&s->interrupt, true);
 }
 
 void pl_result_free(PlResult *r)
@@ -151,6 +158,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     q.config = st->s->cfg;
     q.pool = st->s->pool;
     q.shuffle_store = plan->store;
+    q.interrupt = &st->s->interrupt;
     cm_mutex_init(&q.lock);
     cm_err_init(&q.err);
     cm_mem_rss_peak_reset();
@@ -1205,6 +1213,8 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     CmArena arena;
     cm_arena_init(&arena, 64 * 1024);
     Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
+    /* An interrupt stops the statement running when it comes, not the next one. */
+    atomic_store(&s->interrupt, false);
     /* One limit for the process: the session's setting as of this statement. */
     cm_mem_set_limit(s->cfg.memory_limit);
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {

@@ -36,6 +36,11 @@ void pl_session_free(PlSession *s);
 CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
                          CmErr *err);
 
+/* Stops the statement running in s, which fails with CM_CANCELLED
+ * "interrupted" at its next batch; nothing when none runs.  Async-signal-safe
+ * (one atomic store) and callable from any thread. */
+void pl_session_interrupt(PlSession *s);
+
 void pl_result_free(PlResult *r);
 
 /* SET name = value, with value as text. */

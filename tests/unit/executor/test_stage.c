@@ -352,6 +352,28 @@ Test(ex_stage, string_filter_over_null_strings_in_a_table)
     st_table_free(t);
 }
 
+Test(ex_stage, an_interrupt_stops_the_stage)
+{
+    /* SELECT k FROM t with the query's interrupt flag already set, as Ctrl+C
+     * would between two batches: the stage fails "interrupted" and delivers
+     * nothing; cleared, the same query runs. */
+    atomic_bool stop;
+    atomic_init(&stop, true);
+    q.interrupt = &stop;
+    ExExpr *k = expr_col(&arena, 0, ttypes[0]);
+    ExOp *project = ex_project_new(&arena, 1, expr_args(&arena, 1, &k), &err);
+    ExResult *res = ex_result_new(1, project->types, &err);
+    ExOp *ops[1] = {project};
+    ExStage s;
+    stage_init(&s, scan_all(), 1, ops, ex_result_sink_new(&arena, res, 1, project->types, &err));
+    cr_expect_eq(ex_stage_run(&s, &q, &err), CM_CANCELLED);
+    cr_expect_str_eq(err.msg, "interrupted");
+    cr_expect_eq(ex_result_n_rows(res), 0, "an interrupted stage delivers no rows");
+    ex_stage_fini(&s);
+    ex_result_free(res);
+    q.interrupt = NULL;
+}
+
 Test(ex_stage, error_in_one_task_fails_the_stage)
 {
     /* SELECT 1000 / (x - x_of(r0)) FROM t: division by zero where x = x_of(r0),
