@@ -41,7 +41,9 @@ ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const 
 
 void ex_op_res_init(ExOp *op, ExQuery *q, CmMemRes *r, const char *what)
 {
-    op->mem.parent = q != NULL ? &q->mem : NULL;
+    /* op->mem.parent is set once by ex_stage_run, before the tasks start:
+     * every task of the op reserves through here at once. */
+    (void)q;
     cm_mem_res_init(r, CM_MEM_EXECUTION, what, &op->mem);
 }
 
@@ -256,6 +258,9 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
 {
     long long start = cm_now_ns();
     int n = n_slots(stage);
+    for (int i = 0; i < n; i++) {
+        op_at(stage, i)->mem.parent = &q->mem;
+    }
     for (int i = 0; i < n; i++) {
         ExOp *op = op_at(stage, i);
         if (op->vt->global_init != NULL && op->vt->global_init(op, q, err) != CM_OK) {
