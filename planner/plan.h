@@ -43,6 +43,8 @@ struct PlNode {
     /* GET */
     StTable *table;
     int *col_ids;
+    const char *cache_name; /* the cache entry whose rows `table` holds (planner/cache.h), else
+                               NULL; borrowed until the statement ends */
     /* VALUES */
     int n_rows;
     /* SERIES (generate_series, range) */
