@@ -658,6 +658,13 @@ static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
 
 static PlNode *subst(PlCacheCtx *ctx, const Fp *f, int *idx, PlNode *n)
 {
+    /* The walk visits the nodes in the fingerprint's order; a node reached
+     * twice (a shared subtree) could break that, and then nothing more is
+     * replaced rather than a node compared with another's bytes. */
+    if (*idx < 0 || *idx >= f->n_recs || f->recs[*idx].node != n) {
+        *idx = -1;
+        return n;
+    }
     const FpRec *r = &f->recs[*idx];
     PlCacheEntry *e = r->is_ok ? match(ctx->cache, f, r) : NULL;
     if (e != NULL && e->level == PL_CACHE_NONE) {
