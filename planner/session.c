@@ -28,10 +28,10 @@
 struct PlSession {
     StCatalog *cat;
     CmConfig cfg;
+    PlCache *cache;     /* CACHE TABLE entries and their temporary views */
     CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
     bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
-    PlCache *cache;     /* CACHE TABLE entries and their temporary views */
 };
 
 typedef struct Stmt {
@@ -1223,10 +1223,10 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     CmArena arena;
     cm_arena_init(&arena, 64 * 1024);
     Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
-    st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
-                            .run = run_for_binder, .run_ctx = &st, .err = err};
     /* One limit for the process: the session's setting as of this statement. */
     cm_mem_set_limit(s->cfg.memory_limit);
+    st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
+                            .run = run_for_binder, .run_ctx = &st, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
         if (dispatch(&st) == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);
