@@ -201,7 +201,9 @@ static void add_dep(Fp *f, const char *name)
             f->is_oom = true;
             return;
         }
-        memcpy(d, f->deps, sizeof(char *) * (size_t)f->n_deps);
+        if (f->n_deps > 0) {
+            memcpy(d, f->deps, sizeof(char *) * (size_t)f->n_deps);
+        }
         f->deps = d;
         f->cap_deps = cap;
     }
@@ -324,7 +326,9 @@ static bool fp_node(Fp *f, const PlNode *n)
             f->is_oom = true;
             return false;
         }
-        memcpy(r, f->recs, sizeof(FpRec) * (size_t)f->n_recs);
+        if (f->n_recs > 0) {
+            memcpy(r, f->recs, sizeof(FpRec) * (size_t)f->n_recs);
+        }
         f->recs = r;
         f->cap_recs = cap;
     }
