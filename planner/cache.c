@@ -787,8 +787,8 @@ static CmStatus fill_entry(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *root)
         f.buf = NULL;
         e->fp_len = f.recs[0].end;
         e->fp_hash = f.recs[0].hash;
-        e->n_deps = f.n_deps;
         if ((e->deps = copy_names(f.deps, f.n_deps)) != NULL) {
+            e->n_deps = f.n_deps;
             e->table = empty_table(e->name, root, ctx->err);
         }
     }
