@@ -27,26 +27,26 @@ typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;
 typedef enum EntryState { ST_PENDING, ST_MATERIALIZED, ST_INVALIDATED } EntryState;
 
 struct PlCacheEntry {
-    char *name;            /* owned: the name given to CACHE TABLE */
-    SourceKind src;        /* how to bind the plan again */
-    char *src_sql;         /* owned: SRC_QUERY's SELECT text */
+    char *name;     /* owned: the name given to CACHE TABLE */
+    SourceKind src; /* how to bind the plan again */
+    char *src_sql;  /* owned: SRC_QUERY's SELECT text */
     PlCacheLevel level;
     bool is_lazy;
     EntryState state;
-    bool has_computed;     /* rows were computed once: the next computing is a recompute */
-    bool is_busy;          /* being materialized: not a candidate for its own plan */
-    StTable *table;        /* owned: the rows (empty unless MATERIALIZED) */
-    unsigned char *fp;     /* owned: the plan's fingerprint bytes */
+    bool has_computed; /* rows were computed once: the next computing is a recompute */
+    bool is_busy;      /* being materialized: not a candidate for its own plan */
+    StTable *table;    /* owned: the rows (empty unless MATERIALIZED) */
+    unsigned char *fp; /* owned: the plan's fingerprint bytes */
     size_t fp_len;
     uint64_t fp_hash;
     int n_deps;
-    char **deps;           /* owned: tables and views whose change concerns the rows */
+    char **deps; /* owned: tables and views whose change concerns the rows */
     int64_t hits, misses, recomputes, invalidations;
     PlCacheEntry *next;
 };
 
 typedef struct CacheView {
-    StEntry view;          /* kind VIEW: name and view_sql owned */
+    StEntry view; /* kind VIEW: name and view_sql owned */
     struct CacheView *next;
 } CacheView;
 
@@ -63,21 +63,20 @@ struct PlCache {
 
 typedef struct FpRec {
     const PlNode *node;
-    size_t start, end;     /* its bytes in Fp.buf */
-    int end_idx;           /* the record after its subtree's */
-    bool is_ok;            /* matchable */
+    size_t start, end; /* its bytes in Fp.buf */
+    int end_idx;       /* the record after its subtree's */
+    bool is_ok;        /* matchable */
     uint64_t hash;
 } FpRec;
 
 typedef struct Fp {
     CmArena *arena;
     StCatalog *cat;
-    PlCache *cache;
-    unsigned char *buf;    /* owned (cm_free) */
+    unsigned char *buf; /* owned (cm_free) */
     size_t len, cap;
-    FpRec *recs;           /* in the arena */
+    FpRec *recs; /* in the arena */
     int n_recs, cap_recs;
-    char **deps;           /* catalog tables read, in the arena */
+    char **deps; /* catalog tables read, in the arena */
     int n_deps, cap_deps;
     bool is_oom;
 } Fp;
@@ -160,7 +159,9 @@ static void put_expr(Fp *f, const ExExpr *e)
     put_i64(f, e->kind);
     put_type(f, e->type);
     switch (e->kind) {
-    case EX_E_COLUMN: put_i64(f, e->col); break;
+    case EX_E_COLUMN:
+        put_i64(f, e->col);
+        break;
     case EX_E_CONST:
         put_value(f, &e->value);
         put_str(f, e->name);
@@ -247,7 +248,8 @@ static bool put_fields(Fp *f, const PlNode *n)
         put_type(f, n->types[i]);
     }
     switch (n->kind) {
-    case PL_GET: return put_table(f, n);
+    case PL_GET:
+        return put_table(f, n);
     case PL_VALUES:
         put_i64(f, n->n_rows);
         for (int i = 0; i < n->n_rows * n->n_cols; i++) {
@@ -259,7 +261,9 @@ static bool put_fields(Fp *f, const PlNode *n)
         put_i64(f, n->series_step);
         put_i64(f, (int64_t)n->series_rows);
         break;
-    case PL_FILTER: put_expr(f, n->pred); break;
+    case PL_FILTER:
+        put_expr(f, n->pred);
+        break;
     case PL_PROJECT:
         for (int i = 0; i < n->n_cols; i++) {
             put_expr(f, n->exprs[i]);
@@ -295,8 +299,12 @@ static bool put_fields(Fp *f, const PlNode *n)
         put_i64(f, (int64_t)n->join_null_eq);
         put_i64(f, n->join_mark_plain);
         break;
-    case PL_UNION: put_i64(f, n->n_inputs); break;
-    case PL_WINDOW: put_window(f, n->win); break;
+    case PL_UNION:
+        put_i64(f, n->n_inputs);
+        break;
+    case PL_WINDOW:
+        put_window(f, n->win);
+        break;
     case PL_EXPAND:
         put_i64(f, n->n_sets);
         for (int i = 0; i < n->n_sets; i++) {
@@ -340,7 +348,10 @@ static bool fp_node(Fp *f, const PlNode *n)
     for (int i = 0; n->kind == PL_UNION && i < n->n_inputs; i++) {
         is_ok &= fp_node(f, n->inputs[i]);
     }
-    f->recs[idx] = (FpRec){.node = n, .start = start, .end = f->len, .end_idx = f->n_recs,
+    f->recs[idx] = (FpRec){.node = n,
+                           .start = start,
+                           .end = f->len,
+                           .end_idx = f->n_recs,
                            .is_ok = is_ok && !f->is_oom};
     return is_ok;
 }
@@ -485,8 +496,8 @@ static const PsSelect *parse_select(PlCacheCtx *ctx, const char *sql, const char
     PsStmt *stmt = NULL;
     CmErr perr;
     cm_err_init(&perr);
-    if (ps_parse_next(ctx->arena, sql, strlen(sql), &pos, &stmt, &perr) != CM_OK ||
-        stmt == NULL || stmt->kind != PS_ST_SELECT) {
+    if (ps_parse_next(ctx->arena, sql, strlen(sql), &pos, &stmt, &perr) != CM_OK || stmt == NULL ||
+        stmt->kind != PS_ST_SELECT) {
         cm_err_set(ctx->err, CM_BIND, -1, "the query of '%s' no longer parses", what);
         return NULL;
     }
@@ -497,8 +508,8 @@ static const PsSelect *parse_select(PlCacheCtx *ctx, const char *sql, const char
 static PlNode *bind_source(PlCacheCtx *ctx, SourceKind src, const char *name, const char *sql,
                            const PsSelect *sel)
 {
-    PlBinder b = {.arena = ctx->arena, .cat = ctx->cat, .sql = sql, .cache = ctx->cache,
-                  .err = ctx->err};
+    PlBinder b = {
+        .arena = ctx->arena, .cat = ctx->cat, .sql = sql, .cache = ctx->cache, .err = ctx->err};
     StEntry *e = src == SRC_QUERY ? NULL : st_catalog_find(ctx->cat, name);
     if (src != SRC_QUERY && e == NULL) {
         cm_err_set(ctx->err, CM_BIND, -1, "unknown table or view '%s'", name);
@@ -535,8 +546,8 @@ static PlNode *bind_entry(PlCacheCtx *ctx, const PlCacheEntry *e)
 static void note_event(PlCacheCtx *ctx, const char *what, const PlCacheEntry *e, int64_t rows)
 {
     if (ctx->n_events < (int)(sizeof ctx->events / sizeof ctx->events[0])) {
-        const char *line = cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name,
-                                           (long long)rows);
+        const char *line =
+            cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name, (long long)rows);
         if (line != NULL) {
             ctx->events[ctx->n_events++] = line;
         }
@@ -700,7 +711,7 @@ PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root)
     if (ctx->cache == NULL || ctx->cache->entries == NULL) {
         return root;
     }
-    Fp f = {.arena = ctx->arena, .cat = ctx->cat, .cache = ctx->cache};
+    Fp f = {.arena = ctx->arena, .cat = ctx->cat};
     PlNode *out = NULL;
     if (fp_plan(&f, root, ctx->err)) {
         int idx = 0;
@@ -761,13 +772,13 @@ static char **copy_names(char **from, int n)
 /* Fingerprint, dependencies and empty table of a new entry from its bound plan. */
 static CmStatus fill_entry(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *root)
 {
-    Fp f = {.arena = ctx->arena, .cat = ctx->cat, .cache = ctx->cache};
+    Fp f = {.arena = ctx->arena, .cat = ctx->cat};
     for (int i = 0; i < root->n_cols; i++) {
         if (root->types[i].id == CM_T_NULL) {
             cm_free(f.buf);
             return cm_err_set(ctx->err, CM_TYPE, -1,
-                              "cannot cache '%s': column '%s' has no type (cast its NULL)",
-                              e->name, root->names[i]);
+                              "cannot cache '%s': column '%s' has no type (cast its NULL)", e->name,
+                              root->names[i]);
         }
     }
     if (fp_plan(&f, root, ctx->err) && !f.recs[0].is_ok) {
@@ -834,13 +845,12 @@ static CmStatus cache_stmt(PlCacheCtx *ctx, const PsStmt *a, const char *sql)
     if (e != NULL) {
         /* Spark: caching what is cached already keeps the entry as it is. */
         return a->is_lazy || e->level == PL_CACHE_NONE || pl_cache_entry_rows(ctx, e) != NULL
-                 ? CM_OK
-                 : ctx->err->code;
+                   ? CM_OK
+                   : ctx->err->code;
     }
     if (a->select == NULL && view == NULL &&
         (cat_entry == NULL || cat_entry->kind == ST_ENTRY_INDEX)) {
-        return cm_err_set(ctx->err, CM_BIND, a->name_off, "unknown table or view '%s'",
-                          a->name);
+        return cm_err_set(ctx->err, CM_BIND, a->name_off, "unknown table or view '%s'", a->name);
     }
     if ((e = cm_calloc(1, sizeof *e)) == NULL || (e->name = cm_strdup(a->name)) == NULL) {
         cm_free(e);
@@ -848,13 +858,13 @@ static CmStatus cache_stmt(PlCacheCtx *ctx, const PsStmt *a, const char *sql)
     }
     e->level = level;
     e->is_lazy = a->is_lazy;
-    e->src = view != NULL || a->select != NULL         ? SRC_QUERY
-           : cat_entry->kind == ST_ENTRY_TABLE ? SRC_TABLE
-                                                : SRC_VIEW;
-    const char *text = a->select != NULL
-                         ? cm_arena_strndup(ctx->arena, sql + a->select->src_off,
-                                            (size_t)a->select->src_len)
-                         : view != NULL ? view->view.view_sql : NULL;
+    e->src = view != NULL || a->select != NULL   ? SRC_QUERY
+             : cat_entry->kind == ST_ENTRY_TABLE ? SRC_TABLE
+                                                 : SRC_VIEW;
+    const char *text = a->select != NULL ? cm_arena_strndup(ctx->arena, sql + a->select->src_off,
+                                                            (size_t)a->select->src_len)
+                       : view != NULL    ? view->view.view_sql
+                                         : NULL;
     if (e->src == SRC_QUERY && (text == NULL || (e->src_sql = cm_strdup(text)) == NULL)) {
         entry_free(e);
         return cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
@@ -946,8 +956,7 @@ static void invalidate(PlCache *c, const char *name, bool is_dropped)
     }
 }
 
-CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_done,
-                         CmErr *err)
+CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_done, CmErr *err)
 {
     *is_done = false;
     const char *target = a->kind == PS_ST_INSERT || a->kind == PS_ST_UPDATE ||
@@ -957,8 +966,7 @@ CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_d
     if (target != NULL && a->schema.schema == NULL && st_catalog_find(cat, target) == NULL &&
         find_view(c, target) != NULL) {
         return cm_err_set(err, CM_BIND, a->src_off,
-                          "cannot write to '%s': it is a temporary view (CACHE TABLE AS)",
-                          target);
+                          "cannot write to '%s': it is a temporary view (CACHE TABLE AS)", target);
     }
     bool is_create = a->kind == PS_ST_CREATE_TABLE || a->kind == PS_ST_CREATE_VIEW ||
                      a->kind == PS_ST_CREATE_INDEX;
@@ -969,8 +977,8 @@ CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_d
     *is_done = is_create && find_view(c, a->name) != NULL;
     CacheView *v = a->kind == PS_ST_DROP && strcmp(a->object, "index") != 0 &&
                            a->schema.schema == NULL && st_catalog_find(cat, a->name) == NULL
-                     ? find_view(c, a->name)
-                     : NULL;
+                       ? find_view(c, a->name)
+                       : NULL;
     if (v != NULL) {
         /* Spark: dropping the temporary view uncaches it and what reads it. */
         for (CacheView **p = &c->views; *p != NULL; p = &(*p)->next) {
@@ -995,7 +1003,9 @@ void pl_cache_after(PlCache *c, const PsStmt *a)
     switch (a->kind) {
     case PS_ST_INSERT:
     case PS_ST_UPDATE:
-    case PS_ST_DELETE: invalidate(c, a->table, false); break;
+    case PS_ST_DELETE:
+        invalidate(c, a->table, false);
+        break;
     case PS_ST_COPY:
         if (!a->is_to) {
             invalidate(c, a->table, false);
@@ -1006,7 +1016,8 @@ void pl_cache_after(PlCache *c, const PsStmt *a)
             invalidate(c, a->name, true);
         }
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -1028,8 +1039,13 @@ static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *er
     }
     ((uint8_t *)b->cols[2].data)[i] = e->is_lazy;
     bool has_rows = e->state == ST_MATERIALIZED;
-    int64_t nums[7] = {has_rows ? e->table->n_rows : 0, has_rows ? e->table->mem.held : 0, 0,
-                       e->hits, e->misses, e->recomputes, e->invalidations};
+    int64_t nums[7] = {has_rows ? e->table->n_rows : 0,
+                       has_rows ? e->table->mem.held : 0,
+                       0,
+                       e->hits,
+                       e->misses,
+                       e->recomputes,
+                       e->invalidations};
     for (int k = 0; k < 7; k++) {
         ((int64_t *)b->cols[4 + k].data)[i] = nums[k];
     }
@@ -1043,15 +1059,15 @@ static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *er
 StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err)
 {
     enum { N_COLS = 11 };
-    static const char *const names[N_COLS] = {
-        "name", "level", "lazy", "state", "rows", "memory_bytes", "disk_bytes",
-        "hits", "misses", "recomputes", "invalidations"};
+    static const char *const names[N_COLS] = {"name",   "level",        "lazy",         "state",
+                                              "rows",   "memory_bytes", "disk_bytes",   "hits",
+                                              "misses", "recomputes",   "invalidations"};
     StColumn cols[N_COLS];
     CmType types[N_COLS];
     memset(cols, 0, sizeof cols);
     for (int k = 0; k < N_COLS; k++) {
         types[k] = k == 0 || k == 1 || k == 3 ? cm_type_varchar(-1, false)
-                 : k == 2                     ? cm_type_make(CM_T_BOOL)
+                   : k == 2                   ? cm_type_make(CM_T_BOOL)
                                               : cm_type_make(CM_T_INT64);
         cols[k].name = (char *)names[k];
         cols[k].type = types[k];

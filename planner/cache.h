@@ -50,12 +50,12 @@ typedef enum PlCacheLevel {
 typedef struct PlCacheCtx {
     PlCache *cache;
     StCatalog *cat;
-    CmArena *arena;     /* the statement's query arena */
-    PlRunFn run;        /* runs a plan to its rows (the session's runner) */
+    CmArena *arena; /* the statement's query arena */
+    PlRunFn run;    /* runs a plan to its rows (the session's runner) */
     void *run_ctx;
-    bool is_plan_only;  /* EXPLAIN without ANALYZE: scan what is there, compute nothing,
-                           count nothing */
-    int n_events;       /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
+    bool is_plan_only;      /* EXPLAIN without ANALYZE: scan what is there, compute nothing,
+                               count nothing */
+    int n_events;           /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
     const char *events[16]; /* in the query arena */
     CmErr *err;
 } PlCacheCtx;
@@ -84,8 +84,7 @@ StEntry *pl_cache_view(PlCache *c, const char *name);
 /* Before a statement runs: refuses writes to a cache's temporary view and
  * names that clash with one (CREATE), and drops the view for DROP TABLE/VIEW
  * of its name (*is_done then: the statement has nothing left to do). */
-CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_done,
-                         CmErr *err);
+CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_done, CmErr *err);
 
 /* After a statement succeeded: invalidates the entries reading the table it
  * wrote (INSERT, UPDATE, DELETE, COPY FROM) and drops those reading a table
