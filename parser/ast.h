@@ -271,6 +271,11 @@ typedef enum PsStmtKind {
     PS_ST_RESET,        /* name */
     PS_ST_EXPLAIN,      /* inner, analyze, options (PsOption*: "format" -> json/text) */
     PS_ST_BEGIN, PS_ST_COMMIT, PS_ST_ROLLBACK,
+    PS_ST_CACHE,        /* CACHE [LAZY] TABLE name [OPTIONS (k v, ..)] [[AS] select]: name,
+                           is_lazy, select or NULL, options (PsExpr*: key, value, key, value,
+                           ...; a key is a STRING or a COLUMN, a value a STRING) */
+    PS_ST_UNCACHE,      /* UNCACHE TABLE [IF EXISTS] name: name, if_exists */
+    PS_ST_CLEAR_CACHE,  /* CLEAR CACHE */
 } PsStmtKind;
 
 typedef struct PsStmt PsStmt;
@@ -282,9 +287,10 @@ struct PsStmt {
     const char *path;    /* COPY file path */
     int64_t path_len;    /* bytes of `path` (a NUL inside is the user's) */
     int64_t path_off;    /* offset of the path literal in the SQL */
+    int64_t name_off;    /* CACHE, UNCACHE: offset of the name's last part */
     const char *primary_key;
     PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
-    bool if_exists, if_not_exists, unique, analyze, is_to, temporary;
+    bool if_exists, if_not_exists, unique, analyze, is_to, temporary, is_lazy;
     PsList *columns;
     PsList *sets;
     PsList *uniques;     /* CREATE TABLE: table-level UNIQUE (..) column lists */

@@ -53,11 +53,11 @@
 /* Keywords usable as names where the grammar has no other use for them.
  * Keep in sync with the keyword table in lexer.c. */
 %fallback ID
-    ANALYZE BEGIN BY COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DROP ESCAPE
-    EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
-    MINUTE MONTH NULLS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY RANGE
-    RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY TO
-    TRANSACTION UNBOUNDED UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
+    ANALYZE BEGIN BY CACHE CLEAR COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DROP
+    ESCAPE EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
+    LAZY MINUTE MONTH NULLS OPTIONS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY
+    RANGE RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY
+    TO TRANSACTION UNBOUNDED UNCACHE UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
 %token ALL AND AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
@@ -267,6 +267,53 @@ option_list(A) ::= option_list(L) COMMA option(O). { A = ps_build_list(ps, L, O)
 option(A) ::= ID(N).           { A = ps_build_option(ps, N, NULL); }
 option(A) ::= ID(N) expr(X).   { A = ps_build_option(ps, N, X); }
 option(A) ::= NULL(N) expr(X). { A = ps_build_option(ps, N, X); }
+
+/* CACHE [LAZY] TABLE, UNCACHE TABLE, CLEAR CACHE: Spark SQL's statements
+ * (planner/cache.h).  As in Spark, AS is optional before the query and an
+ * option is `key value` or `key = value`, the key a string or a name. */
+cmd(A) ::= CACHE(K) opt_lazy(L) TABLE qname(N) cache_options(O) opt_cache_query(S). {
+    A = ps_build_stmt(ps, PS_ST_CACHE, K.off);
+    A->is_lazy = L;
+    A->name = ps_build_qname(ps, &N, &A->schema);
+    A->name_off = N.parts[N.n - 1].off;
+    A->options = O;
+    A->select = S;
+}
+cmd(A) ::= UNCACHE(K) TABLE opt_if_exists(E) qname(N). {
+    A = ps_build_stmt(ps, PS_ST_UNCACHE, K.off);
+    A->if_exists = E;
+    A->name = ps_build_qname(ps, &N, &A->schema);
+    A->name_off = N.parts[N.n - 1].off;
+}
+cmd(A) ::= CLEAR(K) CACHE. { A = ps_build_stmt(ps, PS_ST_CLEAR_CACHE, K.off); }
+
+%type opt_lazy {bool}
+opt_lazy(A) ::= .     { A = false; }
+opt_lazy(A) ::= LAZY. { A = true; }
+
+%type opt_cache_query {PsSelect *}
+opt_cache_query(A) ::= .             { A = NULL; }
+opt_cache_query(A) ::= select(S).    { A = S; }
+opt_cache_query(A) ::= AS select(S). { A = S; }
+
+%type cache_options {PsList *}
+cache_options(A) ::= .                                  { A = NULL; }
+cache_options(A) ::= OPTIONS LP cache_option_list(L) RP. { A = L; }
+
+%type cache_option_list {PsList *}
+cache_option_list(A) ::= cache_key(K) cache_eq STRING(V). {
+    A = ps_build_list(ps, ps_build_list(ps, NULL, K), ps_build_string(ps, V));
+}
+cache_option_list(A) ::= cache_option_list(L) COMMA cache_key(K) cache_eq STRING(V). {
+    A = ps_build_list(ps, ps_build_list(ps, L, K), ps_build_string(ps, V));
+}
+
+cache_eq ::= .
+cache_eq ::= EQ.
+
+%type cache_key {PsExpr *}
+cache_key(A) ::= STRING(K). { A = ps_build_string(ps, K); }
+cache_key(A) ::= ID(K).     { A = ps_build_column(ps, &K, 1); }
 
 /* SET, RESET */
 cmd(A) ::= SET(K) setting(N) set_op expr(X). {

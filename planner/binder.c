@@ -16,6 +16,7 @@
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder_int.h"
+#include "planner/cache.h"
 #include "planner/system.h"
 
 #define PL_MAX_DEPTH 32
@@ -105,7 +106,7 @@ static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
         cm_err_set(b->err, CM_BIND, off, "system table '%s' cannot be read here", name);
         return NULL;
     }
-    StTable *t = pl_system_table(name, b->err);
+    StTable *t = pl_system_table(name, b->cache, b->err);
     PlTemp *tp = t ? cm_calloc(1, sizeof *tp) : NULL;
     if (tp == NULL) {
         st_table_free(t);
@@ -167,6 +168,9 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
         }
     }
     StEntry *e = st_catalog_find(b->cat, f->name);
+    if (e == NULL && !is_qualified) {
+        e = pl_cache_view(b->cache, f->name); /* temporary views are in no schema */
+    }
     if (e == NULL && pl_system_table_exists(f->name)) {
         return bind_system(b, f->name, f->src_off);
     }

@@ -25,6 +25,7 @@ typedef struct PlCte {
 } PlCte;
 
 typedef struct PlOuter PlOuter;
+typedef struct PlCache PlCache;
 typedef struct PlInject PlInject;
 
 /* A table computed before binding (a WITH RECURSIVE result), found by name
@@ -47,6 +48,7 @@ typedef struct PlBinder {
     PlTemp *temps;       /* materialized WITH RECURSIVE results */
     PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
                             it ends); NULL: reading a system table is refused */
+    PlCache *cache;      /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
     /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
      * and the value DEFAULT stands for in each of its columns. */
     const PsSelect *insert_values;

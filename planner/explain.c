@@ -11,9 +11,20 @@
 #include "common/alloc.h"
 #include "planner/physical.h"
 
+/* The operator's name: a scan of cached rows (planner/cache.h) is a CACHED SCAN. */
+static const char *op_name(const PlStagePlan *plan, const ExOp *op)
+{
+    for (int i = 0; i < plan->n_cached_scans; i++) {
+        if (plan->cached_scans[i] == op) {
+            return "CACHED SCAN";
+        }
+    }
+    return op->vt->name;
+}
+
 /* ---- text ----------------------------------------------------------------------- */
 
-static void explain_op(const ExOp *op, bool analyze, int depth,
+static void explain_op(const PlStagePlan *plan, const ExOp *op, bool analyze, int depth,
                        void (*emit)(void *ctx, const char *line), void *ctx)
 {
     char detail[512], line[768];
@@ -21,7 +32,7 @@ static void explain_op(const ExOp *op, bool analyze, int depth,
     if (op->vt->explain != NULL) {
         op->vt->explain(op, detail, sizeof detail);
     }
-    int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op->vt->name,
+    int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op_name(plan, op),
                      detail[0] ? " " : "", detail);
     if (analyze && n > 0 && (size_t)n < sizeof line) {
         n += snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld",
@@ -67,11 +78,11 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                      (double)s->time_ns / 1e6, (double)atomic_load(&s->task_max_ns) / 1e6);
         }
         emit(ctx, line);
-        explain_op(s->sink, analyze, 1, emit, ctx);
+        explain_op(plan, s->sink, analyze, 1, emit, ctx);
         for (int k = s->n_ops - 1; k >= 0; k--) {
-            explain_op(s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
+            explain_op(plan, s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
         }
-        explain_op(s->source, analyze, 2 + s->n_ops, emit, ctx);
+        explain_op(plan, s->source, analyze, 2 + s->n_ops, emit, ctx);
     }
     for (int i = 0; i < plan->n_decisions; i++) {
         snprintf(line, sizeof line, "Adaptive: %s", plan->decisions[i]);
@@ -161,7 +172,8 @@ static void put_string(Json *j, const char *s)
     put_lit(j, "\"");
 }
 
-static void put_operator(Json *j, const ExOp *op, bool analyze, bool first)
+static void put_operator(Json *j, const PlStagePlan *plan, const ExOp *op, bool analyze,
+                         bool first)
 {
     char detail[512];
     detail[0] = '\0';
@@ -170,7 +182,7 @@ static void put_operator(Json *j, const ExOp *op, bool analyze, bool first)
     }
     put_lit(j, first ? "\n        {" : ",\n        {");
     put_lit(j, "\"name\": ");
-    put_string(j, op->vt->name);
+    put_string(j, op_name(plan, op));
     put_lit(j, ", \"detail\": ");
     put_string(j, detail);
     if (analyze) {
@@ -221,11 +233,11 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
             putf(&j, "%s%d", d ? ", " : "", s->deps[d]->id);
         }
         put_lit(&j, "],\n      \"operators\": [");
-        put_operator(&j, s->sink, analyze, true);
+        put_operator(&j, plan, s->sink, analyze, true);
         for (int k = s->n_ops - 1; k >= 0; k--) {
-            put_operator(&j, s->ops[k], analyze, false);
+            put_operator(&j, plan, s->ops[k], analyze, false);
         }
-        put_operator(&j, s->source, analyze, false);
+        put_operator(&j, plan, s->source, analyze, false);
         put_lit(&j, "]");
         if (s->shuffle != NULL) {
             put_shuffle(&j, s);

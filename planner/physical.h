@@ -32,6 +32,8 @@ typedef struct PlStagePlan {
     int64_t peak_memory_bytes; /* the most the query reserved at once */
     int64_t peak_rss_bytes;    /* the process's peak RSS while it ran (VmHWM) */
     int64_t peak_temp_bytes;   /* the most temp-file space held while it ran */
+    int n_cached_scans;        /* scans of cached rows (planner/cache.h), for EXPLAIN */
+    const ExOp *cached_scans[16];
 } PlStagePlan;
 
 /* Builds the stages for `root`.  On failure *plan is left safe to fini. */

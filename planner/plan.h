@@ -5,7 +5,8 @@
  * A PlNode is a relational operator with one child, or two for a join
  * (`child` is the probe side, `right` the build side).  Each node states its output: n_cols columns with types
  * and names.  Expressions are bound ExExpr trees over the child's output
- * columns.  All nodes live in the query arena.
+ * columns.  All nodes live in the query arena.  A field that changes a node's
+ * rows must be in its fingerprint: keep in sync with put_fields in cache.c.
  */
 #pragma once
 
@@ -43,6 +44,8 @@ struct PlNode {
     /* GET */
     StTable *table;
     int *col_ids;
+    const char *cache_name; /* the cache entry whose rows `table` holds (planner/cache.h), else
+                               NULL; borrowed until the statement ends */
     /* VALUES */
     int n_rows;
     /* SERIES (generate_series, range) */

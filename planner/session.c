@@ -22,12 +22,14 @@
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
+#include "planner/cache.h"
 #include "planner/physical.h"
 #include "shuffle/spill.h"
 
 struct PlSession {
     StCatalog *cat;
     CmConfig cfg;
+    PlCache *cache;     /* CACHE TABLE entries and their temporary views */
     CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
     bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
@@ -43,13 +45,16 @@ typedef struct Stmt {
     PlResult *res;     /* set by statements that return something */
     const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
     int n_insert_defaults;
+    PlCacheCtx cache;  /* the statement's use of the session's cache */
     CmErr *err;
 } Stmt;
 
 PlSession *pl_session_new(CmErr *err)
 {
     PlSession *s = cm_calloc(1, sizeof *s);
-    if (s == NULL || (s->cat = st_catalog_new()) == NULL) {
+    if (s == NULL || (s->cat = st_catalog_new()) == NULL ||
+        (s->cache = pl_cache_new(err)) == NULL) {
+        st_catalog_free(s ? s->cat : NULL);
         cm_free(s);
         cm_err_set(err, CM_OOM, -1, "out of memory opening a database");
         return NULL;
@@ -62,6 +67,7 @@ void pl_session_free(PlSession *s)
 {
     if (s != NULL) {
         cm_pool_free(s->pool);
+        pl_cache_free(s->cache);
         st_catalog_free(s->cat);
         cm_free(s);
     }
@@ -195,7 +201,7 @@ static ExResult *run_for_binder(void *ctx, CmArena *arena, const PlNode *root, C
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
-                  .err = st->err};
+                  .cache = st->s->cache, .err = st->err};
     if (st->insert_defaults != NULL) {
         b.insert_values = sel;
         b.insert_defaults = st->insert_defaults;
@@ -211,7 +217,8 @@ static PlNode *bind(Stmt *st, const PsSelect *sel)
         tail = &(*tail)->next;
     }
     *tail = b.temps;
-    return pl_bind_select(&b, sel);
+    PlNode *root = pl_bind_select(&b, sel);
+    return root ? pl_cache_use(&st->cache, root) : NULL;
 }
 
 static CmStatus stmt_select(Stmt *st)
@@ -263,6 +270,7 @@ static CmStatus stmt_explain(Stmt *st)
     if (inner->kind != PS_ST_SELECT) {
         return cm_err_set(st->err, CM_BIND, inner->src_off, "EXPLAIN supports queries only");
     }
+    st->cache.is_plan_only = !analyze;
     PlNode *root = bind(st, inner->select);
     if (root == NULL) {
         return st->err->code;
@@ -333,6 +341,9 @@ static CmStatus stmt_explain(Stmt *st)
                 add_line(&lines, "Final plan:");
             }
             pl_explain_plan(&plan, analyze, add_line, &lines);
+            for (int i = 0; analyze && i < st->cache.n_events; i++) {
+                add_line(&lines, cm_arena_printf(st->arena, "Cache: %s", st->cache.events[i]));
+            }
         }
         cm_batch_fini(&lines.batch);
         st->res->rows = lines.rows;
@@ -667,7 +678,7 @@ static CmStatus update_or_delete(Stmt *st)
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
-                  .err = st->err};
+                  .cache = st->s->cache, .err = st->err};
     bool is_update = a->kind == PS_ST_UPDATE;
     PlNode *root = is_update ? pl_bind_update(&b, e->table, a->sets, a->where, a->src_off)
                              : pl_bind_delete(&b, e->table, a->where);
@@ -1182,6 +1193,10 @@ static CmStatus dispatch(Stmt *st)
             return st->err->code;
         }
     }
+    bool is_done = false;
+    if (pl_cache_before(st->s->cache, st->s->cat, a, &is_done, st->err) != CM_OK || is_done) {
+        return st->err->code;
+    }
     switch (a->kind) {
     case PS_ST_SELECT: return stmt_select(st);
     case PS_ST_EXPLAIN: return stmt_explain(st);
@@ -1202,6 +1217,9 @@ static CmStatus dispatch(Stmt *st)
     case PS_ST_UPDATE:
     case PS_ST_DELETE: return update_or_delete(st);
     case PS_ST_COPY: return copy(st);
+    case PS_ST_CACHE:
+    case PS_ST_UNCACHE:
+    case PS_ST_CLEAR_CACHE: return pl_cache_exec(&st->cache, a, st->sql);
     }
     return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
 }
@@ -1217,9 +1235,14 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     atomic_store(&s->interrupt, false);
     /* One limit for the process: the session's setting as of this statement. */
     cm_mem_set_limit(s->cfg.memory_limit);
+    st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
+                            .run = run_for_binder, .run_ctx = &st, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
         if (dispatch(&st) == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);
+        }
+        if (err->code == CM_OK) {
+            pl_cache_after(s->cache, st.ast);
         }
         if (err->code == CM_OK) {
             *res = st.res;

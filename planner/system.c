@@ -7,11 +7,12 @@
 #include <strings.h>
 
 #include "common/mem.h"
+#include "planner/cache.h"
 #include "shuffle/spill.h"
 
 bool pl_system_table_exists(const char *name)
 {
-    return strcasecmp(name, "sluice_memory") == 0;
+    return strcasecmp(name, "sluice_memory") == 0 || strcasecmp(name, "sluice_cache") == 0;
 }
 
 typedef struct Rows {
@@ -68,8 +69,11 @@ static void note_holder(void *ctx, const CmMemRes *res)
     }
 }
 
-StTable *pl_system_table(const char *name, CmErr *err)
+StTable *pl_system_table(const char *name, const PlCache *cache, CmErr *err)
 {
+    if (strcasecmp(name, "sluice_cache") == 0) {
+        return pl_cache_snapshot(cache, name, err);
+    }
     StColumn cols[4] = {
         {.name = "pool", .type = cm_type_varchar(-1, false)},
         {.name = "what", .type = cm_type_varchar(-1, false)},

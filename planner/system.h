@@ -7,6 +7,10 @@
  *                   `execution`, `storage`, `temp` (spill and shuffle files)
  *                   and `process` (RSS), then one row per consumer.
  *
+ *   sluice_cache    one row per cache entry (planner/cache.h): name, level, lazy,
+ *                   state, rows, memory_bytes, disk_bytes, hits, misses,
+ *                   recomputes, invalidations.
+ *
  * The table is a snapshot taken when the statement binds.  Not thread-safe:
  * the binder's thread only.
  */
@@ -17,8 +21,10 @@
 #include "common/err.h"
 #include "storage/table.h"
 
+typedef struct PlCache PlCache;
+
 /* True when `name` is a system table. */
 bool pl_system_table_exists(const char *name);
 /* A new table with the current contents of system table `name` (owned:
- * st_table_free); NULL with err. */
-StTable *pl_system_table(const char *name, CmErr *err);
+ * st_table_free), `cache` being the session's (may be NULL); NULL with err. */
+StTable *pl_system_table(const char *name, const PlCache *cache, CmErr *err);

@@ -611,5 +611,18 @@ for q in "SELECT n / 2 AS k, count(*), count(DISTINCT s), min(s), avg(j) FROM g 
     done
 done
 
+# ---- cache reads and writes in EXPLAIN ANALYZE (docs/cache.md) ----------------------
+sl -c "CREATE TABLE ct (a INTEGER); INSERT INTO ct VALUES (1), (2), (3);
+CACHE LAZY TABLE cl AS SELECT a FROM ct WHERE a > 1;
+EXPLAIN ANALYZE SELECT count(*) FROM cl;
+EXPLAIN ANALYZE SELECT a FROM cl"
+if [ "$RC" -eq 0 ] && [ "$(grep -c '^Cache: write cl (2 rows)$' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Cache: read cl (2 rows)$' "$OUT")" -eq 2 ] &&
+   [ "$(grep -c 'CACHED SCAN cl (.* columns)  \[rows=2' "$OUT")" -eq 2 ]; then
+    pass
+else
+    fail "EXPLAIN ANALYZE shows cache reads and writes" "exit $RC: $(head -c 600 "$OUT")"
+fi
+
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]

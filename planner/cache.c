@@ -1,0 +1,1094 @@
+/*
+ * cache.c - cached intermediate results (cache.h, docs/cache.md).
+ *
+ * Fingerprints.  fp_node() writes a plan in pre-order, each node's own fields
+ * then its inputs, so the bytes of every subtree are one contiguous range of
+ * the root's bytes; it records each node's range.  Two subtrees give the same
+ * rows when their ranges hold the same bytes: everything that decides a row
+ * is written (kinds, types, column ids, constants with their type, kernels,
+ * catalog table names with their column types), and every variable-length
+ * part is preceded by its length, so no two different plans write the same
+ * bytes.  Matching compares a range's hash with each entry's, then the bytes:
+ * a hash collision cannot give a false match.  A scan of a table outside the
+ * catalog (a system table snapshot, a WITH RECURSIVE result) makes its
+ * subtree and every ancestor unmatchable, since its rows are the statement's.
+ */
+#include "planner/cache.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/alloc.h"
+#include "common/hash.h"
+#include "parser/parser.h"
+
+typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;
+typedef enum EntryState { ST_PENDING, ST_MATERIALIZED, ST_INVALIDATED } EntryState;
+
+struct PlCacheEntry {
+    char *name;     /* owned: the name given to CACHE TABLE */
+    SourceKind src; /* how to bind the plan again */
+    char *src_sql;  /* owned: SRC_QUERY's SELECT text */
+    PlCacheLevel level;
+    bool is_lazy;
+    EntryState state;
+    bool has_computed; /* rows were computed once: the next computing is a recompute */
+    bool is_busy;      /* being materialized: not a candidate for its own plan */
+    StTable *table;    /* owned: the rows (empty unless MATERIALIZED) */
+    unsigned char *fp; /* owned: the plan's fingerprint bytes */
+    size_t fp_len;
+    uint64_t fp_hash;
+    int n_deps;
+    char **deps; /* owned: tables and views whose change concerns the rows */
+    int64_t hits, misses, recomputes, invalidations;
+    PlCacheEntry *next;
+};
+
+typedef struct CacheView {
+    StEntry view; /* kind VIEW: name and view_sql owned */
+    struct CacheView *next;
+} CacheView;
+
+struct PlCache {
+    PlCacheEntry *entries; /* oldest first: the first equal entry is used */
+    CacheView *views;
+    /* While an entry's plan is bound: the cache views its binding reads. */
+    char **rec;
+    int n_rec, cap_rec;
+    bool is_recording;
+};
+
+/* ---- fingerprints ------------------------------------------------------------------- */
+
+typedef struct FpRec {
+    const PlNode *node;
+    size_t start, end; /* its bytes in Fp.buf */
+    int end_idx;       /* the record after its subtree's */
+    bool is_ok;        /* matchable */
+    uint64_t hash;
+} FpRec;
+
+typedef struct Fp {
+    CmArena *arena;
+    StCatalog *cat;
+    unsigned char *buf; /* owned (cm_free) */
+    size_t len, cap;
+    FpRec *recs; /* in the arena */
+    int n_recs, cap_recs;
+    char **deps; /* catalog tables read, in the arena */
+    int n_deps, cap_deps;
+    bool is_oom;
+} Fp;
+
+static void put(Fp *f, const void *p, size_t n)
+{
+    if (f->is_oom) {
+        return;
+    }
+    if (f->len + n > f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 1024;
+        while (cap < f->len + n) {
+            cap *= 2;
+        }
+        unsigned char *nb = cm_realloc(f->buf, cap);
+        if (nb == NULL) {
+            f->is_oom = true;
+            return;
+        }
+        f->buf = nb;
+        f->cap = cap;
+    }
+    memcpy(f->buf + f->len, p, n);
+    f->len += n;
+}
+
+static void put_i64(Fp *f, int64_t v)
+{
+    put(f, &v, sizeof v);
+}
+
+static void put_str(Fp *f, const char *s)
+{
+    put_i64(f, s ? (int64_t)strlen(s) : -1);
+    if (s != NULL) {
+        put(f, s, strlen(s));
+    }
+}
+
+/* Field by field: the struct has padding. */
+static void put_type(Fp *f, CmType t)
+{
+    unsigned char b[4] = {t.id, t.precision, t.scale, t.is_char};
+    put(f, b, sizeof b);
+    put_i64(f, t.length);
+}
+
+static void put_ints(Fp *f, int n, const int *v)
+{
+    put_i64(f, n);
+    for (int i = 0; i < n; i++) {
+        put_i64(f, v[i]);
+    }
+}
+
+static void put_value(Fp *f, const CmValue *v)
+{
+    put_type(f, v->type);
+    put_i64(f, v->is_null);
+    if (v->is_null) {
+        return;
+    }
+    if (v->type.id == CM_T_VARCHAR) {
+        put_i64(f, v->s.len);
+        put(f, cm_str_data(&v->s), v->s.len);
+    } else if (v->type.id == CM_T_DOUBLE) {
+        put(f, &v->d, sizeof v->d);
+    } else {
+        put_i64(f, v->i);
+    }
+}
+
+/* Expressions are at most about 1000 levels deep (the binder's limit). */
+static void put_expr(Fp *f, const ExExpr *e)
+{
+    if (e == NULL) {
+        put_i64(f, -1);
+        return;
+    }
+    put_i64(f, e->kind);
+    put_type(f, e->type);
+    switch (e->kind) {
+    case EX_E_COLUMN:
+        put_i64(f, e->col);
+        break;
+    case EX_E_CONST:
+        put_value(f, &e->value);
+        put_str(f, e->name);
+        break;
+    default:
+        put(f, &e->kernel, sizeof e->kernel);
+        put_str(f, e->name);
+        put_i64(f, e->aux);
+        put_i64(f, e->has_else);
+        break;
+    }
+    put_i64(f, e->n_args);
+    for (int i = 0; i < e->n_args; i++) {
+        put_expr(f, e->args[i]);
+    }
+}
+
+static void put_sort_keys(Fp *f, int n, const ExSortKey *k)
+{
+    put_i64(f, n);
+    for (int i = 0; i < n; i++) {
+        put_i64(f, k[i].col);
+        put_i64(f, k[i].desc * 2 + k[i].nulls_first);
+    }
+}
+
+static void add_dep(Fp *f, const char *name)
+{
+    for (int i = 0; i < f->n_deps; i++) {
+        if (strcmp(f->deps[i], name) == 0) {
+            return;
+        }
+    }
+    if (f->n_deps == f->cap_deps) {
+        int cap = f->cap_deps ? f->cap_deps * 2 : 8;
+        char **d = cm_arena_alloc(f->arena, sizeof(char *) * (size_t)cap);
+        if (d == NULL) {
+            f->is_oom = true;
+            return;
+        }
+        if (f->n_deps > 0) {
+            memcpy(d, f->deps, sizeof(char *) * (size_t)f->n_deps);
+        }
+        f->deps = d;
+        f->cap_deps = cap;
+    }
+    f->deps[f->n_deps++] = (char *)name;
+}
+
+/* A scanned table is matchable when it is the catalog's table of its name. */
+static bool put_table(Fp *f, const PlNode *n)
+{
+    StEntry *e = st_catalog_find(f->cat, n->table->name);
+    if (e == NULL || e->kind != ST_ENTRY_TABLE || e->table != n->table) {
+        return false;
+    }
+    put_str(f, n->table->name);
+    add_dep(f, n->table->name);
+    put_ints(f, n->n_cols, n->col_ids);
+    return true;
+}
+
+static void put_window(Fp *f, const ExWindowSpec *w)
+{
+    put_i64(f, w->fn);
+    put_i64(f, w->arg);
+    put_type(f, w->arg_type);
+    put_type(f, w->type);
+    put_ints(f, w->n_part, w->part);
+    put_sort_keys(f, w->n_order, w->order);
+    put_i64(f, w->rows);
+    put_i64(f, w->start);
+    put_i64(f, w->end);
+    put_i64(f, w->start_off);
+    put_i64(f, w->end_off);
+}
+
+/* The node's own fields; false when it reads rows outside the catalog. */
+static bool put_fields(Fp *f, const PlNode *n)
+{
+    put_i64(f, n->kind);
+    put_i64(f, n->n_cols);
+    for (int i = 0; i < n->n_cols; i++) {
+        put_type(f, n->types[i]);
+    }
+    switch (n->kind) {
+    case PL_GET:
+        return put_table(f, n);
+    case PL_VALUES:
+        put_i64(f, n->n_rows);
+        for (int i = 0; i < n->n_rows * n->n_cols; i++) {
+            put_expr(f, n->exprs[i]);
+        }
+        break;
+    case PL_SERIES:
+        put_i64(f, n->series_start);
+        put_i64(f, n->series_step);
+        put_i64(f, (int64_t)n->series_rows);
+        break;
+    case PL_FILTER:
+        put_expr(f, n->pred);
+        break;
+    case PL_PROJECT:
+        for (int i = 0; i < n->n_cols; i++) {
+            put_expr(f, n->exprs[i]);
+        }
+        break;
+    case PL_AGGREGATE:
+        put_i64(f, n->n_keys);
+        put_i64(f, n->n_aggs);
+        for (int i = 0; i < n->n_aggs; i++) {
+            put_i64(f, n->aggs[i].fn);
+            put_i64(f, n->aggs[i].arg);
+            put_type(f, n->aggs[i].arg_type);
+            put_type(f, n->aggs[i].type);
+            put_i64(f, n->aggs[i].distinct);
+        }
+        put_i64(f, n->empty_set_key);
+        put_i64(f, n->empty_set_id);
+        break;
+    case PL_SORT:
+        put_sort_keys(f, n->n_sort_keys, n->sort_keys);
+        put_i64(f, n->limit);
+        put_i64(f, n->offset);
+        break;
+    case PL_LIMIT:
+        put_i64(f, n->limit);
+        put_i64(f, n->offset);
+        break;
+    case PL_JOIN:
+        put_i64(f, n->join_type);
+        put_ints(f, n->n_join_keys, n->left_keys);
+        put_ints(f, n->n_join_keys, n->right_keys);
+        put_expr(f, n->residual);
+        put_i64(f, (int64_t)n->join_null_eq);
+        put_i64(f, n->join_mark_plain);
+        break;
+    case PL_UNION:
+        put_i64(f, n->n_inputs);
+        break;
+    case PL_WINDOW:
+        put_window(f, n->win);
+        break;
+    case PL_EXPAND:
+        put_i64(f, n->n_sets);
+        for (int i = 0; i < n->n_sets; i++) {
+            put_i64(f, (int64_t)n->set_masks[i]);
+        }
+        put_i64(f, n->n_set_keys);
+        put_i64(f, n->gid_col);
+        break;
+    }
+    return true;
+}
+
+static bool fp_node(Fp *f, const PlNode *n);
+
+static bool fp_input(Fp *f, const PlNode *n)
+{
+    put_i64(f, n != NULL);
+    return n == NULL || fp_node(f, n);
+}
+
+static bool fp_node(Fp *f, const PlNode *n)
+{
+    if (f->n_recs == f->cap_recs) {
+        int cap = f->cap_recs ? f->cap_recs * 2 : 32;
+        FpRec *r = cm_arena_alloc(f->arena, sizeof(FpRec) * (size_t)cap);
+        if (r == NULL) {
+            f->is_oom = true;
+            return false;
+        }
+        if (f->n_recs > 0) {
+            memcpy(r, f->recs, sizeof(FpRec) * (size_t)f->n_recs);
+        }
+        f->recs = r;
+        f->cap_recs = cap;
+    }
+    int idx = f->n_recs++;
+    size_t start = f->len;
+    bool is_ok = put_fields(f, n);
+    is_ok &= fp_input(f, n->child);
+    is_ok &= fp_input(f, n->right);
+    for (int i = 0; n->kind == PL_UNION && i < n->n_inputs; i++) {
+        is_ok &= fp_node(f, n->inputs[i]);
+    }
+    f->recs[idx] = (FpRec){.node = n,
+                           .start = start,
+                           .end = f->len,
+                           .end_idx = f->n_recs,
+                           .is_ok = is_ok && !f->is_oom};
+    return is_ok;
+}
+
+/* Fingerprints every subtree of root; false on OOM (err set). */
+static bool fp_plan(Fp *f, const PlNode *root, CmErr *err)
+{
+    fp_node(f, root);
+    if (f->is_oom) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    for (int i = 0; i < f->n_recs; i++) {
+        FpRec *r = &f->recs[i];
+        r->hash = r->is_ok ? cm_hash_bytes(f->buf + r->start, r->end - r->start) : 0;
+    }
+    return true;
+}
+
+/* ---- entries ------------------------------------------------------------------------ */
+
+static const char *const LEVEL_NAMES[] = {"NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY"};
+
+PlCache *pl_cache_new(CmErr *err)
+{
+    PlCache *c = cm_calloc(1, sizeof *c);
+    if (c == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    return c;
+}
+
+static void entry_free(PlCacheEntry *e)
+{
+    cm_free(e->name);
+    cm_free(e->src_sql);
+    st_table_free(e->table);
+    cm_free(e->fp);
+    for (int i = 0; i < e->n_deps; i++) {
+        cm_free(e->deps[i]);
+    }
+    cm_free(e->deps);
+    cm_free(e);
+}
+
+static void view_free(CacheView *v)
+{
+    cm_free(v->view.name);
+    cm_free(v->view.view_sql);
+    cm_free(v);
+}
+
+static void clear_rec(PlCache *c)
+{
+    for (int i = 0; i < c->n_rec; i++) {
+        cm_free(c->rec[i]);
+    }
+    c->n_rec = 0;
+}
+
+void pl_cache_free(PlCache *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    while (c->entries != NULL) {
+        PlCacheEntry *next = c->entries->next;
+        entry_free(c->entries);
+        c->entries = next;
+    }
+    while (c->views != NULL) {
+        CacheView *next = c->views->next;
+        view_free(c->views);
+        c->views = next;
+    }
+    clear_rec(c);
+    cm_free(c->rec);
+    cm_free(c);
+}
+
+static PlCacheEntry *find_entry(PlCache *c, const char *name)
+{
+    for (PlCacheEntry *e = c->entries; e != NULL; e = e->next) {
+        if (strcmp(e->name, name) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static CacheView *find_view(PlCache *c, const char *name)
+{
+    for (CacheView *v = c ? c->views : NULL; v != NULL; v = v->next) {
+        if (strcmp(v->view.name, name) == 0) {
+            return v;
+        }
+    }
+    return NULL;
+}
+
+StEntry *pl_cache_view(PlCache *c, const char *name)
+{
+    CacheView *v = find_view(c, name);
+    if (v == NULL) {
+        return NULL;
+    }
+    if (c->is_recording && c->n_rec < 64) {
+        if (c->n_rec == c->cap_rec) {
+            int cap = c->cap_rec ? c->cap_rec * 2 : 8;
+            char **r = cm_realloc(c->rec, sizeof(char *) * (size_t)cap);
+            if (r == NULL) {
+                return &v->view; /* the dependency is lost: a recompute reports the view */
+            }
+            c->rec = r;
+            c->cap_rec = cap;
+        }
+        char *copy = cm_strdup(name);
+        if (copy != NULL) {
+            c->rec[c->n_rec++] = copy;
+        }
+    }
+    return &v->view;
+}
+
+static void unlink_entry(PlCache *c, PlCacheEntry *e)
+{
+    for (PlCacheEntry **p = &c->entries; *p != NULL; p = &(*p)->next) {
+        if (*p == e) {
+            *p = e->next;
+            entry_free(e);
+            return;
+        }
+    }
+}
+
+/* ---- binding an entry's plan ----------------------------------------------------------- */
+
+/* Parses SELECT text into a query; NULL with err. */
+static const PsSelect *parse_select(PlCacheCtx *ctx, const char *sql, const char *what)
+{
+    size_t pos = 0;
+    PsStmt *stmt = NULL;
+    CmErr perr;
+    cm_err_init(&perr);
+    if (ps_parse_next(ctx->arena, sql, strlen(sql), &pos, &stmt, &perr) != CM_OK || stmt == NULL ||
+        stmt->kind != PS_ST_SELECT) {
+        cm_err_set(ctx->err, CM_BIND, -1, "the query of '%s' no longer parses", what);
+        return NULL;
+    }
+    return stmt->select;
+}
+
+/* Binds an entry's plan, recording the cache views it reads. */
+static PlNode *bind_source(PlCacheCtx *ctx, SourceKind src, const char *name, const char *sql,
+                           const PsSelect *sel)
+{
+    PlBinder b = {
+        .arena = ctx->arena, .cat = ctx->cat, .sql = sql, .cache = ctx->cache, .err = ctx->err};
+    StEntry *e = src == SRC_QUERY ? NULL : st_catalog_find(ctx->cat, name);
+    if (src != SRC_QUERY && e == NULL) {
+        cm_err_set(ctx->err, CM_BIND, -1, "unknown table or view '%s'", name);
+        return NULL;
+    }
+    if (src == SRC_TABLE) {
+        return pl_bind_scan(&b, e->table);
+    }
+    if (src == SRC_VIEW) {
+        b.sql = e->view_sql;
+        sel = parse_select(ctx, e->view_sql, name);
+    } else if (sel == NULL) {
+        sel = parse_select(ctx, sql, name);
+    }
+    if (sel == NULL) {
+        return NULL;
+    }
+    bool was_recording = ctx->cache->is_recording;
+    ctx->cache->is_recording = true;
+    PlNode *n = pl_bind_select(&b, sel);
+    ctx->cache->is_recording = was_recording;
+    return n;
+}
+
+static PlNode *bind_entry(PlCacheCtx *ctx, const PlCacheEntry *e)
+{
+    PlNode *n = bind_source(ctx, e->src, e->name, e->src_sql, NULL);
+    if (n == NULL) {
+        ctx->err->off = -1; /* the entry's text is not the statement's */
+    }
+    return n;
+}
+
+static void note_event(PlCacheCtx *ctx, const char *what, const PlCacheEntry *e, int64_t rows)
+{
+    if (ctx->n_events < (int)(sizeof ctx->events / sizeof ctx->events[0])) {
+        const char *line =
+            cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name, (long long)rows);
+        if (line != NULL) {
+            ctx->events[ctx->n_events++] = line;
+        }
+    }
+}
+
+/* An empty table of the plan's columns, named for the entry (EXPLAIN shows it). */
+static StTable *empty_table(const char *name, const PlNode *root, CmErr *err)
+{
+    StColumn *cols = cm_calloc((size_t)root->n_cols + 1, sizeof *cols);
+    if (cols == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < root->n_cols; i++) {
+        cols[i].name = (char *)root->names[i];
+        cols[i].type = root->types[i];
+    }
+    StTable *t = st_table_new(name, root->n_cols, cols, err);
+    cm_free(cols);
+    return t;
+}
+
+static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
+{
+    e->is_busy = true;
+    ExResult *rows = NULL;
+    StTable *t = NULL;
+    PlNode *root = bind_entry(ctx, e);
+    if (root != NULL && (root = pl_cache_use(ctx, root)) != NULL &&
+        (rows = ctx->run(ctx->run_ctx, ctx->arena, root, ctx->err)) != NULL &&
+        (t = st_table_new_like(e->table, ctx->err)) != NULL &&
+        st_table_reserve(t, ex_result_n_rows(rows), ctx->err) == CM_OK) {
+        for (int i = 0; i < ex_result_n_batches(rows) && ctx->err->code == CM_OK; i++) {
+            st_table_append(t, ex_result_batch(rows, i), ctx->err);
+        }
+    }
+    e->is_busy = false;
+    if (ctx->err->code == CM_OK && rows == NULL) {
+        cm_err_set(ctx->err, CM_INTERNAL, -1, "cached query '%s' gave no result", e->name);
+    }
+    ex_result_free(rows);
+    if (ctx->err->code != CM_OK) {
+        st_table_free(t);
+        return ctx->err->code;
+    }
+    st_table_free(e->table);
+    e->table = t;
+    e->recomputes += e->has_computed;
+    e->has_computed = true;
+    e->state = ST_MATERIALIZED;
+    note_event(ctx, "write", e, t->n_rows);
+    return CM_OK;
+}
+
+StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e)
+{
+    /* MEMORY_ONLY rows evicted by the block store will also come back here. */
+    if (e->state != ST_MATERIALIZED && materialize(ctx, e) != CM_OK) {
+        return NULL;
+    }
+    return e->table;
+}
+
+/* ---- matching ----------------------------------------------------------------------------- */
+
+static bool same_types(const StTable *t, const PlNode *n)
+{
+    if (t->n_cols != n->n_cols) {
+        return false;
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        CmType a = t->cols[i].type, b = n->types[i];
+        if (a.id != b.id || a.precision != b.precision || a.scale != b.scale ||
+            a.is_char != b.is_char || a.length != b.length) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static PlCacheEntry *match(PlCache *c, const Fp *f, const FpRec *r)
+{
+    size_t len = r->end - r->start;
+    for (PlCacheEntry *e = c->entries; e != NULL; e = e->next) {
+        if (!e->is_busy && e->fp_hash == r->hash && e->fp_len == len &&
+            memcmp(e->fp, f->buf + r->start, len) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The scan replacing `n` by the rows of `e`; NULL when it cannot (err set or not). */
+static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
+{
+    bool had_rows = e->state == ST_MATERIALIZED;
+    StTable *t = ctx->is_plan_only ? e->table : pl_cache_entry_rows(ctx, e);
+    if (t == NULL || !same_types(t, n)) {
+        return NULL;
+    }
+    PlNode *g = pl_node_new(ctx->arena, PL_GET, n->n_cols);
+    int *ids = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)(n->n_cols + 1));
+    if (g == NULL || ids == NULL) {
+        cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        ids[i] = i;
+        g->types[i] = n->types[i];
+        g->names[i] = n->names[i];
+    }
+    g->table = t;
+    g->col_ids = ids;
+    g->cache_name = e->name;
+    if (!ctx->is_plan_only) {
+        e->hits += had_rows;
+        e->misses += !had_rows;
+        note_event(ctx, "read", e, t->n_rows);
+    }
+    return g;
+}
+
+static PlNode *subst(PlCacheCtx *ctx, const Fp *f, int *idx, PlNode *n)
+{
+    /* The walk visits the nodes in the fingerprint's order; a node reached
+     * twice (a shared subtree) could break that, and then nothing more is
+     * replaced rather than a node compared with another's bytes. */
+    if (*idx < 0 || *idx >= f->n_recs || f->recs[*idx].node != n) {
+        *idx = -1;
+        return n;
+    }
+    const FpRec *r = &f->recs[*idx];
+    PlCacheEntry *e = r->is_ok ? match(ctx->cache, f, r) : NULL;
+    if (e != NULL && e->level == PL_CACHE_NONE) {
+        e->misses += !ctx->is_plan_only; /* kept nothing: computed where it stands */
+    } else if (e != NULL) {
+        PlNode *g = cached_scan(ctx, e, n);
+        if (g != NULL || ctx->err->code != CM_OK) {
+            *idx = r->end_idx;
+            return g;
+        }
+    }
+    (*idx)++;
+    if (n->child != NULL && (n->child = subst(ctx, f, idx, n->child)) == NULL) {
+        return NULL;
+    }
+    if (n->right != NULL && (n->right = subst(ctx, f, idx, n->right)) == NULL) {
+        return NULL;
+    }
+    for (int i = 0; n->kind == PL_UNION && i < n->n_inputs; i++) {
+        if ((n->inputs[i] = subst(ctx, f, idx, n->inputs[i])) == NULL) {
+            return NULL;
+        }
+    }
+    return n;
+}
+
+PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root)
+{
+    if (ctx->cache == NULL || ctx->cache->entries == NULL) {
+        return root;
+    }
+    Fp f = {.arena = ctx->arena, .cat = ctx->cat};
+    PlNode *out = NULL;
+    if (fp_plan(&f, root, ctx->err)) {
+        int idx = 0;
+        out = subst(ctx, &f, &idx, root);
+    }
+    cm_free(f.buf);
+    return out;
+}
+
+/* ---- statements ----------------------------------------------------------------------- */
+
+/* The text of a key or value: a string literal, or a name. */
+static const char *option_text(const PsExpr *x)
+{
+    return x->kind == PS_EX_STRING ? x->str : x->name;
+}
+
+static CmStatus read_options(PlCacheCtx *ctx, const PsStmt *a, PlCacheLevel *level)
+{
+    *level = PL_CACHE_MEMORY_AND_DISK;
+    for (int i = 0; a->options != NULL && i + 1 < a->options->n; i += 2) {
+        const PsExpr *k = a->options->items[i], *v = a->options->items[i + 1];
+        if (strcasecmp(option_text(k), "storagelevel") != 0) {
+            return cm_err_set(ctx->err, CM_BIND, k->src_off,
+                              "unknown CACHE TABLE option '%s' (the one option is storageLevel)",
+                              option_text(k));
+        }
+        int found = -1;
+        for (int l = 0; l < 4 && found < 0; l++) {
+            found = strcasecmp(v->str, LEVEL_NAMES[l]) == 0 ? l : -1;
+        }
+        if (found < 0) {
+            return cm_err_set(ctx->err, CM_BIND, v->src_off,
+                              "unknown storage level '%s': use NONE, MEMORY_ONLY, "
+                              "MEMORY_AND_DISK or DISK_ONLY",
+                              v->str);
+        }
+        *level = (PlCacheLevel)found;
+    }
+    return CM_OK;
+}
+
+static char **copy_names(char **from, int n)
+{
+    char **to = cm_calloc((size_t)n + 1, sizeof(char *));
+    for (int i = 0; to != NULL && i < n; i++) {
+        if ((to[i] = cm_strdup(from[i])) == NULL) {
+            for (int k = 0; k < i; k++) {
+                cm_free(to[k]);
+            }
+            cm_free(to);
+            return NULL;
+        }
+    }
+    return to;
+}
+
+/* Fingerprint, dependencies and empty table of a new entry from its bound plan. */
+static CmStatus fill_entry(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *root)
+{
+    Fp f = {.arena = ctx->arena, .cat = ctx->cat};
+    for (int i = 0; i < root->n_cols; i++) {
+        if (root->types[i].id == CM_T_NULL) {
+            cm_free(f.buf);
+            return cm_err_set(ctx->err, CM_TYPE, -1,
+                              "cannot cache '%s': column '%s' has no type (cast its NULL)", e->name,
+                              root->names[i]);
+        }
+    }
+    if (fp_plan(&f, root, ctx->err) && !f.recs[0].is_ok) {
+        cm_err_set(ctx->err, CM_BIND, -1,
+                   "cannot cache '%s': its query reads a system table or a WITH RECURSIVE "
+                   "result",
+                   e->name);
+    }
+    for (int i = 0; i < ctx->cache->n_rec && ctx->err->code == CM_OK; i++) {
+        add_dep(&f, ctx->cache->rec[i]);
+    }
+    if (e->src != SRC_QUERY && ctx->err->code == CM_OK) {
+        add_dep(&f, e->name);
+    }
+    if (ctx->err->code == CM_OK && !f.is_oom) {
+        e->fp = f.buf;
+        f.buf = NULL;
+        e->fp_len = f.recs[0].end;
+        e->fp_hash = f.recs[0].hash;
+        if ((e->deps = copy_names(f.deps, f.n_deps)) != NULL) {
+            e->n_deps = f.n_deps;
+            e->table = empty_table(e->name, root, ctx->err);
+        }
+    }
+    cm_free(f.buf);
+    if (ctx->err->code == CM_OK && (f.is_oom || e->deps == NULL)) {
+        cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+    }
+    return ctx->err->code;
+}
+
+/* Spark's CacheTableAsSelect: a temporary view of the query, which must be new. */
+static CmStatus add_view(PlCacheCtx *ctx, const char *name, const char *select_sql)
+{
+    CacheView *v = cm_calloc(1, sizeof *v);
+    if (v == NULL || (v->view.name = cm_strdup(name)) == NULL ||
+        (v->view.view_sql = cm_strdup(select_sql)) == NULL) {
+        if (v != NULL) {
+            view_free(v);
+        }
+        return cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+    }
+    v->view.kind = ST_ENTRY_VIEW;
+    v->next = ctx->cache->views;
+    ctx->cache->views = v;
+    return CM_OK;
+}
+
+static CmStatus cache_stmt(PlCacheCtx *ctx, const PsStmt *a, const char *sql)
+{
+    PlCache *c = ctx->cache;
+    PlCacheLevel level;
+    if (read_options(ctx, a, &level) != CM_OK) {
+        return ctx->err->code;
+    }
+    StEntry *cat_entry = st_catalog_find(ctx->cat, a->name);
+    CacheView *view = find_view(c, a->name);
+    if (a->select != NULL && (cat_entry != NULL || view != NULL)) {
+        return cm_err_set(ctx->err, CM_BIND, a->name_off,
+                          "cannot create the temporary view '%s': a %s of that name exists",
+                          a->name, view != NULL ? "temporary view" : "table or view");
+    }
+    PlCacheEntry *e = find_entry(c, a->name);
+    if (e != NULL) {
+        /* Spark: caching what is cached already keeps the entry as it is. */
+        return a->is_lazy || e->level == PL_CACHE_NONE || pl_cache_entry_rows(ctx, e) != NULL
+                   ? CM_OK
+                   : ctx->err->code;
+    }
+    if (a->select == NULL && view == NULL &&
+        (cat_entry == NULL || cat_entry->kind == ST_ENTRY_INDEX)) {
+        return cm_err_set(ctx->err, CM_BIND, a->name_off, "unknown table or view '%s'", a->name);
+    }
+    if ((e = cm_calloc(1, sizeof *e)) == NULL || (e->name = cm_strdup(a->name)) == NULL) {
+        cm_free(e);
+        return cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+    }
+    e->level = level;
+    e->is_lazy = a->is_lazy;
+    e->src = view != NULL || a->select != NULL   ? SRC_QUERY
+             : cat_entry->kind == ST_ENTRY_TABLE ? SRC_TABLE
+                                                 : SRC_VIEW;
+    const char *text = a->select != NULL ? cm_arena_strndup(ctx->arena, sql + a->select->src_off,
+                                                            (size_t)a->select->src_len)
+                       : view != NULL    ? view->view.view_sql
+                                         : NULL;
+    if (e->src == SRC_QUERY && (text == NULL || (e->src_sql = cm_strdup(text)) == NULL)) {
+        entry_free(e);
+        return cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+    }
+    clear_rec(c);
+    PlNode *root = bind_source(ctx, e->src, e->name, a->select ? sql : e->src_sql, a->select);
+    if (root == NULL || fill_entry(ctx, e, root) != CM_OK ||
+        (a->select != NULL && add_view(ctx, a->name, e->src_sql) != CM_OK)) {
+        clear_rec(c);
+        entry_free(e);
+        return ctx->err->code;
+    }
+    clear_rec(c);
+    PlCacheEntry **tail = &c->entries;
+    while (*tail != NULL) {
+        tail = &(*tail)->next;
+    }
+    *tail = e;
+    /* The entry stays when computing its rows fails, as the view would (Spark
+     * creates the view first); the next use computes them again. */
+    if (!e->is_lazy && e->level != PL_CACHE_NONE) {
+        materialize(ctx, e);
+    }
+    return ctx->err->code;
+}
+
+CmStatus pl_cache_exec(PlCacheCtx *ctx, const PsStmt *a, const char *sql)
+{
+    PlCache *c = ctx->cache;
+    if (a->kind == PS_ST_CACHE) {
+        return cache_stmt(ctx, a, sql);
+    }
+    if (a->kind == PS_ST_CLEAR_CACHE) {
+        /* Spark: CLEAR CACHE drops the cached data; temporary views stay. */
+        while (c->entries != NULL) {
+            unlink_entry(c, c->entries);
+        }
+        return CM_OK;
+    }
+    /* UNCACHE: the entry goes; a temporary view of CACHE TABLE AS stays (Spark). */
+    PlCacheEntry *e = find_entry(c, a->name);
+    if (e != NULL) {
+        unlink_entry(c, e);
+        return CM_OK;
+    }
+    if (a->if_exists || find_view(c, a->name) != NULL || st_catalog_find(ctx->cat, a->name)) {
+        return CM_OK;
+    }
+    return cm_err_set(ctx->err, CM_BIND, a->name_off, "unknown table or view '%s'", a->name);
+}
+
+/* ---- writes and drops ------------------------------------------------------------------ */
+
+static bool reads(const PlCacheEntry *e, const char *name)
+{
+    for (int i = 0; i < e->n_deps; i++) {
+        if (strcmp(e->deps[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Drops the rows of the entries reading `name`, or the entries themselves. */
+static void invalidate(PlCache *c, const char *name, bool is_dropped)
+{
+    for (PlCacheEntry *e = c->entries, *next; e != NULL; e = next) {
+        next = e->next;
+        if (!reads(e, name)) {
+            continue;
+        }
+        if (is_dropped) {
+            unlink_entry(c, e);
+            continue;
+        }
+        e->invalidations++;
+        if (e->state == ST_MATERIALIZED) {
+            CmErr err;
+            cm_err_init(&err);
+            StTable *t = st_table_new_like(e->table, &err);
+            if (t == NULL) { /* keeps the old table's schema for EXPLAIN: rows are not read */
+                st_table_truncate(e->table, 0);
+            } else {
+                st_table_free(e->table);
+                e->table = t;
+            }
+            e->state = ST_INVALIDATED;
+        }
+    }
+}
+
+CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_done, CmErr *err)
+{
+    *is_done = false;
+    const char *target = a->kind == PS_ST_INSERT || a->kind == PS_ST_UPDATE ||
+                                 a->kind == PS_ST_DELETE || (a->kind == PS_ST_COPY && !a->is_to)
+                             ? a->table
+                             : NULL;
+    if (target != NULL && a->schema.schema == NULL && st_catalog_find(cat, target) == NULL &&
+        find_view(c, target) != NULL) {
+        return cm_err_set(err, CM_BIND, a->src_off,
+                          "cannot write to '%s': it is a temporary view (CACHE TABLE AS)", target);
+    }
+    bool is_create = a->kind == PS_ST_CREATE_TABLE || a->kind == PS_ST_CREATE_VIEW ||
+                     a->kind == PS_ST_CREATE_INDEX;
+    if (is_create && find_view(c, a->name) != NULL && !a->if_not_exists) {
+        return cm_err_set(err, CM_BIND, a->src_off,
+                          "table or view '%s' already exists (a temporary view)", a->name);
+    }
+    *is_done = is_create && find_view(c, a->name) != NULL;
+    CacheView *v = a->kind == PS_ST_DROP && strcmp(a->object, "index") != 0 &&
+                           a->schema.schema == NULL && st_catalog_find(cat, a->name) == NULL
+                       ? find_view(c, a->name)
+                       : NULL;
+    if (v != NULL) {
+        /* Spark: dropping the temporary view uncaches it and what reads it. */
+        for (CacheView **p = &c->views; *p != NULL; p = &(*p)->next) {
+            if (*p == v) {
+                *p = v->next;
+                break;
+            }
+        }
+        PlCacheEntry *e = find_entry(c, a->name);
+        if (e != NULL) {
+            unlink_entry(c, e);
+        }
+        invalidate(c, a->name, true);
+        view_free(v);
+        *is_done = true;
+    }
+    return CM_OK;
+}
+
+void pl_cache_after(PlCache *c, const PsStmt *a)
+{
+    switch (a->kind) {
+    case PS_ST_INSERT:
+    case PS_ST_UPDATE:
+    case PS_ST_DELETE:
+        invalidate(c, a->table, false);
+        break;
+    case PS_ST_COPY:
+        if (!a->is_to) {
+            invalidate(c, a->table, false);
+        }
+        break;
+    case PS_ST_DROP:
+        if (strcmp(a->object, "index") != 0) {
+            invalidate(c, a->name, true);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- sluice_cache --------------------------------------------------------------------- */
+
+static const char *const STATE_NAMES[] = {"pending", "materialized", "invalidated"};
+
+static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *err)
+{
+    uint32_t i = (uint32_t)b->n_rows;
+    const char *text[3] = {e->name, LEVEL_NAMES[e->level], STATE_NAMES[e->state]};
+    int text_col[3] = {0, 1, 3};
+    for (int k = 0; k < 3; k++) {
+        const char *copy = cm_arena_strdup(&b->heap, text[k]);
+        if (copy == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory");
+        }
+        ((CmStr *)b->cols[text_col[k]].data)[i] = cm_str_make(copy, (uint32_t)strlen(copy));
+    }
+    ((uint8_t *)b->cols[2].data)[i] = e->is_lazy;
+    bool has_rows = e->state == ST_MATERIALIZED;
+    int64_t nums[7] = {has_rows ? e->table->n_rows : 0,
+                       has_rows ? e->table->mem.held : 0,
+                       0,
+                       e->hits,
+                       e->misses,
+                       e->recomputes,
+                       e->invalidations};
+    for (int k = 0; k < 7; k++) {
+        ((int64_t *)b->cols[4 + k].data)[i] = nums[k];
+    }
+    if (++b->n_rows == CM_BATCH_CAP) {
+        st_table_append(t, b, err);
+        cm_batch_reset(b);
+    }
+    return err->code;
+}
+
+StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err)
+{
+    enum { N_COLS = 11 };
+    static const char *const names[N_COLS] = {"name",   "level",        "lazy",         "state",
+                                              "rows",   "memory_bytes", "disk_bytes",   "hits",
+                                              "misses", "recomputes",   "invalidations"};
+    StColumn cols[N_COLS];
+    CmType types[N_COLS];
+    memset(cols, 0, sizeof cols);
+    for (int k = 0; k < N_COLS; k++) {
+        types[k] = k == 0 || k == 1 || k == 3 ? cm_type_varchar(-1, false)
+                   : k == 2                   ? cm_type_make(CM_T_BOOL)
+                                              : cm_type_make(CM_T_INT64);
+        cols[k].name = (char *)names[k];
+        cols[k].type = types[k];
+    }
+    CmBatch b;
+    StTable *t = st_table_new(name, N_COLS, cols, err);
+    if (t == NULL || cm_batch_init(&b, N_COLS, types, err) != CM_OK) {
+        st_table_free(t);
+        return NULL;
+    }
+    for (const PlCacheEntry *e = c ? c->entries : NULL; e != NULL && err->code == CM_OK;
+         e = e->next) {
+        put_row(t, &b, e, err);
+    }
+    if (err->code == CM_OK && b.n_rows > 0) {
+        st_table_append(t, &b, err);
+    }
+    cm_batch_fini(&b);
+    if (err->code != CM_OK) {
+        st_table_free(t);
+        return NULL;
+    }
+    return t;
+}

@@ -1,0 +1,96 @@
+/*
+ * cache.h - the cache of reused intermediate results, with Spark SQL's
+ * statements: CACHE [LAZY] TABLE name [OPTIONS ('storageLevel' 'L')] [AS q],
+ * UNCACHE TABLE [IF EXISTS] name, CLEAR CACHE (docs/cache.md).
+ *
+ * A cache entry keeps the fingerprint of a bound logical plan (a pre-order
+ * serialization of every node and expression that decides the rows: kinds,
+ * types, column ids, constants, kernels, tables by catalog name; never names
+ * of output columns or SQL offsets) and the plan's rows in an StTable it owns.
+ * After a statement binds, pl_cache_use() walks its plan from the top and
+ * replaces the first subtree equal to an entry (hash first, then the bytes)
+ * by a scan of the entry's rows, as Spark's CacheManager.useCachedData does.
+ * `CACHE TABLE name AS q` also makes `name` a temporary view of q, which the
+ * binder finds through pl_cache_view(); its plan is q's, so it matches.
+ *
+ * An entry remembers how to rebuild its plan (its source: a table, a view or
+ * the query's text) and the catalog tables it reads.  A write to one of them
+ * drops its rows (recomputed on next use); dropping one drops the entry.
+ * pl_cache_entry_rows() is the one way to the rows: it materializes them when
+ * missing (never computed, invalidated, or, later, evicted from MEMORY_ONLY).
+ *
+ * One cache per session, used by the session's thread only.  Plans and rows
+ * scanned by a statement stay valid until the statement ends: entries change
+ * only in pl_cache_exec(), pl_cache_before() and pl_cache_after().
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/arena.h"
+#include "common/err.h"
+#include "parser/ast.h"
+#include "planner/binder.h"
+#include "planner/plan.h"
+#include "storage/catalog.h"
+#include "storage/table.h"
+
+typedef struct PlCache PlCache;
+typedef struct PlCacheEntry PlCacheEntry;
+
+/* Spark's storage levels that the cache accepts (docs/cache.md). */
+typedef enum PlCacheLevel {
+    PL_CACHE_NONE,            /* nothing kept: every use recomputes */
+    PL_CACHE_MEMORY_ONLY,     /* evicted blocks are recomputed from the plan */
+    PL_CACHE_MEMORY_AND_DISK, /* the default */
+    PL_CACHE_DISK_ONLY,
+} PlCacheLevel;
+
+/* What one statement lends the cache: where to bind and how to run a plan. */
+typedef struct PlCacheCtx {
+    PlCache *cache;
+    StCatalog *cat;
+    CmArena *arena; /* the statement's query arena */
+    PlRunFn run;    /* runs a plan to its rows (the session's runner) */
+    void *run_ctx;
+    bool is_plan_only;      /* EXPLAIN without ANALYZE: scan what is there, compute nothing,
+                               count nothing */
+    int n_events;           /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
+    const char *events[16]; /* in the query arena */
+    CmErr *err;
+} PlCacheCtx;
+
+/* Owned; NULL with err on OOM. */
+PlCache *pl_cache_new(CmErr *err);
+void pl_cache_free(PlCache *c);
+
+/* Runs CACHE TABLE, UNCACHE TABLE or CLEAR CACHE (`sql` is the text a's offsets
+ * refer to).  CM_BIND with the offset of the name, option or level at fault. */
+CmStatus pl_cache_exec(PlCacheCtx *ctx, const PsStmt *a, const char *sql);
+
+/* Replaces, top down, each subtree of `root` equal to a cached plan by a scan
+ * of its rows (materialized first unless ctx->is_plan_only) and returns the
+ * new root; NULL with ctx->err set when materializing failed. */
+PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root);
+
+/* The rows of `e`, computed now when missing; borrowed until the entry
+ * changes (never within the statement); NULL with ctx->err. */
+StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e);
+
+/* The temporary view `name` made by CACHE TABLE name AS q, as a view entry
+ * for the binder (borrowed until the view is dropped), or NULL.  `c` may be NULL. */
+StEntry *pl_cache_view(PlCache *c, const char *name);
+
+/* Before a statement runs: refuses writes to a cache's temporary view and
+ * names that clash with one (CREATE), and drops the view for DROP TABLE/VIEW
+ * of its name (*is_done then: the statement has nothing left to do). */
+CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_done, CmErr *err);
+
+/* After a statement succeeded: invalidates the entries reading the table it
+ * wrote (INSERT, UPDATE, DELETE, COPY FROM) and drops those reading a table
+ * or view it dropped. */
+void pl_cache_after(PlCache *c, const PsStmt *a);
+
+/* The system table sluice_cache: one row per entry (owned: st_table_free);
+ * NULL with err. */
+StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err);
