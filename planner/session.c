@@ -1207,6 +1207,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
     /* One limit for the process: the session's setting as of this statement. */
     cm_mem_set_limit(s->cfg.memory_limit);
+    st_blocks_configure(s->cfg.temp_directory, s->cfg.max_temp_directory_size);
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
         if (dispatch(&st) == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);
