@@ -62,6 +62,11 @@ typedef struct Store {
     int64_t file_size; /* bytes of the file, free extents included */
     Extent *free_ext;  /* owned; sorted by offset, adjacent ones merged */
     int n_free, cap_free;
+    bool evict_on_unpin;    /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
+                               unpinned (a test setting: a stale pointer to a block's data
+                               then reads freed memory, which ASan reports) */
+    ShDecoder *decoders[8]; /* idle decompression contexts, kept for the next loads */
+    int n_decoders;
     CmMutex io_lock; /* serializes writers: one compression context */
     void *cctx;      /* owned, under io_lock */
 } Store;
@@ -77,6 +82,8 @@ static void store_init(void)
     g.fd = -1;
     const char *tmp = getenv("TMPDIR");
     snprintf(g.dir, sizeof g.dir, "%s", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    const char *eager = getenv("SLUICE_EVICT_ON_UNPIN");
+    g.evict_on_unpin = eager != NULL && strcmp(eager, "1") == 0;
     cm_mem_set_evictor(st_blocks_evict);
 }
 
@@ -381,14 +388,46 @@ done:
     return st;
 }
 
+/* A decoder for one load: an idle one (a zstd context is costly to make), or
+ * a new one; NULL when memory is short. */
+static ShDecoder *decoder_take(Store *s)
+{
+    ShDecoder *dec = NULL;
+    cm_mutex_lock(&s->lock);
+    if (s->n_decoders > 0) {
+        dec = s->decoders[--s->n_decoders];
+    }
+    cm_mutex_unlock(&s->lock);
+    if (dec == NULL && (dec = cm_malloc(sizeof *dec)) != NULL) {
+        sh_decoder_init(dec);
+    }
+    return dec;
+}
+
+static void decoder_give(Store *s, ShDecoder *dec)
+{
+    if (dec == NULL) {
+        return;
+    }
+    cm_mutex_lock(&s->lock);
+    bool kept = s->n_decoders < (int)(sizeof s->decoders / sizeof s->decoders[0]);
+    if (kept) {
+        s->decoders[s->n_decoders++] = dec;
+    }
+    cm_mutex_unlock(&s->lock);
+    if (!kept) {
+        sh_decoder_fini(dec);
+        cm_free(dec);
+    }
+}
+
 /* Reads b's record back into a new batch.  Called without the lock. */
 static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
 {
     CmBatch *batch = NULL;
     unsigned char *rec = cm_malloc((size_t)b->loc.bytes);
-    ShDecoder dec;
-    sh_decoder_init(&dec);
-    if (rec == NULL) {
+    ShDecoder *dec = decoder_take(s);
+    if (rec == NULL || dec == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory reading a block");
         goto done;
     }
@@ -404,17 +443,19 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
     }
     batch = batch_new(b, err);
     if (batch != NULL &&
-        sh_block_decode_stored(&h, rec + SH_DISK_HDR_BYTES, batch, &dec, err) != CM_OK) {
+        sh_block_decode_stored(&h, rec + SH_DISK_HDR_BYTES, batch, dec, err) != CM_OK) {
         batch_free(batch);
         batch = NULL;
     }
 done:
-    sh_decoder_fini(&dec);
+    decoder_give(s, dec);
     cm_free(rec);
     return batch;
 }
 
 /* ---- blocks ------------------------------------------------------------------------ */
+
+static int64_t evict_one(Store *s, StBlock *only);
 
 /* DISK_ONLY: in memory only while pinned.  Frees b's batch (it is on disk)
  * when nobody pins it; LRU order does not apply.  Called without the lock. */
@@ -588,14 +629,17 @@ void st_block_unpin(StBlock *b)
     Store *s = store();
     cm_mutex_lock(&s->lock);
     CM_ASSERT(b->pins > 0);
-    bool disk_only = false;
+    bool disk_only = false, evict = false;
     if (--b->pins == 0 && b->sealed && b->batch != NULL && b->state == IDLE) {
         lru_push(s, b);
         disk_only = b->level == ST_BLOCK_DISK_ONLY;
+        evict = s->evict_on_unpin && !disk_only;
     }
     cm_mutex_unlock(&s->lock);
     if (disk_only) {
         unload_if_idle(s, b);
+    } else if (evict) {
+        evict_one(s, b);
     }
 }
 
@@ -650,10 +694,10 @@ StBlockLoc st_block_loc(const StBlock *b)
 /* Evicts the LRU block; returns the bytes released: 0 when it was pinned
  * while being written (it stays; try the next), -1 when there is none or it
  * could not be written (the disk is full: stop). */
-static int64_t evict_one(Store *s)
+static int64_t evict_one(Store *s, StBlock *only)
 {
     cm_mutex_lock(&s->lock);
-    StBlock *b = s->lru_tail;
+    StBlock *b = only != NULL ? (only->in_lru ? only : NULL) : s->lru_tail;
     if (b == NULL) {
         cm_mutex_unlock(&s->lock);
         return -1;
@@ -711,7 +755,7 @@ int64_t st_blocks_evict(int64_t bytes)
     Store *s = store();
     int64_t freed = 0;
     do {
-        int64_t n = evict_one(s);
+        int64_t n = evict_one(s, NULL);
         if (n < 0) {
             break;
         }
