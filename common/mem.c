@@ -22,11 +22,18 @@ typedef struct CmMem {
     int64_t peak[2];
     int64_t n_consumers[2];
     int64_t refusals;
-    CmMemRes *head; /* consumers holding memory */
+    CmMemRes *head;      /* consumers holding memory */
+    CmMemEvictor evictor; /* frees storage memory for execution; may be NULL */
+    int64_t evicted;      /* bytes execution took back from storage */
 } CmMem;
 
 /* cm_mem_grow keeps 1/HEADROOM_DIV of execution memory free (see there). */
 #define HEADROOM_DIV 8
+/* Spillable execution memory evicts storage down to 1/STORAGE_FLOOR_DIV of the
+ * limit, no further (Spark's storageFraction, 0.5): tables that fit in half
+ * the limit stay in memory while operators spill, and scans always have room
+ * to pin their chunks (mem.h). */
+#define STORAGE_FLOOR_DIV 2
 
 static CmMem g_mem;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -142,6 +149,40 @@ static bool fits(const CmMem *m, int64_t bytes)
     return m->used[0] + m->used[1] + bytes <= m->limit;
 }
 
+void cm_mem_set_evictor(CmMemEvictor fn)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    m->evictor = fn;
+    cm_mutex_unlock(&m->lock);
+}
+
+/* Storage memory execution leaves alone when it evicts: all of it up to the
+ * floor (an unspillable need takes it all); under the lock. */
+static int64_t storage_kept(const CmMem *m, bool spillable)
+{
+    int64_t floor = spillable ? m->limit / STORAGE_FLOOR_DIV : 0;
+    return m->used[CM_MEM_STORAGE] < floor ? m->used[CM_MEM_STORAGE] : floor;
+}
+
+/* After a refusal of `bytes` for execution, under the lock: asks the evictor
+ * (the lock released meanwhile) for the storage memory that would let the
+ * reservation fit.  True when something was freed: the caller tries again. */
+static bool take_back(CmMem *m, int64_t bytes, bool spillable)
+{
+    int64_t over = m->used[0] + m->used[1] + bytes - m->limit;
+    int64_t evictable = m->used[CM_MEM_STORAGE] - storage_kept(m, spillable);
+    CmMemEvictor fn = m->evictor;
+    if (fn == NULL || over <= 0 || evictable <= 0) {
+        return false;
+    }
+    cm_mutex_unlock(&m->lock);
+    int64_t freed = fn(over < evictable ? over : evictable);
+    cm_mutex_lock(&m->lock);
+    m->evicted += freed > 0 ? freed : 0;
+    return freed > 0;
+}
+
 bool cm_mem_grow(CmMemRes *r, int64_t bytes)
 {
     if (bytes <= 0) {
@@ -149,16 +190,24 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
     }
     CmMem *m = mem();
     cm_mutex_lock(&m->lock);
-    bool ok = fits(m, bytes);
-    if (ok && r->pool == CM_MEM_EXECUTION) {
-        /* Spillable memory leaves an eighth of execution memory free: room for
-         * what cannot spill and for the first allocations of consumers that
-         * start while others hold their share. */
-        int64_t exec = m->limit - m->used[CM_MEM_STORAGE];
-        int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 ? 1 : 0);
-        int64_t share = exec / (n > 0 ? n : 1);
-        ok = r->held + bytes <= share &&
-             m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
+    bool ok;
+    for (;;) {
+        bool share_ok = true;
+        if (r->pool == CM_MEM_EXECUTION) {
+            /* Spillable memory leaves an eighth of execution memory free: room
+             * for what cannot spill and for the first allocations of consumers
+             * that start while others hold their share.  Execution memory is
+             * what storage cannot keep from it: evictable blocks count as free. */
+            int64_t exec = m->limit - storage_kept(m, true);
+            int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 ? 1 : 0);
+            int64_t share = exec / (n > 0 ? n : 1);
+            share_ok = r->held + bytes <= share &&
+                       m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
+        }
+        ok = share_ok && fits(m, bytes);
+        if (ok || !share_ok || r->pool != CM_MEM_EXECUTION || !take_back(m, bytes, true)) {
+            break;
+        }
     }
     if (ok) {
         take(m, r, bytes);
@@ -218,6 +267,8 @@ CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
     CmMem *m = mem();
     cm_mutex_lock(&m->lock);
     CmStatus st = CM_OK;
+    while (!fits(m, bytes) && r->pool == CM_MEM_EXECUTION && take_back(m, bytes, false)) {
+    }
     if (fits(m, bytes)) {
         take(m, r, bytes);
     } else {
@@ -268,6 +319,7 @@ void cm_mem_stats(CmMemStats *out)
         out->n_consumers[p] = m->n_consumers[p];
     }
     out->refusals = m->refusals;
+    out->evicted = m->evicted;
     cm_mutex_unlock(&m->lock);
 }
 

@@ -6,8 +6,15 @@
  * partitions, shuffle buffers, rows waiting to be appended, COPY chunks), and
  * STORAGE, what outlives a query (the tables of the in-memory database; the
  * cache and table pages once they exist).  The split is unified, as in Spark:
- * each pool may use whatever the other does not hold.  Storage is not evictable
- * yet, so execution never takes memory back from it.
+ * each pool may use whatever the other does not hold.  Storage is made of blocks
+ * (storage/blocks.h) that can be evicted to disk or dropped, so execution takes
+ * memory back from it: when an execution reservation would pass the limit, the
+ * manager calls the evictor the block store registered (cm_mem_set_evictor),
+ * outside its lock, and tries again.  Spillable growth (cm_mem_grow) evicts
+ * storage down to a floor of half the limit (Spark's storageFraction): tables
+ * that fit in it stay while operators spill, and scans have room to pin; memory that cannot spill (cm_mem_need) may evict every
+ * unpinned block.  Storage never evicts execution: a storage reservation past
+ * the limit evicts other storage blocks or fails.
  *
  * Every large allocation is first a reservation.  A consumer (one operator in
  * one task, or one shared structure) owns a CmMemRes and grows it before it
@@ -76,6 +83,14 @@ CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err);
 /* Releases `bytes` of what r holds (at most what it holds). */
 void cm_mem_shrink(CmMemRes *r, int64_t bytes);
 
+/* Frees storage memory: evicts unpinned blocks until about `bytes` are
+ * released (or none is left), returns the bytes released.  Called without the
+ * manager's lock, from any thread; it may call cm_mem_shrink. */
+typedef int64_t (*CmMemEvictor)(int64_t bytes);
+/* Registers the evictor execution reservations call (one for the process; the
+ * block store registers itself when it starts). */
+void cm_mem_set_evictor(CmMemEvictor fn);
+
 /* ---- reports ------------------------------------------------------------------ */
 
 typedef struct CmMemStats {
@@ -84,6 +99,7 @@ typedef struct CmMemStats {
     int64_t peak[2];        /* per pool, the most reserved since start (or reset) */
     int64_t n_consumers[2]; /* consumers holding memory now */
     int64_t refusals;       /* cm_mem_grow calls refused (spills asked for) */
+    int64_t evicted;        /* storage bytes execution took back through the evictor */
 } CmMemStats;
 
 void cm_mem_stats(CmMemStats *out);

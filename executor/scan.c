@@ -1,11 +1,12 @@
 /*
  * scan.c - table scan source.  The table's chunks are split into morsels of
  * contiguous chunks, one morsel per task; a batch is a chunk's columns by
- * reference (no copy).  Range filters from the hash joins the scan feeds
- * (ExRangeFilter) skip whole chunks: the chunk's min and max of the key column
- * are computed as it is reached (a pass over one column, cheaper than sending
- * its rows through the joins), so nothing is kept that a write could make
- * stale.
+ * reference (no copy).  A chunk is a block of the block store: the scan pins
+ * it (loading it from disk when it was evicted) and unpins it at the next pull
+ * or when the task ends, so one chunk per task is pinned at a time.  Range
+ * filters from the hash joins the scan feeds (ExRangeFilter) skip whole
+ * chunks on the chunk's zone map (the min and max of the key column recorded
+ * when the chunk was sealed), so a skipped chunk is never loaded.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,11 +23,13 @@ typedef struct ScanSpec {
     int filter_col[4];         /* output column each filter reads */
     ExRangeFilter *filter[4];
     atomic_llong skipped;      /* chunks skipped by the filters */
+    atomic_llong loaded;       /* chunks loaded back from disk */
 } ScanSpec;
 
 typedef struct ScanLocal {
     CmBatch out;       /* vectors point into the table */
     int next_chunk, end_chunk;
+    int pinned;        /* the chunk `out` views (pinned), or -1 */
 } ScanLocal;
 
 static int scan_n_tasks(ExOp *op, ExQuery *q)
@@ -54,6 +57,7 @@ static void *scan_local_init(ExOp *op, const ExTask *task, CmErr *err)
         cm_free(l);
         return NULL;
     }
+    l->pinned = -1;
     l->next_chunk = task->task_idx * s->chunks_per_task;
     l->end_chunk = l->next_chunk + s->chunks_per_task;
     if (l->end_chunk > s->table->n_chunks) {
@@ -66,42 +70,17 @@ static void scan_local_fini(ExOp *op, void *local)
 {
     ScanLocal *l = local;
     if (l != NULL) {
+        if (l->pinned >= 0) {
+            st_table_unpin_chunk(((ScanSpec *)op->spec)->table, l->pinned);
+        }
         cm_batch_fini(&l->out);
         cm_free(l);
-    }
-}
-
-#define MIN_MAX(T)                                                                          \
-    do {                                                                                    \
-        const T *v = data;                                                                  \
-        for (int i = 0; i < n; i++) {                                                       \
-            if (valid == NULL || ((valid[i >> 6] >> (i & 63)) & 1)) {                       \
-                *lo = v[i] < *lo ? v[i] : *lo;                                              \
-                *hi = v[i] > *hi ? v[i] : *hi;                                              \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
-
-/* The smallest and largest non-NULL value of a chunk's column; lo > hi when
- * there is none. */
-static void chunk_min_max(const StChunk *ch, int col, bool wide, int64_t *lo, int64_t *hi)
-{
-    const void *data = ch->data[col];
-    const uint64_t *valid = ch->validity[col];
-    int n = ch->n_rows;
-    *lo = INT64_MAX;
-    *hi = INT64_MIN;
-    if (wide) {
-        MIN_MAX(int64_t);
-    } else {
-        MIN_MAX(int32_t);
     }
 }
 
 /* True when some ready filter proves that no row of chunk c can match. */
 static bool chunk_excluded(const ExOp *op, const ScanSpec *s, int c)
 {
-    const StChunk *ch = s->table->chunks[c];
     for (int f = 0; f < s->n_filters; f++) {
         const ExRangeFilter *rf = s->filter[f];
         if (!rf->ready) {
@@ -110,7 +89,7 @@ static bool chunk_excluded(const ExOp *op, const ScanSpec *s, int c)
         int64_t lo, hi;
         if (!rf->empty) {
             int col = s->filter_col[f];
-            chunk_min_max(ch, s->col_ids[col], op->types[col].id == CM_T_INT64, &lo, &hi);
+            st_table_chunk_range(s->table, c, s->col_ids[col], &lo, &hi);
         }
         if (rf->empty || lo > hi || hi < rf->min || lo > rf->max) {
             return true;
@@ -123,13 +102,26 @@ static ExOpResult scan_pull(ExOp *op, void *local, const CmBatch **out, CmErr *e
 {
     ScanSpec *s = op->spec;
     ScanLocal *l = local;
+    if (l->pinned >= 0) {
+        /* the previous batch is no longer the consumer's (executor/op.h) */
+        st_table_unpin_chunk(s->table, l->pinned);
+        l->pinned = -1;
+    }
     while (l->next_chunk < l->end_chunk) {
         int c = l->next_chunk++;
         if (s->n_filters > 0 && chunk_excluded(op, s, c)) {
             atomic_fetch_add(&s->skipped, 1);
             continue;
         }
-        st_table_scan_chunk(s->table, c, s->col_ids, s->n_cols, &l->out);
+        bool loaded = false;
+        if (st_table_scan_chunk(s->table, c, s->col_ids, s->n_cols, &l->out, &loaded, err) !=
+            CM_OK) {
+            return EX_DONE;
+        }
+        l->pinned = c;
+        if (loaded) {
+            atomic_fetch_add(&s->loaded, 1);
+        }
         *out = &l->out;
         return l->next_chunk >= l->end_chunk ? EX_DONE : EX_HAVE_MORE;
     }
@@ -147,7 +139,11 @@ static void scan_explain(const ExOp *op, char *buf, size_t cap)
     }
     long long skipped = atomic_load(&((ScanSpec *)s)->skipped);
     if (skipped > 0 && n > 0 && (size_t)n < cap) {
-        snprintf(buf + n, cap - (size_t)n, ", %lld chunks skipped", skipped);
+        n += snprintf(buf + n, cap - (size_t)n, ", %lld chunks skipped", skipped);
+    }
+    long long loaded = atomic_load(&((ScanSpec *)s)->loaded);
+    if (loaded > 0 && n > 0 && (size_t)n < cap) {
+        snprintf(buf + n, cap - (size_t)n, ", %lld chunks loaded from disk", loaded);
     }
 }
 

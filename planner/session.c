@@ -1235,6 +1235,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     atomic_store(&s->interrupt, false);
     /* One limit for the process: the session's setting as of this statement. */
     cm_mem_set_limit(s->cfg.memory_limit);
+    st_blocks_configure(s->cfg.temp_directory, s->cfg.max_temp_directory_size);
     st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
                             .run = run_for_binder, .run_ctx = &st, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {

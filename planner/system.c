@@ -9,6 +9,7 @@
 #include "common/mem.h"
 #include "planner/cache.h"
 #include "shuffle/spill.h"
+#include "storage/blocks.h"
 
 bool pl_system_table_exists(const char *name)
 {
@@ -95,6 +96,12 @@ StTable *pl_system_table(const char *name, const PlCache *cache, CmErr *err)
     add_row(&r, "limit", "memory_limit", st.limit, st.limit);
     add_row(&r, "execution", "total", st.used[CM_MEM_EXECUTION], st.peak[CM_MEM_EXECUTION]);
     add_row(&r, "storage", "total", st.used[CM_MEM_STORAGE], st.peak[CM_MEM_STORAGE]);
+    /* Taken before this table's own chunks exist. */
+    StBlocksStats bs;
+    st_blocks_stats(&bs);
+    add_row(&r, "storage", "blocks in memory", bs.memory_bytes, bs.memory_bytes);
+    add_row(&r, "storage", "blocks on disk", bs.disk_bytes, bs.file_bytes);
+    add_row(&r, "storage", "evicted by execution", st.evicted, st.evicted);
     add_row(&r, "temp", "spill and shuffle files", sh_temp_used(), sh_temp_peak());
     add_row(&r, "process", "resident set", cm_mem_rss(), cm_mem_rss_peak());
     for (int i = 0; i < holders.n; i++) {

@@ -1,5 +1,6 @@
 /*
- * block.h - the block format of the shuffle store (internal to shuffle/).
+ * block.h - the block format of the shuffle store; spill files and the block
+ * store (storage/blocks.h) write the same records.
  *
  * Payload layout, per column in order: a flag byte (1 = has a validity
  * bitmap), the bitmap (ceil(rows/64) words) when flagged, then the values:

@@ -16,6 +16,8 @@
  * are added a chunk segment at a time: the segment's hashes are computed
  * column by column into a fixed buffer, then each row probes for its key, the
  * tag of a row a few ahead prefetched; nothing is allocated per row.
+ * The table keeps its chunks pinned while it has an index (storage/table.h),
+ * so the rows read here are always in memory (st_chunk_data).
  */
 #include "storage/index.h"
 
@@ -160,7 +162,7 @@ static bool rows_eq(const StIndex *ix, const StTable *t, int64_t r1, int64_t r2)
     uint32_t i1 = (uint32_t)(r1 % CM_BATCH_CAP), i2 = (uint32_t)(r2 % CM_BATCH_CAP);
     for (int k = 0; k < ix->n_keys; k++) {
         int col = ix->key_cols[k];
-        if (!value_eq(t->cols[col].type, c1->data[col], i1, c2->data[col], i2)) {
+        if (!value_eq(t->cols[col].type, st_chunk_data(c1, col), i1, st_chunk_data(c2, col), i2)) {
             return false;
         }
     }
@@ -176,7 +178,7 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
     buf[0] = '\0';
     for (int k = 0; k < ix->n_keys && len < cap; k++) {
         int col = ix->key_cols[k];
-        const void *d = c->data[col];
+        const void *d = st_chunk_data(c, col);
         CmType type = t->cols[col].type;
         char text[CM_FMT_CAP];
         const char *v = text;
@@ -227,8 +229,8 @@ static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, 
     for (int k = 0; k < ix->n_keys; k++) {
         int col = ix->key_cols[k];
         CmType type = t->cols[col].type;
-        const void *d = c->data[col];
-        const uint64_t *validity = c->validity[col];
+        const void *d = st_chunk_data(c, col);
+        const uint64_t *validity = st_chunk_validity(c, col);
         for (int i = 0; i < n; i++) {
             /* the bytes under a NULL are whatever was there: never read them */
             bool is_null_here = bit_is_null(validity, (uint32_t)(first + i));
@@ -441,7 +443,7 @@ int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, 
         bool eq = true;
         for (int k = 0; k < ix->n_keys && eq; k++) {
             int col = ix->key_cols[k];
-            eq = value_eq(t->cols[col].type, c->data[col], i, keys[k].data, pos);
+            eq = value_eq(t->cols[col].type, st_chunk_data(c, col), i, keys[k].data, pos);
         }
         if (!eq) {
             continue;

@@ -1,8 +1,13 @@
 /*
- * table.c - chunked columnar storage in memory.
+ * table.c - chunked columnar storage in the block store.
  *
- * Invariant: every chunk but the last is full (CM_BATCH_CAP rows), so row r is
- * in chunk r / CM_BATCH_CAP; truncation relies on it.
+ * Invariants: every chunk but the last is full (CM_BATCH_CAP rows), so row r
+ * is in chunk r / CM_BATCH_CAP; truncation relies on it.  Every chunk but the
+ * last is sealed.  A chunk is held (pinned by the table, `held` set) exactly
+ * when it is unsealed or the table has an index.  An append seals the chunks
+ * it filled only once it has succeeded, so undoing it never has to change a
+ * sealed block; a truncate that cuts into a sealed chunk only lowers the
+ * chunk's n_rows, and the next append copies its rows into a new block.
  */
 #include "storage/table.h"
 
@@ -11,18 +16,31 @@
 #include "common/alloc.h"
 #include "storage/index.h"
 
-static void chunk_free(StChunk *c, int n_cols)
+static void chunk_free(StChunk *c)
 {
     if (c == NULL) {
         return;
     }
-    for (int i = 0; i < n_cols; i++) {
-        cm_free(c->data ? c->data[i] : NULL);
-        cm_free(c->validity ? c->validity[i] : NULL);
-    }
-    cm_free(c->data);
-    cm_free(c->validity);
+    st_block_free(c->block);
+    cm_free(c->zone);
     cm_free(c);
+}
+
+/* Pins c for the table; false with err when it cannot be loaded. */
+static bool chunk_hold(StChunk *c, CmErr *err)
+{
+    if (c->held == NULL) {
+        c->held = st_block_pin(c->block, NULL, err);
+    }
+    return c->held != NULL;
+}
+
+static void chunk_release(StChunk *c)
+{
+    if (c->held != NULL) {
+        st_block_unpin(c->block);
+        c->held = NULL;
+    }
 }
 
 /* Moves a column's string default into the table's own arena; false on OOM. */
@@ -52,11 +70,13 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
     cm_mem_res_init(&t->mem, CM_MEM_STORAGE, "table storage", NULL);
     t->name = cm_strdup(name);
     t->cols = cm_calloc((size_t)n_cols, sizeof(StColumn));
-    if (t->name == NULL || t->cols == NULL) {
+    t->types = cm_calloc((size_t)(n_cols > 0 ? n_cols : 1), sizeof(CmType));
+    if (t->name == NULL || t->cols == NULL || t->types == NULL) {
         goto oom;
     }
     t->n_cols = n_cols;
     for (int i = 0; i < n_cols; i++) {
+        t->types[i] = cols[i].type;
         t->cols[i] = cols[i];
         t->cols[i].name = cm_strdup(cols[i].name);
         if (t->cols[i].name == NULL || !own_default(t, &t->cols[i])) {
@@ -76,9 +96,10 @@ void st_table_free(StTable *t)
         return;
     }
     for (int i = 0; i < t->n_chunks; i++) {
-        chunk_free(t->chunks[i], t->n_cols);
+        chunk_free(t->chunks[i]);
     }
     cm_free(t->chunks);
+    cm_free(t->types);
     for (int i = 0; i < t->n_indexes; i++) {
         st_index_free(t->indexes[i]);
     }
@@ -107,6 +128,17 @@ StTable *st_table_new_like(const StTable *t, CmErr *err)
     return n;
 }
 
+/* Unpins the sealed chunks when the table has no index (they become
+ * evictable). */
+static void release_sealed(StTable *t)
+{
+    for (int i = 0; t->n_indexes == 0 && i < t->n_chunks; i++) {
+        if (t->chunks[i]->sealed) {
+            chunk_release(t->chunks[i]);
+        }
+    }
+}
+
 CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int n_keys,
                             const int *key_cols, CmErr *err)
 {
@@ -115,9 +147,17 @@ CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int 
         return cm_err_set(err, CM_OOM, -1, "out of memory adding an index");
     }
     t->indexes = grown;
+    /* An index reads rows at random: the table's chunks stay in memory. */
+    for (int i = 0; i < t->n_chunks; i++) {
+        if (!chunk_hold(t->chunks[i], err)) {
+            release_sealed(t);
+            return err->code;
+        }
+    }
     StIndex *ix = st_index_new(name, kind, n_keys, key_cols, err);
     if (ix == NULL || st_index_add_rows(ix, t, 0, err) != CM_OK) {
         st_index_free(ix);
+        release_sealed(t);
         return err->code;
     }
     t->indexes[t->n_indexes++] = ix;
@@ -133,6 +173,7 @@ bool st_table_drop_index(StTable *t, const char *name)
             memmove(&t->indexes[i], &t->indexes[i + 1],
                     sizeof(StIndex *) * (size_t)(t->n_indexes - i - 1));
             t->n_indexes--;
+            release_sealed(t);
             return true;
         }
     }
@@ -167,32 +208,107 @@ CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err)
     return CM_OK;
 }
 
-static StChunk *chunk_new(const StTable *t)
+static StChunk *chunk_new(StTable *t, CmErr *err)
 {
     StChunk *c = cm_calloc(1, sizeof *c);
     if (c == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
         return NULL;
     }
-    c->data = cm_calloc((size_t)t->n_cols, sizeof(void *));
-    c->validity = cm_calloc((size_t)t->n_cols, sizeof(uint64_t *));
-    if (c->data == NULL || c->validity == NULL) {
-        chunk_free(c, t->n_cols);
+    c->block = st_block_new(ST_BLOCK_MEMORY_AND_DISK, t->n_cols, t->types, &t->mem, NULL, NULL, err);
+    if (c->block == NULL) {
+        cm_free(c);
         return NULL;
     }
-    for (int i = 0; i < t->n_cols; i++) {
-        c->data[i] = cm_malloc(cm_type_width(t->cols[i].type) * CM_BATCH_CAP);
-        if (c->data[i] == NULL) {
-            chunk_free(c, t->n_cols);
-            return NULL;
+    c->held = st_block_batch(c->block); /* the creator's pin */
+    return c;
+}
+
+static CmStatus set_null(CmVec *v, int row)
+{
+    if (v->validity == NULL) {
+        memset(v->validity_buf, 0xff, sizeof v->validity_buf);
+        v->validity = v->validity_buf;
+    }
+    v->validity[row >> 6] &= ~((uint64_t)1 << (row & 63));
+    return CM_OK;
+}
+
+/* Copies value p of v into row `row` of the chunk's batch (long strings into
+ * the chunk's heap). */
+static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, const CmVec *v,
+                           uint32_t p, CmErr *err)
+{
+    if (v->kind == CM_VEC_CONST) {
+        p = 0;
+    }
+    CmVec *d = &dst->cols[col];
+    if (cm_vec_is_null(v, p)) {
+        return set_null(d, row);
+    }
+    if (d->validity != NULL) {
+        d->validity[row >> 6] |= (uint64_t)1 << (row & 63);
+    }
+    size_t w = cm_type_width(t->cols[col].type);
+    if (t->cols[col].type.id == CM_T_VARCHAR) {
+        CmStr s = ((const CmStr *)v->data)[p];
+        ((CmStr *)d->data)[row] = cm_str_copy(&dst->heap, &s, err);
+        return err->code;
+    }
+    memcpy((char *)d->data + w * (size_t)row, (const char *)v->data + w * p, w);
+    return CM_OK;
+}
+
+/* Makes a sealed, partly used last chunk (left by a truncate) writable again:
+ * its rows are copied into a new block, which replaces it. */
+static CmStatus reopen(StTable *t, StChunk *c, CmErr *err)
+{
+    StChunk *fresh = NULL;
+    bool own_pin = c->held == NULL;
+    const CmBatch *old = c->held != NULL ? c->held : st_block_pin(c->block, NULL, err);
+    if (old == NULL) {
+        return err->code;
+    }
+    fresh = chunk_new(t, err);
+    if (fresh == NULL) {
+        goto done;
+    }
+    CmBatch *dst = (CmBatch *)fresh->held;
+    for (int col = 0; col < t->n_cols; col++) {
+        for (int r = 0; r < c->n_rows; r++) {
+            if (copy_value(t, dst, col, r, &old->cols[col], (uint32_t)r, err) != CM_OK) {
+                goto done;
+            }
         }
     }
-    return c;
+    dst->n_rows = c->n_rows;
+    if (st_block_charge(fresh->block, err) != CM_OK) {
+        goto done;
+    }
+done:
+    if (own_pin) {
+        st_block_unpin(c->block);
+    }
+    if (err->code != CM_OK) {
+        chunk_free(fresh);
+        return err->code;
+    }
+    chunk_release(c);
+    st_block_free(c->block);
+    cm_free(c->zone);
+    c->block = fresh->block;
+    c->held = fresh->held;
+    c->zone = NULL;
+    c->sealed = false;
+    cm_free(fresh);
+    return CM_OK;
 }
 
 static StChunk *tail_chunk(StTable *t, CmErr *err)
 {
     if (t->n_chunks > 0 && t->chunks[t->n_chunks - 1]->n_rows < CM_BATCH_CAP) {
-        return t->chunks[t->n_chunks - 1];
+        StChunk *c = t->chunks[t->n_chunks - 1];
+        return !c->sealed || reopen(t, c, err) == CM_OK ? c : NULL;
     }
     if (t->n_chunks == t->cap_chunks) {
         int cap = t->cap_chunks ? t->cap_chunks * 2 : 8;
@@ -204,84 +320,110 @@ static StChunk *tail_chunk(StTable *t, CmErr *err)
         t->chunks = grown;
         t->cap_chunks = cap;
     }
-    StChunk *c = chunk_new(t);
+    StChunk *c = chunk_new(t, err);
     if (c == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
         return NULL;
     }
     t->chunks[t->n_chunks++] = c;
     return c;
 }
 
-static CmStatus set_null(StChunk *c, int col, int row, CmErr *err)
+#define MIN_MAX(T)                                                                          \
+    do {                                                                                    \
+        const T *vals = data;                                                                \
+        for (int i = 0; i < n; i++) {                                                       \
+            if (valid == NULL || ((valid[i >> 6] >> (i & 63)) & 1)) {                       \
+                *lo = vals[i] < *lo ? vals[i] : *lo;                                            \
+                *hi = vals[i] > *hi ? vals[i] : *hi;                                            \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+/* The smallest and largest non-NULL value of rows [0, n) of an integer column
+ * (lo > hi when there is none). */
+static void column_range(const CmVec *v, int n, int64_t *lo, int64_t *hi)
 {
-    if (c->validity[col] == NULL) {
-        c->validity[col] = cm_malloc(sizeof(uint64_t) * CM_VALIDITY_WORDS);
-        if (c->validity[col] == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory");
-        }
-        memset(c->validity[col], 0xff, sizeof(uint64_t) * CM_VALIDITY_WORDS);
+    const void *data = v->data;
+    const uint64_t *valid = v->validity;
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    switch (v->type.id) {
+    case CM_T_INT64:
+        MIN_MAX(int64_t);
+        break;
+    case CM_T_INT32:
+    case CM_T_DATE:
+        MIN_MAX(int32_t);
+        break;
+    default: /* no zone: the widest range */
+        *lo = INT64_MIN;
+        *hi = INT64_MAX;
+        break;
     }
-    c->validity[col][row >> 6] &= ~((uint64_t)1 << (row & 63));
-    return CM_OK;
 }
 
-static CmStatus copy_value(StTable *t, StChunk *c, int col, int row, const CmVec *v, uint32_t p,
-                           CmErr *err)
+/* Seals a full chunk: its zone map, then the block; the table lets go of it
+ * unless an index needs it. */
+static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
 {
-    if (v->kind == CM_VEC_CONST) {
-        p = 0;
+    CmBatch *b = (CmBatch *)c->held;
+    b->n_rows = c->n_rows;
+    int64_t *zone = cm_malloc(sizeof(int64_t) * 2 * (size_t)(t->n_cols > 0 ? t->n_cols : 1));
+    if (zone == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
     }
-    if (cm_vec_is_null(v, p)) {
-        return set_null(c, col, row, err);
+    for (int col = 0; col < t->n_cols; col++) {
+        column_range(&b->cols[col], c->n_rows, &zone[2 * col], &zone[2 * col + 1]);
     }
-    if (c->validity[col] != NULL) {
-        c->validity[col][row >> 6] |= (uint64_t)1 << (row & 63);
-    }
-    size_t w = cm_type_width(t->cols[col].type);
-    if (t->cols[col].type.id == CM_T_VARCHAR) {
-        CmStr s = ((const CmStr *)v->data)[p];
-        ((CmStr *)c->data[col])[row] = cm_str_copy(&t->strings, &s, err);
+    if (st_block_seal(c->block, err) != CM_OK) {
+        cm_free(zone);
         return err->code;
     }
-    memcpy((char *)c->data[col] + w * (size_t)row, (const char *)v->data + w * p, w);
-    return CM_OK;
-}
-
-/* Bytes the table holds (chunk arrays and strings; bitmaps are small). */
-static int64_t table_bytes(const StTable *t)
-{
-    int64_t row_bytes = 0;
-    for (int i = 0; i < t->n_cols; i++) {
-        row_bytes += (int64_t)cm_type_width(t->cols[i].type);
+    c->zone = zone;
+    c->sealed = true;
+    if (t->n_indexes == 0) {
+        chunk_release(c);
     }
-    return (int64_t)t->n_chunks * row_bytes * CM_BATCH_CAP + (int64_t)t->strings.n_bytes;
+    return CM_OK;
 }
 
 CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
 {
     int64_t start = t->n_rows;
+    int first_chunk = (int)(start / CM_BATCH_CAP);
     for (int i = 0; i < b->n_rows; i++) {
         StChunk *c = tail_chunk(t, err);
         if (c == NULL) {
             goto fail;
         }
         uint32_t p = cm_batch_pos(b, i);
+        CmBatch *dst = (CmBatch *)c->held;
         for (int col = 0; col < t->n_cols; col++) {
-            if (copy_value(t, c, col, c->n_rows, &b->cols[col], p, err) != CM_OK) {
+            if (copy_value(t, dst, col, c->n_rows, &b->cols[col], p, err) != CM_OK) {
                 goto fail;
             }
         }
         c->n_rows++;
+        dst->n_rows = c->n_rows;
         t->n_rows++;
+    }
+    for (int i = first_chunk; i < t->n_chunks; i++) {
+        if (st_block_charge(t->chunks[i]->block, err) != CM_OK) {
+            goto fail;
+        }
     }
     for (int i = 0; i < t->n_indexes; i++) {
         if (st_index_add_rows(t->indexes[i], t, start, err) != CM_OK) {
             goto fail;
         }
     }
-    if (cm_mem_need_total(&t->mem, table_bytes(t), err) != CM_OK) {
-        goto fail;
+    /* Only now are the chunks this append filled sealed: undoing it never
+     * touches a sealed block's rows. */
+    for (int i = first_chunk; i < t->n_chunks; i++) {
+        StChunk *c = t->chunks[i];
+        if (!c->sealed && c->n_rows == CM_BATCH_CAP && seal(t, c, err) != CM_OK) {
+            goto fail;
+        }
     }
     return CM_OK;
 fail:
@@ -309,28 +451,52 @@ void st_table_truncate(StTable *t, int64_t n_rows)
     }
     int keep = (int)((n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
     for (int i = keep; i < t->n_chunks; i++) {
-        chunk_free(t->chunks[i], t->n_cols);
+        chunk_free(t->chunks[i]);
     }
     t->n_chunks = keep;
     if (keep > 0) {
-        t->chunks[keep - 1]->n_rows = (int)(n_rows - (int64_t)(keep - 1) * CM_BATCH_CAP);
+        StChunk *c = t->chunks[keep - 1];
+        c->n_rows = (int)(n_rows - (int64_t)(keep - 1) * CM_BATCH_CAP);
+        if (!c->sealed) {
+            ((CmBatch *)c->held)->n_rows = c->n_rows;
+        }
     }
     t->n_rows = n_rows;
-    if (t->mem.held > table_bytes(t)) {
-        cm_mem_shrink(&t->mem, t->mem.held - table_bytes(t));
-    }
 }
 
-void st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
-                         CmBatch *out)
+CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
+                             CmBatch *out, bool *loaded, CmErr *err)
 {
     const StChunk *c = t->chunks[chunk_idx];
+    out->n_rows = 0;
+    out->sel = NULL;
+    const CmBatch *b = st_block_pin(c->block, loaded, err);
+    if (b == NULL) {
+        return err->code != CM_OK ? err->code
+                                  : cm_err_set(err, CM_INTERNAL, -1, "a table chunk was dropped");
+    }
     for (int i = 0; i < n_out; i++) {
         CmVec *v = &out->cols[i];
         v->kind = CM_VEC_FLAT;
-        v->data = c->data[col_ids[i]];
-        v->validity = c->validity[col_ids[i]];
+        v->data = b->cols[col_ids[i]].data;
+        v->validity = b->cols[col_ids[i]].validity;
     }
     out->n_rows = c->n_rows;
-    out->sel = NULL;
+    return CM_OK;
+}
+
+void st_table_unpin_chunk(const StTable *t, int chunk_idx)
+{
+    st_block_unpin(t->chunks[chunk_idx]->block);
+}
+
+void st_table_chunk_range(const StTable *t, int chunk_idx, int col, int64_t *lo, int64_t *hi)
+{
+    const StChunk *c = t->chunks[chunk_idx];
+    if (c->zone != NULL) {
+        *lo = c->zone[2 * col];
+        *hi = c->zone[2 * col + 1];
+        return;
+    }
+    column_range(&c->held->cols[col], c->n_rows, lo, hi); /* the tail: held */
 }

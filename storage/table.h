@@ -1,17 +1,25 @@
 /*
- * table.h - in-memory columnar tables.
+ * table.h - in-memory columnar tables whose chunks live in the block store.
  *
  * A table is a list of chunks; each chunk holds up to CM_BATCH_CAP rows as one
  * flat array per column plus a validity bitmap, so a scan hands a chunk's
- * columns to the executor by reference, without copying.  Strings longer than
- * the inline size live in the table's string arena for the table's lifetime.
+ * columns to the executor by reference, without copying.  A chunk is a block
+ * of the block store (storage/blocks.h, level MEMORY_AND_DISK) and its long
+ * strings live in the block's own heap, so a full chunk, once sealed, can be
+ * evicted to disk with its strings under memory pressure and is loaded back
+ * when read.  Readers pin a chunk (st_table_scan_chunk) and unpin it when done
+ * (st_table_unpin_chunk).  The tail chunk, being appended to, stays in memory
+ * until it is full.  Sealing records each integer column's min and max (a
+ * zone map, st_table_chunk_range), so a scan can skip a chunk without loading it.
  * Appending copies rows in; st_table_truncate() undoes an append that could not
  * finish, so a failed INSERT or COPY leaves the table exactly as it was.
- * Chunks and strings are reserved as storage memory: an append that would pass
- * memory_limit fails with CM_OOM and is undone.
+ * Chunks are reserved as storage memory: an append that would pass
+ * memory_limit evicts other chunks first, and fails with CM_OOM (undone) only
+ * when nothing can be evicted.
  * The table owns its hash indexes (storage/index.h: PRIMARY KEY, UNIQUE and
  * CREATE INDEX); appending adds the new rows to each, and fails, undoing
- * itself, when a unique index finds a duplicate key.
+ * itself, when a unique index finds a duplicate key.  An index probes rows at
+ * random, so a table with an index keeps every chunk pinned in memory (held).
  * A table is read by many workers at once but written only between queries
  * (the database runs one statement at a time).
  */
@@ -25,6 +33,7 @@
 #include "common/mem.h"
 #include "common/types.h"
 #include "common/vec.h"
+#include "storage/blocks.h"
 
 typedef struct StIndex StIndex; /* storage/index.h */
 
@@ -45,23 +54,39 @@ typedef struct StColumn {
 } StColumn;
 
 typedef struct StChunk {
-    int n_rows;           /* rows in use, <= CM_BATCH_CAP */
-    void **data;          /* per column: CM_BATCH_CAP values; owned */
-    uint64_t **validity;  /* per column: bitmap or NULL (no NULLs yet); owned */
+    int n_rows;           /* rows of the table in this chunk, <= CM_BATCH_CAP (a sealed
+                             block may hold more after a truncate: they are not the table's) */
+    StBlock *block;       /* the columns and their strings; owned */
+    const CmBatch *held;  /* the block's batch while the table pins it (an unsealed tail
+                             chunk, or any chunk of a table with indexes); else NULL */
+    bool sealed;          /* full and immutable: evictable when not pinned */
+    int64_t *zone;        /* from sealing: min, max of each column (2 per column; min > max
+                             when all NULL); meaningful for INT32, DATE, INT64; owned */
 } StChunk;
 
 typedef struct StTable {
     char *name;           /* owned */
     int n_cols;
     StColumn *cols;       /* owned */
+    CmType *types;        /* owned: the columns' types */
     int n_chunks, cap_chunks;
     StChunk **chunks;     /* owned */
     int64_t n_rows;
-    CmArena strings;      /* bytes of long strings */
-    CmMemRes mem;         /* storage memory held by chunks and strings (common/mem.h) */
+    CmArena strings;      /* bytes of long default values */
+    CmMemRes mem;         /* storage memory held by the resident chunks (common/mem.h) */
     int n_indexes;
     StIndex **indexes;    /* owned; each holds rows [0, n_rows) */
 } StTable;
+
+/* A held chunk's column data and validity (NULL: no NULLs). */
+static inline const void *st_chunk_data(const StChunk *c, int col)
+{
+    return c->held->cols[col].data;
+}
+static inline const uint64_t *st_chunk_validity(const StChunk *c, int col)
+{
+    return c->held->cols[col].validity;
+}
 
 /* Owned; NULL with err on OOM.  Column names, types and defaults are copied. */
 StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr *err);
@@ -96,7 +121,15 @@ CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err);
 /* Drops rows past `n_rows` (to undo a failed append), from the indexes too. */
 void st_table_truncate(StTable *t, int64_t n_rows);
 
-/* Points the vectors of `out` (n_cols columns, vectors not owning data) at chunk
- * `chunk_idx`'s columns `col_ids` (n_out of them); sets n_rows, no selection. */
-void st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
-                         CmBatch *out);
+/* Pins chunk `chunk_idx` (loading it from disk when evicted; *loaded tells,
+ * when not NULL) and points the vectors of `out` (n_cols columns, vectors not
+ * owning data) at its columns `col_ids` (n_out of them); sets n_rows, no
+ * selection.  The view is valid until st_table_unpin_chunk.  CM_OOM or CM_IO
+ * when the chunk cannot be loaded (out is then empty). */
+CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
+                             CmBatch *out, bool *loaded, CmErr *err);
+void st_table_unpin_chunk(const StTable *t, int chunk_idx);
+
+/* The smallest and largest non-NULL value of an INT32, DATE or INT64 column of
+ * a chunk, without loading it (lo > hi when all are NULL). */
+void st_table_chunk_range(const StTable *t, int chunk_idx, int col, int64_t *lo, int64_t *hi);

@@ -15,6 +15,17 @@
 
 #include "storage/table.h"
 
+/* Chunk idx's batch: pinned and unpinned at once (nothing evicts in these
+ * tests, so it stays valid); allocates nothing for a resident chunk. */
+static const CmBatch *chunk_of(const StTable *t, int64_t idx)
+{
+    CmErr e;
+    cm_err_init(&e);
+    const CmBatch *b = st_block_pin(t->chunks[idx]->block, NULL, &e);
+    st_block_unpin(t->chunks[idx]->block);
+    return b;
+}
+
 static CmErr err;
 static StTable *table;
 static CmType types[3];
@@ -104,7 +115,8 @@ static void check_rows(int64_t n_rows)
     int ids[3] = {0, 1, 2};
     int64_t r = 0;
     for (int ch = 0; ch < table->n_chunks; ch++) {
-        st_table_scan_chunk(table, ch, ids, 3, &view);
+        cr_assert_eq(st_table_scan_chunk(table, ch, ids, 3, &view, NULL, &err), CM_OK);
+        st_table_unpin_chunk(table, ch); /* nothing evicts here: the view stays valid */
         cr_assert_null(view.sel);
         if (ch + 1 < table->n_chunks) {
             cr_assert_eq(view.n_rows, CM_BATCH_CAP, "every chunk but the last is full");
@@ -201,7 +213,7 @@ Test(st_table, append_follows_the_selection)
     b.n_rows = 2;
     cr_assert_eq(st_table_append(table, &b, &err), CM_OK);
     cr_assert_eq(table->n_rows, 2);
-    const int64_t *ids = table->chunks[0]->data[0];
+    const int64_t *ids = chunk_of(table, 0)->cols[0].data;
     cr_expect_eq(ids[0], 100 + n - 1);
     cr_expect_eq(ids[1], 100);
     cm_batch_fini(&b);
@@ -214,9 +226,9 @@ Test(st_table, nulls_after_valid_rows_and_back)
     append_rows(0, 3); /* row 3 (NULL score) comes next */
     append_rows(3, 5);
     check_rows(5);
-    const StChunk *c = table->chunks[table->n_chunks - 1];
-    cr_expect_not_null(c->validity[2]);
-    cr_expect_null(c->validity[0], "a column without NULLs keeps no bitmap");
+    const CmBatch *c = chunk_of(table, table->n_chunks - 1);
+    cr_expect_not_null(c->cols[2].validity);
+    cr_expect_null(c->cols[0].validity, "a column without NULLs keeps no bitmap");
 }
 
 Test(st_table, long_strings_survive_the_source_batch)
@@ -278,6 +290,70 @@ Test(st_table, truncate_at_exact_chunk_boundary)
     check_rows(2 * (int64_t)CM_BATCH_CAP + 1);
 }
 
+/* ---- chunks in the block store: eviction to disk --------------------------------- */
+
+Test(st_table, evicted_chunks_read_back_with_their_strings)
+{
+    int64_t n = 4 * (int64_t)CM_BATCH_CAP + 1;
+    append_rows(0, n);
+    int64_t held = table->mem.held;
+    cr_assert_gt(st_blocks_evict(INT64_MAX), 0);
+    cr_expect_lt(table->mem.held, held, "sealed chunks left memory");
+    cr_expect(st_block_resident(table->chunks[table->n_chunks - 1]->block), "the tail stays");
+    cr_expect_not(st_block_resident(table->chunks[0]->block));
+    StBlocksStats before;
+    st_blocks_stats(&before);
+    check_rows(n);
+    StBlocksStats after;
+    st_blocks_stats(&after);
+    cr_expect_geq(after.loads - before.loads, 4);
+    append_rows(n, n + CM_BATCH_CAP);
+    check_rows(n + CM_BATCH_CAP);
+}
+
+Test(st_table, truncate_into_an_evicted_chunk_then_append)
+{
+    int64_t n = 3 * (int64_t)CM_BATCH_CAP;
+    append_rows(0, n);
+    st_blocks_evict(INT64_MAX);
+    /* into the middle of sealed, evicted chunk 1 (row 3 of the data is a NULL) */
+    int64_t cut = (int64_t)CM_BATCH_CAP + (CM_BATCH_CAP > 4 ? 4 : 1);
+    st_table_truncate(table, cut);
+    check_rows(cut);
+    append_rows(cut, n + 2);
+    check_rows(n + 2);
+}
+
+Test(st_table, zone_maps_skip_without_loading)
+{
+    int64_t n = 3 * (int64_t)CM_BATCH_CAP;
+    append_rows(0, n);
+    st_blocks_evict(INT64_MAX);
+    StBlocksStats before;
+    st_blocks_stats(&before);
+    for (int ch = 0; ch < 3; ch++) {
+        int64_t lo, hi;
+        st_table_chunk_range(table, ch, 0, &lo, &hi);
+        cr_expect_eq(lo, (int64_t)ch * CM_BATCH_CAP);
+        cr_expect_eq(hi, (int64_t)(ch + 1) * CM_BATCH_CAP - 1);
+    }
+    StBlocksStats after;
+    st_blocks_stats(&after);
+    cr_expect_eq(after.loads, before.loads, "nothing was loaded");
+}
+
+Test(st_table, a_table_larger_than_the_limit)
+{
+    append_rows(0, CM_BATCH_CAP);
+    int64_t one = table->mem.held; /* about a chunk */
+    cm_mem_set_limit(one * 4);
+    int64_t n = 20 * (int64_t)CM_BATCH_CAP;
+    append_rows(CM_BATCH_CAP, n);
+    cr_expect_leq(table->mem.held, one * 4);
+    check_rows(n);
+    cm_mem_set_limit(cm_mem_default_limit());
+}
+
 Test(st_table, scan_chunk_selects_and_reorders_columns)
 {
     int64_t n = (int64_t)CM_BATCH_CAP + 2;
@@ -289,12 +365,13 @@ Test(st_table, scan_chunk_selects_and_reorders_columns)
     view.sel = view.sel_buf; /* scan must clear a stale selection */
     view.cols[0].kind = CM_VEC_CONST;
     int ids[2] = {2, 0};
-    st_table_scan_chunk(table, 1, ids, 2, &view);
+    cr_assert_eq(st_table_scan_chunk(table, 1, ids, 2, &view, NULL, &err), CM_OK);
+    st_table_unpin_chunk(table, 1);
     cr_expect_eq(view.n_rows, 2);
     cr_expect_null(view.sel);
     cr_expect_eq(view.cols[0].kind, CM_VEC_FLAT);
-    cr_expect_eq(view.cols[0].data, table->chunks[1]->data[2], "a view, not a copy");
-    cr_expect_eq(view.cols[1].data, table->chunks[1]->data[0]);
+    cr_expect_eq(view.cols[0].data, chunk_of(table, 1)->cols[2].data, "a view, not a copy");
+    cr_expect_eq(view.cols[1].data, chunk_of(table, 1)->cols[0].data);
     cr_expect_eq(((int64_t *)view.cols[1].data)[0], CM_BATCH_CAP);
     cr_expect_eq(((int64_t *)view.cols[1].data)[1], CM_BATCH_CAP + 1);
     view.cols[0].data = own[0];
@@ -317,15 +394,15 @@ Test(st_table, append_const_vector)
     b.n_rows = CM_BATCH_CAP;
     cr_assert_eq(st_table_append(table, &b, &err), CM_OK);
     cm_batch_fini(&b);
-    const StChunk *c = table->chunks[0];
+    const CmBatch *c = chunk_of(table, 0);
     for (int i = 0; i < CM_BATCH_CAP; i++) {
-        cr_expect_eq(((int64_t *)c->data[0])[i], 9);
-        const CmStr *s = &((CmStr *)c->data[1])[i];
+        cr_expect_eq(((int64_t *)c->cols[0].data)[i], 9);
+        const CmStr *s = &((CmStr *)c->cols[1].data)[i];
         cr_expect_eq(s->len, strlen(text));
         cr_expect_neq(cm_str_data(s), text, "copied into the table's arena");
         cr_expect_eq(memcmp(cm_str_data(s), text, s->len), 0);
-        cr_expect_not_null(c->validity[2]);
-        cr_expect_eq((c->validity[2][i >> 6] >> (i & 63)) & 1, 0);
+        cr_expect_not_null(c->cols[2].validity);
+        cr_expect_eq((c->cols[2].validity[i >> 6] >> (i & 63)) & 1, 0);
     }
 }
 
@@ -344,11 +421,11 @@ Test(st_table, truncated_null_does_not_stick_to_the_next_row)
     cr_assert_eq(st_table_append(table, &b, &err), CM_OK);
     cm_batch_fini(&b);
     int64_t r = 3;
-    const StChunk *c = table->chunks[r / CM_BATCH_CAP];
+    const CmBatch *c = chunk_of(table, r / CM_BATCH_CAP);
     int i = (int)(r % CM_BATCH_CAP);
-    bool valid = c->validity[2] == NULL || ((c->validity[2][i >> 6] >> (i & 63)) & 1);
+    bool valid = c->cols[2].validity == NULL || ((c->cols[2].validity[i >> 6] >> (i & 63)) & 1);
     cr_expect(valid, "row 3 must be valid now");
-    cr_expect_eq(((double *)c->data[2])[i], 8.25);
+    cr_expect_eq(((double *)c->cols[2].data)[i], 8.25);
 }
 
 /* ---- a failed append leaves the table as it was ---------------------------------- */
@@ -405,16 +482,16 @@ static bool oom_rows_ok(const StTable *t, int64_t n, int64_t huge)
         return false;
     }
     for (int64_t r = 0; r < n; r++) {
-        const StChunk *c = t->chunks[r / CM_BATCH_CAP];
+        const CmBatch *c = chunk_of(t, r / CM_BATCH_CAP);
         int i = (int)(r % CM_BATCH_CAP);
         char buf[32];
         const char *text;
         int len = oom_name(r, huge, buf, &text);
-        const CmStr *s = &((const CmStr *)c->data[1])[i];
-        bool null = c->validity[2] != NULL && !((c->validity[2][i >> 6] >> (i & 63)) & 1);
-        if (((const int64_t *)c->data[0])[i] != r || s->len != (uint32_t)len ||
+        const CmStr *s = &((const CmStr *)c->cols[1].data)[i];
+        bool null = c->cols[2].validity != NULL && !((c->cols[2].validity[i >> 6] >> (i & 63)) & 1);
+        if (((const int64_t *)c->cols[0].data)[i] != r || s->len != (uint32_t)len ||
             memcmp(cm_str_data(s), text, (size_t)len) != 0 || null != score_is_null(r) ||
-            (!null && ((const double *)c->data[2])[i] != (double)r * 0.5)) {
+            (!null && ((const double *)c->cols[2].data)[i] != (double)r * 0.5)) {
             return false;
         }
     }

@@ -1,0 +1,773 @@
+/*
+ * blocks.c - the tiered block store (blocks.h).
+ *
+ * Invariants, under g.lock: a block is on the LRU list exactly when it is
+ * sealed, resident, unpinned and in state IDLE (most recently unpinned at the
+ * head); memory_bytes is the sum of mem_bytes over resident blocks.  A block
+ * in state LOADING or EVICTING is owned by the thread doing the I/O, which
+ * runs without the lock; a pinner that finds it so waits on g.cond.  Disk
+ * writes are serialized by g.io_lock (one compression context); the file's
+ * extents are handed out under g.lock.
+ */
+#define _GNU_SOURCE
+#include "storage/blocks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/thread.h"
+#include "shuffle/block.h"
+#include "shuffle/spill.h"
+
+typedef enum BlockState { IDLE, LOADING, EVICTING } BlockState;
+
+struct StBlock {
+    StBlockLevel level;
+    int n_cols;
+    CmType *types; /* owned */
+    CmMemRes *res; /* borrowed: where mem_bytes is reserved */
+    StBlockDropped dropped;
+    void *owner;
+    CmBatch *batch;    /* owned; NULL when not resident */
+    int64_t mem_bytes; /* reserved on res for batch */
+    StBlockLoc loc;    /* the disk copy; bytes 0 when none */
+    int pins;
+    bool sealed;
+    bool gone;  /* a MEMORY_ONLY block that was dropped */
+    bool freed; /* st_block_free came while another thread did I/O on it */
+    BlockState state;
+    bool in_lru;
+    StBlock *lru_prev, *lru_next;
+};
+
+typedef struct Extent {
+    int64_t offset, bytes;
+} Extent;
+
+typedef struct Store {
+    CmMutex lock;
+    CmCond cond;       /* a block's I/O ended */
+    StBlock *lru_head; /* most recently unpinned */
+    StBlock *lru_tail; /* the next to evict */
+    StBlocksStats stats;
+    /* the disk tier */
+    char dir[256];
+    int64_t max_temp;
+    int fd;            /* -1 until the first write */
+    int64_t file_size; /* bytes of the file, free extents included */
+    Extent *free_ext;  /* owned; sorted by offset, adjacent ones merged */
+    int n_free, cap_free;
+    bool evict_on_unpin;    /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
+                               unpinned (a test setting: a stale pointer to a block's data
+                               then reads freed memory, which ASan reports) */
+    ShDecoder *decoders[8]; /* idle decompression contexts, kept for the next loads */
+    int n_decoders;
+    CmMutex io_lock; /* serializes writers: one compression context */
+    void *cctx;      /* owned, under io_lock */
+} Store;
+
+static Store g;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void store_init(void)
+{
+    cm_mutex_init(&g.lock);
+    cm_mutex_init(&g.io_lock);
+    cm_cond_init(&g.cond);
+    g.fd = -1;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g.dir, sizeof g.dir, "%s", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    const char *eager = getenv("SLUICE_EVICT_ON_UNPIN");
+    g.evict_on_unpin = eager != NULL && strcmp(eager, "1") == 0;
+    cm_mem_set_evictor(st_blocks_evict);
+}
+
+static Store *store(void)
+{
+    pthread_once(&g_once, store_init);
+    return &g;
+}
+
+void st_blocks_configure(const char *temp_dir, int64_t max_temp)
+{
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    if (s->fd < 0) {
+        snprintf(s->dir, sizeof s->dir, "%s", temp_dir);
+    }
+    s->max_temp = max_temp;
+    cm_mutex_unlock(&s->lock);
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+/* A block's string heap grows by chunks of this size: small, since a block's
+ * strings are few when batches are (a 3-row build has thousands of blocks). */
+#define HEAP_CHUNK                                                                                 \
+    (CM_BATCH_CAP * 8 < 256 ? 256 : CM_BATCH_CAP * 8 > 16384 ? 16384 : CM_BATCH_CAP * 8)
+
+/* Bytes a batch holds: its vectors and arrays, and its string heap (what it
+ * handed out, and the unused end of its newest chunk). */
+static int64_t batch_bytes(const CmBatch *b)
+{
+    int64_t n = (int64_t)sizeof(CmBatch) + (int64_t)sizeof(CmVec) * b->n_cols;
+    for (int i = 0; i < b->n_cols; i++) {
+        n += (int64_t)cm_type_width(b->cols[i].type) * CM_BATCH_CAP;
+    }
+    int64_t heap = (int64_t)b->heap.n_bytes;
+    return n + (heap > 0 ? heap + HEAP_CHUNK : 0);
+}
+
+/* Reserves `bytes` more on res, evicting unpinned blocks while the limit is in
+ * the way.  Called without the lock. */
+static CmStatus reserve(CmMemRes *res, int64_t bytes, CmErr *err)
+{
+    while (!cm_mem_grow(res, bytes)) {
+        if (st_blocks_evict(bytes) == 0) {
+            return cm_mem_need(res, bytes, err); /* for its message, or a late fit */
+        }
+    }
+    return CM_OK;
+}
+
+static void lru_remove(Store *s, StBlock *b)
+{
+    if (!b->in_lru) {
+        return;
+    }
+    if (b->lru_prev != NULL) {
+        b->lru_prev->lru_next = b->lru_next;
+    } else {
+        s->lru_head = b->lru_next;
+    }
+    if (b->lru_next != NULL) {
+        b->lru_next->lru_prev = b->lru_prev;
+    } else {
+        s->lru_tail = b->lru_prev;
+    }
+    b->lru_prev = b->lru_next = NULL;
+    b->in_lru = false;
+}
+
+static void lru_push(Store *s, StBlock *b)
+{
+    b->lru_prev = NULL;
+    b->lru_next = s->lru_head;
+    if (s->lru_head != NULL) {
+        s->lru_head->lru_prev = b;
+    } else {
+        s->lru_tail = b;
+    }
+    s->lru_head = b;
+    b->in_lru = true;
+}
+
+static CmBatch *batch_new(const StBlock *b, CmErr *err)
+{
+    CmBatch *batch = cm_malloc(sizeof *batch);
+    if (batch == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+        return NULL;
+    }
+    if (cm_batch_init(batch, b->n_cols, b->types, err) != CM_OK) {
+        cm_free(batch);
+        return NULL;
+    }
+    /* a block's rows are all active: no selection, so no selection buffer */
+    cm_free(batch->sel_buf);
+    batch->sel_buf = NULL;
+    cm_arena_fini(&batch->heap);
+    cm_arena_init(&batch->heap, HEAP_CHUNK);
+    return batch;
+}
+
+static void batch_free(CmBatch *batch)
+{
+    if (batch != NULL) {
+        cm_batch_fini(batch);
+        cm_free(batch);
+    }
+}
+
+/* ---- the disk tier ------------------------------------------------------------------- */
+
+static bool pwrite_all(int fd, const unsigned char *p, size_t n, int64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return false;
+        }
+        p += w;
+        n -= (size_t)w;
+        off += w;
+    }
+    return true;
+}
+
+static bool pread_all(int fd, unsigned char *p, size_t n, int64_t off)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            errno = r == 0 ? 0 : errno;
+            return false;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return true;
+}
+
+/* Opens the file on first use; under the lock. */
+static CmStatus open_file(Store *s, CmErr *err)
+{
+    if (s->fd >= 0) {
+        return CM_OK;
+    }
+    /* An unnamed file: gone when closed, whatever happens to the process. */
+    s->fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (s->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/sluice-blocks-XXXXXX", s->dir);
+        s->fd = mkostemp(path, O_CLOEXEC);
+        if (s->fd >= 0) {
+            unlink(path);
+        }
+    }
+    if (s->fd < 0) {
+        return cm_err_set(err, CM_IO, -1, "cannot create the block file in temp_directory '%s': %s",
+                          s->dir, strerror(errno));
+    }
+    return CM_OK;
+}
+
+/* An extent of `bytes` for a new record: the first free one large enough (the
+ * rest stays free), else the end of the file, charged to max_temp.  Under the
+ * lock. */
+static CmStatus alloc_extent(Store *s, int64_t bytes, int64_t *offset, CmErr *err)
+{
+    for (int i = 0; i < s->n_free; i++) {
+        Extent *e = &s->free_ext[i];
+        if (e->bytes >= bytes) {
+            *offset = e->offset;
+            e->offset += bytes;
+            e->bytes -= bytes;
+            if (e->bytes == 0) {
+                memmove(e, e + 1, sizeof(Extent) * (size_t)(s->n_free - i - 1));
+                s->n_free--;
+            }
+            return CM_OK;
+        }
+    }
+    if (sh_temp_charge(bytes, s->max_temp, s->dir, err) != CM_OK) {
+        return err->code;
+    }
+    *offset = s->file_size;
+    s->file_size += bytes;
+    s->stats.file_bytes = s->file_size;
+    return CM_OK;
+}
+
+/* Gives an extent back: merged with its free neighbours; the file's free tail
+ * is cut off (and uncharged).  Under the lock. */
+static void free_extent(Store *s, int64_t offset, int64_t bytes)
+{
+    if (bytes <= 0) {
+        return;
+    }
+    int i = 0;
+    while (i < s->n_free && s->free_ext[i].offset < offset) {
+        i++;
+    }
+    bool left = i > 0 && s->free_ext[i - 1].offset + s->free_ext[i - 1].bytes == offset;
+    bool right = i < s->n_free && offset + bytes == s->free_ext[i].offset;
+    if (left && right) {
+        s->free_ext[i - 1].bytes += bytes + s->free_ext[i].bytes;
+        memmove(&s->free_ext[i], &s->free_ext[i + 1], sizeof(Extent) * (size_t)(s->n_free - i - 1));
+        s->n_free--;
+        i--;
+    } else if (left) {
+        s->free_ext[--i].bytes += bytes;
+    } else if (right) {
+        s->free_ext[i].offset = offset;
+        s->free_ext[i].bytes += bytes;
+    } else {
+        if (s->n_free == s->cap_free) {
+            int cap = s->cap_free ? s->cap_free * 2 : 16;
+            Extent *grown = cm_realloc(s->free_ext, sizeof(Extent) * (size_t)cap);
+            if (grown == NULL) {
+                return; /* the extent is lost until the process ends: only space */
+            }
+            s->free_ext = grown;
+            s->cap_free = cap;
+        }
+        memmove(&s->free_ext[i + 1], &s->free_ext[i], sizeof(Extent) * (size_t)(s->n_free - i));
+        s->free_ext[i] = (Extent){offset, bytes};
+        s->n_free++;
+    }
+    Extent *e = &s->free_ext[i];
+    if (e->offset + e->bytes == s->file_size) {
+        /* the free tail of the file goes back to the file system */
+        s->file_size = e->offset;
+        s->stats.file_bytes = s->file_size;
+        CmErr ignored;
+        cm_err_init(&ignored);
+        sh_temp_charge(-e->bytes, 0, s->dir, &ignored);
+        if (ftruncate(s->fd, (off_t)s->file_size) != 0) {
+            /* the space stays used until the file closes; nothing is wrong */
+        }
+        s->n_free--;
+    }
+}
+
+/* Writes b's batch as one record (b is EVICTING or being sealed: nobody
+ * changes it meanwhile).  Called without the lock. */
+static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
+{
+    CmStatus st = CM_OK;
+    unsigned char *rec = NULL;
+    ShBlock *blk = sh_block_encode(b->batch, err);
+    if (blk == NULL) {
+        return err->code;
+    }
+    cm_mutex_lock(&s->io_lock);
+    if (s->cctx == NULL && (s->cctx = sh_zstd_cctx_new()) == NULL) {
+        st = cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
+        goto done;
+    }
+    size_t bound = sh_zstd_bound((size_t)blk->hdr.raw_bytes);
+    size_t stored = (size_t)blk->hdr.stored_bytes;
+    rec = cm_malloc(SH_DISK_HDR_BYTES +
+                    (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored)));
+    if (rec == NULL) {
+        st = cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
+        goto done;
+    }
+    int64_t bytes = sh_block_lay_record(blk, s->cctx, 1, rec);
+    int64_t offset = 0;
+    cm_mutex_lock(&s->lock);
+    st = open_file(s, err);
+    if (st == CM_OK) {
+        st = alloc_extent(s, bytes, &offset, err);
+    }
+    int fd = s->fd;
+    cm_mutex_unlock(&s->lock);
+    if (st != CM_OK) {
+        goto done;
+    }
+    if (!pwrite_all(fd, rec, (size_t)bytes, offset)) {
+        int e = errno;
+        cm_mutex_lock(&s->lock);
+        free_extent(s, offset, bytes);
+        cm_mutex_unlock(&s->lock);
+        st = cm_err_set(err, CM_IO, -1, "cannot write the block file in temp_directory '%s': %s",
+                        s->dir, e ? strerror(e) : "short write");
+        goto done;
+    }
+    cm_mutex_lock(&s->lock);
+    b->loc = (StBlockLoc){.fd = fd, .offset = offset, .bytes = bytes};
+    s->stats.disk_bytes += bytes;
+    cm_mutex_unlock(&s->lock);
+done:
+    cm_mutex_unlock(&s->io_lock);
+    cm_free(rec);
+    cm_free(blk);
+    return st;
+}
+
+/* A decoder for one load: an idle one (a zstd context is costly to make), or
+ * a new one; NULL when memory is short. */
+static ShDecoder *decoder_take(Store *s)
+{
+    ShDecoder *dec = NULL;
+    cm_mutex_lock(&s->lock);
+    if (s->n_decoders > 0) {
+        dec = s->decoders[--s->n_decoders];
+    }
+    cm_mutex_unlock(&s->lock);
+    if (dec == NULL && (dec = cm_malloc(sizeof *dec)) != NULL) {
+        sh_decoder_init(dec);
+    }
+    return dec;
+}
+
+static void decoder_give(Store *s, ShDecoder *dec)
+{
+    if (dec == NULL) {
+        return;
+    }
+    cm_mutex_lock(&s->lock);
+    bool kept = s->n_decoders < (int)(sizeof s->decoders / sizeof s->decoders[0]);
+    if (kept) {
+        s->decoders[s->n_decoders++] = dec;
+    }
+    cm_mutex_unlock(&s->lock);
+    if (!kept) {
+        sh_decoder_fini(dec);
+        cm_free(dec);
+    }
+}
+
+/* Reads b's record back into a new batch.  Called without the lock. */
+static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
+{
+    CmBatch *batch = NULL;
+    unsigned char *rec = cm_malloc((size_t)b->loc.bytes);
+    ShDecoder *dec = decoder_take(s);
+    if (rec == NULL || dec == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading a block");
+        goto done;
+    }
+    ShBlockHeader h;
+    if (!pread_all(b->loc.fd, rec, (size_t)b->loc.bytes, b->loc.offset)) {
+        cm_err_set(err, CM_IO, -1, "cannot read the block file in temp_directory '%s': %s", s->dir,
+                   errno ? strerror(errno) : "short read");
+        goto done;
+    }
+    if (!sh_block_header_unpack(rec, &h) || sh_block_record_bytes(&h) != b->loc.bytes) {
+        cm_err_set(err, CM_IO, -1, "a block in the block file in '%s' is damaged", s->dir);
+        goto done;
+    }
+    batch = batch_new(b, err);
+    if (batch != NULL &&
+        sh_block_decode_stored(&h, rec + SH_DISK_HDR_BYTES, batch, dec, err) != CM_OK) {
+        batch_free(batch);
+        batch = NULL;
+    }
+done:
+    decoder_give(s, dec);
+    cm_free(rec);
+    return batch;
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+
+static int64_t evict_one(Store *s, StBlock *only);
+
+/* DISK_ONLY: in memory only while pinned.  Frees b's batch (it is on disk)
+ * when nobody pins it; LRU order does not apply.  Called without the lock. */
+static void unload_if_idle(Store *s, StBlock *b)
+{
+    cm_mutex_lock(&s->lock);
+    if (!b->in_lru || b->pins != 0 || b->state != IDLE || b->loc.bytes == 0) {
+        cm_mutex_unlock(&s->lock);
+        return;
+    }
+    lru_remove(s, b);
+    CmBatch *batch = b->batch;
+    int64_t bytes = b->mem_bytes;
+    b->batch = NULL;
+    b->mem_bytes = 0;
+    s->stats.n_resident--;
+    s->stats.memory_bytes -= bytes;
+    s->stats.evictions++;
+    cm_mutex_unlock(&s->lock);
+    batch_free(batch);
+    cm_mem_shrink(b->res, bytes);
+}
+
+StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMemRes *res,
+                      StBlockDropped dropped, void *owner, CmErr *err)
+{
+    Store *s = store();
+    StBlock *b = cm_calloc(1, sizeof *b);
+    if (b == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+        return NULL;
+    }
+    b->level = level;
+    b->n_cols = n_cols;
+    b->res = res;
+    b->dropped = dropped;
+    b->owner = owner;
+    b->pins = 1;
+    b->types = cm_malloc(sizeof(CmType) * (size_t)(n_cols > 0 ? n_cols : 1));
+    if (b->types == NULL) {
+        cm_free(b);
+        cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+        return NULL;
+    }
+    memcpy(b->types, types, sizeof(CmType) * (size_t)n_cols);
+    b->batch = batch_new(b, err);
+    int64_t bytes = b->batch != NULL ? batch_bytes(b->batch) : 0;
+    if (b->batch == NULL || reserve(res, bytes, err) != CM_OK) {
+        batch_free(b->batch);
+        cm_free(b->types);
+        cm_free(b);
+        return NULL;
+    }
+    b->mem_bytes = bytes;
+    cm_mutex_lock(&s->lock);
+    s->stats.n_blocks++;
+    s->stats.n_resident++;
+    s->stats.memory_bytes += bytes;
+    cm_mutex_unlock(&s->lock);
+    return b;
+}
+
+CmBatch *st_block_batch(StBlock *b)
+{
+    return b->batch;
+}
+
+CmStatus st_block_charge(StBlock *b, CmErr *err)
+{
+    CM_ASSERT(!b->sealed && b->batch != NULL);
+    int64_t bytes = batch_bytes(b->batch);
+    if (bytes <= b->mem_bytes) {
+        return CM_OK;
+    }
+    if (reserve(b->res, bytes - b->mem_bytes, err) != CM_OK) {
+        return err->code;
+    }
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    s->stats.memory_bytes += bytes - b->mem_bytes;
+    b->mem_bytes = bytes;
+    cm_mutex_unlock(&s->lock);
+    return CM_OK;
+}
+
+CmStatus st_block_seal(StBlock *b, CmErr *err)
+{
+    CM_ASSERT(b->batch != NULL);
+    if (b->sealed) {
+        return CM_OK;
+    }
+    Store *s = store();
+    if (b->level == ST_BLOCK_DISK_ONLY && write_block(s, b, err) != CM_OK) {
+        return err->code;
+    }
+    cm_mutex_lock(&s->lock);
+    b->sealed = true;
+    if (b->pins == 0) {
+        lru_push(s, b);
+    }
+    cm_mutex_unlock(&s->lock);
+    if (b->level == ST_BLOCK_DISK_ONLY) {
+        unload_if_idle(s, b);
+    }
+    return CM_OK;
+}
+
+bool st_block_sealed(const StBlock *b)
+{
+    return b->sealed;
+}
+
+const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
+{
+    Store *s = store();
+    if (loaded != NULL) {
+        *loaded = false;
+    }
+    cm_mutex_lock(&s->lock);
+    b->pins++;
+    lru_remove(s, b);
+    while (b->state != IDLE) {
+        cm_cond_wait(&s->cond, &s->lock);
+    }
+    if (b->batch != NULL || b->gone) {
+        const CmBatch *out = b->batch;
+        if (out == NULL) {
+            b->pins--; /* a dropped block: nothing to pin */
+        }
+        cm_mutex_unlock(&s->lock);
+        return out;
+    }
+    /* Evicted: this thread loads it; pinners meanwhile wait. */
+    b->state = LOADING;
+    cm_mutex_unlock(&s->lock);
+    CmBatch *batch = NULL;
+    int64_t bytes = 0;
+    CmStatus st = CM_OK;
+    batch = read_block(s, b, err);
+    if (batch == NULL) {
+        st = err->code;
+    } else {
+        bytes = batch_bytes(batch);
+        st = reserve(b->res, bytes, err);
+    }
+    cm_mutex_lock(&s->lock);
+    b->state = IDLE;
+    if (st == CM_OK) {
+        b->batch = batch;
+        b->mem_bytes = bytes;
+        s->stats.n_resident++;
+        s->stats.memory_bytes += bytes;
+        s->stats.loads++;
+    } else {
+        b->pins--;
+    }
+    cm_cond_broadcast(&s->cond);
+    cm_mutex_unlock(&s->lock);
+    if (st != CM_OK) {
+        batch_free(batch);
+        return NULL;
+    }
+    if (loaded != NULL) {
+        *loaded = true;
+    }
+    return batch;
+}
+
+void st_block_unpin(StBlock *b)
+{
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    CM_ASSERT(b->pins > 0);
+    bool disk_only = false, evict = false;
+    if (--b->pins == 0 && b->sealed && b->batch != NULL && b->state == IDLE) {
+        lru_push(s, b);
+        disk_only = b->level == ST_BLOCK_DISK_ONLY;
+        evict = s->evict_on_unpin && !disk_only;
+    }
+    cm_mutex_unlock(&s->lock);
+    if (disk_only) {
+        unload_if_idle(s, b);
+    } else if (evict) {
+        evict_one(s, b);
+    }
+}
+
+void st_block_free(StBlock *b)
+{
+    if (b == NULL) {
+        return;
+    }
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    while (b->state != IDLE) {
+        cm_cond_wait(&s->cond, &s->lock);
+    }
+    lru_remove(s, b);
+    s->stats.n_blocks--;
+    if (b->batch != NULL) {
+        s->stats.n_resident--;
+        s->stats.memory_bytes -= b->mem_bytes;
+    }
+    if (b->loc.bytes > 0) {
+        s->stats.disk_bytes -= b->loc.bytes;
+        free_extent(s, b->loc.offset, b->loc.bytes);
+    }
+    cm_mutex_unlock(&s->lock);
+    batch_free(b->batch);
+    cm_mem_shrink(b->res, b->mem_bytes);
+    cm_free(b->types);
+    cm_free(b);
+}
+
+bool st_block_resident(const StBlock *b)
+{
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    bool r = b->batch != NULL;
+    cm_mutex_unlock(&s->lock);
+    return r;
+}
+
+StBlockLevel st_block_level(const StBlock *b)
+{
+    return b->level;
+}
+
+StBlockLoc st_block_loc(const StBlock *b)
+{
+    return b->loc;
+}
+
+/* ---- eviction --------------------------------------------------------------------- */
+
+/* Evicts the LRU block; returns the bytes released: 0 when it was pinned
+ * while being written (it stays; try the next), -1 when there is none or it
+ * could not be written (the disk is full: stop). */
+static int64_t evict_one(Store *s, StBlock *only)
+{
+    cm_mutex_lock(&s->lock);
+    StBlock *b = only != NULL ? (only->in_lru ? only : NULL) : s->lru_tail;
+    if (b == NULL) {
+        cm_mutex_unlock(&s->lock);
+        return -1;
+    }
+    lru_remove(s, b);
+    b->state = EVICTING;
+    bool write = b->level == ST_BLOCK_MEMORY_AND_DISK && b->loc.bytes == 0;
+    cm_mutex_unlock(&s->lock);
+    CmErr err;
+    cm_err_init(&err);
+    CmStatus st = write ? write_block(s, b, &err) : CM_OK;
+    cm_mutex_lock(&s->lock);
+    b->state = IDLE;
+    CmBatch *batch = NULL;
+    int64_t bytes = 0;
+    bool drop = false;
+    if (st != CM_OK || b->pins > 0) {
+        /* kept: pinned meanwhile, or it could not be written (the disk is
+         * full: the block stays in memory and the reservation fails) */
+        if (b->pins == 0) {
+            lru_push(s, b);
+        }
+    } else {
+        batch = b->batch;
+        bytes = b->mem_bytes;
+        b->batch = NULL;
+        b->mem_bytes = 0;
+        s->stats.n_resident--;
+        s->stats.memory_bytes -= bytes;
+        s->stats.evictions++;
+        if (b->level == ST_BLOCK_MEMORY_ONLY) {
+            b->gone = true;
+            s->stats.drops++;
+            drop = true;
+        }
+    }
+    StBlockDropped dropped = b->dropped;
+    void *owner = b->owner;
+    CmMemRes *res = b->res;
+    cm_cond_broadcast(&s->cond);
+    cm_mutex_unlock(&s->lock);
+    if (batch == NULL) {
+        return st == CM_OK ? 0 : -1;
+    }
+    batch_free(batch);
+    cm_mem_shrink(res, bytes);
+    if (drop && dropped != NULL) {
+        dropped(owner, b);
+    }
+    return bytes;
+}
+
+int64_t st_blocks_evict(int64_t bytes)
+{
+    Store *s = store();
+    int64_t freed = 0;
+    do {
+        int64_t n = evict_one(s, NULL);
+        if (n < 0) {
+            break;
+        }
+        freed += n;
+    } while (freed < bytes);
+    return freed;
+}
+
+void st_blocks_stats(StBlocksStats *out)
+{
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    *out = s->stats;
+    cm_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,131 @@
+/*
+ * blocks.h - the tiered block store: memory first, then disk.
+ *
+ * One store for the process.  A block is a unit of columnar data (a CmBatch:
+ * one flat array per column, validity bitmaps, a string heap) with an owner
+ * and a level:
+ *
+ *   MEMORY_AND_DISK  evicted = written to the disk tier (once: a sealed block
+ *                    never changes, so its disk copy stays valid), reloaded on
+ *                    the next pin.  Table chunks.
+ *   MEMORY_ONLY      evicted = dropped; the owner's `dropped` callback is told
+ *                    (outside the store's lock) and must recompute.  Caches.
+ *   DISK_ONLY        written to disk when sealed; in memory only while pinned.
+ *
+ * Life of a block: st_block_new makes it pinned (one pin, the creator's),
+ * resident and unsealed; the owner fills its batch (st_block_batch), charging
+ * growth with st_block_charge, then seals it (st_block_seal): from then on it
+ * is immutable and may be evicted whenever nobody pins it.  Readers pin
+ * (st_block_pin: loads it from disk when evicted), read the batch, unpin.
+ * Unsealed blocks are never evicted.  st_block_free drops a block in any state.
+ *
+ * Memory: a resident block's bytes (its arrays and string heap) are reserved,
+ * in the STORAGE pool, on the CmMemRes the owner gives (borrowed: it must
+ * outlive the block).  A reservation that would pass memory_limit evicts
+ * unpinned sealed blocks, least recently unpinned first, and fails with CM_OOM
+ * only when none is left.  Execution takes memory back through the evictor the
+ * store registers with the memory manager (cm_mem_set_evictor, common/mem.h).
+ *
+ * Disk tier: one unnamed temp file (O_TMPFILE in temp_directory, created on
+ * first use, gone when the process ends) holding records in the shuffle block
+ * format (shuffle/block.h: checksummed, zstd when it pays).  Freed extents are
+ * reused (first fit on a free list).  Bytes of the file count against
+ * max_temp_directory_size (sh_temp_charge).  A block knows where its bytes
+ * live on disk (StBlockLoc), so that persistent table pages can be blocks of
+ * the same store later, with a file of their own.
+ *
+ * Thread-safe: any number of threads may pin, unpin and evict at once (one
+ * lock for the lists; disk reads happen outside it, a loading block makes
+ * other pinners wait).  Writing a batch (st_block_batch on an unsealed block)
+ * is for its one owner.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "common/types.h"
+#include "common/vec.h"
+
+typedef enum StBlockLevel {
+    ST_BLOCK_MEMORY_AND_DISK = 0,
+    ST_BLOCK_MEMORY_ONLY = 1,
+    ST_BLOCK_DISK_ONLY = 2,
+} StBlockLevel;
+
+typedef struct StBlock StBlock;
+
+/* Where a block's bytes live on disk: a record of `bytes` at `offset` of the
+ * store's file (fd).  bytes == 0: not on disk. */
+typedef struct StBlockLoc {
+    int fd;
+    int64_t offset;
+    int64_t bytes;
+} StBlockLoc;
+
+/* Called (outside the store's lock, from the evicting thread) when a
+ * MEMORY_ONLY block was dropped; the block stays valid (st_block_pin then
+ * returns NULL with no error) until its owner frees it. */
+typedef void (*StBlockDropped)(void *owner, StBlock *b);
+
+/* The disk tier's directory and cap on temp bytes (<= 0: none).  Applies to
+ * the file when it is created (first eviction); default $TMPDIR or /tmp. */
+void st_blocks_configure(const char *temp_dir, int64_t max_temp);
+
+/* A new block of n_cols columns of `types`, pinned once, unsealed, its batch
+ * empty; its arrays are reserved on `res` (STORAGE pool).  `dropped` and
+ * `owner` may be NULL unless level is MEMORY_ONLY.  Owned (st_block_free);
+ * NULL with err (CM_OOM) when memory cannot be found. */
+StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMemRes *res,
+                      StBlockDropped dropped, void *owner, CmErr *err);
+
+/* The block's batch: written by the owner while unsealed; read while pinned. */
+CmBatch *st_block_batch(StBlock *b);
+
+/* Re-measures an unsealed block after its owner wrote into it (its string
+ * heap grew) and reserves the growth; CM_OOM when memory cannot be found (the
+ * block is unchanged: the owner undoes its writes or frees it). */
+CmStatus st_block_charge(StBlock *b, CmErr *err);
+
+/* Makes the block immutable and evictable once unpinned.  A DISK_ONLY block is
+ * written to disk now (CM_IO on a write error or past max_temp; the block is
+ * then unchanged, still unsealed). */
+CmStatus st_block_seal(StBlock *b, CmErr *err);
+bool st_block_sealed(const StBlock *b);
+
+/* Pins b and returns its batch, loading it from disk when evicted (*loaded set
+ * then, when loaded is not NULL).  NULL with err on a load failure (CM_OOM,
+ * CM_IO); NULL with err untouched when a MEMORY_ONLY block was dropped.  Every
+ * successful pin is matched by one st_block_unpin. */
+const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err);
+void st_block_unpin(StBlock *b);
+
+/* Frees b, resident or not; its disk extent is freed for reuse.  Pins still
+ * held (the owner's own) go with it; nobody else may hold one. */
+void st_block_free(StBlock *b);
+
+/* True when the block is in memory now (for reports and tests). */
+bool st_block_resident(const StBlock *b);
+StBlockLevel st_block_level(const StBlock *b);
+/* Where the block lives on disk (bytes 0 when not written). */
+StBlockLoc st_block_loc(const StBlock *b);
+
+/* Evicts unpinned sealed blocks, least recently used first, until `bytes` are
+ * released or none is left; returns the bytes released.  Registered as the
+ * memory manager's evictor. */
+int64_t st_blocks_evict(int64_t bytes);
+
+typedef struct StBlocksStats {
+    int64_t n_blocks;     /* blocks that exist */
+    int64_t n_resident;   /* of them, in memory */
+    int64_t memory_bytes; /* bytes of resident blocks */
+    int64_t disk_bytes;   /* bytes of records on disk (live extents) */
+    int64_t file_bytes;   /* size of the disk file (free extents included) */
+    int64_t evictions;    /* blocks evicted since start */
+    int64_t loads;        /* blocks loaded back from disk since start */
+    int64_t drops;        /* MEMORY_ONLY blocks dropped since start */
+} StBlocksStats;
+
+void st_blocks_stats(StBlocksStats *out);

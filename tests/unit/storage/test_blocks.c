@@ -1,0 +1,372 @@
+/*
+ * test_blocks.c - unit tests for storage/blocks.c: pins, LRU order, evict and
+ * reload with strings and NULLs, MEMORY_ONLY drops, DISK_ONLY, reuse of freed
+ * disk space, eviction under memory_limit and for execution memory, and many
+ * threads pinning at once.  Criterion runs each test in its own process, so
+ * the process-wide store and limit start fresh in each.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "storage/blocks.h"
+
+static CmErr err;
+static CmMemRes res;
+static CmType types[3];
+
+static void setup(void)
+{
+    cm_err_init(&err);
+    cm_mem_res_init(&res, CM_MEM_STORAGE, "test blocks", NULL);
+    types[0] = cm_type_make(CM_T_INT64);
+    types[1] = cm_type_varchar(-1, false);
+    types[2] = cm_type_make(CM_T_DOUBLE);
+}
+
+TestSuite(st_blocks, .init = setup);
+
+/* Row r of block `id`: k = id * 1000 + r; s = a string of length r % 40
+ * (long ones in the heap); d = NULL when r % 5 == 2. */
+static int text_of(int id, int r, char *buf)
+{
+    int len = r % 40;
+    for (int k = 0; k < len; k++) {
+        buf[k] = (char)('a' + (id + r + k) % 26);
+    }
+    return len;
+}
+
+/* A sealed block of n rows, unpinned. */
+static StBlock *make_block(int id, int n, StBlockLevel level, StBlockDropped dropped, void *owner)
+{
+    StBlock *b = st_block_new(level, 3, types, &res, dropped, owner, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    CmBatch *batch = st_block_batch(b);
+    for (int r = 0; r < n; r++) {
+        char buf[64];
+        int len = text_of(id, r, buf);
+        ((int64_t *)batch->cols[0].data)[r] = id * 1000 + r;
+        CmStr s = cm_str_make(buf, (uint32_t)len);
+        ((CmStr *)batch->cols[1].data)[r] = cm_str_copy(&batch->heap, &s, &err);
+        if (r % 5 == 2) {
+            cm_vec_set_null(&batch->cols[2], (uint32_t)r);
+        } else {
+            ((double *)batch->cols[2].data)[r] = r * 0.25;
+        }
+    }
+    batch->n_rows = n;
+    cr_assert_eq(st_block_charge(b, &err), CM_OK);
+    cr_assert_eq(st_block_seal(b, &err), CM_OK, "%s", err.msg);
+    st_block_unpin(b);
+    return b;
+}
+
+static void check_batch(const CmBatch *batch, int id, int n)
+{
+    cr_assert_eq(batch->n_rows, n);
+    for (int r = 0; r < n; r++) {
+        char buf[64];
+        int len = text_of(id, r, buf);
+        cr_assert_eq(((const int64_t *)batch->cols[0].data)[r], id * 1000 + r);
+        const CmStr *s = &((const CmStr *)batch->cols[1].data)[r];
+        cr_assert_eq(s->len, (uint32_t)len);
+        cr_assert_eq(memcmp(cm_str_data(s), buf, (size_t)len), 0);
+        cr_assert_eq(cm_vec_is_null(&batch->cols[2], (uint32_t)r), r % 5 == 2);
+        if (r % 5 != 2) {
+            cr_assert_eq(((const double *)batch->cols[2].data)[r], r * 0.25);
+        }
+    }
+}
+
+static int n_rows(void)
+{
+    return CM_BATCH_CAP < 50 ? CM_BATCH_CAP : 50;
+}
+
+Test(st_blocks, pin_unpin_keeps_a_block_in_memory)
+{
+    StBlock *b = make_block(1, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    const CmBatch *x = st_block_pin(b, NULL, &err);
+    cr_assert_not_null(x);
+    /* a pinned block is not evictable */
+    cr_expect_eq(st_blocks_evict(1 << 30), 0);
+    cr_expect(st_block_resident(b));
+    check_batch(x, 1, n_rows());
+    st_block_unpin(b);
+    cr_expect_gt(st_blocks_evict(1 << 30), 0, "unpinned: evictable");
+    cr_expect_not(st_block_resident(b));
+    st_block_free(b);
+    cr_expect_eq(res.held, 0, "everything reserved is released");
+}
+
+Test(st_blocks, evict_and_reload_round_trip)
+{
+    int n = n_rows();
+    StBlock *b = make_block(7, n, ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    int64_t held = res.held;
+    cr_assert_gt(held, 0);
+    cr_assert_eq(st_blocks_evict(1), held);
+    cr_expect_eq(res.held, 0, "an evicted block holds no memory");
+    StBlockLoc loc = st_block_loc(b);
+    cr_expect_gt(loc.bytes, 0, "written to the disk tier");
+    bool loaded = false;
+    const CmBatch *x = st_block_pin(b, &loaded, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    cr_expect(loaded);
+    check_batch(x, 7, n);
+    st_block_unpin(b);
+    /* evicted again: the disk copy is still good, nothing more is written */
+    st_blocks_evict(1);
+    cr_expect_eq(st_block_loc(b).offset, loc.offset);
+    StBlocksStats s;
+    st_blocks_stats(&s);
+    cr_expect_eq(s.evictions, 2);
+    cr_expect_eq(s.loads, 1);
+    cr_expect_eq(s.disk_bytes, loc.bytes);
+    x = st_block_pin(b, &loaded, &err);
+    cr_assert_not_null(x);
+    check_batch(x, 7, n);
+    st_block_free(b);
+    st_blocks_stats(&s);
+    cr_expect_eq(s.n_blocks, 0);
+    cr_expect_eq(s.disk_bytes, 0);
+    cr_expect_eq(res.held, 0);
+}
+
+Test(st_blocks, lru_order_evicts_the_least_recently_unpinned)
+{
+    StBlock *b[3];
+    for (int i = 0; i < 3; i++) {
+        b[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    }
+    /* use 0 again: 1 is now the least recently used, then 2 */
+    cr_assert_not_null(st_block_pin(b[0], NULL, &err));
+    st_block_unpin(b[0]);
+    st_blocks_evict(1);
+    cr_expect_not(st_block_resident(b[1]));
+    cr_expect(st_block_resident(b[0]));
+    cr_expect(st_block_resident(b[2]));
+    st_blocks_evict(1);
+    cr_expect_not(st_block_resident(b[2]));
+    cr_expect(st_block_resident(b[0]));
+    for (int i = 0; i < 3; i++) {
+        st_block_free(b[i]);
+    }
+}
+
+Test(st_blocks, unsealed_blocks_are_not_evicted)
+{
+    StBlock *b = st_block_new(ST_BLOCK_MEMORY_AND_DISK, 3, types, &res, NULL, NULL, &err);
+    cr_assert_not_null(b);
+    st_block_unpin(b);
+    cr_expect_eq(st_blocks_evict(1 << 30), 0);
+    cr_expect(st_block_resident(b));
+    st_block_free(b);
+}
+
+static int n_dropped;
+static StBlock *last_dropped;
+
+static void on_drop(void *owner, StBlock *b)
+{
+    n_dropped += *(int *)owner;
+    last_dropped = b;
+}
+
+Test(st_blocks, memory_only_is_dropped_and_the_owner_told)
+{
+    int weight = 1;
+    StBlock *b = make_block(3, n_rows(), ST_BLOCK_MEMORY_ONLY, on_drop, &weight);
+    cr_assert_gt(st_blocks_evict(1), 0);
+    cr_expect_eq(n_dropped, 1);
+    cr_expect_eq(last_dropped, b);
+    cr_expect_eq(st_block_loc(b).bytes, 0, "never written");
+    CmErr e;
+    cm_err_init(&e);
+    cr_expect_null(st_block_pin(b, NULL, &e), "a dropped block cannot be pinned");
+    cr_expect_eq(e.code, CM_OK, "and that is not an error");
+    StBlocksStats s;
+    st_blocks_stats(&s);
+    cr_expect_eq(s.drops, 1);
+    cr_expect_eq(s.disk_bytes, 0);
+    st_block_free(b);
+}
+
+Test(st_blocks, disk_only_lives_in_memory_only_while_pinned)
+{
+    StBlock *b = make_block(4, n_rows(), ST_BLOCK_DISK_ONLY, NULL, NULL);
+    cr_expect_not(st_block_resident(b), "written and let go at once");
+    cr_expect_gt(st_block_loc(b).bytes, 0);
+    cr_expect_eq(res.held, 0);
+    bool loaded;
+    const CmBatch *x = st_block_pin(b, &loaded, &err);
+    cr_assert_not_null(x);
+    cr_expect(loaded);
+    cr_expect_gt(res.held, 0);
+    check_batch(x, 4, n_rows());
+    st_block_unpin(b);
+    cr_expect_not(st_block_resident(b));
+    cr_expect_eq(res.held, 0);
+    st_block_free(b);
+}
+
+Test(st_blocks, freed_disk_space_is_reused)
+{
+    StBlock *b[4];
+    for (int i = 0; i < 4; i++) {
+        b[i] = make_block(10 + i, n_rows(), ST_BLOCK_DISK_ONLY, NULL, NULL);
+    }
+    StBlocksStats s;
+    st_blocks_stats(&s);
+    int64_t file = s.file_bytes;
+    StBlockLoc second = st_block_loc(b[1]);
+    st_block_free(b[1]);
+    /* fewer rows, a smaller record: the freed extent takes it */
+    StBlock *again = make_block(11, n_rows() / 2, ST_BLOCK_DISK_ONLY, NULL, NULL);
+    cr_expect_leq(st_block_loc(again).bytes, second.bytes);
+    cr_expect_eq(st_block_loc(again).offset, second.offset);
+    st_blocks_stats(&s);
+    cr_expect_eq(s.file_bytes, file, "the file did not grow");
+    /* freeing the last record gives the tail of the file back */
+    st_block_free(b[3]);
+    st_blocks_stats(&s);
+    cr_expect_lt(s.file_bytes, file);
+    const CmBatch *x = st_block_pin(again, NULL, &err);
+    cr_assert_not_null(x);
+    check_batch(x, 11, n_rows() / 2);
+    st_block_unpin(again);
+    st_block_free(again);
+    st_block_free(b[0]);
+    st_block_free(b[2]);
+    st_blocks_stats(&s);
+    cr_expect_eq(s.file_bytes, 0);
+    cr_expect_eq(s.disk_bytes, 0);
+}
+
+Test(st_blocks, a_reservation_past_the_limit_evicts_first)
+{
+    StBlock *b[8];
+    b[0] = make_block(0, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    int64_t one = res.held;
+    /* a loaded block may be larger (its heap holds every string's bytes) */
+    st_blocks_evict(1);
+    cr_assert_not_null(st_block_pin(b[0], NULL, &err));
+    int64_t big = res.held;
+    st_block_unpin(b[0]);
+    int64_t limit = 3 * big + one / 2; /* room for three blocks, not four */
+    cm_mem_set_limit(limit);
+    for (int i = 1; i < 8; i++) {
+        b[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+        cr_expect_leq(res.held, limit);
+    }
+    cr_expect_not(st_block_resident(b[0]), "the oldest went to disk");
+    cr_expect(st_block_resident(b[7]));
+    for (int i = 0; i < 8; i++) {
+        const CmBatch *x = st_block_pin(b[i], NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        check_batch(x, i, n_rows());
+        st_block_unpin(b[i]);
+    }
+    /* nothing evictable: pinned blocks stay, the new one is refused */
+    for (int i = 0; i < 3; i++) {
+        cr_assert_not_null(st_block_pin(b[5 + i], NULL, &err));
+    }
+    CmErr e;
+    cm_err_init(&e);
+    cr_expect_null(st_block_new(ST_BLOCK_MEMORY_AND_DISK, 3, types, &res, NULL, NULL, &e));
+    cr_expect_eq(e.code, CM_OOM);
+    cr_expect(strstr(e.msg, "out of memory: test blocks needs") != NULL, "%s", e.msg);
+    for (int i = 0; i < 8; i++) {
+        st_block_free(b[i]);
+    }
+}
+
+Test(st_blocks, execution_memory_evicts_storage)
+{
+    StBlock *b[6];
+    b[0] = make_block(0, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    int64_t one = res.held;
+    cm_mem_set_limit(one * 6 + one / 2);
+    for (int i = 1; i < 6; i++) {
+        b[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    }
+    cr_assert_eq(res.held, one * 6, "the blocks fill the limit");
+    CmMemRes exec;
+    cm_mem_res_init(&exec, CM_MEM_EXECUTION, "test operator", NULL);
+    /* memory that cannot spill takes all it needs from storage */
+    cr_expect_eq(cm_mem_need(&exec, one * 4, &err), CM_OK, "%s", err.msg);
+    cr_expect_leq(res.held, one * 2);
+    CmMemStats ms;
+    cm_mem_stats(&ms);
+    cr_expect_geq(ms.evicted, one * 4);
+    cm_mem_res_fini(&exec);
+    /* spillable memory leaves storage half of the limit */
+    for (int i = 0; i < 6; i++) {
+        cr_assert_not_null(st_block_pin(b[i], NULL, &err));
+        st_block_unpin(b[i]);
+    }
+    cr_expect_geq(res.held, one * 5, "loaded back (a loaded heap is packed tighter)");
+    cr_expect(cm_mem_grow(&exec, one));
+    cr_expect_not(cm_mem_grow(&exec, one * 4), "storage keeps half");
+    cr_expect_geq(res.held, one * 3);
+    cm_mem_res_fini(&exec);
+    for (int i = 0; i < 6; i++) {
+        st_block_free(b[i]);
+    }
+}
+
+enum { N_THREADS = 4, N_BLOCKS = 16, N_ROUNDS = 200 };
+static StBlock *shared[N_BLOCKS];
+
+static void *pinner(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    for (int i = 0; i < N_ROUNDS; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % N_BLOCKS);
+        CmErr e;
+        cm_err_init(&e);
+        const CmBatch *x = st_block_pin(shared[k], NULL, &e);
+        if (x == NULL) {
+            return (void *)1;
+        }
+        if (((const int64_t *)x->cols[0].data)[x->n_rows - 1] != k * 1000 + x->n_rows - 1) {
+            st_block_unpin(shared[k]);
+            return (void *)2;
+        }
+        if (i % 7 == 0) {
+            st_blocks_evict(1);
+        }
+        st_block_unpin(shared[k]);
+    }
+    return NULL;
+}
+
+Test(st_blocks, many_threads_pin_and_evict)
+{
+    for (int i = 0; i < N_BLOCKS; i++) {
+        shared[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    }
+    cm_mem_set_limit(res.held / 2); /* room for half: loads evict each other */
+    pthread_t th[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) {
+        pthread_create(&th[i], NULL, pinner, (void *)(uintptr_t)(i + 1));
+    }
+    for (int i = 0; i < N_THREADS; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        cr_expect_null(ret, "thread %d: %p", i, ret);
+    }
+    StBlocksStats s;
+    st_blocks_stats(&s);
+    cr_expect_gt(s.loads, 0);
+    for (int i = 0; i < N_BLOCKS; i++) {
+        const CmBatch *x = st_block_pin(shared[i], NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        check_batch(x, i, n_rows());
+        st_block_unpin(shared[i]);
+        st_block_free(shared[i]);
+    }
+    cr_expect_eq(res.held, 0);
+}
