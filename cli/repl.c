@@ -114,6 +114,7 @@ void cli_repl_run(CliState *st)
     st->is_interactive = true;
     printf("Sluice %s\nEnter \".help\" for usage hints.\n", sluice_version());
     cli_exec_feed_init(&feed);
+    feed.is_repl = true;
     while (!st->is_done) {
         fflush(stdout);
         char *line = readline(cli_exec_feed_is_pending(&feed) ? CLI_PROMPT_MORE : CLI_PROMPT);
@@ -128,6 +129,7 @@ void cli_repl_run(CliState *st)
             was_interrupted = true;
             cli_exec_feed_fini(&feed);
             cli_exec_feed_init(&feed);
+            feed.is_repl = true;
             free(entry.text);
             entry = (CliEntry){NULL, 0};
             continue;
