@@ -825,6 +825,17 @@ else
     echo "skipped: terminal checks (script(1) is not installed)"
 fi
 
+# the REPL on a pseudo-terminal: box defaults, error lines, Tab completion
+if command -v python3 >/dev/null 2>&1; then
+    if python3 "$(dirname "$0")/repl_test.py" "$SLUICE" >"$OUT" 2>&1; then
+        pass
+    else
+        fail "repl_test.py" "$(head -c 3000 "$OUT")"
+    fi
+else
+    echo "skipped: REPL checks (python3 is not installed)"
+fi
+
 # ---- hash aggregate spilling -------------------------------------------------------
 # Under a 1MB memory_limit the GROUP BY, DISTINCT and set-operation tables of
 # tests/sql/aggregate/spill.test write spill files: EXPLAIN ANALYZE shows it.
