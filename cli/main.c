@@ -269,6 +269,9 @@ int main(int argc, char **argv)
         rc = 130;
     }
     cli_exec_output_close(&st);
+    if (st.once != NULL) {
+        fclose(st.once); /* a .once that no statement used */
+    }
     fflush(stdout);
     sluice_close(st.db);
     free(st.null_text);
