@@ -18,17 +18,16 @@
 
 /* The SQL words worth completing; upper case, completed in the case typed. */
 static const char *const KEYWORDS[] = {
-    "ALL",      "ANALYZE",  "AND",       "AS",        "ASC",      "BETWEEN",   "BIGINT",
-    "BOOLEAN",  "BY",       "CASE",      "CAST",      "COPY",     "COUNT",     "CREATE",
-    "CROSS",    "DATE",     "DECIMAL",   "DELETE",    "DESC",     "DISTINCT",  "DOUBLE",
-    "DROP",     "ELSE",     "END",       "EXCEPT",    "EXISTS",   "EXPLAIN",   "FALSE",
-    "FIRST",    "FROM",     "FULL",      "GROUP",     "HAVING",   "IN",        "INNER",
-    "INSERT",   "INTEGER",  "INTERSECT", "INTO",      "IS",       "JOIN",      "LAST",
-    "LEFT",     "LIKE",     "LIMIT",     "NOT",       "NULL",     "NULLS",     "OFFSET",
-    "ON",       "OR",       "ORDER",     "OUTER",     "OVER",     "PARTITION", "RECURSIVE",
-    "RIGHT",    "SELECT",   "SET",       "TABLE",     "THEN",     "TIME",      "TO",
-    "TRUE",     "UNION",    "UPDATE",    "USING",     "VALUES",   "VARCHAR",   "VIEW",
-    "WHEN",     "WHERE",    "WITH",
+    "ALL",     "ANALYZE", "AND",     "AS",       "ASC",     "BETWEEN",   "BIGINT",    "BOOLEAN",
+    "BY",      "CASE",    "CAST",    "COPY",     "COUNT",   "CREATE",    "CROSS",     "DATE",
+    "DECIMAL", "DELETE",  "DESC",    "DISTINCT", "DOUBLE",  "DROP",      "ELSE",      "END",
+    "EXCEPT",  "EXISTS",  "EXPLAIN", "FALSE",    "FIRST",   "FROM",      "FULL",      "GROUP",
+    "HAVING",  "IN",      "INNER",   "INSERT",   "INTEGER", "INTERSECT", "INTO",      "IS",
+    "JOIN",    "LAST",    "LEFT",    "LIKE",     "LIMIT",   "NOT",       "NULL",      "NULLS",
+    "OFFSET",  "ON",      "OR",      "ORDER",    "OUTER",   "OVER",      "PARTITION", "RECURSIVE",
+    "RIGHT",   "SELECT",  "SET",     "TABLE",    "THEN",    "TIME",      "TO",        "TRUE",
+    "UNION",   "UPDATE",  "USING",   "VALUES",   "VARCHAR", "VIEW",      "WHEN",      "WHERE",
+    "WITH",
 };
 
 static CliState *complete_st; /* borrowed; set by cli_complete_install */

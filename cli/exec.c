@@ -96,11 +96,11 @@ static size_t line_start_of(const char *sql, size_t len, int line)
 
 /* Where an error is, as the shell reports it. */
 typedef struct CliPos {
-    size_t start;  /* byte offset of its line's start in the buffer */
-    size_t end;    /* byte offset of its line's end (before "\r\n" or "\n") */
-    size_t caret;  /* byte offset of the error, start <= caret <= end */
-    int line;      /* 1-based line in the buffer */
-    int column;    /* 1-based, in characters (not bytes) */
+    size_t start; /* byte offset of its line's start in the buffer */
+    size_t end;   /* byte offset of its line's end (before "\r\n" or "\n") */
+    size_t caret; /* byte offset of the error, start <= caret <= end */
+    int line;     /* 1-based line in the buffer */
+    int column;   /* 1-based, in characters (not bytes) */
 } CliPos;
 
 /* Locates err in the buffer sql[0..len). */
@@ -173,8 +173,8 @@ static size_t skip_blank(const char *sql, size_t len, size_t off)
 /* Reports an engine error for the statement at sql[stmt..) of the buffer
  * sql[0..len) of feed.  The line counts from the start of the unit, from the
  * statement's first line in the REPL, and a file names itself. */
-static void report_error(CliState *st, const CliFeed *feed, const SluiceError *err,
-                         const char *sql, size_t len, size_t stmt)
+static void report_error(CliState *st, const CliFeed *feed, const SluiceError *err, const char *sql,
+                         size_t len, size_t stmt)
 {
     CliPos pos;
 

@@ -27,11 +27,11 @@
 
 /* The pending statement text of one input unit.  Storage the caller provides. */
 typedef struct CliFeed {
-    char *buf;    /* owned; the pending text, always whole lines */
-    size_t len;   /* bytes used in buf */
-    size_t cap;   /* bytes allocated for buf */
-    int n_lines;  /* lines of the unit fed so far */
-    int buf_line; /* 1-based line number, in the unit, of the first line in buf */
+    char *buf;        /* owned; the pending text, always whole lines */
+    size_t len;       /* bytes used in buf */
+    size_t cap;       /* bytes allocated for buf */
+    int n_lines;      /* lines of the unit fed so far */
+    int buf_line;     /* 1-based line number, in the unit, of the first line in buf */
     const char *path; /* borrowed; the file the unit reads (-f, .read), else NULL */
     bool is_repl;     /* the REPL's unit: error lines count from the statement's start */
 } CliFeed;

@@ -123,12 +123,12 @@ typedef struct CliRange {
  * joiners, variation selectors. A short table rather than wcwidth(3), so the
  * output does not depend on the locale the shell runs under. */
 static const CliRange ZERO_WIDTH[] = {
-    {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
-    {0x05C4, 0x05C5}, {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
-    {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x06E7, 0x06E8}, {0x06EA, 0x06ED}, {0x0900, 0x0902},
-    {0x093A, 0x093A}, {0x093C, 0x093C}, {0x0941, 0x0948}, {0x094D, 0x094D}, {0x0E31, 0x0E31},
-    {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F},
-    {0x202A, 0x202E}, {0x2060, 0x2064}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F},
+    {0x0300, 0x036F}, {0x0483, 0x0489},   {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
+    {0x05C4, 0x05C5}, {0x05C7, 0x05C7},   {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
+    {0x06D6, 0x06DC}, {0x06DF, 0x06E4},   {0x06E7, 0x06E8}, {0x06EA, 0x06ED}, {0x0900, 0x0902},
+    {0x093A, 0x093A}, {0x093C, 0x093C},   {0x0941, 0x0948}, {0x094D, 0x094D}, {0x0E31, 0x0E31},
+    {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E},   {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F},
+    {0x202A, 0x202E}, {0x2060, 0x2064},   {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F},
     {0xFEFF, 0xFEFF}, {0xE0100, 0xE01EF},
 };
 
@@ -182,8 +182,11 @@ static bool in_ranges(uint32_t cp, const CliRange *ranges, size_t n_ranges)
 static size_t utf8_decode(const char *text, uint32_t *cp)
 {
     const unsigned char *p = (const unsigned char *)text;
-    size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3
-                                 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
+    size_t len = p[0] < 0x80             ? 1
+                 : (p[0] & 0xE0) == 0xC0 ? 2
+                 : (p[0] & 0xF0) == 0xE0 ? 3
+                 : (p[0] & 0xF8) == 0xF0 ? 4
+                                         : 0;
 
     if (len <= 1) {
         *cp = len == 1 ? p[0] : 0xFFFD;
@@ -234,11 +237,11 @@ typedef struct CliGlyph {
 static const char *next_glyph(const char *text, bool is_markdown, CliGlyph *glyph)
 {
     static const char *const ESCAPES[] = {"\\n", "\\t", "\\r", "\\|"};
-    const char *escaped = *text == '\n'                  ? ESCAPES[0]
-                          : *text == '\t'                ? ESCAPES[1]
-                          : *text == '\r'                ? ESCAPES[2]
+    const char *escaped = *text == '\n'                 ? ESCAPES[0]
+                          : *text == '\t'               ? ESCAPES[1]
+                          : *text == '\r'               ? ESCAPES[2]
                           : is_markdown && *text == '|' ? ESCAPES[3]
-                                                         : NULL;
+                                                        : NULL;
     uint32_t cp;
 
     if (escaped != NULL) {
@@ -287,8 +290,7 @@ static size_t put_escaped(FILE *out, const char *text, size_t max_width, bool is
     return width;
 }
 
-static void put_aligned(FILE *out, const char *text, size_t width, CliAlign align,
-                        bool is_markdown)
+static void put_aligned(FILE *out, const char *text, size_t width, CliAlign align, bool is_markdown)
 {
     size_t text_cols = text_width(text, is_markdown);
     size_t pad = text_cols < width ? width - text_cols : 0;
@@ -310,16 +312,16 @@ static void put_aligned(FILE *out, const char *text, size_t width, CliAlign alig
 
 /* What a columnar table shows of a result: which rows and columns, and how wide. */
 typedef struct CliLayout {
-    int64_t n_rows;  /* rows of the result */
-    int64_t n_top;   /* rows shown from the start */
-    int64_t n_tail;  /* rows shown from the end; n_top + n_tail < n_rows means rows are hidden */
-    int n_cols;      /* columns of the result */
-    int n_left;      /* columns shown from the left */
-    int n_right;     /* columns shown from the right; n_left + n_right < n_cols means some hidden */
-    int n_shown;     /* columns drawn: n_left + n_right, plus one for the "…" of hidden ones */
-    int *cols;       /* owned; n_shown result column indexes, -1 for the "…" column */
-    size_t *widths;  /* owned; n_shown widths, in terminal columns */
-    char **types;    /* owned; n_cols type names (box only, else NULL) */
+    int64_t n_rows; /* rows of the result */
+    int64_t n_top;  /* rows shown from the start */
+    int64_t n_tail; /* rows shown from the end; n_top + n_tail < n_rows means rows are hidden */
+    int n_cols;     /* columns of the result */
+    int n_left;     /* columns shown from the left */
+    int n_right;    /* columns shown from the right; n_left + n_right < n_cols means some hidden */
+    int n_shown;    /* columns drawn: n_left + n_right, plus one for the "…" of hidden ones */
+    int *cols;      /* owned; n_shown result column indexes, -1 for the "…" column */
+    size_t *widths; /* owned; n_shown widths, in terminal columns */
+    char **types;   /* owned; n_cols type names (box only, else NULL) */
 } CliLayout;
 
 /* The type of a column as DuckDB's box shows it (int32, varchar, decimal(15,2)). Owned. */
@@ -337,7 +339,8 @@ static char *type_name(const SluiceResult *res, int col)
     if (sluice_result_column_decimal(res, col, &precision, &scale)) {
         snprintf(buf, sizeof buf, "decimal(%d,%d)", precision, scale);
     } else {
-        snprintf(buf, sizeof buf, "%s", (size_t)type < sizeof NAMES / sizeof NAMES[0] ? NAMES[type] : "?");
+        snprintf(buf, sizeof buf, "%s",
+                 (size_t)type < sizeof NAMES / sizeof NAMES[0] ? NAMES[type] : "?");
     }
     return strdup(buf);
 }
@@ -452,8 +455,8 @@ static void layout_fit(CliLayout *lay, size_t *full_widths, size_t max_width)
 
 /* Plans what to draw. max_rows and max_width are 0 when unlimited. Returns false
  * when out of memory. */
-static bool layout_init(CliLayout *lay, const CliState *st, const SluiceResult *res,
-                        bool has_types, int64_t max_rows, size_t max_width, bool is_markdown)
+static bool layout_init(CliLayout *lay, const CliState *st, const SluiceResult *res, bool has_types,
+                        int64_t max_rows, size_t max_width, bool is_markdown)
 {
     bool is_ok = false;
     size_t *full_widths = NULL;
@@ -546,7 +549,8 @@ static void put_cells(FILE *out, const CliFrame *frame, const CliState *st, cons
 static void footer_texts(const CliLayout *lay, char rows[64], char cols[64])
 {
     int64_t n_drawn = lay->n_top + lay->n_tail;
-    int rows_len = snprintf(rows, 64, "%" PRId64 " row%s", lay->n_rows, lay->n_rows == 1 ? "" : "s");
+    int rows_len =
+        snprintf(rows, 64, "%" PRId64 " row%s", lay->n_rows, lay->n_rows == 1 ? "" : "s");
 
     if (n_drawn < lay->n_rows) {
         snprintf(rows + rows_len, 64 - (size_t)rows_len, " (%" PRId64 " shown)", n_drawn);
