@@ -202,7 +202,9 @@ static void run_maxwidth(CliState *st, char **args)
 {
     long long value;
 
-    if (args[0] == NULL) {
+    if (args[0] == NULL && st->max_width == CLI_MAX_WIDTH_TERMINAL) {
+        fputs("auto\n", st->out);
+    } else if (args[0] == NULL) {
         fprintf(st->out, "%d\n", st->max_width);
     } else if (strcmp(args[0], "auto") == 0) {
         st->max_width = CLI_MAX_WIDTH_TERMINAL;

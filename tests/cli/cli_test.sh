@@ -412,6 +412,9 @@ SELECT 1 AS first, 2 AS second, 3 AS third, 4 AS fourth, 5 AS fifth;
 " --mode box
 expect_out ".maxwidth: wide cells cut with an ellipsis, then middle columns hidden" "$box_maxwidth"
 
+sl_in $'.maxrows\n.maxwidth\n.maxrows 9\n.maxwidth 50\n.maxrows\n.maxwidth\n'
+expect_out ".maxrows and .maxwidth without an argument print them" $'0\nauto\n9\n50\n'
+
 sl_in $'.maxrows x\n.maxwidth -3\n'
 expect_err ".maxrows and .maxwidth take a count" \
     $'Error: usage: .maxrows N (0 shows every row)\nError: usage: .maxwidth N|auto (0: no limit)\n'
