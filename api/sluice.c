@@ -182,6 +182,15 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
     return SLUICE_NULLTYPE;
 }
 
+bool sluice_result_column_decimal(const SluiceResult *res, int col, int *precision, int *scale)
+{
+    CmType t = ex_result_type(res->r->rows, col);
+    bool is_decimal = t.id == CM_T_DECIMAL;
+    *precision = is_decimal ? t.precision : 0;
+    *scale = is_decimal ? t.scale : 0;
+    return is_decimal;
+}
+
 int64_t sluice_result_row_count(const SluiceResult *res)
 {
     return res->r->rows ? ex_result_n_rows(res->r->rows) : 0;

@@ -89,6 +89,11 @@ SLUICE_API int sluice_set(SluiceDb *db, const char *name, const char *value, Slu
 SLUICE_API int sluice_result_column_count(const SluiceResult *res);
 SLUICE_API const char *sluice_result_column_name(const SluiceResult *res, int col);
 SLUICE_API SluiceType sluice_result_column_type(const SluiceResult *res, int col);
+/* The precision (total digits) and scale (digits after the point) of a DECIMAL
+ * column, as in DECIMAL(15,2).  Returns false, and sets both to 0, for a column
+ * of any other type. */
+SLUICE_API bool sluice_result_column_decimal(const SluiceResult *res, int col, int *precision,
+                                             int *scale);
 SLUICE_API int64_t sluice_result_row_count(const SluiceResult *res);
 SLUICE_API bool sluice_result_is_null(const SluiceResult *res, int64_t row, int col);
 /* The value as text, exactly as Sluice prints it: DOUBLE as the shortest text

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "api/sluice.h"
 
@@ -24,6 +26,12 @@ typedef enum CliMode {
     CLI_MODE_MARKDOWN, /* | a | b | pipe table */
     CLI_MODE_LINE,     /* `name = value`, one column per line */
 } CliMode;
+
+/* .maxrows on a terminal, as DuckDB's shell: the first 20 and the last 20 rows. */
+#define CLI_MAX_ROWS_TTY 40
+
+/* .maxwidth's value while it follows the terminal's width (the default). */
+#define CLI_MAX_WIDTH_TERMINAL (-1)
 
 /* The nesting bound of .read, so a file that reads itself fails instead of recursing. */
 #define CLI_MAX_READ_DEPTH 16
@@ -40,5 +48,12 @@ typedef struct CliState {
     bool is_done;        /* .quit/.exit, or an error under --bail: stop reading input */
     bool is_interrupted; /* Ctrl+C stopped a statement outside the REPL: exit 130 */
     char *null_text;     /* owned; what NULL prints as in every mode but json */
+    bool has_null_text;  /* null_text was set (--nullvalue, .nullvalue): csv prints it too */
+    int64_t max_rows;    /* box: a longer result shows its first and last rows; 0 = all */
+    int max_width;       /* box: the widest table, in columns; 0 = no limit, or
+                          * CLI_MAX_WIDTH_TERMINAL: the terminal's width (none off a terminal) */
+    FILE *out;           /* where results and listings go: stdout, or the .output file */
+    char *out_path;      /* owned; the .output file's name, NULL for stdout (out is owned then) */
+    FILE *once;          /* owned; the .once file, taking the next statement's result, or NULL */
     int read_depth;      /* how many .read files are open right now */
 } CliState;

@@ -4,15 +4,20 @@
  * A command line is split into words like a shell would, minus escapes: white
  * space separates words, and '...' or "..." quotes one word (so `.nullvalue ''`
  * sets an empty null text).  Each command is a row of CMDS: its name, how many
- * arguments it takes, its handler and its help line.
+ * arguments it takes, its handler and its help line.  What a command prints
+ * goes where results go (CliState.out), as in sqlite3.
  */
 #include "cli/dot.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cli/exec.h"
+#include "cli/interrupt.h"
 #include "cli/output.h"
 
 #define CLI_DOT_MAX_WORDS 8
@@ -54,7 +59,7 @@ static void run_help(CliState *st, char **args)
 {
     (void)st;
     (void)args;
-    cli_dot_help(stdout);
+    cli_dot_help(st->out);
 }
 
 static void run_quit(CliState *st, char **args)
@@ -84,19 +89,19 @@ static void run_tables(CliState *st, char **args)
     }
     qsort(names, (size_t)n_tables, sizeof *names, compare_names);
     for (int table_idx = 0; table_idx < n_tables; table_idx++) {
-        printf("%s\n", names[table_idx]);
+        fprintf(st->out, "%s\n", names[table_idx]);
     }
     free(names);
 }
 
-static void put_schema(const char *sql)
+static void put_schema(FILE *out, const char *sql)
 {
     size_t len = strlen(sql);
 
     while (len > 0 && strchr(" \t\r\n", sql[len - 1]) != NULL) {
         len--;
     }
-    printf("%.*s%s\n", (int)len, sql, len > 0 && sql[len - 1] == ';' ? "" : ";");
+    fprintf(out, "%.*s%s\n", (int)len, sql, len > 0 && sql[len - 1] == ';' ? "" : ";");
 }
 
 /* The CREATE statement of one table, or of all in creation order. */
@@ -107,7 +112,7 @@ static void run_schema(CliState *st, char **args)
         if (sql == NULL) {
             cli_exec_error(st, "no such table: %s", args[0]);
         } else {
-            put_schema(sql);
+            put_schema(st->out, sql);
         }
         return;
     }
@@ -115,7 +120,7 @@ static void run_schema(CliState *st, char **args)
     for (int table_idx = 0; table_idx < n_tables; table_idx++) {
         const char *sql = sluice_table_sql(st->db, sluice_table_name(st->db, table_idx));
         if (sql != NULL) {
-            put_schema(sql);
+            put_schema(st->out, sql);
         }
     }
 }
@@ -143,7 +148,7 @@ static void run_echo(CliState *st, char **args)
 static void run_mode(CliState *st, char **args)
 {
     if (args[0] == NULL) {
-        printf("current output mode: %s\n", cli_output_mode_name(st->mode));
+        fprintf(st->out, "current output mode: %s\n", cli_output_mode_name(st->mode));
     } else if (!cli_output_mode_parse(args[0], &st->mode)) {
         cli_exec_error(st, "unknown mode '%s'; use one of %s", args[0], cli_output_mode_list());
     }
@@ -159,11 +164,132 @@ static void run_nullvalue(CliState *st, char **args)
     }
     free(st->null_text);
     st->null_text = text;
+    st->has_null_text = true;
 }
 
 static void run_read(CliState *st, char **args)
 {
     cli_exec_file(st, args[0]);
+}
+
+/* Parses a count: digits only, at most max. Returns false for anything else. */
+static bool parse_count(const char *word, long long max, long long *value)
+{
+    char *end;
+
+    if (word[0] < '0' || word[0] > '9') {
+        return false;
+    }
+    errno = 0;
+    *value = strtoll(word, &end, 10);
+    return *end == '\0' && errno == 0 && *value <= max;
+}
+
+static void run_maxrows(CliState *st, char **args)
+{
+    long long value;
+
+    if (args[0] == NULL) {
+        fprintf(st->out, "%" PRId64 "\n", st->max_rows);
+    } else if (!parse_count(args[0], INT64_MAX, &value)) {
+        cli_exec_error(st, "usage: .maxrows N (0 shows every row)");
+    } else {
+        st->max_rows = value;
+    }
+}
+
+static void run_maxwidth(CliState *st, char **args)
+{
+    long long value;
+
+    if (args[0] == NULL && st->max_width == CLI_MAX_WIDTH_TERMINAL) {
+        fputs("auto\n", st->out);
+    } else if (args[0] == NULL) {
+        fprintf(st->out, "%d\n", st->max_width);
+    } else if (strcmp(args[0], "auto") == 0) {
+        st->max_width = CLI_MAX_WIDTH_TERMINAL;
+    } else if (!parse_count(args[0], INT_MAX, &value)) {
+        cli_exec_error(st, "usage: .maxwidth N|auto (0: no limit)");
+    } else {
+        st->max_width = (int)value;
+    }
+}
+
+static void run_once(CliState *st, char **args)
+{
+    cli_exec_output_open(st, args[0], true);
+}
+
+static void run_output(CliState *st, char **args)
+{
+    if (args[0] == NULL) {
+        cli_exec_output_close(st);
+    } else {
+        cli_exec_output_open(st, args[0], false);
+    }
+}
+
+/* `.import FILE TABLE` is `COPY TABLE FROM 'FILE'`: the CSV reader and its errors
+ * are COPY's.  TABLE is SQL text (it may be qualified or quoted); FILE is a word,
+ * quoted here as a string literal. */
+static void run_import(CliState *st, char **args)
+{
+    size_t len = strlen(args[0]) * 2 + strlen(args[1]) + 32;
+    char *sql = malloc(len);
+    SluiceError err;
+    SluiceResult *res = NULL;
+
+    if (sql == NULL) {
+        cli_exec_error(st, "out of memory");
+        return;
+    }
+    size_t at = (size_t)snprintf(sql, len, "COPY %s FROM '", args[1]);
+    for (const char *ch = args[0]; *ch != '\0'; ch++) {
+        if (*ch == '\'') {
+            sql[at++] = '\'';
+        }
+        sql[at++] = *ch;
+    }
+    snprintf(sql + at, len - at, "'");
+    memset(&err, 0, sizeof err);
+    cli_interrupt_begin(); /* Ctrl+C stops a long load as it stops a COPY */
+    int rc = sluice_exec(st->db, sql, &res, &err);
+    if (cli_interrupt_end() && !st->is_interactive) {
+        st->is_done = true;
+        st->is_interrupted = true;
+    }
+    if (rc != 0) {
+        cli_exec_error(st, "%s", err.message);
+    }
+    sluice_result_free(res);
+    free(sql);
+}
+
+static const char *on_off(bool flag)
+{
+    return flag ? "on" : "off";
+}
+
+/* The shell's settings, one per line, names right-aligned (sqlite3's .show). */
+static void run_show(CliState *st, char **args)
+{
+    (void)args;
+    FILE *out = st->out;
+
+    fprintf(out, "%12s: %s\n", "bail", on_off(st->is_bail));
+    fprintf(out, "%12s: %s\n", "echo", on_off(st->is_echo));
+    fprintf(out, "%12s: %s\n", "headers", on_off(st->has_header));
+    fprintf(out, "%12s: %" PRId64 "\n", "maxrows", st->max_rows);
+    if (st->max_width == CLI_MAX_WIDTH_TERMINAL) {
+        fprintf(out, "%12s: auto\n", "maxwidth");
+    } else {
+        fprintf(out, "%12s: %d\n", "maxwidth", st->max_width);
+    }
+    fprintf(out, "%12s: %s\n", "mode", cli_output_mode_name(st->mode));
+    fprintf(out, "%12s: \"%s\"%s\n", "nullvalue", st->null_text,
+            st->has_null_text ? "" : " (csv: empty)");
+    fprintf(out, "%12s: %s\n", "output", st->out_path != NULL ? st->out_path : "stdout");
+    fprintf(out, "%12s: %s\n", "timer", on_off(st->is_timer));
 }
 
 static const CliDotCmd CMDS[] = {
@@ -172,11 +298,19 @@ static const CliDotCmd CMDS[] = {
     {"exit", 0, 0, run_quit, ".exit", "Exit the shell"},
     {"headers", 1, 1, run_headers, ".headers on|off", "Print column names in csv and tsv mode"},
     {"help", 0, 0, run_help, ".help", "Show this message"},
+    {"import", 2, 2, run_import, ".import FILE TABLE", "Load the CSV file FILE into TABLE (COPY)"},
+    {"maxrows", 0, 1, run_maxrows, ".maxrows N",
+     "Box: show the first and last rows of longer results (0: all)"},
+    {"maxwidth", 0, 1, run_maxwidth, ".maxwidth N|auto",
+     "Box: fit tables in N columns (0: no limit; auto: the terminal)"},
     {"mode", 0, 1, run_mode, ".mode MODE", "Set the output mode (box|table|csv|tsv|json|...)"},
     {"nullvalue", 1, 1, run_nullvalue, ".nullvalue TEXT", "Print NULL as TEXT (default NULL)"},
+    {"once", 1, 1, run_once, ".once FILE", "Send the next statement's result to FILE"},
+    {"output", 0, 1, run_output, ".output [FILE]", "Send results to FILE, or to stdout again"},
     {"quit", 0, 0, run_quit, ".quit", "Exit the shell"},
     {"read", 1, 1, run_read, ".read FILE", "Run the statements and commands in FILE"},
     {"schema", 0, 1, run_schema, ".schema [TABLE]", "Show the CREATE statements"},
+    {"show", 0, 0, run_show, ".show", "Show the current settings"},
     {"tables", 0, 0, run_tables, ".tables", "List the tables and views"},
     {"timer", 1, 1, run_timer, ".timer on|off", "Print the run time of each statement"},
 };

@@ -3,8 +3,10 @@
  *
  * exec.c calls cli_dot_run for a line that starts with '.' while no statement is
  * pending, in the REPL and in scripts alike.  A command changes the CliState
- * (mode, headers, timer, null text), prints catalog information (.tables,
- * .schema) or runs another unit (.read).  A bad command or argument is an
+ * (mode, headers, timer, null text, .maxrows, .maxwidth), redirects results
+ * (.once, .output), prints catalog information or settings (.tables, .schema,
+ * .show), loads a CSV file (.import, a thin layer over COPY FROM) or runs
+ * another unit (.read).  A bad command or argument is an
  * `Error: ` line that counts as a failed statement.  Single-threaded.
  */
 #pragma once

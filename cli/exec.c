@@ -11,6 +11,7 @@
 #include "cli/exec.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -37,17 +38,36 @@ static void mark_failed(CliState *st)
     }
 }
 
+/* Flushes the result stream, so whatever goes to stderr next comes after it. */
+static void flush_out(CliState *st)
+{
+    fflush(st->out != NULL ? st->out : stdout);
+    fflush(stdout);
+}
+
 void cli_exec_error(CliState *st, const char *fmt, ...)
 {
     va_list ap;
 
-    fflush(stdout);
+    flush_out(st);
     fputs("Error: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     mark_failed(st);
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static void put_spaces(FILE *out, size_t count)
+{
+    for (size_t idx = 0; idx < count; idx++) {
+        fputc(' ', out);
+    }
 }
 
 /* Start of the line holding byte `pos` of sql. */
@@ -74,50 +94,110 @@ static size_t line_start_of(const char *sql, size_t len, int line)
     return pos;
 }
 
-/* Prints the source line holding the error and a caret under its position. Tabs
- * stay tabs and a UTF-8 character takes one column, so the caret lines up. */
-static void print_caret(const SluiceError *err, const char *sql, size_t len)
-{
-    size_t start, caret, end;
+/* Where an error is, as the shell reports it. */
+typedef struct CliPos {
+    size_t start; /* byte offset of its line's start in the buffer */
+    size_t end;   /* byte offset of its line's end (before "\r\n" or "\n") */
+    size_t caret; /* byte offset of the error, start <= caret <= end */
+    int line;     /* 1-based line in the buffer */
+    int column;   /* 1-based, in characters (not bytes) */
+} CliPos;
 
+/* Locates err in the buffer sql[0..len). */
+static void locate(const SluiceError *err, const char *sql, size_t len, CliPos *pos)
+{
     if (err->offset >= 0 && (uint64_t)err->offset <= len) {
-        caret = (size_t)err->offset;
-        start = line_start_at(sql, caret);
+        pos->caret = (size_t)err->offset;
+        pos->start = line_start_at(sql, pos->caret);
     } else {
-        start = line_start_of(sql, len, err->line);
-        caret = start + (size_t)(err->column > 0 ? err->column - 1 : 0);
+        pos->start = line_start_of(sql, len, err->line);
+        pos->caret = pos->start + (size_t)(err->column > 0 ? err->column - 1 : 0);
     }
-    end = start;
-    while (end < len && sql[end] != '\n') {
-        end++;
+    pos->end = pos->start;
+    while (pos->end < len && sql[pos->end] != '\n') {
+        pos->end++;
     }
-    if (end > start && sql[end - 1] == '\r') {
-        end--;
+    if (pos->end > pos->start && sql[pos->end - 1] == '\r') {
+        pos->end--;
     }
-    caret = caret > end ? end : caret;
-    fprintf(stderr, "  %.*s\n  ", (int)(end - start), sql + start);
-    for (size_t pos = start; pos < caret; pos++) {
-        unsigned char c = (unsigned char)sql[pos];
-        if ((c & 0xC0) != 0x80) {
-            fputc(c == '\t' ? '\t' : ' ', stderr);
+    pos->caret = pos->caret > pos->end ? pos->end : pos->caret;
+    pos->line = err->line;
+    pos->column = 1;
+    for (size_t at = pos->start; at < pos->caret; at++) {
+        pos->column += ((unsigned char)sql[at] & 0xC0) != 0x80; /* UTF-8 lead bytes only */
+    }
+}
+
+/* Prints the source line holding the error and a caret under its position. Tabs
+ * stay tabs and the caret is indented by the display width of the text before
+ * it (a CJK character takes two columns), so it lines up on a terminal. */
+static void print_caret(const char *sql, const CliPos *pos)
+{
+    fprintf(stderr, "  %.*s\n  ", (int)(pos->end - pos->start), sql + pos->start);
+    size_t from = pos->start;
+    for (size_t at = pos->start; at <= pos->caret; at++) {
+        if (at == pos->caret || sql[at] == '\t') {
+            put_spaces(stderr, cli_output_width(sql + from, at - from));
+            if (at < pos->caret) {
+                fputc('\t', stderr);
+            }
+            from = at + 1;
         }
     }
     fputs("^\n", stderr);
 }
 
-/* Reports an engine error for a statement of the buffer sql[0..len) that starts
- * at line base_line of its unit. */
-static void report_error(CliState *st, const SluiceError *err, const char *sql, size_t len,
-                         int base_line)
+/* The offset of the first token at or after sql[off]: white space and comments skipped. */
+static size_t skip_blank(const char *sql, size_t len, size_t off)
 {
+    for (;;) {
+        while (off < len && is_space(sql[off])) {
+            off++;
+        }
+        if (off + 1 < len && sql[off] == '-' && sql[off + 1] == '-') {
+            while (off < len && sql[off] != '\n') {
+                off++;
+            }
+        } else if (off + 1 < len && sql[off] == '/' && sql[off + 1] == '*') {
+            const char *close = NULL;
+            for (size_t at = off + 2; at + 1 < len && close == NULL; at++) {
+                close = sql[at] == '*' && sql[at + 1] == '/' ? sql + at : NULL;
+            }
+            off = close != NULL ? (size_t)(close - sql) + 2 : len;
+        } else {
+            return off;
+        }
+    }
+}
+
+/* Reports an engine error for the statement at sql[stmt..) of the buffer
+ * sql[0..len) of feed.  The line counts from the start of the unit, from the
+ * statement's first line in the REPL, and a file names itself. */
+static void report_error(CliState *st, const CliFeed *feed, const SluiceError *err, const char *sql,
+                         size_t len, size_t stmt)
+{
+    CliPos pos;
+
     if (err->line <= 0) {
         cli_exec_error(st, "%s", err->message);
         return;
     }
-    fflush(stdout);
-    fprintf(stderr, "Error: line %d, column %d: %s\n", base_line + err->line - 1, err->column,
-            err->message);
-    print_caret(err, sql, len);
+    locate(err, sql, len, &pos);
+    int line = feed->buf_line + pos.line - 1;
+    if (feed->is_repl) {
+        int stmt_line = 1;
+        for (size_t at = 0; at < skip_blank(sql, len, stmt); at++) {
+            stmt_line += sql[at] == '\n';
+        }
+        line = pos.line >= stmt_line ? pos.line - stmt_line + 1 : 1;
+    }
+    flush_out(st);
+    if (feed->path != NULL) {
+        fprintf(stderr, "Error: %s:%d:%d: %s\n", feed->path, line, pos.column, err->message);
+    } else {
+        fprintf(stderr, "Error: line %d, column %d: %s\n", line, pos.column, err->message);
+    }
+    print_caret(sql, &pos);
     mark_failed(st);
 }
 
@@ -134,26 +214,21 @@ static double timeval_diff(struct timeval from, struct timeval to)
     return (double)(to.tv_sec - from.tv_sec) + (double)(to.tv_usec - from.tv_usec) / 1e6;
 }
 
-static void clock_report(const CliClock *clock)
+static void clock_report(CliState *st, const CliClock *clock)
 {
     CliClock now;
 
     clock_start(&now);
     double real = (double)(now.real.tv_sec - clock->real.tv_sec) +
                   (double)(now.real.tv_nsec - clock->real.tv_nsec) / 1e9;
-    fflush(stdout);
+    flush_out(st);
     fprintf(stderr, "Run Time: real %.3f user %.3f sys %.3f\n", real,
             timeval_diff(clock->usage.ru_utime, now.usage.ru_utime),
             timeval_diff(clock->usage.ru_stime, now.usage.ru_stime));
 }
 
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 /* Prints a statement's text as written, without the white space around it. */
-static void echo_statement(const char *text, size_t len)
+static void echo_statement(FILE *out, const char *text, size_t len)
 {
     while (len > 0 && is_space(text[0])) {
         text++;
@@ -162,14 +237,15 @@ static void echo_statement(const char *text, size_t len)
     while (len > 0 && is_space(text[len - 1])) {
         len--;
     }
-    fprintf(stdout, "%.*s\n", (int)len, text);
+    fprintf(out, "%.*s\n", (int)len, text);
 }
 
 /* Runs the statement at sql[*off..len) and prints its outcome. Returns false when
  * only white space and comments remained (nothing ran).  --echo prints the text
  * once the engine has said where the statement ends (*off), still ahead of the
- * statement's result or error. */
-static bool run_next(CliState *st, const char *sql, size_t len, size_t *off, int base_line)
+ * statement's result or error.  A pending .once file takes this statement's
+ * output and is closed after it. */
+static bool run_next(CliState *st, const CliFeed *feed, const char *sql, size_t len, size_t *off)
 {
     SluiceResult *res = NULL;
     SluiceError err;
@@ -190,29 +266,37 @@ static bool run_next(CliState *st, const char *sql, size_t len, size_t *off, int
     if (*off <= start || *off > len) {
         *off = len; /* no progress: never loop on the same text */
     }
+    FILE *out = st->once != NULL ? st->once : st->out;
     if (st->is_echo) {
-        echo_statement(sql + start, *off - start);
+        echo_statement(out, sql + start, *off - start);
     }
     if (rc != 0) {
-        report_error(st, &err, sql, len, base_line);
+        report_error(st, feed, &err, sql, len, start);
     } else {
-        cli_output_result(st, res, stdout);
+        cli_output_result(st, res, out);
     }
     sluice_result_free(res);
-    fflush(stdout);
+    if (st->once != NULL) {
+        if (fclose(st->once) != 0) {
+            st->once = NULL;
+            cli_exec_error(st, "cannot write the .once file: %s", strerror(errno));
+        }
+        st->once = NULL;
+    }
+    flush_out(st);
     if (st->is_timer) {
-        clock_report(&clock);
+        clock_report(st, &clock);
     }
     return true;
 }
 
-/* Runs every statement of sql[0..len), whose first line is line base_line. */
-static void run_buffer(CliState *st, const char *sql, size_t len, int base_line)
+/* Runs every statement of the buffer of feed. */
+static void run_buffer(CliState *st, const CliFeed *feed)
 {
     size_t off = 0;
 
-    while (off < len && !st->is_done) {
-        if (!run_next(st, sql, len, &off, base_line)) {
+    while (off < feed->len && !st->is_done) {
+        if (!run_next(st, feed, feed->buf, feed->len, &off)) {
             break;
         }
     }
@@ -280,15 +364,15 @@ static void run_dot(CliState *st, const char *line, size_t len)
     }
     memcpy(cmd, line, len);
     cmd[len] = '\0';
-    fflush(stdout);
+    flush_out(st);
     cli_dot_run(st, cmd);
     free(cmd);
-    fflush(stdout);
+    flush_out(st);
 }
 
 static void feed_run(CliState *st, CliFeed *feed)
 {
-    run_buffer(st, feed->buf, feed->len, feed->buf_line);
+    run_buffer(st, feed);
     feed->len = 0;
 }
 
@@ -338,7 +422,8 @@ void cli_exec_text(CliState *st, const char *text)
     cli_exec_feed_fini(&feed);
 }
 
-void cli_exec_stream(CliState *st, FILE *fp)
+/* Runs the lines of fp; path names the file in error positions (NULL: stdin). */
+static void run_stream(CliState *st, FILE *fp, const char *path)
 {
     CliFeed feed;
     char *line = NULL;
@@ -346,6 +431,7 @@ void cli_exec_stream(CliState *st, FILE *fp)
     ssize_t len;
 
     cli_exec_feed_init(&feed);
+    feed.path = path;
     while (!st->is_done && (len = getline(&line, &cap, fp)) >= 0) {
         cli_exec_feed_line(st, &feed, line, (size_t)len);
     }
@@ -357,6 +443,11 @@ void cli_exec_stream(CliState *st, FILE *fp)
     }
     cli_exec_feed_fini(&feed);
     free(line);
+}
+
+void cli_exec_stream(CliState *st, FILE *fp)
+{
+    run_stream(st, fp, NULL);
 }
 
 void cli_exec_file(CliState *st, const char *path)
@@ -376,7 +467,50 @@ void cli_exec_file(CliState *st, const char *path)
         return;
     }
     st->read_depth++;
-    cli_exec_stream(st, fp);
+    run_stream(st, fp, path);
     st->read_depth--;
     fclose(fp);
+}
+
+/* ---------------------------------------------------------------- output files */
+
+bool cli_exec_output_open(CliState *st, const char *path, bool is_once)
+{
+    FILE *fp = fopen(path, "w");
+
+    if (fp == NULL) {
+        cli_exec_error(st, "cannot open '%s': %s", path, strerror(errno));
+        return false;
+    }
+    if (is_once) {
+        if (st->once != NULL) {
+            fclose(st->once); /* a second .once before any statement replaces the first */
+        }
+        st->once = fp;
+        return true;
+    }
+    char *name = strdup(path);
+    if (name == NULL) {
+        fclose(fp);
+        cli_exec_error(st, "out of memory");
+        return false;
+    }
+    cli_exec_output_close(st);
+    st->out = fp;
+    st->out_path = name;
+    return true;
+}
+
+void cli_exec_output_close(CliState *st)
+{
+    if (st->out_path == NULL) {
+        return;
+    }
+    int rc = fclose(st->out);
+    st->out = stdout;
+    if (rc != 0) {
+        cli_exec_error(st, "cannot write '%s': %s", st->out_path, strerror(errno));
+    }
+    free(st->out_path);
+    st->out_path = NULL;
 }

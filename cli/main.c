@@ -100,6 +100,7 @@ static int apply_valued(CliState *st, CliArgs *args, const char *name, const cha
         }
         free(st->null_text);
         st->null_text = text;
+        st->has_null_text = true;
     }
     return 0;
 }
@@ -244,6 +245,9 @@ int main(int argc, char **argv)
     memset(&st, 0, sizeof st);
     memset(&args, 0, sizeof args);
     st.mode = isatty(STDOUT_FILENO) ? CLI_MODE_BOX : CLI_MODE_TSV;
+    st.max_rows = isatty(STDOUT_FILENO) ? CLI_MAX_ROWS_TTY : 0;
+    st.max_width = CLI_MAX_WIDTH_TERMINAL;
+    st.out = stdout;
     st.null_text = strdup("NULL");
     args.units = calloc((size_t)argc, sizeof *args.units);
     if (st.null_text == NULL || args.units == NULL) {
@@ -263,6 +267,10 @@ int main(int argc, char **argv)
     }
     if (st.is_interrupted) {
         rc = 130;
+    }
+    cli_exec_output_close(&st);
+    if (st.once != NULL) {
+        fclose(st.once); /* a .once that no statement used */
     }
     fflush(stdout);
     sluice_close(st.db);

@@ -3,9 +3,11 @@
  *
  * The last step of the shell's dataflow: exec.c hands over each materialized
  * SluiceResult and this module writes it to a stream in the current CliMode
- * (box, table, csv, tsv, json, markdown, line).  Values print exactly as
- * sluice_result_text returns them; NULL prints as CliState.null_text except in
- * json.  A result with zero columns prints nothing.  Stateless apart from the
+ * (box, table, csv, tsv, json, markdown, line).  Values print as
+ * sluice_result_text returns them, escaped in the columnar and line modes (see
+ * output.c); NULL prints as CliState.null_text, except in json (null) and in csv
+ * while no null text was set (an empty field, as COPY TO writes it).  Box follows
+ * CliState.max_rows and max_width.  A result with zero columns prints nothing.  Stateless apart from the
  * CliState it reads; single-threaded.
  */
 #pragma once
@@ -26,3 +28,8 @@ const char *cli_output_mode_list(void);
 
 /* Prints res (borrowed) to out in st->mode. Does not flush. */
 void cli_output_result(const CliState *st, const SluiceResult *res, FILE *out);
+
+/* Display width in terminal columns of text[0..len) as printed raw (a CJK
+ * character or an emoji takes two, a combining mark none), for the caret under
+ * an error. */
+size_t cli_output_width(const char *text, size_t len);

@@ -3,7 +3,8 @@
  *
  * Each complete entry (one statement however many lines it took, or one dot
  * command) becomes one history entry, its lines joined by spaces, and the
- * history file is rewritten after each entry so a killed shell keeps it.
+ * history file is rewritten after each entry so a killed shell keeps it.  Tab
+ * completes keywords and names (complete.h).
  */
 #include "cli/repl.h"
 
@@ -14,6 +15,7 @@
 
 #include <editline/readline.h>
 
+#include "cli/complete.h"
 #include "cli/exec.h"
 #include "cli/interrupt.h"
 
@@ -100,7 +102,7 @@ static void history_open(const char *hist_path)
     if (hist_path != NULL) {
         read_history(hist_path);
     }
-    rl_bind_key('\t', rl_insert); /* a tab is text here, not file-name completion */
+    rl_bind_key('\t', rl_complete);
 }
 
 void cli_repl_run(CliState *st)
@@ -111,9 +113,11 @@ void cli_repl_run(CliState *st)
     bool was_interrupted = false; /* the last prompt ended in Ctrl+C */
 
     history_open(hist_path);
+    cli_complete_install(st);
     st->is_interactive = true;
     printf("Sluice %s\nEnter \".help\" for usage hints.\n", sluice_version());
     cli_exec_feed_init(&feed);
+    feed.is_repl = true;
     while (!st->is_done) {
         fflush(stdout);
         char *line = readline(cli_exec_feed_is_pending(&feed) ? CLI_PROMPT_MORE : CLI_PROMPT);
@@ -128,6 +132,7 @@ void cli_repl_run(CliState *st)
             was_interrupted = true;
             cli_exec_feed_fini(&feed);
             cli_exec_feed_init(&feed);
+            feed.is_repl = true;
             free(entry.text);
             entry = (CliEntry){NULL, 0};
             continue;

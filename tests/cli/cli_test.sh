@@ -181,13 +181,16 @@ expect_rc "-f of a missing file" 1
 
 # ---------------------------------------------------------------- output modes
 
-box=$'┌────┬───────┐
-│ a  │   b   │
-├────┼───────┤
-│  1 │ x     │
-│ 22 │ NULL  │
-│ 30 │ héllo │
-└────┴───────┘\n'
+box=$'┌───────┬─────────┐
+│   a   │    b    │
+│ int32 │ varchar │
+├───────┼─────────┤
+│     1 │ x       │
+│    22 │ NULL    │
+│    30 │ héllo   │
+├───────┴─────────┤
+│     3 rows      │
+└─────────────────┘\n'
 table=$'+----+-------+
 | a  |   b   |
 +----+-------+
@@ -221,11 +224,11 @@ expect_out "--mode line" "$line"
 sl -c "$T_DDL" -c "$T_QUERY" --mode json
 expect_out "--mode json" "$json"
 sl -c "$T_DDL" -c "$T_QUERY" --mode csv
-expect_out "--mode csv" $'1,x\n22,NULL\n30,héllo\n'
+expect_out "--mode csv: NULL is an empty field" $'1,x\n22,\n30,héllo\n'
 sl -c "$T_DDL" -c "$T_QUERY" --mode=tsv
 expect_out "--mode=tsv" $'1\tx\n22\tNULL\n30\théllo\n'
 sl -c "$T_DDL" -c "$T_QUERY" --mode csv --header
-expect_out "csv --header" $'a,b\n1,x\n22,NULL\n30,héllo\n'
+expect_out "csv --header" $'a,b\n1,x\n22,\n30,héllo\n'
 sl -c "$T_DDL" -c "$T_QUERY" --header --no-header
 expect_out "tsv --no-header" $'1\tx\n22\tNULL\n30\théllo\n'
 sl -c "$T_DDL" -c "$T_QUERY" --header
@@ -235,18 +238,26 @@ expect_out "--header does not change box" "$box"
 sl -c "$T_DDL" -c "$T_QUERY" --nullvalue '(null)' --mode csv
 expect_out "--nullvalue csv" $'1,x\n22,(null)\n30,héllo\n'
 sl -c "$T_DDL" -c "$T_QUERY" --nullvalue '-' --mode box
-expect_out "--nullvalue box" $'┌────┬───────┐
-│ a  │   b   │
-├────┼───────┤
-│  1 │ x     │
-│ 22 │ -     │
-│ 30 │ héllo │
-└────┴───────┘\n'
+expect_out "--nullvalue box" $'┌───────┬─────────┐
+│   a   │    b    │
+│ int32 │ varchar │
+├───────┼─────────┤
+│     1 │ x       │
+│    22 │ -       │
+│    30 │ héllo   │
+├───────┴─────────┤
+│     3 rows      │
+└─────────────────┘\n'
 sl -c "$T_DDL" -c "$T_QUERY" --nullvalue '-' --mode json
 expect_out "--nullvalue does not change json" "$json"
 
 sl -c "$T_DDL" -c "SELECT a, b FROM t WHERE a > 100;" --mode box
-expect_out "box with zero rows" $'┌───┬───┐\n│ a │ b │\n└───┴───┘\n'
+expect_out "box with zero rows" $'┌───────┬─────────┐
+│   a   │    b    │
+│ int32 │ varchar │
+├───────┴─────────┤
+│     0 rows      │
+└─────────────────┘\n'
 sl -c "$T_DDL" -c "SELECT a, b FROM t WHERE a > 100;" --mode json
 expect_out "json with zero rows" $'[]\n'
 
@@ -276,6 +287,238 @@ expect_out "table: numbers right, text left, names centred" $'+-------------+---
 | b           | 1234 |
 +-------------+------+\n'
 
+# ---------------------------------------------------------------- box (DuckDB's), escapes, widths
+
+# heredoc VAR: reads the here-document on stdin into VAR, with its last newline.
+heredoc() {
+    local text
+    IFS= read -r -d '' text
+    printf -v "$1" '%s' "$text"
+}
+
+heredoc box_types <<'EOF'
+┌───────┬─────────────┬────────┬───────────────┬─────────┬────────────┬─────────┐
+│   i   │      g      │   d    │       m       │   ok    │    day     │    s    │
+│ int32 │    int64    │ double │ decimal(15,2) │ boolean │    date    │ varchar │
+├───────┼─────────────┼────────┼───────────────┼─────────┼────────────┼─────────┤
+│    -7 │ 12345678901 │    2.5 │       1234.50 │ true    │ 2024-02-29 │ five    │
+│    10 │        NULL │ -0.125 │          0.01 │ false   │ NULL       │ NULL    │
+├───────┴─────────────┴────────┴───────────────┴─────────┴────────────┴─────────┤
+│                                    2 rows                                     │
+└───────────────────────────────────────────────────────────────────────────────┘
+EOF
+sl --mode box -c "CREATE TABLE v (i INTEGER, g BIGINT, d DOUBLE, m DECIMAL(15,2), ok BOOLEAN, day DATE, s VARCHAR);
+INSERT INTO v VALUES (-7, 12345678901, 2.5, 1234.50, true, DATE '2024-02-29', 'five'), (10, NULL, -0.125, 0.01, false, NULL, NULL);
+SELECT * FROM v ORDER BY i;"
+expect_out "box: types under the names, numbers right, a footer" "$box_types"
+
+heredoc box_unicode <<'EOF'
+┌─────────┬─────────┬─────────┬───────┐
+│    c    │  city   │    e    │   n   │
+│ varchar │ varchar │ varchar │ int32 │
+├─────────┼─────────┼─────────┼───────┤
+│ été     │ 東京    │ 🦆 duck │     1 │
+│ x       │ Paris   │ x       │    22 │
+├─────────┴─────────┴─────────┴───────┤
+│               2 rows                │
+└─────────────────────────────────────┘
+EOF
+sl --mode box -c "SELECT 'été' AS c, '東京' AS city, '🦆 duck' AS e, 1 AS n
+UNION ALL SELECT 'x', 'Paris', 'x', 22 ORDER BY n;"
+expect_out "box: CJK and emoji take two columns, combining marks none" "$box_unicode"
+
+sl --mode table -c "SELECT '東京' AS city, 'a
+b	c' AS t"
+expect_out "table: Unicode width, newline and tab escaped" $'+------+---------+
+| city |    t    |
++------+---------+
+| 東京 | a\\nb\\tc |
++------+---------+\n'
+
+sl --mode markdown -c "SELECT '東京' AS city, 'a|b
+c' AS t"
+expect_out "markdown: '|' and newline escaped" $'| city |    t    |
+|------|---------|
+| 東京 | a\\|b\\nc |\n'
+
+sl --mode line -c "SELECT 'a
+b	c' AS t"
+expect_out "line: newline and tab escaped" $'    t = a\\nb\\tc\n'
+
+heredoc box_maxrows <<'EOF'
+┌───────┬────────────┐
+│   i   │     j      │
+│ int64 │   int64    │
+├───────┼────────────┤
+│     0 │          0 │
+│     1 │          2 │
+│     2 │          4 │
+│     · │          · │
+│     · │          · │
+│     · │          · │
+│    98 │        196 │
+│    99 │        198 │
+├───────┴────────────┤
+│ 100 rows (5 shown) │
+└────────────────────┘
+┌─────────┐
+│    i    │
+│  int64  │
+├─────────┤
+│       0 │
+│       1 │
+│       2 │
+│       3 │
+│       4 │
+│       5 │
+│       6 │
+│       7 │
+│       8 │
+│       9 │
+│      10 │
+│      11 │
+├─────────┤
+│ 12 rows │
+└─────────┘
+EOF
+sl_in $'.maxrows 5\nSELECT i, i * 2 AS j FROM range(0, 100) t(i);\n.maxrows 0\nSELECT i FROM range(0, 12) t(i);\n' --mode box
+expect_out ".maxrows: the first and last rows around middle dots" "$box_maxrows"
+
+sl_in $'.maxrows 5\nSELECT i FROM range(0, 100) t(i) ORDER BY i;\n' --mode csv
+expect_lines ".maxrows does not cut csv" "$OUT" 100
+
+heredoc box_maxwidth <<'EOF'
+┌───────┬──────────────────────┬───────┐
+│   a   │      long_text       │   c   │
+│ int32 │       varchar        │ int32 │
+├───────┼──────────────────────┼───────┤
+│     1 │ abcdefghijabcdefghi… │     3 │
+├───────┴──────────────────────┴───────┤
+│                1 row                 │
+└──────────────────────────────────────┘
+┌───────┬───┬────────────────┐
+│ first │ … │     fifth      │
+│ int32 │ … │     int32      │
+├───────┼───┼────────────────┤
+│     1 │ … │              5 │
+├───────┴───┴────────────────┤
+│ 1 row  5 columns (2 shown) │
+└────────────────────────────┘
+EOF
+sl_in ".maxwidth 40
+SELECT 1 AS a, 'abcdefghijabcdefghijabcdefghijabcdefghij' AS long_text, 3 AS c;
+.maxwidth 24
+SELECT 1 AS first, 2 AS second, 3 AS third, 4 AS fourth, 5 AS fifth;
+" --mode box
+expect_out ".maxwidth: wide cells cut with an ellipsis, then middle columns hidden" "$box_maxwidth"
+
+sl_in $'.maxrows\n.maxwidth\n.maxrows 9\n.maxwidth 50\n.maxrows\n.maxwidth\n'
+expect_out ".maxrows and .maxwidth without an argument print them" $'0\nauto\n9\n50\n'
+
+sl_in $'.maxrows x\n.maxwidth -3\n'
+expect_err ".maxrows and .maxwidth take a count" \
+    $'Error: usage: .maxrows N (0 shows every row)\nError: usage: .maxwidth N|auto (0: no limit)\n'
+
+# csv prints NULL as an empty field, as COPY TO writes it, unless .nullvalue was set
+sl -c "CREATE TABLE n (a INTEGER, b VARCHAR); INSERT INTO n VALUES (1, NULL), (NULL, ''), (3, 'NULL');
+COPY (SELECT a, b FROM n ORDER BY a NULLS LAST) TO '$TMP/n.csv';" -c "SELECT a, b FROM n ORDER BY a NULLS LAST;" --mode csv
+expect_out "csv NULL is empty, an empty string is \"\"" $'1,\n3,NULL\n,""\n'
+expect_file "csv mode agrees with COPY TO" "$TMP/n.csv" "$(cat "$OUT")"$'\n'
+sl_in $'.nullvalue NULL\n.mode csv\nSELECT NULL AS a, 1 AS b;\n'
+expect_out "csv prints a null text that was set" $'NULL,1\n'
+
+# ---------------------------------------------------------------- error positions
+
+sl -c "SELECT '東京', xx;"
+expect_err "the column and caret count characters" $'Error: line 1, column 14: unknown column \'xx\'
+  SELECT \'東京\', xx;
+                 ^\n'
+
+printf 'SELECT 1;\n\nSELECT\n  1 +;\n' >"$TMP/bad2.sql"
+sl_in $'.read '"$TMP/bad2.sql"$'\nSELECT 2 +;\n'
+expect_err ".read names its file, then stdin counts its own lines" \
+    "Error: $TMP/bad2.sql:4:6: syntax error at or near ';'"$'
+    1 +;
+       ^
+Error: line 2, column 11: syntax error at or near \';\'
+  SELECT 2 +;
+            ^\n'
+
+# ---------------------------------------------------------------- .once, .output, .show, .import
+
+sl_in ".once $TMP/once.txt
+SELECT 1 AS a;
+SELECT 2 AS a;
+.output $TMP/all.txt
+SELECT 3 AS a;
+.tables
+CREATE TABLE k (a INTEGER);
+SELECT 4 AS a;
+.output
+SELECT 5 AS a;
+"
+expect_out ".once and .output leave stdout the rest" $'2\n5\n'
+expect_file ".once takes the next result only" "$TMP/once.txt" $'1\n'
+expect_file ".output takes results and listings until .output" "$TMP/all.txt" $'3\n4\n'
+
+sl_in ".output $TMP/a.txt
+SELECT 1;
+.output $TMP/b.txt
+SELECT 2;
+"
+expect_file ".output to a second file closes the first" "$TMP/a.txt" $'1\n'
+expect_file ".output to a second file" "$TMP/b.txt" $'2\n'
+
+sl_in $'.once /nonexistent-dir/x.txt\nSELECT 1;\n'
+expect_err ".once to a file that cannot be opened" \
+    $'Error: cannot open \'/nonexistent-dir/x.txt\': No such file or directory\n'
+expect_out ".once that failed leaves stdout" $'1\n'
+expect_rc ".once that failed" 1
+
+heredoc show <<'EOF'
+        bail: off
+        echo: off
+     headers: on
+     maxrows: 7
+    maxwidth: 0
+        mode: csv
+   nullvalue: "NULL" (csv: empty)
+      output: stdout
+       timer: off
+        bail: off
+        echo: off
+     headers: on
+     maxrows: 7
+    maxwidth: auto
+        mode: csv
+   nullvalue: "-"
+      output: stdout
+       timer: on
+EOF
+sl_in $'.maxrows 7\n.maxwidth 0\n.show\n.nullvalue -\n.timer on\n.maxwidth auto\n.show\n' --mode csv --header
+expect_out ".show" "$show"
+
+printf '1,one\n2,"t,wo"\n3,\n' >"$TMP/imp.csv"
+sl_in ".import $TMP/imp.csv imp
+CREATE TABLE imp (a INTEGER, b VARCHAR);
+.import $TMP/imp.csv imp
+.import $TMP/imp.csv imp
+SELECT a, b IS NULL, b FROM imp ORDER BY a, b;
+.import $TMP/nope.csv imp
+.import $TMP/imp.csv
+"
+expect_out ".import loads a CSV file through COPY" \
+    $'1\tfalse\tone\n1\tfalse\tone\n2\tfalse\tt,wo\n2\tfalse\tt,wo\n3\ttrue\tNULL\n3\ttrue\tNULL\n'
+expect_line ".import into a missing table" "$ERR" 1 "^Error: .*imp"
+expect_line ".import of a missing file" "$ERR" 2 "^Error: .*nope.csv"
+expect_line ".import needs a table" "$ERR" 3 "^Error: usage: .import FILE TABLE$"
+expect_lines ".import errors" "$ERR" 3
+
+sl_in $'.help\n'
+for cmd in once output show import maxrows maxwidth; do
+    if grep -q "^\\.$cmd " "$OUT"; then pass; else fail ".help lists .$cmd" "$(cat "$OUT")"; fi
+done
+
 # ---------------------------------------------------------------- echo, timer
 
 sl -c $'select 1;\n  select   2 ;' --echo
@@ -303,14 +546,15 @@ expect_rc "-f FILE" 0
 
 printf 'select 1;\nselect 2 +;\n' >"$TMP/bad.sql"
 sl -f "$TMP/bad.sql"
-expect_line "-f line numbers count in the file" "$ERR" 1 '^Error: line 2, column 11: '
+expect_err "-f errors name the file, line and column" \
+    "Error: $TMP/bad.sql:2:11: syntax error at or near ';'"$'\n  select 2 +;\n            ^\n'
 expect_rc "-f with an error" 1
 
 sl_in $'.read '"$TMP/script.sql"$'\nselect 7;\n'
 expect_out ".read FILE" $'1\tx\n22\tNULL\n30\théllo\n7\n'
 
 sl_in $'.read '"$TMP/bad.sql"$'\n'
-expect_line ".read line numbers count in the file" "$ERR" 1 '^Error: line 2, column 11: '
+expect_line ".read errors name the file" "$ERR" 1 "^Error: $TMP/bad.sql:2:11: "
 
 sl_in $'.read '"$TMP/nope.sql"$'\nselect 8;\n'
 expect_line ".read of a missing file" "$ERR" 1 "^Error: cannot open '$TMP/nope.sql': "
@@ -536,7 +780,7 @@ rm -f "$D/long.csv"
 # a NUL byte in the file name is refused, and nothing is written
 printf "copy (select 1) to '%s/a\\0b';\n" "$D" >"$D/nul.sql"
 sl -f "$D/nul.sql"
-expect_line "a NUL in a COPY file name" "$ERR" 1 '^Error: line 1, column 20: COPY file name contains a NUL byte'
+expect_line "a NUL in a COPY file name" "$ERR" 1 "^Error: $D/nul.sql:1:20: COPY file name contains a NUL byte"
 expect_file "a NUL in a COPY file name writes nothing" <(ls -A "$D") $'link.csv\nnul.sql\ntarget.csv\n'
 
 # a directory that cannot be written (not checkable as root, who may write anywhere)
@@ -563,13 +807,14 @@ expect_rc "--demo" 0
 if command -v script >/dev/null 2>&1; then
     script -qec "'$SLUICE' -c 'select 1 as x'" /dev/null </dev/null >"$OUT" 2>&1
     RC=$?
-    expect_out "box is the default on a terminal" $'┌───┐\r\n│ x │\r\n├───┤\r\n│ 1 │\r\n└───┘\r\n'
+    expect_out "box is the default on a terminal" \
+        $'┌───────┐\r\n│   x   │\r\n│ int32 │\r\n├───────┤\r\n│     1 │\r\n├───────┤\r\n│ 1 row │\r\n└───────┘\r\n'
 
     printf 'select\n 40 + 2 as y;\n.quit\n' |
         script -qec "'$SLUICE'" /dev/null >"$OUT" 2>&1
     RC=$?
     expect_rc "REPL" 0
-    if grep -q 'sluice> ' "$OUT" && grep -q '   \.\.\.> ' "$OUT" && grep -q '│ 42 │' "$OUT"; then
+    if grep -q 'sluice> ' "$OUT" && grep -q '   \.\.\.> ' "$OUT" && grep -q '│    42 │' "$OUT"; then
         pass
     else
         fail "REPL prompts and box result" "$(tr -d '\r' <"$OUT" | head -c 600)"
@@ -581,6 +826,17 @@ if command -v script >/dev/null 2>&1; then
     fi
 else
     echo "skipped: terminal checks (script(1) is not installed)"
+fi
+
+# the REPL on a pseudo-terminal: box defaults, error lines, Tab completion
+if command -v python3 >/dev/null 2>&1; then
+    if python3 "$(dirname "$0")/repl_test.py" "$SLUICE" >"$OUT" 2>&1; then
+        pass
+    else
+        fail "repl_test.py" "$(head -c 3000 "$OUT")"
+    fi
+else
+    echo "skipped: REPL checks (python3 is not installed)"
 fi
 
 # ---- hash aggregate spilling -------------------------------------------------------
