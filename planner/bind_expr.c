@@ -160,6 +160,10 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t 
     }
     e->aux = m.aux;
     e->src_off = off;
+    e->is_volatile = m.is_volatile;
+    if (m.prepare != NULL && m.prepare(b->arena, e, b->err) != CM_OK) {
+        return NULL;
+    }
     return fold(b, e);
 }
 
