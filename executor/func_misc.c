@@ -27,31 +27,31 @@
 
 /* aux 1: greatest, 0: least.  The first valid argument, then any valid one
  * that compares past it. */
-#define EXTREME_KERNEL(NAME, T, CMP)                                                         \
-    static CmStatus NAME(KERNEL_ARGS)                                                        \
-    {                                                                                        \
-        T *r = out->data;                                                                    \
-        int want = e->aux ? 1 : -1;                                                          \
-        out->validity = out->validity_buf;                                                   \
-        memset(out->validity_buf, 0xff, sizeof out->validity_buf);                           \
-        for (int i = 0; i < in->n_rows; i++) {                                               \
-            uint32_t p = cm_batch_pos(in, i);                                                \
-            bool has = false;                                                                \
-            for (int a = 0; a < e->n_args; a++) {                                            \
-                if (cm_vec_is_null(args[a], p)) {                                            \
-                    continue;                                                                \
-                }                                                                            \
-                const T *x = &((const T *)args[a]->data)[p];                                 \
-                if (!has || CMP(x, &r[p]) * want > 0) {                                      \
-                    r[p] = *x;                                                               \
-                    has = true;                                                              \
-                }                                                                            \
-            }                                                                                \
-            if (!has) {                                                                      \
-                cm_vec_set_null(out, p);                                                     \
-            }                                                                                \
-        }                                                                                    \
-        return CM_OK;                                                                        \
+#define EXTREME_KERNEL(NAME, T, CMP)                                                               \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        T *r = out->data;                                                                          \
+        int want = e->aux ? 1 : -1;                                                                \
+        out->validity = out->validity_buf;                                                         \
+        memset(out->validity_buf, 0xff, sizeof out->validity_buf);                                 \
+        for (int i = 0; i < in->n_rows; i++) {                                                     \
+            uint32_t p = cm_batch_pos(in, i);                                                      \
+            bool has = false;                                                                      \
+            for (int a = 0; a < e->n_args; a++) {                                                  \
+                if (cm_vec_is_null(args[a], p)) {                                                  \
+                    continue;                                                                      \
+                }                                                                                  \
+                const T *x = &((const T *)args[a]->data)[p];                                       \
+                if (!has || CMP(x, &r[p]) * want > 0) {                                            \
+                    r[p] = *x;                                                                     \
+                    has = true;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+            if (!has) {                                                                            \
+                cm_vec_set_null(out, p);                                                           \
+            }                                                                                      \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 #define NUM_CMP(x, y) ((*(x) > *(y)) - (*(x) < *(y)))
@@ -85,12 +85,22 @@ static CmStatus resolve_extreme(const char *name, int n_args, const CmType *type
     m->result = c;
     m->aux = name[0] == 'g';
     switch ((CmTypeId)c.id) {
-    case CM_T_BOOL: m->kernel = extreme_u8; break;
+    case CM_T_BOOL:
+        m->kernel = extreme_u8;
+        break;
     case CM_T_INT32:
-    case CM_T_DATE: m->kernel = extreme_i32; break;
-    case CM_T_DOUBLE: m->kernel = extreme_f64; break;
-    case CM_T_VARCHAR: m->kernel = extreme_str; break;
-    default: m->kernel = extreme_i64; break; /* BIGINT, DECIMAL (one scale), TIME */
+    case CM_T_DATE:
+        m->kernel = extreme_i32;
+        break;
+    case CM_T_DOUBLE:
+        m->kernel = extreme_f64;
+        break;
+    case CM_T_VARCHAR:
+        m->kernel = extreme_str;
+        break;
+    default:
+        m->kernel = extreme_i64;
+        break; /* BIGINT, DECIMAL (one scale), TIME */
     }
     return CM_OK;
 }
@@ -116,10 +126,13 @@ static uint64_t hash_one(const CmVec *v, uint32_t p)
         memcpy(&bits, &d, sizeof bits);
         return cm_hash_u64(bits);
     }
-    case CM_T_BOOL: return cm_hash_u64(((const uint8_t *)v->data)[p]);
+    case CM_T_BOOL:
+        return cm_hash_u64(((const uint8_t *)v->data)[p]);
     case CM_T_DATE:
-    case CM_T_INT32: return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)v->data)[p]);
-    default: return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);
+    case CM_T_INT32:
+        return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)v->data)[p]);
+    default:
+        return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);
     }
 }
 

@@ -43,29 +43,35 @@ static void arena_free(void *p, void *data)
 
 /* Parses the options string into PCRE2 flags and *is_global (only where
  * allow_g).  False for an unknown option. */
-static bool parse_options(const char *s, size_t n, bool allow_g, uint32_t *flags,
-                          bool *is_global)
+static bool parse_options(const char *s, size_t n, bool allow_g, uint32_t *flags, bool *is_global)
 {
     for (size_t k = 0; k < n; k++) {
         switch (s[k]) {
-        case 'i': *flags |= PCRE2_CASELESS; break;
-        case 'c': *flags &= ~(uint32_t)PCRE2_CASELESS; break;
-        case 's': *flags |= PCRE2_DOTALL; break;
+        case 'i':
+            *flags |= PCRE2_CASELESS;
+            break;
+        case 'c':
+            *flags &= ~(uint32_t)PCRE2_CASELESS;
+            break;
+        case 's':
+            *flags |= PCRE2_DOTALL;
+            break;
         case 'g':
             if (!allow_g) {
                 return false;
             }
             *is_global = true;
             break;
-        default: return false;
+        default:
+            return false;
         }
     }
     return true;
 }
 
 /* Compiles pattern p into re (in arena a); on a bad pattern an error at `off`. */
-static CmStatus compile(CmArena *a, const char *p, size_t n, uint32_t flags, Regex *re,
-                        int64_t off, CmErr *err)
+static CmStatus compile(CmArena *a, const char *p, size_t n, uint32_t flags, Regex *re, int64_t off,
+                        CmErr *err)
 {
     pcre2_general_context *gc = pcre2_general_context_create(arena_malloc, arena_free, a);
     pcre2_compile_context *cc = gc ? pcre2_compile_context_create(gc) : NULL;
@@ -153,14 +159,14 @@ static CmStatus prepare_regex(CmArena *a, ExExpr *e, CmErr *err)
 
 /* Per evaluation: the compiled pattern of each row and the match data. */
 typedef struct RegexRun {
-    const Regex *fixed;    /* the constant pattern's, or NULL */
-    Regex row;             /* a varying pattern's, compiled in the heap */
-    CmStr last;            /* ... from this text */
+    const Regex *fixed; /* the constant pattern's, or NULL */
+    Regex row;          /* a varying pattern's, compiled in the heap */
+    CmStr last;         /* ... from this text */
     bool has_last;
     uint32_t flags;
     pcre2_match_data *md;
     pcre2_general_context *gc;
-    char *buf;             /* regexp_replace's result being built; owned, grown by doubling */
+    char *buf; /* regexp_replace's result being built; owned, grown by doubling */
     size_t cap, len;
 } RegexRun;
 
@@ -356,7 +362,8 @@ static CmStatus regex_rows(KERNEL_ARGS, RegexRun *run)
             if (rc < 0 || group >= rc || ov[2 * group] == PCRE2_UNSET) {
                 r[p] = cm_str_make("", 0);
             } else {
-                r[p] = cm_str_make(s + ov[2 * group], (uint32_t)(ov[2 * group + 1] - ov[2 * group]));
+                r[p] =
+                    cm_str_make(s + ov[2 * group], (uint32_t)(ov[2 * group + 1] - ov[2 * group]));
             }
         } else {
             const CmStr *rep = &((const CmStr *)args[2]->data)[p];

@@ -59,11 +59,11 @@ static size_t u8_char_len(const char *s, size_t n)
     return i;
 }
 
-#define ROWS_BEGIN                                                                            \
-    for (int i = 0; i < in->n_rows; i++) {                                                    \
-        uint32_t p = cm_batch_pos(in, i);                                                     \
-        if (cm_vec_is_null(out, p)) {                                                         \
-            continue;                                                                         \
+#define ROWS_BEGIN                                                                                 \
+    for (int i = 0; i < in->n_rows; i++) {                                                         \
+        uint32_t p = cm_batch_pos(in, i);                                                          \
+        if (cm_vec_is_null(out, p)) {                                                              \
+            continue;                                                                              \
         }
 #define ROWS_END }
 
@@ -412,16 +412,14 @@ static CmStatus chr_k(KERNEL_ARGS)
 /* ---- md5 (RFC 1321) ------------------------------------------------------------------ */
 
 static const uint32_t MD5_K[64] = {
-    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
-    0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
-    0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
-    0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
-    0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122,
-    0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
-    0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244,
-    0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
-    0xeb86d391};
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
 static const uint8_t MD5_R[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
                                   5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
                                   4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
@@ -522,13 +520,20 @@ CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int6
         char sig[4]; /* s string, i BIGINT; then the result */
         char res;
     } FIXED[] = {
-        {"lpad", 3, pad_k, 0, "sis", 's'},        {"rpad", 3, pad_k, 1, "sis", 's'},
-        {"split_part", 3, split_part_k, 0, "ssi", 's'}, {"repeat", 2, repeat_k, 0, "si", 's'},
-        {"reverse", 1, reverse_k, 0, "s", 's'},   {"left", 2, left_right_k, 0, "si", 's'},
-        {"right", 2, left_right_k, 1, "si", 's'}, {"starts_with", 2, affix_k, 0, "ss", 'b'},
-        {"prefix", 2, affix_k, 0, "ss", 'b'},     {"ends_with", 2, affix_k, 1, "ss", 'b'},
-        {"suffix", 2, affix_k, 1, "ss", 'b'},     {"contains", 2, affix_k, 2, "ss", 'b'},
-        {"ascii", 1, ascii_k, 0, "s", 'i'},       {"chr", 1, chr_k, 0, "i", 's'},
+        {"lpad", 3, pad_k, 0, "sis", 's'},
+        {"rpad", 3, pad_k, 1, "sis", 's'},
+        {"split_part", 3, split_part_k, 0, "ssi", 's'},
+        {"repeat", 2, repeat_k, 0, "si", 's'},
+        {"reverse", 1, reverse_k, 0, "s", 's'},
+        {"left", 2, left_right_k, 0, "si", 's'},
+        {"right", 2, left_right_k, 1, "si", 's'},
+        {"starts_with", 2, affix_k, 0, "ss", 'b'},
+        {"prefix", 2, affix_k, 0, "ss", 'b'},
+        {"ends_with", 2, affix_k, 1, "ss", 'b'},
+        {"suffix", 2, affix_k, 1, "ss", 'b'},
+        {"contains", 2, affix_k, 2, "ss", 'b'},
+        {"ascii", 1, ascii_k, 0, "s", 'i'},
+        {"chr", 1, chr_k, 0, "i", 's'},
         {"md5", 1, md5_k, 0, "s", 's'},
     };
     for (size_t f = 0; f < sizeof FIXED / sizeof FIXED[0]; f++) {
@@ -545,9 +550,9 @@ CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int6
                       (want.id == CM_T_INT64 && cm_type_is_numeric(types[a]));
             if (!ok) {
                 char tn[32];
-                return cm_err_set(err, CM_TYPE, off, "%s expects %s for argument %d, not %s",
-                                  name, want.id == CM_T_VARCHAR ? "VARCHAR" : "an integer",
-                                  a + 1, cm_type_name(types[a], tn, sizeof tn));
+                return cm_err_set(err, CM_TYPE, off, "%s expects %s for argument %d, not %s", name,
+                                  want.id == CM_T_VARCHAR ? "VARCHAR" : "an integer", a + 1,
+                                  cm_type_name(types[a], tn, sizeof tn));
             }
             m->arg_types[a] = want;
         }

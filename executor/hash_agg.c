@@ -94,10 +94,11 @@ typedef struct Slot {
  * entries that keep the value (strings copied into the agg's arena). */
 typedef struct SeenEntry {
     uint64_t hash;   /* 0 = empty (real hashes are forced odd) */
-    int64_t group;
+    uint32_t group;  /* groups fit 32 bits, as in Slot */
+    uint32_t n;      /* quantiles and mode: rows with this value (a full count starts
+                        another entry); otherwise the set's size when it came (arrival
+                        order, for string_agg).  Beside `group`, so the entry stays 48 bytes */
     CmValue value;
-    int64_t n;       /* quantiles and mode: rows with this value; otherwise the set's
-                        size when it came (arrival order, for string_agg) */
 } SeenEntry;
 
 typedef struct SeenSet {
@@ -667,16 +668,17 @@ static bool first_sight_as(SeenSet *set, AggLocal *l, int64_t group, const CmVec
         SeenEntry *e = &set->slots[j];
         if (e->hash == 0) {
             e->hash = h;
-            e->group = group;
+            e->group = (uint32_t)group;
             e->value = x;
-            e->n = count ? 1 : set->n;
+            e->n = count ? 1 : (uint32_t)set->n;
             if (x.type.id == CM_T_VARCHAR) {
                 e->value.s = cm_str_copy(&l->strings, &x.s, err);
             }
             set->n++;
             return true;
         }
-        if (!append && e->hash == h && e->group == group && same_value(&e->value, &x)) {
+        if (!append && e->hash == h && e->group == (uint32_t)group && same_value(&e->value, &x) &&
+            (!count || e->n < UINT32_MAX)) {
             e->n += count;
             return false;
         }
@@ -984,7 +986,7 @@ static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
     for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
         const SeenEntry *e = &set->slots[i];
         /* A value counted n times goes out as n rows (read back, they count again). */
-        for (int64_t k = 0; e->hash != 0 && k < (counts ? e->n : 1); k++) {
+        for (int64_t k = 0; e->hash != 0 && k < (counts ? (int64_t)e->n : 1); k++) {
             if (row == 0) {
                 cm_batch_reset(b);
             }
@@ -998,7 +1000,7 @@ static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
             l->miss_hash[row] = l->hashes[e->group];
             l->hit_pos[row] = (uint32_t)row;
             row++;
-            if (row == CM_BATCH_CAP && k + 1 < (counts ? e->n : 1)) {
+            if (row == CM_BATCH_CAP && k + 1 < (counts ? (int64_t)e->n : 1)) {
                 b->n_rows = row;
                 if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
                     return err->code;
@@ -1274,7 +1276,7 @@ static int by_group_arrival(const void *pa, const void *pb)
 static const CmValue *value_at(SeenEntry *const *e, int64_t n, bool counts, int64_t k)
 {
     for (int64_t i = 0; i < n; i++) {
-        int64_t w = counts ? e[i]->n : 1;
+        int64_t w = counts ? (int64_t)e[i]->n : 1;
         if (k < w) {
             return &e[i]->value;
         }
@@ -1303,7 +1305,7 @@ static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *con
     bool counts = counts_values(agg);
     int64_t total = 0;
     for (int64_t i = 0; i < n; i++) {
-        total += counts ? e[i]->n : 1;
+        total += counts ? (int64_t)e[i]->n : 1;
     }
     st->n = total;
     switch (agg->fn) {
@@ -1403,7 +1405,8 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
         for (int64_t i = 0, j; i < n && err->code == CM_OK; i = j) {
             for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
             }
-            holistic_group(agg, l, e + i, j - i, &l->states[e[i]->group * s->n_aggs + a], err);
+            holistic_group(agg, l, e + i, j - i,
+                           &l->states[(int64_t)e[i]->group * s->n_aggs + a], err);
         }
         cm_free(e);
         cm_mem_shrink(&l->res, idx_bytes);
