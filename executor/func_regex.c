@@ -221,6 +221,9 @@ static CmStatus regex_oom(const ExExpr *e, CmErr *err)
 /* Appends s[0..n) to run->buf; false on OOM. */
 static bool append(RegexRun *run, const char *s, size_t n)
 {
+    if (n == 0) {
+        return true; /* and buf may still be NULL, which memcpy must not see */
+    }
     if (run->len + n > run->cap) {
         size_t cap = run->cap ? run->cap : 256;
         while (cap < run->len + n) {
