@@ -377,7 +377,7 @@ ExExpr *ex_expr_remap(CmArena *a, const ExExpr *e, const int *map)
 
 bool ex_expr_is_constant(const ExExpr *e)
 {
-    if (e->kind == EX_E_COLUMN) {
+    if (e->kind == EX_E_COLUMN || e->is_volatile) {
         return false;
     }
     for (int i = 0; i < e->n_args; i++) {

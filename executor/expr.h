@@ -52,6 +52,9 @@ struct ExExpr {
     ExExpr **args;        /* in the query arena */
     bool has_else;        /* CASE */
     int64_t aux;          /* FUNC: kernel parameter (e.g. a scale factor) */
+    const void *prep;     /* FUNC: what the function prepared from its constant arguments
+                           * (func.h, ExFuncMatch.prepare), in the query arena, or NULL */
+    bool is_volatile;     /* FUNC: a new value per row (random()): never constant */
     int64_t src_off;      /* position in the SQL text for errors, -1 if none */
 };
 

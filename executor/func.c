@@ -546,7 +546,8 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
         m->kernel = concat_str;
         return CM_OK;
     }
-    static const ExResolver FAMILIES[] = {ex_resolve_string, ex_resolve_math, ex_resolve_date};
+    static const ExResolver FAMILIES[] = {ex_resolve_string, ex_resolve_math, ex_resolve_date,
+                                          ex_resolve_text,   ex_resolve_misc, ex_resolve_regex};
     for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++) {
         CmStatus st = FAMILIES[i](name, n_args, arg_types, off, m, err);
         if (st != EX_NOT_MINE) {

@@ -15,7 +15,7 @@
 #include "common/types.h"
 #include "executor/expr.h"
 
-#define EX_FUNC_MAX_ARGS 8
+#define EX_FUNC_MAX_ARGS 32
 
 typedef struct ExFuncMatch {
     ExKernel kernel;
@@ -26,6 +26,14 @@ typedef struct ExFuncMatch {
      * runs the DATE + integer kernel): the node's args are (arg 1, arg 0),
      * each first cast as arg_types says for its position in the call. */
     bool swap_args;
+    /* The result changes from row to row with the same arguments (random()):
+     * never folded, whatever its arguments. */
+    bool is_volatile;
+    /* When set, the binder calls it on the built node (arguments cast) before
+     * folding it: it may precompute from constant arguments into e->prep, in
+     * arena a (regexp_*: the compiled pattern), or reject them (CM_TYPE or
+     * CM_RUNTIME at the argument). */
+    CmStatus (*prepare)(CmArena *a, ExExpr *e, CmErr *err);
 } ExFuncMatch;
 
 /* Resolves operator or function `name` ("+", "=", "not", "is_null", "neg",

@@ -22,6 +22,12 @@ CmStatus ex_resolve_string(const char *name, int n_args, const CmType *types, in
                            ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_date(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int64_t off,
+                         ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_misc(const char *name, int n_args, const CmType *types, int64_t off,
+                         ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_regex(const char *name, int n_args, const CmType *types, int64_t off,
+                          ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
 

@@ -30,6 +30,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -93,7 +94,10 @@ typedef struct Slot {
  * entries that keep the value (strings copied into the agg's arena). */
 typedef struct SeenEntry {
     uint64_t hash;   /* 0 = empty (real hashes are forced odd) */
-    int64_t group;
+    uint32_t group;  /* groups fit 32 bits, as in Slot */
+    uint32_t n;      /* quantiles and mode: rows with this value (a full count starts
+                        another entry); otherwise the set's size when it came (arrival
+                        order, for string_agg).  Beside `group`, so the entry stays 48 bytes */
     CmValue value;
 } SeenEntry;
 
@@ -157,6 +161,26 @@ typedef struct AggLocal {
 
 /* ---- types ------------------------------------------------------------------ */
 
+bool ex_agg_is_holistic(ExAggFn fn)
+{
+    return fn == EX_AGG_STRING_AGG || fn == EX_AGG_QUANTILE_CONT || fn == EX_AGG_QUANTILE_DISC ||
+           fn == EX_AGG_MODE;
+}
+
+/* The aggregate keeps (group, value) entries in a SeenSet: DISTINCT ones and
+ * the holistic ones. */
+static bool keeps_values(const ExAggSpec *agg)
+{
+    return agg->distinct || ex_agg_is_holistic(agg->fn);
+}
+
+/* Equal values share one entry with a count (quantiles and mode, unless
+ * DISTINCT); string_agg keeps each row, in order. */
+static bool counts_values(const ExAggSpec *agg)
+{
+    return !agg->distinct && agg->fn != EX_AGG_STRING_AGG;
+}
+
 static CmType sum_type(CmType arg)
 {
     if (arg.id == CM_T_DOUBLE) {
@@ -177,7 +201,11 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_SUM: out[0] = sum_type(agg->arg_type); return 1;
     case EX_AGG_MIN:
     case EX_AGG_MAX:
-    case EX_AGG_SCALAR: out[0] = agg->arg_type; return 1;
+    case EX_AGG_SCALAR:
+    case EX_AGG_STRING_AGG:
+    case EX_AGG_QUANTILE_CONT:
+    case EX_AGG_QUANTILE_DISC:
+    case EX_AGG_MODE: out[0] = agg->arg_type; return 1; /* holistic: never partial */
     case EX_AGG_AVG:
         out[0] = sum_type(agg->arg_type);
         out[1] = cm_type_make(CM_T_INT64);
@@ -349,7 +377,7 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
         SeenSet *set = &l->seen[a];
         uint64_t had = set->slots != NULL ? set->mask + 1 : 0;
         seen_slots[a] = had;
-        if (!s->aggs[a].distinct || n_values == 0 ||
+        if (!keeps_values(&s->aggs[a]) || n_values == 0 ||
             (uint64_t)(set->n + n_values + 1) * 2 <= had) {
             continue;
         }
@@ -623,30 +651,44 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
     return cm_hash_combine(h, (uint64_t)group) | 1;
 }
 
-/* True (and remembered) the first time `group` sees value p of v. */
-static bool first_sight(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v, uint32_t p,
-                        CmErr *err)
+/* True (and remembered) the first time `group` sees value p of v.  With
+ * `count`, a value seen again adds to its entry's count; with `append`, every
+ * row is an entry of its own (its hash made unique by its arrival number). */
+static bool first_sight_as(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v, uint32_t p,
+                           bool count, bool append, CmErr *err)
 {
     CM_ASSERT((uint64_t)(set->n + 1) * 2 <= set->mask + 1); /* make_room grew the set */
     CmValue x;
     cm_vec_get_value(v, p, &x);
     uint64_t h = value_hash(&x, group);
+    if (append) {
+        h = cm_hash_combine(h, (uint64_t)set->n) | 1;
+    }
     for (uint64_t j = h & set->mask;; j = (j + 1) & set->mask) {
         SeenEntry *e = &set->slots[j];
         if (e->hash == 0) {
             e->hash = h;
-            e->group = group;
+            e->group = (uint32_t)group;
             e->value = x;
+            e->n = count ? 1 : (uint32_t)set->n;
             if (x.type.id == CM_T_VARCHAR) {
                 e->value.s = cm_str_copy(&l->strings, &x.s, err);
             }
             set->n++;
             return true;
         }
-        if (e->hash == h && e->group == group && same_value(&e->value, &x)) {
+        if (!append && e->hash == h && e->group == (uint32_t)group && same_value(&e->value, &x) &&
+            (!count || e->n < UINT32_MAX)) {
+            e->n += count;
             return false;
         }
     }
+}
+
+static bool first_sight(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v, uint32_t p,
+                        CmErr *err)
+{
+    return first_sight_as(set, l, group, v, p, false, false, err);
 }
 
 static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
@@ -654,8 +696,9 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
 {
     const ExAggSpec *agg = &s->aggs[a];
     ExAggFn fn = agg->fn;
-    /* A DISTINCT aggregate reads raw values, also from spilled state rows. */
-    ExAggMode mode = agg->distinct ? EX_AGG_SINGLE : s->mode;
+    /* A DISTINCT or holistic aggregate reads raw values, also from spilled state rows. */
+    ExAggMode mode = keeps_values(agg) ? EX_AGG_SINGLE : s->mode;
+    bool holistic = ex_agg_is_holistic(fn);
     const CmVec *v = fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL
                                                                       : &in->cols[s->in_col[a]];
     const CmVec *v2 = fn == EX_AGG_AVG && mode == EX_AGG_FINAL ? &in->cols[s->in_col[a] + 1]
@@ -670,6 +713,15 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
         }
         uint32_t p = cm_batch_pos(in, i);
         if (cm_vec_is_null(v, p)) {
+            continue;
+        }
+        if (holistic) {
+            /* Its result is computed from the set when the table is emitted. */
+            first_sight_as(&l->seen[a], l, l->row_group[i], v, p, counts_values(agg),
+                           !agg->distinct && fn == EX_AGG_STRING_AGG, err);
+            if (err->code != CM_OK) {
+                return err->code;
+            }
             continue;
         }
         if (agg->distinct && !first_sight(&l->seen[a], l, l->row_group[i], v, p, err)) {
@@ -805,7 +857,7 @@ static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *ou
     int col = s->n_keys;
     bool partial = as_state || s->mode == EX_AGG_PARTIAL;
     for (int a = 0; a < s->n_aggs; a++) {
-        if (as_state && s->aggs[a].distinct) {
+        if (as_state && keeps_values(&s->aggs[a])) {
             cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
             continue;
         }
@@ -929,10 +981,12 @@ static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
     const HashAggSpec *m = x->merge;
     CmBatch *b = &l->state_buf;
     const SeenSet *set = &l->seen[a];
+    bool counts = counts_values(&x->aggs[a]);
     int row = 0;
     for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
         const SeenEntry *e = &set->slots[i];
-        if (e->hash != 0) {
+        /* A value counted n times goes out as n rows (read back, they count again). */
+        for (int64_t k = 0; e->hash != 0 && k < (counts ? (int64_t)e->n : 1); k++) {
             if (row == 0) {
                 cm_batch_reset(b);
             }
@@ -946,6 +1000,13 @@ static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
             l->miss_hash[row] = l->hashes[e->group];
             l->hit_pos[row] = (uint32_t)row;
             row++;
+            if (row == CM_BATCH_CAP && k + 1 < (counts ? (int64_t)e->n : 1)) {
+                b->n_rows = row;
+                if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
+                    return err->code;
+                }
+                row = 0;
+            }
         }
         if (row == CM_BATCH_CAP || (row > 0 && i == set->mask)) {
             b->n_rows = row;
@@ -976,7 +1037,7 @@ static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
         }
     }
     for (int a = 0; a < x->n_aggs; a++) {
-        if (x->aggs[a].distinct && dump_seen(x, l, a, err) != CM_OK) {
+        if (keeps_values(&x->aggs[a]) && dump_seen(x, l, a, err) != CM_OK) {
             return err->code;
         }
     }
@@ -1180,13 +1241,189 @@ static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
+/* ---- holistic aggregates ---------------------------------------------------------- */
+
+static int cmp_entry_value(const CmValue *x, const CmValue *y)
+{
+    switch ((CmTypeId)x->type.id) {
+    case CM_T_VARCHAR: return cm_str_cmp(&x->s, &y->s);
+    case CM_T_DOUBLE: return (x->d > y->d) - (x->d < y->d);
+    default: return (x->i > y->i) - (x->i < y->i);
+    }
+}
+
+/* qsort orders: by group, then value (quantiles, mode) or arrival (string_agg). */
+static int by_group_value(const void *pa, const void *pb)
+{
+    const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
+    if (a->group != b->group) {
+        return a->group < b->group ? -1 : 1;
+    }
+    return cmp_entry_value(&a->value, &b->value);
+}
+
+static int by_group_arrival(const void *pa, const void *pb)
+{
+    const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
+    if (a->group != b->group) {
+        return a->group < b->group ? -1 : 1;
+    }
+    return (a->n > b->n) - (a->n < b->n);
+}
+
+/* The value at 0-based position k of the sorted values e[0..n), each e[i]
+ * standing for its count (w) rows. */
+static const CmValue *value_at(SeenEntry *const *e, int64_t n, bool counts, int64_t k)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t w = counts ? (int64_t)e[i]->n : 1;
+        if (k < w) {
+            return &e[i]->value;
+        }
+        k -= w;
+    }
+    return &e[n - 1]->value;
+}
+
+static void set_state_value(AggState *st, const CmValue *v)
+{
+    if (v->type.id == CM_T_DOUBLE) {
+        st->d = v->d;
+    } else if (v->type.id == CM_T_VARCHAR) {
+        st->s = v->s;
+    } else {
+        st->i = v->i;
+    }
+}
+
+/* The result of holistic aggregate `agg` over one group's sorted entries
+ * e[0..n) into st (strings of string_agg into the table's string arena, which
+ * finish_holistic has reserved for). */
+static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *const *e,
+                               int64_t n, AggState *st, CmErr *err)
+{
+    bool counts = counts_values(agg);
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        total += counts ? (int64_t)e[i]->n : 1;
+    }
+    st->n = total;
+    switch (agg->fn) {
+    case EX_AGG_STRING_AGG: {
+        const CmStr *sep = &agg->param.s;
+        size_t len = (size_t)(n - 1) * sep->len;
+        for (int64_t i = 0; i < n; i++) {
+            len += e[i]->value.s.len;
+        }
+        if (len > UINT32_MAX) {
+            return cm_err_set(err, CM_LIMIT, -1, "result of string_agg is too long");
+        }
+        char *d = cm_arena_alloc(&l->strings, len ? len : 1);
+        if (d == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in string_agg");
+        }
+        size_t w = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                memcpy(d + w, cm_str_data(sep), sep->len);
+                w += sep->len;
+            }
+            memcpy(d + w, cm_str_data(&e[i]->value.s), e[i]->value.s.len);
+            w += e[i]->value.s.len;
+        }
+        st->s = cm_str_make(d, (uint32_t)len);
+        return CM_OK;
+    }
+    case EX_AGG_QUANTILE_CONT: {
+        /* (n - 1) q between its neighbours, as DuckDB and PostgreSQL's percentile_cont. */
+        double rn = (double)(total - 1) * agg->param.d;
+        int64_t lo = (int64_t)floor(rn), hi = (int64_t)ceil(rn);
+        double x = value_at(e, n, counts, lo)->d, y = value_at(e, n, counts, hi)->d;
+        st->d = lo == hi ? x : x + (rn - (double)lo) * (y - x);
+        return CM_OK;
+    }
+    case EX_AGG_QUANTILE_DISC: {
+        /* The first value whose cumulative share reaches q (percentile_disc). */
+        int64_t k = (int64_t)ceil((double)total * agg->param.d) - 1;
+        set_state_value(st, value_at(e, n, counts, k < 0 ? 0 : k));
+        return CM_OK;
+    }
+    default: { /* MODE */
+        int64_t best = 0;
+        for (int64_t i = 1; i < n; i++) {
+            if (counts && e[i]->n > e[best]->n) {
+                best = i;
+            }
+        }
+        set_state_value(st, &e[best]->value);
+        return CM_OK;
+    }
+    }
+}
+
+/* Before the table is emitted: each holistic aggregate's entries are sorted by
+ * group and computed into the groups' states.  The sort's index and
+ * string_agg's results are reserved first (cm_mem_need: they cannot spill). */
+static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
+{
+    for (int a = 0; a < s->n_aggs; a++) {
+        const ExAggSpec *agg = &s->aggs[a];
+        SeenSet *set = &l->seen[a];
+        if (!ex_agg_is_holistic(agg->fn) || set->n == 0) {
+            continue;
+        }
+        int64_t idx_bytes = set->n * (int64_t)sizeof(SeenEntry *);
+        if (agg->fn == EX_AGG_STRING_AGG) {
+            /* Every value once more, and a separator per value. */
+            int64_t str_bytes = 0;
+            for (uint64_t i = 0; i <= set->mask; i++) {
+                if (set->slots[i].hash != 0) {
+                    str_bytes += set->slots[i].value.s.len + agg->param.s.len;
+                }
+            }
+            if (cm_mem_need(&l->res, str_bytes, err) != CM_OK) {
+                return err->code;
+            }
+            l->str_reserved += str_bytes;
+        }
+        if (cm_mem_need(&l->res, idx_bytes, err) != CM_OK) {
+            return err->code;
+        }
+        SeenEntry **e = cm_malloc((size_t)idx_bytes);
+        if (e == NULL) {
+            cm_mem_shrink(&l->res, idx_bytes);
+            return cm_err_set(err, CM_OOM, -1, "out of memory in %s", "an aggregate");
+        }
+        int64_t n = 0;
+        for (uint64_t i = 0; i <= set->mask; i++) {
+            if (set->slots[i].hash != 0) {
+                e[n++] = &set->slots[i];
+            }
+        }
+        qsort(e, (size_t)n, sizeof *e,
+              agg->fn == EX_AGG_STRING_AGG ? by_group_arrival : by_group_value);
+        for (int64_t i = 0, j; i < n && err->code == CM_OK; i = j) {
+            for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
+            }
+            holistic_group(agg, l, e + i, j - i,
+                           &l->states[(int64_t)e[i]->group * s->n_aggs + a], err);
+        }
+        cm_free(e);
+        cm_mem_shrink(&l->res, idx_bytes);
+        if (err->code != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
 /* At the end of the table's input: emit it, unless some of its groups were
  * written out at its level, where the rest then go too. */
 static CmStatus finish_table(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->next_out = 0;
     l->emitting = l->n_levels <= l->depth;
-    return l->emitting ? CM_OK : dump_table(s, l, err);
+    return l->emitting ? finish_holistic(s, l, err) : dump_table(s, l, err);
 }
 
 /* Emits the table, then each spilled partition aggregated in turn. */
@@ -1373,7 +1610,8 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count", "scalar", "var_samp", "var_pop",
+                                     "sum_count", "scalar", "string_agg", "quantile_cont",
+                                     "quantile_disc", "mode", "var_samp", "var_pop",
                                      "stddev_samp", "stddev_pop"};
     static const char *mode_names[] = {"single", "partial", "final"};
     const HashAggSpec *s = op->spec;
@@ -1424,7 +1662,7 @@ static CmStatus build_merge(CmArena *a, HashAggSpec *s)
     }
     for (int i = 0; i < s->n_aggs; i++) {
         in_col[i] = n;
-        if (s->aggs[i].distinct) {
+        if (keeps_values(&s->aggs[i])) {
             types[n++] = s->aggs[i].arg_type; /* the raw value */
         } else {
             n += ex_agg_partial_types(&s->aggs[i], &types[n]);

@@ -103,6 +103,11 @@ typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
     EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
     EX_AGG_SCALAR,    /* the one value of a scalar subquery: an error past one row */
+    /* Holistic: they keep their group's values (ex_agg_is_holistic). */
+    EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
+    EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */
+    EX_AGG_QUANTILE_DISC, /* any type: the value at the `param` quantile */
+    EX_AGG_MODE,          /* any type: the most frequent value (the least of ties) */
     EX_AGG_VAR_SAMP, EX_AGG_VAR_POP, EX_AGG_STDDEV_SAMP, EX_AGG_STDDEV_POP, /* DOUBLE */
 } ExAggFn;
 
@@ -118,7 +123,15 @@ typedef struct ExAggSpec {
     CmType arg_type; /* type of the argument column */
     CmType type;     /* final result type */
     bool distinct;   /* f(DISTINCT x): each value once per group (SINGLE mode only) */
+    CmValue param;   /* the constant second argument: string_agg's separator (bytes in the
+                        query arena), a quantile's fraction (DOUBLE) */
 } ExAggSpec;
+
+/* The aggregates that need all of a group's values (string_agg, quantiles,
+ * mode): like DISTINCT ones they run in SINGLE mode only, after an exchange of
+ * the raw rows on the keys, and keep their values in the memory manager's
+ * budget, spilling them as state rows. */
+bool ex_agg_is_holistic(ExAggFn fn);
 
 /* Groups by input columns `keys` and computes `aggs`.  Output: the keys, then
  * per aggregate its final value (SINGLE, FINAL) or its partial state columns

@@ -160,6 +160,10 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t 
     }
     e->aux = m.aux;
     e->src_off = off;
+    e->is_volatile = m.is_volatile;
+    if (m.prepare != NULL && m.prepare(b->arena, e, b->err) != CM_OK) {
+        return NULL;
+    }
     return fold(b, e);
 }
 
@@ -527,7 +531,11 @@ static int agg_fn_of(const char *name, bool star)
         ExAggFn fn;
     } VAR[] = {{"var_samp", EX_AGG_VAR_SAMP},       {"variance", EX_AGG_VAR_SAMP},
                {"var_pop", EX_AGG_VAR_POP},         {"stddev_samp", EX_AGG_STDDEV_SAMP},
-               {"stddev", EX_AGG_STDDEV_SAMP},      {"stddev_pop", EX_AGG_STDDEV_POP}};
+               {"stddev", EX_AGG_STDDEV_SAMP},      {"stddev_pop", EX_AGG_STDDEV_POP},
+               {"string_agg", EX_AGG_STRING_AGG},   {"group_concat", EX_AGG_STRING_AGG},
+               {"listagg", EX_AGG_STRING_AGG},      {"median", EX_AGG_QUANTILE_CONT},
+               {"quantile_cont", EX_AGG_QUANTILE_CONT}, {"quantile_disc", EX_AGG_QUANTILE_DISC},
+               {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -570,7 +578,8 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_VAR_SAMP:
     case EX_AGG_VAR_POP:
     case EX_AGG_STDDEV_SAMP:
-    case EX_AGG_STDDEV_POP: return cm_type_make(CM_T_DOUBLE);
+    case EX_AGG_STDDEV_POP:
+    case EX_AGG_QUANTILE_CONT: return cm_type_make(CM_T_DOUBLE);
     case EX_AGG_SUM:
         if (arg.id == CM_T_DOUBLE) {
             return arg;
@@ -642,6 +651,91 @@ static ExExpr *filtered_arg(PlBindCtx *inner, const PsExpr *ast, ExExpr *arg, in
     return filter_case(inner, ast, arg, star);
 }
 
+static bool same_param(const CmValue *x, const CmValue *y)
+{
+    if (x->is_null || y->is_null) {
+        return x->is_null == y->is_null;
+    }
+    return x->type.id == CM_T_VARCHAR ? cm_str_eq(&x->s, &y->s) : x->d == y->d;
+}
+
+/* The argument of a holistic aggregate (string_agg, median, quantile_*, mode),
+ * cast to the type it is kept in, and its constant second argument into
+ * *param: string_agg's separator (',' by default, as DuckDB and sqlite3's
+ * group_concat), a quantile's fraction in [0, 1].  median is quantile_cont at
+ * 0.5 over numbers, quantile_disc over other types (as DuckDB). */
+/* fail() with any arguments. */
+#define holistic_fail(ctx, code, off, ...) (cm_err_set((ctx)->b->err, code, off, __VA_ARGS__), NULL)
+
+static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, int *fn,
+                             CmValue *param)
+{
+    bool is_median = strcmp(ast->name, "median") == 0;
+    int n = ast->args ? ast->args->n : 0;
+    int n_max = *fn == EX_AGG_MODE || is_median ? 1 : 2;
+    int n_min = *fn == EX_AGG_MODE || is_median || *fn == EX_AGG_STRING_AGG ? 1 : 2;
+    if (n < n_min || n > n_max) {
+        return holistic_fail(ctx, CM_BIND, ast->src_off, "%s takes %s", ast->name,
+                    n_max == 1 ? "exactly one argument"
+                    : n_min == 2 ? "exactly two arguments" : "one or two arguments");
+    }
+    ExExpr *arg = pl_bind_expr(inner, ast->args->items[0]);
+    if (arg == NULL) {
+        return NULL;
+    }
+    if (n == 2) {
+        const PsExpr *p_ast = ast->args->items[1];
+        ExExpr *p = pl_bind_expr(inner, p_ast);
+        if (p == NULL) {
+            return NULL;
+        }
+        CmType want = cm_type_make(*fn == EX_AGG_STRING_AGG ? CM_T_VARCHAR : CM_T_DOUBLE);
+        if (p->type.id != CM_T_NULL && (want.id == CM_T_DOUBLE) != cm_type_is_numeric(p->type) &&
+            !(want.id == CM_T_VARCHAR && p->type.id == CM_T_VARCHAR)) {
+            char tn[32];
+            return holistic_fail(ctx, CM_TYPE, p_ast->src_off, "the second argument of %s must be %s, not %s",
+                        ast->name, want.id == CM_T_VARCHAR ? "a string" : "a number",
+                        cm_type_name(p->type, tn, sizeof tn));
+        }
+        p = pl_cast(ctx->b, p, want, p_ast->src_off);
+        if (p == NULL) {
+            return NULL;
+        }
+        if (p->kind != EX_E_CONST) {
+            return holistic_fail(ctx, CM_BIND, p_ast->src_off, "the second argument of %s must be a "
+                        "constant", ast->name);
+        }
+        *param = p->value;
+    } else {
+        *param = (CmValue){.type = cm_type_make(CM_T_DOUBLE), .d = 0.5};
+        if (*fn == EX_AGG_STRING_AGG) {
+            *param = (CmValue){.type = cm_type_varchar(-1, false), .s = cm_str_make(",", 1)};
+        }
+    }
+    if (*fn != EX_AGG_STRING_AGG && *fn != EX_AGG_MODE && !param->is_null &&
+        !(param->d >= 0 && param->d <= 1)) {
+        return holistic_fail(ctx, CM_RUNTIME, ((const PsExpr *)ast->args->items[1])->src_off,
+                    "the quantile of %s must be between 0 and 1", ast->name);
+    }
+    if (*fn == EX_AGG_STRING_AGG) {
+        return pl_cast(ctx->b, arg, cm_type_varchar(-1, false), ast->src_off);
+    }
+    bool is_number = cm_type_is_numeric(arg->type) || arg->type.id == CM_T_NULL;
+    if (*fn == EX_AGG_QUANTILE_CONT && !is_number) {
+        if (!is_median) {
+            char tn[32];
+            return holistic_fail(ctx, CM_TYPE, ast->src_off, "no function matches %s(%s)", ast->name,
+                        cm_type_name(arg->type, tn, sizeof tn));
+        }
+        *fn = EX_AGG_QUANTILE_DISC;
+    }
+    if (*fn == EX_AGG_QUANTILE_CONT) {
+        return pl_cast(ctx->b, arg, cm_type_make(CM_T_DOUBLE), ast->src_off);
+    }
+    return arg->type.id == CM_T_NULL ? pl_cast(ctx->b, arg, cm_type_make(CM_T_INT32), ast->src_off)
+                                     : arg;
+}
+
 static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 {
     PlAggCtx *agg = ctx->agg;
@@ -672,7 +766,12 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         return fail(ctx, CM_BIND, ast->src_off,
                     "aggregate function calls cannot contain window function calls%s", "");
     }
-    if (fn != EX_AGG_COUNT_STAR) {
+    CmValue param = {.is_null = true};
+    if (ex_agg_is_holistic((ExAggFn)fn)) {
+        if ((arg = bind_holistic(ctx, &inner, ast, &fn, &param)) == NULL) {
+            return NULL;
+        }
+    } else if (fn != EX_AGG_COUNT_STAR) {
         if (ast->args == NULL || ast->args->n != 1) {
             return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly one argument", ast->name);
         }
@@ -701,6 +800,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     int a = 0;
     for (; a < agg->n_aggs; a++) {
         if ((int)agg->aggs[a].fn == fn && agg->aggs[a].distinct == ast->distinct &&
+            same_param(&agg->aggs[a].param, &param) &&
             (arg == NULL ? agg->agg_args[a] == NULL
                          : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a]))) {
             break;
@@ -714,7 +814,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         agg->aggs[a] = (ExAggSpec){.fn = (ExAggFn)fn, .arg = -1, .arg_type = arg_type,
                                    .type = agg_result_type((ExAggFn)fn, arg_type),
                                    .distinct = ast->distinct && fn != EX_AGG_MIN &&
-                                               fn != EX_AGG_MAX};
+                                               fn != EX_AGG_MAX,
+                                   .param = param};
         agg->agg_args[a] = arg;
         agg->n_aggs++;
     }

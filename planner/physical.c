@@ -142,7 +142,7 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
     }
     bool distinct = false;
     for (int a = 0; a < n->n_aggs; a++) {
-        distinct = distinct || n->aggs[a].distinct;
+        distinct = distinct || n->aggs[a].distinct || ex_agg_is_holistic(n->aggs[a].fn);
     }
     bool empty_set = n->empty_set_key >= 0;
     if (distinct && !p->single) {

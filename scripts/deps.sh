@@ -5,13 +5,14 @@
 #   lemon                          the parser generator (grammar.y -> C)
 #   libmimalloc-dev                the allocator behind cm_malloc
 #   libzstd-dev, libxxhash-dev     shuffle block compression and checksums, hashing
+#   libpcre2-dev                   regular expressions (regexp_matches, regexp_replace, ...)
 #   libedit-dev                    the REPL's line editing and history
 #   libsqlite3-dev                 the differential tests compare against sqlite3
 #   libcriterion-dev               unit tests
 #   python3                        the TPC-DS benchmark runner (bench/tpcds/run.py)
 set -euo pipefail
 packages=(cmake make gcc pkg-config lemon libmimalloc-dev libzstd-dev libxxhash-dev
-          libedit-dev libsqlite3-dev libcriterion-dev python3)
+          libpcre2-dev libedit-dev libsqlite3-dev libcriterion-dev python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
