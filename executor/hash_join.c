@@ -8,7 +8,11 @@
  * join still returns them) but never chained.  Broadcast: one table, shared
  * read-only, built by the tasks that start while it is being built (each
  * decodes whole maps of the build shuffle; the last indexes, in map order;
- * see shared_table).  Partitioned: each
+ * see shared_table).  A broadcast table that turns out too big (past twice
+ * broadcast_bytes, or refused by the memory manager) is dropped, and every
+ * task then joins its probe rows with the whole build side in grace mode
+ * (below): the join degrades into a spilling one instead of failing.
+ * Partitioned: each
  * task builds its own from its partition, so FULL joins can track which build
  * rows matched without locks.
  * Probing an input batch runs in two phases: candidate pairs (probe row,
@@ -48,8 +52,18 @@ static CmStatus index_need(JoinTable *t, CmMemRes *mem, int64_t bytes, CmErr *er
     return cm_mem_need(mem, bytes - paid, err);
 }
 
+/* A broadcast build with keys, which may turn out too big: its batches are
+ * asked for (cm_mem_grow), summed, and refused past `cap`. */
+typedef struct BuildCap {
+    int64_t cap;
+    atomic_llong bytes;
+    atomic_bool refused;
+} BuildCap;
+
 typedef struct JoinGlobal {
     bool built;
+    bool too_big;        /* the broadcast table was dropped: tasks go grace (see above) */
+    BuildCap cap;
     CmErr err;           /* the build's error, repeated to every task */
     JoinTable table;
     /* the broadcast build, shared by the tasks that arrive while it runs:
@@ -293,7 +307,7 @@ static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err);
 static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch *b, CmErr *err);
 
 static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                             CmMemRes *mem, JoinLocal *l, CmErr *err)
+                             CmMemRes *mem, JoinLocal *l, BuildCap *bc, CmErr *err)
 {
     ShShuffle *sh = *s->build;
     if (sh != NULL && b1 < 0) {
@@ -324,6 +338,13 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
         if (l != NULL && s->n_keys > 0) {
             if (!cm_mem_grow(mem, batch_bytes(b))) {
                 grace_start(s, l, err);
+            }
+        } else if (bc != NULL) {
+            int64_t bytes = batch_bytes(b);
+            if (atomic_load(&bc->refused) || atomic_fetch_add(&bc->bytes, bytes) + bytes > bc->cap ||
+                !cm_mem_grow(mem, bytes)) {
+                atomic_store(&bc->refused, true);
+                break;
             }
         } else if (cm_mem_need(mem, batch_bytes(b), err) != CM_OK) {
             break;
@@ -382,7 +403,7 @@ static bool index_fits(JoinLocal *l)
 static CmStatus table_build(const ExJoinSpec *s, JoinLocal *l, int p0, int p1, int b0, int b1,
                             CmErr *err)
 {
-    if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, err) != CM_OK || l->grace) {
+    if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, NULL, err) != CM_OK || l->grace) {
         return err->code;
     }
     if (s->n_keys > 0 && !index_fits(l)) {
@@ -995,6 +1016,9 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     cm_cond_init(&g->built_cond);
     g->n_threads = q->config.threads > 0 ? (int)q->config.threads : 1;
     ex_op_res_init(op, q, &g->mem, "hash join build");
+    /* Decoded batches take more room than the shuffle blocks the broadcast
+     * decision measured: twice its threshold is still a broadcast table. */
+    g->cap.cap = 2 * cm_config_broadcast_bytes(&q->config);
     op->global = g;
     return CM_OK;
 }
@@ -1072,6 +1096,26 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
             cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
         }
     }
+    if (g->err.code == CM_OK && s->n_keys > 0 && !atomic_load(&g->cap.refused)) {
+        /* The index is asked for too: refused, the table is too big all the same. */
+        int64_t n_slots = 16;
+        while (n_slots < g->table.n_rows * 2) {
+            n_slots *= 2;
+        }
+        int64_t idx = g->table.n_rows * (8 + 8 + 4 + 4 + 1 + 8 + 1) + 8 * n_slots;
+        if (cm_mem_grow(&g->mem, idx)) {
+            g->table.prepaid = idx;
+        } else {
+            atomic_store(&g->cap.refused, true);
+        }
+    }
+    if (g->err.code == CM_OK && atomic_load(&g->cap.refused)) {
+        table_free(&g->table);
+        cm_mem_shrink(&g->mem, g->mem.held);
+        g->too_big = true;
+        g->built = true;
+        return;
+    }
     if (g->err.code == CM_OK) {
         prepare_table(s, &g->table, &g->skip, &g->mem, &g->err);
     }
@@ -1132,7 +1176,8 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
             cm_mutex_unlock(&op->lock);
             CmErr e;
             cm_err_init(&e);
-            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, NULL, &e);
+            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, NULL,
+                         s->n_keys > 0 ? &g->cap : NULL, &e);
             cm_mutex_lock(&op->lock);
             if (e.code != CM_OK && g->err.code == CM_OK) {
                 g->err = e;
@@ -1147,7 +1192,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
     }
     cm_mutex_unlock(&op->lock);
     cm_err_copy(err, &g->err);
-    return err->code == CM_OK ? &g->table : NULL;
+    return err->code == CM_OK && !g->too_big ? &g->table : NULL;
 }
 
 /* The whole build side's row count and whether a key is NULL, read once (a
@@ -1229,8 +1274,17 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         }
         l->table = &l->own;
     } else if ((l->table = shared_table(op, s, err)) == NULL) {
-        join_local_fini(op, l);
-        return NULL;
+        /* Too big to broadcast: this task joins with the whole build in grace mode. */
+        ShShuffle *sh = *s->build;
+        ex_op_res_init(op, task->query, &l->mem, "hash join build");
+        l->query = task->query;
+        if (err->code != CM_OK || grace_start(s, l, err) != CM_OK ||
+            read_batches(s, &l->own, 0, sh_shuffle_n_parts(sh), 0, -1, &l->mem, l, NULL, err) !=
+                CM_OK) {
+            join_local_fini(op, l);
+            return NULL;
+        }
+        l->table = &l->own;
     }
     return l;
 }
