@@ -8,7 +8,11 @@
  * join still returns them) but never chained.  Broadcast: one table, shared
  * read-only, built by the tasks that start while it is being built (each
  * decodes whole maps of the build shuffle; the last indexes, in map order;
- * see shared_table).  Partitioned: each
+ * see shared_table).  A broadcast table that turns out too big (past twice
+ * broadcast_bytes, or refused by the memory manager) is dropped, and every
+ * task then joins its probe rows with the whole build side in grace mode
+ * (below): the join degrades into a spilling one instead of failing.
+ * Partitioned: each
  * task builds its own from its partition, so FULL joins can track which build
  * rows matched without locks.
  * Probing an input batch runs in two phases: candidate pairs (probe row,
@@ -48,8 +52,18 @@ static CmStatus index_need(JoinTable *t, CmMemRes *mem, int64_t bytes, CmErr *er
     return cm_mem_need(mem, bytes - paid, err);
 }
 
+/* A broadcast build with keys, which may turn out too big: its batches are
+ * asked for (cm_mem_grow), summed, and refused past `cap`. */
+typedef struct BuildCap {
+    int64_t cap;
+    atomic_llong bytes;
+    atomic_bool refused;
+} BuildCap;
+
 typedef struct JoinGlobal {
     bool built;
+    bool too_big;        /* the broadcast table was dropped: tasks go grace (see above) */
+    BuildCap cap;
     CmErr err;           /* the build's error, repeated to every task */
     JoinTable table;
     /* the broadcast build, shared by the tasks that arrive while it runs:
@@ -119,13 +133,27 @@ typedef struct JoinLocal {
     CmBatch probe_in;        /* a probe batch read back, narrowed to the class */
     CmBatch build_in;        /* a build batch read back */
     uint64_t class_hashes[CM_BATCH_CAP];
+    /* Block mode: a class at GRACE_MAX_MOD whose build rows still do not fit
+     * (one key holds more rows than memory) is joined a block of build rows at
+     * a time, the probe file read once per block (a block nested loop).  Pairs
+     * come out block by block; the rows that depend on every block (unmatched,
+     * semi, anti, mark) come out of one more pass over the probe rows, from
+     * `pmatch`, a bit per probe row of the class. */
+    bool blocks;
+    int64_t blk_done;        /* the class's build rows loaded by earlier blocks */
+    bool blk_more;           /* build rows are left after the current block */
+    uint64_t *pmatch;        /* owned; pmatch_cap bits */
+    int64_t pmatch_cap;
+    int64_t probe_ord;       /* the class's probe rows seen in this pass */
 } JoinLocal;
 
-enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL };
+enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINAL };
 /* A class is split in two while its build rows do not fit, down to this modulus;
- * past it one key holds more rows than memory (the build is then reserved as
- * memory that cannot spill, and fails cleanly if it does not fit). */
+ * past it one key holds more rows than memory: the class is joined in blocks. */
 #define GRACE_MAX_MOD 4096
+/* Bytes of index per build row a block reserves with its rows (index_prepare's
+ * arrays, FULL's flag, two slots). */
+#define BLOCK_INDEX_ROW_BYTES (8 + 8 + 4 + 4 + 1 + 8 + 1 + 16)
 
 /* ---- build ----------------------------------------------------------------------- */
 
@@ -293,7 +321,7 @@ static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err);
 static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch *b, CmErr *err);
 
 static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
-                             CmMemRes *mem, JoinLocal *l, CmErr *err)
+                             CmMemRes *mem, JoinLocal *l, BuildCap *bc, CmErr *err)
 {
     ShShuffle *sh = *s->build;
     if (sh != NULL && b1 < 0) {
@@ -324,6 +352,13 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
         if (l != NULL && s->n_keys > 0) {
             if (!cm_mem_grow(mem, batch_bytes(b))) {
                 grace_start(s, l, err);
+            }
+        } else if (bc != NULL) {
+            int64_t bytes = batch_bytes(b);
+            if (atomic_load(&bc->refused) || atomic_fetch_add(&bc->bytes, bytes) + bytes > bc->cap ||
+                !cm_mem_grow(mem, bytes)) {
+                atomic_store(&bc->refused, true);
+                break;
             }
         } else if (cm_mem_need(mem, batch_bytes(b), err) != CM_OK) {
             break;
@@ -382,7 +417,7 @@ static bool index_fits(JoinLocal *l)
 static CmStatus table_build(const ExJoinSpec *s, JoinLocal *l, int p0, int p1, int b0, int b1,
                             CmErr *err)
 {
-    if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, err) != CM_OK || l->grace) {
+    if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, NULL, err) != CM_OK || l->grace) {
         return err->code;
     }
     if (s->n_keys > 0 && !index_fits(l)) {
@@ -684,6 +719,32 @@ static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
     }
 }
 
+/* Block mode: adds the probe rows of `in` that matched in this block to pmatch. */
+static CmStatus block_matches(JoinLocal *l, const CmBatch *in, CmErr *err)
+{
+    int64_t need = l->probe_ord + in->n_rows;
+    if (need > l->pmatch_cap) {
+        int64_t cap = l->pmatch_cap ? l->pmatch_cap * 2 : 4096;
+        while (cap < need) {
+            cap *= 2;
+        }
+        uint64_t *g = NULL;
+        if (cm_mem_need(&l->mem, (cap - l->pmatch_cap) / 8, err) != CM_OK ||
+            (g = cm_realloc(l->pmatch, (size_t)(cap / 64) * sizeof(uint64_t))) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory joining a skewed key");
+        }
+        memset(g + l->pmatch_cap / 64, 0, (size_t)((cap - l->pmatch_cap) / 64) * sizeof(uint64_t));
+        l->pmatch = g;
+        l->pmatch_cap = cap;
+    }
+    for (int i = 0; i < in->n_rows; i++) {
+        int64_t o = l->probe_ord + i;
+        l->pmatch[o / 64] |= (uint64_t)(l->probe_matched[i] != 0) << (o % 64);
+    }
+    l->probe_ord += in->n_rows;
+    return CM_OK;
+}
+
 static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBatch **out,
                             CmErr *err)
 {
@@ -722,7 +783,10 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
         l->phase = 1;
     }
     l->active = false;
-    *out = tail(s, l, in);
+    *out = l->blocks ? NULL : tail(s, l, in);
+    if (l->blocks && block_matches(l, in, err) != CM_OK) {
+        return EX_NEED_INPUT;
+    }
     return EX_NEED_INPUT;
 }
 
@@ -835,6 +899,8 @@ static bool next_class(JoinLocal *l, int64_t *mod, int64_t *res)
 static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *pos, int n,
                              bool can_split, bool *fits, CmErr *err)
 {
+    /* Block mode (can_split false) asks too, and ends the block when refused:
+     * the rows appended are then reserved all the same, to stay counted. */
     JoinTable *t = &l->own;
     for (int k = 0; k < n && *fits;) {
         CmBatch *b = t->n_batches > 0 ? t->batches[t->n_batches - 1] : NULL;
@@ -853,9 +919,12 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
         t->n_rows += take;
         k += take;
         bytes += (int64_t)(b->heap.n_bytes - heap);
-        if (can_split) {
-            *fits = cm_mem_grow(&l->mem, bytes);
-        } else if (cm_mem_need(&l->mem, bytes, err) != CM_OK) {
+        if (!can_split) {
+            bytes += (int64_t)take * BLOCK_INDEX_ROW_BYTES;
+            t->prepaid += (int64_t)take * BLOCK_INDEX_ROW_BYTES;
+        }
+        *fits = cm_mem_grow(&l->mem, bytes);
+        if (!*fits && !can_split && cm_mem_need(&l->mem, bytes, err) != CM_OK) {
             return err->code;
         }
     }
@@ -863,13 +932,20 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
 }
 
 /* Loads the build rows of class (mod, res) into l->own and indexes them;
- * *fits false (and the table empty) when they do not fit. */
+ * *fits false (and the table empty) when they do not fit.  At GRACE_MAX_MOD
+ * the class cannot split: it loads a block, the rows after the first
+ * l->blk_done, until memory is refused, and sets l->blk_more when rows are
+ * left for another block. */
 static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res,
                            bool *fits, CmErr *err)
 {
     table_free(&l->own);
-    cm_mem_shrink(&l->mem, l->mem.held);
+    cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
     *fits = true;
+    bool can_split = mod < GRACE_MAX_MOD;
+    bool full = false;            /* block mode: the block is full */
+    int64_t seen = 0;             /* block mode: the class's rows read so far */
+    l->blk_more = false;
     if (sh_spill_rewind(l->build_spill, err) != CM_OK) {
         return err->code;
     }
@@ -879,23 +955,38 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
         ex_hash_keys(&l->build_in, s->n_keys, s->build_keys, l->class_hashes);
         int n = 0;
         for (int i = 0; i < l->build_in.n_rows; i++) {
-            pos[n] = (uint32_t)i;
-            n += class_bits(l->class_hashes[i]) % (uint64_t)mod == (uint64_t)res;
+            if (class_bits(l->class_hashes[i]) % (uint64_t)mod != (uint64_t)res) {
+                continue;
+            }
+            if (!can_split && (seen++ < l->blk_done || full)) {
+                continue;
+            }
+            pos[n++] = (uint32_t)i;
         }
-        if (class_append(s, l, pos, n, mod < GRACE_MAX_MOD, fits, err) != CM_OK) {
+        bool took = true;
+        if (class_append(s, l, pos, n, can_split, &took, err) != CM_OK) {
             return err->code;
+        }
+        if (can_split) {
+            *fits = took;
+        } else {
+            full |= !took;
         }
     }
     if (err->code != CM_OK) {
         return err->code;
     }
-    if (*fits && mod < GRACE_MAX_MOD) {
+    if (*fits && can_split) {
         *fits = index_fits(l);
     }
     if (!*fits) {
         table_free(&l->own);
-        cm_mem_shrink(&l->mem, l->mem.held);
+        cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
         return CM_OK;
+    }
+    if (!can_split) {
+        l->blk_done += l->own.n_rows;
+        l->blk_more = seen > l->blk_done;
     }
     return finish_table(s, &l->own, &l->mem, err);
 }
@@ -920,9 +1011,31 @@ static CmStatus class_probe_batch(const ExJoinSpec *s, JoinLocal *l, int64_t mod
     return err->code;
 }
 
+/* Block mode is over for the class: pmatch goes. */
+static void blocks_end(JoinLocal *l)
+{
+    cm_mem_shrink(&l->mem, l->pmatch_cap / 8);
+    cm_free(l->pmatch);
+    l->pmatch = NULL;
+    l->pmatch_cap = 0;
+    l->blocks = false;
+}
+
+/* Starts a pass over the current class's probe rows. */
+static CmStatus probe_pass(JoinLocal *l, int state, CmErr *err)
+{
+    l->g_state = state;
+    l->mid_batch = false;
+    l->probe_ord = 0;
+    return sh_spill_rewind(l->probe_spill, err);
+}
+
 /* Joins the spilled sides class by class: load a class's build rows (split
  * the class in two when they do not fit), stream the probe file through the
- * usual probe, then, for FULL joins, emit the class's unmatched build rows. */
+ * usual probe, then, for FULL joins, emit the class's unmatched build rows.
+ * A class that cannot split goes in blocks (see JoinLocal.blocks): after each
+ * block's probe pass (and FULL tail) the next block loads, and after the last
+ * a final pass emits the rows that depend on every block. */
 static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr *err)
 {
     const ExJoinSpec *s = op->spec;
@@ -934,6 +1047,7 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
             if (!next_class(l, &mod, &res)) {
                 return EX_DONE;
             }
+            l->blk_done = 0;
             if (class_load(s, l, mod, res, &fits, err) != CM_OK) {
                 break;
             }
@@ -945,14 +1059,11 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
                 l->work_res[l->n_work++] = res;
                 continue;
             }
-            if (sh_spill_rewind(l->probe_spill, err) != CM_OK) {
-                break;
-            }
+            l->blocks = l->blk_more;
             l->table = &l->own;
             l->probe_mod = mod;
             l->probe_res = res;
-            l->g_state = GRACE_PROBE;
-            l->mid_batch = false;
+            probe_pass(l, GRACE_PROBE, err);
             continue;
         }
         if (l->g_state == GRACE_PROBE) {
@@ -963,7 +1074,8 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
                 }
                 if (eof) {
                     l->flush_row = 0;
-                    l->g_state = s->type == EX_JOIN_FULL ? GRACE_FULL_TAIL : GRACE_NEXT;
+                    l->g_state = s->type == EX_JOIN_FULL ? GRACE_FULL_TAIL
+                               : l->blocks ? GRACE_BLOCK_END : GRACE_NEXT;
                     continue;
                 }
             }
@@ -973,8 +1085,44 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
             }
             continue;
         }
+        if (l->g_state == GRACE_BLOCK_END) {
+            bool fits;
+            if (l->blk_more) {
+                if (class_load(s, l, l->probe_mod, l->probe_res, &fits, err) == CM_OK) {
+                    probe_pass(l, GRACE_PROBE, err);
+                }
+            } else if (s->type == EX_JOIN_INNER) {
+                blocks_end(l);
+                l->g_state = GRACE_NEXT;
+            } else {
+                table_free(&l->own);
+                probe_pass(l, GRACE_FINAL, err);
+            }
+            continue;
+        }
+        if (l->g_state == GRACE_FINAL) {
+            bool eof = false;
+            if (class_probe_batch(s, l, l->probe_mod, l->probe_res, &eof, err) != CM_OK) {
+                break;
+            }
+            if (eof) {
+                blocks_end(l);
+                l->g_state = GRACE_NEXT;
+                continue;
+            }
+            for (int i = 0; i < l->probe_in.n_rows; i++) {
+                int64_t o = l->probe_ord + i;
+                l->probe_matched[i] = (uint8_t)((l->pmatch[o / 64] >> (o % 64)) & 1);
+            }
+            l->probe_ord += l->probe_in.n_rows;
+            *out = tail(s, l, &l->probe_in);
+            if (*out != NULL) {
+                return EX_HAVE_MORE;
+            }
+            continue;
+        }
         if (full_tail(s, l, out) == EX_DONE) {
-            l->g_state = GRACE_NEXT;
+            l->g_state = l->blocks ? GRACE_BLOCK_END : GRACE_NEXT;
         }
         if (*out != NULL) {
             return EX_HAVE_MORE;
@@ -995,6 +1143,9 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     cm_cond_init(&g->built_cond);
     g->n_threads = q->config.threads > 0 ? (int)q->config.threads : 1;
     ex_op_res_init(op, q, &g->mem, "hash join build");
+    /* Decoded batches take more room than the shuffle blocks the broadcast
+     * decision measured: twice its threshold is still a broadcast table. */
+    g->cap.cap = 2 * cm_config_broadcast_bytes(&q->config);
     op->global = g;
     return CM_OK;
 }
@@ -1020,6 +1171,7 @@ static void join_local_fini(ExOp *op, void *local)
         return;
     }
     table_free(&l->own);
+    cm_free(l->pmatch);
     cm_mem_res_fini(&l->mem);
     if (l->build_spill != NULL) {
         ex_op_count_spill(op, sh_spill_bytes(l->build_spill));
@@ -1071,6 +1223,26 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
         if (!take_batches(&g->table, &g->parts[m])) {
             cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
         }
+    }
+    if (g->err.code == CM_OK && s->n_keys > 0 && !atomic_load(&g->cap.refused)) {
+        /* The index is asked for too: refused, the table is too big all the same. */
+        int64_t n_slots = 16;
+        while (n_slots < g->table.n_rows * 2) {
+            n_slots *= 2;
+        }
+        int64_t idx = g->table.n_rows * (8 + 8 + 4 + 4 + 1 + 8 + 1) + 8 * n_slots;
+        if (cm_mem_grow(&g->mem, idx)) {
+            g->table.prepaid = idx;
+        } else {
+            atomic_store(&g->cap.refused, true);
+        }
+    }
+    if (g->err.code == CM_OK && atomic_load(&g->cap.refused)) {
+        table_free(&g->table);
+        cm_mem_shrink(&g->mem, g->mem.held);
+        g->too_big = true;
+        g->built = true;
+        return;
     }
     if (g->err.code == CM_OK) {
         prepare_table(s, &g->table, &g->skip, &g->mem, &g->err);
@@ -1132,7 +1304,8 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
             cm_mutex_unlock(&op->lock);
             CmErr e;
             cm_err_init(&e);
-            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, NULL, &e);
+            read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, NULL,
+                         s->n_keys > 0 ? &g->cap : NULL, &e);
             cm_mutex_lock(&op->lock);
             if (e.code != CM_OK && g->err.code == CM_OK) {
                 g->err = e;
@@ -1147,7 +1320,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
     }
     cm_mutex_unlock(&op->lock);
     cm_err_copy(err, &g->err);
-    return err->code == CM_OK ? &g->table : NULL;
+    return err->code == CM_OK && !g->too_big ? &g->table : NULL;
 }
 
 /* The whole build side's row count and whether a key is NULL, read once (a
@@ -1229,8 +1402,17 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         }
         l->table = &l->own;
     } else if ((l->table = shared_table(op, s, err)) == NULL) {
-        join_local_fini(op, l);
-        return NULL;
+        /* Too big to broadcast: this task joins with the whole build in grace mode. */
+        ShShuffle *sh = *s->build;
+        ex_op_res_init(op, task->query, &l->mem, "hash join build");
+        l->query = task->query;
+        if (err->code != CM_OK || grace_start(s, l, err) != CM_OK ||
+            read_batches(s, &l->own, 0, sh_shuffle_n_parts(sh), 0, -1, &l->mem, l, NULL, err) !=
+                CM_OK) {
+            join_local_fini(op, l);
+            return NULL;
+        }
+        l->table = &l->own;
     }
     return l;
 }

@@ -17,6 +17,8 @@ struct ExResult {
     bool ragged;     /* a batch before the last is not full (after ex_result_move) */
     int64_t *starts; /* ragged: first row of each batch, n_starts of them; owned */
     int n_starts;
+    ExResultStreamFn stream; /* see ex_result_set_stream; NULL: rows are kept */
+    void *stream_ctx;
 };
 
 ExResult *ex_result_new(int n_cols, const CmType *types, CmErr *err)
@@ -48,6 +50,18 @@ void ex_result_free(ExResult *r)
     cm_free(r->types);
     cm_free(r->starts);
     cm_free(r);
+}
+
+void ex_result_set_stream(ExResult *r, ExResultStreamFn fn, void *ctx)
+{
+    r->stream = fn;
+    r->stream_ctx = ctx;
+}
+
+ExResultStreamFn ex_result_stream(const ExResult *r, void **ctx)
+{
+    *ctx = r->stream_ctx;
+    return r->stream;
 }
 
 static CmBatch *tail(ExResult *r, CmErr *err)

@@ -26,6 +26,17 @@ void ex_result_free(ExResult *r);
  * large holding that may pass memory_limit (docs/memory.md). */
 void ex_result_set_mem(ExResult *r, CmMemRes *mem);
 
+/* Rows handed on as they arrive instead of being kept: CTAS and INSERT append
+ * them to their table.  Called from worker threads, one call at a time, with
+ * the rows in the order the result would have held them. */
+typedef CmStatus (*ExResultStreamFn)(void *ctx, const CmBatch *b, CmErr *err);
+
+/* Makes the result sink of a plan whose result is r call fn(ctx, batch) for
+ * its rows instead of appending them to r (which stays empty). */
+void ex_result_set_stream(ExResult *r, ExResultStreamFn fn, void *ctx);
+/* The stream set on r, or NULL (*ctx set too). */
+ExResultStreamFn ex_result_stream(const ExResult *r, void **ctx);
+
 /* Moves src's batches to the end of dst (no copy); src is left empty.  The
  * last batch of dst may then be partly filled in the middle of the list. */
 CmStatus ex_result_move(ExResult *dst, ExResult *src, CmErr *err);

@@ -14,6 +14,7 @@
 #include "executor/ops.h"
 #include "planner/physical.h"
 #include "planner/aqe/aqe.h"
+#include "planner/binder_int.h"
 #include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
@@ -128,8 +129,78 @@ static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_p
 
 static bool build(Builder *bld, const PlNode *n, Pipe *p);
 
+static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p);
+
+/* An aggregate with no keys whose aggregates are all DISTINCT over one column
+ * x (count(DISTINCT x), sum(DISTINCT x) ...) would hold every value of x in
+ * one set, which cannot spill by partition.  It runs instead as GROUP BY x
+ * (which spills like any grouping) and then the same aggregates, without
+ * DISTINCT, over its rows: the rewrite Spark and DuckDB use.  False when the
+ * node does not qualify (*done false) or on error. */
+static bool build_distinct_ungrouped(Builder *bld, const PlNode *n, Pipe *p, bool *done)
+{
+    *done = false;
+    if (n->n_keys != 0 || n->n_aggs == 0 || n->empty_set_key >= 0 || n->aggs[0].arg < 0) {
+        return true;
+    }
+    /* The binder gives each aggregate its own argument column: the same
+     * expression twice is the same x. */
+    const PlNode *c = n->child;
+    bool has_distinct = false;
+    for (int a = 0; a < n->n_aggs; a++) {
+        int arg = n->aggs[a].arg, arg0 = n->aggs[0].arg;
+        bool same = arg == arg0 || (c != NULL && c->kind == PL_PROJECT && arg >= 0 &&
+                                    pl_expr_equal(c->exprs[arg], c->exprs[arg0]));
+        /* min and max are the same with or without DISTINCT (the binder may drop it) */
+        bool minmax = n->aggs[a].fn == EX_AGG_MIN || n->aggs[a].fn == EX_AGG_MAX;
+        if (!same || !(n->aggs[a].distinct || minmax)) {
+            return true;
+        }
+        has_distinct |= n->aggs[a].distinct;
+    }
+    if (!has_distinct) {
+        return true;
+    }
+    *done = true;
+    int *x = cm_arena_alloc(bld->a, sizeof(int));
+    int *zero = cm_arena_alloc(bld->a, sizeof(int));
+    CmType *x_type = cm_arena_alloc(bld->a, sizeof(CmType));
+    ExAggSpec *aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n->n_aggs);
+    if (x == NULL || zero == NULL || x_type == NULL || aggs == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    *x = n->aggs[0].arg;
+    *zero = 0;
+    *x_type = n->aggs[0].arg_type;
+    if (p->single) {
+        if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_SINGLE, 1, x, x_type, 0, NULL,
+                                            bld->err))) {
+            return false;
+        }
+    } else if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, 1, x, x_type, 0, NULL,
+                                               bld->err)) ||
+               !exchange(bld, p, 1, zero, (int)bld->cfg->shuffle_partitions) ||
+               !append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_FINAL, 1, zero, x_type, 0, NULL,
+                                               bld->err))) {
+        return false;
+    }
+    PlNode outer = *n;
+    for (int a = 0; a < n->n_aggs; a++) {
+        aggs[a] = n->aggs[a];
+        aggs[a].distinct = false;
+        aggs[a].arg = 0;
+    }
+    outer.aggs = aggs;
+    return build_aggregate(bld, &outer, p);
+}
+
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
 {
+    bool rewritten;
+    if (!build_distinct_ungrouped(bld, n, p, &rewritten) || rewritten) {
+        return !rewritten || bld->err->code == CM_OK;
+    }
     int *keys = cm_arena_alloc(bld->a, sizeof(int) * (size_t)(n->n_keys + 1));
     CmType *key_types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(n->n_keys + 1));
     if (keys == NULL || key_types == NULL) {

@@ -2,9 +2,11 @@
  * session.c - statement dispatch: queries, EXPLAIN, DDL, INSERT and settings.
  *
  * Every statement runs in its own query arena.  Statements that change data
- * build everything they need first and touch the catalog or a table only at
- * the end, undoing a partial append (st_table_truncate) if that last step
- * fails, so a failed statement changes nothing.
+ * append their rows as the query produces them (a streamed result: the rows
+ * are never all held at once), to a table that is new (CTAS, UPDATE, DELETE:
+ * it replaces or joins the catalog only at the end) or truncated back to its
+ * old length if anything fails (INSERT), so a failed statement changes nothing.
+ * An INSERT whose query reads its own target collects the rows first.
  */
 #include "planner/session.h"
 
@@ -46,6 +48,8 @@ typedef struct Stmt {
     const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
     int n_insert_defaults;
     PlCacheCtx cache;  /* the statement's use of the session's cache */
+    ExResultStreamFn stream;        /* set: the next run_query streams its rows here */
+    void *stream_ctx;
     CmErr *err;
 } Stmt;
 
@@ -157,6 +161,10 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
         pl_physical_plan(st->arena, root, &st->s->cfg, plan, st->err) != CM_OK ||
         (plan->store = sh_store_new(&st->s->cfg, st->err)) == NULL) {
         return st->err->code;
+    }
+    if (st->stream != NULL) {
+        ex_result_set_stream(plan->result, st->stream, st->stream_ctx);
+        st->stream = NULL;
     }
     ExQuery q;
     memset(&q, 0, sizeof q);
@@ -374,6 +382,87 @@ static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, b
                       name);
 }
 
+/* Where a statement's rows go as its query produces them (ExResultStreamFn). */
+typedef struct Appender {
+    StTable *t;
+    int flag_col;      /* UPDATE: the column after the table's that flags a changed row;
+                          -1 */
+    int64_t n_rows;    /* rows appended */
+    int64_t n_flagged; /* of them, flagged */
+} Appender;
+
+static CmStatus append_batch(void *ctx, const CmBatch *b, CmErr *err)
+{
+    Appender *a = ctx;
+    CmBatch view = *b;
+    view.n_cols = a->t->n_cols;
+    if (st_table_check(a->t, &view, err) != CM_OK || st_table_append(a->t, &view, err) != CM_OK) {
+        return err->code;
+    }
+    a->n_rows += b->n_rows;
+    if (a->flag_col >= 0) {
+        const CmVec *f = &b->cols[a->flag_col];
+        for (int i = 0; i < b->n_rows; i++) {
+            uint32_t p = f->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
+            a->n_flagged += ((const uint8_t *)f->data)[p] != 0;
+        }
+    }
+    return CM_OK;
+}
+
+/* Runs `root`, appending its rows to a->t as they come.  On failure the rows
+ * appended are truncated away. */
+static CmStatus run_into(Stmt *st, const PlNode *root, Appender *a)
+{
+    int64_t before = a->t->n_rows;
+    PlStagePlan plan;
+    st->stream = append_batch;
+    st->stream_ctx = a;
+    run_query(st, root, &plan, NULL);
+    st->stream = NULL;
+    pl_stage_plan_fini(&plan);
+    if (st->err->code != CM_OK) {
+        st_table_truncate(a->t, before);
+    }
+    return st->err->code;
+}
+
+/* Does the plan scan t anywhere?  Iterative: plans may be deep chains. */
+static bool reads_table(Stmt *st, const PlNode *root, const StTable *t, bool *reads)
+{
+    int cap = 64, n = 0;
+    const PlNode **todo = cm_arena_alloc(st->arena, sizeof(PlNode *) * (size_t)cap);
+    *reads = false;
+    if (todo == NULL) {
+        return false;
+    }
+    todo[n++] = root;
+    while (n > 0 && !*reads) {
+        const PlNode *x = todo[--n];
+        *reads = x->kind == PL_GET && x->table == t;
+        if (n + 2 + x->n_inputs > cap) {
+            int grown = (n + 2 + x->n_inputs) * 2;
+            const PlNode **g = cm_arena_alloc(st->arena, sizeof(PlNode *) * (size_t)grown);
+            if (g == NULL) {
+                return false;
+            }
+            memcpy(g, todo, sizeof(PlNode *) * (size_t)n);
+            todo = g;
+            cap = grown;
+        }
+        if (x->child != NULL) {
+            todo[n++] = x->child;
+        }
+        if (x->right != NULL) {
+            todo[n++] = x->right;
+        }
+        for (int i = 0; i < x->n_inputs; i++) {
+            todo[n++] = x->inputs[i];
+        }
+    }
+    return true;
+}
+
 static CmStatus append_rows(Stmt *st, StTable *t, const ExResult *rows)
 {
     int64_t before = t->n_rows;
@@ -415,18 +504,14 @@ static CmStatus create_as(Stmt *st)
         cols[i].name = (char *)root->names[i];
         cols[i].type = root->types[i].id == CM_T_NULL ? cm_type_make(CM_T_INT32) : root->types[i];
     }
-    PlStagePlan plan;
-    ExResult *rows = NULL;
-    StTable *t = NULL;
-    if (run_query(st, root, &plan, &rows) == CM_OK &&
-        (t = st_table_new(st->ast->name, root->n_cols, cols, st->err)) != NULL &&
-        append_rows(st, t, rows) == CM_OK) {
-        st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err);
+    /* The table is filled as the query runs and joins the catalog at the end. */
+    StTable *t = st_table_new(st->ast->name, root->n_cols, cols, st->err);
+    Appender app = {.t = t, .flag_col = -1};
+    if (t != NULL && run_into(st, root, &app) == CM_OK &&
+        st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err) == CM_OK) {
         t = NULL;
     }
     st_table_free(t);
-    ex_result_free(rows);
-    pl_stage_plan_fini(&plan);
     return st->err->code;
 }
 
@@ -636,37 +721,18 @@ static CmStatus create_index(Stmt *st)
 static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool flag)
 {
     StTable *old = e->table;
-    PlStagePlan plan;
-    ExResult *rows = NULL;
-    StTable *t = NULL;
-    int64_t changed = 0;
-    if (run_query(st, root, &plan, &rows) == CM_OK &&
-        (t = st_table_new_like(old, st->err)) != NULL) {
-        for (int i = 0; i < ex_result_n_batches(rows) && st->err->code == CM_OK; i++) {
-            CmBatch view = *ex_result_batch(rows, i);
-            if (flag) {
-                const CmVec *f = &view.cols[old->n_cols];
-                for (int r = 0; r < view.n_rows; r++) {
-                    changed += ((const uint8_t *)f->data)[r] != 0;
-                }
-            }
-            view.n_cols = old->n_cols;
-            if (st_table_check(t, &view, st->err) == CM_OK) {
-                st_table_append(t, &view, st->err);
-            }
-        }
-    }
-    if (st->err->code == CM_OK) {
+    /* The new rows go into a new table as the query reads the old one. */
+    StTable *t = st_table_new_like(old, st->err);
+    Appender app = {.t = t, .flag_col = flag ? old->n_cols : -1};
+    if (t != NULL && run_into(st, root, &app) == CM_OK) {
         st->res = result_new(0, NULL, st->err);
     }
     if (st->res != NULL) {
-        st->res->changes = flag ? changed : old->n_rows - t->n_rows;
+        st->res->changes = flag ? app.n_flagged : old->n_rows - t->n_rows;
         e->table = t;
         t = old;
     }
     st_table_free(t);
-    ex_result_free(rows);
-    pl_stage_plan_fini(&plan);
     return st->err->code;
 }
 
@@ -821,16 +887,33 @@ static CmStatus insert(Stmt *st)
     if (root == NULL) {
         return st->err->code;
     }
-    PlStagePlan plan;
-    ExResult *rows = NULL;
-    if (run_query(st, root, &plan, &rows) == CM_OK && append_rows(st, e->table, rows) == CM_OK) {
-        st->res = result_new(0, NULL, st->err);
-        if (st->res != NULL) {
-            st->res->changes = ex_result_n_rows(rows);
-        }
+    bool reads_target;
+    if (!reads_table(st, root, e->table, &reads_target)) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
-    ex_result_free(rows);
-    pl_stage_plan_fini(&plan);
+    int64_t changes = 0, before = e->table->n_rows;
+    if (reads_target) {
+        /* The query scans the table: its rows must all be in hand before the
+         * table grows under the scan. */
+        PlStagePlan plan;
+        ExResult *rows = NULL;
+        if (run_query(st, root, &plan, &rows) == CM_OK &&
+            append_rows(st, e->table, rows) == CM_OK) {
+            changes = ex_result_n_rows(rows);
+        }
+        ex_result_free(rows);
+        pl_stage_plan_fini(&plan);
+    } else {
+        Appender app = {.t = e->table, .flag_col = -1};
+        run_into(st, root, &app);
+        changes = app.n_rows;
+    }
+    if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
+        st->res->changes = changes;
+    }
+    if (st->err->code != CM_OK) {
+        st_table_truncate(e->table, before);
+    }
     return st->err->code;
 }
 

@@ -1,12 +1,17 @@
 /*
  * csv.c - parallel parse of delimited text into a table.
  *
- * Pass 1 (sequential): find chunk boundaries at record starts, about
- * CHUNK_BYTES apart, with the line number of each, tracking quote state so a
+ * The file is read one window at a time (a bounded buffer reserved as
+ * execution memory; docs/memory.md): each window ends at a record boundary and
+ * the bytes of an unfinished record move to the front of the next one.  Per
+ * window, pass 1 (sequential) finds chunk boundaries at record starts, about
+ * chunk_bytes apart, with the line number of each, tracking quote state so a
  * newline inside quotes never splits.  Pass 2 (parallel): each chunk's records
  * are split into fields and converted by column type into batches owned by the
- * chunk.  Pass 3 (sequential): constraint checks, then append in chunk order.
- * The first error in file order wins, whatever the order tasks finished in.
+ * chunk.  Pass 3 (sequential): constraint checks, then append in chunk order,
+ * then the window's batches are freed.  The first error in file order wins,
+ * whatever the order tasks finished in; rows of earlier windows are then
+ * truncated away.
  */
 #include "storage/csv.h"
 
@@ -16,9 +21,15 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
+#include "common/mem.h"
 #include "common/value.h"
 
-#define CHUNK_BYTES (1 << 20)
+/* A window is one chunk per worker, a chunk CHUNK_BYTES but at most a
+ * 64th of memory_limit per window: the parsed rows of a window are held until
+ * it is appended, and parsed rows can take more room than their text.  A
+ * window without a whole record doubles (up to max_line_size). */
+#define CHUNK_BYTES ((size_t)256 << 10)
+#define CHUNK_MIN ((size_t)4 << 10)
 
 typedef struct Chunk {
     size_t begin, end;   /* byte range of whole records */
@@ -34,10 +45,18 @@ typedef struct Load {
     const char *path;
     const char *data;
     size_t size;
+    bool is_eof;         /* data ends the input: its last record needs no newline */
+    bool is_first;       /* the first window: its first record may be the header */
+    size_t used;         /* find_chunks: bytes of whole records in data */
+    int64_t end_line;    /* find_chunks: the line number at `used` */
+    int64_t first_line;  /* the line number of data[0] */
+    size_t chunk_bytes;
     Chunk *chunks;
-    int n_chunks;
+    int n_chunks, cap_chunks;
     CmType *types;       /* per field: the target column's type */
     int64_t max_line;    /* opt->max_line_size, or its default when 0 */
+    int64_t batch_bytes; /* what one parsed batch reserves, strings aside */
+    CmMemRes mem;        /* the window and its parsed batches; thread-safe */
 } Load;
 
 /* ---- pass 1: chunk boundaries ------------------------------------------------------ */
@@ -56,20 +75,27 @@ static CmStatus long_line_error(const char *path, int64_t line, int64_t max, CmE
                       path, (long long)line, (long long)max);
 }
 
-/* Also checks every byte: no NUL, and no record longer than max_line_size. */
+/* Cuts data[0..size) into chunks of whole records; sets ld->used to the end of
+ * the last whole record (all of it at the end of the input) and ld->end_line.
+ * Also checks every byte: no NUL, and no record longer than max_line_size. */
 static int find_chunks(Load *ld, CmErr *err)
 {
-    int cap = (int)(ld->size / CHUNK_BYTES) + 2;
-    ld->chunks = cm_calloc((size_t)cap, sizeof(Chunk));
-    if (ld->chunks == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory loading '%s'", ld->path);
+    int cap = (int)(ld->size / ld->chunk_bytes) + 2;
+    if (cap > ld->cap_chunks) {
+        Chunk *g = cm_realloc(ld->chunks, sizeof(Chunk) * (size_t)cap);
+        if (g == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory loading '%s'", ld->path);
+        }
+        ld->chunks = g;
+        ld->cap_chunks = cap;
     }
+    ld->n_chunks = 0;
     const char *d = ld->data;
     char q = ld->opt->quote;
     int64_t max = ld->max_line;
     bool in_quotes = false;
     size_t start = 0, rec = 0; /* the chunk's and the record's first byte */
-    int64_t line = 1, start_line = 1, rec_line = 1;
+    int64_t line = ld->first_line, start_line = line, rec_line = line;
     for (size_t i = 0; i < ld->size; i++) {
         char c = d[i];
         if (q != 0 && c == q) {
@@ -86,7 +112,7 @@ static int find_chunks(Load *ld, CmErr *err)
             }
             rec = i + 1;
             rec_line = line;
-            if (i + 1 - start >= CHUNK_BYTES) {
+            if (i + 1 - start >= ld->chunk_bytes) {
                 ld->chunks[ld->n_chunks++] =
                     (Chunk){.begin = start, .end = i + 1, .line = start_line};
                 start = i + 1;
@@ -97,9 +123,12 @@ static int find_chunks(Load *ld, CmErr *err)
     if ((int64_t)(ld->size - rec) > max) {
         return long_line_error(ld->path, rec_line, max, err);
     }
-    if (start < ld->size || ld->n_chunks == 0) {
-        ld->chunks[ld->n_chunks++] = (Chunk){.begin = start, .end = ld->size, .line = start_line};
+    size_t end = ld->is_eof ? ld->size : rec; /* an unfinished record waits for more */
+    if (start < end) {
+        ld->chunks[ld->n_chunks++] = (Chunk){.begin = start, .end = end, .line = start_line};
     }
+    ld->used = end;
+    ld->end_line = ld->is_eof ? line : rec_line;
     return CM_OK;
 }
 
@@ -138,6 +167,9 @@ static CmBatch *chunk_batch(Load *ld, Chunk *c)
         }
         c->batches = g;
         c->cap_batches = cap;
+    }
+    if (cm_mem_need(&ld->mem, ld->batch_bytes, &c->err) != CM_OK) {
+        return NULL;
     }
     CmBatch *b = cm_malloc(sizeof *b);
     CmType types[1024];
@@ -348,7 +380,7 @@ static void parse_chunk(void *arg, int idx, int worker)
     Field fields[1025];
     size_t pos = c->begin;
     int64_t line = c->line;
-    if (idx == 0 && ld->opt->header && pos < c->end) {
+    if (idx == 0 && ld->is_first && ld->opt->header && pos < c->end) {
         bool bad;
         int64_t extra = 0;
         split_record(ld, &pos, c->end, fields, 1024, &extra, &bad);
@@ -398,142 +430,160 @@ static void parse_chunk(void *arg, int idx, int worker)
 
 /* ---- driver ---------------------------------------------------------------------------- */
 
-/* Checks the bytes data[from..to) of a stream as they arrive, so an endless
- * device fails at once: a NUL byte, or a line (counting from *line_start)
- * longer than max.  Quoted line breaks are not tracked here; pass 1 checks
- * records exactly once the whole input is read. */
-static CmStatus check_stream(const char *path, const char *data, size_t from, size_t to,
-                             int64_t max, size_t *line_start, int64_t *line, CmErr *err)
+/* Fills buf[*n..cap) from f, or to the end of the input (*is_eof). */
+static CmStatus read_more(FILE *f, const char *path, char *buf, size_t cap, size_t *n,
+                          bool *is_eof, CmErr *err)
 {
-    for (size_t i = from; i < to; i++) {
-        if (data[i] == '\0') {
-            return nul_error(path, *line, err);
-        }
-        if (data[i] == '\n') {
-            (*line)++;
-            *line_start = i + 1;
-        } else if ((int64_t)(i - *line_start) >= max) {
-            return long_line_error(path, *line, max, err);
+    while (*n < cap) {
+        size_t got = fread(buf + *n, 1, cap - *n, f);
+        *n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                return cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", path, strerror(errno));
+            }
+            *is_eof = true;
+            break;
         }
     }
     return CM_OK;
 }
 
-/* Reads `path` to its end (owned; *size bytes).  A regular file's size is
- * only the first guess of the buffer's size: files in /proc report 0. */
-static char *read_file(const char *path, int64_t max, size_t *size, CmErr *err)
-{
-    struct stat sb;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    bool is_stream = fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode);
-    size_t cap = is_stream ? 64 * 1024 : (size_t)sb.st_size + 1;
-    size_t n = 0, line_start = 0;
-    int64_t line = 1;
-    char *buf = cm_malloc(cap);
-    while (buf != NULL) {
-        if (n == cap) {
-            char *g = cap <= SIZE_MAX / 2 ? cm_realloc(buf, cap * 2) : NULL;
-            if (g == NULL) {
-                cm_free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = g;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0) {
-            break;
-        }
-        if (is_stream &&
-            check_stream(path, buf, n, n + got, max, &line_start, &line, err) != CM_OK) {
-            break;
-        }
-        n += got;
-    }
-    if (buf == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
-    } else if (ferror(f)) {
-        cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", path, strerror(errno));
-    }
-    fclose(f);
-    if (err->code != CM_OK) {
-        cm_free(buf);
-        return NULL;
-    }
-    *size = n;
-    return buf;
-}
-
-static void free_chunks(Load *ld)
+/* Frees the window's parsed batches and what they reserved. */
+static void free_batches(Load *ld)
 {
     for (int i = 0; ld->chunks != NULL && i < ld->n_chunks; i++) {
         for (int b = 0; b < ld->chunks[i].n_batches; b++) {
             cm_batch_fini(ld->chunks[i].batches[b]);
             cm_free(ld->chunks[i].batches[b]);
         }
+        cm_mem_shrink(&ld->mem, ld->batch_bytes * ld->chunks[i].n_batches);
         cm_free(ld->chunks[i].batches);
+        ld->chunks[i].batches = NULL;
+        ld->chunks[i].n_batches = ld->chunks[i].cap_batches = 0;
     }
-    cm_free(ld->chunks);
+    ld->n_chunks = 0;
+}
+
+/* Parses the chunks of the window in parallel, checks and appends the rows. */
+static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
+{
+    if (find_chunks(ld, err) != CM_OK) {
+        return err->code;
+    }
+    bool has_strings = false;
+    for (int k = 0; k < ld->opt->n_cols; k++) {
+        has_strings |= t->cols[ld->opt->cols[k]].type.id == CM_T_VARCHAR;
+    }
+    /* A chunk's strings are at most its bytes. */
+    if (has_strings && cm_mem_need(&ld->mem, (int64_t)ld->used, err) != CM_OK) {
+        return err->code;
+    }
+    for (int i = 0; i < ld->n_chunks; i++) {
+        cm_err_init(&ld->chunks[i].err);
+    }
+    cm_pool_run(pool, ld->n_chunks, parse_chunk, ld);
+    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
+        cm_err_copy(err, &ld->chunks[i].err);
+    }
+    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld->chunks[i].n_batches && err->code == CM_OK; b++) {
+            if (st_table_check(t, ld->chunks[i].batches[b], err) != CM_OK) {
+                /* The constraint message has no line: find it in the file order. */
+                snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                         " (loading '%s')", ld->path);
+            }
+        }
+    }
+    int64_t n_new = 0;
+    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld->chunks[i].n_batches; b++) {
+            n_new += ld->chunks[i].batches[b]->n_rows;
+        }
+    }
+    /* Only the first window sizes the indexes: a whole input's worth of
+     * reserving per window would grow them in many small steps. */
+    if (err->code == CM_OK && ld->is_first && ld->is_eof) {
+        st_table_reserve(t, n_new, err);
+    }
+    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld->chunks[i].n_batches && err->code == CM_OK; b++) {
+            st_table_append(t, ld->chunks[i].batches[b], err);
+        }
+    }
+    free_batches(ld);
+    cm_mem_shrink(&ld->mem, has_strings ? (int64_t)ld->used : 0);
+    return err->code;
 }
 
 CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPool *pool,
                      int64_t *n_rows, CmErr *err)
 {
-    Load ld = {.t = t, .opt = opt, .path = path};
+    Load ld = {.t = t, .opt = opt, .path = path, .is_first = true, .first_line = 1};
     *n_rows = 0;
     if (opt->n_cols > 1024) {
         return cm_err_set(err, CM_LIMIT, -1, "COPY into more than 1024 columns is not supported");
     }
     ld.max_line = opt->max_line_size > 0 ? opt->max_line_size : ST_CSV_MAX_LINE_SIZE;
-    char *data = read_file(path, ld.max_line, &ld.size, err);
-    if (data == NULL) {
-        return err->code;
+    cm_mem_res_init(&ld.mem, CM_MEM_EXECUTION, "COPY parse buffers", NULL);
+    for (int col = 0; col < t->n_cols; col++) {
+        ld.batch_bytes += (int64_t)CM_BATCH_CAP * (cm_type_width(t->cols[col].type) + 1);
     }
-    ld.data = data;
-    if (find_chunks(&ld, err) == CM_OK) {
-        for (int i = 0; i < ld.n_chunks; i++) {
-            cm_err_init(&ld.chunks[i].err);
-        }
-        cm_pool_run(pool, ld.n_chunks, parse_chunk, &ld);
-        for (int i = 0; i < ld.n_chunks && err->code == CM_OK; i++) {
-            cm_err_copy(err, &ld.chunks[i].err);
-        }
-    }
+    size_t n_workers = (size_t)cm_pool_size(pool);
+    ld.chunk_bytes = (size_t)(cm_mem_limit() / 64) / n_workers;
+    ld.chunk_bytes = ld.chunk_bytes > CHUNK_BYTES ? CHUNK_BYTES
+                   : ld.chunk_bytes < CHUNK_MIN ? CHUNK_MIN : ld.chunk_bytes;
+    size_t cap = ld.chunk_bytes * n_workers;
     int64_t before = t->n_rows;
-    for (int i = 0; i < ld.n_chunks && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld.chunks[i].n_batches && err->code == CM_OK; b++) {
-            if (st_table_check(t, ld.chunks[i].batches[b], err) != CM_OK) {
-                /* The constraint message has no line: find it in the file order. */
-                snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
-                         " (loading '%s')", path);
+    char *buf = NULL;
+    FILE *f = NULL;
+    if (cm_mem_need(&ld.mem, (int64_t)cap, err) != CM_OK) {
+        goto done;
+    }
+    if ((buf = cm_malloc(cap)) == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+        goto done;
+    }
+    if ((f = fopen(path, "rb")) == NULL) {
+        cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    ld.data = buf;
+    for (;;) {
+        if (read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) != CM_OK ||
+            load_window(&ld, t, pool, err) != CM_OK) {
+            goto done;
+        }
+        if (ld.is_eof) {
+            break;
+        }
+        if (ld.used == 0) {
+            /* No whole record yet (find_chunks stops one past max_line_size). */
+            char *g = NULL;
+            if (cm_mem_need(&ld.mem, (int64_t)cap, err) != CM_OK ||
+                (g = cm_realloc(buf, cap * 2)) == NULL) {
+                cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+                goto done;
             }
+            ld.data = buf = g;
+            cap *= 2;
+            continue;
         }
+        memmove(buf, buf + ld.used, ld.size - ld.used);
+        ld.size -= ld.used;
+        ld.first_line = ld.end_line;
+        ld.is_first = false;
     }
-    int64_t n_new = 0;
-    for (int i = 0; i < ld.n_chunks && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld.chunks[i].n_batches; b++) {
-            n_new += ld.chunks[i].batches[b]->n_rows;
-        }
-    }
-    if (err->code == CM_OK) {
-        st_table_reserve(t, n_new, err);
-    }
-    for (int i = 0; i < ld.n_chunks && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld.chunks[i].n_batches && err->code == CM_OK; b++) {
-            st_table_append(t, ld.chunks[i].batches[b], err);
-        }
-    }
+    *n_rows = t->n_rows - before;
+done:
     if (err->code != CM_OK) {
         st_table_truncate(t, before);
-    } else {
-        *n_rows = t->n_rows - before;
     }
-    free_chunks(&ld);
-    cm_free(data);
+    if (f != NULL) {
+        fclose(f);
+    }
+    free_batches(&ld);
+    cm_free(ld.chunks);
+    cm_free(buf);
+    cm_mem_res_fini(&ld.mem);
     return err->code;
 }

@@ -2,11 +2,15 @@
  * csv.h - bulk load of delimited text (CSV, and the TPC-DS .dat format) into
  * a table, parsed in parallel.
  *
- * The file is read into memory, cut into chunks at record boundaries (a
+ * The file is read one window at a time (a few hundred KiB, bounded by
+ * memory_limit and reserved as execution memory; a window grows only to hold a
+ * record longer than itself), cut into chunks at record boundaries (a
  * sequential pass that tracks quotes, so quoted newlines are safe), and the
- * chunks are parsed into typed column batches by the worker pool.  Only when
- * every chunk parsed are the rows appended, in file order; a failed append is
- * undone, so a bad row leaves the table exactly as it was.  Errors name the
+ * chunks are parsed into typed column batches by the worker pool and appended
+ * in file order, window after window: the load holds a window, not the file.
+ * A failure truncates what earlier windows appended, so a bad row leaves the
+ * table exactly as it was.  A window's parse errors come before its constraint
+ * errors, and both before anything of later windows.  Errors name the
  * file, the line (1-based, counting physical lines) and the column.
  * A trailing delimiter at the end of a line (TPC-DS .dat) is accepted when
  * it is the only extra field and empty.  An unquoted field equal to the NULL
@@ -14,8 +18,8 @@
  * The input is read to its end, not to a size stat() reports, so pipes, FIFOs
  * and /dev/stdin load too.  A NUL byte anywhere, a record longer than
  * max_line_size bytes, or a VARCHAR field that is not valid UTF-8 fails the
- * load with the file and line; a stream is checked as it is read, so an
- * endless device such as /dev/zero fails at once instead of filling memory.
+ * load with the file and line; an endless device such as /dev/zero fails in
+ * its first window instead of filling memory.
  */
 #pragma once
 
