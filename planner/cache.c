@@ -581,6 +581,9 @@ static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
         (rows = ctx->run(ctx->run_ctx, ctx->arena, root, ctx->err)) != NULL &&
         (t = st_table_new_like(e->table, ctx->err)) != NULL &&
         st_table_reserve(t, ex_result_n_rows(rows), ctx->err) == CM_OK) {
+        st_table_set_level(t, e->level == PL_CACHE_MEMORY_ONLY ? ST_BLOCK_MEMORY_ONLY
+                              : e->level == PL_CACHE_DISK_ONLY ? ST_BLOCK_DISK_ONLY
+                                                               : ST_BLOCK_MEMORY_AND_DISK);
         for (int i = 0; i < ex_result_n_batches(rows) && ctx->err->code == CM_OK; i++) {
             st_table_append(t, ex_result_batch(rows, i), ctx->err);
         }
@@ -605,8 +608,9 @@ static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
 
 StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e)
 {
-    /* MEMORY_ONLY rows evicted by the block store will also come back here. */
-    if (e->state != ST_MATERIALIZED && materialize(ctx, e) != CM_OK) {
+    /* MEMORY_ONLY rows the block store dropped are computed again, as Spark
+     * recomputes a lost cached partition from its lineage. */
+    if ((e->state != ST_MATERIALIZED || st_table_lost(e->table)) && materialize(ctx, e) != CM_OK) {
         return NULL;
     }
     return e->table;
@@ -1041,7 +1045,7 @@ static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *er
     bool has_rows = e->state == ST_MATERIALIZED;
     int64_t nums[7] = {has_rows ? e->table->n_rows : 0,
                        has_rows ? e->table->mem.held : 0,
-                       0,
+                       has_rows ? st_table_disk_bytes(e->table) : 0,
                        e->hits,
                        e->misses,
                        e->recomputes,

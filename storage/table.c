@@ -208,6 +208,32 @@ CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err)
     return CM_OK;
 }
 
+/* The store dropped a MEMORY_ONLY chunk of the table `owner`. */
+static void chunk_dropped(void *owner, StBlock *b)
+{
+    (void)b;
+    atomic_store(&((StTable *)owner)->lost, true);
+}
+
+void st_table_set_level(StTable *t, StBlockLevel level)
+{
+    t->level = level;
+}
+
+bool st_table_lost(const StTable *t)
+{
+    return atomic_load(&((StTable *)t)->lost);
+}
+
+int64_t st_table_disk_bytes(const StTable *t)
+{
+    int64_t n = 0;
+    for (int i = 0; i < t->n_chunks; i++) {
+        n += st_block_loc(t->chunks[i]->block).bytes;
+    }
+    return n;
+}
+
 static StChunk *chunk_new(StTable *t, CmErr *err)
 {
     StChunk *c = cm_calloc(1, sizeof *c);
@@ -215,7 +241,8 @@ static StChunk *chunk_new(StTable *t, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
         return NULL;
     }
-    c->block = st_block_new(ST_BLOCK_MEMORY_AND_DISK, t->n_cols, t->types, &t->mem, NULL, NULL, err);
+    c->block = st_block_new(t->level, t->n_cols, t->types, &t->mem,
+                            t->level == ST_BLOCK_MEMORY_ONLY ? chunk_dropped : NULL, t, err);
     if (c->block == NULL) {
         cm_free(c);
         return NULL;
@@ -472,8 +499,14 @@ CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids
     out->sel = NULL;
     const CmBatch *b = st_block_pin(c->block, loaded, err);
     if (b == NULL) {
-        return err->code != CM_OK ? err->code
-                                  : cm_err_set(err, CM_INTERNAL, -1, "a table chunk was dropped");
+        /* Only a MEMORY_ONLY chunk (a cache's) is dropped; its owner
+         * recomputes the rows before the next statement reads them. */
+        return err->code != CM_OK
+                   ? err->code
+                   : cm_err_set(err, CM_RUNTIME, -1,
+                                "the cached rows of '%s' were dropped from memory while the "
+                                "statement ran (MEMORY_ONLY); run it again to recompute them",
+                                t->name);
     }
     for (int i = 0; i < n_out; i++) {
         CmVec *v = &out->cols[i];

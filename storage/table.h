@@ -25,6 +25,7 @@
  */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -76,6 +77,8 @@ typedef struct StTable {
     CmMemRes mem;         /* storage memory held by the resident chunks (common/mem.h) */
     int n_indexes;
     StIndex **indexes;    /* owned; each holds rows [0, n_rows) */
+    StBlockLevel level;   /* of its chunks: MEMORY_AND_DISK unless st_table_set_level */
+    atomic_bool lost;     /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
 } StTable;
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
@@ -101,6 +104,17 @@ StTable *st_table_new_like(const StTable *t, CmErr *err);
  * CM_RUNTIME when they hold a duplicate key; the table is then unchanged. */
 CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int n_keys,
                             const int *key_cols, CmErr *err);
+
+/* Sets the block level of the chunks the table will make (storage/blocks.h):
+ * a cache's copy of a query's rows may be MEMORY_ONLY (a chunk evicted is
+ * dropped, and st_table_lost turns true: its owner recomputes the rows) or
+ * DISK_ONLY (chunks are written to disk when full, in memory only while read).
+ * Only on an empty table. */
+void st_table_set_level(StTable *t, StBlockLevel level);
+/* True when a MEMORY_ONLY chunk was dropped: the table no longer holds its rows. */
+bool st_table_lost(const StTable *t);
+/* Bytes of the table's chunks on the disk tier now. */
+int64_t st_table_disk_bytes(const StTable *t);
 
 /* Drops the index called `name`; false when there is none. */
 bool st_table_drop_index(StTable *t, const char *name);
