@@ -1099,7 +1099,7 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
     }
     StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .header = co->header,
                         .null_str = co->null_str, .max_line_size = co->max_line_size,
-                        .n_cols = n, .cols = cols};
+                        .n_cols = n, .cols = cols, .interrupt = &st->s->interrupt};
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {

@@ -549,8 +549,19 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     }
     ld.data = buf;
     for (;;) {
-        if (read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) != CM_OK ||
-            load_window(&ld, t, pool, err) != CM_OK) {
+        bool stop = opt->interrupt != NULL && atomic_load(opt->interrupt);
+        if (!stop && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK) {
+            stop = opt->interrupt != NULL && atomic_load(opt->interrupt);
+            if (!stop && load_window(&ld, t, pool, err) != CM_OK) {
+                goto done;
+            }
+        }
+        if (stop) {
+            /* Ctrl+C: a read from a pipe may have failed with EINTR first. */
+            cm_err_init(err);
+            cm_err_set(err, CM_CANCELLED, -1, "interrupted");
+        }
+        if (err->code != CM_OK) {
             goto done;
         }
         if (ld.is_eof) {

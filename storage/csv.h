@@ -23,6 +23,7 @@
  */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -41,6 +42,7 @@ typedef struct StCsvOptions {
     int64_t max_line_size; /* bytes of the longest record; 0: ST_CSV_MAX_LINE_SIZE */
     int n_cols;            /* columns the fields fill, in order */
     const int *cols;       /* table column of each field */
+    const atomic_bool *interrupt; /* set: stop between windows, "interrupted" (may be NULL) */
 } StCsvOptions;
 
 /* Loads `path` into `t` with the pool's workers; *n_rows gets the rows added. */

@@ -153,6 +153,17 @@ check(b"interrupted" in err, "-f: the error says interrupted")
 check(b"after" not in out, "-f: the rest of the script does not run")
 os.unlink(script)
 
+# COPY from a pipe that never ends (a producer still writing): interrupted, nothing kept.
+p = subprocess.Popen([SLUICE, "-c", "CREATE TABLE c(a BIGINT, b BIGINT); COPY c FROM '/dev/stdin'"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdin.write(b"".join(b"%d,%d\n" % (i, 3 * i) for i in range(200000)))
+p.stdin.flush()
+time.sleep(1.0)
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=20)
+check(p.returncode == 130, f"COPY from a pipe: exit status 130 (got {p.returncode})")
+check(b"interrupted" in err, "COPY from a pipe: the error says interrupted")
+
 if failures:
     print(sh.out.decode(errors="replace"))
     sys.exit(1)
