@@ -117,10 +117,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cm_err_init(&err);
         PsStmt *st = NULL;
         size_t before = off;
-        if (ps_parse_next(&arena, sql, size, &off, &st, &err) != CM_OK || st == NULL) {
-            if (off <= before) {
-                break; /* no progress: the parser must always move on */
-            }
+        CmStatus rc = ps_parse_next(&arena, sql, size, &off, &st, &err);
+        if (off <= before) {
+            abort(); /* the parser always moves on: callers loop until off == len */
+        }
+        if (rc != CM_OK || st == NULL) {
             continue;
         }
         bool is_ddl = (st->kind == PS_ST_CREATE_TABLE && st->select == NULL) ||
