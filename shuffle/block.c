@@ -162,10 +162,12 @@ static const unsigned char *decode_column(const unsigned char *in, const unsigne
         if (total) {
             memcpy(copy, bytes, total);
         }
+        /* All strings empty: no copy, and NULL + 0 is undefined in C. */
+        const char *base = copy != NULL ? copy : "";
         CmStr *out = v->data;
         size_t at = 0;
         for (int i = 0; i < n; i++) {
-            out[i] = cm_str_make(copy + at, lens[i]);
+            out[i] = cm_str_make(base + at, lens[i]);
             at += lens[i];
         }
         in = bytes + total;
@@ -240,7 +242,8 @@ CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *sto
         return h->raw_bytes == h->stored_bytes ? decode_raw(h, stored, out, err)
                                                : malformed(err, h);
     }
-    if (h->codec != SH_BLOCK_CODEC_ZSTD || h->raw_bytes < 0) {
+    /* The writer compresses only non-empty payloads (sh_block_lay_record). */
+    if (h->codec != SH_BLOCK_CODEC_ZSTD || h->raw_bytes <= 0) {
         return malformed(err, h);
     }
     if (dec->dctx == NULL && (dec->dctx = ZSTD_createDCtx_advanced(ZSTD_MEM)) == NULL) {

@@ -246,7 +246,7 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         cm_vec_set_null(v, row);
         return true;
     }
-    int64_t i64;
+    int64_t i64 = 0; /* a field that does not parse leaves the slot defined */
     bool ok = true;
     switch ((CmTypeId)t.id) {
     case CM_T_INT32:
@@ -261,7 +261,7 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
     case CM_T_DATE: ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]); break;
     case CM_T_TIME: ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]); break;
     case CM_T_BOOL: {
-        bool bv;
+        bool bv = false; /* not set when the field does not parse; a bool must be 0 or 1 */
         ok = cm_parse_bool(f->p, f->n, &bv);
         ((uint8_t *)v->data)[row] = bv;
         break;
