@@ -563,7 +563,7 @@ static StTable *empty_table(const char *name, const PlNode *root, CmErr *err)
         return NULL;
     }
     for (int i = 0; i < root->n_cols; i++) {
-        cols[i].name = (char *)root->names[i];
+        cols[i].name = (char *)(root->names[i] ? root->names[i] : ""); /* any subtree's */
         cols[i].type = root->types[i];
     }
     StTable *t = st_table_new(name, root->n_cols, cols, err);
