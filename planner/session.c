@@ -657,6 +657,7 @@ static CmStatus create_view(Stmt *st)
     if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
         return st->err->code;
     }
+    st->cache.is_reusing = false; /* bound for its columns only: nothing runs */
     PlNode *root = bind(st, a->select);
     if (root == NULL) {
         return st->err->code;
