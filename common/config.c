@@ -52,6 +52,7 @@ static const Setting SETTINGS[] = {
     {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1},
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000},
     {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
+    {"subplan_reuse", SET_BOOL, offsetof(CmConfig, subplan_reuse), 0, 1},
     {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2},
     {"debug_aqe_oom", SET_BOOL, offsetof(CmConfig, debug_aqe_oom), 0, 1},
 };
@@ -102,6 +103,7 @@ void cm_config_init(CmConfig *cfg)
     cfg->adaptive_skew_join = true;
     cfg->skew_factor = 5.0;
     cfg->skew_threshold = 64 * KB * KB;
+    cfg->subplan_reuse = true;
     const char *tmp = getenv("TMPDIR");
     snprintf(cfg->temp_directory, sizeof cfg->temp_directory, "%s", tmp ? tmp : "/tmp");
     cfg->max_temp_directory_size = default_temp_size(cfg->temp_directory);

@@ -36,6 +36,8 @@ typedef struct CmConfig {
     bool adaptive_skew_join;         /* split skewed partitions */
     double skew_factor;              /* skewed: > factor x median ... */
     int64_t skew_threshold;          /* ... and > this many bytes */
+    /* identical subplans of one statement computed once (docs/cache.md) */
+    bool subplan_reuse;
     /* test-only: damage the first shuffle of each query after its map stage
      * (1 corrupt a block, 2 delete a file), to exercise lineage recovery */
     int64_t debug_shuffle_damage;

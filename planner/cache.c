@@ -563,7 +563,7 @@ static StTable *empty_table(const char *name, const PlNode *root, CmErr *err)
         return NULL;
     }
     for (int i = 0; i < root->n_cols; i++) {
-        cols[i].name = (char *)root->names[i];
+        cols[i].name = (char *)(root->names[i] ? root->names[i] : ""); /* any subtree's */
         cols[i].type = root->types[i];
     }
     StTable *t = st_table_new(name, root->n_cols, cols, err);
@@ -723,6 +723,265 @@ PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root)
     }
     cm_free(f.buf);
     return out;
+}
+
+/* ---- shared subtrees of one statement ------------------------------------------------- */
+
+static bool expr_volatile(const ExExpr *e)
+{
+    if (e == NULL) {
+        return false;
+    }
+    if (e->is_volatile) {
+        return true;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        if (expr_volatile(e->args[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The node's own expressions call a volatile function (random()). */
+static bool node_volatile(const PlNode *n)
+{
+    int n_exprs = n->kind == PL_VALUES ? n->n_rows * n->n_cols : n->kind == PL_PROJECT ? n->n_cols : 0;
+    for (int i = 0; i < n_exprs; i++) {
+        if (expr_volatile(n->exprs[i])) {
+            return true;
+        }
+    }
+    return expr_volatile(n->kind == PL_FILTER ? n->pred : n->kind == PL_JOIN ? n->residual : NULL);
+}
+
+/* What pl_cache_share knows of one fingerprint record. */
+typedef struct ShareRec {
+    bool is_heavy;    /* the subtree has a join or an aggregate */
+    bool is_volatile; /* ... or a volatile function */
+    bool is_covered;  /* inside an occurrence already replaced */
+    double work;      /* rows entering its operators (a GET: the rows it reads) */
+    double rows;      /* its estimated output */
+    int shared;       /* k + 1 when it is an occurrence of ctx->shared[k] */
+} ShareRec;
+
+static bool same_range(const Fp *f, const FpRec *a, const FpRec *b)
+{
+    return a->hash == b->hash && a->end - a->start == b->end - b->start &&
+           memcmp(f->buf + a->start, f->buf + b->start, a->end - a->start) == 0;
+}
+
+/* Per record, from the leaves up: a record's children are the records from
+ * idx + 1, each followed by the one after its subtree. */
+static void share_props(const Fp *f, ShareRec *sr)
+{
+    for (int i = f->n_recs - 1; i >= 0; i--) {
+        const FpRec *r = &f->recs[i];
+        const PlNode *n = r->node;
+        ShareRec *p = &sr[i];
+        p->rows = pl_estimate(n);
+        p->is_heavy = n->kind == PL_JOIN || n->kind == PL_AGGREGATE;
+        p->is_volatile = node_volatile(n);
+        p->work = n->kind == PL_GET ? p->rows : 0;
+        for (int j = i + 1; j < r->end_idx; j = f->recs[j].end_idx) {
+            p->is_heavy |= sr[j].is_heavy;
+            p->is_volatile |= sr[j].is_volatile;
+            p->work += sr[j].work + sr[j].rows; /* its own work, and its rows entering n */
+        }
+    }
+}
+
+/* Worth computing once: the cost rule of docs/cache.md ("Shared subtrees"). */
+static bool is_worth_sharing(const FpRec *r, const ShareRec *p)
+{
+    return r->is_ok && p->is_heavy && !p->is_volatile && !p->is_covered && p->work > p->rows;
+}
+
+static void cover(const Fp *f, ShareRec *sr, int idx, bool is_first)
+{
+    int end = is_first ? idx + 1 : f->recs[idx].end_idx;
+    for (int i = idx; i < end; i++) {
+        sr[i].is_covered = true;
+    }
+}
+
+/* Picks the shared subtrees, largest first; an occurrence's node gets sr[].shared. */
+static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order)
+{
+    for (int i = 0; i < f->n_recs; i++) {
+        order[i] = i;
+    }
+    /* Insertion sort by length, longest first; stable, so the first
+     * occurrence in pre-order is the one computed. */
+    for (int i = 1; i < f->n_recs; i++) {
+        int k = order[i], j = i;
+        size_t len = f->recs[k].end - f->recs[k].start;
+        while (j > 0 && f->recs[order[j - 1]].end - f->recs[order[j - 1]].start < len) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = k;
+    }
+    for (int a = 0; a < f->n_recs && ctx->n_shared < PL_MAX_SHARED; a++) {
+        int i = order[a];
+        if (!is_worth_sharing(&f->recs[i], &sr[i])) {
+            continue;
+        }
+        int uses = 0;
+        for (int j = 0; j < f->n_recs; j++) {
+            uses += !sr[j].is_covered && f->recs[j].is_ok && same_range(f, &f->recs[i], &f->recs[j]);
+        }
+        if (uses < 2) {
+            continue;
+        }
+        int k = ctx->n_shared++;
+        ctx->shared[k] = (PlShared){.plan = (PlNode *)f->recs[i].node, .uses = uses};
+        for (int j = 0; j < f->n_recs; j++) {
+            if (j != i && !sr[j].is_covered && f->recs[j].is_ok &&
+                same_range(f, &f->recs[i], &f->recs[j])) {
+                sr[j].shared = k + 1;
+                cover(f, sr, j, false);
+            }
+        }
+        /* The computed occurrence's inside may still share with the rest. */
+        sr[i].shared = k + 1;
+        cover(f, sr, i, true);
+    }
+}
+
+static int shared_of(const Fp *f, const ShareRec *sr, const PlNode *n)
+{
+    for (int i = 0; i < f->n_recs; i++) {
+        if (f->recs[i].node == n && sr[i].shared > 0) {
+            return sr[i].shared;
+        }
+    }
+    return 0;
+}
+
+static PlNode *share_replace(PlCacheCtx *ctx, const Fp *f, const ShareRec *sr, PlNode *n);
+
+static bool share_inputs(PlCacheCtx *ctx, const Fp *f, const ShareRec *sr, PlNode *n)
+{
+    if (n->child != NULL && (n->child = share_replace(ctx, f, sr, n->child)) == NULL) {
+        return false;
+    }
+    if (n->right != NULL && (n->right = share_replace(ctx, f, sr, n->right)) == NULL) {
+        return false;
+    }
+    for (int i = 0; n->kind == PL_UNION && i < n->n_inputs; i++) {
+        if ((n->inputs[i] = share_replace(ctx, f, sr, n->inputs[i])) == NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* `n`, or the scan of the shared rows it is an occurrence of. */
+static PlNode *share_replace(PlCacheCtx *ctx, const Fp *f, const ShareRec *sr, PlNode *n)
+{
+    int k = shared_of(f, sr, n);
+    if (k == 0) {
+        return share_inputs(ctx, f, sr, n) ? n : NULL;
+    }
+    const PlShared *s = &ctx->shared[k - 1];
+    PlNode *g = pl_node_new(ctx->arena, PL_GET, n->n_cols);
+    int *ids = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)(n->n_cols + 1));
+    if (g == NULL || ids == NULL) {
+        cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        ids[i] = i;
+        g->types[i] = n->types[i];
+        g->names[i] = n->names[i];
+    }
+    g->table = s->table;
+    g->col_ids = ids;
+    g->shared_id = k;
+    return g;
+}
+
+/* Runs shared[k]'s plan into its table. */
+static CmStatus share_compute(PlCacheCtx *ctx, PlShared *s)
+{
+    ExResult *rows = ctx->run(ctx->run_ctx, ctx->arena, s->plan, ctx->err);
+    if (rows != NULL && st_table_reserve(s->table, ex_result_n_rows(rows), ctx->err) == CM_OK) {
+        for (int i = 0; i < ex_result_n_batches(rows) && ctx->err->code == CM_OK; i++) {
+            st_table_append(s->table, ex_result_batch(rows, i), ctx->err);
+        }
+    } else if (rows == NULL && ctx->err->code == CM_OK) {
+        cm_err_set(ctx->err, CM_INTERNAL, -1, "a shared subtree gave no result");
+    }
+    ex_result_free(rows);
+    return ctx->err->code;
+}
+
+PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root)
+{
+    if (!ctx->is_reusing || root == NULL) {
+        return root;
+    }
+    int first = ctx->n_shared;
+    Fp f = {.arena = ctx->arena, .cat = ctx->cat};
+    PlNode *out = NULL;
+    if (!fp_plan(&f, root, ctx->err)) {
+        goto done;
+    }
+    ShareRec *sr = cm_arena_alloc(ctx->arena, sizeof(ShareRec) * (size_t)f.n_recs);
+    int *order = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)f.n_recs);
+    if (sr == NULL || order == NULL) {
+        cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+        goto done;
+    }
+    memset(sr, 0, sizeof(ShareRec) * (size_t)f.n_recs);
+    share_props(&f, sr);
+    share_pick(ctx, &f, sr, order);
+    for (int k = first; k < ctx->n_shared; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "#%d", k + 1);
+        if ((ctx->shared[k].table = empty_table(name, ctx->shared[k].plan, ctx->err)) == NULL) {
+            goto done;
+        }
+        st_table_set_level(ctx->shared[k].table, ST_BLOCK_MEMORY_AND_DISK);
+    }
+    /* Every plan's occurrences of the others become scans, then the plans run
+     * smallest first: a later pick is never larger, so one nested in another
+     * is computed before it. */
+    for (int k = first; k < ctx->n_shared; k++) {
+        if (!share_inputs(ctx, &f, sr, ctx->shared[k].plan)) {
+            goto done;
+        }
+    }
+    if ((out = share_replace(ctx, &f, sr, root)) == NULL) {
+        goto done;
+    }
+    for (int k = ctx->n_shared - 1; k >= first && !ctx->is_plan_only; k--) {
+        if (share_compute(ctx, &ctx->shared[k]) != CM_OK) {
+            out = NULL;
+            goto done;
+        }
+        if (ctx->n_events < (int)(sizeof ctx->events / sizeof ctx->events[0])) {
+            const char *line = cm_arena_printf(
+                ctx->arena, "shared #%d computed once (%lld rows), used %d times", k + 1,
+                (long long)ctx->shared[k].table->n_rows, ctx->shared[k].uses);
+            if (line != NULL) {
+                ctx->events[ctx->n_events++] = line;
+            }
+        }
+    }
+done:
+    cm_free(f.buf);
+    return out;
+}
+
+void pl_cache_ctx_fini(PlCacheCtx *ctx)
+{
+    for (int k = 0; k < ctx->n_shared; k++) {
+        st_table_free(ctx->shared[k].table);
+        ctx->shared[k].table = NULL;
+    }
+    ctx->n_shared = 0;
 }
 
 /* ---- statements ----------------------------------------------------------------------- */

@@ -46,6 +46,16 @@ typedef enum PlCacheLevel {
     PL_CACHE_DISK_ONLY,
 } PlCacheLevel;
 
+/* A subtree that occurs more than once in a statement's plan, computed once
+ * into a statement-lifetime table (pl_cache_share). */
+typedef struct PlShared {
+    PlNode *plan;   /* the subtree, with its own shared subtrees replaced */
+    int uses;       /* occurrences replaced by a scan of `table` */
+    StTable *table; /* owned: the rows, named "#k"; freed by pl_cache_ctx_fini */
+} PlShared;
+
+#define PL_MAX_SHARED 16
+
 /* What one statement lends the cache: where to bind and how to run a plan. */
 typedef struct PlCacheCtx {
     PlCache *cache;
@@ -57,6 +67,9 @@ typedef struct PlCacheCtx {
                                count nothing */
     int n_events;           /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
     const char *events[16]; /* in the query arena */
+    bool is_reusing;        /* setting subplan_reuse: pl_cache_share shares subtrees */
+    int n_shared;           /* shared subtrees of the statement, #1 first */
+    PlShared shared[PL_MAX_SHARED];
     CmErr *err;
 } PlCacheCtx;
 
@@ -72,6 +85,20 @@ CmStatus pl_cache_exec(PlCacheCtx *ctx, const PsStmt *a, const char *sql);
  * of its rows (materialized first unless ctx->is_plan_only) and returns the
  * new root; NULL with ctx->err set when materializing failed. */
 PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root);
+
+/* Finds the subtrees of `root` that occur at least twice (same fingerprint,
+ * same bytes) and are worth computing once: they contain a join or an
+ * aggregate, the rows flowing through their operators outnumber the rows
+ * they give, and they read no table outside the catalog (WITH RECURSIVE
+ * results, system tables, cached rows) and call no volatile function.
+ * Largest first; each is computed once into ctx->shared[k] (unless
+ * ctx->is_plan_only: then the table stays empty) and every occurrence becomes
+ * a scan of it.  Returns the new root (root itself when ctx->is_reusing is
+ * false); NULL with ctx->err set when computing failed. */
+PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root);
+
+/* Frees the statement's shared tables (the statement has ended). */
+void pl_cache_ctx_fini(PlCacheCtx *ctx);
 
 /* The rows of `e`, computed now when missing; borrowed until the entry
  * changes (never within the statement); NULL with ctx->err. */

@@ -11,12 +11,13 @@
 #include "common/alloc.h"
 #include "planner/physical.h"
 
-/* The operator's name: a scan of cached rows (planner/cache.h) is a CACHED SCAN. */
+/* The operator's name: a scan of cached rows (planner/cache.h) is a CACHED
+ * SCAN, one of a statement's shared subtree a SHARED SCAN. */
 static const char *op_name(const PlStagePlan *plan, const ExOp *op)
 {
     for (int i = 0; i < plan->n_cached_scans; i++) {
         if (plan->cached_scans[i] == op) {
-            return "CACHED SCAN";
+            return plan->cached_is_shared[i] ? "SHARED SCAN" : "CACHED SCAN";
         }
     }
     return op->vt->name;

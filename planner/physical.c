@@ -365,7 +365,9 @@ static bool build(Builder *bld, const PlNode *n, Pipe *p)
     case PL_GET:
         memset(p, 0, sizeof *p);
         p->source = ex_scan_new(bld->a, n->table, n->n_cols, n->col_ids, bld->err);
-        if (p->source != NULL && n->cache_name != NULL && bld->plan->n_cached_scans < 16) {
+        if (p->source != NULL && (n->cache_name != NULL || n->shared_id > 0) &&
+            bld->plan->n_cached_scans < 16) {
+            bld->plan->cached_is_shared[bld->plan->n_cached_scans] = n->shared_id > 0;
             bld->plan->cached_scans[bld->plan->n_cached_scans++] = p->source;
         }
         return p->source != NULL;

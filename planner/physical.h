@@ -34,6 +34,7 @@ typedef struct PlStagePlan {
     int64_t peak_temp_bytes;   /* the most temp-file space held while it ran */
     int n_cached_scans;        /* scans of cached rows (planner/cache.h), for EXPLAIN */
     const ExOp *cached_scans[16];
+    bool cached_is_shared[16]; /* the scan reads a shared subtree's rows (SHARED SCAN) */
 } PlStagePlan;
 
 /* Builds the stages for `root`.  On failure *plan is left safe to fini. */

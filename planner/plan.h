@@ -46,6 +46,8 @@ struct PlNode {
     int *col_ids;
     const char *cache_name; /* the cache entry whose rows `table` holds (planner/cache.h), else
                                NULL; borrowed until the statement ends */
+    int shared_id;          /* k: `table` holds the rows of the statement's shared subtree #k
+                               (pl_cache_share), else 0 */
     /* VALUES */
     int n_rows;
     /* SERIES (generate_series, range) */

@@ -226,7 +226,8 @@ static PlNode *bind(Stmt *st, const PsSelect *sel)
     }
     *tail = b.temps;
     PlNode *root = pl_bind_select(&b, sel);
-    return root ? pl_cache_use(&st->cache, root) : NULL;
+    root = root ? pl_cache_use(&st->cache, root) : NULL;
+    return root ? pl_cache_share(&st->cache, root) : NULL;
 }
 
 static CmStatus stmt_select(Stmt *st)
@@ -270,6 +271,24 @@ static void add_line(void *ctx, const char *line)
 }
 
 static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap);
+
+/* Each shared subtree once, before the plan that scans it (SHARED SCAN #k). */
+static void explain_shared(Stmt *st, Lines *lines)
+{
+    for (int k = 0; k < st->cache.n_shared && st->err->code == CM_OK; k++) {
+        const PlShared *s = &st->cache.shared[k];
+        add_line(lines, cm_arena_printf(st->arena, "Shared #%d (computed once, used %d times):",
+                                        k + 1, s->uses));
+        PlStagePlan plan = {0};
+        if (pl_physical_plan(st->arena, s->plan, &st->s->cfg, &plan, st->err) == CM_OK) {
+            pl_explain_plan(&plan, false, add_line, lines);
+        }
+        pl_stage_plan_fini(&plan);
+    }
+    if (st->cache.n_shared > 0) {
+        add_line(lines, "Plan:");
+    }
+}
 
 static CmStatus stmt_explain(Stmt *st)
 {
@@ -348,6 +367,7 @@ static CmStatus stmt_explain(Stmt *st)
                 pl_explain_plan(&initial, false, add_line, &lines);
                 add_line(&lines, "Final plan:");
             }
+            explain_shared(st, &lines);
             pl_explain_plan(&plan, analyze, add_line, &lines);
             for (int i = 0; analyze && i < st->cache.n_events; i++) {
                 add_line(&lines, cm_arena_printf(st->arena, "Cache: %s", st->cache.events[i]));
@@ -637,6 +657,7 @@ static CmStatus create_view(Stmt *st)
     if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
         return st->err->code;
     }
+    st->cache.is_reusing = false; /* bound for its columns only: nothing runs */
     PlNode *root = bind(st, a->select);
     if (root == NULL) {
         return st->err->code;
@@ -1320,7 +1341,8 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     cm_mem_set_limit(s->cfg.memory_limit);
     st_blocks_configure(s->cfg.temp_directory, s->cfg.max_temp_directory_size);
     st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
-                            .run = run_for_binder, .run_ctx = &st, .err = err};
+                            .run = run_for_binder, .run_ctx = &st,
+                            .is_reusing = s->cfg.subplan_reuse, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
         if (dispatch(&st) == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);
@@ -1335,6 +1357,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     }
     pl_result_free(st.res);
     pl_temps_free(st.temps);
+    pl_cache_ctx_fini(&st.cache);
     cm_arena_fini(&arena);
     return err->code;
 }

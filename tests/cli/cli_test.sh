@@ -880,5 +880,17 @@ else
     fail "EXPLAIN ANALYZE shows cache reads and writes" "exit $RC: $(head -c 600 "$OUT")"
 fi
 
+# ---- shared subtrees in EXPLAIN ANALYZE (docs/cache.md) -----------------------------
+sl -c "CREATE TABLE st (a INTEGER, b INTEGER); INSERT INTO st VALUES (1, 2), (2, 3), (1, 4);
+EXPLAIN ANALYZE WITH x AS (SELECT a, sum(b) s FROM st GROUP BY a) SELECT * FROM x p JOIN x q ON p.a = q.a"
+if [ "$RC" -eq 0 ] &&
+   [ "$(grep -c '^Cache: shared #1 computed once (2 rows), used 2 times$' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Shared #1 (computed once, used 2 times):$' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c 'SHARED SCAN #1 (2 of 2 columns).*  \[rows=2\]' "$OUT")" -eq 2 ]; then
+    pass
+else
+    fail "EXPLAIN ANALYZE shows the shared subtree's rows" "exit $RC: $(head -c 600 "$OUT")"
+fi
+
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]
