@@ -490,7 +490,7 @@ CmStatus sh_shuffle_debug_corrupt(ShShuffle *sh, int part, int map_id, ShDamage 
     int fd = open(path, O_RDWR | O_CLOEXEC);
     ShBlockHeader h;
     int64_t at = fd >= 0 ? find_record(fd, size, map_id, attempt, &h) : -1;
-    unsigned char byte;
+    unsigned char byte = 0;
     if (at >= 0) {
         at += what == SH_DAMAGE_HEADER ? 8 : SH_DISK_HDR_BYTES + h.stored_bytes / 2;
     }
