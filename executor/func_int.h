@@ -1,6 +1,6 @@
 /*
  * func_int.h - shared by the kernel files of executor/ (func.c, func_string.c,
- * func_math.c).  Never included outside executor/.
+ * func_text.c, func_math.c, ...).  Never included outside executor/.
  */
 #pragma once
 
@@ -9,6 +9,11 @@
 #define KERNEL_ARGS                                                                           \
     const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, CmArena *heap,  \
         CmErr *err
+
+/* Code points in the UTF-8 text s[0..n) (continuation bytes not counted). */
+size_t ex_utf8_len(const char *s, size_t n);
+/* Byte offset of code point k (0-based) of s[0..n), or n. */
+size_t ex_utf8_offset(const char *s, size_t n, int64_t k);
 
 /* out validity = AND of the arguments' validity (positions line up). */
 void ex_and_validity(const CmVec *const *args, int n, CmVec *out);

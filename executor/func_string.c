@@ -17,7 +17,7 @@ static CmStatus str_oom(const ExExpr *e, CmErr *err)
     return cm_err_set(err, CM_OOM, e->src_off, "out of memory");
 }
 
-static size_t utf8_len(const char *s, size_t n)
+size_t ex_utf8_len(const char *s, size_t n)
 {
     size_t chars = 0;
     for (size_t i = 0; i < n; i++) {
@@ -26,8 +26,7 @@ static size_t utf8_len(const char *s, size_t n)
     return chars;
 }
 
-/* Byte offset of code point `k` (0-based) in s[0..n), or n. */
-static size_t utf8_offset(const char *s, size_t n, int64_t k)
+size_t ex_utf8_offset(const char *s, size_t n, int64_t k)
 {
     size_t i = 0;
     while (i < n && k > 0) {
@@ -47,7 +46,7 @@ static CmStatus length_k(KERNEL_ARGS)
     ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        r[p] = cm_vec_is_null(out, p) ? 0 : (int64_t)utf8_len(cm_str_data(&a[p]), a[p].len);
+        r[p] = cm_vec_is_null(out, p) ? 0 : (int64_t)ex_utf8_len(cm_str_data(&a[p]), a[p].len);
     }
     return CM_OK;
 }
@@ -135,11 +134,11 @@ static CmStatus substr_k(KERNEL_ARGS)
         int64_t count = cnt != NULL ? cnt[p] : 0;
         bool needs_len = st[p] < 0;
         /* Without a count from the end, the length only clips, which the walk does. */
-        int64_t n_chars = needs_len ? (int64_t)utf8_len(s, n) : INT64_MAX;
+        int64_t n_chars = needs_len ? (int64_t)ex_utf8_len(s, n) : INT64_MAX;
         int64_t first, n_take;
         substr_range(st[p], count, cnt != NULL, n_chars, &first, &n_take);
-        size_t from = utf8_offset(s, n, first);
-        size_t to = from + utf8_offset(s + from, n - from, n_take);
+        size_t from = ex_utf8_offset(s, n, first);
+        size_t to = from + ex_utf8_offset(s + from, n - from, n_take);
         /* A slice of the argument, whose bytes live as long as this output. */
         r[p] = cm_str_make(s + from, (uint32_t)(to - from));
     }
@@ -240,7 +239,7 @@ static CmStatus strpos_k(KERNEL_ARGS)
         r[p] = 0;
         for (size_t k = 0; k + m <= n; k++) {
             if (memcmp(s + k, t, m) == 0) {
-                r[p] = (int64_t)utf8_len(s, k) + 1;
+                r[p] = (int64_t)ex_utf8_len(s, k) + 1;
                 break;
             }
         }

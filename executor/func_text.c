@@ -26,29 +26,6 @@ static char *text_buf(CmArena *heap, size_t n, char *small)
     return n <= CM_STR_INLINE ? small : cm_arena_alloc(heap, n);
 }
 
-static size_t u8_len(const char *s, size_t n)
-{
-    size_t chars = 0;
-    for (size_t i = 0; i < n; i++) {
-        chars += ((unsigned char)s[i] & 0xc0) != 0x80;
-    }
-    return chars;
-}
-
-/* Byte offset of code point k (0-based) of s[0..n), or n. */
-static size_t u8_offset(const char *s, size_t n, int64_t k)
-{
-    size_t i = 0;
-    while (i < n && k > 0) {
-        i++;
-        while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80) {
-            i++;
-        }
-        k--;
-    }
-    return i;
-}
-
 /* Bytes of the code point starting at s[0] (at most n). */
 static size_t u8_char_len(const char *s, size_t n)
 {
@@ -131,13 +108,13 @@ static CmStatus pad_k(KERNEL_ARGS)
     ex_and_validity(args, 3, out);
     ROWS_BEGIN
     const char *s = cm_str_data(&a[p]), *fill = cm_str_data(&f[p]);
-    size_t n_chars = u8_len(s, a[p].len);
+    size_t n_chars = ex_utf8_len(s, a[p].len);
     int64_t want = len[p] < 0 ? 0 : len[p];
     if ((uint64_t)want <= n_chars) {
-        r[p] = cm_str_make(s, (uint32_t)u8_offset(s, a[p].len, want));
+        r[p] = cm_str_make(s, (uint32_t)ex_utf8_offset(s, a[p].len, want));
         continue;
     }
-    size_t n_fill_chars = u8_len(fill, f[p].len);
+    size_t n_fill_chars = ex_utf8_len(fill, f[p].len);
     if (n_fill_chars == 0) {
         return cm_err_set(err, CM_RUNTIME, e->src_off, "insufficient padding in %s",
                           e->aux ? "rpad" : "lpad");
@@ -145,7 +122,7 @@ static CmStatus pad_k(KERNEL_ARGS)
     /* The pad: (want - n_chars) characters of fill, repeated. */
     int64_t pad_chars = want - (int64_t)n_chars;
     int64_t whole = pad_chars / (int64_t)n_fill_chars, rest = pad_chars % (int64_t)n_fill_chars;
-    size_t rest_bytes = u8_offset(fill, f[p].len, rest);
+    size_t rest_bytes = ex_utf8_offset(fill, f[p].len, rest);
     if (whole > (int64_t)(UINT32_MAX / (f[p].len ? f[p].len : 1))) {
         return cm_err_set(err, CM_LIMIT, e->src_off, "result of %s is too long",
                           e->aux ? "rpad" : "lpad");
@@ -195,7 +172,7 @@ static CmStatus split_part_k(KERNEL_ARGS)
     if (want < 0) {
         /* Count the fields first: k < 0 is field n_fields + k + 1. */
         if (m == 0) {
-            n_fields = (int64_t)u8_len(s, n);
+            n_fields = (int64_t)ex_utf8_len(s, n);
         } else {
             n_fields = 1;
             for (size_t k = 0; k + m <= n;) {
@@ -306,13 +283,13 @@ static CmStatus left_right_k(KERNEL_ARGS)
     const char *s = cm_str_data(&a[p]);
     size_t n = a[p].len;
     int64_t k = cnt[p];
-    int64_t n_chars = (k < 0 || e->aux) ? (int64_t)u8_len(s, n) : INT64_MAX;
+    int64_t n_chars = (k < 0 || e->aux) ? (int64_t)ex_utf8_len(s, n) : INT64_MAX;
     int64_t take = k >= 0 ? (k < n_chars ? k : n_chars) : (n_chars + k > 0 ? n_chars + k : 0);
     if (e->aux) {
-        size_t from = u8_offset(s, n, n_chars - take);
+        size_t from = ex_utf8_offset(s, n, n_chars - take);
         r[p] = cm_str_make(s + from, (uint32_t)(n - from));
     } else {
-        r[p] = cm_str_make(s, (uint32_t)u8_offset(s, n, take));
+        r[p] = cm_str_make(s, (uint32_t)ex_utf8_offset(s, n, take));
     }
     ROWS_END
     return CM_OK;
