@@ -544,28 +544,36 @@ static int agg_fn_of(const char *name, bool star)
     return -1;
 }
 
-bool pl_has_aggregate(const PsExpr *ast)
+/* True when some node of `ast` (not looking into subqueries) satisfies is(). */
+static bool ast_any(const PsExpr *ast, bool (*is)(const PsExpr *))
 {
     /* `left` by iteration: a chain of operators is as deep as it is long */
     for (; ast != NULL; ast = ast->left) {
-        if (ast->kind == PS_EX_FUNC && agg_fn_of(ast->name, ast->star) >= 0 && ast->over == NULL) {
-            return true;
-        }
-        if (pl_has_aggregate(ast->right)) {
+        if (is(ast) || ast_any(ast->right, is)) {
             return true;
         }
         for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
             if (ast->kind == PS_EX_CASE) {
                 const PsWhen *w = ast->args->items[i];
-                if (pl_has_aggregate(w->cond) || pl_has_aggregate(w->result)) {
+                if (ast_any(w->cond, is) || ast_any(w->result, is)) {
                     return true;
                 }
-            } else if (pl_has_aggregate(ast->args->items[i])) {
+            } else if (ast_any(ast->args->items[i], is)) {
                 return true;
             }
         }
     }
     return false;
+}
+
+static bool is_aggregate_call(const PsExpr *ast)
+{
+    return ast->kind == PS_EX_FUNC && agg_fn_of(ast->name, ast->star) >= 0 && ast->over == NULL;
+}
+
+bool pl_has_aggregate(const PsExpr *ast)
+{
+    return ast_any(ast, is_aggregate_call);
 }
 
 static CmType agg_result_type(ExAggFn fn, CmType arg)
@@ -826,27 +834,14 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     return ref;
 }
 
+static bool is_window_call(const PsExpr *ast)
+{
+    return ast->kind == PS_EX_FUNC && ast->over != NULL;
+}
+
 static bool has_window(const PsExpr *ast)
 {
-    for (; ast != NULL; ast = ast->left) { /* `left` by iteration, as pl_has_aggregate */
-        if (ast->kind == PS_EX_FUNC && ast->over != NULL) {
-            return true;
-        }
-        if (has_window(ast->right)) {
-            return true;
-        }
-        for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
-            if (ast->kind == PS_EX_CASE) {
-                const PsWhen *w = ast->args->items[i];
-                if (has_window(w->cond) || has_window(w->result)) {
-                    return true;
-                }
-            } else if (has_window(ast->args->items[i])) {
-                return true;
-            }
-        }
-    }
-    return false;
+    return ast_any(ast, is_window_call);
 }
 
 /* After aggregation: e, the binding of a subtree before aggregation, as a
