@@ -1574,7 +1574,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    ex_op_res_init(op, task->query, &l->res, "hash aggregate");
+    ex_op_res_init(op, &l->res, "hash aggregate");
     cm_arena_init(&l->strings, 64 * 1024);
     l->temp_dir = task->query != NULL ? task->query->config.temp_directory : "/tmp";
     l->max_temp = task->query != NULL ? task->query->config.max_temp_directory_size : 0;

@@ -1142,7 +1142,7 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     cm_err_init(&g->err);
     cm_cond_init(&g->built_cond);
     g->n_threads = q->config.threads > 0 ? (int)q->config.threads : 1;
-    ex_op_res_init(op, q, &g->mem, "hash join build");
+    ex_op_res_init(op, &g->mem, "hash join build");
     /* Decoded batches take more room than the shuffle blocks the broadcast
      * decision measured: twice its threshold is still a broadcast table. */
     g->cap.cap = 2 * cm_config_broadcast_bytes(&q->config);
@@ -1392,7 +1392,7 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         const ExTaskRead *t = s->ranges ? &s->ranges->task[task->task_idx] : NULL;
         int p0 = t ? t->p0 : task->task_idx;
         int p1 = t ? t->p1 : task->task_idx + 1;
-        ex_op_res_init(op, task->query, &l->mem, "hash join build");
+        ex_op_res_init(op, &l->mem, "hash join build");
         l->query = task->query;
         bool needs_whole = s->type == EX_JOIN_MARK && !s->mark_plain;
         if (table_build(s, l, p0, p1, t ? t->b0 : 0, t ? t->b1 : -1, err) != CM_OK ||
@@ -1404,7 +1404,7 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
     } else if ((l->table = shared_table(op, s, err)) == NULL) {
         /* Too big to broadcast: this task joins with the whole build in grace mode. */
         ShShuffle *sh = *s->build;
-        ex_op_res_init(op, task->query, &l->mem, "hash join build");
+        ex_op_res_init(op, &l->mem, "hash join build");
         l->query = task->query;
         if (err->code != CM_OK || grace_start(s, l, err) != CM_OK ||
             read_batches(s, &l->own, 0, sh_shuffle_n_parts(sh), 0, -1, &l->mem, l, NULL, err) !=

@@ -107,9 +107,11 @@ struct ExQuery {
  * batches; the stage driver calls it between every batch it moves. */
 CmStatus ex_query_check(ExQuery *q, CmErr *err);
 
-/* Prepares r as a consumer of execution memory for op in query q (named `what`
- * in messages: a static string). */
-void ex_op_res_init(ExOp *op, ExQuery *q, CmMemRes *r, const char *what);
+/* Prepares r as a consumer of execution memory for op (named `what` in
+ * messages: a static string).  It counts for the op's query through
+ * op->mem.parent, which ex_stage_run sets once before the tasks start: every
+ * task of the op reserves through here at once. */
+void ex_op_res_init(ExOp *op, CmMemRes *r, const char *what);
 /* Counts a spill file of `bytes` bytes that op wrote. */
 void ex_op_count_spill(ExOp *op, int64_t bytes);
 

@@ -146,7 +146,7 @@ static CmStatus result_global_init(ExOp *op, ExQuery *q, CmErr *err)
     if (g == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory");
     }
-    ex_op_res_init(op, q, &g->mem, "query result");
+    ex_op_res_init(op, &g->mem, "query result");
     g->stream = ex_result_stream(op->spec, &g->stream_ctx);
     snprintf(g->temp_dir, sizeof g->temp_dir, "%s", q->config.temp_directory);
     g->max_temp = q->config.max_temp_directory_size;
@@ -178,7 +178,7 @@ static void *result_local_init(ExOp *op, const ExTask *task, CmErr *err)
         }
         l->pend->rows = l->rows;
         l->rows = NULL;
-        ex_op_res_init(op, task->query, &l->pend->mem, "rows waiting to be appended");
+        ex_op_res_init(op, &l->pend->mem, "rows waiting to be appended");
     } else {
         ex_result_set_mem(l->rows, &g->mem);
     }

@@ -539,7 +539,7 @@ ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, cons
         cm_err_set(err, CM_OOM, -1, "out of memory creating a sort");
         return NULL;
     }
-    ex_op_res_init(op, q, &s->res, what);
+    ex_op_res_init(op, &s->res, what);
     s->op = op;
     CmConfig defaults;
     const CmConfig *cfg = q != NULL ? &q->config : NULL;

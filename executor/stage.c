@@ -39,11 +39,8 @@ ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const 
     return op;
 }
 
-void ex_op_res_init(ExOp *op, ExQuery *q, CmMemRes *r, const char *what)
+void ex_op_res_init(ExOp *op, CmMemRes *r, const char *what)
 {
-    /* op->mem.parent is set once by ex_stage_run, before the tasks start:
-     * every task of the op reserves through here at once. */
-    (void)q;
     cm_mem_res_init(r, CM_MEM_EXECUTION, what, &op->mem);
 }
 

@@ -433,7 +433,7 @@ static void *win_local_init(ExOp *op, const ExTask *task, CmErr *err)
         return NULL;
     }
     cm_arena_init(&l->strings, 16 * 1024);
-    ex_op_res_init(op, task->query, &l->part_res, "WINDOW partition");
+    ex_op_res_init(op, &l->part_res, "WINDOW partition");
     int n_keys = s->n_part + s->n_order;
     l->keys = cm_malloc(sizeof(ExSortKey) * (size_t)(n_keys ? n_keys : 1));
     if (l->keys == NULL) {
