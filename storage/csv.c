@@ -515,6 +515,12 @@ static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
     return err->code;
 }
 
+/* True when the statement was asked to stop (StCsvOptions.interrupt). */
+static bool interrupted(const StCsvOptions *opt)
+{
+    return opt->interrupt != NULL && atomic_load(opt->interrupt);
+}
+
 CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPool *pool,
                      int64_t *n_rows, CmErr *err)
 {
@@ -549,15 +555,12 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     }
     ld.data = buf;
     for (;;) {
-        bool stop = opt->interrupt != NULL && atomic_load(opt->interrupt);
-        if (!stop && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK) {
-            stop = opt->interrupt != NULL && atomic_load(opt->interrupt);
-            if (!stop && load_window(&ld, t, pool, err) != CM_OK) {
-                goto done;
-            }
+        if (!interrupted(opt) && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK &&
+            !interrupted(opt) && load_window(&ld, t, pool, err) != CM_OK) {
+            goto done;
         }
-        if (stop) {
-            /* Ctrl+C: a read from a pipe may have failed with EINTR first. */
+        if (interrupted(opt)) {
+            /* Ctrl+C; a read from a pipe may have failed with EINTR first. */
             cm_err_init(err);
             cm_err_set(err, CM_CANCELLED, -1, "interrupted");
         }
