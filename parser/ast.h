@@ -245,7 +245,8 @@ typedef struct PsColumnDef {
 
 typedef struct PsSetClause {
     const char *column;
-    PsExpr *value;
+    int64_t column_off; /* byte offset of the column name, for errors */
+    PsExpr *value;      /* NULL in an INSERT's column list */
 } PsSetClause;
 
 typedef struct PsOption {
@@ -292,6 +293,7 @@ struct PsStmt {
     PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary, is_lazy;
     PsList *columns;
+    PsList *column_names; /* INSERT's column list as PsSetClause (names with offsets) */
     PsList *sets;
     PsList *uniques;     /* CREATE TABLE: table-level UNIQUE (..) column lists */
     PsList *options;

@@ -400,6 +400,7 @@ PsSetClause *ps_build_set_clause(PsParse *ps, PsToken column, PsExpr *value)
 {
     PsSetClause *set = ps_build_alloc(ps, sizeof(PsSetClause));
     set->column = ps_build_ident(ps, column);
+    set->column_off = column.off;
     set->value = value;
     return set;
 }

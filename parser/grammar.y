@@ -201,12 +201,19 @@ cmd(A) ::= INSERT(K) INTO qname(T) select(S). {
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->select = S;
 }
-cmd(A) ::= INSERT(K) INTO qname(T) LP name_list(L) RP select(S). {
+cmd(A) ::= INSERT(K) INTO qname(T) LP insert_cols(L) RP select(S). {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
-    A->columns = L;
+    A->column_names = L;
+    for (int i = 0; L != NULL && i < L->n; i++) {
+        A->columns = ps_build_list(ps, A->columns, (void *)((PsSetClause *)L->items[i])->column);
+    }
     A->select = S;
 }
+/* Names with their offsets, so that an unknown or repeated one is pointed at. */
+%type insert_cols {PsList *}
+insert_cols(A) ::= ID(N).                     { A = ps_build_list(ps, NULL, ps_build_set_clause(ps, N, NULL)); }
+insert_cols(A) ::= insert_cols(L) COMMA ID(N). { A = ps_build_list(ps, L, ps_build_set_clause(ps, N, NULL)); }
 cmd(A) ::= INSERT(K) INTO qname(T) DEFAULT VALUES. {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);

@@ -147,7 +147,7 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr
             col++;
         }
         if (col == t->n_cols) {
-            cm_err_set(b->err, CM_BIND, c->value->src_off, "unknown column '%s' in table '%s'",
+            cm_err_set(b->err, CM_BIND, c->column_off, "unknown column '%s' in table '%s'",
                        c->column, t->name);
             return NULL;
         }

@@ -492,6 +492,12 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
         }
     }
     if (found < 0) {
+        /* `t.nosuch` where t is an enclosing query's table: the column is what is unknown */
+        const PlOuter *o = ctx->b->outer;
+        for (int i = 0; !table_seen && o != NULL && i < o->scope->n; i++) {
+            const char *table = o->scope->cols[i].table;
+            table_seen = table != NULL && strcmp(table, ast->qualifier) == 0;
+        }
         if (!table_seen) {
             return fail(ctx, CM_BIND, ast->src_off, "unknown table '%s'", ast->qualifier);
         }
@@ -544,26 +550,36 @@ static int agg_fn_of(const char *name, bool star)
     return -1;
 }
 
-/* True when some node of `ast` (not looking into subqueries) satisfies is(). */
-static bool ast_any(const PsExpr *ast, bool (*is)(const PsExpr *))
+/* The first node of `ast` (not looking into subqueries) that satisfies is(), or NULL. */
+static const PsExpr *ast_find(const PsExpr *ast, bool (*is)(const PsExpr *))
 {
     /* `left` by iteration: a chain of operators is as deep as it is long */
     for (; ast != NULL; ast = ast->left) {
-        if (is(ast) || ast_any(ast->right, is)) {
-            return true;
+        const PsExpr *hit;
+        if (is(ast)) {
+            return ast;
+        }
+        if ((hit = ast_find(ast->right, is)) != NULL) {
+            return hit;
         }
         for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
             if (ast->kind == PS_EX_CASE) {
                 const PsWhen *w = ast->args->items[i];
-                if (ast_any(w->cond, is) || ast_any(w->result, is)) {
-                    return true;
+                if ((hit = ast_find(w->cond, is)) != NULL ||
+                    (hit = ast_find(w->result, is)) != NULL) {
+                    return hit;
                 }
-            } else if (ast_any(ast->args->items[i], is)) {
-                return true;
+            } else if ((hit = ast_find(ast->args->items[i], is)) != NULL) {
+                return hit;
             }
         }
     }
-    return false;
+    return NULL;
+}
+
+static bool ast_any(const PsExpr *ast, bool (*is)(const PsExpr *))
+{
+    return ast_find(ast, is) != NULL;
 }
 
 static bool is_aggregate_call(const PsExpr *ast)
@@ -574,6 +590,11 @@ static bool is_aggregate_call(const PsExpr *ast)
 bool pl_has_aggregate(const PsExpr *ast)
 {
     return ast_any(ast, is_aggregate_call);
+}
+
+const PsExpr *pl_find_aggregate(const PsExpr *ast)
+{
+    return ast_find(ast, is_aggregate_call);
 }
 
 static CmType agg_result_type(ExAggFn fn, CmType arg)

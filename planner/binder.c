@@ -867,8 +867,9 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
         if (!distinct_from_names(b, sel->from, seen, &n_seen)) {
             return NULL;
         }
-        if (sel->where != NULL && pl_has_aggregate(sel->where)) {
-            cm_err_set(b->err, CM_BIND, sel->where->src_off,
+        const PsExpr *agg = sel->where != NULL ? pl_find_aggregate(sel->where) : NULL;
+        if (agg != NULL) {
+            cm_err_set(b->err, CM_BIND, agg->src_off,
                        "aggregate functions are not allowed in WHERE");
             return NULL;
         }
@@ -899,9 +900,9 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
     if (input == NULL || sel->where == NULL) {
         return input;
     }
-    if (pl_has_aggregate(sel->where)) {
-        cm_err_set(b->err, CM_BIND, sel->where->src_off,
-                   "aggregate functions are not allowed in WHERE");
+    const PsExpr *agg = pl_find_aggregate(sel->where);
+    if (agg != NULL) {
+        cm_err_set(b->err, CM_BIND, agg->src_off, "aggregate functions are not allowed in WHERE");
         return NULL;
     }
     ExExpr *pred = pl_bind_scalar(b, sc, sel->where, "WHERE");

@@ -124,6 +124,8 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast);
 
 /* True when the tree holds an aggregate call (not looking into subqueries). */
 bool pl_has_aggregate(const PsExpr *ast);
+/* The first aggregate call in `ast` (for an error's position), or NULL. */
+const PsExpr *pl_find_aggregate(const PsExpr *ast);
 
 /* Structural equality of bound expressions. */
 bool pl_expr_equal(const ExExpr *a, const ExExpr *b);

@@ -807,17 +807,20 @@ static int *insert_targets(Stmt *st, const StTable *t, int *n_src)
             continue;
         }
         const char *name = cols->items[i];
+        const PsList *named = st->ast->column_names;
+        int64_t off = named != NULL && i < named->n
+                          ? ((const PsSetClause *)named->items[i])->column_off
+                          : st->ast->src_off;
         int col = 0;
         while (col < t->n_cols && strcmp(t->cols[col].name, name) != 0) {
             col++;
         }
         if (col == t->n_cols) {
-            cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown column '%s' in table '%s'",
-                       name, t->name);
+            cm_err_set(st->err, CM_BIND, off, "unknown column '%s' in table '%s'", name, t->name);
             return NULL;
         }
         if (is_listed[col]) {
-            cm_err_set(st->err, CM_BIND, st->ast->src_off, "column '%s' is listed twice", name);
+            cm_err_set(st->err, CM_BIND, off, "column '%s' is listed twice", name);
             return NULL;
         }
         is_listed[col] = true;
