@@ -2,6 +2,8 @@
  * func_date.c - date functions: extract/date_part fields, the year/month/day
  * shorthands, and adding days or calendar months (an end-of-month date stays
  * within the shorter month: Jan 31 + 1 month = Feb 28/29, as in PostgreSQL).
+ * A TIME has the fields hour..microsecond and epoch (seconds since midnight);
+ * a DATE has them too, as midnight (0), as DuckDB reads a DATE as a timestamp.
  */
 #include <string.h>
 
@@ -10,6 +12,7 @@
 
 typedef enum DateField {
     F_YEAR, F_MONTH, F_DAY, F_QUARTER, F_DOW, F_DOY, F_WEEK, F_EPOCH, F_DECADE, F_CENTURY,
+    F_HOUR, F_MINUTE, F_SECOND, F_MILLISECOND, F_MICROSECOND,
 } DateField;
 
 static const struct {
@@ -18,7 +21,9 @@ static const struct {
 } FIELDS[] = {{"year", F_YEAR},       {"month", F_MONTH},     {"day", F_DAY},
               {"quarter", F_QUARTER}, {"dow", F_DOW},         {"dayofweek", F_DOW},
               {"doy", F_DOY},         {"dayofyear", F_DOY},   {"week", F_WEEK},
-              {"epoch", F_EPOCH},     {"decade", F_DECADE},   {"century", F_CENTURY}};
+              {"epoch", F_EPOCH},     {"decade", F_DECADE},   {"century", F_CENTURY},
+              {"hour", F_HOUR},       {"minute", F_MINUTE},   {"second", F_SECOND},
+              {"millisecond", F_MILLISECOND},                 {"microsecond", F_MICROSECOND}};
 
 static int64_t field_of(int32_t days, DateField f)
 {
@@ -46,8 +51,26 @@ static int64_t field_of(int32_t days, DateField f)
     case F_EPOCH: return (int64_t)days * 86400;
     case F_DECADE: return y / 10;
     case F_CENTURY: return y > 0 ? (y - 1) / 100 + 1 : y / 100 - 1;
+    case F_HOUR:
+    case F_MINUTE:
+    case F_SECOND:
+    case F_MILLISECOND:
+    case F_MICROSECOND: return 0;
     }
     return 0;
+}
+
+/* The field of a time of day in microseconds; -1 for a field a TIME lacks. */
+static int64_t time_field_of(int64_t us, DateField f)
+{
+    switch (f) {
+    case F_HOUR: return us / 3600000000;
+    case F_MINUTE: return us / 60000000 % 60;
+    case F_SECOND: return us / 1000000 % 60;
+    case F_MILLISECOND: return us / 1000 % 60000;
+    case F_MICROSECOND: return us % 60000000;
+    default: return -1;
+    }
 }
 
 static CmStatus extract_k(KERNEL_ARGS)
@@ -58,6 +81,31 @@ static CmStatus extract_k(KERNEL_ARGS)
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         r[p] = field_of(a[p], (DateField)e->aux);
+    }
+    return CM_OK;
+}
+
+static CmStatus extract_time_k(KERNEL_ARGS)
+{
+    const int64_t *a = args[e->n_args - 1]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args + e->n_args - 1, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = time_field_of(a[p], (DateField)e->aux);
+    }
+    return CM_OK;
+}
+
+/* epoch of a TIME: seconds since midnight with the fraction, as DuckDB. */
+static CmStatus time_epoch_k(KERNEL_ARGS)
+{
+    const int64_t *a = args[e->n_args - 1]->data;
+    double *r = out->data;
+    ex_and_validity(args + e->n_args - 1, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = (double)a[p] / 1e6;
     }
     return CM_OK;
 }
@@ -110,6 +158,22 @@ CmStatus ex_resolve_date(const char *name, int n_args, const CmType *types, int6
     }
     /* year(d), month(d), ...: the shorthands of extract. */
     for (size_t i = 0; n_args == 1 && i < sizeof FIELDS / sizeof FIELDS[0]; i++) {
+        if (!strcmp(name, FIELDS[i].name) && types[0].id == CM_T_TIME) {
+            if (FIELDS[i].field == F_EPOCH) {
+                m->arg_types[0] = types[0];
+                m->result = cm_type_make(CM_T_DOUBLE);
+                m->kernel = time_epoch_k;
+                return CM_OK;
+            }
+            if (time_field_of(0, FIELDS[i].field) < 0) {
+                return cm_err_set(err, CM_BIND, off, "a TIME has no field %s", name);
+            }
+            m->arg_types[0] = types[0];
+            m->result = i64;
+            m->kernel = extract_time_k;
+            m->aux = FIELDS[i].field;
+            return CM_OK;
+        }
         if (!strcmp(name, FIELDS[i].name)) {
             m->arg_types[0] = date;
             m->result = i64;
@@ -118,9 +182,6 @@ CmStatus ex_resolve_date(const char *name, int n_args, const CmType *types, int6
             return CM_OK;
         }
     }
-    (void)types;
-    (void)off;
-    (void)err;
     return EX_NOT_MINE;
 }
 
