@@ -115,7 +115,17 @@ typedef struct PsWindow {
     PsFrameUnit frame;    /* PS_FRAME_NONE when no frame clause was written */
     PsBoundKind start_kind, end_kind;
     PsExpr *start_off, *end_off; /* for n PRECEDING / n FOLLOWING */
+    const char *ref;      /* OVER w / OVER (w ...): the named window it builds on, or NULL */
+    int64_t ref_off;
+    bool ref_bare;        /* OVER w, without parentheses: w as it is, frame included */
 } PsWindow;
+
+/* WINDOW name AS (spec) of a SELECT. */
+typedef struct PsWindowDef {
+    const char *name;
+    int64_t name_off;
+    PsWindow *spec;
+} PsWindowDef;
 
 struct PsExpr {
     PsExprKind kind;
@@ -215,6 +225,7 @@ struct PsSelect {
     PsGroupKind group_kind;
     PsList *group_by;     /* PsExpr*; for PS_GROUP_SETS a list of PsList* (each a set) */
     PsExpr *having;
+    PsList *windows;      /* PsWindowDef* of the WINDOW clause, or NULL */
     PsExpr *qualify;      /* reserved, NULL */
     /* SETOP */
     PsSetOp setop;

@@ -638,6 +638,21 @@ PsWindow *ps_build_window(PsParse *ps, PsList *partition_by, PsList *order_by, P
     return w;
 }
 
+void ps_build_window_ref(PsParse *ps, PsWindow *w, PsToken name)
+{
+    w->ref = ps_build_ident(ps, name);
+    w->ref_off = name.off;
+}
+
+PsWindowDef *ps_build_window_def(PsParse *ps, PsToken name, PsWindow *spec)
+{
+    PsWindowDef *d = ps_build_alloc(ps, sizeof(PsWindowDef));
+    d->name = ps_build_ident(ps, name);
+    d->name_off = name.off;
+    d->spec = spec;
+    return d;
+}
+
 PsOrderItem *ps_build_order_item(PsParse *ps, PsExpr *x, bool desc, int nulls)
 {
     PsOrderItem *item = ps_build_alloc(ps, sizeof(PsOrderItem));

@@ -63,7 +63,7 @@
 %token ALL AND AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
     FALSE FROM FULL GROUP HAVING ILIKE IN INNER INTERSECT INTO IS ISNULL JOIN LEADING
     LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER RIGHT SELECT THEN
-    TRAILING TRUE UNION USING WHEN WHERE WITH.
+    TRAILING TRUE UNION USING WHEN WHERE WINDOW WITH.
 
 %left UNION EXCEPT.
 %left INTERSECT.
@@ -397,9 +397,22 @@ select_clause(A) ::= select_with_parens(A).
 
 %type simple_select {PsSelect *}
 simple_select(A) ::= SELECT(K) opt_distinct(D) target_list(T) from_clause(F) where_clause(W)
-                     group_clause(G) having_clause(H). {
+                     group_clause(G) having_clause(H) window_clause(N). {
     A = ps_build_simple(ps, K, D, T, F, W, &G, H);
+    A->windows = N;
 }
+
+/* WINDOW w AS (...), ...: named windows, resolved by the binder (PostgreSQL's rules). */
+%type window_clause {PsList *}
+window_clause(A) ::= .                     { A = NULL; }
+window_clause(A) ::= WINDOW window_defs(L). { A = L; }
+
+%type window_defs {PsList *}
+window_defs(A) ::= window_def(D).                       { A = ps_build_list(ps, NULL, D); }
+window_defs(A) ::= window_defs(L) COMMA window_def(D).  { A = ps_build_list(ps, L, D); }
+
+%type window_def {PsWindowDef *}
+window_def(A) ::= ID(N) AS LP window_spec(W) RP. { A = ps_build_window_def(ps, N, W); }
 simple_select(A) ::= values_clause(A).
 simple_select(A) ::= select_clause(L) UNION opt_all(D) select_clause(R). {
     A = ps_build_setop(ps, PS_SET_UNION, D, L, R);
@@ -881,10 +894,23 @@ filter_clause(A) ::= FILTER LP WHERE expr(X) RP. { A = X; }
 %type over_clause {PsWindow *}
 over_clause(A) ::= .                           { A = NULL; }
 over_clause(A) ::= OVER LP window_spec(W) RP.  { A = W; }
+over_clause(A) ::= OVER ID(N). {
+    A = ps_build_window(ps, NULL, NULL, NULL);
+    ps_build_window_ref(ps, A, N);
+    A->ref_bare = true;
+}
 
+/* Spelled out so that each first token is shifted where it stands: with an empty
+ * PARTITION BY reduced first, ROWS and RANGE would fall back to ID (a window name). */
 %type window_spec {PsWindow *}
-window_spec(A) ::= opt_partition(P) opt_order(O) opt_frame(F). {
+window_spec(A) ::= opt_frame(F).                    { A = ps_build_window(ps, NULL, NULL, F); }
+window_spec(A) ::= order_clause(O) opt_frame(F).    { A = ps_build_window(ps, NULL, O.items, F); }
+window_spec(A) ::= PARTITION BY expr_list(P) opt_order(O) opt_frame(F). {
     A = ps_build_window(ps, P, O.items, F);
+}
+window_spec(A) ::= ID(N) opt_partition(P) opt_order(O) opt_frame(F). {
+    A = ps_build_window(ps, P, O.items, F);
+    ps_build_window_ref(ps, A, N);
 }
 
 %type opt_partition {PsList *}

@@ -135,6 +135,7 @@ static const Keyword keywords[] = {
     {"WEEK", PS_TK_WEEK},
     {"WHEN", PS_TK_WHEN},
     {"WHERE", PS_TK_WHERE},
+    {"WINDOW", PS_TK_WINDOW},
     {"WITH", PS_TK_WITH},
     {"WORK", PS_TK_WORK},
     {"YEAR", PS_TK_YEAR},

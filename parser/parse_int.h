@@ -184,6 +184,8 @@ PsExpr *ps_build_position(PsParse *ps, PsToken kw, PsExpr *needle, PsExpr *hayst
 PsExpr *ps_build_func_tail(PsParse *ps, PsExpr *call, PsExpr *filter, PsWindow *over);
 PsWindow *ps_build_frame(PsParse *ps, PsFrameUnit unit, const PsBound *start, const PsBound *end);
 PsWindow *ps_build_window(PsParse *ps, PsList *partition_by, PsList *order_by, PsWindow *frame);
+void ps_build_window_ref(PsParse *ps, PsWindow *w, PsToken name);
+PsWindowDef *ps_build_window_def(PsParse *ps, PsToken name, PsWindow *spec);
 /* name [mod] [(params)]: mod is PRECISION or VARYING (type 0 when absent). */
 PsTypeName *ps_build_type(PsParse *ps, PsToken name, PsToken mod, const PsToken *params,
                           int n_params);

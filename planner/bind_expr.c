@@ -1749,6 +1749,67 @@ static bool bind_frame(PlBindCtx *ctx, const PsWindow *w, int64_t off, ExWindowS
 /* fn(args) OVER (...): the arguments, partition and order keys are bound like
  * the select list (after aggregation when there is one); the call becomes a
  * placeholder column filled in by a WINDOW node. */
+/* The window `w` stands for once the named window it builds on, looked up among
+ * defs[0..n_defs) (a definition sees only the ones before it), is folded in:
+ * PostgreSQL's rules. OVER w copies w; OVER (w ...) takes w's PARTITION BY and
+ * ORDER BY, may add an ORDER BY w lacks and a frame, and may not build on a w
+ * with a frame. *out receives a merged copy; NULL on error. */
+static const PsWindow *resolve_window(PlBinder *b, const PsWindow *w, const PsList *defs,
+                                      int n_defs, PsWindow *out)
+{
+    if (w->ref == NULL) {
+        return w;
+    }
+    int i = n_defs - 1;
+    while (i >= 0 && strcmp(((const PsWindowDef *)defs->items[i])->name, w->ref) != 0) {
+        i--;
+    }
+    if (i < 0) {
+        cm_err_set(b->err, CM_BIND, w->ref_off, "window '%s' does not exist", w->ref);
+        return NULL;
+    }
+    const PsWindow *base = resolve_window(b, ((const PsWindowDef *)defs->items[i])->spec, defs, i,
+                                          out);
+    if (base == NULL) {
+        return NULL;
+    }
+    PsWindow merged = *base;
+    merged.ref = NULL;
+    if (!w->ref_bare) {
+        if (w->partition_by != NULL) {
+            cm_err_set(b->err, CM_BIND, w->ref_off,
+                       "cannot override PARTITION BY clause of window '%s'", w->ref);
+            return NULL;
+        }
+        if (w->order_by != NULL && base->order_by != NULL) {
+            cm_err_set(b->err, CM_BIND, w->ref_off,
+                       "cannot override ORDER BY clause of window '%s'", w->ref);
+            return NULL;
+        }
+        if (base->frame != PS_FRAME_NONE) {
+            cm_err_set(b->err, CM_BIND, w->ref_off,
+                       "cannot copy window '%s' because it has a frame clause", w->ref);
+            return NULL;
+        }
+        if (w->order_by != NULL) {
+            merged.order_by = w->order_by;
+        }
+        merged.frame = w->frame;
+        merged.start_kind = w->start_kind;
+        merged.end_kind = w->end_kind;
+        merged.start_off = w->start_off;
+        merged.end_off = w->end_off;
+    }
+    *out = merged;
+    return out;
+}
+
+const PsWindow *pl_resolve_window(PlBinder *b, const PsWindow *w, const PsList *defs,
+                                  PsWindow *out)
+{
+    return resolve_window(b, w, defs, defs != NULL ? defs->n : 0, out);
+}
+
 static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
 {
     PlWinCtx *w = ctx->win;
@@ -1814,7 +1875,11 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     if (needs_arg != (n_args > 0)) {
         return fail(ctx, CM_BIND, ast->src_off, "wrong number of arguments to %s", ast->name);
     }
-    const PsWindow *pw = ast->over;
+    PsWindow resolved;
+    const PsWindow *pw = pl_resolve_window(ctx->b, ast->over, ctx->b->windows, &resolved);
+    if (pw == NULL) {
+        return NULL;
+    }
     s->n_part = pw->partition_by ? pw->partition_by->n : 0;
     s->n_order = pw->order_by ? pw->order_by->n : 0;
     w->part[i] = new_args(ctx->b, s->n_part);

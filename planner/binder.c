@@ -1237,7 +1237,29 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
     return n;
 }
 
+static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel);
+
+/* A SELECT with its WINDOW clause in scope for its expressions (not its subqueries'). */
 static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
+{
+    for (int i = 0; sel->windows != NULL && i < sel->windows->n; i++) {
+        const PsWindowDef *d = sel->windows->items[i];
+        for (int j = 0; j < i; j++) {
+            if (strcmp(((const PsWindowDef *)sel->windows->items[j])->name, d->name) == 0) {
+                cm_err_set(b->err, CM_BIND, d->name_off, "window '%s' is defined more than once",
+                           d->name);
+                return NULL;
+            }
+        }
+    }
+    const PsList *saved = b->windows;
+    b->windows = sel->windows;
+    PlNode *n = bind_simple_windows(b, sel);
+    b->windows = saved;
+    return n;
+}
+
+static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
 {
     PlInject *carry = b->carry;
     b->carry = NULL;

@@ -52,6 +52,7 @@ typedef struct PlBinder {
     /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
      * and the value DEFAULT stands for in each of its columns. */
     const PsSelect *insert_values;
+    const PsList *windows; /* the WINDOW clause (PsWindowDef*) of the SELECT being bound */
     const CmValue *insert_defaults; /* n_insert_defaults values, of the target columns' types */
     int n_insert_defaults;
     CmErr *err;

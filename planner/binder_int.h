@@ -126,6 +126,11 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast);
 bool pl_has_aggregate(const PsExpr *ast);
 /* The first aggregate call in `ast` (for an error's position), or NULL. */
 const PsExpr *pl_find_aggregate(const PsExpr *ast);
+/* A window specification with the named window it builds on (OVER w, OVER (w ...))
+ * folded in from defs (PsWindowDef*, a WINDOW clause): `w` itself, or *out filled.
+ * NULL with b->err set when the name is unknown or the combination is illegal. */
+const PsWindow *pl_resolve_window(PlBinder *b, const PsWindow *w, const PsList *defs,
+                                  PsWindow *out);
 
 /* Structural equality of bound expressions. */
 bool pl_expr_equal(const ExExpr *a, const ExExpr *b);
