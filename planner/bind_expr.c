@@ -1704,6 +1704,25 @@ static bool const_count(PlBindCtx *ctx, const PsExpr *ast, int64_t *out)
     return true;
 }
 
+static bool is_column_ref(const PsExpr *ast)
+{
+    return ast->kind == PS_EX_COLUMN;
+}
+
+/* The default of lag/lead: a constant of the argument's type. A column (PostgreSQL
+ * evaluates it at the current row) is refused rather than read at the wrong row. */
+static bool const_default(PlBindCtx *ctx, const PsExpr *ast, CmType type, CmValue *out)
+{
+    if (ast_any(ast, is_column_ref) || pl_has_subquery(ast)) {
+        fail(ctx, CM_BIND, ast->src_off, "the default of lag/lead must be a constant%s", "");
+        return false;
+    }
+    PlScope none = {0};
+    ExExpr *e = pl_bind_scalar(ctx->b, &none, ast, "the default of lag/lead");
+    e = e ? pl_cast(ctx->b, e, type, ast->src_off) : NULL;
+    return e != NULL && ex_expr_eval_const(e, ctx->b->arena, out, ctx->b->err) == CM_OK;
+}
+
 static CmType window_type(ExWinFn fn, CmType arg)
 {
     switch (fn) {
@@ -1839,9 +1858,9 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
         return fail(ctx, CM_BIND, ast->src_off,
                     "FILTER is not implemented for non-aggregate window functions%s", "");
     }
-    if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD) && n_args > 2) {
-        return fail(ctx, CM_BIND, ast->src_off, "%s with a default value is not supported yet",
-                    ast->name);
+    s->dflt.is_null = true;
+    if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD) && n_args > 3) {
+        return fail(ctx, CM_BIND, ast->src_off, "wrong number of arguments to %s", ast->name);
     }
     if (n_args > 0) {
         w->arg[i] = pl_bind_expr(&inner, ast->args->items[0]);
@@ -1868,6 +1887,9 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
         s->start_off = 1;
         if (n_args >= 2 && !const_count(ctx, ast->args->items[1], &s->start_off)) {
+            return NULL;
+        }
+        if (n_args == 3 && !const_default(ctx, ast->args->items[2], s->arg_type, &s->dflt)) {
             return NULL;
         }
     }
