@@ -168,6 +168,7 @@ typedef struct PsTarget {
 #define PS_MAX_FROM_TABLES 64     /* tables in one FROM clause (keep in sync with
                                      MAX_LEAVES in planner/bind_join.c) */
 #define PS_MAX_COMPOUND_TERMS 500 /* SELECTs in one UNION/INTERSECT/EXCEPT chain */
+#define PS_MAX_GROUPING_SETS 4096 /* sets of one GROUP BY, once its items are crossed */
 
 typedef enum PsJoinType {
     PS_JOIN_INNER, PS_JOIN_LEFT, PS_JOIN_RIGHT, PS_JOIN_FULL, PS_JOIN_CROSS,

@@ -49,6 +49,93 @@ PsSelect *ps_build_simple(PsParse *ps, PsToken kw, bool distinct, PsList *target
     return s;
 }
 
+PsGroupSpec *ps_build_group_item(PsParse *ps, PsGroupKind kind, PsList *list)
+{
+    PsGroupSpec *g = ps_build_alloc(ps, sizeof(PsGroupSpec));
+    g->kind = kind;
+    g->list = list;
+    return g;
+}
+
+/* The sets of one GROUP BY item: ROLLUP (a, b) = (a, b), (a), (); CUBE = every
+ * subset, largest first; GROUPING SETS as written; a plain key is one set. */
+static PsList *item_sets(PsParse *ps, const PsGroupSpec *g)
+{
+    if (g->kind == PS_GROUP_SETS) {
+        return g->list;
+    }
+    if (g->kind == PS_GROUP_PLAIN) {
+        return ps_build_list(ps, NULL, g->list);
+    }
+    int n = g->list->n;
+    if (g->kind == PS_GROUP_CUBE && n > 12) {
+        return NULL;
+    }
+    int n_sets = g->kind == PS_GROUP_ROLLUP ? n + 1 : 1 << n;
+    PsList *sets = NULL;
+    for (int i = 0; i < n_sets && !ps->is_failed; i++) {
+        uint64_t mask = g->kind == PS_GROUP_ROLLUP ? ((uint64_t)1 << (n - i)) - 1
+                                                   : (uint64_t)(((1 << n) - 1) & ~i);
+        PsList *set = ps_build_alloc(ps, sizeof(PsList));
+        for (int k = 0; k < n; k++) {
+            if (mask & ((uint64_t)1 << k)) {
+                set = ps_build_list(ps, set, g->list->items[k]);
+            }
+        }
+        sets = ps_build_list(ps, sets, set);
+    }
+    return sets;
+}
+
+PsGroupSpec ps_build_group(PsParse *ps, PsList *items, int64_t off)
+{
+    PsGroupSpec out = {.kind = PS_GROUP_PLAIN, .list = NULL};
+    if (ps->is_failed) {
+        return out;
+    }
+    bool plain = true;
+    for (int i = 0; i < items->n; i++) {
+        plain = plain && ((const PsGroupSpec *)items->items[i])->kind == PS_GROUP_PLAIN;
+    }
+    if (plain) {
+        for (int i = 0; i < items->n; i++) {
+            out.list = ps_build_list(ps, out.list, ((PsGroupSpec *)items->items[i])->list->items[0]);
+        }
+        return out;
+    }
+    if (items->n == 1) {
+        return *(const PsGroupSpec *)items->items[0];
+    }
+    /* (): the one empty set, crossed with each item's sets in turn */
+    PsList *sets = ps_build_list(ps, NULL, ps_build_alloc(ps, sizeof(PsList)));
+    for (int i = 0; i < items->n && !ps->is_failed; i++) {
+        PsList *mine = item_sets(ps, items->items[i]), *next = NULL;
+        if (mine == NULL || (int64_t)sets->n * mine->n > PS_MAX_GROUPING_SETS) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "too many grouping sets (limit %d)", PS_MAX_GROUPING_SETS);
+            ps_build_fail(ps, CM_LIMIT, off, msg);
+            return out;
+        }
+        for (int a = 0; a < sets->n; a++) {
+            for (int c = 0; c < mine->n; c++) {
+                const PsList *left = sets->items[a], *right = mine->items[c];
+                PsList *set = ps_build_alloc(ps, sizeof(PsList));
+                for (int k = 0; k < left->n; k++) {
+                    set = ps_build_list(ps, set, left->items[k]);
+                }
+                for (int k = 0; right != NULL && k < right->n; k++) {
+                    set = ps_build_list(ps, set, right->items[k]);
+                }
+                next = ps_build_list(ps, next, set);
+            }
+        }
+        sets = next;
+    }
+    out.kind = PS_GROUP_SETS;
+    out.list = sets;
+    return out;
+}
+
 PsSelect *ps_build_values(PsParse *ps, PsSelect *values, PsToken kw, PsList *row)
 {
     if (ps->is_failed) {

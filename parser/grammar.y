@@ -670,12 +670,19 @@ having_clause(A) ::= HAVING expr(X). { A = X; }
 
 %type group_clause {PsGroupSpec}
 group_clause(A) ::= .                                  { A.kind = PS_GROUP_PLAIN; A.list = NULL; }
-group_clause(A) ::= GROUP BY expr_list(L).             { A.kind = PS_GROUP_PLAIN; A.list = L; }
-group_clause(A) ::= GROUP BY ROLLUP LP expr_list(L) RP. { A.kind = PS_GROUP_ROLLUP; A.list = L; }
-group_clause(A) ::= GROUP BY CUBE LP expr_list(L) RP.  { A.kind = PS_GROUP_CUBE; A.list = L; }
-group_clause(A) ::= GROUP BY GROUPING SETS LP grouping_sets(L) RP. {
-    A.kind = PS_GROUP_SETS;
-    A.list = L;
+group_clause(A) ::= GROUP(K) BY group_items(L).        { A = ps_build_group(ps, L, K.off); }
+
+/* GROUP BY a, ROLLUP (b), ...: items whose sets are crossed (PostgreSQL). */
+%type group_items {PsList *}
+group_items(A) ::= group_item(I).                      { A = ps_build_list(ps, NULL, I); }
+group_items(A) ::= group_items(L) COMMA group_item(I). { A = ps_build_list(ps, L, I); }
+
+%type group_item {PsGroupSpec *}
+group_item(A) ::= expr(X).                    { A = ps_build_group_item(ps, PS_GROUP_PLAIN, ps_build_list(ps, NULL, X)); }
+group_item(A) ::= ROLLUP LP expr_list(L) RP.  { A = ps_build_group_item(ps, PS_GROUP_ROLLUP, L); }
+group_item(A) ::= CUBE LP expr_list(L) RP.    { A = ps_build_group_item(ps, PS_GROUP_CUBE, L); }
+group_item(A) ::= GROUPING SETS LP grouping_sets(L) RP. {
+    A = ps_build_group_item(ps, PS_GROUP_SETS, L);
 }
 
 %type grouping_sets {PsList *}

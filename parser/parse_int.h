@@ -195,6 +195,10 @@ PsOrderItem *ps_build_order_item(PsParse *ps, PsExpr *x, bool desc, int nulls);
 
 PsSelect *ps_build_simple(PsParse *ps, PsToken kw, bool distinct, PsList *targets, PsFrom *from,
                           PsExpr *where, const PsGroupSpec *group, PsExpr *having);
+PsGroupSpec *ps_build_group_item(PsParse *ps, PsGroupKind kind, PsList *list);
+/* The GROUP BY of its items: PLAIN when all are plain keys, one ROLLUP/CUBE/SETS
+ * item as it is, else the cross product of the items' sets as GROUPING SETS. */
+PsGroupSpec ps_build_group(PsParse *ps, PsList *items, int64_t off);
 /* VALUES (row): a new select when values is NULL, else one more row. */
 PsSelect *ps_build_values(PsParse *ps, PsSelect *values, PsToken kw, PsList *row);
 PsSelect *ps_build_setop(PsParse *ps, PsSetOp op, bool all, PsSelect *l, PsSelect *r);
