@@ -1640,6 +1640,17 @@ static ExExpr *bind_conditional(PlBindCtx *ctx, const PsExpr *ast, ExExpr **in, 
     return make_case(b, n_case, args, true, ast->src_off);
 }
 
+ExExpr *pl_make_coalesce(PlBinder *b, ExExpr *l, ExExpr *r, int64_t off)
+{
+    ExExpr **args = new_args(b, 3);
+    if (args == NULL || (args[0] = pl_make_call(b, "is_not_null", &l, 1, off)) == NULL) {
+        return NULL;
+    }
+    args[1] = l;
+    args[2] = r;
+    return make_case(b, 3, args, true, off);
+}
+
 static ExExpr *bind_like(PlBindCtx *ctx, const PsExpr *ast)
 {
     ExExpr *args[3];

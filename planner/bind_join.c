@@ -52,6 +52,8 @@ struct JoinSet {
     int host[MAX_LEAVES];       /* plan_joins: the leaf a satellite joins into, or -1 */
     int n_as_inner;
     const PsFrom *as_inner[MAX_LEAVES]; /* outer joins WHERE turns into inner ones */
+    int n_using;                /* bind_outer: USING/NATURAL pairs (left, right scope column) */
+    int *using_pairs;
 };
 
 static void *oom(PlBinder *b)
@@ -345,9 +347,11 @@ static int find_named(const JoinSet *js, int c0, int c1, const char *name)
     return found;
 }
 
-/* USING (cols) and NATURAL of an inner join whose sides are scope columns
- * [l0, mid) and [mid, r1): equalities, and the right twins hidden. */
-static bool add_using(JoinSet *js, const PsFrom *f, int l0, int mid, int r1)
+/* USING (cols) and NATURAL of a join whose sides are scope columns [l0, mid)
+ * and [mid, r1): equalities, and the right twins hidden. The pairs of columns
+ * go to pairs[2 k], pairs[2 k + 1] when pairs is not NULL (room for r1 - l0). */
+static bool add_using(JoinSet *js, const PsFrom *f, int l0, int mid, int r1, int *pairs,
+                      int *n_pairs)
 {
     PlBinder *b = js->b;
     int n = f->using_cols ? f->using_cols->n : 0;
@@ -374,6 +378,10 @@ static bool add_using(JoinSet *js, const PsFrom *f, int l0, int mid, int r1)
             return false;
         }
         js->cols[r].hidden = true;
+        if (pairs != NULL) {
+            pairs[2 * *n_pairs] = l;
+            pairs[2 * (*n_pairs)++ + 1] = r;
+        }
     }
     return true;
 }
@@ -412,7 +420,8 @@ static bool collect(JoinSet *js, const PsFrom *f)
     if (!collect(js, f->right)) {
         return false;
     }
-    if ((f->using_cols != NULL || f->natural) && !add_using(js, f, l0, mid, js->n_cols)) {
+    if ((f->using_cols != NULL || f->natural) &&
+        !add_using(js, f, l0, mid, js->n_cols, NULL, NULL)) {
         return false;
     }
     if (f->on != NULL) {
@@ -890,16 +899,66 @@ static PlNode *plan_joins(JoinSet *js)
 
 /* ---- outer joins ----------------------------------------------------------------------- */
 
+static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left,
+                               JoinSet *js);
+
+/* USING (x) and NATURAL on an outer join: the unqualified x, in the left twin's
+ * place (as DuckDB), is the left twin for LEFT, the right one for RIGHT and
+ * COALESCE(a.x, b.x) for FULL; the twins stay reachable qualified only. For
+ * RIGHT and FULL the merged column is computed and marked `merged`, so that a
+ * condition on it never counts as rejecting the NULLs of the left side
+ * (rejected_outer). */
 static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left)
 {
-    if (f->natural || f->using_cols != NULL) {
-        cm_err_set(b->err, CM_BIND, f->src_off, "USING and NATURAL on outer joins are not supported yet");
-        return NULL;
-    }
     JoinSet *js = cm_arena_zalloc(b->arena, sizeof *js);
     if (js == NULL) {
         return oom(b);
     }
+    PlNode *j = bind_outer_join(b, f, sc, n_left, js);
+    if (j == NULL || (!f->natural && f->using_cols == NULL)) {
+        return j;
+    }
+    int n_pairs = js->n_using;
+    const int *pairs = js->using_pairs;
+    if (f->join_type == PS_JOIN_LEFT || n_pairs == 0) {
+        return j;
+    }
+    int n = sc->n + n_pairs;
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+    PlScopeCol *scope = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(n + 1));
+    if (cols == NULL || names == NULL || scope == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < sc->n; c++) {
+        scope[c] = sc->cols[c];
+        names[c] = j->names[c];
+        if ((cols[c] = ex_expr_column(b->arena, c, j->types[c])) == NULL) {
+            return oom(b);
+        }
+    }
+    for (int k = 0; k < n_pairs; k++) {
+        int l = pairs[2 * k], r = pairs[2 * k + 1];
+        /* the left twin moves to the end, hidden; the merged column takes its place */
+        scope[sc->n + k] = sc->cols[l];
+        scope[sc->n + k].hidden = true;
+        cols[sc->n + k] = cols[l];
+        names[sc->n + k] = names[l];
+        cols[l] = f->join_type == PS_JOIN_RIGHT ? cols[r]
+                                                : pl_make_coalesce(b, cols[l], cols[r], f->src_off);
+        if (cols[l] == NULL) {
+            return NULL;
+        }
+        scope[l] = (PlScopeCol){.name = sc->cols[l].name, .type = cols[l]->type, .merged = true};
+    }
+    sc->n = n;
+    sc->cols = scope;
+    return pl_project(b, j, n, cols, names);
+}
+
+static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left,
+                               JoinSet *js)
+{
     js->b = b;
     PlScope ls, rs;
     PlNode *l = pl_bind_from_where(b, f->left, NULL, &ls);
@@ -908,6 +967,15 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left
         return NULL;
     }
     *n_left = ls.n;
+    if (f->natural || f->using_cols != NULL) {
+        js->using_pairs = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(2 * js->n_cols + 2));
+        if (js->using_pairs == NULL) {
+            return oom(b);
+        }
+        if (!add_using(js, f, 0, ls.n, js->n_cols, js->using_pairs, &js->n_using)) {
+            return NULL;
+        }
+    }
     if (f->on != NULL && !bind_condition(js, f->on, "ON")) {
         return NULL;
     }
@@ -1180,8 +1248,9 @@ static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
 }
 
 /* True when e is a comparison that is not TRUE once a column of [lo, hi)
- * is NULL: that column, or a cast of it, is one of its operands. */
-static bool rejects_null(const ExExpr *e, int lo, int hi)
+ * is NULL: that column, or a cast of it, is one of its operands. A merged
+ * USING column is not NULL-extended, whatever its place. */
+static bool rejects_null(const JoinSet *js, const ExExpr *e, int lo, int hi)
 {
     static const char *const cmp[] = {"=", "<>", "<", "<=", ">", ">="};
     bool is_cmp = false;
@@ -1193,7 +1262,7 @@ static bool rejects_null(const ExExpr *e, int lo, int hi)
         if (x->kind == EX_E_FUNC && x->n_args == 1 && strcmp(x->name, "cast") == 0) {
             x = x->args[0];
         }
-        if (x->kind == EX_E_COLUMN && x->col >= lo && x->col < hi) {
+        if (x->kind == EX_E_COLUMN && x->col >= lo && x->col < hi && !js->cols[x->col].merged) {
             return true;
         }
     }
@@ -1211,7 +1280,7 @@ static int rejected_outer(const JoinSet *js, const PsFrom **out)
         const Leaf *l = &js->leaves[i];
         bool rejected = false;
         for (int c = 0; l->outer != NULL && c < js->n_conj && !rejected; c++) {
-            rejected = rejects_null(js->conj[c], l->offset + l->null_lo, l->offset + l->null_hi);
+            rejected = rejects_null(js, js->conj[c], l->offset + l->null_lo, l->offset + l->null_hi);
         }
         if (rejected) {
             out[n++] = l->outer;

@@ -64,6 +64,7 @@ typedef struct PlScopeCol {
     const char *name;
     CmType type;
     bool hidden;         /* the right-hand twin of a USING column: found only qualified */
+    bool merged;         /* the USING column of a RIGHT or FULL join, computed from both twins */
 } PlScopeCol;
 
 typedef struct PlScope {

@@ -157,6 +157,8 @@ ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **args, int n, int64_
 
 /* l AND r, l OR r (both cast to BOOLEAN). */
 ExExpr *pl_make_and(PlBinder *b, ExExpr *l, ExExpr *r);
+/* COALESCE(l, r), of their common type. */
+ExExpr *pl_make_coalesce(PlBinder *b, ExExpr *l, ExExpr *r, int64_t off);
 ExExpr *pl_make_or(PlBinder *b, ExExpr *l, ExExpr *r);
 
 /* The table (leaf) of a FROM clause, as it was before any subquery condition
