@@ -1468,6 +1468,32 @@ static ExExpr *negate_if(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
     return pl_make_call(ctx->b, "not", &e, 1, off);
 }
 
+/* x IS NOT DISTINCT FROM y: CASE WHEN x IS NULL THEN y IS NULL WHEN y IS NULL
+ * THEN false ELSE x = y END, never NULL; IS DISTINCT FROM is its negation. */
+static ExExpr *bind_is_distinct(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlBinder *b = ctx->b;
+    ExExpr *x = pl_bind_expr(ctx, ast->left);
+    ExExpr *y = x ? pl_bind_expr(ctx, ast->right) : NULL;
+    ExExpr **args = y ? new_args(b, 5) : NULL;
+    if (args == NULL) {
+        return NULL;
+    }
+    ExExpr *pair[2] = {x, y};
+    CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
+    if ((args[0] = pl_make_call(b, "is_null", &x, 1, ast->src_off)) == NULL ||
+        (args[1] = pl_make_call(b, "is_null", &y, 1, ast->src_off)) == NULL ||
+        (args[4] = pl_make_call(b, "=", pair, 2, ast->src_off)) == NULL) {
+        return NULL;
+    }
+    args[2] = args[1];
+    if ((args[3] = ex_expr_const(b->arena, &no)) == NULL) {
+        return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+    }
+    ExExpr *same = make_case(b, 5, args, true, ast->src_off);
+    return negate_if(ctx, same, !ast->negated, ast->src_off);
+}
+
 static ExExpr *bind_between(PlBindCtx *ctx, const PsExpr *ast)
 {
     ExExpr *x = pl_bind_expr(ctx, ast->left);
@@ -2267,6 +2293,7 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_FUNC: return bind_function(ctx, ast);
     case PS_EX_CASE: return bind_case(ctx, ast);
     case PS_EX_BETWEEN: return bind_between(ctx, ast);
+    case PS_EX_IS_DISTINCT: return bind_is_distinct(ctx, ast);
     case PS_EX_IN_LIST: return bind_in_list(ctx, ast);
     case PS_EX_LIKE: return bind_like(ctx, ast);
     case PS_EX_SUBQUERY:
