@@ -188,9 +188,109 @@ PsExpr *ps_build_int(PsParse *ps, PsToken tok)
     return e;
 }
 
+static int hex_digit(char c);
+
+/* Appends code point cp as UTF-8 at out + *w; false for a surrogate or past U+10FFFF. */
+static bool put_utf8(char *out, size_t *w, uint32_t cp)
+{
+    if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF || cp == 0) {
+        return false;
+    }
+    unsigned char *o = (unsigned char *)out + *w;
+    int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    static const unsigned char lead[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
+    for (int i = n - 1; i > 0; i--) {
+        o[i] = (unsigned char)(0x80 | (cp & 0x3F));
+        cp >>= 6;
+    }
+    o[0] = (unsigned char)(lead[n] | cp);
+    *w += (size_t)n;
+    return true;
+}
+
+/* The body of E'...' at s[0..n) into out (never longer): PostgreSQL's escapes
+ * \b \f \n \r \t, \ooo (octal), \xhh, \uXXXX and \UXXXXXXXX; a backslash before any
+ * other character keeps that character, and '' is one quote. An escape whose
+ * value is not a character (a byte past ASCII, a surrogate, NUL) is an error
+ * at its offset in *bad. */
+static bool unescape_e(const char *s, size_t n, char *out, size_t *w, size_t *bad)
+{
+    *w = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (s[r] == '\'' && r + 1 < n && s[r + 1] == '\'') {
+            out[(*w)++] = s[r++];
+            continue;
+        }
+        if (s[r] != '\\' || r + 1 >= n) {
+            out[(*w)++] = s[r];
+            continue;
+        }
+        size_t at = r++;
+        char c = s[r];
+        static const char simple[] = {'b', '\b', 'f', '\f', 'n', '\n', 'r', '\r', 't', '\t'};
+        bool done = false;
+        for (size_t i = 0; i < sizeof simple && !done; i += 2) {
+            if (c == simple[i]) {
+                out[(*w)++] = simple[i + 1];
+                done = true;
+            }
+        }
+        if (done) {
+            continue;
+        }
+        uint32_t v = 0;
+        int digits = 0, max = 0, base = 16;
+        if (c >= '0' && c <= '7') {
+            base = 8, max = 3;
+            r--;
+        } else if (c == 'x') {
+            max = 2;
+        } else if (c == 'u') {
+            max = 4;
+        } else if (c == 'U') {
+            max = 8;
+        } else {
+            out[(*w)++] = c;
+            continue;
+        }
+        while (digits < max && r + 1 < n) {
+            int d = hex_digit(s[r + 1]);
+            if (d < 0 || d >= base) {
+                break;
+            }
+            v = v * (uint32_t)base + (uint32_t)d;
+            r++;
+            digits++;
+        }
+        bool exact = c == 'u' || c == 'U';
+        if (digits == 0 || (exact && digits != max) || ((c == 'x' || base == 8) && (v == 0 || v >= 0x80)) ||
+            !put_utf8(out, w, v)) {
+            *bad = at;
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Fills e->str/str_len with the unescaped body of the 'string' token. */
 static void set_string(PsParse *ps, PsExpr *e, PsToken tok)
 {
+    char first = ps->sql[tok.off];
+    if (first == 'E' || first == 'e') {
+        size_t n = (size_t)tok.len - 3, w = 0, bad = 0;
+        char *out = build_strndup(ps, ps->sql + tok.off + 2, n);
+        if (!ps->is_failed && !unescape_e(ps->sql + tok.off + 2, n, out, &w, &bad)) {
+            ps_build_fail(ps, CM_SYNTAX, tok.off + 2 + (int64_t)bad,
+                          "invalid escape in string literal");
+            return;
+        }
+        if (!ps->is_failed) {
+            out[w] = '\0';
+        }
+        e->str = out;
+        e->str_len = (int64_t)w;
+        return;
+    }
     char *out = build_strndup(ps, ps->sql + tok.off + 1, (size_t)tok.len - 2);
     size_t n = (size_t)tok.len - 2;
     size_t w = 0;

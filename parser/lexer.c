@@ -242,6 +242,30 @@ static size_t scan_quoted(const char *sql, size_t len, size_t pos, char quote, b
     return len;
 }
 
+/* E'...' from its quote at pos: a backslash escapes the next character, so
+ * E'it\'s' is one string. Returns the end, past the closing quote. */
+static size_t scan_escaped(const char *sql, size_t len, size_t pos, bool *is_closed)
+{
+    pos++;
+    while (pos < len) {
+        if (sql[pos] == '\\') {
+            pos += 2;
+            continue;
+        }
+        if (sql[pos] == '\'') {
+            if (pos + 1 < len && sql[pos + 1] == '\'') {
+                pos += 2;
+                continue;
+            }
+            *is_closed = true;
+            return pos + 1;
+        }
+        pos++;
+    }
+    *is_closed = false;
+    return len;
+}
+
 /* Digits, an optional fraction and an optional exponent; *is_float when either. */
 static size_t scan_number(const char *sql, size_t len, size_t pos, bool *is_float)
 {
@@ -398,6 +422,13 @@ CmStatus ps_lexer_next(const char *sql, size_t len, size_t off, PsToken *tok, Cm
         if (c == '"' && end - pos == 2) {
             type = PS_TK_ILLEGAL; /* a zero-length "" identifier */
         }
+    } else if ((c == 'E' || c == 'e') && pos + 1 < len && sql[pos + 1] == '\'') {
+        bool is_closed = false;
+        end = scan_escaped(sql, len, pos + 1, &is_closed);
+        if (!is_closed) {
+            return cm_err_set(err, CM_SYNTAX, (int64_t)pos, "unterminated string literal");
+        }
+        type = PS_TK_STRING;
     } else if (is_digit(c) ||
                (c == '.' && pos + 1 < len && is_digit((unsigned char)sql[pos + 1]))) {
         end = scan_numeric(sql, len, pos, &type);
