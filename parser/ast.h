@@ -225,6 +225,7 @@ struct PsSelect {
     PsExpr *where;
     PsGroupKind group_kind;
     PsList *group_by;     /* PsExpr*; for PS_GROUP_SETS a list of PsList* (each a set) */
+    bool group_all;       /* GROUP BY ALL: the binder groups by the targets without aggregates */
     PsExpr *having;
     PsList *windows;      /* PsWindowDef* of the WINDOW clause, or NULL */
     PsExpr *qualify;      /* reserved, NULL */
@@ -239,6 +240,8 @@ struct PsSelect {
     PsList *with;         /* PsCte*, or NULL */
     bool recursive;       /* WITH RECURSIVE */
     PsList *order_by;     /* PsOrderItem* */
+    bool order_all;       /* ORDER BY ALL: order_by is one template item, the binder makes one
+                           * per output column */
     PsExpr *limit, *offset;
     int64_t src_off, src_len;
 };

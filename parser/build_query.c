@@ -45,6 +45,7 @@ PsSelect *ps_build_simple(PsParse *ps, PsToken kw, bool distinct, PsList *target
     s->where = where;
     s->group_kind = group->kind;
     s->group_by = group->list;
+    s->group_all = group->all;
     s->having = having;
     return s;
 }
@@ -89,7 +90,7 @@ static PsList *item_sets(PsParse *ps, const PsGroupSpec *g)
 
 PsGroupSpec ps_build_group(PsParse *ps, PsList *items, int64_t off)
 {
-    PsGroupSpec out = {.kind = PS_GROUP_PLAIN, .list = NULL};
+    PsGroupSpec out = {.kind = PS_GROUP_PLAIN, .list = NULL, .all = false};
     if (ps->is_failed) {
         return out;
     }
@@ -200,6 +201,7 @@ PsSelect *ps_build_select_tail(PsParse *ps, PsSelect *sel, const PsWithSpec *wit
             return ps_build_alloc(ps, sizeof(PsSelect));
         }
         sel->order_by = order->items;
+        sel->order_all = order->all;
     }
     if (limit != NULL && limit->off >= 0) {
         if (sel->limit != NULL || sel->offset != NULL) {

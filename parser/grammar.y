@@ -457,10 +457,16 @@ cte(A) ::= ID(N) opt_name_list(L) AS select_with_parens(S). { A = ps_build_cte(p
 
 /* ORDER BY, LIMIT, OFFSET */
 %type order_clause {PsOrderSpec}
-order_clause(A) ::= ORDER(K) BY order_list(L). { A.items = L; A.off = K.off; }
+order_clause(A) ::= ORDER(K) BY order_list(L). { A.items = L; A.off = K.off; A.all = false; }
+order_clause(A) ::= ORDER(K) BY ALL(X) opt_dir(D) opt_nulls(N). {
+    PsExpr *zero = ps_build_expr(ps, PS_EX_INT, X.off);
+    A.items = ps_build_list(ps, NULL, ps_build_order_item(ps, zero, D, N));
+    A.off = K.off;
+    A.all = true;
+}
 
 %type opt_order {PsOrderSpec}
-opt_order(A) ::= .                { A.items = NULL; A.off = -1; }
+opt_order(A) ::= .                { A.items = NULL; A.off = -1; A.all = false; }
 opt_order(A) ::= order_clause(A).
 
 %type order_list {PsList *}
@@ -669,7 +675,8 @@ having_clause(A) ::= .               { A = NULL; }
 having_clause(A) ::= HAVING expr(X). { A = X; }
 
 %type group_clause {PsGroupSpec}
-group_clause(A) ::= .                                  { A.kind = PS_GROUP_PLAIN; A.list = NULL; }
+group_clause(A) ::= .                                  { A.kind = PS_GROUP_PLAIN; A.list = NULL; A.all = false; }
+group_clause(A) ::= GROUP BY ALL.                      { A.kind = PS_GROUP_PLAIN; A.list = NULL; A.all = true; }
 group_clause(A) ::= GROUP(K) BY group_items(L).        { A = ps_build_group(ps, L, K.off); }
 
 /* GROUP BY a, ROLLUP (b), ...: items whose sets are crossed (PostgreSQL). */

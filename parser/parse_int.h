@@ -71,6 +71,7 @@ typedef struct PsJoinQual {
 typedef struct PsOrderSpec {
     PsList *items; /* PsOrderItem*, NULL when absent */
     int64_t off;   /* offset of ORDER, for errors */
+    bool all;      /* ORDER BY ALL: items holds one template item (direction, NULLs) */
 } PsOrderSpec;
 
 typedef struct PsLimitSpec {
@@ -88,6 +89,7 @@ typedef struct PsWithSpec {
 typedef struct PsGroupSpec {
     PsGroupKind kind; /* PLAIN, ROLLUP, CUBE or SETS */
     PsList *list;     /* as PsSelect.group_by; NULL without GROUP BY */
+    bool all;         /* GROUP BY ALL */
 } PsGroupSpec;
 
 typedef struct PsBound {

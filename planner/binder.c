@@ -1239,9 +1239,65 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
 
 static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel);
 
+/* GROUP BY ALL (DuckDB): the targets that hold no aggregate call, as written. */
+static const PsSelect *group_by_all(PlBinder *b, const PsSelect *sel)
+{
+    PsSelect *copy = cm_arena_alloc(b->arena, sizeof *copy);
+    if (copy == NULL) {
+        return oom(b);
+    }
+    *copy = *sel;
+    copy->group_all = false;
+    copy->group_by = NULL;
+    for (int i = 0; i < sel->targets->n; i++) {
+        const PsTarget *t = sel->targets->items[i];
+        if (t->expr->kind == PS_EX_STAR) {
+            cm_err_set(b->err, CM_BIND, t->src_off, "GROUP BY ALL with '*' is not supported yet");
+            return NULL;
+        }
+        if (!pl_has_aggregate(t->expr) &&
+            (copy->group_by = ps_list_append(b->arena, copy->group_by, t->expr)) == NULL) {
+            return oom(b);
+        }
+    }
+    return copy;
+}
+
+/* ORDER BY ALL (DuckDB): every output column, left to right, in the template's
+ * direction and NULL order, as ORDER BY 1, 2, ... */
+static const PsSelect *order_by_all(PlBinder *b, const PsSelect *sel, int n_out)
+{
+    PsSelect *copy = cm_arena_alloc(b->arena, sizeof *copy);
+    if (copy == NULL) {
+        return oom(b);
+    }
+    *copy = *sel;
+    copy->order_all = false;
+    copy->order_by = NULL;
+    const PsOrderItem *tmpl = sel->order_by->items[0];
+    for (int i = 0; i < n_out; i++) {
+        PsOrderItem *item = cm_arena_alloc(b->arena, sizeof *item);
+        PsExpr *pos = cm_arena_alloc(b->arena, sizeof *pos);
+        if (item == NULL || pos == NULL) {
+            return oom(b);
+        }
+        *pos = *tmpl->expr;
+        pos->ival = i + 1;
+        *item = *tmpl;
+        item->expr = pos;
+        if ((copy->order_by = ps_list_append(b->arena, copy->order_by, item)) == NULL) {
+            return oom(b);
+        }
+    }
+    return copy;
+}
+
 /* A SELECT with its WINDOW clause in scope for its expressions (not its subqueries'). */
 static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
 {
+    if (sel->group_all && (sel = group_by_all(b, sel)) == NULL) {
+        return NULL;
+    }
     for (int i = 0; sel->windows != NULL && i < sel->windows->n; i++) {
         const PsWindowDef *d = sel->windows->items[i];
         for (int j = 0; j < i; j++) {
@@ -1316,6 +1372,9 @@ static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
         }
     }
     ExSortKey *keys = NULL;
+    if (sel->order_all && (sel = order_by_all(b, sel, o.n)) == NULL) {
+        return NULL;
+    }
     if (sel->order_by != NULL) {
         keys = cm_arena_alloc(b->arena, sizeof(ExSortKey) * (size_t)sel->order_by->n);
         ctx.clause = "ORDER BY";
@@ -1516,6 +1575,9 @@ static PlNode *order_output(PlBinder *b, const PsSelect *sel, PlNode *n)
     PlScope sc = {.n = n->n_cols, .cols = cols};
     PlBindCtx ctx = {.b = b, .scope = &sc, .clause = "ORDER BY"};
     ExSortKey *keys = NULL;
+    if (sel->order_all && (sel = order_by_all(b, sel, o.n_visible)) == NULL) {
+        return NULL;
+    }
     if (sel->order_by != NULL) {
         keys = cm_arena_alloc(b->arena, sizeof(ExSortKey) * (size_t)sel->order_by->n);
         PsSelect plain = *sel;
