@@ -228,7 +228,7 @@ struct PsSelect {
     bool group_all;       /* GROUP BY ALL: the binder groups by the targets without aggregates */
     PsExpr *having;
     PsList *windows;      /* PsWindowDef* of the WINDOW clause, or NULL */
-    PsExpr *qualify;      /* reserved, NULL */
+    PsExpr *qualify;      /* QUALIFY condition, or NULL */
     /* SETOP */
     PsSetOp setop;
     bool all;             /* UNION ALL etc. */

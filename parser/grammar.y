@@ -62,7 +62,7 @@
 /* Reserved keywords: never names. */
 %token ALL AND AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
     FALSE FROM FULL GROUP HAVING ILIKE IN INNER INTERSECT INTO IS ISNULL JOIN LEADING
-    LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER RIGHT SELECT THEN
+    LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER QUALIFY RIGHT SELECT THEN
     TRAILING TRUE UNION USING WHEN WHERE WINDOW WITH.
 
 %left UNION EXCEPT.
@@ -397,10 +397,16 @@ select_clause(A) ::= select_with_parens(A).
 
 %type simple_select {PsSelect *}
 simple_select(A) ::= SELECT(K) opt_distinct(D) target_list(T) from_clause(F) where_clause(W)
-                     group_clause(G) having_clause(H) window_clause(N). {
+                     group_clause(G) having_clause(H) window_clause(N) qualify_clause(Q). {
     A = ps_build_simple(ps, K, D, T, F, W, &G, H);
     A->windows = N;
+    A->qualify = Q;
 }
+
+/* QUALIFY cond (DuckDB): a filter on the rows once window functions are computed. */
+%type qualify_clause {PsExpr *}
+qualify_clause(A) ::= .                 { A = NULL; }
+qualify_clause(A) ::= QUALIFY expr(X).  { A = X; }
 
 /* WINDOW w AS (...), ...: named windows, resolved by the binder (PostgreSQL's rules). */
 %type window_clause {PsList *}

@@ -101,6 +101,7 @@ static const Keyword keywords[] = {
     {"PRECEDING", PS_TK_PRECEDING},
     {"PRECISION", PS_TK_PRECISION},
     {"PRIMARY", PS_TK_PRIMARY},
+    {"QUALIFY", PS_TK_QUALIFY},
     {"RANGE", PS_TK_RANGE},
     {"RECURSIVE", PS_TK_RECURSIVE},
     {"RESET", PS_TK_RESET},

@@ -1292,6 +1292,72 @@ static const PsSelect *order_by_all(PlBinder *b, const PsSelect *sel, int n_out)
     return copy;
 }
 
+/* QUALIFY may name a target by its alias (DuckDB) where no input column has
+ * that name: a copy of `ast` with each such name replaced by the target's
+ * expression, bound afresh. Subqueries are left alone. The `left` chain is
+ * followed by iteration, as it is as deep as it is long. NULL on OOM. */
+static PsExpr *qualify_aliases(PlBinder *b, const PsExpr *ast, const PsSelect *sel,
+                               const PlScope *sc, int depth)
+{
+    PsExpr *root = NULL, **slot = &root;
+    for (; ast != NULL; ast = ast->left) {
+        if (ast->kind == PS_EX_COLUMN && ast->qualifier == NULL && depth < 64) {
+            bool is_input = false;
+            for (int i = 0; i < sc->n && !is_input; i++) {
+                is_input = !sc->cols[i].hidden && strcmp(sc->cols[i].name, ast->name) == 0;
+            }
+            for (int i = 0; !is_input && i < sel->targets->n; i++) {
+                const PsTarget *t = sel->targets->items[i];
+                if (t->alias != NULL && strcmp(t->alias, ast->name) == 0) {
+                    *slot = qualify_aliases(b, t->expr, sel, sc, depth + 1);
+                    return *slot != NULL ? root : NULL;
+                }
+            }
+        }
+        PsExpr *copy = cm_arena_alloc(b->arena, sizeof *copy);
+        if (copy == NULL) {
+            return oom(b);
+        }
+        *copy = *ast;
+        *slot = copy;
+        slot = &copy->left;
+        if (ast->kind == PS_EX_SUBQUERY || ast->kind == PS_EX_EXISTS) {
+            break;
+        }
+        if (ast->right != NULL &&
+            (copy->right = qualify_aliases(b, ast->right, sel, sc, depth)) == NULL) {
+            return NULL;
+        }
+        if (ast->args == NULL || ast->kind == PS_EX_IN_SELECT) {
+            continue;
+        }
+        PsList *args = NULL;
+        for (int i = 0; i < ast->args->n; i++) {
+            void *item = ast->args->items[i];
+            if (ast->kind == PS_EX_CASE) {
+                const PsWhen *w = item;
+                PsWhen *nw = cm_arena_alloc(b->arena, sizeof *nw);
+                if (nw == NULL) {
+                    return oom(b);
+                }
+                nw->cond = w->cond ? qualify_aliases(b, w->cond, sel, sc, depth) : NULL;
+                nw->result = w->result ? qualify_aliases(b, w->result, sel, sc, depth) : NULL;
+                if ((w->cond && !nw->cond) || (w->result && !nw->result)) {
+                    return NULL;
+                }
+                item = nw;
+            } else if ((item = qualify_aliases(b, item, sel, sc, depth)) == NULL) {
+                return NULL;
+            }
+            if ((args = ps_list_append(b->arena, args, item)) == NULL) {
+                return oom(b);
+            }
+        }
+        copy->args = args;
+    }
+    return root;
+}
+
 /* A SELECT with its WINDOW clause in scope for its expressions (not its subqueries'). */
 static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
 {
@@ -1382,6 +1448,22 @@ static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
             return keys ? NULL : oom(b);
         }
     }
+    /* QUALIFY: one more hidden column, after ORDER BY's, filtered on once the
+     * windows are computed and then dropped */
+    int qualify_col = -1;
+    if (sel->qualify != NULL) {
+        ctx.clause = "QUALIFY";
+        const PsExpr *qa = qualify_aliases(b, sel->qualify, sel, &sc, 0);
+        ExExpr *q = qa ? pl_bind_expr(&ctx, qa) : NULL;
+        q = q ? pl_cast(b, q, cm_type_make(CM_T_BOOL), sel->qualify->src_off) : NULL;
+        if (q == NULL) {
+            return NULL;
+        }
+        qualify_col = o.n;
+        if (!out_add(b, &o, q, "#qualify")) {
+            return NULL;
+        }
+    }
     PlNode *top = input;
     if (agg != NULL) {
         fill_all_agg_refs(agg, &o, having, win);
@@ -1403,6 +1485,18 @@ static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
         return NULL;
     }
     top = pl_project(b, top, o.n, o.exprs, o.names);
+    if (top != NULL && qualify_col >= 0) {
+        ExExpr *q = ex_expr_column(b->arena, qualify_col, cm_type_make(CM_T_BOOL));
+        top = q ? pl_filter(b, top, q, sel->qualify->src_off) : oom(b);
+        o.n = qualify_col;
+        ExExpr **cols = top ? cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(o.n + 1)) : NULL;
+        for (int i = 0; cols != NULL && i < o.n; i++) {
+            if ((cols[i] = ex_expr_column(b->arena, i, top->types[i])) == NULL) {
+                cols = NULL;
+            }
+        }
+        top = cols ? pl_project(b, top, o.n, cols, o.names) : top ? oom(b) : NULL;
+    }
     if (top != NULL && sel->distinct) {
         top = pl_distinct(b, top);
     }
