@@ -159,6 +159,8 @@ typedef struct PsOrderItem {
 typedef struct PsTarget {
     PsExpr *expr;      /* PS_EX_STAR for * and t.* */
     const char *alias; /* AS alias, or NULL */
+    PsList *exclude;   /* * EXCLUDE (a, b): PsExpr* columns (names and offsets), or NULL */
+    PsList *replace;   /* * REPLACE (x AS a, ...): PsTarget* (expression and column), or NULL */
     int64_t src_off, src_len;
 } PsTarget;
 

@@ -237,6 +237,22 @@ PsTarget *ps_build_target(PsParse *ps, PsExpr *x, const PsToken *alias)
     return t;
 }
 
+PsTarget *ps_build_star_target(PsParse *ps, PsExpr *star, const PsStarMods *mods)
+{
+    PsTarget *t = ps_build_target(ps, star, NULL);
+    t->exclude = mods->exclude;
+    t->replace = mods->replace;
+    return t;
+}
+
+PsList *ps_build_concat(PsParse *ps, PsList *a, PsList *b)
+{
+    for (int i = 0; b != NULL && i < b->n && !ps->is_failed; i++) {
+        a = ps_build_list(ps, a, b->items[i]);
+    }
+    return a;
+}
+
 PsList *ps_build_names(PsParse *ps, PsList *list, PsToken name)
 {
     return ps_build_list(ps, list, (void *)ps_build_ident(ps, name));

@@ -54,9 +54,9 @@
  * Keep in sync with the keyword table in lexer.c. */
 %fallback ID
     ANALYZE BEGIN BY CACHE CLEAR COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DROP
-    ESCAPE EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
+    ESCAPE EXCLUDE EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
     LAZY MINUTE MONTH NULLS OPTIONS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY
-    RANGE RECURSIVE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY
+    RANGE RECURSIVE REPLACE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY
     TO TRANSACTION UNBOUNDED UNCACHE UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
@@ -532,19 +532,41 @@ target_list(A) ::= target_list(L) COMMA target(X).  { A = ps_build_list(ps, L, X
 target(A) ::= expr(X).            { A = ps_build_target(ps, X, NULL); }
 target(A) ::= expr(X) AS label(N). { A = ps_build_target(ps, X, &N); }
 target(A) ::= expr(X) ID(N).      { A = ps_build_target(ps, X, &N); }
-target(A) ::= STAR(S). {
-    A = ps_build_target(ps, ps_build_star(ps, NULL, 0, S.off), NULL);
+target(A) ::= STAR(S) star_mods(M). {
+    A = ps_build_star_target(ps, ps_build_star(ps, NULL, 0, S.off), &M);
 }
-target(A) ::= ID(Q) DOT STAR. {
-    A = ps_build_target(ps, ps_build_star(ps, &Q, 1, Q.off), NULL);
+target(A) ::= ID(Q) DOT STAR star_mods(M). {
+    A = ps_build_star_target(ps, ps_build_star(ps, &Q, 1, Q.off), &M);
 }
-target(A) ::= ID(S) DOT ID(Q) DOT STAR. {
+target(A) ::= ID(S) DOT ID(Q) DOT STAR star_mods(M). {
     PsToken quals[2] = {S, Q};
-    A = ps_build_target(ps, ps_build_star(ps, quals, 2, S.off), NULL);
+    A = ps_build_star_target(ps, ps_build_star(ps, quals, 2, S.off), &M);
 }
-target(A) ::= ID(C) DOT ID(S) DOT ID(Q) DOT STAR. {
+target(A) ::= ID(C) DOT ID(S) DOT ID(Q) DOT STAR star_mods(M). {
     PsToken quals[3] = {C, S, Q};
-    A = ps_build_target(ps, ps_build_star(ps, quals, 3, C.off), NULL);
+    A = ps_build_star_target(ps, ps_build_star(ps, quals, 3, C.off), &M);
+}
+
+/* * EXCLUDE (a, b) REPLACE (x + 1 AS a) (DuckDB) */
+%type star_mods {PsStarMods}
+star_mods(A) ::= .                                        { A.exclude = NULL; A.replace = NULL; }
+star_mods(A) ::= star_mods(M) EXCLUDE LP exclude_list(L) RP. {
+    A = M;
+    A.exclude = ps_build_concat(ps, M.exclude, L);
+}
+star_mods(A) ::= star_mods(M) REPLACE LP replace_list(L) RP. {
+    A = M;
+    A.replace = ps_build_concat(ps, M.replace, L);
+}
+
+%type exclude_list {PsList *}
+exclude_list(A) ::= ID(N).                     { A = ps_build_list(ps, NULL, ps_build_column(ps, &N, 1)); }
+exclude_list(A) ::= exclude_list(L) COMMA ID(N). { A = ps_build_list(ps, L, ps_build_column(ps, &N, 1)); }
+
+%type replace_list {PsList *}
+replace_list(A) ::= expr(X) AS ID(N).          { A = ps_build_list(ps, NULL, ps_build_target(ps, X, &N)); }
+replace_list(A) ::= replace_list(L) COMMA expr(X) AS ID(N). {
+    A = ps_build_list(ps, L, ps_build_target(ps, X, &N));
 }
 
 /* FROM */

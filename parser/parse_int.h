@@ -68,6 +68,12 @@ typedef struct PsJoinQual {
     PsList *using_cols; /* USING (..) names or NULL */
 } PsJoinQual;
 
+/* The modifiers of a star target (DuckDB): EXCLUDE (...) and REPLACE (...). */
+typedef struct PsStarMods {
+    PsList *exclude; /* PsExpr* columns */
+    PsList *replace; /* PsTarget* */
+} PsStarMods;
+
 typedef struct PsOrderSpec {
     PsList *items; /* PsOrderItem*, NULL when absent */
     int64_t off;   /* offset of ORDER, for errors */
@@ -195,6 +201,9 @@ PsOrderItem *ps_build_order_item(PsParse *ps, PsExpr *x, bool desc, int nulls);
 
 /* ---- queries and statements (build_query.c) ------------------------------- */
 
+PsTarget *ps_build_star_target(PsParse *ps, PsExpr *star, const PsStarMods *mods);
+/* a's items followed by b's (either may be NULL). */
+PsList *ps_build_concat(PsParse *ps, PsList *a, PsList *b);
 PsSelect *ps_build_simple(PsParse *ps, PsToken kw, bool distinct, PsList *targets, PsFrom *from,
                           PsExpr *where, const PsGroupSpec *group, PsExpr *having);
 PsGroupSpec *ps_build_group_item(PsParse *ps, PsGroupKind kind, PsList *list);

@@ -384,9 +384,29 @@ static bool out_add(PlBinder *b, OutList *o, ExExpr *e, const char *name)
     return true;
 }
 
-static bool expand_star(PlBindCtx *ctx, const PsExpr *star, OutList *o)
+/* The index in `list` of the modifier naming column `name` (PsExpr* columns for
+ * EXCLUDE, PsTarget* for REPLACE), or -1. */
+static int star_mod(const PsList *list, bool is_replace, const char *name)
+{
+    for (int i = 0; list != NULL && i < list->n; i++) {
+        const char *n = is_replace ? ((const PsTarget *)list->items[i])->alias
+                                   : ((const PsExpr *)list->items[i])->name;
+        if (strcmp(n, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static bool expand_star(PlBindCtx *ctx, const PsTarget *t, OutList *o)
 {
     PlBinder *b = ctx->b;
+    const PsExpr *star = t->expr;
+    int n_ex = t->exclude ? t->exclude->n : 0, n_re = t->replace ? t->replace->n : 0;
+    bool *used = cm_arena_zalloc(b->arena, (size_t)(n_ex + n_re + 1));
+    if (used == NULL) {
+        return oom(b) != NULL;
+    }
     if (ctx->agg != NULL) {
         cm_err_set(b->err, CM_BIND, star->src_off, "'*' cannot be used with GROUP BY");
         return false;
@@ -403,15 +423,38 @@ static bool expand_star(PlBindCtx *ctx, const PsExpr *star, OutList *o)
         if (star->qualifier && (c->table == NULL || strcmp(c->table, star->qualifier) != 0)) {
             continue;
         }
-        ExExpr *e = ex_expr_column(b->arena, i, c->type);
-        if (e == NULL || !out_add(b, o, e, c->name)) {
-            return e ? false : oom(b) != NULL;
-        }
         added++;
+        int ex = star_mod(t->exclude, false, c->name), re = star_mod(t->replace, true, c->name);
+        if (ex >= 0) {
+            used[ex] = true;
+            continue;
+        }
+        ExExpr *e;
+        if (re >= 0) {
+            used[n_ex + re] = true;
+            if ((e = pl_bind_expr(ctx, ((const PsTarget *)t->replace->items[re])->expr)) == NULL) {
+                return false;
+            }
+        } else if ((e = ex_expr_column(b->arena, i, c->type)) == NULL) {
+            return oom(b) != NULL;
+        }
+        if (!out_add(b, o, e, c->name)) {
+            return false;
+        }
     }
     if (added == 0 && star->qualifier != NULL) {
         cm_err_set(b->err, CM_BIND, star->src_off, "unknown table '%s'", star->qualifier);
         return false;
+    }
+    for (int k = 0; k < n_ex + n_re; k++) {
+        if (!used[k]) {
+            const PsExpr *x = k < n_ex ? t->exclude->items[k] : NULL;
+            const PsTarget *r = k < n_ex ? NULL : t->replace->items[k - n_ex];
+            cm_err_set(b->err, CM_BIND, x ? x->src_off : r->src_off,
+                       "column '%s' in %s is not among the columns of '*'",
+                       x ? x->name : r->alias, x ? "EXCLUDE" : "REPLACE");
+            return false;
+        }
     }
     return true;
 }
@@ -421,7 +464,7 @@ static bool bind_targets(PlBindCtx *ctx, const PsSelect *sel, OutList *o)
     for (int i = 0; i < sel->targets->n; i++) {
         const PsTarget *t = sel->targets->items[i];
         if (t->expr->kind == PS_EX_STAR) {
-            if (!expand_star(ctx, t->expr, o)) {
+            if (!expand_star(ctx, t, o)) {
                 return false;
             }
             continue;
