@@ -222,6 +222,7 @@ struct PsSelect {
     PsSelectKind kind;
     /* SIMPLE */
     bool distinct;
+    PsList *distinct_on;  /* DISTINCT ON (...): PsExpr*, or NULL; the binder makes it a QUALIFY */
     PsList *targets;      /* PsTarget* */
     PsFrom *from;         /* NULL when there is no FROM */
     PsExpr *where;

@@ -398,7 +398,8 @@ select_clause(A) ::= select_with_parens(A).
 %type simple_select {PsSelect *}
 simple_select(A) ::= SELECT(K) opt_distinct(D) target_list(T) from_clause(F) where_clause(W)
                      group_clause(G) having_clause(H) window_clause(N) qualify_clause(Q). {
-    A = ps_build_simple(ps, K, D, T, F, W, &G, H);
+    A = ps_build_simple(ps, K, D.distinct, T, F, W, &G, H);
+    A->distinct_on = D.on;
     A->windows = N;
     A->qualify = Q;
 }
@@ -519,10 +520,11 @@ opt_limit(A) ::= .                { A.limit = NULL; A.offset = NULL; A.off = -1;
 opt_limit(A) ::= limit_clause(A).
 
 /* SELECT list */
-%type opt_distinct {bool}
-opt_distinct(A) ::= .         { A = false; }
-opt_distinct(A) ::= ALL.      { A = false; }
-opt_distinct(A) ::= DISTINCT. { A = true; }
+%type opt_distinct {PsDistinct}
+opt_distinct(A) ::= .         { A.distinct = false; A.on = NULL; }
+opt_distinct(A) ::= ALL.      { A.distinct = false; A.on = NULL; }
+opt_distinct(A) ::= DISTINCT. { A.distinct = true; A.on = NULL; }
+opt_distinct(A) ::= DISTINCT ON LP expr_list(L) RP. { A.distinct = false; A.on = L; }
 
 %type target_list {PsList *}
 target_list(A) ::= target(X).                       { A = ps_build_list(ps, NULL, X); }

@@ -68,6 +68,11 @@ typedef struct PsJoinQual {
     PsList *using_cols; /* USING (..) names or NULL */
 } PsJoinQual;
 
+typedef struct PsDistinct {
+    bool distinct;
+    PsList *on; /* DISTINCT ON (...): PsExpr*, else NULL */
+} PsDistinct;
+
 /* The modifiers of a star target (DuckDB): EXCLUDE (...) and REPLACE (...). */
 typedef struct PsStarMods {
     PsList *exclude; /* PsExpr* columns */

@@ -1335,6 +1335,41 @@ static const PsSelect *order_by_all(PlBinder *b, const PsSelect *sel, int n_out)
     return copy;
 }
 
+static PsExpr *qualify_aliases(PlBinder *b, const PsExpr *ast, const PsSelect *sel,
+                               const PlScope *sc, int depth);
+
+/* A window specification with qualify_aliases applied to its keys. */
+static PsWindow *window_aliases(PlBinder *b, const PsWindow *w, const PsSelect *sel,
+                                const PlScope *sc, int depth)
+{
+    PsWindow *copy = cm_arena_alloc(b->arena, sizeof *copy);
+    if (copy == NULL) {
+        return oom(b);
+    }
+    *copy = *w;
+    copy->partition_by = NULL;
+    copy->order_by = NULL;
+    for (int i = 0; w->partition_by != NULL && i < w->partition_by->n; i++) {
+        PsExpr *k = qualify_aliases(b, w->partition_by->items[i], sel, sc, depth);
+        if (k == NULL || (copy->partition_by = ps_list_append(b->arena, copy->partition_by, k)) == NULL) {
+            return k ? oom(b) : NULL;
+        }
+    }
+    for (int i = 0; w->order_by != NULL && i < w->order_by->n; i++) {
+        const PsOrderItem *item = w->order_by->items[i];
+        PsOrderItem *o = cm_arena_alloc(b->arena, sizeof *o);
+        if (o == NULL) {
+            return oom(b);
+        }
+        *o = *item;
+        if ((o->expr = qualify_aliases(b, item->expr, sel, sc, depth)) == NULL ||
+            (copy->order_by = ps_list_append(b->arena, copy->order_by, o)) == NULL) {
+            return o->expr ? oom(b) : NULL;
+        }
+    }
+    return copy;
+}
+
 /* QUALIFY may name a target by its alias (DuckDB) where no input column has
  * that name: a copy of `ast` with each such name replaced by the target's
  * expression, bound afresh. Subqueries are left alone. The `left` chain is
@@ -1371,6 +1406,9 @@ static PsExpr *qualify_aliases(PlBinder *b, const PsExpr *ast, const PsSelect *s
             (copy->right = qualify_aliases(b, ast->right, sel, sc, depth)) == NULL) {
             return NULL;
         }
+        if (ast->over != NULL && (copy->over = window_aliases(b, ast->over, sel, sc, depth)) == NULL) {
+            return NULL;
+        }
         if (ast->args == NULL || ast->kind == PS_EX_IN_SELECT) {
             continue;
         }
@@ -1401,9 +1439,98 @@ static PsExpr *qualify_aliases(PlBinder *b, const PsExpr *ast, const PsSelect *s
     return root;
 }
 
+/* An ORDER BY item or DISTINCT ON expression as it reads inside a window: an
+ * ordinal is the target it names (targets' aliases are replaced later, by
+ * qualify_aliases). NULL when the ordinal is past the select list. */
+static PsExpr *target_of_ordinal(PlBinder *b, const PsSelect *sel, PsExpr *x, const char *what)
+{
+    if (x->kind != PS_EX_INT) {
+        return x;
+    }
+    if (x->ival < 1 || x->ival > sel->targets->n ||
+        ((const PsTarget *)sel->targets->items[x->ival - 1])->expr->kind == PS_EX_STAR) {
+        cm_err_set(b->err, CM_BIND, x->src_off, "%s position %lld is not in the select list",
+                   what, (long long)x->ival);
+        return NULL;
+    }
+    return ((const PsTarget *)sel->targets->items[x->ival - 1])->expr;
+}
+
+static PsExpr *ps_node(PlBinder *b, PsExprKind kind, int64_t off)
+{
+    PsExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
+    if (e == NULL) {
+        return oom(b);
+    }
+    e->kind = kind;
+    e->src_off = off;
+    e->src_len = 0;
+    return e;
+}
+
+/* DISTINCT ON (k, ...): the first row of each k in ORDER BY's order, as
+ * QUALIFY row_number() OVER (PARTITION BY k, ... ORDER BY <the ORDER BY>) = 1. */
+static const PsSelect *distinct_on(PlBinder *b, const PsSelect *sel)
+{
+    PsSelect *copy = cm_arena_alloc(b->arena, sizeof *copy);
+    PsWindow *w = cm_arena_zalloc(b->arena, sizeof *w);
+    int64_t off = ((const PsExpr *)sel->distinct_on->items[0])->src_off;
+    PsExpr *call = ps_node(b, PS_EX_FUNC, off), *one = ps_node(b, PS_EX_INT, off);
+    PsExpr *eq = ps_node(b, PS_EX_BINARY, off);
+    if (copy == NULL || w == NULL || call == NULL || one == NULL || eq == NULL) {
+        return copy && w ? NULL : oom(b);
+    }
+    *copy = *sel;
+    copy->distinct_on = NULL;
+    w->frame = PS_FRAME_NONE;
+    w->start_kind = PS_BOUND_UNBOUNDED_PRECEDING;
+    w->end_kind = PS_BOUND_CURRENT_ROW;
+    for (int i = 0; i < sel->distinct_on->n; i++) {
+        PsExpr *k = target_of_ordinal(b, sel, sel->distinct_on->items[i], "DISTINCT ON");
+        if (k == NULL || (w->partition_by = ps_list_append(b->arena, w->partition_by, k)) == NULL) {
+            return k ? oom(b) : NULL;
+        }
+    }
+    for (int i = 0; sel->order_by != NULL && i < sel->order_by->n; i++) {
+        const PsOrderItem *item = sel->order_by->items[i];
+        PsOrderItem *o = cm_arena_alloc(b->arena, sizeof *o);
+        if (o == NULL) {
+            return oom(b);
+        }
+        *o = *item;
+        if ((o->expr = target_of_ordinal(b, sel, item->expr, "ORDER BY")) == NULL) {
+            return NULL;
+        }
+        if ((w->order_by = ps_list_append(b->arena, w->order_by, o)) == NULL) {
+            return oom(b);
+        }
+    }
+    call->name = "row_number";
+    call->over = w;
+    one->ival = 1;
+    eq->op = PS_OP_EQ;
+    eq->left = call;
+    eq->right = one;
+    if (sel->qualify != NULL) {
+        PsExpr *both = ps_node(b, PS_EX_BINARY, off);
+        if (both == NULL) {
+            return NULL;
+        }
+        both->op = PS_OP_AND;
+        both->left = sel->qualify;
+        both->right = eq;
+        eq = both;
+    }
+    copy->qualify = eq;
+    return copy;
+}
+
 /* A SELECT with its WINDOW clause in scope for its expressions (not its subqueries'). */
 static PlNode *bind_simple(PlBinder *b, const PsSelect *sel)
 {
+    if (sel->distinct_on != NULL && (sel = distinct_on(b, sel)) == NULL) {
+        return NULL;
+    }
     if (sel->group_all && (sel = group_by_all(b, sel)) == NULL) {
         return NULL;
     }
