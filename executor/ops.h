@@ -225,8 +225,8 @@ typedef struct ExWindowSpec {
     bool rows;            /* ROWS frame (else RANGE: peers count as one) */
     ExFrameBound start, end;
     int64_t start_off, end_off; /* n of n PRECEDING / n FOLLOWING; LAG/LEAD offset in start_off */
-    CmValue dflt;         /* LAG/LEAD: the value past the partition's ends (NULL unless given);
-                           * a string's bytes live as long as the plan */
+    bool has_dflt;        /* LAG/LEAD: dflt is the value past the partition's ends (else NULL); */
+    CmValue dflt;         /* a string's bytes live as long as the plan */
 } ExWindowSpec;
 
 /* Evaluates one window function over the rows its task sees (the planner

@@ -209,7 +209,8 @@ static CmStatus eval_partition(const WinCtx *c, WinLocal *l, int64_t b, int64_t 
         case EX_WIN_LEAD: {
             int64_t j = s->fn == EX_WIN_LAG ? i - s->start_off : i + s->start_off;
             if (j < b || j >= e) {
-                v = s->dflt;
+                v = s->has_dflt ? s->dflt : v;
+                v.is_null = !s->has_dflt || s->dflt.is_null;
                 v.type = s->type;
             } else if (value_at(l, s, o[j], &v, err) != CM_OK) {
                 return err->code;

@@ -1895,7 +1895,6 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
         return fail(ctx, CM_BIND, ast->src_off,
                     "FILTER is not implemented for non-aggregate window functions%s", "");
     }
-    s->dflt.is_null = true;
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD) && n_args > 3) {
         return fail(ctx, CM_BIND, ast->src_off, "wrong number of arguments to %s", ast->name);
     }
@@ -1929,6 +1928,7 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
         if (n_args == 3 && !const_default(ctx, ast->args->items[2], s->arg_type, &s->dflt)) {
             return NULL;
         }
+        s->has_dflt = n_args == 3;
     }
     bool needs_arg = fn >= EX_WIN_COUNT && fn != EX_WIN_COUNT_STAR;
     if (needs_arg != (n_args > 0)) {
