@@ -217,20 +217,13 @@ bool sluice_result_is_null(const SluiceResult *res, int64_t row, int col)
 
 static const char *format(SluiceResult *res, const CmValue *v)
 {
-    char buf[CM_FMT_CAP];
-    switch ((CmTypeId)v->type.id) {
-    case CM_T_BOOL: return v->i ? "true" : "false";
-    case CM_T_INT32:
-    case CM_T_INT64: cm_fmt_int64(v->i, buf); break;
-    case CM_T_DOUBLE: cm_fmt_double(v->d, buf); break;
-    case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, buf); break;
-    case CM_T_DATE: cm_fmt_date((int32_t)v->i, buf); break;
-    case CM_T_TIME: cm_fmt_time(v->i, buf); break;
-    case CM_T_VARCHAR:
-        return cm_arena_strndup(&res->text_arena, cm_str_data(&v->s), v->s.len);
-    case CM_T_NULL: return NULL;
+    if (v->type.id == CM_T_NULL) {
+        return NULL;
     }
-    return cm_arena_strdup(&res->text_arena, buf);
+    char buf[CM_FMT_CAP];
+    size_t n;
+    const char *text = cm_fmt_value(v, buf, &n);
+    return cm_arena_strndup(&res->text_arena, text, n);
 }
 
 const char *sluice_result_text(const SluiceResult *cres, int64_t row, int col)

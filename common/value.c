@@ -23,6 +23,7 @@
 
 #include "common/alloc.h"
 #include "common/err.h"
+#include "common/types.h"
 
 /* Magnitudes of wide decimals; signed CmInt128 cannot hold -INT128_MIN. */
 __extension__ typedef unsigned __int128 CmUInt128;
@@ -785,4 +786,22 @@ bool cm_parse_time(const char *s, size_t len, int64_t *micros)
     }
     *micros = ((int64_t)h * 3600 + m * 60 + sec) * 1000000 + frac;
     return true;
+}
+
+const char *cm_fmt_value(const CmValue *v, char *buf, size_t *len)
+{
+    int n;
+    switch ((CmTypeId)v->type.id) {
+    case CM_T_BOOL:
+        *len = v->i ? 4 : 5;
+        return v->i ? "true" : "false";
+    case CM_T_VARCHAR: *len = v->s.len; return cm_str_data(&v->s);
+    case CM_T_DOUBLE: n = cm_fmt_double(v->d, buf); break;
+    case CM_T_DECIMAL: n = cm_fmt_decimal(v->i, v->type.scale, buf); break;
+    case CM_T_DATE: n = cm_fmt_date((int32_t)v->i, buf); break;
+    case CM_T_TIME: n = cm_fmt_time(v->i, buf); break;
+    default: n = cm_fmt_int64(v->i, buf); break;
+    }
+    *len = (size_t)n;
+    return buf;
 }

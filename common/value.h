@@ -34,6 +34,12 @@ int cm_fmt_decimal(int64_t v, int scale, char *buf);
 int cm_fmt_int128_decimal(CmInt128 v, int scale, char *buf);
 int cm_fmt_date(int32_t days, char *buf);
 
+struct CmValue;
+/* The text of a non-NULL value as results show it: in buf (cap >= CM_FMT_CAP)
+ * for a fixed-width type, or the VARCHAR's own bytes (not NUL-terminated);
+ * *len receives the length. */
+const char *cm_fmt_value(const struct CmValue *v, char *buf, size_t *len);
+
 /* TIME: "HH:MM:SS" with ".ffffff" when there are microseconds. */
 int cm_fmt_time(int64_t micros, char *buf);
 /* "H:M[:S[.ffffff]]" with one- or two-digit fields, 0 <= time <= 24:00:00

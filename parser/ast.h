@@ -295,6 +295,8 @@ typedef enum PsStmtKind {
                            ...; a key is a STRING or a COLUMN, a value a STRING) */
     PS_ST_UNCACHE,      /* UNCACHE TABLE [IF EXISTS] name: name, if_exists */
     PS_ST_CLEAR_CACHE,  /* CLEAR CACHE */
+    PS_ST_SHOW_TABLES,  /* SHOW TABLES */
+    PS_ST_DESCRIBE,     /* DESCRIBE t | query: select (for t, SELECT * FROM t), table (t or NULL) */
 } PsStmtKind;
 
 typedef struct PsStmt PsStmt;

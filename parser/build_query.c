@@ -237,6 +237,27 @@ PsTarget *ps_build_target(PsParse *ps, PsExpr *x, const PsToken *alias)
     return t;
 }
 
+PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name)
+{
+    PsAliasSpec none = {0};
+    PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
+    PsList *targets = ps_build_list(ps, NULL, ps_build_target(ps, ps_build_star(ps, NULL, 0, kw.off), NULL));
+    return ps_build_simple(ps, kw, false, targets, ps_build_table(ps, name, &none), NULL, &plain,
+                           NULL);
+}
+
+PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name)
+{
+    const char *word = ps_build_ident(ps, name);
+    if (strcmp(word, "tables") == 0) {
+        return ps_build_stmt(ps, PS_ST_SHOW_TABLES, kw.off);
+    }
+    PsStmt *s = ps_build_stmt(ps, PS_ST_DESCRIBE, kw.off);
+    PsQName q = {{name}, 1};
+    s->select = ps_build_select_all(ps, kw, &q);
+    return s;
+}
+
 PsTarget *ps_build_star_target(PsParse *ps, PsExpr *star, const PsStarMods *mods)
 {
     PsTarget *t = ps_build_target(ps, star, NULL);

@@ -53,10 +53,10 @@
 /* Keywords usable as names where the grammar has no other use for them.
  * Keep in sync with the keyword table in lexer.c. */
 %fallback ID
-    ANALYZE BEGIN BY CACHE CLEAR COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DROP
+    ANALYZE BEGIN BY CACHE CLEAR COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DESCRIBE DROP
     ESCAPE EXCLUDE EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
     LAZY MINUTE MONTH NULLS OPTIONS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY
-    RANGE RECURSIVE REPLACE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS START TABLE TEMP TEMPORARY
+    RANGE RECURSIVE REPLACE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS SHOW START TABLE TEMP TEMPORARY
     TO TRANSACTION UNBOUNDED UNCACHE UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
@@ -194,6 +194,17 @@ cmd(A) ::= DROP(K) drop_object(O) opt_if_exists(E) qname(N). {
 drop_object(A) ::= TABLE. { A = "table"; }
 drop_object(A) ::= VIEW.  { A = "view"; }
 drop_object(A) ::= INDEX. { A = "index"; }
+
+/* SHOW TABLES; DESCRIBE t, SHOW t (DuckDB): the columns of t; DESCRIBE query */
+cmd(A) ::= SHOW(K) ID(N). { A = ps_build_show(ps, K, N); }
+cmd(A) ::= DESCRIBE(K) qname(T). {
+    A = ps_build_stmt(ps, PS_ST_DESCRIBE, K.off);
+    A->select = ps_build_select_all(ps, K, &T);
+}
+cmd(A) ::= DESCRIBE(K) select_no_parens(S). {
+    A = ps_build_stmt(ps, PS_ST_DESCRIBE, K.off);
+    A->select = S;
+}
 
 /* INSERT, UPDATE, DELETE */
 cmd(A) ::= INSERT(K) INTO qname(T) select(S). {

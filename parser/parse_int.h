@@ -206,6 +206,10 @@ PsOrderItem *ps_build_order_item(PsParse *ps, PsExpr *x, bool desc, int nulls);
 
 /* ---- queries and statements (build_query.c) ------------------------------- */
 
+/* SHOW TABLES, or SHOW t as DESCRIBE t. */
+PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name);
+/* SELECT * FROM name, for DESCRIBE name. */
+PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name);
 PsTarget *ps_build_star_target(PsParse *ps, PsExpr *star, const PsStarMods *mods);
 /* a's items followed by b's (either may be NULL). */
 PsList *ps_build_concat(PsParse *ps, PsList *a, PsList *b);

@@ -25,6 +25,7 @@
 #include "parser/parser.h"
 #include "planner/binder.h"
 #include "planner/cache.h"
+#include "planner/describe.h"
 #include "planner/physical.h"
 #include "shuffle/spill.h"
 
@@ -248,6 +249,39 @@ static CmStatus stmt_select(Stmt *st)
     ex_result_free(rows);
     pl_stage_plan_fini(&plan);
     return st->err->code;
+}
+
+/* ---- SHOW TABLES, DESCRIBE ---------------------------------------------------------- */
+
+static CmStatus stmt_show(Stmt *st)
+{
+    const PsSelect *sel = st->ast->select;
+    ExResult *rows;
+    if (st->ast->kind == PS_ST_SHOW_TABLES) {
+        const char *name = "name";
+        rows = pl_show_tables(st->s->cat, st->err);
+        st->res = rows ? result_new(1, &name, st->err) : NULL;
+    } else {
+        /* DESCRIBE t is DESCRIBE SELECT * FROM t, with t's constraints and defaults */
+        PlNode *root = bind(st, sel);
+        if (root == NULL) {
+            return st->err->code;
+        }
+        const StEntry *e = NULL;
+        if (sel->from != NULL && sel->from->kind == PS_FROM_TABLE && sel->targets->n == 1 &&
+            ((const PsTarget *)sel->targets->items[0])->expr->kind == PS_EX_STAR) {
+            e = st_catalog_find(st->s->cat, sel->from->name);
+        }
+        rows = pl_describe(root->n_cols, root->names, root->types,
+                           e != NULL && e->kind == ST_ENTRY_TABLE ? e->table : NULL, st->err);
+        st->res = rows ? result_new(PL_DESCRIBE_COLS, pl_describe_names, st->err) : NULL;
+    }
+    if (st->res == NULL) {
+        ex_result_free(rows);
+        return st->err->code;
+    }
+    st->res->rows = rows;
+    return CM_OK;
 }
 
 /* ---- EXPLAIN ----------------------------------------------------------------------- */
@@ -1307,6 +1341,8 @@ static CmStatus dispatch(Stmt *st)
     switch (a->kind) {
     case PS_ST_SELECT: return stmt_select(st);
     case PS_ST_EXPLAIN: return stmt_explain(st);
+    case PS_ST_SHOW_TABLES:
+    case PS_ST_DESCRIBE: return stmt_show(st);
     case PS_ST_CREATE_TABLE: return create_table(st);
     case PS_ST_CREATE_VIEW: return create_view(st);
     case PS_ST_CREATE_INDEX: return create_index(st);
