@@ -94,7 +94,7 @@ static void table_column(const StTable *t, int tcol, PlColEst *c)
     }
     c->known = true;
     c->null_frac = (double)s->n_nulls / (double)s->n_values;
-    double ndv = st_stats_ndv(s);
+    double ndv = fmin(st_stats_ndv(s), (double)t->n_rows); /* stale: counted undone rows */
     c->ndv = ndv > 1 ? ndv : 1;
     c->has_range = s->has_range;
     c->lo = s->min;

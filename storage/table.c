@@ -459,9 +459,12 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
         st_stats_add(&t->stats[col], &b->cols[col], b->sel, b->n_rows);
     }
     return CM_OK;
-fail:
+fail: {
+    bool was_stale = t->stats_stale; /* the statistics never saw this append's rows */
     st_table_truncate(t, start);
+    t->stats_stale = was_stale;
     return err->code;
+}
 }
 
 CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
