@@ -664,9 +664,12 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
         }
         double share = conn ? join_share(js, joined, i, est, sel) : 1;
         bool better = best < 0 || (conn && !*connected);
+        /* Shares within 2% are equal: estimates from sketches differ by
+         * noise (two dimensions that both keep every row). */
+        bool same = share <= best_share * 1.02 && best_share <= share * 1.02;
         if (!better && conn == *connected) {
-            better = share < best_share ||
-                     (share == best_share &&
+            better = (!same && share < best_share) ||
+                     (same &&
                       (sel[i] < sel[best] ||
                        (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best])));
         }
