@@ -93,6 +93,7 @@ static void table_column(const StTable *t, int tcol, PlColEst *c)
         return;
     }
     c->known = true;
+    c->table_rows = (double)t->n_rows;
     c->null_frac = (double)s->n_nulls / (double)s->n_values;
     double ndv = fmin(st_stats_ndv(s), (double)t->n_rows); /* stale: counted undone rows */
     c->ndv = ndv > 1 ? ndv : 1;
@@ -145,13 +146,13 @@ void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
         const ExExpr *x = n->exprs[col];
         int in = column_of(x);
         if (in >= 0) {
-            pl_est_column(e, n->child, in, c);
+            pl_est_column(e, n->child, in, c); /* as many rows as its child: no cap */
         } else if (x->kind == EX_E_CONST) {
             c->known = true;
             c->ndv = 1;
             c->null_frac = x->value.is_null ? 1 : 0;
         }
-        break;
+        return;
     }
     case PL_AGGREGATE:
         if (col < n->n_keys) {
@@ -159,19 +160,25 @@ void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
         }
         break;
     case PL_JOIN:
+        /* Not capped by the join's rows: a join drops rows independently of
+         * the values of its other columns, which stay spread over their
+         * domain (as PostgreSQL, which caps by a base relation's filtered
+         * rows only).  Capping would make a later join on such a column
+         * assume all of a filtered dimension's keys are among the rows. */
         if (col < n->child->n_cols) {
             pl_est_column(e, n->child, col, c);
         } else if (n->join_type != EX_JOIN_MARK) {
             pl_est_column(e, n->right, col - n->child->n_cols, c);
         }
-        break;
+        c->via_join = true;
+        return;
     case PL_SORT:
-    case PL_LIMIT:
     case PL_WINDOW:
         if (col < n->child->n_cols) {
             pl_est_column(e, n->child, col, c);
         }
-        break;
+        return;
+    case PL_LIMIT: pl_est_column(e, n->child, col, c); break;
     default: return;
     }
     cap(c, pl_est_rows(e, n));
@@ -488,19 +495,26 @@ static void filtered_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
 bool pl_est_join(double l_rows, double r_rows, int n_keys, const PlColEst *lk,
                  const PlColEst *rk, double *rows)
 {
-    double dl = 1, dr = 1, keep = 1;
+    double dl = 1, dr = 1, keep = 1, l_cap = 0, r_cap = 0;
+    bool l_joined = false, r_joined = false;
     for (int k = 0; k < n_keys; k++) {
         if (!lk[k].known || !rk[k].known) {
             return false;
         }
         dl *= lk[k].ndv;
         dr *= rk[k].ndv;
+        l_cap = fmax(l_cap, fmax(lk[k].table_rows, lk[k].ndv));
+        r_cap = fmax(r_cap, fmax(rk[k].table_rows, rk[k].ndv));
+        l_joined |= lk[k].via_join;
+        r_joined |= rk[k].via_join;
         keep *= (1 - lk[k].null_frac) * (1 - rk[k].null_frac);
     }
-    /* A composite key has no more distinct values than its side has rows
-     * (its columns are correlated: ticket and item of a sale). */
-    dl = fmin(dl, l_rows);
-    dr = fmin(dr, r_rows);
+    /* A composite key has no more distinct values than its table has rows
+     * (its columns are correlated: ticket and item of a sale), nor than a
+     * filtered table has rows left.  A join's rows are no cap: the rows it
+     * drops leave the keys of its other columns spread over their domain. */
+    dl = fmin(dl, l_joined || l_cap == 0 ? l_cap : fmin(l_cap, l_rows));
+    dr = fmin(dr, r_joined || r_cap == 0 ? r_cap : fmin(r_cap, r_rows));
     double d = fmax(1, fmax(dl, dr));
     *rows = l_rows * r_rows * keep / d;
     return true;

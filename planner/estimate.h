@@ -6,8 +6,8 @@
  * Columns are traced down to the base table they come from (through
  * filters, column projections, joins, aggregate keys, sorts, limits and
  * windows); a column's estimate is its table's distinct count, null fraction
- * and range, with the distinct count capped by the rows of each node it
- * passes.  Formulas (docs/statistics.md): a range by linear interpolation over
+ * and range, with the distinct count capped by the rows of the filters,
+ * aggregates and limits it passes (not of joins: estimate.c says why).  Formulas (docs/statistics.md): a range by linear interpolation over
  * [min, max], an equality 1/ndv, IS NULL the null fraction, AND the product
  * (ranges on one column intersected first), OR 1 - prod(1 - s), an equi-join
  * |L||R|/max(ndv_l, ndv_r), a GROUP BY the product of its keys' ndvs capped
@@ -32,6 +32,8 @@ typedef struct PlColEst {
     bool has_range;   /* lo, hi hold: the column's values are numbers in [lo, hi] */
     bool integral;    /* its values are integers (INTEGER, BIGINT, DATE) */
     double lo, hi;
+    double table_rows; /* rows of the table it comes from (caps a composite key's ndv) */
+    bool via_join;     /* it passed through a join (whose rows do not cap its ndv) */
 } PlColEst;
 
 /* Owned (pl_est_free); NULL on OOM, which every call below accepts (it then

@@ -19,13 +19,14 @@ n_fail=0
 # u: 100,000 rows; a unique 0..99999, b uniform over 100 values, c a DATE
 # over 1000 days, x DECIMAL, e over 7 values independent of b.  s: k is 0 in 90% of the rows and distinct in
 # the rest, n NULL in 90%.  d: 1000 keys, g over 10 values.  f: 100,000
-# facts, fk over d's keys.
+# facts, fk over d's keys, fk2 over d2's 5000 keys independently of fk.
 SETUP="CREATE TABLE u AS SELECT i AS a, i % 100 AS b, DATE '2000-01-01' + CAST(i % 1000 AS INTEGER) AS c,
          CAST(i % 5000 AS DECIMAL(10,2)) / 10 AS x, (i / 100) % 7 AS e FROM range(100000) r(i);
 CREATE TABLE s AS SELECT CASE WHEN i % 10 = 0 THEN i ELSE 0 END AS k,
          CASE WHEN i % 10 = 0 THEN i % 7 END AS n FROM range(100000) r(i);
-CREATE TABLE d AS SELECT i AS dk, i % 10 AS g FROM range(1000) r(i);
-CREATE TABLE f AS SELECT i AS id, (i * 7) % 1000 AS fk FROM range(100000) r(i);"
+CREATE TABLE d AS SELECT i AS dk, i % 10 AS g, i % 100 AS g100 FROM range(1000) r(i);
+CREATE TABLE f AS SELECT i AS id, i / 100 AS fk, i % 5000 AS fk2 FROM range(100000) r(i);
+CREATE TABLE d2 AS SELECT i AS dk2, i % 100 AS g2, i % 10 AS h FROM range(5000) r(i);"
 
 # check NAME FACTOR OPERATOR-PATTERN SQL: every line of EXPLAIN ANALYZE SQL
 # matching the pattern has est within FACTOR of rows.
@@ -73,6 +74,8 @@ check "join on a key, the dimension filtered" 1.3 "HASH_JOIN|FILTER" \
     "SELECT count(*) FROM f JOIN d ON f.fk = d.dk WHERE d.g = 3"
 check "join through a derived table" 1.3 "HASH_JOIN" \
     "SELECT count(*) FROM f JOIN (SELECT dk FROM d WHERE dk < 500) x ON f.fk = x.dk"
+check "a filtered dimension joined after another join" 1.5 "HASH_JOIN" \
+    "SELECT count(*) FROM f, d, d2 WHERE f.fk = d.dk AND f.fk2 = d2.dk2 AND d.g100 = 3 AND d2.h = 5"
 check "join after ANALYZE" 1.1 "HASH_JOIN" \
     "SELECT 1; ANALYZE; EXPLAIN ANALYZE SELECT count(*) FROM f JOIN d ON f.fk = d.dk"
 
