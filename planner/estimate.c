@@ -17,55 +17,94 @@
 
 #include "common/alloc.h"
 
-#define MEMO_SLOTS 4096 /* a power of two */
+#define MEMO_FIRST 256 /* slots at first, a power of two; doubled at half full */
 #define MAX_CONJ 64
 
+typedef struct Memo {
+    const PlNode *node; /* NULL: free */
+    double rows;
+} Memo;
+
 struct PlEst {
-    const PlNode *node[MEMO_SLOTS]; /* open addressing by address; NULL: free */
-    double rows[MEMO_SLOTS];
-    int n_used;
+    Memo *slots; /* open addressing by node address; owned */
+    size_t n_slots, n_used;
 };
 
 PlEst *pl_est_new(void)
 {
-    return cm_calloc(1, sizeof(PlEst));
+    PlEst *e = cm_calloc(1, sizeof *e);
+    if (e != NULL && (e->slots = cm_calloc(MEMO_FIRST, sizeof(Memo))) == NULL) {
+        cm_free(e);
+        return NULL;
+    }
+    if (e != NULL) {
+        e->n_slots = MEMO_FIRST;
+    }
+    return e;
 }
 
 void pl_est_free(PlEst *e)
 {
-    cm_free(e);
+    if (e != NULL) {
+        cm_free(e->slots);
+        cm_free(e);
+    }
 }
 
-static size_t slot_of(const PlNode *n)
+static size_t slot_of(const PlNode *n, size_t n_slots)
 {
-    uintptr_t h = (uintptr_t)n;
+    uint64_t h = (uint64_t)(uintptr_t)n;
     h ^= h >> 17;
     h *= 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 20) & (MEMO_SLOTS - 1);
+    return (size_t)(h >> 20) & (n_slots - 1);
 }
 
 static bool memo_get(const PlEst *e, const PlNode *n, double *rows)
 {
-    for (size_t i = slot_of(n); e != NULL && e->node[i] != NULL; i = (i + 1) & (MEMO_SLOTS - 1)) {
-        if (e->node[i] == n) {
-            *rows = e->rows[i];
+    if (e == NULL) {
+        return false;
+    }
+    for (size_t i = slot_of(n, e->n_slots); e->slots[i].node != NULL;
+         i = (i + 1) & (e->n_slots - 1)) {
+        if (e->slots[i].node == n) {
+            *rows = e->slots[i].rows;
             return true;
         }
     }
     return false;
 }
 
+static void memo_insert(Memo *slots, size_t n_slots, const PlNode *n, double rows)
+{
+    size_t i = slot_of(n, n_slots);
+    while (slots[i].node != NULL) {
+        i = (i + 1) & (n_slots - 1);
+    }
+    slots[i].node = n;
+    slots[i].rows = rows;
+}
+
+/* Remembers n's rows; on OOM growing, simply does not. */
 static void memo_put(PlEst *e, const PlNode *n, double rows)
 {
-    if (e == NULL || e->n_used >= MEMO_SLOTS / 2) {
+    if (e == NULL) {
         return;
     }
-    size_t i = slot_of(n);
-    while (e->node[i] != NULL) {
-        i = (i + 1) & (MEMO_SLOTS - 1);
+    if (2 * (e->n_used + 1) > e->n_slots) {
+        Memo *grown = cm_calloc(2 * e->n_slots, sizeof(Memo));
+        if (grown == NULL) {
+            return;
+        }
+        for (size_t i = 0; i < e->n_slots; i++) {
+            if (e->slots[i].node != NULL) {
+                memo_insert(grown, 2 * e->n_slots, e->slots[i].node, e->slots[i].rows);
+            }
+        }
+        cm_free(e->slots);
+        e->slots = grown;
+        e->n_slots *= 2;
     }
-    e->node[i] = n;
-    e->rows[i] = rows;
+    memo_insert(e->slots, e->n_slots, n, rows);
     e->n_used++;
 }
 
@@ -87,7 +126,7 @@ static void cap(PlColEst *c, double rows)
 
 static void table_column(const StTable *t, int tcol, PlColEst *c)
 {
-    const StColStats *s = &t->stats[tcol];
+    StColStats *s = &t->stats[tcol];
     unknown(c);
     if (t->n_rows == 0 || s->n_values == 0) {
         return;

@@ -114,7 +114,7 @@ static StTable *column_stats(const char *name, StCatalog *cat, CmErr *err)
         const StEntry *e = st_catalog_entry(cat, i);
         for (int c = 0; e->kind == ST_ENTRY_TABLE && c < e->table->n_cols; c++) {
             const StTable *src = e->table;
-            const StColStats *cs = &src->stats[c];
+            StColStats *cs = &src->stats[c];
             uint32_t row = (uint32_t)b.n_rows;
             put_str(&b, CS_TABLE, row, src->name, err);
             put_str(&b, CS_COLUMN, row, src->cols[c].name, err);

@@ -19,6 +19,7 @@
 void st_stats_reset(StColStats *s)
 {
     memset(s, 0, sizeof *s);
+    s->ndv = -1;
 }
 
 /* The seed keeps 0 (a common value) off the mixer's fixed point. */
@@ -98,6 +99,7 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n)
     }
     s->n_values += n;
     s->n_nulls += n_null;
+    s->ndv = -1;
     if (lo <= hi) {
         if (v->type.id == CM_T_DECIMAL) {
             double f = pow(10, v->type.scale);
@@ -110,8 +112,11 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n)
     }
 }
 
-double st_stats_ndv(const StColStats *s)
+double st_stats_ndv(StColStats *s)
 {
+    if (s->ndv >= 0) {
+        return s->ndv;
+    }
     double sum = 0, m = ST_HLL_REGS;
     int n_zero = 0;
     for (int i = 0; i < ST_HLL_REGS; i++) {
@@ -123,7 +128,8 @@ double st_stats_ndv(const StColStats *s)
         e = m * log(m / n_zero); /* linear counting */
     }
     double n_valid = (double)(s->n_values - s->n_nulls);
-    return e < n_valid ? e : n_valid;
+    s->ndv = e < n_valid ? e : n_valid;
+    return s->ndv;
 }
 
 bool st_stats_numeric(CmType type, const void *data, uint32_t pos, double *out)

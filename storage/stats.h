@@ -30,6 +30,8 @@ typedef struct StColStats {
     int64_t n_nulls;           /* of them NULL */
     bool has_range;            /* min/max hold (a numeric or DATE column with a non-NULL value) */
     double min, max;           /* logical values: a DECIMAL unscaled, a DATE in days */
+    double ndv;                /* st_stats_ndv's answer for the registers as they are; < 0:
+                                  not computed since the last change */
     uint8_t hll[ST_HLL_REGS];  /* per register the largest rank seen (0: none) */
 } StColStats;
 
@@ -41,8 +43,10 @@ void st_stats_reset(StColStats *s);
 void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n);
 
 /* The estimated number of distinct non-NULL values, between 0 and the
- * number of non-NULL values counted. */
-double st_stats_ndv(const StColStats *s);
+ * number of non-NULL values counted.  Remembered until the next change (the
+ * planner asks often): call it where the table may be written, not from
+ * workers. */
+double st_stats_ndv(StColStats *s);
 
 /* A column value as a double for range estimates: DECIMAL unscaled, DATE in
  * days, TIME in microseconds; false for types without an order we estimate
