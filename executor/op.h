@@ -84,6 +84,8 @@ struct ExOp {
     CmMemGroup mem;          /* what its consumers reserve, all tasks (parent: the query's) */
     atomic_llong spilled_bytes; /* bytes it wrote to spill files */
     atomic_llong spill_files;   /* spill files it made */
+    double est_rows;            /* the planner's estimate of rows_out, for EXPLAIN ANALYZE;
+                                   0: none (set by the planner after construction) */
 };
 
 /* The state of one running query that operators may use. */

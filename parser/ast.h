@@ -297,6 +297,7 @@ typedef enum PsStmtKind {
     PS_ST_CLEAR_CACHE,  /* CLEAR CACHE */
     PS_ST_SHOW_TABLES,  /* SHOW TABLES */
     PS_ST_DESCRIBE,     /* DESCRIBE t | query: select (for t, SELECT * FROM t), table (t or NULL) */
+    PS_ST_ANALYZE,      /* ANALYZE [name]: name or NULL (every table), name_off */
 } PsStmtKind;
 
 typedef struct PsStmt PsStmt;
@@ -308,7 +309,7 @@ struct PsStmt {
     const char *path;    /* COPY file path */
     int64_t path_len;    /* bytes of `path` (a NUL inside is the user's) */
     int64_t path_off;    /* offset of the path literal in the SQL */
-    int64_t name_off;    /* CACHE, UNCACHE: offset of the name's last part */
+    int64_t name_off;    /* CACHE, UNCACHE, ANALYZE: offset of the name's last part */
     const char *primary_key;
     PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary, is_lazy;

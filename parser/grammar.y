@@ -305,6 +305,14 @@ cmd(A) ::= UNCACHE(K) TABLE opt_if_exists(E) qname(N). {
 }
 cmd(A) ::= CLEAR(K) CACHE. { A = ps_build_stmt(ps, PS_ST_CLEAR_CACHE, K.off); }
 
+/* ANALYZE [table]: recomputes column statistics (PostgreSQL, DuckDB). */
+cmd(A) ::= ANALYZE(K). { A = ps_build_stmt(ps, PS_ST_ANALYZE, K.off); }
+cmd(A) ::= ANALYZE(K) qname(N). {
+    A = ps_build_stmt(ps, PS_ST_ANALYZE, K.off);
+    A->name = ps_build_qname(ps, &N, &A->schema);
+    A->name_off = N.parts[N.n - 1].off;
+}
+
 %type opt_lazy {bool}
 opt_lazy(A) ::= .     { A = false; }
 opt_lazy(A) ::= LAZY. { A = true; }

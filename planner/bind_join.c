@@ -21,6 +21,7 @@
 
 #include "common/alloc.h"
 #include "planner/binder_int.h"
+#include "planner/estimate.h"
 
 #define MAX_LEAVES 64
 #define MAX_CONJ 512
@@ -54,6 +55,7 @@ struct JoinSet {
     const PsFrom *as_inner[MAX_LEAVES]; /* outer joins WHERE turns into inner ones */
     int n_using;                /* bind_outer: USING/NATURAL pairs (left, right scope column) */
     int *using_pairs;
+    PlEst *est;                 /* plan_joins: estimates of the leaves' nodes, or NULL */
 };
 
 static void *oom(PlBinder *b)
@@ -587,14 +589,20 @@ static bool covers_key(const JoinSet *js, int i, const int *cols, int n, double 
     return n_key > 0;
 }
 
-/* About the share of the streaming rows that survive joining leaf i next.
- * When the equalities cover i's primary key, each streaming row meets at most
- * one row of i: the share is the part of i's key space present after its
+/* About the share of the streaming rows that survive joining leaf i next
+ * (more than 1 when the join repeats them).  With column statistics for the
+ * keys it is the equi-join estimate over the streaming rows (estimate.h):
+ * |i filtered| / max(ndv of the streaming keys, ndv of i's keys), so a
+ * dimension whose filter keeps keys the facts rarely use (date_dim's years
+ * beyond the sales) is not mistaken for a selective one.  Without them, when
+ * the equalities cover i's primary key, each streaming row meets at most one
+ * row of i: the share is the part of i's key space present after its
  * conditions, sel[i] x |i| / |key space|, where the key space is i's table, or
  * a joined table whose own key the equalities cover too (store_sales to
  * store_returns on ticket and item: a tenth of the sales have a return).
- * Otherwise the join may repeat rows and nothing is known: 1. */
-static double join_share(const JoinSet *js, uint64_t joined, int i, const double *sel)
+ * Otherwise nothing is known: 1. */
+static double join_share(const JoinSet *js, uint64_t joined, int i, const double *est,
+                         const double *sel)
 {
     int lcols[MAX_TERMS], rcols[MAX_TERMS], n = 0;
     for (int c = 0; c < js->n_conj && n < MAX_TERMS; c++) {
@@ -602,8 +610,27 @@ static double join_share(const JoinSet *js, uint64_t joined, int i, const double
             n++;
         }
     }
-    double rows, space;
-    if (n == 0 || !covers_key(js, i, rcols, n, &rows) || rows <= 0) {
+    if (n == 0) {
+        return 1;
+    }
+    PlColEst lk[MAX_TERMS], rk[MAX_TERMS];
+    bool known = true;
+    double stream = 1, rows;
+    const Leaf *li = &js->leaves[i];
+    for (int k = 0; k < n && known; k++) {
+        int j = leaf_of(js, lcols[k]);
+        const Leaf *lj = &js->leaves[j];
+        pl_est_column(js->est, lj->node, lcols[k] - lj->offset, &lk[k]);
+        pl_est_column(js->est, li->node, rcols[k] - li->offset, &rk[k]);
+        known = lk[k].known && rk[k].known;
+        stream = est[j] > stream ? est[j] : stream;
+    }
+    double filtered = est[i] * sel[i];
+    if (known && pl_est_join(stream, filtered, n, lk, rk, &rows)) {
+        return rows / stream;
+    }
+    double space;
+    if (!covers_key(js, i, rcols, n, &rows) || rows <= 0) {
         return 1;
     }
     space = rows;
@@ -644,11 +671,14 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
             conn = !js->used[c] && (is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc) ||
                                     is_expr_key(js, c, joined, (uint64_t)1 << i, &le, &re));
         }
-        double share = conn ? join_share(js, joined, i, sel) : 1;
+        double share = conn ? join_share(js, joined, i, est, sel) : 1;
         bool better = best < 0 || (conn && !*connected);
+        /* Shares within 2% are equal: estimates from sketches differ by
+         * noise (two dimensions that both keep every row). */
+        bool same = share <= best_share * 1.02 && best_share <= share * 1.02;
         if (!better && conn == *connected) {
-            better = share < best_share ||
-                     (share == best_share &&
+            better = (!same && share < best_share) ||
+                     (same &&
                       (sel[i] < sel[best] ||
                        (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best])));
         }
@@ -836,23 +866,44 @@ static void find_satellites(JoinSet *js, int first, const double *sel)
     }
 }
 
+static PlNode *order_joins(JoinSet *js);
+
 /* Orders the inner joins of the set and restores the clause's column order. */
 static PlNode *plan_joins(JoinSet *js)
+{
+    js->est = NULL;
+    PlNode *n = order_joins(js);
+    pl_est_free(js->est);
+    js->est = NULL;
+    return n;
+}
+
+static PlNode *order_joins(JoinSet *js)
 {
     PlBinder *b = js->b;
     double est[MAX_LEAVES], sel[MAX_LEAVES];
     int first = 0;
+    ExExpr **own = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_conj + 1));
+    if (own == NULL) {
+        return oom(b);
+    }
+    js->est = pl_est_new(); /* the leaves do not change until the joins are placed */
     for (int i = 0; i < js->n_leaves; i++) {
-        est[i] = pl_estimate(js->leaves[i].node);
+        est[i] = pl_est_rows(js->est, js->leaves[i].node);
         if (est[i] > est[first]) {
             first = i;
         }
-        sel[i] = 1; /* the share of the leaf its own conditions keep */
+        /* The share of the leaf its own conditions keep (a condition with a
+         * subquery, already applied, a guessed quarter). */
+        int n_own = 0;
+        for (int c = 0; c < js->n_conj; c++) {
+            if (js->mask[c] == (uint64_t)1 << i) {
+                own[n_own++] = js->conj[c];
+            }
+        }
+        sel[i] = pl_est_conjuncts(js->est, js->leaves[i].node, js->leaves[i].offset, own, n_own);
         for (int k = 0; k < js->pushed[i]; k++) {
             sel[i] *= 0.25;
-        }
-        for (int c = 0; c < js->n_conj; c++) {
-            sel[i] *= js->mask[c] == (uint64_t)1 << i ? pl_selectivity(js->conj[c]) : 1;
         }
     }
     find_satellites(js, first, sel);

@@ -38,6 +38,9 @@ static void explain_op(const PlStagePlan *plan, const ExOp *op, bool analyze, in
     if (analyze && n > 0 && (size_t)n < sizeof line) {
         n += snprintf(line + n, sizeof line - (size_t)n, "  [rows=%lld",
                       (long long)atomic_load(&op->rows_out));
+        if (op->est_rows > 0 && n > 0 && (size_t)n < sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, ", est=%.0f", op->est_rows);
+        }
         long long peak = atomic_load(&op->mem.peak), spilled = atomic_load(&op->spilled_bytes);
         if (peak > 0 && n > 0 && (size_t)n < sizeof line) {
             n += snprintf(line + n, sizeof line - (size_t)n, ", memory=%lld", peak);
@@ -188,6 +191,9 @@ static void put_operator(Json *j, const PlStagePlan *plan, const ExOp *op, bool 
     put_string(j, detail);
     if (analyze) {
         putf(j, ", \"rows\": %lld", (long long)atomic_load(&op->rows_out));
+        if (op->est_rows > 0) {
+            putf(j, ", \"est_rows\": %.0f", op->est_rows);
+        }
         putf(j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
              (long long)atomic_load(&op->mem.peak), (long long)atomic_load(&op->spilled_bytes),
              (long long)atomic_load(&op->spill_files));

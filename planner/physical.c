@@ -15,6 +15,7 @@
 #include "planner/physical.h"
 #include "planner/aqe/aqe.h"
 #include "planner/binder_int.h"
+#include "planner/estimate.h"
 #include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
@@ -33,6 +34,7 @@ typedef struct Builder {
     CmArena *a;
     const CmConfig *cfg;
     PlStagePlan *plan;
+    PlEst *est;         /* row estimates of the (pruned, unchanging) plan; may be NULL */
     CmErr *err;
 } Builder;
 
@@ -251,13 +253,13 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
 
 /* Estimated bytes of a node's output: rows x the width of its columns (a
  * string counted as its 16-byte header plus 16 bytes of text). */
-static double estimated_bytes(const PlNode *n)
+static double estimated_bytes(PlEst *est, const PlNode *n)
 {
     double width = 0;
     for (int i = 0; i < n->n_cols; i++) {
         width += (double)cm_type_width(n->types[i]) + (n->types[i].id == CM_T_VARCHAR ? 16 : 0);
     }
-    return pl_estimate(n) * (width > 0 ? width : 1);
+    return pl_est_rows(est, n) * (width > 0 ? width : 1);
 }
 
 /* A range filter from the join being built into p to the scan at p's source,
@@ -290,7 +292,7 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
     /* Broadcast a build side estimated under broadcast_threshold; the adaptive
      * optimizer revisits the choice from the real size once the side has run. */
     bool partitioned = n->join_type == EX_JOIN_FULL ||
-                       estimated_bytes(n->right) > (double)cm_config_broadcast_bytes(bld->cfg);
+                       estimated_bytes(bld->est, n->right) > (double)cm_config_broadcast_bytes(bld->cfg);
     int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
     ShShuffle **slot = NULL;
     if (!build(bld, n->right, bp)) {
@@ -350,7 +352,25 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
     return p->source != NULL;
 }
 
+static bool build_node(Builder *bld, const PlNode *n, Pipe *p);
+
+/* Builds n into p; the operator that emits n's rows carries n's estimate
+ * (the first node to end at an operator names it: a projection the prune
+ * step left alone still shows the estimate of what it projects). */
 static bool build(Builder *bld, const PlNode *n, Pipe *p)
+{
+    if (!build_node(bld, n, p)) {
+        return false;
+    }
+    ExOp *top = p->n_ops > 0 ? p->ops[p->n_ops - 1] : p->source;
+    if (top != NULL && top->est_rows == 0) {
+        double rows = pl_est_rows(bld->est, n);
+        top->est_rows = rows > 0.5 ? rows : 0.5; /* 0.5 shows as 0 but is set */
+    }
+    return true;
+}
+
+static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
 {
     if (n->kind == PL_JOIN) {
         return build_join(bld, n, p);
@@ -448,7 +468,10 @@ CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, P
     if (p == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory");
     }
-    if (!build(&bld, root, p)) {
+    bld.est = pl_est_new();
+    bool is_built = build(&bld, root, p);
+    pl_est_free(bld.est);
+    if (!is_built) {
         if (err->code == CM_OK) {
             cm_err_set(err, CM_INTERNAL, -1, "could not plan the query");
         }

@@ -3,6 +3,8 @@
  */
 #include "planner/plan.h"
 
+#include "planner/estimate.h"
+
 #include <string.h>
 
 PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols)
@@ -23,8 +25,8 @@ PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols)
     return n;
 }
 
-/* From the form of the condition alone (there are no column statistics
- * yet): an equality a tenth, a range bound a third, an OR the sum of its
+/* From the form of the condition alone, where no column statistics reach
+ * (planner/estimate.c falls back to it): an equality a tenth, a range bound a third, an OR the sum of its
  * branches, an AND the product, NOT the rest, anything else a quarter.  What
  * matters most is the ranking: d_year = 2001 reads as more selective than
  * d_moy BETWEEN 4 AND 10, and both as more than no condition at all. */
@@ -62,32 +64,8 @@ double pl_selectivity(const ExExpr *e)
 
 double pl_estimate(const PlNode *n)
 {
-    switch (n->kind) {
-    case PL_GET: return (double)n->table->n_rows;
-    case PL_VALUES: return n->n_rows;
-    case PL_SERIES: return (double)n->series_rows;
-    case PL_FILTER: return pl_estimate(n->child) * pl_selectivity(n->pred);
-    case PL_AGGREGATE: return n->n_keys == 0 ? 1 : pl_estimate(n->child) * 0.5;
-    case PL_LIMIT: {
-        double c = pl_estimate(n->child);
-        return n->limit >= 0 && (double)n->limit < c ? (double)n->limit : c;
-    }
-    case PL_JOIN: {
-        double l = pl_estimate(n->child), r = pl_estimate(n->right);
-        if (n->join_type == EX_JOIN_SEMI || n->join_type == EX_JOIN_ANTI ||
-            n->join_type == EX_JOIN_MARK) {
-            return l;
-        }
-        double e = n->n_join_keys > 0 ? (l > r ? l : r) : l * r;
-        return n->residual ? e * 0.5 : e;
-    }
-    case PL_UNION: {
-        double sum = 0;
-        for (int i = 0; i < n->n_inputs; i++) {
-            sum += pl_estimate(n->inputs[i]);
-        }
-        return sum;
-    }
-    default: return pl_estimate(n->child);
-    }
+    PlEst *e = pl_est_new();
+    double rows = pl_est_rows(e, n);
+    pl_est_free(e);
+    return rows;
 }

@@ -90,10 +90,12 @@ struct PlNode {
     PlNode **inputs;
 };
 
-/* Estimated output rows, from table sizes and guessed selectivities. */
+/* Estimated output rows, from column statistics where they reach and guessed
+ * selectivities elsewhere (planner/estimate.h; one-off: a caller asking
+ * about many nodes of one plan uses a PlEst). */
 double pl_estimate(const PlNode *n);
 
-/* A guess at the share of rows a boolean condition keeps. */
+/* A guess at the share of rows a boolean condition keeps, from its form alone. */
 double pl_selectivity(const ExExpr *e);
 
 /* A node of `kind` with room for n_cols output columns; NULL on OOM. */

@@ -769,6 +769,29 @@ static CmStatus create_index(Stmt *st)
     return st->err->code;
 }
 
+/* ---- ANALYZE ---------------------------------------------------------------------------- */
+
+/* Recomputes the column statistics of one table, or of every table.  As in
+ * PostgreSQL a view has none and is skipped; an unknown name is an error. */
+static CmStatus analyze(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    if (a->name != NULL) {
+        StEntry *e = st_catalog_find(st->s->cat, a->name);
+        if (e == NULL || (e->kind != ST_ENTRY_TABLE && e->kind != ST_ENTRY_VIEW)) {
+            return cm_err_set(st->err, CM_BIND, a->name_off, "unknown table '%s'", a->name);
+        }
+        return e->kind == ST_ENTRY_TABLE ? st_table_analyze(e->table, st->err) : CM_OK;
+    }
+    for (int i = 0; i < st_catalog_count(st->s->cat); i++) {
+        StEntry *e = st_catalog_entry(st->s->cat, i);
+        if (e->kind == ST_ENTRY_TABLE && st_table_analyze(e->table, st->err) != CM_OK) {
+            return st->err->code;
+        }
+    }
+    return CM_OK;
+}
+
 /* ---- UPDATE and DELETE ------------------------------------------------------------------ */
 
 /* Runs `root` (the table's new rows, plus a changed flag when `flag`), builds
@@ -1363,6 +1386,7 @@ static CmStatus dispatch(Stmt *st)
     case PS_ST_CACHE:
     case PS_ST_UNCACHE:
     case PS_ST_CLEAR_CACHE: return pl_cache_exec(&st->cache, a, st->sql);
+    case PS_ST_ANALYZE: return analyze(st);
     }
     return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
 }

@@ -3,17 +3,20 @@
  */
 #include "planner/system.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
 #include "common/mem.h"
+#include "storage/catalog.h"
 #include "planner/cache.h"
 #include "shuffle/spill.h"
 #include "storage/blocks.h"
 
 bool pl_system_table_exists(const char *name)
 {
-    return strcasecmp(name, "sluice_memory") == 0 || strcasecmp(name, "sluice_cache") == 0;
+    return strcasecmp(name, "sluice_memory") == 0 || strcasecmp(name, "sluice_cache") == 0 ||
+           strcasecmp(name, "sluice_column_stats") == 0;
 }
 
 typedef struct Rows {
@@ -70,10 +73,87 @@ static void note_holder(void *ctx, const CmMemRes *res)
     }
 }
 
-StTable *pl_system_table(const char *name, const PlCache *cache, CmErr *err)
+/* ---- sluice_column_stats ------------------------------------------------------------- */
+
+enum { CS_TABLE, CS_COLUMN, CS_ROWS, CS_NULLS, CS_DISTINCT, CS_MIN, CS_MAX, CS_STALE, CS_N };
+
+static void put_str(CmBatch *b, int col, uint32_t row, const char *text, CmErr *err)
+{
+    const char *copy = cm_arena_strdup(&b->heap, text);
+    if (copy == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return;
+    }
+    ((CmStr *)b->cols[col].data)[row] = cm_str_make(copy, (uint32_t)strlen(copy));
+}
+
+/* One row per column of every table: what the planner's estimates read. */
+static StTable *column_stats(const char *name, StCatalog *cat, CmErr *err)
+{
+    StColumn cols[CS_N] = {
+        {.name = "table_name", .type = cm_type_varchar(-1, false)},
+        {.name = "column_name", .type = cm_type_varchar(-1, false)},
+        {.name = "row_count", .type = cm_type_make(CM_T_INT64)},
+        {.name = "null_count", .type = cm_type_make(CM_T_INT64)},
+        {.name = "distinct_count", .type = cm_type_make(CM_T_INT64)},
+        {.name = "min_value", .type = cm_type_make(CM_T_DOUBLE)},
+        {.name = "max_value", .type = cm_type_make(CM_T_DOUBLE)},
+        {.name = "stale", .type = cm_type_make(CM_T_BOOL)},
+    };
+    CmType types[CS_N];
+    for (int i = 0; i < CS_N; i++) {
+        types[i] = cols[i].type;
+    }
+    CmBatch b;
+    StTable *t = st_table_new(name, CS_N, cols, err);
+    if (t == NULL || cm_batch_init(&b, CS_N, types, err) != CM_OK) {
+        st_table_free(t);
+        return NULL;
+    }
+    for (int i = 0; cat != NULL && i < st_catalog_count(cat) && err->code == CM_OK; i++) {
+        const StEntry *e = st_catalog_entry(cat, i);
+        for (int c = 0; e->kind == ST_ENTRY_TABLE && c < e->table->n_cols; c++) {
+            const StTable *src = e->table;
+            StColStats *cs = &src->stats[c];
+            uint32_t row = (uint32_t)b.n_rows;
+            put_str(&b, CS_TABLE, row, src->name, err);
+            put_str(&b, CS_COLUMN, row, src->cols[c].name, err);
+            ((int64_t *)b.cols[CS_ROWS].data)[row] = src->n_rows;
+            ((int64_t *)b.cols[CS_NULLS].data)[row] = cs->n_nulls;
+            ((int64_t *)b.cols[CS_DISTINCT].data)[row] = (int64_t)llround(st_stats_ndv(cs));
+            ((double *)b.cols[CS_MIN].data)[row] = cs->min;
+            ((double *)b.cols[CS_MAX].data)[row] = cs->max;
+            if (!cs->has_range) {
+                cm_vec_set_null(&b.cols[CS_MIN], row);
+                cm_vec_set_null(&b.cols[CS_MAX], row);
+            }
+            ((uint8_t *)b.cols[CS_STALE].data)[row] = src->stats_stale;
+            if (++b.n_rows == CM_BATCH_CAP && err->code == CM_OK) {
+                st_table_append(t, &b, err);
+                cm_batch_reset(&b);
+            }
+        }
+    }
+    if (err->code == CM_OK && b.n_rows > 0) {
+        st_table_append(t, &b, err);
+    }
+    cm_batch_fini(&b);
+    if (err->code != CM_OK) {
+        st_table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* ---- sluice_memory -------------------------------------------------------------------- */
+
+StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat, CmErr *err)
 {
     if (strcasecmp(name, "sluice_cache") == 0) {
         return pl_cache_snapshot(cache, name, err);
+    }
+    if (strcasecmp(name, "sluice_column_stats") == 0) {
+        return column_stats(name, cat, err);
     }
     StColumn cols[4] = {
         {.name = "pool", .type = cm_type_varchar(-1, false)},

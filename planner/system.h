@@ -11,6 +11,12 @@
  *                   state, rows, memory_bytes, disk_bytes, hits, misses,
  *                   recomputes, invalidations.
  *
+ *   sluice_column_stats  one row per column of every table: table_name,
+ *                   column_name, row_count, null_count, distinct_count (the
+ *                   HyperLogLog estimate), min_value, max_value (DOUBLE;
+ *                   NULL for strings and booleans), stale (rows were undone
+ *                   since: an upper bound until ANALYZE); storage/stats.h.
+ *
  * The table is a snapshot taken when the statement binds.  Not thread-safe:
  * the binder's thread only.
  */
@@ -19,6 +25,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
+#include "storage/catalog.h"
 #include "storage/table.h"
 
 typedef struct PlCache PlCache;
@@ -26,5 +33,6 @@ typedef struct PlCache PlCache;
 /* True when `name` is a system table. */
 bool pl_system_table_exists(const char *name);
 /* A new table with the current contents of system table `name` (owned:
- * st_table_free), `cache` being the session's (may be NULL); NULL with err. */
-StTable *pl_system_table(const char *name, const PlCache *cache, CmErr *err);
+ * st_table_free), `cache` and `cat` being the session's (may be NULL); NULL
+ * with err. */
+StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat, CmErr *err);

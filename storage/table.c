@@ -71,7 +71,8 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
     t->name = cm_strdup(name);
     t->cols = cm_calloc((size_t)n_cols, sizeof(StColumn));
     t->types = cm_calloc((size_t)(n_cols > 0 ? n_cols : 1), sizeof(CmType));
-    if (t->name == NULL || t->cols == NULL || t->types == NULL) {
+    t->stats = cm_calloc((size_t)(n_cols > 0 ? n_cols : 1), sizeof(StColStats));
+    if (t->name == NULL || t->cols == NULL || t->types == NULL || t->stats == NULL) {
         goto oom;
     }
     t->n_cols = n_cols;
@@ -100,6 +101,7 @@ void st_table_free(StTable *t)
     }
     cm_free(t->chunks);
     cm_free(t->types);
+    cm_free(t->stats);
     for (int i = 0; i < t->n_indexes; i++) {
         st_index_free(t->indexes[i]);
     }
@@ -452,10 +454,17 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
             goto fail;
         }
     }
+    /* Counted only now that nothing can fail: a failed append leaves no trace. */
+    for (int col = 0; col < t->n_cols; col++) {
+        st_stats_add(&t->stats[col], &b->cols[col], b->sel, b->n_rows);
+    }
     return CM_OK;
-fail:
+fail: {
+    bool was_stale = t->stats_stale; /* the statistics never saw this append's rows */
     st_table_truncate(t, start);
+    t->stats_stale = was_stale;
     return err->code;
+}
 }
 
 CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
@@ -489,6 +498,39 @@ void st_table_truncate(StTable *t, int64_t n_rows)
         }
     }
     t->n_rows = n_rows;
+    if (n_rows == 0) {
+        for (int col = 0; col < t->n_cols; col++) {
+            st_stats_reset(&t->stats[col]);
+        }
+    }
+    t->stats_stale = n_rows > 0;
+}
+
+CmStatus st_table_analyze(StTable *t, CmErr *err)
+{
+    StColStats *fresh = cm_calloc((size_t)(t->n_cols > 0 ? t->n_cols : 1), sizeof(StColStats));
+    if (fresh == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory analyzing table '%s'", t->name);
+    }
+    for (int i = 0; i < t->n_chunks; i++) {
+        const StChunk *c = t->chunks[i];
+        const CmBatch *b = st_block_pin(c->block, NULL, err);
+        if (b == NULL) {
+            cm_free(fresh);
+            return err->code != CM_OK ? err->code
+                                      : cm_err_set(err, CM_RUNTIME, -1,
+                                                   "the rows of '%s' were dropped from memory",
+                                                   t->name);
+        }
+        for (int col = 0; col < t->n_cols; col++) {
+            st_stats_add(&fresh[col], &b->cols[col], NULL, c->n_rows);
+        }
+        st_block_unpin(c->block);
+    }
+    cm_free(t->stats);
+    t->stats = fresh;
+    t->stats_stale = false;
+    return CM_OK;
 }
 
 CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,

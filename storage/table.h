@@ -35,6 +35,7 @@
 #include "common/types.h"
 #include "common/vec.h"
 #include "storage/blocks.h"
+#include "storage/stats.h"
 
 typedef struct StIndex StIndex; /* storage/index.h */
 
@@ -79,6 +80,8 @@ typedef struct StTable {
     StIndex **indexes;    /* owned; each holds rows [0, n_rows) */
     StBlockLevel level;   /* of its chunks: MEMORY_AND_DISK unless st_table_set_level */
     atomic_bool lost;     /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
+    StColStats *stats;    /* owned: one per column, of the rows appended (storage/stats.h) */
+    bool stats_stale;     /* rows were taken out since: stats are an upper bound until ANALYZE */
 } StTable;
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
@@ -132,7 +135,13 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err);
  * them once rather than doubling as it goes.  Optional. */
 CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err);
 
-/* Drops rows past `n_rows` (to undo a failed append), from the indexes too. */
+/* Recomputes the column statistics from the table's rows (ANALYZE): loads
+ * every chunk once.  CM_OOM or CM_IO when a chunk cannot be loaded; the
+ * statistics are then left as they were. */
+CmStatus st_table_analyze(StTable *t, CmErr *err);
+
+/* Drops rows past `n_rows` (to undo a failed append), from the indexes too;
+ * the statistics turn stale unless no row is left. */
 void st_table_truncate(StTable *t, int64_t n_rows);
 
 /* Pins chunk `chunk_idx` (loading it from disk when evicted; *loaded tells,
