@@ -23,6 +23,7 @@ QUERIES=(
   "SELECT count(*), sum(rn * (k % 13)) FROM (SELECT k, row_number() OVER (PARTITION BY k % 1000 ORDER BY s DESC, k) AS rn FROM e) x"
   "SELECT k, s FROM e ORDER BY s DESC, k LIMIT 3 OFFSET 150000"
   "SELECT count(DISTINCT a.n * 1000 + b.n), sum(DISTINCT a.n * 1000 + b.n) FROM d a, d b"
+  "SELECT count(DISTINCT a.n * 1000 + b.n), sum(a.n), count(*), count(DISTINCT b.n * 1000 + a.n) FROM d a, d b"
   "SELECT count(*), sum(x.k), sum(y.k) FROM e x JOIN e y ON x.k = y.k + 1"
 )
 
