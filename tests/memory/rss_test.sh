@@ -21,6 +21,7 @@ QUERIES=(
   "SELECT count(*), sum(c) FROM (SELECT a.n * 1000 + b.n AS k, count(*) AS c FROM d a, d b GROUP BY k) x"
   "SELECT count(*), sum(k) FROM (SELECT DISTINCT a.n * 1000 + b.n AS k, a.n FROM d a, d b) x"
   "SELECT count(*), sum(rn * (k % 13)) FROM (SELECT k, row_number() OVER (PARTITION BY k % 1000 ORDER BY s DESC, k) AS rn FROM e) x"
+  "SELECT count(*), sum(rn), sum(r), max(l), sum(ld) FROM (SELECT row_number() OVER (PARTITION BY k % 2 ORDER BY s DESC, k) AS rn, sum(k) OVER (PARTITION BY k % 2 ORDER BY s) AS r, last_value(s) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS l, lead(k, 3) OVER (ORDER BY s, k) AS ld FROM e) x"
   "SELECT k, s FROM e ORDER BY s DESC, k LIMIT 3 OFFSET 150000"
   "SELECT count(DISTINCT a.n * 1000 + b.n), sum(DISTINCT a.n * 1000 + b.n) FROM d a, d b"
   "SELECT count(DISTINCT a.n * 1000 + b.n), sum(a.n), count(*), count(DISTINCT b.n * 1000 + a.n) FROM d a, d b"
