@@ -703,8 +703,10 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
                                                                       : &in->cols[s->in_col[a]];
     const CmVec *v2 = fn == EX_AGG_AVG && mode == EX_AGG_FINAL ? &in->cols[s->in_col[a] + 1]
                                                                 : NULL;
-    bool final_count = mode == EX_AGG_FINAL &&
-                       (fn == EX_AGG_COUNT || fn == EX_AGG_COUNT_STAR || fn == EX_AGG_SUM_COUNT);
+    /* SUM_COUNT sums counts in every mode (the planner's DISTINCT rewrite
+     * feeds it counts as raw values). */
+    bool final_count = fn == EX_AGG_SUM_COUNT ||
+                       (mode == EX_AGG_FINAL && (fn == EX_AGG_COUNT || fn == EX_AGG_COUNT_STAR));
     for (int i = 0; i < in->n_rows; i++) {
         AggState *st = &l->states[(int64_t)l->row_group[i] * s->n_aggs + a];
         if (v == NULL) {

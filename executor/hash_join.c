@@ -11,7 +11,9 @@
  * see shared_table).  A broadcast table that turns out too big (past twice
  * broadcast_bytes, or refused by the memory manager) is dropped, and every
  * task then joins its probe rows with the whole build side in grace mode
- * (below): the join degrades into a spilling one instead of failing.
+ * (below): the join degrades into a spilling one instead of failing.  A
+ * nested loop (no keys) is broadcast at any size and goes to grace mode only
+ * when refused; there every row is in one class, joined in blocks.
  * Partitioned: each
  * task builds its own from its partition, so FULL joins can track which build
  * rows matched without locks.
@@ -348,8 +350,10 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
             continue;
         }
         t->n_rows += b->n_rows;
-        /* A partitioned build with keys can go to grace mode; others cannot spill. */
-        if (l != NULL && s->n_keys > 0) {
+        /* A partitioned build (or a task's own copy of a broadcast that was
+         * too big) goes to grace mode when refused; a broadcast build is
+         * dropped past its cap. */
+        if (l != NULL) {
             if (!cm_mem_grow(mem, batch_bytes(b))) {
                 grace_start(s, l, err);
             }
@@ -420,7 +424,7 @@ static CmStatus table_build(const ExJoinSpec *s, JoinLocal *l, int p0, int p1, i
     if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, NULL, err) != CM_OK || l->grace) {
         return err->code;
     }
-    if (s->n_keys > 0 && !index_fits(l)) {
+    if (!index_fits(l)) {
         return grace_start(s, l, err);
     }
     return finish_table(s, &l->own, &l->mem, err);
@@ -866,9 +870,11 @@ static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err)
     }
     table_free(&l->own);
     cm_mem_shrink(&l->mem, l->mem.held);
-    /* read is what did not fit; the rest of the build is unknown: guess 4x. */
-    int64_t mod = 2;
-    while (mod < 1024 && mod * granted / 2 < read * 4) {
+    /* read is what did not fit; the rest of the build is unknown: guess 4x.
+     * Without keys every row is in the one class 0 of modulus 1, joined in
+     * blocks (a block nested loop). */
+    int64_t mod = s->n_keys > 0 ? 2 : 1;
+    while (s->n_keys > 0 && mod < 1024 && mod * granted / 2 < read * 4) {
         mod *= 2;
     }
     l->cur_mod = mod; /* the base modulus; classes 0..mod-1 are taken in turn */
@@ -942,7 +948,7 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
     table_free(&l->own);
     cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
     *fits = true;
-    bool can_split = mod < GRACE_MAX_MOD;
+    bool can_split = s->n_keys > 0 && mod < GRACE_MAX_MOD;
     bool full = false;            /* block mode: the block is full */
     int64_t seen = 0;             /* block mode: the class's rows read so far */
     l->blk_more = false;
@@ -1146,6 +1152,11 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     /* Decoded batches take more room than the shuffle blocks the broadcast
      * decision measured: twice its threshold is still a broadcast table. */
     g->cap.cap = 2 * cm_config_broadcast_bytes(&q->config);
+    if (((const ExJoinSpec *)op->spec)->n_keys == 0) {
+        /* A nested loop has no partitioned form to turn into: its build is
+         * broadcast at any size, and only a refusal sends it to grace mode. */
+        g->cap.cap = INT64_MAX;
+    }
     op->global = g;
     return CM_OK;
 }
@@ -1224,7 +1235,7 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
             cm_err_set(&g->err, CM_OOM, -1, "out of memory building a hash join table");
         }
     }
-    if (g->err.code == CM_OK && s->n_keys > 0 && !atomic_load(&g->cap.refused)) {
+    if (g->err.code == CM_OK && !atomic_load(&g->cap.refused)) {
         /* The index is asked for too: refused, the table is too big all the same. */
         int64_t n_slots = 16;
         while (n_slots < g->table.n_rows * 2) {
@@ -1305,7 +1316,7 @@ static JoinTable *shared_table(ExOp *op, const ExJoinSpec *s, CmErr *err)
             CmErr e;
             cm_err_init(&e);
             read_batches(s, &g->parts[m], 0, sh_shuffle_n_parts(sh), m, m + 1, &g->mem, NULL,
-                         s->n_keys > 0 ? &g->cap : NULL, &e);
+                         &g->cap, &e);
             cm_mutex_lock(&op->lock);
             if (e.code != CM_OK && g->err.code == CM_OK) {
                 g->err = e;

@@ -8,6 +8,13 @@
  * partition; ROWS frames with offsets are evaluated by direct recomputation
  * over the frame (O(rows x frame); running and whole-partition frames are
  * linear).  Ties keep input order, so results are deterministic.
+ *
+ * When the sort spilled, partitions come back from its merge in chunks of
+ * whole partitions held in memory (part_res).  A partition refused memory
+ * goes to a spill file of its own instead (big_start) when its function can
+ * be evaluated from cursors that only move forward over that file (see
+ * big_supported): the chunk ends before it, and its rows come out after the
+ * chunk's, computed row by row (big_emit).  Other partitions must fit.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -20,6 +27,28 @@
 #include "executor/ops.h"
 #include "executor/result.h"
 #include "executor/sort_run.h"
+#include "shuffle/spill.h"
+
+/* A reader of a spilled partition: the batch holding row `first` on, and the
+ * file position of the batch after it.  Several read one file (sh_spill_seek). */
+typedef struct WinCursor {
+    CmBatch b;
+    int64_t first;
+    int64_t next_pos;
+} WinCursor;
+
+/* The cursors of a spilled partition: its rows in turn, the end of the
+ * current row's peers, and two for frame rows (the frame start or LAG/LEAD's
+ * row, the frame end).  Each only moves forward: frame bounds never go back. */
+enum { CUR_ROW = 0, CUR_PEERS, CUR_START, CUR_END, N_CURSORS };
+
+typedef struct Acc {
+    int64_t n;
+    int64_t i;
+    double d;
+    CmValue best;
+    bool has_best;
+} Acc;
 
 typedef struct WinLocal {
     ExSorter *sorter;   /* owned: rows sorted by (partition keys, order keys) */
@@ -43,6 +72,20 @@ typedef struct WinLocal {
     CmBatch stage;      /* the merge's current batch */
     int stage_pos;      /* its next row not yet in a chunk */
     bool stage_more;    /* the merge has rows after stage */
+    int64_t part_start; /* the chunk's row where its last partition starts */
+    /* A partition that does not fit in memory even alone (see big_start): its
+     * rows go to a spill file, read back through cursors while its values are
+     * computed row by row.  Spilled only. */
+    ExQuery *query;     /* for temp_directory */
+    ShSpill *big;       /* owned; NULL when no such partition is pending */
+    int64_t big_n, big_next; /* its rows, and the next to emit */
+    CmBatch big_key;    /* one row of it, to find its end in the merge */
+    WinCursor cur[N_CURSORS];
+    int64_t rank, dense, peers_begin, peers_end, running_to; /* eval_partition's walk */
+    Acc running;
+    CmArena best[2];    /* the running MIN/MAX string, copied out of the cursor's batch */
+    int best_idx;
+    const char *best_ptr; /* the copy's bytes */
 } WinLocal;
 
 typedef struct WinCtx {
@@ -63,14 +106,6 @@ static int cmp_order(const WinCtx *c, ExRowRef a, ExRowRef b)
 }
 
 /* ---- aggregates over a frame ------------------------------------------------------- */
-
-typedef struct Acc {
-    int64_t n;
-    int64_t i;
-    double d;
-    CmValue best;
-    bool has_best;
-} Acc;
 
 static void acc_add(const ExWindowSpec *s, const CmBatch *const *rows, ExRowRef r, Acc *acc)
 {
@@ -297,8 +332,288 @@ static CmStatus chunk_reset(ExOp *op, WinLocal *l, CmErr *err)
     l->part_batches = NULL;
     l->part_order = NULL;
     l->n = l->next = 0;
+    l->part_start = 0;
     cm_arena_reset(&l->strings);
     cm_mem_shrink(&l->part_res, l->part_res.held);
+    return CM_OK;
+}
+
+/* ---- a partition larger than memory ---------------------------------------------------- */
+
+/* Can a partition of s be evaluated from cursors that only move forward?
+ * Ranking, LAG/LEAD and FIRST/LAST_VALUE can; an aggregate can when its frame
+ * starts at the partition's start (running or whole-partition frames): one
+ * running accumulator then follows the frame's end. */
+static bool big_supported(const ExWindowSpec *s)
+{
+    switch (s->fn) {
+    case EX_WIN_COUNT_STAR:
+    case EX_WIN_COUNT:
+    case EX_WIN_SUM:
+    case EX_WIN_AVG:
+    case EX_WIN_MIN:
+    case EX_WIN_MAX: return s->start == EX_FRAME_UNBOUNDED_PRECEDING;
+    default: return true;
+    }
+}
+
+/* Appends rows [from, to) of b (positions of its active rows) to the big file. */
+static CmStatus big_append(WinLocal *l, const CmBatch *b, int from, int to, CmErr *err)
+{
+    if (from >= to) {
+        return CM_OK;
+    }
+    uint32_t sel[CM_BATCH_CAP];
+    CmBatch view = *b;
+    for (int i = from; i < to; i++) {
+        sel[i - from] = cm_batch_pos(b, i);
+    }
+    view.sel = sel;
+    view.n_rows = to - from;
+    return sh_spill_append(l->big, &view, err);
+}
+
+/* The partition at stage[stage_pos] does not fit in memory (the manager
+ * refused even what cannot spill): its rows already in the chunk (from
+ * part_start on) and the rest of it in the merge go to a spill file, and the
+ * chunk ends before it.  Its values are computed when it is emitted
+ * (big_emit), after the chunk's other rows. */
+static CmStatus big_start(ExOp *op, WinLocal *l, int end, CmErr *err)
+{
+    const ExWindowSpec *s = op->spec;
+    const CmConfig *cfg = &l->query->config;
+    l->big = sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err);
+    if (l->big == NULL) {
+        return err->code;
+    }
+    if (l->big_key.cols == NULL &&
+        cm_batch_init(&l->big_key, op->n_cols - 1, op->types, err) != CM_OK) {
+        return err->code;
+    }
+    cm_batch_reset(&l->big_key);
+    uint32_t first = cm_batch_pos(&l->stage, l->stage_pos);
+    if (cm_batch_append_rows(&l->big_key, &l->stage, &first, 1, true, err) != CM_OK) {
+        return err->code;
+    }
+    int64_t at = 0;
+    for (int bi = 0; bi < ex_result_n_batches(l->part); bi++) {
+        const CmBatch *b = ex_result_batch(l->part, bi);
+        int64_t from = l->part_start - at;
+        if (big_append(l, b, from > 0 ? (int)(from < b->n_rows ? from : b->n_rows) : 0,
+                       b->n_rows, err) != CM_OK) {
+            return err->code;
+        }
+        at += b->n_rows;
+    }
+    for (;;) {
+        if (big_append(l, &l->stage, l->stage_pos, end, err) != CM_OK) {
+            return err->code;
+        }
+        l->stage_pos = end;
+        if (end < l->stage.n_rows) {
+            break;
+        }
+        if (!l->stage_more) {
+            l->is_input_done = true;
+            break;
+        }
+        if (ex_query_check(l->query, err) != CM_OK ||
+            ex_sorter_next(l->sorter, &l->stage, &l->stage_more, err) != CM_OK) {
+            return err->code;
+        }
+        l->stage_pos = 0;
+        end = 0;
+        while (end < l->stage.n_rows &&
+               ex_sort_compare_rows(l->keys, s->n_part, &l->stage, cm_batch_pos(&l->stage, end),
+                                    &l->big_key, 0) == 0) {
+            end++;
+        }
+    }
+    if (sh_spill_rewind(l->big, err) != CM_OK) {
+        return err->code;
+    }
+    l->big_n = sh_spill_rows(l->big);
+    l->big_next = 0;
+    for (int c = 0; c < N_CURSORS; c++) {
+        WinCursor *cu = &l->cur[c];
+        if (cu->b.cols == NULL && cm_batch_init(&cu->b, op->n_cols - 1, op->types, err) != CM_OK) {
+            return err->code;
+        }
+        cm_batch_reset(&cu->b);
+        cu->first = 0;
+        cu->next_pos = sh_spill_tell(l->big);
+    }
+    l->rank = l->dense = l->peers_begin = l->peers_end = l->running_to = 0;
+    l->running = (Acc){0};
+    l->best_ptr = NULL;
+    return CM_OK;
+}
+
+/* Row i of the big partition through cursor c: its batch and position. */
+static CmStatus cursor_at(WinLocal *l, WinCursor *c, int64_t i, const CmBatch **b,
+                          uint32_t *pos, CmErr *err)
+{
+    while (i >= c->first + c->b.n_rows) {
+        bool eof = false;
+        c->first += c->b.n_rows;
+        sh_spill_seek(l->big, c->next_pos);
+        if (sh_spill_read(l->big, &c->b, &eof, err) != CM_OK) {
+            return err->code;
+        }
+        if (eof) {
+            return cm_err_set(err, CM_INTERNAL, -1, "a window cursor passed the end of its partition");
+        }
+        c->next_pos = sh_spill_tell(l->big);
+    }
+    *b = &c->b;
+    *pos = cm_batch_pos(&c->b, (int)(i - c->first));
+    return CM_OK;
+}
+
+/* The value of column `col` of big row i, through cursor c, strings copied
+ * into l->strings. */
+static CmStatus big_value_at(WinLocal *l, const ExWindowSpec *s, int c, int64_t i, CmValue *out,
+                             CmErr *err)
+{
+    const CmBatch *b;
+    uint32_t p;
+    if (cursor_at(l, &l->cur[c], i, &b, &p, err) != CM_OK) {
+        return err->code;
+    }
+    cm_vec_get_value(&b->cols[s->arg], p, out);
+    if (!out->is_null && out->type.id == CM_T_VARCHAR) {
+        out->s = cm_str_copy(&l->strings, &out->s, err);
+    }
+    out->type = s->type;
+    return err->code;
+}
+
+/* eval_partition for row i of the big partition (b its batch, p its position). */
+static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const CmBatch *b,
+                         uint32_t p, CmValue *v, CmErr *err)
+{
+    int64_t n = l->big_n;
+    if (i == l->peers_end) {
+        l->peers_begin = i;
+        int64_t j = i + 1;
+        while (s->n_order > 0 && j < n) {
+            const CmBatch *pb;
+            uint32_t pp;
+            if (cursor_at(l, &l->cur[CUR_PEERS], j, &pb, &pp, err) != CM_OK) {
+                return err->code;
+            }
+            if (ex_sort_compare_rows(s->order, s->n_order, b, p, pb, pp) != 0) {
+                break;
+            }
+            j++;
+        }
+        l->peers_end = s->n_order > 0 ? j : n;
+        l->rank = i + 1;
+        l->dense++;
+    }
+    *v = (CmValue){.type = s->type};
+    switch (s->fn) {
+    case EX_WIN_ROW_NUMBER: v->i = i + 1; break;
+    case EX_WIN_RANK: v->i = l->rank; break;
+    case EX_WIN_DENSE_RANK: v->i = l->dense; break;
+    case EX_WIN_PERCENT_RANK: v->d = n > 1 ? (double)(l->rank - 1) / (double)(n - 1) : 0; break;
+    case EX_WIN_CUME_DIST: v->d = (double)l->peers_end / (double)n; break;
+    case EX_WIN_LAG:
+    case EX_WIN_LEAD: {
+        int64_t j = s->fn == EX_WIN_LAG ? i - s->start_off : i + s->start_off;
+        if (j < 0 || j >= n) {
+            v->is_null = true;
+        } else {
+            return big_value_at(l, s, CUR_START, j, v, err);
+        }
+        break;
+    }
+    default: {
+        WinCtx c = {.s = s};
+        int64_t f0 = 0, f1 = n;
+        frame_of(&c, NULL, 0, n, i, l->peers_end, l->peers_begin, &f0, &f1);
+        if (s->fn == EX_WIN_FIRST_VALUE || s->fn == EX_WIN_LAST_VALUE) {
+            if (f0 >= f1) {
+                v->is_null = true;
+                break;
+            }
+            bool first = s->fn == EX_WIN_FIRST_VALUE;
+            return big_value_at(l, s, first ? CUR_START : CUR_END, first ? f0 : f1 - 1, v, err);
+        }
+        /* big_supported: the frame starts at 0, and its end never goes back. */
+        for (; l->running_to < f1; l->running_to++) {
+            const CmBatch *rb;
+            uint32_t rp;
+            if (cursor_at(l, &l->cur[CUR_END], l->running_to, &rb, &rp, err) != CM_OK) {
+                return err->code;
+            }
+            ExRowRef r = {.batch = 0, .row = rp};
+            acc_add(s, &rb, r, &l->running);
+            CmValue *best = &l->running.best;
+            if (l->running.has_best && best->type.id == CM_T_VARCHAR &&
+                best->s.len > CM_STR_INLINE && best->s.ptr != l->best_ptr) {
+                /* A new best, in the cursor's batch: copied before the batch goes. */
+                l->best_idx ^= 1;
+                cm_arena_reset(&l->best[l->best_idx]);
+                best->s = cm_str_copy(&l->best[l->best_idx], &best->s, err);
+                if (err->code != CM_OK) {
+                    return err->code;
+                }
+                l->best_ptr = best->s.ptr;
+            }
+        }
+        *v = acc_value(s, &l->running);
+        if (!v->is_null && v->type.id == CM_T_VARCHAR) {
+            v->s = cm_str_copy(&l->strings, &v->s, err);
+        }
+        break;
+    }
+    }
+    return err->code;
+}
+
+/* Frees the big partition once emitted. */
+static void big_end(ExOp *op, WinLocal *l)
+{
+    if (l->big != NULL) {
+        ex_op_count_spill(op, sh_spill_bytes(l->big));
+        sh_spill_free(l->big);
+        l->big = NULL;
+    }
+}
+
+/* Emits rows of the big partition into l->out (empty), with their values:
+ * at most the rest of the row cursor's batch, whose strings out borrows. */
+static CmStatus big_emit(ExOp *op, WinLocal *l, CmErr *err)
+{
+    const ExWindowSpec *s = op->spec;
+    int last = op->n_cols - 1;
+    WinCursor *m = &l->cur[CUR_ROW];
+    cm_arena_reset(&l->strings);
+    while (l->big_next < l->big_n && l->out.n_rows < CM_BATCH_CAP) {
+        int64_t i = l->big_next;
+        if (l->out.n_rows > 0 && i >= m->first + m->b.n_rows) {
+            break;
+        }
+        const CmBatch *b;
+        uint32_t p;
+        CmValue v;
+        if (cursor_at(l, m, i, &b, &p, err) != CM_OK || big_eval(s, l, i, b, p, &v, err) != CM_OK) {
+            return err->code;
+        }
+        uint32_t to = (uint32_t)l->out.n_rows;
+        for (int c = 0; c < last; c++) {
+            CmValue x;
+            cm_vec_get_value(&b->cols[c], p, &x);
+            cm_vec_set_value(&l->out.cols[c], to, &x);
+        }
+        cm_vec_set_value(&l->out.cols[last], to, &v);
+        l->out.n_rows++;
+        l->big_next++;
+    }
+    if (l->big_next == l->big_n) {
+        big_end(op, l);
+    }
     return CM_OK;
 }
 
@@ -315,11 +630,14 @@ static bool same_partition(const ExWindowSpec *s, WinLocal *l, int pos)
 }
 
 /* Copies rows stage[stage_pos..end), all of one partition, into the chunk.
- * A partition that starts the chunk or is already in it must be held whole
- * to evaluate its frames: that memory cannot be spilled (cm_mem_need).  One
- * that would start later is taken only while memory is granted; *is_taken
- * false when refused (the chunk ends before it). */
-static CmStatus chunk_take(WinLocal *l, int end, bool is_new, bool *is_taken, CmErr *err)
+ * A partition that starts the chunk or is already in it and is refused goes
+ * to a spill file of its own (big_start) when its frames allow, and the
+ * chunk ends before it; else it is held whole (cm_mem_need: an OOM past the
+ * limit).
+ * One that would start later is taken only while memory is granted;
+ * *is_taken false when refused or spilled (the chunk ends before it). */
+static CmStatus chunk_take(ExOp *op, WinLocal *l, int end, bool is_new, bool *is_taken,
+                           CmErr *err)
 {
     uint32_t sel[CM_BATCH_CAP];
     CmBatch view = l->stage;
@@ -333,6 +651,11 @@ static CmStatus chunk_take(WinLocal *l, int end, bool is_new, bool *is_taken, Cm
     if (!cm_mem_grow(&l->part_res, bytes)) {
         if (is_new && ex_result_n_rows(l->part) > 0) {
             return CM_OK;
+        }
+        /* A partition whose frames allow it goes to a file of its own
+         * (big_start); the others must be held whole. */
+        if (big_supported(op->spec)) {
+            return big_start(op, l, end, err);
         }
         if (cm_mem_need(&l->part_res, bytes, err) != CM_OK) {
             return err->code;
@@ -371,6 +694,9 @@ static CmStatus chunk_load(ExOp *op, WinLocal *l, CmErr *err)
         if (is_new && ex_result_n_rows(l->part) >= CM_BATCH_CAP) {
             break;
         }
+        if (is_new) {
+            l->part_start = ex_result_n_rows(l->part);
+        }
         int end = l->stage_pos + 1;
         while (end < l->stage.n_rows &&
                ex_sort_compare_rows(l->keys, s->n_part, &l->stage, (uint32_t)end - 1, &l->stage,
@@ -378,14 +704,16 @@ static CmStatus chunk_load(ExOp *op, WinLocal *l, CmErr *err)
             end++;
         }
         bool is_taken = false;
-        if (chunk_take(l, end, is_new, &is_taken, err) != CM_OK) {
+        if (chunk_take(op, l, end, is_new, &is_taken, err) != CM_OK) {
             return err->code;
         }
         if (!is_taken) {
             break;
         }
     }
-    l->n = ex_result_n_rows(l->part);
+    /* A partition sent to big_start is not the chunk's: its rows from
+     * part_start stay in part, unread, until the chunk is reset. */
+    l->n = l->big != NULL ? l->part_start : ex_result_n_rows(l->part);
     int n_batches = ex_result_n_batches(l->part);
     l->part_batches = cm_malloc(sizeof(CmBatch *) * (size_t)(n_batches ? n_batches : 1));
     l->part_order = cm_malloc(sizeof(ExRowRef) * (size_t)(l->n ? l->n : 1));
@@ -395,7 +723,7 @@ static CmStatus chunk_load(ExOp *op, WinLocal *l, CmErr *err)
     int64_t at = 0;
     for (int b = 0; b < n_batches; b++) {
         l->part_batches[b] = ex_result_batch(l->part, b);
-        for (int r = 0; r < l->part_batches[b]->n_rows; r++) {
+        for (int r = 0; r < l->part_batches[b]->n_rows && at < l->n; r++) {
             l->part_order[at++] = (ExRowRef){.batch = (uint32_t)b, .row = (uint32_t)r};
         }
     }
@@ -422,6 +750,17 @@ static void win_local_fini(ExOp *op, void *local)
             cm_batch_fini(&l->stage);
         }
         cm_mem_res_fini(&l->part_res);
+        big_end(op, l);
+        if (l->big_key.cols != NULL) {
+            cm_batch_fini(&l->big_key);
+        }
+        for (int c = 0; c < N_CURSORS; c++) {
+            if (l->cur[c].b.cols != NULL) {
+                cm_batch_fini(&l->cur[c].b);
+            }
+        }
+        cm_arena_fini(&l->best[0]);
+        cm_arena_fini(&l->best[1]);
         cm_free(l);
     }
 }
@@ -435,6 +774,9 @@ static void *win_local_init(ExOp *op, const ExTask *task, CmErr *err)
         return NULL;
     }
     cm_arena_init(&l->strings, 16 * 1024);
+    cm_arena_init(&l->best[0], 1024);
+    cm_arena_init(&l->best[1], 1024);
+    l->query = task->query;
     ex_op_res_init(op, &l->part_res, "WINDOW partition");
     int n_keys = s->n_part + s->n_order;
     l->keys = cm_malloc(sizeof(ExSortKey) * (size_t)(n_keys ? n_keys : 1));
@@ -508,7 +850,19 @@ static ExOpResult win_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
             cm_vec_set_value(&l->out.cols[last], to, &l->values[i]);
             l->out.n_rows++;
         }
-        if (l->out.n_rows == CM_BATCH_CAP || !l->is_spilled || l->is_input_done) {
+        if (l->out.n_rows == CM_BATCH_CAP) {
+            break;
+        }
+        if (l->out.n_rows > 0 && l->big != NULL) {
+            return EX_HAVE_MORE; /* the big partition's rows start a batch of their own */
+        }
+        if (l->big != NULL) {
+            if (big_emit(op, l, err) != CM_OK) {
+                return EX_DONE;
+            }
+            break;
+        }
+        if (!l->is_spilled || l->is_input_done) {
             break;
         }
         if (l->out.n_rows > 0) {
@@ -518,7 +872,7 @@ static ExOpResult win_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
             return EX_DONE;
         }
     }
-    bool has_more = l->next < l->n || (l->is_spilled && !l->is_input_done);
+    bool has_more = l->next < l->n || l->big != NULL || (l->is_spilled && !l->is_input_done);
     return has_more ? EX_HAVE_MORE : EX_DONE;
 }
 

@@ -197,10 +197,156 @@ static bool build_distinct_ungrouped(Builder *bld, const PlNode *n, Pipe *p, boo
     return build_aggregate(bld, &outer, p);
 }
 
+/* Is aggregate a's argument the same expression as column x of n's child? */
+static bool same_arg(const PlNode *n, int a, int x)
+{
+    int arg = n->aggs[a].arg;
+    const PlNode *c = n->child;
+    return arg >= 0 && (arg == x || (c != NULL && c->kind == PL_PROJECT &&
+                                     pl_expr_equal(c->exprs[arg], c->exprs[x])));
+}
+
+/* An aggregate with no keys whose DISTINCT aggregates are over several
+ * expressions x_1..x_k, or stand beside plain ones (count(DISTINCT a),
+ * sum(b)), would keep one set per expression in its one group.  It runs
+ * instead as Spark's Expand rewrite: each row goes out once per x_j (only x_j
+ * kept, the rest NULL, set number j) and once for the plain aggregates (only
+ * their arguments kept, set number k); a GROUP BY (set, x_1..x_k) computing
+ * the plain aggregates dedups every x_j and spills like any grouping; then
+ * the outer aggregates read its rows: f(x_j) without DISTINCT for the
+ * DISTINCT ones (x_j is NULL outside set j), the plain values through max
+ * (NULL outside set k) and counts through a sum whose empty value is 0.
+ * Holistic aggregates and scalar subqueries keep the one-group plan.  False
+ * on error; *done false when n does not qualify. */
+static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *done)
+{
+    *done = false;
+    if (n->n_keys != 0 || n->n_aggs == 0 || n->empty_set_key >= 0 || n->n_aggs > 60) {
+        return true;
+    }
+    int xs[64], n_x = 0, n_plain = 0;
+    int group[64]; /* per aggregate: its x (0..n_x-1), or -1 for a plain one */
+    for (int a = 0; a < n->n_aggs; a++) {
+        const ExAggSpec *g = &n->aggs[a];
+        if (ex_agg_is_holistic(g->fn) || g->fn == EX_AGG_SCALAR || g->fn == EX_AGG_SUM_COUNT) {
+            return true;
+        }
+        group[a] = -1;
+        if (!g->distinct) {
+            continue;
+        }
+        for (int j = 0; j < n_x && group[a] < 0; j++) {
+            group[a] = same_arg(n, a, xs[j]) ? j : -1;
+        }
+        if (group[a] < 0) {
+            xs[n_x] = g->arg;
+            group[a] = n_x++;
+        }
+    }
+    for (int a = 0; a < n->n_aggs; a++) {
+        /* min and max are the same with or without DISTINCT */
+        bool minmax = n->aggs[a].fn == EX_AGG_MIN || n->aggs[a].fn == EX_AGG_MAX;
+        for (int j = 0; j < n_x && group[a] < 0 && minmax; j++) {
+            group[a] = same_arg(n, a, xs[j]) ? j : -1;
+        }
+        n_plain += group[a] < 0;
+    }
+    if (n_x == 0 || (n_x == 1 && n_plain == 0)) {
+        return true; /* nothing DISTINCT, or build_distinct_ungrouped's case */
+    }
+    *done = true;
+    /* Columns: the set number, x_1..x_k, one argument per plain aggregate (a
+     * constant 1 for count(*)). */
+    int n_cols = 1 + n_x + n_plain;
+    int n_sets = n_x + (n_plain > 0);
+    ExExpr **exprs = cm_arena_alloc(bld->a, sizeof(ExExpr *) * (size_t)n_cols);
+    CmType *types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)n_cols);
+    uint64_t *masks = cm_arena_alloc(bld->a, sizeof(uint64_t) * (size_t)n_sets);
+    ExAggSpec *inner_aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)(n_plain + 1));
+    ExAggSpec *outer_aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n->n_aggs);
+    CmType *inner_types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(n_cols + 1));
+    if (exprs == NULL || types == NULL || masks == NULL || inner_aggs == NULL ||
+        outer_aggs == NULL || inner_types == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    CmType int64 = cm_type_make(CM_T_INT64);
+    CmValue zero = {.type = int64, .i = 0}, one = {.type = int64, .i = 1};
+    exprs[0] = ex_expr_const(bld->a, &zero);
+    types[0] = int64;
+    for (int j = 0; j < n_x; j++) {
+        int a = 0;
+        while (group[a] != j) {
+            a++;
+        }
+        types[1 + j] = n->aggs[a].arg_type;
+        exprs[1 + j] = ex_expr_column(bld->a, xs[j], types[1 + j]);
+        masks[j] = (uint64_t)1 << (1 + j);
+    }
+    if (n_plain > 0) {
+        masks[n_x] = 0;
+    }
+    int at = 1 + n_x, i = 0;
+    for (int a = 0; a < n->n_aggs; a++) {
+        const ExAggSpec *g = &n->aggs[a];
+        outer_aggs[a] = *g;
+        outer_aggs[a].distinct = false;
+        if (group[a] >= 0) {
+            outer_aggs[a].arg = 1 + group[a];
+            continue;
+        }
+        bool is_star = g->arg < 0;
+        types[at] = is_star ? int64 : g->arg_type;
+        exprs[at] = is_star ? ex_expr_const(bld->a, &one)
+                            : ex_expr_column(bld->a, g->arg, g->arg_type);
+        masks[n_x] |= (uint64_t)1 << at;
+        inner_aggs[i] = *g;
+        inner_aggs[i].fn = is_star ? EX_AGG_COUNT : g->fn;
+        inner_aggs[i].arg = at;
+        inner_aggs[i].arg_type = types[at];
+        bool is_count = g->fn == EX_AGG_COUNT || g->fn == EX_AGG_COUNT_STAR;
+        outer_aggs[a].fn = is_count ? EX_AGG_SUM_COUNT : EX_AGG_MAX;
+        outer_aggs[a].arg = at;
+        outer_aggs[a].arg_type = g->type;
+        at++;
+        i++;
+    }
+    for (int c = 0; c < n_cols; c++) {
+        if (exprs[c] == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return false;
+        }
+    }
+    if (!append(bld, p, ex_project_new(bld->a, n_cols, exprs, bld->err)) ||
+        !append(bld, p, ex_expand_new(bld->a, n_sets, masks, n_cols, 0, n_cols, types,
+                                      bld->err))) {
+        return false;
+    }
+    /* The GROUP BY (set, x_1..x_k): keys first, then the plain aggregates. */
+    PlNode inner = {.kind = PL_AGGREGATE, .n_keys = 1 + n_x, .n_aggs = n_plain,
+                    .aggs = inner_aggs, .empty_set_key = -1};
+    memcpy(inner_types, types, sizeof(CmType) * (size_t)(1 + n_x));
+    for (int k = 0; k < n_plain; k++) {
+        inner_types[1 + n_x + k] = inner_aggs[k].type;
+    }
+    inner.n_cols = n_cols;
+    inner.types = inner_types;
+    if (!build_aggregate(bld, &inner, p)) {
+        return false;
+    }
+    PlNode outer = *n;
+    outer.child = NULL;
+    outer.aggs = outer_aggs;
+    return build_aggregate(bld, &outer, p);
+}
+
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
 {
     bool rewritten;
     if (!build_distinct_ungrouped(bld, n, p, &rewritten) || rewritten) {
+        return !rewritten || bld->err->code == CM_OK;
+    }
+    if (!build_distinct_expand(bld, n, p, &rewritten) || rewritten) {
         return !rewritten || bld->err->code == CM_OK;
     }
     int *keys = cm_arena_alloc(bld->a, sizeof(int) * (size_t)(n->n_keys + 1));

@@ -227,6 +227,16 @@ CmStatus sh_spill_read(ShSpill *s, CmBatch *out, bool *eof, CmErr *err)
     return sh_block_decode_stored(&h, s->buf, out, &s->dec, err);
 }
 
+int64_t sh_spill_tell(const ShSpill *s)
+{
+    return s->read_pos;
+}
+
+void sh_spill_seek(ShSpill *s, int64_t pos)
+{
+    s->read_pos = pos;
+}
+
 int64_t sh_spill_rows(const ShSpill *s)
 {
     return s->rows;

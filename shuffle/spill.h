@@ -33,6 +33,11 @@ CmStatus sh_spill_rewind(ShSpill *s, CmErr *err);
 /* Reads the next batch into out (reset first; out has the spilled columns'
  * types, strings land in out->heap).  *eof set, out empty, after the last. */
 CmStatus sh_spill_read(ShSpill *s, CmBatch *out, bool *eof, CmErr *err);
+/* After rewind: the position of the next batch to read, and a move back to
+ * one it returned, so several cursors can read one file, each from its own
+ * position (each seeks before it reads). */
+int64_t sh_spill_tell(const ShSpill *s);
+void sh_spill_seek(ShSpill *s, int64_t pos);
 int64_t sh_spill_rows(const ShSpill *s);
 /* Bytes of the file on disk. */
 int64_t sh_spill_bytes(const ShSpill *s);

@@ -21,8 +21,10 @@ QUERIES=(
   "SELECT count(*), sum(c) FROM (SELECT a.n * 1000 + b.n AS k, count(*) AS c FROM d a, d b GROUP BY k) x"
   "SELECT count(*), sum(k) FROM (SELECT DISTINCT a.n * 1000 + b.n AS k, a.n FROM d a, d b) x"
   "SELECT count(*), sum(rn * (k % 13)) FROM (SELECT k, row_number() OVER (PARTITION BY k % 1000 ORDER BY s DESC, k) AS rn FROM e) x"
+  "SELECT count(*), sum(rn), sum(r), max(l), sum(ld) FROM (SELECT row_number() OVER (PARTITION BY k % 2 ORDER BY s DESC, k) AS rn, sum(k) OVER (PARTITION BY k % 2 ORDER BY s) AS r, last_value(s) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS l, lead(k, 3) OVER (ORDER BY s, k) AS ld FROM e) x"
   "SELECT k, s FROM e ORDER BY s DESC, k LIMIT 3 OFFSET 150000"
   "SELECT count(DISTINCT a.n * 1000 + b.n), sum(DISTINCT a.n * 1000 + b.n) FROM d a, d b"
+  "SELECT count(DISTINCT a.n * 1000 + b.n), sum(a.n), count(*), count(DISTINCT b.n * 1000 + a.n) FROM d a, d b"
   "SELECT count(*), sum(x.k), sum(y.k) FROM e x JOIN e y ON x.k = y.k + 1"
 )
 
@@ -92,10 +94,17 @@ GEN_S="$GEN_B
 CREATE TABLE b AS SELECT CASE WHEN k % 10 <> 0 THEN 7 ELSE k END AS key, k AS v, s FROM big;
 CREATE TABLE p AS SELECT n AS key, n * 3 AS w FROM d WHERE n <= 20; DROP TABLE big;
 SET broadcast_threshold = 0; SET adaptive_broadcast = false;"
-JOIN_GENS=("$GEN_B" "$GEN_S")
+# A join without an equality key (a nested loop) whose build side does not fit
+# joins in blocks the same way.
+GEN_N="CREATE TABLE d AS WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1000) SELECT n FROM c;
+CREATE TABLE big AS SELECT a.n * 1000 + b.n AS k, 'payload-' || CAST(b.n AS VARCHAR) AS s FROM d a, d b;
+CREATE TABLE p AS SELECT n FROM d WHERE n <= 12 UNION ALL SELECT NULL;"
+JOIN_GENS=("$GEN_B" "$GEN_S" "$GEN_N" "$GEN_N")
 JOIN_QUERIES=(
   "SELECT count(*), sum(b.k), count(b.s) FROM big a LEFT JOIN (SELECT k + 1 AS k, s FROM big WHERE k % 7 < 100 AND s < 'w' AND k > 3) b ON a.k = b.k"
   "SELECT count(*), sum(b.v), sum(p.w), count(b.v) FROM p LEFT JOIN b ON p.key = b.key AND b.v % 3 <> 0"
+  "SELECT count(*), sum(p.n), sum(big.k), count(big.s) FROM p LEFT JOIN big ON p.n * 1000 > big.k + 500"
+  "SELECT count(*), sum(p.n), sum(big.k), count(p.n) FROM p FULL JOIN big ON p.n * 1000 > big.k + 500 AND p.n % 2 = 0"
 )
 for i in "${!JOIN_QUERIES[@]}"; do
   gen=${JOIN_GENS[$i]}
