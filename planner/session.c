@@ -1233,45 +1233,63 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
     fputc(co->quote, f);
 }
 
-/* COPY ... TO: the rows are computed first, then written through StOutFile,
- * so a failed query or write leaves an existing file as it was. */
+/* Where COPY ... TO writes the rows as its query produces them (ExResultStreamFn). */
+typedef struct CopyWriter {
+    FILE *f;
+    const CopyOpts *co;
+    int n_cols;
+    int64_t n_rows;
+} CopyWriter;
+
+static CmStatus write_batch(void *ctx, const CmBatch *b, CmErr *err)
+{
+    CopyWriter *w = ctx;
+    for (int r = 0; r < b->n_rows; r++) {
+        uint32_t p = cm_batch_pos(b, r);
+        for (int c = 0; c < w->n_cols; c++) {
+            if (c > 0) {
+                fputc(w->co->delimiter, w->f);
+            }
+            write_field(w->f, &b->cols[c], p, w->co);
+        }
+        fputc('\n', w->f);
+    }
+    w->n_rows += b->n_rows;
+    return err->code;
+}
+
+/* COPY ... TO: the rows are written through StOutFile as the query produces
+ * them, in the order it would have returned them, so the result is never held
+ * whole (docs/memory.md); a failed query or write leaves an existing file as it
+ * was. */
 static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
 {
     PlStagePlan plan;
-    ExResult *rows = NULL;
     StOutFile out;
-    if (run_query(st, root, &plan, &rows) == CM_OK &&
-        st_outfile_open(&out, st->ast->path, st->err) != CM_OK) {
+    if (st_outfile_open(&out, st->ast->path, st->err) != CM_OK) {
         st->err->off = st->ast->path_off;
-    } else if (st->err->code == CM_OK) {
-        FILE *f = out.f;
-        for (int c = 0; co->header && c < root->n_cols; c++) {
-            fprintf(f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
-        }
-        if (co->header) {
-            fputc('\n', f);
-        }
-        for (int b = 0; b < ex_result_n_batches(rows); b++) {
-            const CmBatch *batch = ex_result_batch(rows, b);
-            for (int r = 0; r < batch->n_rows; r++) {
-                for (int c = 0; c < batch->n_cols; c++) {
-                    if (c > 0) {
-                        fputc(co->delimiter, f);
-                    }
-                    write_field(f, &batch->cols[c], (uint32_t)r, co);
-                }
-                fputc('\n', f);
-            }
-        }
-        if (st_outfile_commit(&out, st->err) != CM_OK) {
-            st->err->off = st->ast->path_off;
-        }
+        return st->err->code;
+    }
+    CopyWriter w = {.f = out.f, .co = co, .n_cols = root->n_cols};
+    for (int c = 0; co->header && c < root->n_cols; c++) {
+        fprintf(out.f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
+    }
+    if (co->header) {
+        fputc('\n', out.f);
+    }
+    st->stream = write_batch;
+    st->stream_ctx = &w;
+    run_query(st, root, &plan, NULL);
+    st->stream = NULL;
+    pl_stage_plan_fini(&plan);
+    if (st->err->code != CM_OK) {
+        st_outfile_abort(&out);
+    } else if (st_outfile_commit(&out, st->err) != CM_OK) {
+        st->err->off = st->ast->path_off;
     }
     if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
-        st->res->changes = ex_result_n_rows(rows);
+        st->res->changes = w.n_rows;
     }
-    ex_result_free(rows);
-    pl_stage_plan_fini(&plan);
     return st->err->code;
 }
 

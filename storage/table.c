@@ -288,6 +288,48 @@ static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, con
     return CM_OK;
 }
 
+/* Copies active rows [from, from + n) of b into rows [row, row + n) of the
+ * chunk's batch, a column at a time (long strings into the chunk's heap).
+ * Appends are the inner loop of CTAS and INSERT ... SELECT: a call per value,
+ * looking the column's type and width up each time, cost more than the copy. */
+static CmStatus copy_rows(const StTable *t, CmBatch *dst, int row, const CmBatch *b, int from,
+                          int n, CmErr *err)
+{
+    for (int col = 0; col < t->n_cols; col++) {
+        const CmVec *v = &b->cols[col];
+        CmVec *d = &dst->cols[col];
+        bool is_const = v->kind == CM_VEC_CONST;
+        if (t->cols[col].type.id == CM_T_VARCHAR) {
+            for (int i = 0; i < n; i++) {
+                if (copy_value(t, dst, col, row + i, v, cm_batch_pos(b, from + i), err) != CM_OK) {
+                    return err->code;
+                }
+            }
+            continue;
+        }
+        size_t w = cm_type_width(t->cols[col].type);
+        char *out = (char *)d->data + w * (size_t)row;
+        const char *in = v->data;
+        if (!is_const && b->sel == NULL && v->validity == NULL) {
+            memcpy(out, in + w * (size_t)from, w * (size_t)n);
+            for (int i = 0; d->validity != NULL && i < n; i++) {
+                cm_vec_set_valid(d, (uint32_t)(row + i));
+            }
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            uint32_t p = is_const ? 0 : cm_batch_pos(b, from + i);
+            if (cm_vec_is_null(v, p)) {
+                set_null(d, row + i);
+                continue;
+            }
+            cm_vec_set_valid(d, (uint32_t)(row + i));
+            memcpy(out + w * (size_t)i, in + w * p, w);
+        }
+    }
+    return CM_OK;
+}
+
 /* Makes a sealed, partly used last chunk (left by a truncate) writable again:
  * its rows are copied into a new block, which replaces it. */
 static CmStatus reopen(StTable *t, StChunk *c, CmErr *err)
@@ -420,21 +462,20 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
 {
     int64_t start = t->n_rows;
     int first_chunk = (int)(start / CM_BATCH_CAP);
-    for (int i = 0; i < b->n_rows; i++) {
+    for (int i = 0; i < b->n_rows;) {
         StChunk *c = tail_chunk(t, err);
         if (c == NULL) {
             goto fail;
         }
-        uint32_t p = cm_batch_pos(b, i);
+        int n = b->n_rows - i < CM_BATCH_CAP - c->n_rows ? b->n_rows - i : CM_BATCH_CAP - c->n_rows;
         CmBatch *dst = (CmBatch *)c->held;
-        for (int col = 0; col < t->n_cols; col++) {
-            if (copy_value(t, dst, col, c->n_rows, &b->cols[col], p, err) != CM_OK) {
-                goto fail;
-            }
+        if (copy_rows(t, dst, c->n_rows, b, i, n, err) != CM_OK) {
+            goto fail;
         }
-        c->n_rows++;
+        c->n_rows += n;
         dst->n_rows = c->n_rows;
-        t->n_rows++;
+        t->n_rows += n;
+        i += n;
     }
     for (int i = first_chunk; i < t->n_chunks; i++) {
         if (st_block_charge(t->chunks[i]->block, err) != CM_OK) {

@@ -11,6 +11,14 @@
 
 #include "common/arena.h"
 
+#ifndef SLUICE_NO_MIMALLOC
+#include <mimalloc.h>
+#define usable_size mi_usable_size
+#else
+#include <malloc.h>
+#define usable_size malloc_usable_size
+#endif
+
 static CmArena arena;
 
 static void setup(void)
@@ -236,4 +244,25 @@ Test(cm_arena, huge_request_is_refused)
 {
     cr_expect_null(cm_arena_alloc(&arena, SIZE_MAX));
     cr_expect_null(cm_arena_alloc(&arena, SIZE_MAX - 8));
+}
+
+/* A chunk of the default size is one allocation of chunk_size bytes, its
+ * header included: the allocator rounds a request up to its size class, so
+ * 16 KiB plus a header would cost 20 KiB in mimalloc, memory that no one
+ * counts (table blocks reserve their heap's n_bytes). */
+Test(cm_arena, default_chunk_is_chunk_size_bytes)
+{
+    size_t sizes[] = {4096, 16384, 65536};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        CmArena a;
+        cm_arena_init(&a, sizes[i]);
+        cr_assert_not_null(cm_arena_alloc(&a, 16));
+        cr_assert_leq(usable_size(a.head), sizes[i] + 16, "chunk of %zu: %zu usable", sizes[i],
+                      usable_size(a.head));
+        cm_arena_reset(&a);
+        CmArenaChunk *kept = a.head;
+        cr_assert_not_null(cm_arena_alloc(&a, 16));
+        cr_assert_eq(a.head, kept, "reset keeps the default-size chunk");
+        cm_arena_fini(&a);
+    }
 }
