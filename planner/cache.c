@@ -21,7 +21,9 @@
 
 #include "common/alloc.h"
 #include "common/hash.h"
+#include "common/thread.h"
 #include "parser/parser.h"
+#include "planner/memmode.h"
 
 typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;
 typedef enum EntryState { ST_PENDING, ST_MATERIALIZED, ST_INVALIDATED } EntryState;
@@ -610,8 +612,14 @@ StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e)
 {
     /* MEMORY_ONLY rows the block store dropped are computed again, as Spark
      * recomputes a lost cached partition from its lineage. */
-    if ((e->state != ST_MATERIALIZED || st_table_lost(e->table)) && materialize(ctx, e) != CM_OK) {
+    bool is_lost = e->state == ST_MATERIALIZED && st_table_lost(e->table);
+    long long t0 = cm_now_ns();
+    if ((e->state != ST_MATERIALIZED || is_lost) && materialize(ctx, e) != CM_OK) {
         return NULL;
+    }
+    if (is_lost) {
+        /* a cache miss memory caused: the auto memory mode weighs it */
+        pl_memmode_note_recompute(cm_now_ns() - t0);
     }
     return e->table;
 }
