@@ -7,6 +7,11 @@
  *                   `execution`, `storage`, `temp` (spill and shuffle files)
  *                   and `process` (RSS), then one row per consumer.
  *
+ *                   Then the memory mode's shares and the auto mode's last
+ *                   decision (planner/memmode.h).
+ *
+ *   sluice_settings every setting (name, value), as SET takes it.
+ *
  *   sluice_cache    one row per cache entry (planner/cache.h): name, level, lazy,
  *                   state, rows, memory_bytes, disk_bytes, hits, misses,
  *                   recomputes, invalidations.
@@ -18,6 +23,7 @@
 
 #include <stdbool.h>
 
+#include "common/config.h"
 #include "common/err.h"
 #include "storage/table.h"
 
@@ -26,5 +32,6 @@ typedef struct PlCache PlCache;
 /* True when `name` is a system table. */
 bool pl_system_table_exists(const char *name);
 /* A new table with the current contents of system table `name` (owned:
- * st_table_free), `cache` being the session's (may be NULL); NULL with err. */
-StTable *pl_system_table(const char *name, const PlCache *cache, CmErr *err);
+ * st_table_free), `cache` and `cfg` being the session's (may be NULL: the
+ * table that needs one is then an error); NULL with err. */
+StTable *pl_system_table(const char *name, const PlCache *cache, const CmConfig *cfg, CmErr *err);
