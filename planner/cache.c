@@ -661,6 +661,15 @@ static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
     if (t == NULL || !same_types(t, n)) {
         return NULL;
     }
+    if (!ctx->is_plan_only && st_table_lost(t)) {
+        /* MEMORY_ONLY rows that storage could not keep even while they were
+         * computed (larger than its share): this use computes the subtree where
+         * it stands, as Spark computes a partition it could not cache; the next
+         * use tries to keep them again */
+        e->misses++;
+        note_event(ctx, "did not fit, computed in place:", e, t->n_rows);
+        return NULL;
+    }
     PlNode *g = pl_node_new(ctx->arena, PL_GET, n->n_cols);
     int *ids = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)(n->n_cols + 1));
     if (g == NULL || ids == NULL) {
