@@ -548,8 +548,11 @@ static PlNode *bind_entry(PlCacheCtx *ctx, const PlCacheEntry *e)
 static void note_event(PlCacheCtx *ctx, const char *what, const PlCacheEntry *e, int64_t rows)
 {
     if (ctx->n_events < (int)(sizeof ctx->events / sizeof ctx->events[0])) {
+        /* rows < 0: none to tell */
         const char *line =
-            cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name, (long long)rows);
+            rows < 0 ? cm_arena_printf(ctx->arena, "%s %s", what, e->name)
+                     : cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name,
+                                       (long long)rows);
         if (line != NULL) {
             ctx->events[ctx->n_events++] = line;
         }
@@ -657,6 +660,11 @@ static PlCacheEntry *match(PlCache *c, const Fp *f, const FpRec *r)
 static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
 {
     bool had_rows = e->state == ST_MATERIALIZED;
+    if (ctx->is_in_place && e->level == PL_CACHE_MEMORY_ONLY) {
+        e->misses += !ctx->is_plan_only;
+        note_event(ctx, "dropped while read, computed in place:", e, -1);
+        return NULL;
+    }
     StTable *t = ctx->is_plan_only ? e->table : pl_cache_entry_rows(ctx, e);
     if (t == NULL || !same_types(t, n)) {
         return NULL;
@@ -687,6 +695,7 @@ static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
     if (!ctx->is_plan_only) {
         e->hits += had_rows;
         e->misses += !had_rows;
+        ctx->n_memory_only_reads += e->level == PL_CACHE_MEMORY_ONLY;
         note_event(ctx, "read", e, t->n_rows);
     }
     return g;
@@ -999,6 +1008,20 @@ void pl_cache_ctx_fini(PlCacheCtx *ctx)
         ctx->shared[k].table = NULL;
     }
     ctx->n_shared = 0;
+}
+
+bool pl_cache_ctx_lost_rows(const PlCacheCtx *ctx)
+{
+    if (ctx->n_memory_only_reads == 0 || ctx->is_in_place || ctx->cache == NULL) {
+        return false;
+    }
+    for (const PlCacheEntry *e = ctx->cache->entries; e != NULL; e = e->next) {
+        if (e->level == PL_CACHE_MEMORY_ONLY && e->state == ST_MATERIALIZED &&
+            st_table_lost(e->table)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* ---- statements ----------------------------------------------------------------------- */

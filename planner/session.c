@@ -1356,7 +1356,24 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
                             .run = run_for_binder, .run_ctx = &st,
                             .is_reusing = s->cfg.subplan_reuse, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
-        if (dispatch(&st) == CM_OK && st.res == NULL) {
+        if (dispatch(&st) != CM_OK && pl_cache_ctx_lost_rows(&st.cache)) {
+            /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
+             * evicted them to make room): a failed statement changed nothing, so
+             * it runs again with those subtrees computed where they stand */
+            pl_result_free(st.res);
+            st.res = NULL;
+            pl_temps_free(st.temps);
+            st.temps = NULL;
+            pl_cache_ctx_fini(&st.cache);
+            st.cache.n_events = 0;
+            st.cache.n_memory_only_reads = 0;
+            st.cache.is_in_place = true;
+            st.insert_defaults = NULL;
+            st.n_insert_defaults = 0;
+            cm_err_init(err);
+            dispatch(&st);
+        }
+        if (err->code == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);
         }
         if (!st.is_mem_stepped) {
