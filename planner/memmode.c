@@ -109,17 +109,19 @@ static void fmt_costs(char *buf, size_t cap, const PlMemObs *d)
              (long long)d->recomputes, (double)(d->miss_load_ns + d->recompute_ns) / 1e6);
 }
 
-/* The boundary after a statement that paid `spill` and `miss` (ns). */
-static double next_boundary(double now, double top, int64_t spill, int64_t miss)
+/* Which way a statement that paid `spill` and `miss` (ns) pushes the boundary:
+ * -1 toward execution, +1 toward storage, 0 neither. */
+static int direction(int64_t spill, int64_t miss)
+{
+    return (double)spill > BAND * (double)miss ? -1 : (double)miss > BAND * (double)spill ? 1 : 0;
+}
+
+/* The boundary after a push in direction `dir`, within the bounds. */
+static double next_boundary(double now, double top, int dir)
 {
     double lo = MARGIN < top / 2 ? MARGIN : top / 2;
     double hi = top - lo;
-    double next = now;
-    if ((double)spill > BAND * (double)miss) {
-        next = now - STEP;
-    } else if ((double)miss > BAND * (double)spill) {
-        next = now + STEP;
-    }
+    double next = now + dir * STEP;
     next = next < lo ? lo : next > hi ? hi : next;
     /* a move that the bounds cut to nothing (or less) keeps the boundary */
     return (next - now) * (next - now) < 1e-12 ? now : next;
@@ -151,11 +153,13 @@ const char *pl_memmode_step(const PlMemObs *start, CmArena *arena)
         return NULL;
     }
     double before = ms.boundary;
-    double after = next_boundary(before, ms.storage_fraction + ms.shuffle_fraction, d.spill_ns,
-                                 d.miss_load_ns + d.recompute_ns);
-    const char *why = after < before   ? "spilling cost more: toward execution"
+    int dir = direction(d.spill_ns, d.miss_load_ns + d.recompute_ns);
+    double after = next_boundary(before, ms.storage_fraction + ms.shuffle_fraction, dir);
+    const char *why = dir == 0         ? "kept"
+                      : after < before ? "spilling cost more: toward execution"
                       : after > before ? "cache misses cost more: toward storage"
-                                       : "kept";
+                      : dir < 0        ? "spilling cost more, at the bound"
+                                       : "cache misses cost more, at the bound";
     char line[400];
     snprintf(line, sizeof line, "auto, storage boundary %.0f%% -> %.0f%% of memory_limit (%s; %s)",
              100 * before, 100 * after, why, costs);
