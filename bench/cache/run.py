@@ -94,8 +94,9 @@ def build_script(load, job, limit, mode, storage, shuffle):
             out.append(sql)
     out.append("SELECT '%sdone';" % MARK)
     out.append("SELECT '%smem';" % MARK)
-    out.append("SELECT pool, what, bytes, peak_bytes FROM sluice_memory WHERE pool IN "
-               "('execution', 'storage', 'temp', 'auto') AND what NOT LIKE '%%: %%';")
+    # the pools' totals, temp space, and auto's last move (its `what` is the decision)
+    out.append("SELECT pool, what, bytes, peak_bytes FROM sluice_memory WHERE pool = 'auto' OR "
+               "(pool IN ('execution', 'storage', 'temp') AND what NOT LIKE '%: %');")
     out.append("SELECT '%send';" % MARK)
     return "\n".join(out) + "\n", n_pre
 
