@@ -695,7 +695,13 @@ static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
     if (!ctx->is_plan_only) {
         e->hits += had_rows;
         e->misses += !had_rows;
-        ctx->n_memory_only_reads += e->level == PL_CACHE_MEMORY_ONLY;
+        if (e->level == PL_CACHE_MEMORY_ONLY) {
+            int cap = (int)(sizeof ctx->memory_only_read / sizeof ctx->memory_only_read[0]);
+            if (ctx->n_memory_only_reads < cap) {
+                ctx->memory_only_read[ctx->n_memory_only_reads] = e;
+            }
+            ctx->n_memory_only_reads++;
+        }
         note_event(ctx, "read", e, t->n_rows);
     }
     return g;
@@ -1015,8 +1021,14 @@ bool pl_cache_ctx_lost_rows(const PlCacheCtx *ctx)
     if (ctx->n_memory_only_reads == 0 || ctx->is_in_place || ctx->cache == NULL) {
         return false;
     }
+    /* the entries it read (all MEMORY_ONLY ones when it read more than are kept) */
+    int n = (int)(sizeof ctx->memory_only_read / sizeof ctx->memory_only_read[0]);
     for (const PlCacheEntry *e = ctx->cache->entries; e != NULL; e = e->next) {
-        if (e->level == PL_CACHE_MEMORY_ONLY && e->state == ST_MATERIALIZED &&
+        bool is_read = ctx->n_memory_only_reads > n;
+        for (int i = 0; i < ctx->n_memory_only_reads && i < n; i++) {
+            is_read = is_read || ctx->memory_only_read[i] == e;
+        }
+        if (is_read && e->level == PL_CACHE_MEMORY_ONLY && e->state == ST_MATERIALIZED &&
             st_table_lost(e->table)) {
             return true;
         }

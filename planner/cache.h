@@ -71,6 +71,7 @@ typedef struct PlCacheCtx {
     bool is_in_place;       /* MEMORY_ONLY entries are computed where they stand, not read
                                (the second run of a statement whose rows were dropped) */
     int n_memory_only_reads; /* scans of MEMORY_ONLY entries' rows the statement planned */
+    PlCacheEntry *memory_only_read[8]; /* the first 8 of their entries (borrowed) */
     int n_shared;           /* shared subtrees of the statement, #1 first */
     PlShared shared[PL_MAX_SHARED];
     CmErr *err;
