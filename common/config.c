@@ -17,7 +17,15 @@
 #include "common/thread.h"
 #include "common/value.h"
 
-typedef enum SettingKind { SET_INT, SET_SIZE, SET_TEXT, SET_BOOL, SET_RATIO, SET_CODEC } SettingKind;
+typedef enum SettingKind {
+    SET_INT,
+    SET_SIZE,
+    SET_TEXT,
+    SET_BOOL,
+    SET_RATIO,
+    SET_CODEC,
+    SET_MEM_MODE /* static | unified | auto, stored as CmMemMode */
+} SettingKind;
 
 typedef struct Setting {
     const char *name;
@@ -31,6 +39,9 @@ typedef struct Setting {
 static const Setting SETTINGS[] = {
     {"threads", SET_INT, offsetof(CmConfig, threads), 1, 256},
     {"memory_limit", SET_SIZE, offsetof(CmConfig, memory_limit), 1 << 20, INT64_MAX},
+    {"memory_mode", SET_MEM_MODE, offsetof(CmConfig, memory_mode), 0, 2},
+    {"storage_fraction", SET_RATIO, offsetof(CmConfig, storage_fraction), 0, 1},
+    {"shuffle_fraction", SET_RATIO, offsetof(CmConfig, shuffle_fraction), 0, 1},
     {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0},
     {"max_temp_directory_size", SET_SIZE, offsetof(CmConfig, max_temp_directory_size), 1 << 20,
      INT64_MAX},
@@ -86,6 +97,11 @@ void cm_config_init(CmConfig *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->threads = cm_cpu_count();
     cfg->memory_limit = cm_mem_default_limit();
+    /* Spark's storageFraction (0.5) of a region that is the whole limit: the
+     * unified split as it was before the modes (keep in sync with mem.c). */
+    cfg->memory_mode = CM_MEM_UNIFIED;
+    cfg->storage_fraction = 0.5;
+    cfg->shuffle_fraction = 0.5;
     /* Shuffle store defaults: see docs/shuffle.md for the reasoning. */
     cfg->shuffle_partitions = 8;
     cfg->shuffle_compression = CM_COMPRESSION_ZSTD;
@@ -165,6 +181,23 @@ bool cm_parse_size(const char *text, int64_t *bytes)
     return true;
 }
 
+/* storage_fraction and shuffle_fraction share one limit: setting one to `d`
+ * must leave their sum at most 1 (a rounding error's worth of slack, so that
+ * 0.7 + 0.3 is fine).  True, with the error set, when it would not. */
+static bool fractions_too_big(const CmConfig *cfg, const Setting *s, double d, CmErr *err)
+{
+    bool is_storage = s->offset == offsetof(CmConfig, storage_fraction);
+    double other = is_storage ? cfg->shuffle_fraction : cfg->storage_fraction;
+    if (d + other <= 1.0 + 1e-9) {
+        return false;
+    }
+    cm_err_set(err, CM_RUNTIME, -1,
+               "setting '%s' to %g would make storage_fraction + shuffle_fraction %g: their sum "
+               "must be at most 1 (%s is %g)",
+               s->name, d, d + other, is_storage ? "shuffle_fraction" : "storage_fraction", other);
+    return true;
+}
+
 CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr *err)
 {
     const Setting *s = find(name);
@@ -209,8 +242,24 @@ CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr
                               "setting '%s' expects a number between %lld and %lld, got '%s'",
                               name, (long long)s->min, (long long)s->max, value);
         }
+        if ((s->offset == offsetof(CmConfig, storage_fraction) ||
+             s->offset == offsetof(CmConfig, shuffle_fraction)) &&
+            fractions_too_big(cfg, s, d, err)) {
+            return err->code;
+        }
         *(double *)field = d;
         return CM_OK;
+    }
+    if (s->kind == SET_MEM_MODE) {
+        static const CmMemMode modes[] = {CM_MEM_STATIC, CM_MEM_UNIFIED, CM_MEM_AUTO};
+        for (int i = 0; i < 3; i++) {
+            if (strcasecmp(value, cm_mem_mode_name(modes[i])) == 0) {
+                *(int64_t *)field = modes[i];
+                return CM_OK;
+            }
+        }
+        return cm_err_set(err, CM_RUNTIME, -1,
+                          "setting '%s' expects static, unified or auto, got '%s'", name, value);
     }
     int64_t v;
     if (s->kind == SET_SIZE) {
@@ -242,6 +291,12 @@ CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err)
     }
     CmConfig defaults;
     cm_config_init(&defaults);
+    if (s->kind == SET_RATIO &&
+        (s->offset == offsetof(CmConfig, storage_fraction) ||
+         s->offset == offsetof(CmConfig, shuffle_fraction)) &&
+        fractions_too_big(cfg, s, *(const double *)((const char *)&defaults + s->offset), err)) {
+        return err->code;
+    }
     size_t size = s->kind == SET_TEXT    ? sizeof cfg->temp_directory
                 : s->kind == SET_BOOL  ? sizeof(bool)
                 : s->kind == SET_RATIO ? sizeof(double)
@@ -265,10 +320,17 @@ bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap)
         snprintf(buf, (size_t)cap, "%g", *(const double *)field);
     } else if (s->kind == SET_CODEC) {
         snprintf(buf, (size_t)cap, "%s", *(const int64_t *)field == CM_COMPRESSION_ZSTD ? "zstd" : "none");
+    } else if (s->kind == SET_MEM_MODE) {
+        snprintf(buf, (size_t)cap, "%s", cm_mem_mode_name((CmMemMode)*(const int64_t *)field));
     } else {
         int64_t v;
         memcpy(&v, field, sizeof v);
         snprintf(buf, (size_t)cap, "%lld", (long long)v);
     }
     return true;
+}
+
+const char *cm_config_name(int i)
+{
+    return i >= 0 && i < N_SETTINGS ? SETTINGS[i].name : NULL;
 }

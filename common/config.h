@@ -17,6 +17,9 @@
 typedef struct CmConfig {
     int64_t threads;            /* worker threads, >= 1 */
     int64_t memory_limit;       /* bytes the process may reserve (common/mem.h) */
+    int64_t memory_mode;        /* CmMemMode: how the limit is split (docs/memory.md) */
+    double storage_fraction;    /* share of memory_limit for storage (cached blocks, tables) */
+    double shuffle_fraction;    /* share for execution (operators, the shuffle store) */
     char temp_directory[256];   /* where spilled and shuffled data go */
     int64_t max_temp_directory_size; /* bytes of temp files the process may hold */
     /* the shuffle store (shuffle/) */
@@ -61,6 +64,10 @@ CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err);
 
 /* Writes the current value of `name` as text into buf; false if unknown. */
 bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap);
+
+/* The name of the i-th setting (0-based, in a fixed order), NULL past the
+ * last: to list them all with cm_config_get. */
+const char *cm_config_name(int i);
 
 /* The size under which a join side is broadcast: broadcast_threshold, but at
  * most a sixteenth of memory_limit, since a broadcast table cannot spill and

@@ -25,15 +25,13 @@ typedef struct CmMem {
     CmMemRes *head;      /* consumers holding memory */
     CmMemEvictor evictor; /* frees storage memory for execution; may be NULL */
     int64_t evicted;      /* bytes execution took back from storage */
+    CmMemMode mode;
+    double storage_frac, shuffle_frac; /* shares of the limit (cm_mem_set_mode) */
+    double boundary;      /* the protected storage share: storage_frac, or AUTO's */
 } CmMem;
 
 /* cm_mem_grow keeps 1/HEADROOM_DIV of execution memory free (see there). */
 #define HEADROOM_DIV 8
-/* Spillable execution memory evicts storage down to 1/STORAGE_FLOOR_DIV of the
- * limit, no further (Spark's storageFraction, 0.5): tables that fit in half
- * the limit stay in memory while operators spill, and scans always have room
- * to pin their chunks (mem.h). */
-#define STORAGE_FLOOR_DIV 2
 
 static CmMem g_mem;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -42,6 +40,11 @@ static void mem_init_once(void)
 {
     cm_mutex_init(&g_mem.lock);
     g_mem.limit = cm_mem_default_limit();
+    /* keep in sync with the defaults of the settings (common/config.c) */
+    g_mem.mode = CM_MEM_UNIFIED;
+    g_mem.storage_frac = 0.5;
+    g_mem.shuffle_frac = 0.5;
+    g_mem.boundary = 0.5;
     g_mem.ready = true;
 }
 
@@ -76,6 +79,34 @@ int64_t cm_mem_limit(void)
     int64_t limit = m->limit;
     cm_mutex_unlock(&m->lock);
     return limit;
+}
+
+void cm_mem_set_mode(CmMemMode mode, double storage_fraction, double shuffle_fraction)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    if (m->mode != mode || m->storage_frac != storage_fraction ||
+        m->shuffle_frac != shuffle_fraction) {
+        m->mode = mode;
+        m->storage_frac = storage_fraction;
+        m->shuffle_frac = shuffle_fraction;
+        m->boundary = storage_fraction;
+    }
+    cm_mutex_unlock(&m->lock);
+}
+
+void cm_mem_set_boundary(double storage_share)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    double top = m->storage_frac + m->shuffle_frac;
+    m->boundary = storage_share < 0 ? 0 : storage_share > top ? top : storage_share;
+    cm_mutex_unlock(&m->lock);
+}
+
+const char *cm_mem_mode_name(CmMemMode mode)
+{
+    return mode == CM_MEM_STATIC ? "static" : mode == CM_MEM_AUTO ? "auto" : "unified";
 }
 
 const char *cm_mem_pool_name(CmMemPool pool)
@@ -144,9 +175,27 @@ static void give(CmMem *m, CmMemRes *r, int64_t bytes)
     }
 }
 
-static bool fits(const CmMem *m, int64_t bytes)
+/* Bytes of the limit a share (a fraction) is; under the lock. */
+static int64_t share_bytes(const CmMem *m, double frac)
 {
-    return m->used[0] + m->used[1] + bytes <= m->limit;
+    return (int64_t)((double)m->limit * frac);
+}
+
+/* UNIFIED and AUTO: the bytes both pools share. */
+static int64_t region(const CmMem *m)
+{
+    return share_bytes(m, m->storage_frac + m->shuffle_frac);
+}
+
+/* Whether `bytes` more for `pool` stay within its bounds: STATIC, the pool's
+ * own share; otherwise the shared region.  Under the lock. */
+static bool fits(const CmMem *m, CmMemPool pool, int64_t bytes)
+{
+    if (m->mode == CM_MEM_STATIC) {
+        double frac = pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac;
+        return m->used[pool] + bytes <= share_bytes(m, frac);
+    }
+    return m->used[0] + m->used[1] + bytes <= region(m);
 }
 
 void cm_mem_set_evictor(CmMemEvictor fn)
@@ -161,7 +210,10 @@ void cm_mem_set_evictor(CmMemEvictor fn)
  * floor (an unspillable need takes it all); under the lock. */
 static int64_t storage_kept(const CmMem *m, bool spillable)
 {
-    int64_t floor = spillable ? m->limit / STORAGE_FLOOR_DIV : 0;
+    if (m->mode == CM_MEM_STATIC) {
+        return m->used[CM_MEM_STORAGE]; /* execution never takes from storage */
+    }
+    int64_t floor = spillable ? share_bytes(m, m->boundary) : 0;
     return m->used[CM_MEM_STORAGE] < floor ? m->used[CM_MEM_STORAGE] : floor;
 }
 
@@ -170,10 +222,10 @@ static int64_t storage_kept(const CmMem *m, bool spillable)
  * reservation fit.  True when something was freed: the caller tries again. */
 static bool take_back(CmMem *m, int64_t bytes, bool spillable)
 {
-    int64_t over = m->used[0] + m->used[1] + bytes - m->limit;
+    int64_t over = m->used[0] + m->used[1] + bytes - region(m);
     int64_t evictable = m->used[CM_MEM_STORAGE] - storage_kept(m, spillable);
     CmMemEvictor fn = m->evictor;
-    if (fn == NULL || over <= 0 || evictable <= 0) {
+    if (fn == NULL || m->mode == CM_MEM_STATIC || over <= 0 || evictable <= 0) {
         return false;
     }
     cm_mutex_unlock(&m->lock);
@@ -198,13 +250,14 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
              * for what cannot spill and for the first allocations of consumers
              * that start while others hold their share.  Execution memory is
              * what storage cannot keep from it: evictable blocks count as free. */
-            int64_t exec = m->limit - storage_kept(m, true);
+            int64_t exec = m->mode == CM_MEM_STATIC ? share_bytes(m, m->shuffle_frac)
+                                                    : region(m) - storage_kept(m, true);
             int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 ? 1 : 0);
             int64_t share = exec / (n > 0 ? n : 1);
             share_ok = r->held + bytes <= share &&
                        m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
         }
-        ok = share_ok && fits(m, bytes);
+        ok = share_ok && fits(m, r->pool, bytes);
         if (ok || !share_ok || r->pool != CM_MEM_EXECUTION || !take_back(m, bytes, true)) {
             break;
         }
@@ -234,9 +287,16 @@ static void fmt_bytes(char *buf, size_t cap, int64_t n)
 /* The OOM message: who asked, the limit, and the largest holders; under the lock. */
 static CmStatus refuse(CmMem *m, const CmMemRes *r, int64_t bytes, CmErr *err)
 {
-    char need[32], limit[32], storage[32], other[32];
+    char need[32], limit[64], storage[32], other[32];
     fmt_bytes(need, sizeof need, bytes);
     fmt_bytes(limit, sizeof limit, m->limit);
+    if (m->mode == CM_MEM_STATIC) {
+        /* the pool's own share is what refused: say so */
+        size_t n = strlen(limit);
+        snprintf(limit + n, sizeof limit - n, " (static: %s %.0f%%)",
+                 r->pool == CM_MEM_STORAGE ? "storage" : "execution",
+                 100.0 * (r->pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac));
+    }
     fmt_bytes(storage, sizeof storage, m->used[CM_MEM_STORAGE]);
     const CmMemRes *big = NULL;
     for (const CmMemRes *c = m->head; c != NULL; c = c->next) {
@@ -267,9 +327,10 @@ CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
     CmMem *m = mem();
     cm_mutex_lock(&m->lock);
     CmStatus st = CM_OK;
-    while (!fits(m, bytes) && r->pool == CM_MEM_EXECUTION && take_back(m, bytes, false)) {
+    while (!fits(m, r->pool, bytes) && r->pool == CM_MEM_EXECUTION &&
+           take_back(m, bytes, false)) {
     }
-    if (fits(m, bytes)) {
+    if (fits(m, r->pool, bytes)) {
         take(m, r, bytes);
     } else {
         m->refusals++;
@@ -320,6 +381,17 @@ void cm_mem_stats(CmMemStats *out)
     }
     out->refusals = m->refusals;
     out->evicted = m->evicted;
+    out->mode = m->mode;
+    out->storage_fraction = m->storage_frac;
+    out->shuffle_fraction = m->shuffle_frac;
+    out->boundary = m->mode == CM_MEM_AUTO ? m->boundary : m->storage_frac;
+    if (m->mode == CM_MEM_STATIC) {
+        out->storage_share = share_bytes(m, m->storage_frac);
+        out->execution_share = share_bytes(m, m->shuffle_frac);
+    } else {
+        out->storage_share = share_bytes(m, out->boundary);
+        out->execution_share = region(m) - out->storage_share;
+    }
     cm_mutex_unlock(&m->lock);
 }
 

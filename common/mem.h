@@ -5,13 +5,18 @@
  * EXECUTION, what running queries hold (hash tables, sort runs, window
  * partitions, shuffle buffers, rows waiting to be appended, COPY chunks), and
  * STORAGE, what outlives a query (the tables of the in-memory database; the
- * cache and table pages once they exist).  The split is unified, as in Spark:
- * each pool may use whatever the other does not hold.  Storage is made of blocks
+ * cache and table pages once they exist).  How the limit is split is the
+ * memory mode (cm_mem_set_mode; docs/memory.md, "Memory modes"): STATIC gives
+ * each pool a fixed share (storage_fraction, shuffle_fraction of the limit)
+ * that neither passes; UNIFIED (the default, Spark >= 1.6) lets each pool use
+ * whatever the other does not hold, within (storage + shuffle) x limit; AUTO is
+ * unified with a protected storage floor that a controller in the planner
+ * moves between statements (cm_mem_set_boundary).  Below, unified.  Storage is made of blocks
  * (storage/blocks.h) that can be evicted to disk or dropped, so execution takes
  * memory back from it: when an execution reservation would pass the limit, the
  * manager calls the evictor the block store registered (cm_mem_set_evictor),
  * outside its lock, and tries again.  Spillable growth (cm_mem_grow) evicts
- * storage down to a floor of half the limit (Spark's storageFraction): tables
+ * storage down to a floor of storage_fraction x limit (Spark's storageFraction): tables
  * that fit in it stay while operators spill, and scans have room to pin; memory that cannot spill (cm_mem_need) may evict every
  * unpinned block.  Storage never evicts execution: a storage reservation past
  * the limit evicts other storage blocks or fails.
@@ -40,6 +45,9 @@
 
 typedef enum CmMemPool { CM_MEM_EXECUTION = 0, CM_MEM_STORAGE = 1 } CmMemPool;
 
+/* How the limit is split between the pools (the setting memory_mode). */
+typedef enum CmMemMode { CM_MEM_UNIFIED = 0, CM_MEM_STATIC = 1, CM_MEM_AUTO = 2 } CmMemMode;
+
 /* What a set of consumers reserves (an operator's tasks; a query), for
  * EXPLAIN ANALYZE.  Counts go to the parent too. */
 typedef struct CmMemGroup {
@@ -66,6 +74,19 @@ int64_t cm_mem_default_limit(void);
  * until released; new reservations are refused meanwhile. */
 void cm_mem_set_limit(int64_t bytes);
 int64_t cm_mem_limit(void);
+/* Sets the mode and the shares of the limit (each in [0, 1], their sum <= 1;
+ * the settings validate them).  STATIC: storage may hold storage_fraction of
+ * the limit and execution shuffle_fraction, and neither takes from the other.
+ * UNIFIED: both pools share (storage + shuffle) of the limit; spillable
+ * execution evicts storage down to storage_fraction.  AUTO: as UNIFIED with
+ * the floor at the boundary.  When any of the three changes, the boundary
+ * starts again at storage_fraction. */
+void cm_mem_set_mode(CmMemMode mode, double storage_fraction, double shuffle_fraction);
+/* AUTO: the protected storage share (a fraction of the limit, clamped to
+ * [0, storage + shuffle]); the planner's controller moves it. */
+void cm_mem_set_boundary(double storage_share);
+/* "static", "unified" or "auto". */
+const char *cm_mem_mode_name(CmMemMode mode);
 
 /* ---- reservations ----------------------------------------------------------- */
 
@@ -100,6 +121,11 @@ typedef struct CmMemStats {
     int64_t n_consumers[2]; /* consumers holding memory now */
     int64_t refusals;       /* cm_mem_grow calls refused (spills asked for) */
     int64_t evicted;        /* storage bytes execution took back through the evictor */
+    CmMemMode mode;
+    double storage_fraction, shuffle_fraction; /* as set (cm_mem_set_mode) */
+    double boundary;        /* AUTO: the protected storage share now; else storage_fraction */
+    int64_t storage_share;  /* bytes: STATIC the storage cap, else the protected floor */
+    int64_t execution_share; /* bytes: STATIC the execution cap, else the region less the floor */
 } CmMemStats;
 
 void cm_mem_stats(CmMemStats *out);

@@ -106,7 +106,7 @@ static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
         cm_err_set(b->err, CM_BIND, off, "system table '%s' cannot be read here", name);
         return NULL;
     }
-    StTable *t = pl_system_table(name, b->cache, b->cat, b->err);
+    StTable *t = pl_system_table(name, b->cache, b->cat, b->cfg, b->err);
     PlTemp *tp = t ? cm_calloc(1, sizeof *tp) : NULL;
     if (tp == NULL) {
         st_table_free(t);

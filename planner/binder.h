@@ -13,6 +13,7 @@
 #pragma once
 
 #include "common/arena.h"
+#include "common/config.h"
 #include "common/err.h"
 #include "executor/result.h"
 #include "parser/ast.h"
@@ -49,6 +50,7 @@ typedef struct PlBinder {
     PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
                             it ends); NULL: reading a system table is refused */
     PlCache *cache;      /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
+    const CmConfig *cfg; /* the session's settings, for sluice_settings; may be NULL */
     /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
      * and the value DEFAULT stands for in each of its columns. */
     const PsSelect *insert_values;

@@ -21,7 +21,9 @@
 
 #include "common/alloc.h"
 #include "common/hash.h"
+#include "common/thread.h"
 #include "parser/parser.h"
+#include "planner/memmode.h"
 
 typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;
 typedef enum EntryState { ST_PENDING, ST_MATERIALIZED, ST_INVALIDATED } EntryState;
@@ -546,8 +548,11 @@ static PlNode *bind_entry(PlCacheCtx *ctx, const PlCacheEntry *e)
 static void note_event(PlCacheCtx *ctx, const char *what, const PlCacheEntry *e, int64_t rows)
 {
     if (ctx->n_events < (int)(sizeof ctx->events / sizeof ctx->events[0])) {
+        /* rows < 0: none to tell */
         const char *line =
-            cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name, (long long)rows);
+            rows < 0 ? cm_arena_printf(ctx->arena, "%s %s", what, e->name)
+                     : cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name,
+                                       (long long)rows);
         if (line != NULL) {
             ctx->events[ctx->n_events++] = line;
         }
@@ -610,8 +615,14 @@ StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e)
 {
     /* MEMORY_ONLY rows the block store dropped are computed again, as Spark
      * recomputes a lost cached partition from its lineage. */
-    if ((e->state != ST_MATERIALIZED || st_table_lost(e->table)) && materialize(ctx, e) != CM_OK) {
+    bool is_lost = e->state == ST_MATERIALIZED && st_table_lost(e->table);
+    long long t0 = cm_now_ns();
+    if ((e->state != ST_MATERIALIZED || is_lost) && materialize(ctx, e) != CM_OK) {
         return NULL;
+    }
+    if (is_lost) {
+        /* a cache miss memory caused: the auto memory mode weighs it */
+        pl_memmode_note_recompute(cm_now_ns() - t0);
     }
     return e->table;
 }
@@ -649,8 +660,22 @@ static PlCacheEntry *match(PlCache *c, const Fp *f, const FpRec *r)
 static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
 {
     bool had_rows = e->state == ST_MATERIALIZED;
+    if (ctx->is_in_place && e->level == PL_CACHE_MEMORY_ONLY) {
+        e->misses += !ctx->is_plan_only;
+        note_event(ctx, "dropped while read, computed in place:", e, -1);
+        return NULL;
+    }
     StTable *t = ctx->is_plan_only ? e->table : pl_cache_entry_rows(ctx, e);
     if (t == NULL || !same_types(t, n)) {
+        return NULL;
+    }
+    if (!ctx->is_plan_only && st_table_lost(t)) {
+        /* MEMORY_ONLY rows that storage could not keep even while they were
+         * computed (larger than its share): this use computes the subtree where
+         * it stands, as Spark computes a partition it could not cache; the next
+         * use tries to keep them again */
+        e->misses++;
+        note_event(ctx, "did not fit, computed in place:", e, t->n_rows);
         return NULL;
     }
     PlNode *g = pl_node_new(ctx->arena, PL_GET, n->n_cols);
@@ -670,6 +695,13 @@ static PlNode *cached_scan(PlCacheCtx *ctx, PlCacheEntry *e, const PlNode *n)
     if (!ctx->is_plan_only) {
         e->hits += had_rows;
         e->misses += !had_rows;
+        if (e->level == PL_CACHE_MEMORY_ONLY) {
+            int cap = (int)(sizeof ctx->memory_only_read / sizeof ctx->memory_only_read[0]);
+            if (ctx->n_memory_only_reads < cap) {
+                ctx->memory_only_read[ctx->n_memory_only_reads] = e;
+            }
+            ctx->n_memory_only_reads++;
+        }
         note_event(ctx, "read", e, t->n_rows);
     }
     return g;
@@ -982,6 +1014,26 @@ void pl_cache_ctx_fini(PlCacheCtx *ctx)
         ctx->shared[k].table = NULL;
     }
     ctx->n_shared = 0;
+}
+
+bool pl_cache_ctx_lost_rows(const PlCacheCtx *ctx)
+{
+    if (ctx->n_memory_only_reads == 0 || ctx->is_in_place || ctx->cache == NULL) {
+        return false;
+    }
+    /* the entries it read (all MEMORY_ONLY ones when it read more than are kept) */
+    int n = (int)(sizeof ctx->memory_only_read / sizeof ctx->memory_only_read[0]);
+    for (const PlCacheEntry *e = ctx->cache->entries; e != NULL; e = e->next) {
+        bool is_read = ctx->n_memory_only_reads > n;
+        for (int i = 0; i < ctx->n_memory_only_reads && i < n; i++) {
+            is_read = is_read || ctx->memory_only_read[i] == e;
+        }
+        if (is_read && e->level == PL_CACHE_MEMORY_ONLY && e->state == ST_MATERIALIZED &&
+            st_table_lost(e->table)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* ---- statements ----------------------------------------------------------------------- */

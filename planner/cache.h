@@ -68,6 +68,10 @@ typedef struct PlCacheCtx {
     int n_events;           /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
     const char *events[16]; /* in the query arena */
     bool is_reusing;        /* setting subplan_reuse: pl_cache_share shares subtrees */
+    bool is_in_place;       /* MEMORY_ONLY entries are computed where they stand, not read
+                               (the second run of a statement whose rows were dropped) */
+    int n_memory_only_reads; /* scans of MEMORY_ONLY entries' rows the statement planned */
+    PlCacheEntry *memory_only_read[8]; /* the first 8 of their entries (borrowed) */
     int n_shared;           /* shared subtrees of the statement, #1 first */
     PlShared shared[PL_MAX_SHARED];
     CmErr *err;
@@ -99,6 +103,13 @@ PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root);
 
 /* Frees the statement's shared tables (the statement has ended). */
 void pl_cache_ctx_fini(PlCacheCtx *ctx);
+
+/* After a statement failed: true when it read the rows of a MEMORY_ONLY
+ * entry and the block store has dropped some of them (the failure may be the
+ * scan that found a chunk gone).  The session then runs the statement again
+ * with ctx->is_in_place, as Spark recomputes a lost cached partition from its
+ * lineage inside the job. */
+bool pl_cache_ctx_lost_rows(const PlCacheCtx *ctx);
 
 /* The rows of `e`, computed now when missing; borrowed until the entry
  * changes (never within the statement); NULL with ctx->err. */

@@ -26,6 +26,7 @@
 #include "planner/binder.h"
 #include "planner/cache.h"
 #include "planner/describe.h"
+#include "planner/memmode.h"
 #include "planner/physical.h"
 #include "shuffle/spill.h"
 
@@ -51,6 +52,8 @@ typedef struct Stmt {
     PlCacheCtx cache;  /* the statement's use of the session's cache */
     ExResultStreamFn stream;        /* set: the next run_query streams its rows here */
     void *stream_ctx;
+    PlMemObs mem_start;             /* what memory had cost when the statement started */
+    bool is_mem_stepped;            /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
     CmErr *err;
 } Stmt;
 
@@ -209,7 +212,7 @@ static ExResult *run_for_binder(void *ctx, CmArena *arena, const PlNode *root, C
 
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .cache = st->s->cache, .err = st->err};
     if (st->insert_defaults != NULL) {
         b.insert_values = sel;
@@ -405,6 +408,13 @@ static CmStatus stmt_explain(Stmt *st)
             pl_explain_plan(&plan, analyze, add_line, &lines);
             for (int i = 0; analyze && i < st->cache.n_events; i++) {
                 add_line(&lines, cm_arena_printf(st->arena, "Cache: %s", st->cache.events[i]));
+            }
+            /* the memory mode's decision for this statement (the auto controller
+             * moves the boundary now, so the line shows the move) */
+            const char *mem = analyze ? pl_memmode_step(&st->mem_start, st->arena) : NULL;
+            st->is_mem_stepped = analyze;
+            if (mem != NULL) {
+                add_line(&lines, cm_arena_printf(st->arena, "Memory mode: %s", mem));
             }
         }
         cm_batch_fini(&lines.batch);
@@ -821,7 +831,7 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .cache = st->s->cache, .err = st->err};
     bool is_update = a->kind == PS_ST_UPDATE;
     PlNode *root = is_update ? pl_bind_update(&b, e->table, a->sets, a->where, a->src_off)
@@ -903,7 +913,7 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
         cm_err_set(st->err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .err = st->err};
     for (int i = 0; i < n_src; i++) {
         if (src->kind == PL_VALUES &&
@@ -1006,7 +1016,7 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
         snprintf(buf, cap, "%s", v->name);
         return CM_OK;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .err = st->err};
     PlScope none = {0};
     ExExpr *e = pl_bind_scalar(&b, &none, v, "SET");
@@ -1314,7 +1324,7 @@ static CmStatus copy(Stmt *st)
     if (!a->is_to) {
         return copy_from(st, e->table, &co);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .err = st->err};
     PlNode *root = pl_bind_scan(&b, e->table);
     return root ? copy_to(st, root, &co) : st->err->code;
@@ -1420,13 +1430,35 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     atomic_store(&s->interrupt, false);
     /* One limit for the process: the session's setting as of this statement. */
     cm_mem_set_limit(s->cfg.memory_limit);
+    pl_memmode_apply(&s->cfg);
+    pl_memmode_observe(&st.mem_start);
     st_blocks_configure(s->cfg.temp_directory, s->cfg.max_temp_directory_size);
     st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
                             .run = run_for_binder, .run_ctx = &st,
                             .is_reusing = s->cfg.subplan_reuse, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
-        if (dispatch(&st) == CM_OK && st.res == NULL) {
+        if (dispatch(&st) != CM_OK && pl_cache_ctx_lost_rows(&st.cache)) {
+            /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
+             * evicted them to make room): a failed statement changed nothing, so
+             * it runs again with those subtrees computed where they stand */
+            pl_result_free(st.res);
+            st.res = NULL;
+            pl_temps_free(st.temps);
+            st.temps = NULL;
+            pl_cache_ctx_fini(&st.cache);
+            st.cache.n_events = 0;
+            st.cache.n_memory_only_reads = 0;
+            st.cache.is_in_place = true;
+            st.insert_defaults = NULL;
+            st.n_insert_defaults = 0;
+            cm_err_init(err);
+            dispatch(&st);
+        }
+        if (err->code == CM_OK && st.res == NULL) {
             st.res = result_new(0, NULL, err);
+        }
+        if (!st.is_mem_stepped) {
+            pl_memmode_step(&st.mem_start, NULL);
         }
         if (err->code == CM_OK) {
             pl_cache_after(s->cache, st.ast);

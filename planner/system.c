@@ -4,19 +4,22 @@
 #include "planner/system.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "common/mem.h"
-#include "storage/catalog.h"
 #include "planner/cache.h"
+#include "planner/memmode.h"
 #include "shuffle/spill.h"
 #include "storage/blocks.h"
+#include "storage/catalog.h"
 
 bool pl_system_table_exists(const char *name)
 {
     return strcasecmp(name, "sluice_memory") == 0 || strcasecmp(name, "sluice_cache") == 0 ||
-           strcasecmp(name, "sluice_column_stats") == 0;
+           strcasecmp(name, "sluice_column_stats") == 0 ||
+           strcasecmp(name, "sluice_settings") == 0;
 }
 
 typedef struct Rows {
@@ -145,15 +148,81 @@ static StTable *column_stats(const char *name, StCatalog *cat, CmErr *err)
     return t;
 }
 
+/* sluice_settings: (name, value) of every setting. */
+static StTable *settings_table(const char *name, const CmConfig *cfg, CmErr *err)
+{
+    if (cfg == NULL) {
+        cm_err_set(err, CM_BIND, -1, "system table '%s' cannot be read here", name);
+        return NULL;
+    }
+    StColumn cols[2] = {
+        {.name = "name", .type = cm_type_varchar(-1, false)},
+        {.name = "value", .type = cm_type_varchar(-1, false)},
+    };
+    CmType types[2] = {cols[0].type, cols[1].type};
+    CmBatch b;
+    StTable *t = st_table_new(name, 2, cols, err);
+    if (t == NULL || cm_batch_init(&b, 2, types, err) != CM_OK) {
+        st_table_free(t);
+        return NULL;
+    }
+    for (int i = 0; cm_config_name(i) != NULL && err->code == CM_OK; i++) {
+        char value[256];
+        cm_config_get(cfg, cm_config_name(i), value, (int)sizeof value);
+        const char *n = cm_arena_strdup(&b.heap, cm_config_name(i));
+        const char *v = cm_arena_strdup(&b.heap, value);
+        if (n == NULL || v == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory");
+            break;
+        }
+        ((CmStr *)b.cols[0].data)[b.n_rows] = cm_str_make(n, (uint32_t)strlen(n));
+        ((CmStr *)b.cols[1].data)[b.n_rows] = cm_str_make(v, (uint32_t)strlen(v));
+        if (++b.n_rows == CM_BATCH_CAP) {
+            st_table_append(t, &b, err);
+            cm_batch_reset(&b);
+        }
+    }
+    if (err->code == CM_OK && b.n_rows > 0) {
+        st_table_append(t, &b, err);
+    }
+    cm_batch_fini(&b);
+    if (err->code != CM_OK) {
+        st_table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* The rows of the memory mode: each pool's share, and the auto mode's last move. */
+static void add_mode_rows(Rows *r, const CmMemStats *st)
+{
+    char what[64], last[400];
+    bool is_static = st->mode == CM_MEM_STATIC;
+    snprintf(what, sizeof what, "%s: %s", cm_mem_mode_name(st->mode),
+             is_static ? "storage share" : st->mode == CM_MEM_AUTO ? "storage boundary"
+                                                                    : "storage floor");
+    add_row(r, "storage", what, st->storage_share, st->storage_share);
+    snprintf(what, sizeof what, "%s: %s", cm_mem_mode_name(st->mode),
+             is_static ? "execution share" : "execution above the floor");
+    add_row(r, "execution", what, st->execution_share, st->execution_share);
+    if (st->mode == CM_MEM_AUTO && pl_memmode_last(last, sizeof last)) {
+        add_row(r, "auto", last, st->storage_share, st->storage_share);
+    }
+}
+
 /* ---- sluice_memory -------------------------------------------------------------------- */
 
-StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat, CmErr *err)
+StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
+                         const CmConfig *cfg, CmErr *err)
 {
     if (strcasecmp(name, "sluice_cache") == 0) {
         return pl_cache_snapshot(cache, name, err);
     }
     if (strcasecmp(name, "sluice_column_stats") == 0) {
         return column_stats(name, cat, err);
+    }
+    if (strcasecmp(name, "sluice_settings") == 0) {
+        return settings_table(name, cfg, err);
     }
     StColumn cols[4] = {
         {.name = "pool", .type = cm_type_varchar(-1, false)},
@@ -182,6 +251,7 @@ StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
     add_row(&r, "storage", "blocks in memory", bs.memory_bytes, bs.memory_bytes);
     add_row(&r, "storage", "blocks on disk", bs.disk_bytes, bs.file_bytes);
     add_row(&r, "storage", "evicted by execution", st.evicted, st.evicted);
+    add_mode_rows(&r, &st);
     add_row(&r, "temp", "spill and shuffle files", sh_temp_used(), sh_temp_peak());
     add_row(&r, "process", "resident set", cm_mem_rss(), cm_mem_rss_peak());
     for (int i = 0; i < holders.n; i++) {

@@ -7,6 +7,11 @@
  *                   `execution`, `storage`, `temp` (spill and shuffle files)
  *                   and `process` (RSS), then one row per consumer.
  *
+ *                   Then the memory mode's shares and the auto mode's last
+ *                   decision (planner/memmode.h).
+ *
+ *   sluice_settings every setting (name, value), as SET takes it.
+ *
  *   sluice_cache    one row per cache entry (planner/cache.h): name, level, lazy,
  *                   state, rows, memory_bytes, disk_bytes, hits, misses,
  *                   recomputes, invalidations.
@@ -24,6 +29,7 @@
 
 #include <stdbool.h>
 
+#include "common/config.h"
 #include "common/err.h"
 #include "storage/catalog.h"
 #include "storage/table.h"
@@ -33,6 +39,7 @@ typedef struct PlCache PlCache;
 /* True when `name` is a system table. */
 bool pl_system_table_exists(const char *name);
 /* A new table with the current contents of system table `name` (owned:
- * st_table_free), `cache` and `cat` being the session's (may be NULL); NULL
- * with err. */
-StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat, CmErr *err);
+ * st_table_free), `cache`, `cat` and `cfg` being the session's (may be NULL: a
+ * table that needs one is then an error or empty); NULL with err. */
+StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
+                         const CmConfig *cfg, CmErr *err);

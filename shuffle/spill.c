@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/thread.h"
 #include "shuffle/block.h"
 #include "shuffle/shuffle_int.h"
 
@@ -42,6 +43,14 @@ struct ShSpill {
 
 static atomic_llong g_temp_used;
 static atomic_llong g_temp_peak;
+static atomic_llong g_spill_bytes; /* bytes written to spill files, since start */
+static atomic_llong g_spill_ns;    /* time in sh_spill_append/read/rewind, since start */
+
+void sh_spill_totals(int64_t *bytes, int64_t *ns)
+{
+    *bytes = atomic_load(&g_spill_bytes);
+    *ns = atomic_load(&g_spill_ns);
+}
 
 int64_t sh_temp_used(void)
 {
@@ -118,6 +127,7 @@ static CmStatus write_out(ShSpill *s, CmErr *err)
                           s->dir, errno ? strerror(errno) : "short write");
     }
     s->size += (int64_t)s->fill;
+    atomic_fetch_add(&g_spill_bytes, (long long)s->fill);
     s->fill = 0;
     return CM_OK;
 }
@@ -145,7 +155,7 @@ static CmStatus room(ShSpill *s, size_t n, CmErr *err)
     return CM_OK;
 }
 
-CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
+static CmStatus spill_append_untimed(ShSpill *s, const CmBatch *b, CmErr *err)
 {
     if (b->n_rows == 0) {
         return CM_OK;
@@ -173,7 +183,7 @@ CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
     return CM_OK;
 }
 
-CmStatus sh_spill_rewind(ShSpill *s, CmErr *err)
+static CmStatus spill_rewind_untimed(ShSpill *s, CmErr *err)
 {
     if (s->read_pos < 0) {
         if (write_out(s, err) != CM_OK) {
@@ -193,11 +203,11 @@ CmStatus sh_spill_rewind(ShSpill *s, CmErr *err)
     return CM_OK;
 }
 
-CmStatus sh_spill_read(ShSpill *s, CmBatch *out, bool *eof, CmErr *err)
+static CmStatus spill_read_untimed(ShSpill *s, CmBatch *out, bool *eof, CmErr *err)
 {
     cm_batch_reset(out);
     *eof = false;
-    if (s->read_pos < 0 && sh_spill_rewind(s, err) != CM_OK) {
+    if (s->read_pos < 0 && spill_rewind_untimed(s, err) != CM_OK) {
         return err->code;
     }
     if (s->read_pos >= s->size) {
@@ -264,4 +274,30 @@ void sh_spill_free(ShSpill *s)
     }
     cm_free(s->buf);
     cm_free(s);
+}
+
+/* ---- the entry points, timed for sh_spill_totals ----------------------------------- */
+
+CmStatus sh_spill_append(ShSpill *s, const CmBatch *b, CmErr *err)
+{
+    long long t0 = cm_now_ns();
+    CmStatus st = spill_append_untimed(s, b, err);
+    atomic_fetch_add(&g_spill_ns, cm_now_ns() - t0);
+    return st;
+}
+
+CmStatus sh_spill_rewind(ShSpill *s, CmErr *err)
+{
+    long long t0 = cm_now_ns();
+    CmStatus st = spill_rewind_untimed(s, err);
+    atomic_fetch_add(&g_spill_ns, cm_now_ns() - t0);
+    return st;
+}
+
+CmStatus sh_spill_read(ShSpill *s, CmBatch *out, bool *eof, CmErr *err)
+{
+    long long t0 = cm_now_ns();
+    CmStatus st = spill_read_untimed(s, out, eof, err);
+    atomic_fetch_add(&g_spill_ns, cm_now_ns() - t0);
+    return st;
 }

@@ -48,6 +48,11 @@ void sh_spill_free(ShSpill *s);
 int64_t sh_temp_used(void);
 int64_t sh_temp_peak(void);
 void sh_temp_peak_reset(void);
+/* Process-wide totals of spill files since the process started: bytes written,
+ * and nanoseconds spent appending and reading batches (encoding, compression
+ * and the I/O).  What execution paid for lack of memory: the auto memory mode
+ * weighs it against cache misses (docs/memory.md). */
+void sh_spill_totals(int64_t *bytes, int64_t *ns);
 /* Counts bytes of temp files written elsewhere (the shuffle store): CM_IO when
  * that would pass max_temp (<= 0: no cap).  Release with a negative count. */
 CmStatus sh_temp_charge(int64_t bytes, int64_t max_temp, const char *dir, CmErr *err);

@@ -594,6 +594,7 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
     CmBatch *batch = NULL;
     int64_t bytes = 0;
     CmStatus st = CM_OK;
+    long long t0 = cm_now_ns();
     batch = read_block(s, b, err);
     if (batch == NULL) {
         st = err->code;
@@ -609,6 +610,10 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
         s->stats.n_resident++;
         s->stats.memory_bytes += bytes;
         s->stats.loads++;
+        if (b->level != ST_BLOCK_DISK_ONLY) {
+            s->stats.miss_loads++;
+            s->stats.miss_load_ns += cm_now_ns() - t0;
+        }
     } else {
         b->pins--;
     }

@@ -126,6 +126,9 @@ typedef struct StBlocksStats {
     int64_t evictions;    /* blocks evicted since start */
     int64_t loads;        /* blocks loaded back from disk since start */
     int64_t drops;        /* MEMORY_ONLY blocks dropped since start */
+    int64_t miss_loads;   /* of the loads, of blocks that were evicted (not DISK_ONLY ones,
+                             which are on disk by their level): cache misses */
+    int64_t miss_load_ns; /* time those loads took (read, decode, reserve) */
 } StBlocksStats;
 
 void st_blocks_stats(StBlocksStats *out);

@@ -892,5 +892,23 @@ else
     fail "EXPLAIN ANALYZE shows the shared subtree's rows" "exit $RC: $(head -c 600 "$OUT")"
 fi
 
+# ---- memory-mode decisions in EXPLAIN ANALYZE (docs/memory.md) ----------------------
+sl -c "SET memory_limit = '8MB'; SET memory_mode = 'auto';
+EXPLAIN ANALYZE SELECT count(*) FROM (SELECT i % 150000 AS g, count(*) AS c FROM generate_series(1, 300000) t(i) GROUP BY 1) x;
+EXPLAIN ANALYZE SELECT count(*) FROM generate_series(1, 10) t(i);
+SET memory_mode = 'static';
+EXPLAIN ANALYZE SELECT count(*) FROM generate_series(1, 10) t(i);
+SET memory_mode = 'unified';
+EXPLAIN ANALYZE SELECT count(*) FROM generate_series(1, 10) t(i)"
+if [ "$RC" -eq 0 ] &&
+   [ "$(grep -c '^Memory mode: auto, storage boundary 50% -> 45% of memory_limit (spilling cost more: toward execution; spilled [0-9.]* [KM]iB in [0-9.]* ms; cache misses: 0 blocks loaded back, 0 recomputes in 0.0 ms)$' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Memory mode: auto, storage boundary 45% -> 45% of memory_limit (kept; spilled 0 bytes in 0.0 ms; ' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Memory mode: static, storage 50% and execution 50% of memory_limit (spilled 0 bytes' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Memory mode:' "$OUT")" -eq 3 ]; then
+    pass
+else
+    fail "EXPLAIN ANALYZE shows the memory mode's decisions" "exit $RC: $(grep 'Memory' "$OUT" | head -c 900)"
+fi
+
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]

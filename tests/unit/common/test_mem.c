@@ -102,3 +102,87 @@ Test(cm_mem, default_limit_is_most_of_physical_memory)
     cr_expect_gt(rss, 0);
     cr_expect_geq(cm_mem_rss_peak(), rss);
 }
+
+/* ---- memory modes ------------------------------------------------------------- */
+
+static CmMemRes g_blocks; /* stands for the block store's storage */
+static int n_evictions;
+
+static int64_t fake_evict(int64_t bytes)
+{
+    n_evictions++;
+    int64_t n = bytes < g_blocks.held ? bytes : g_blocks.held;
+    cm_mem_shrink(&g_blocks, n);
+    return n;
+}
+
+Test(cm_mem, static_shares_are_hard_and_nothing_is_evicted)
+{
+    cm_mem_set_limit(1000);
+    cm_mem_set_mode(CM_MEM_STATIC, 0.3, 0.6);
+    cm_mem_set_evictor(fake_evict);
+    n_evictions = 0;
+    cm_mem_res_init(&g_blocks, CM_MEM_STORAGE, "blocks", NULL);
+    CmMemRes e;
+    cm_mem_res_init(&e, CM_MEM_EXECUTION, "exec", NULL);
+    CmErr err;
+    cm_err_init(&err);
+    cr_expect(cm_mem_grow(&g_blocks, 300));
+    cr_expect(!cm_mem_grow(&g_blocks, 1), "storage stops at its share");
+    cr_expect(cm_mem_grow(&e, 525), "execution's share less its headroom");
+    cr_expect(!cm_mem_grow(&e, 1));
+    cr_expect_eq(cm_mem_need(&e, 75, &err), CM_OK);
+    cr_expect_eq(cm_mem_need(&e, 1, &err), CM_OOM, "not past the share, with 100 bytes free");
+    cr_expect(strstr(err.msg, "(static: execution 60%)") != NULL, "%s", err.msg);
+    cr_expect_eq(n_evictions, 0, "execution never takes from storage");
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cr_expect_eq(st.storage_share, 300);
+    cr_expect_eq(st.execution_share, 600);
+    cm_mem_res_fini(&e);
+    cm_mem_res_fini(&g_blocks);
+    cm_mem_set_evictor(NULL);
+}
+
+Test(cm_mem, unified_evicts_storage_down_to_its_floor)
+{
+    cm_mem_set_limit(1000);
+    cm_mem_set_mode(CM_MEM_UNIFIED, 0.2, 0.8);
+    cm_mem_set_evictor(fake_evict);
+    n_evictions = 0;
+    cm_mem_res_init(&g_blocks, CM_MEM_STORAGE, "blocks", NULL);
+    CmMemRes e;
+    cm_mem_res_init(&e, CM_MEM_EXECUTION, "exec", NULL);
+    cr_expect(cm_mem_grow(&g_blocks, 700), "storage borrows what execution does not hold");
+    cr_expect(cm_mem_grow(&e, 500), "execution evicts storage to fit");
+    cr_expect_eq(g_blocks.held, 500);
+    cr_expect(cm_mem_grow(&e, 200));
+    cr_expect_eq(g_blocks.held, 300);
+    cr_expect(!cm_mem_grow(&e, 150), "spillable growth stops at the floor and headroom");
+    cr_expect(g_blocks.held >= 200, "the floor is kept");
+    CmErr err;
+    cm_err_init(&err);
+    cr_expect_eq(cm_mem_need(&e, 250, &err), CM_OK, "what cannot spill takes the floor too");
+    cr_expect_leq(g_blocks.held, 50);
+    cm_mem_res_fini(&e);
+    cm_mem_res_fini(&g_blocks);
+    cm_mem_set_evictor(NULL);
+}
+
+Test(cm_mem, auto_boundary_moves_the_floor_and_restarts_with_the_mode)
+{
+    cm_mem_set_limit(1000);
+    cm_mem_set_mode(CM_MEM_AUTO, 0.5, 0.5);
+    cm_mem_set_boundary(0.3);
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cr_expect_eq(st.storage_share, 300);
+    cr_expect_eq(st.execution_share, 700);
+    cm_mem_set_boundary(2.0);
+    cm_mem_stats(&st);
+    cr_expect_eq(st.storage_share, 1000, "clamped to the region");
+    cm_mem_set_mode(CM_MEM_AUTO, 0.4, 0.5);
+    cm_mem_stats(&st);
+    cr_expect_eq(st.storage_share, 400, "a new split starts at storage_fraction");
+    cm_mem_set_mode(CM_MEM_UNIFIED, 0.5, 0.5);
+}
