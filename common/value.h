@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/types.h"
+
 /* Wide accumulator for DECIMAL sums.  __extension__ keeps -Wpedantic quiet;
  * use this name rather than spelling __int128 elsewhere. */
 __extension__ typedef __int128 CmInt128;
@@ -33,6 +35,11 @@ int cm_fmt_double(double v, char *buf);
 int cm_fmt_decimal(int64_t v, int scale, char *buf);
 int cm_fmt_int128_decimal(CmInt128 v, int scale, char *buf);
 int cm_fmt_date(int32_t days, char *buf);
+
+/* A LIST as DuckDB prints it: "[1, 2, NULL]", "[a, b]" (strings bare), "[]".
+ * Writes at most cap bytes (NUL included, when cap > 0) and returns the
+ * length of the whole text, as snprintf does. */
+size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap);
 
 /* TIME: "HH:MM:SS" with ".ffffff" when there are microseconds. */
 int cm_fmt_time(int64_t micros, char *buf);

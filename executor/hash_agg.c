@@ -442,6 +442,11 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
             if (!cm_str_eq((const CmStr *)stored, &((const CmStr *)v->data)[p])) {
                 return false;
             }
+        } else if (s->key_types[k].id == CM_T_LIST) {
+            CmVec one = {.type = s->key_types[k], .data = (void *)stored};
+            if (!ex_key_equal(&one, 0, v, p)) {
+                return false;
+            }
         } else if (s->key_types[k].id == CM_T_DOUBLE) {
             double x = *(const double *)stored, y = ((const double *)v->data)[p];
             if (x != y && !(isnan(x) && isnan(y))) { /* NaNs group together */
@@ -472,6 +477,10 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
         if (s->key_types[k].id == CM_T_VARCHAR) {
             CmStr str = ((const CmStr *)v->data)[p];
             *(CmStr *)dst = l->keys[k].nulls[g] ? str : cm_str_copy(&l->strings, &str, err);
+        } else if (s->key_types[k].id == CM_T_LIST) {
+            CmList list = ((const CmList *)v->data)[p];
+            *(CmList *)dst = l->keys[k].nulls[g] ? list
+                             : cm_list_copy(&l->strings, &list, cm_type_elem(s->key_types[k]), err);
         } else {
             memcpy(dst, (const char *)v->data + w * p, w);
         }

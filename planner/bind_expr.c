@@ -616,6 +616,16 @@ static bool agg_arg_is_numeric(PlBindCtx *ctx, const PsExpr *call, CmType arg)
     return false;
 }
 
+/* Aggregates and window functions keep their values in scalar states: of a
+ * LIST they take only count(x) (docs/conformance.md). */
+static ExExpr *list_arg_fail(PlBindCtx *ctx, const PsExpr *call, CmType arg)
+{
+    char name[40];
+    cm_err_set(ctx->b->err, CM_TYPE, call->src_off, "%s%s of a %s is not supported", call->name,
+               call->distinct ? "(DISTINCT)" : "", cm_type_name(arg, name, sizeof name));
+    return NULL;
+}
+
 static bool has_window(const PsExpr *ast);
 static ExExpr *make_case(PlBinder *b, int n, ExExpr **args, bool has_else, int64_t off);
 
@@ -794,6 +804,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
             arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
         }
+    }
+    if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
+        return list_arg_fail(ctx, ast, arg->type);
     }
     if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
         return NULL;
@@ -1782,6 +1795,9 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
             !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
             return NULL;
         }
+        if (s->arg_type.id == CM_T_LIST && fn != EX_WIN_COUNT) {
+            return list_arg_fail(ctx, ast, s->arg_type);
+        }
     }
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
         s->start_off = 1;
@@ -2177,6 +2193,9 @@ bool pl_expr_equal(const ExExpr *a, const ExExpr *b)
         if (a->type.id == CM_T_VARCHAR) {
             return cm_str_eq(&a->value.s, &b->value.s);
         }
+        if (a->type.id == CM_T_LIST) {
+            return cm_list_eq(&a->value.l, &b->value.l, cm_type_elem(a->type));
+        }
         return a->type.id == CM_T_DOUBLE ? a->value.d == b->value.d : a->value.i == b->value.i;
     case EX_E_FUNC:
         if (a->kernel != b->kernel || a->aux != b->aux) {
@@ -2238,6 +2257,9 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_make(CM_T_BOOL);
     } else {
         return cm_err_set(err, CM_TYPE, t->src_off, "type '%s' is not supported", n);
+    }
+    if (t->is_list) {
+        *out = cm_type_list(*out);
     }
     return CM_OK;
 }
