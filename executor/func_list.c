@@ -239,8 +239,8 @@ static CmStatus list_type_error(const char *name, int n_args, const CmType *type
     return cm_err_set(err, CM_TYPE, off, "no function matches %s(%s)", name, buf);
 }
 
-/* The element type of [a, b, ...]: the common type of the arguments (INTEGER
- * when all are NULL, or for []), as DuckDB's would be but for its "NULL"[]. */
+/* The element type of [a, b, ...]: the common type of the arguments, NULL
+ * when all are NULL or for [] (DuckDB's "NULL"[]), which meets any list. */
 static bool list_elem_type(int n_args, const CmType *types, CmType *out)
 {
     CmType c = cm_type_make(CM_T_NULL);
@@ -248,9 +248,6 @@ static bool list_elem_type(int n_args, const CmType *types, CmType *out)
         if (types[i].id == CM_T_LIST || !ex_common_type(c, types[i], &c)) {
             return false;
         }
-    }
-    if (c.id == CM_T_NULL) {
-        c = cm_type_make(CM_T_INT32);
     }
     if (c.id == CM_T_VARCHAR) {
         c = cm_type_varchar(-1, false);

@@ -98,6 +98,10 @@ bool ex_op_is_hash_join(const ExOp *op);
 /* ---- streaming ---- */
 ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err);
 ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err);
+/* unnest: one output row per element of the LIST in column list_col (the
+ * element in its place, the other columns repeated); no row for an empty or
+ * NULL list.  types are the input's. */
+ExOp *ex_unnest_new(CmArena *a, int list_col, int n_cols, const CmType *types, CmErr *err);
 
 typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,

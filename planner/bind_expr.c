@@ -1928,6 +1928,49 @@ static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
     return true;
 }
 
+/* unnest(list) in the select list: the list is bound now and computed below
+ * the UNNEST node (binder.c, build_unnest); the call reads its element, as the
+ * placeholder column PL_UNNEST_COL.  One per select list, as only the rows of
+ * one list can be lined up without DuckDB's zipping of several. */
+static ExExpr *bind_unnest(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlWinCtx *w = ctx->win;
+    if (w == NULL || ctx->in_agg_arg) {
+        return fail(ctx, CM_BIND, ast->src_off, "unnest is not allowed in %s",
+                    ctx->in_agg_arg ? "an aggregate's argument" : ctx->clause);
+    }
+    if (w->unnest != NULL) {
+        return fail(ctx, CM_BIND, ast->src_off, "only one unnest per select list is supported%s",
+                    "");
+    }
+    if (ast->args == NULL || ast->args->n != 1 || ast->distinct || ast->star) {
+        return fail(ctx, CM_BIND, ast->src_off, "unnest takes exactly one argument%s", "");
+    }
+    PlBindCtx inner = *ctx;
+    inner.win = NULL;
+    inner.clause = "the argument of unnest";
+    ExExpr *arg = pl_bind_expr(&inner, ast->args->items[0]);
+    if (arg != NULL && arg->type.id == CM_T_NULL) {
+        arg = pl_cast(ctx->b, arg, cm_type_list(cm_type_make(CM_T_INT32)), ast->src_off);
+    }
+    if (arg == NULL) {
+        return NULL;
+    }
+    if (arg->type.id != CM_T_LIST) {
+        char tn[32];
+        cm_err_set(ctx->b->err, CM_TYPE, ast->src_off, "unnest needs a list, not %s",
+                   cm_type_name(arg->type, tn, sizeof tn));
+        return NULL;
+    }
+    w->unnest = arg;
+    ExExpr *e = ex_expr_column(ctx->b->arena, PL_UNNEST_COL, cm_type_elem(arg->type));
+    if (e == NULL) {
+        return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+    }
+    e->src_off = ast->src_off;
+    return e;
+}
+
 static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (strcmp(ast->name, "grouping") == 0 || strcmp(ast->name, "grouping_id") == 0) {
@@ -1943,6 +1986,9 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if (ast->filter != NULL) {
         return fail(ctx, CM_BIND, ast->src_off, "FILTER is allowed only on aggregate functions%s",
                     "");
+    }
+    if (strcmp(ast->name, "unnest") == 0) {
+        return bind_unnest(ctx, ast);
     }
     int n = ast->args ? ast->args->n : 0;
     if (!function_exists(ctx, ast, n)) {

@@ -312,6 +312,9 @@ static bool put_fields(Fp *f, const PlNode *n)
     case PL_WINDOW:
         put_window(f, n->win);
         break;
+    case PL_UNNEST:
+        put_i64(f, n->unnest_col);
+        break;
     case PL_EXPAND:
         put_i64(f, n->n_sets);
         for (int i = 0; i < n->n_sets; i++) {

@@ -261,7 +261,7 @@ static CmStatus set_null(CmVec *v, int row)
     return CM_OK;
 }
 
-/* Copies value p of v into row `row` of the chunk's batch (long strings into
+/* Copies value p of v into row `row` of the chunk's batch (lists and long strings into
  * the chunk's heap). */
 static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, const CmVec *v,
                            uint32_t p, CmErr *err)
@@ -280,6 +280,11 @@ static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, con
     if (t->cols[col].type.id == CM_T_VARCHAR) {
         CmStr s = ((const CmStr *)v->data)[p];
         ((CmStr *)d->data)[row] = cm_str_copy(&dst->heap, &s, err);
+        return err->code;
+    }
+    if (t->cols[col].type.id == CM_T_LIST) {
+        CmList l = ((const CmList *)v->data)[p];
+        ((CmList *)d->data)[row] = cm_list_copy(&dst->heap, &l, cm_type_elem(t->cols[col].type), err);
         return err->code;
     }
     memcpy((char *)d->data + w * (size_t)row, (const char *)v->data + w * p, w);
