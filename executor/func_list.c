@@ -129,20 +129,29 @@ static void split_fill(const char *s, size_t n, const char *sep, size_t ns, CmSt
 }
 
 /* string_split(s, sep): the pieces point into s's bytes (no copy); a NULL
- * string or separator gives NULL. */
+ * string gives NULL, and a NULL separator the whole string (DuckDB). */
 static CmStatus string_split_k(KERNEL_ARGS)
 {
     const CmStr *str = args[0]->data, *sep = args[1]->data;
     CmList *r = out->data;
-    ex_and_validity(args, 2, out);
+    ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         if (cm_vec_is_null(out, p)) {
             continue;
         }
-        /* Short strings live inside the argument's CmStr slot, which outlives
-         * this output like a long string's bytes do. */
-        const char *s = cm_str_data(&str[p]), *sp = cm_str_data(&sep[p]);
+        /* A short string's pieces are short, so cm_str_make copies them inline;
+         * a long one's point into its bytes. */
+        const char *s = cm_str_data(&str[p]);
+        if (cm_vec_is_null(args[1], p)) {
+            CmStr *d = (CmStr *)list_new(heap, 1, sizeof(CmStr), false, &r[p], err);
+            if (d == NULL) {
+                return err->code;
+            }
+            d[0] = str[p];
+            continue;
+        }
+        const char *sp = cm_str_data(&sep[p]);
         uint32_t n = split_count(s, str[p].len, sp, sep[p].len);
         CmStr *d = (CmStr *)list_new(heap, n, sizeof(CmStr), false, &r[p], err);
         if (d == NULL) {
