@@ -112,6 +112,7 @@ typedef enum ExAggFn {
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */
     EX_AGG_QUANTILE_DISC, /* any type: the value at the `param` quantile */
     EX_AGG_MODE,          /* any type: the most frequent value (the least of ties) */
+    EX_AGG_LIST,          /* a scalar type: the LIST of the values, in arrival order */
     EX_AGG_VAR_SAMP, EX_AGG_VAR_POP, EX_AGG_STDDEV_SAMP, EX_AGG_STDDEV_POP, /* DOUBLE */
 } ExAggFn;
 

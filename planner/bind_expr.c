@@ -535,7 +535,8 @@ static int agg_fn_of(const char *name, bool star)
                {"string_agg", EX_AGG_STRING_AGG},   {"group_concat", EX_AGG_STRING_AGG},
                {"listagg", EX_AGG_STRING_AGG},      {"median", EX_AGG_QUANTILE_CONT},
                {"quantile_cont", EX_AGG_QUANTILE_CONT}, {"quantile_disc", EX_AGG_QUANTILE_DISC},
-               {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE}};
+               {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE},
+               {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -588,6 +589,7 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_STDDEV_SAMP:
     case EX_AGG_STDDEV_POP:
     case EX_AGG_QUANTILE_CONT: return cm_type_make(CM_T_DOUBLE);
+    case EX_AGG_LIST: return cm_type_list(arg);
     case EX_AGG_SUM:
         if (arg.id == CM_T_DOUBLE) {
             return arg;
@@ -690,8 +692,9 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
 {
     bool is_median = strcmp(ast->name, "median") == 0;
     int n = ast->args ? ast->args->n : 0;
-    int n_max = *fn == EX_AGG_MODE || is_median ? 1 : 2;
-    int n_min = *fn == EX_AGG_MODE || is_median || *fn == EX_AGG_STRING_AGG ? 1 : 2;
+    bool is_one = *fn == EX_AGG_MODE || *fn == EX_AGG_LIST || is_median;
+    int n_max = is_one ? 1 : 2;
+    int n_min = is_one || *fn == EX_AGG_STRING_AGG ? 1 : 2;
     if (n < n_min || n > n_max) {
         return holistic_fail(ctx, CM_BIND, ast->src_off, "%s takes %s", ast->name,
                     n_max == 1 ? "exactly one argument"
