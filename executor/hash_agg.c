@@ -596,6 +596,9 @@ static CmStatus set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l
     if (v->type.id == CM_T_VARCHAR) {
         CmStr str = ((const CmStr *)v->data)[p];
         st->s = cm_str_copy(&l->strings, &str, err);
+    } else if (v->type.id == CM_T_LIST) { /* a scalar subquery's list */
+        CmList list = ((const CmList *)v->data)[p];
+        st->l = cm_list_copy(&l->strings, &list, cm_type_elem(v->type), err);
     } else if (v->type.id == CM_T_DOUBLE) {
         st->d = ((const double *)v->data)[p];
     } else {
