@@ -18,7 +18,8 @@
 #include "executor/hashing.h"
 
 /* A new list of n elements of width w in heap: *out points at it; the
- * bitmap, when has_nulls, starts all valid.  NULL with err on OOM. */
+ * bitmap, when has_nulls, starts all valid.  NULL with err on OOM; for n = 0
+ * a non-NULL pointer to nothing (the list's data stays NULL). */
 static char *list_new(CmArena *heap, uint32_t n, size_t w, bool has_nulls, CmList *out,
                       CmErr *err)
 {
