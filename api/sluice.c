@@ -178,6 +178,7 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
     case CM_T_VARCHAR: return SLUICE_VARCHAR;
     case CM_T_DATE: return SLUICE_DATE;
     case CM_T_TIME: return SLUICE_TIME;
+    case CM_T_LIST: return SLUICE_LIST;
     }
     return SLUICE_NULLTYPE;
 }
@@ -219,6 +220,15 @@ static const char *format(SluiceResult *res, const CmValue *v)
 {
     if (v->type.id == CM_T_NULL) {
         return NULL;
+    }
+    if (v->type.id == CM_T_LIST) {
+        CmType elem = cm_type_elem(v->type);
+        size_t n = cm_fmt_list(&v->l, elem, NULL, 0);
+        char *text = cm_arena_alloc(&res->text_arena, n + 1);
+        if (text != NULL) {
+            cm_fmt_list(&v->l, elem, text, n + 1);
+        }
+        return text;
     }
     char buf[CM_FMT_CAP];
     size_t n;

@@ -39,6 +39,7 @@ typedef enum SluiceType {
     SLUICE_VARCHAR,      /* also CHAR(n) */
     SLUICE_DATE,
     SLUICE_TIME,         /* time of day, printed HH:MM:SS[.ffffff] */
+    SLUICE_LIST,         /* INTEGER[], VARCHAR[], ...: printed [1, 2, NULL] */
 } SluiceType;
 
 /* An error: the status class, a message, and where in the SQL text it is. */

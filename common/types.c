@@ -38,6 +38,21 @@ CmType cm_type_varchar(int32_t length, bool is_char)
     return t;
 }
 
+CmType cm_type_list(CmType elem)
+{
+    CmType t = {.id = CM_T_LIST, .precision = elem.precision, .scale = elem.scale,
+                .length = -1, .child = elem.id};
+    return t;
+}
+
+CmType cm_type_elem(CmType list)
+{
+    if (list.child == CM_T_DECIMAL) {
+        return cm_type_decimal(list.precision, list.scale);
+    }
+    return cm_type_make((CmTypeId)list.child);
+}
+
 size_t cm_type_width(CmType t)
 {
     switch ((CmTypeId)t.id) {
@@ -50,6 +65,7 @@ size_t cm_type_width(CmType t)
     case CM_T_TIME:
     case CM_T_DOUBLE: return 8;
     case CM_T_VARCHAR: return sizeof(CmStr);
+    case CM_T_LIST: return sizeof(CmList);
     }
     return 8;
 }
@@ -58,6 +74,9 @@ bool cm_type_eq(CmType a, CmType b)
 {
     if (a.id != b.id) {
         return false;
+    }
+    if (a.id == CM_T_LIST) {
+        return cm_type_eq(cm_type_elem(a), cm_type_elem(b));
     }
     if (a.id == CM_T_DECIMAL) {
         return a.precision == b.precision && a.scale == b.scale;
@@ -94,6 +113,12 @@ const char *cm_type_name(CmType t, char *buf, size_t cap)
             snprintf(buf, cap, "VARCHAR");
         }
         break;
+    case CM_T_LIST: {
+        char elem[32];
+        cm_type_name(cm_type_elem(t), elem, sizeof elem);
+        snprintf(buf, cap, "%s[]", elem);
+        break;
+    }
     }
     return buf;
 }

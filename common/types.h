@@ -5,10 +5,15 @@
  *   BOOLEAN uint8_t (0/1), INTEGER int32_t, DATE int32_t (days since 1970-01-01),
  *   BIGINT int64_t, DECIMAL(p,s) int64_t scaled by 10^s (p <= 18), DOUBLE double,
  *   TIME int64_t (microseconds since midnight),
- *   VARCHAR/CHAR CmStr, NULL (the type of an untyped NULL literal) uint8_t.
+ *   VARCHAR/CHAR CmStr, NULL (the type of an untyped NULL literal) uint8_t,
+ *   LIST (`INTEGER[]`, `VARCHAR[]`: one level, scalar elements) CmList.
  * CmStr is 16 bytes: strings up to 12 bytes are stored inline, longer ones
  * keep a 4-byte prefix inline and point at bytes owned by an arena or CmBuf
  * that outlives the vector (see STYLE.md, "Memory and ownership").
+ * CmList follows the same discipline: 16 bytes in the vector (length, flags,
+ * pointer) and the elements, packed in the element type's physical form, in
+ * the same arena or CmBuf as a long string's bytes (a VARCHAR element's own
+ * long bytes live there too).
  */
 #pragma once
 
@@ -27,6 +32,7 @@ typedef enum CmTypeId {
     CM_T_VARCHAR,
     CM_T_DATE,
     CM_T_TIME,   /* time of day: int64 microseconds since midnight */
+    CM_T_LIST,   /* elements of type `child` (a scalar id), CmList */
 } CmTypeId;
 
 typedef struct CmType {
@@ -35,6 +41,8 @@ typedef struct CmType {
     uint8_t scale;     /* DECIMAL: digits after the point */
     uint8_t is_char;   /* VARCHAR: declared CHAR(n) (blank-padded semantics) */
     int32_t length;    /* VARCHAR/CHAR: declared max length, -1 when unbounded */
+    uint8_t child;     /* LIST: the element's CmTypeId (precision and scale above
+                          describe a DECIMAL element); 0 otherwise */
 } CmType;
 
 #define CM_STR_INLINE 12
@@ -48,6 +56,15 @@ typedef struct CmStr {
     };
 } CmStr;
 
+/* A LIST value: `len` elements of the element type's width at `data`; when
+ * `has_nulls`, the elements' validity bitmap (bit set = valid) follows at
+ * data + cm_list_bits_off(len, width).  Bytes owned like a long string's. */
+typedef struct CmList {
+    uint32_t len;       /* elements */
+    uint32_t has_nulls; /* 1 when the bitmap after the elements is present */
+    const void *data;   /* NULL when len is 0 */
+} CmList;
+
 typedef struct CmValue {
     CmType type;
     bool is_null;
@@ -55,6 +72,7 @@ typedef struct CmValue {
         int64_t i;  /* BOOL, INT32, INT64, DECIMAL, DATE */
         double d;   /* DOUBLE */
         CmStr s;    /* VARCHAR: bytes in the owner's arena */
+        CmList l;   /* LIST: elements in the owner's arena */
     };
 } CmValue;
 
@@ -95,6 +113,30 @@ int cm_str_cmp(const CmStr *a, const CmStr *b);
 CmType cm_type_make(CmTypeId id);
 CmType cm_type_decimal(int precision, int scale);
 CmType cm_type_varchar(int32_t length, bool is_char);
+/* The LIST type of elements `elem` (a scalar type), and a LIST's element type. */
+CmType cm_type_list(CmType elem);
+CmType cm_type_elem(CmType list);
+
+/* Offset of a list's element bitmap: after the elements, 8-byte aligned. */
+static inline size_t cm_list_bits_off(uint32_t len, size_t width)
+{
+    return ((size_t)len * width + 7) & ~(size_t)7;
+}
+
+/* Bytes of a list's block: its elements and, when has_nulls, their bitmap. */
+static inline size_t cm_list_bytes(uint32_t len, size_t width, bool has_nulls)
+{
+    return cm_list_bits_off(len, width) + (has_nulls ? ((size_t)len + 63) / 64 * 8 : 0);
+}
+
+static inline bool cm_list_is_null(const CmList *l, size_t width, uint32_t k)
+{
+    if (!l->has_nulls) {
+        return false;
+    }
+    const uint64_t *bits = (const uint64_t *)((const char *)l->data + cm_list_bits_off(l->len, width));
+    return !((bits[k >> 6] >> (k & 63)) & 1);
+}
 
 /* Bytes of one value in a vector's data buffer. */
 size_t cm_type_width(CmType t);

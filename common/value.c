@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 #include "common/err.h"
@@ -804,4 +805,92 @@ const char *cm_fmt_value(const CmValue *v, char *buf, size_t *len)
     }
     *len = (size_t)n;
     return buf;
+}
+
+/* ---------------------------------------------------------------------------
+ * Lists
+ * ------------------------------------------------------------------------- */
+
+/* Appends n bytes of s at *at of buf (cap), counting what does not fit. */
+static void list_put(char *buf, size_t cap, size_t *at, const char *s, size_t n)
+{
+    if (*at < cap) {
+        size_t room = cap - *at;
+        memcpy(buf + *at, s, n < room ? n : room);
+    }
+    *at += n;
+}
+
+/* DuckDB quotes a string element when it would not read back bare: empty,
+ * NULL in any case, blank at either end, or holding list syntax. */
+static bool list_needs_quotes(const char *s, size_t n)
+{
+    if (n == 0 || (n == 4 && strncasecmp(s, "null", 4) == 0) || isspace((unsigned char)s[0]) ||
+        isspace((unsigned char)s[n - 1])) {
+        return true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strchr(",[]{}()\":='", s[i]) != NULL && s[i] != '\0') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* 'text' with ' and \ escaped by a backslash. */
+static void list_put_quoted(char *buf, size_t cap, size_t *at, const char *s, size_t n)
+{
+    list_put(buf, cap, at, "'", 1);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\'' || s[i] == '\\') {
+            list_put(buf, cap, at, "\\", 1);
+        }
+        list_put(buf, cap, at, &s[i], 1);
+    }
+    list_put(buf, cap, at, "'", 1);
+}
+
+size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap)
+{
+    size_t w = cm_type_width(elem), at = 0;
+    char tmp[CM_FMT_CAP];
+    list_put(buf, cap, &at, "[", 1);
+    for (uint32_t k = 0; k < l->len; k++) {
+        const char *p = (const char *)l->data + w * k;
+        const char *text = tmp;
+        size_t n = 0;
+        if (k > 0) {
+            list_put(buf, cap, &at, ", ", 2);
+        }
+        if (cm_list_is_null(l, w, k)) {
+            text = "NULL";
+            n = 4;
+        } else {
+            switch ((CmTypeId)elem.id) {
+            case CM_T_BOOL: text = *(const uint8_t *)p ? "true" : "false"; n = strlen(text); break;
+            case CM_T_INT32: n = (size_t)cm_fmt_int64(*(const int32_t *)p, tmp); break;
+            case CM_T_DATE: n = (size_t)cm_fmt_date(*(const int32_t *)p, tmp); break;
+            case CM_T_INT64: n = (size_t)cm_fmt_int64(*(const int64_t *)p, tmp); break;
+            case CM_T_TIME: n = (size_t)cm_fmt_time(*(const int64_t *)p, tmp); break;
+            case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(*(const int64_t *)p, elem.scale, tmp); break;
+            case CM_T_DOUBLE: n = (size_t)cm_fmt_double(*(const double *)p, tmp); break;
+            case CM_T_VARCHAR:
+                text = cm_str_data((const CmStr *)p);
+                n = ((const CmStr *)p)->len;
+                if (list_needs_quotes(text, n)) {
+                    list_put_quoted(buf, cap, &at, text, n);
+                    continue;
+                }
+                break;
+            case CM_T_NULL:
+            case CM_T_LIST: text = "NULL"; n = 4; break;
+            }
+        }
+        list_put(buf, cap, &at, text, n);
+    }
+    list_put(buf, cap, &at, "]", 1);
+    if (cap > 0) {
+        buf[at < cap ? at : cap - 1] = '\0';
+    }
+    return at;
 }

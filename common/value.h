@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/types.h"
+
 /* Wide accumulator for DECIMAL sums.  __extension__ keeps -Wpedantic quiet;
  * use this name rather than spelling __int128 elsewhere. */
 __extension__ typedef __int128 CmInt128;
@@ -37,8 +39,12 @@ int cm_fmt_date(int32_t days, char *buf);
 struct CmValue;
 /* The text of a non-NULL value as results show it: in buf (cap >= CM_FMT_CAP)
  * for a fixed-width type, or the VARCHAR's own bytes (not NUL-terminated);
- * *len receives the length. */
+ * *len receives the length. A LIST is cm_fmt_list's. */
 const char *cm_fmt_value(const struct CmValue *v, char *buf, size_t *len);
+/* A LIST as DuckDB prints it: "[1, 2, NULL]", "[a, b]" (strings bare), "[]".
+ * Writes at most cap bytes (NUL included, when cap > 0) and returns the
+ * length of the whole text, as snprintf does. */
+size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap);
 
 /* TIME: "HH:MM:SS" with ".ffffff" when there are microseconds. */
 int cm_fmt_time(int64_t micros, char *buf);

@@ -96,6 +96,53 @@ CmStr cm_str_copy(CmArena *heap, const CmStr *s, CmErr *err)
     return cm_str_make(p, s->len);
 }
 
+CmList cm_list_copy(CmArena *heap, const CmList *l, CmType elem, CmErr *err)
+{
+    if (l->len == 0) {
+        return *l;
+    }
+    size_t w = cm_type_width(elem);
+    size_t bytes = cm_list_bytes(l->len, w, l->has_nulls);
+    char *p = cm_arena_alloc(heap, bytes);
+    if (p == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory copying a list");
+        return *l;
+    }
+    memcpy(p, l->data, bytes);
+    CmList out = {.len = l->len, .has_nulls = l->has_nulls, .data = p};
+    if (elem.id == CM_T_VARCHAR) {
+        CmStr *s = (CmStr *)p;
+        for (uint32_t k = 0; k < l->len; k++) {
+            /* A NULL element may hold anything: never follow its pointer. */
+            s[k] = cm_list_is_null(&out, w, k) ? cm_str_make(NULL, 0) : cm_str_copy(heap, &s[k], err);
+        }
+    }
+    return out;
+}
+
+bool cm_list_eq(const CmList *a, const CmList *b, CmType elem)
+{
+    size_t w = cm_type_width(elem);
+    if (a->len != b->len) {
+        return false;
+    }
+    for (uint32_t k = 0; k < a->len; k++) {
+        bool na = cm_list_is_null(a, w, k), nb = cm_list_is_null(b, w, k);
+        const char *x = (const char *)a->data + w * k, *y = (const char *)b->data + w * k;
+        if (na != nb) {
+            return false;
+        }
+        if (na) {
+            continue;
+        }
+        if (elem.id == CM_T_VARCHAR ? !cm_str_eq((const CmStr *)x, (const CmStr *)y)
+                                    : memcmp(x, y, w) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 CmStatus cm_batch_append_row(CmBatch *dst, const CmBatch *src, int i, bool copy_strings,
                              CmErr *err)
 {
@@ -114,6 +161,10 @@ CmStatus cm_batch_append_row(CmBatch *dst, const CmBatch *src, int i, bool copy_
         if (dv->type.id == CM_T_VARCHAR) {
             CmStr s = ((const CmStr *)sv->data)[p];
             ((CmStr *)dv->data)[to] = copy_strings ? cm_str_copy(&dst->heap, &s, err) : s;
+        } else if (dv->type.id == CM_T_LIST) {
+            CmList l = ((const CmList *)sv->data)[p];
+            ((CmList *)dv->data)[to] =
+                copy_strings ? cm_list_copy(&dst->heap, &l, cm_type_elem(dv->type), err) : l;
         } else {
             memcpy((char *)dv->data + w * to, (const char *)sv->data + w * p, w);
         }
@@ -140,6 +191,23 @@ static void append_strings(CmBatch *dst, CmVec *dv, const CmVec *sv, const uint3
     }
 }
 
+static void append_lists(CmBatch *dst, CmVec *dv, const CmVec *sv, const uint32_t *pos, int n,
+                         uint32_t at, bool copy, CmErr *err)
+{
+    const CmList *from = sv->data;
+    CmList *to = (CmList *)dv->data + at;
+    CmType elem = cm_type_elem(dv->type);
+    for (int i = 0; i < n; i++) {
+        if (!copy) {
+            to[i] = from[pos[i]];
+        } else if (cm_vec_is_null(sv, pos[i])) {
+            to[i] = (CmList){0};
+        } else {
+            to[i] = cm_list_copy(&dst->heap, &from[pos[i]], elem, err);
+        }
+    }
+}
+
 CmStatus cm_batch_append_rows(CmBatch *dst, const CmBatch *src, const uint32_t *pos, int n,
                               bool copy_strings, CmErr *err)
 {
@@ -154,6 +222,8 @@ CmStatus cm_batch_append_rows(CmBatch *dst, const CmBatch *src, const uint32_t *
             }
         } else if (dv->type.id == CM_T_VARCHAR) {
             append_strings(dst, dv, sv, pos, n, at, copy_strings, err);
+        } else if (dv->type.id == CM_T_LIST) {
+            append_lists(dst, dv, sv, pos, n, at, copy_strings, err);
         } else if (w == 8) {
             for (int i = 0; i < n; i++) {
                 ((int64_t *)dv->data)[at + (uint32_t)i] = ((const int64_t *)sv->data)[pos[i]];
@@ -207,6 +277,7 @@ void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
     case CM_T_DECIMAL: out->i = ((const int64_t *)v->data)[pos]; break;
     case CM_T_DOUBLE: out->d = ((const double *)v->data)[pos]; break;
     case CM_T_VARCHAR: out->s = ((const CmStr *)v->data)[pos]; break;
+    case CM_T_LIST: out->l = ((const CmList *)v->data)[pos]; break;
     }
 }
 
@@ -227,5 +298,6 @@ void cm_vec_set_value(CmVec *v, uint32_t pos, const CmValue *val)
     case CM_T_DECIMAL: ((int64_t *)v->data)[pos] = val->i; break;
     case CM_T_DOUBLE: ((double *)v->data)[pos] = val->d; break;
     case CM_T_VARCHAR: ((CmStr *)v->data)[pos] = val->s; break;
+    case CM_T_LIST: ((CmList *)v->data)[pos] = val->l; break;
     }
 }

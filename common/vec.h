@@ -108,6 +108,14 @@ CmStatus cm_batch_append_rows(CmBatch *dst, const CmBatch *src, const uint32_t *
 /* Copies a string into `heap` and returns a CmStr over the copy. */
 CmStr cm_str_copy(CmArena *heap, const CmStr *s, CmErr *err);
 
+/* Copies a list of `elem`-typed elements (and a VARCHAR element's long bytes)
+ * into `heap` and returns a CmList over the copy (OOM: sets err, returns *l). */
+CmList cm_list_copy(CmArena *heap, const CmList *l, CmType elem, CmErr *err);
+
+/* Same length, same NULL elements and the same element values, compared by
+ * their bytes (strings by content). */
+bool cm_list_eq(const CmList *a, const CmList *b, CmType elem);
+
 /* Reads a value of column `col` at physical position `pos` into *out (strings
  * are borrowed). */
 void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out);

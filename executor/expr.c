@@ -402,6 +402,8 @@ CmStatus ex_expr_eval_const(const ExExpr *e, CmArena *a, CmValue *out, CmErr *er
             cm_vec_get_value(v, 0, out);
             if (!out->is_null && out->type.id == CM_T_VARCHAR) {
                 out->s = cm_str_copy(a, &out->s, err);
+            } else if (!out->is_null && out->type.id == CM_T_LIST) {
+                out->l = cm_list_copy(a, &out->l, cm_type_elem(out->type), err);
             }
         }
         ex_expr_state_free(st);
@@ -426,6 +428,7 @@ static void value_text(const CmValue *v, char *buf, size_t cap)
     case CM_T_VARCHAR:
         snprintf(buf, cap, "'%.*s'", (int)(v->s.len > 40 ? 40 : v->s.len), cm_str_data(&v->s));
         return;
+    case CM_T_LIST: cm_fmt_list(&v->l, cm_type_elem(v->type), buf, cap); return;
     default: cm_fmt_int64(v->i, tmp); break;
     }
     snprintf(buf, cap, "%s", tmp);

@@ -299,6 +299,15 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
         *out = a;
         return true;
     }
+    if (a.id == CM_T_LIST || b.id == CM_T_LIST) {
+        /* lists meet lists only, element types in common */
+        CmType e;
+        if (a.id != b.id || !ex_common_type(cm_type_elem(a), cm_type_elem(b), &e)) {
+            return false;
+        }
+        *out = cm_type_list(e);
+        return true;
+    }
     if (a.id == b.id && a.id != CM_T_DECIMAL) {
         *out = a.id == CM_T_VARCHAR ? cm_type_varchar(-1, false) : a;
         return true;
@@ -384,6 +393,10 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     }
     if (c.id == CM_T_NULL) {
         c = cm_type_make(CM_T_BOOL);
+    }
+    if (c.id == CM_T_LIST) {
+        static const char *ops[] = {"=", "<>", "<", "<=", ">", ">="};
+        return no_match(ops[op], 2, t, off, err); /* docs/conformance.md: lists do not compare */
     }
     const CmpSet *set;
     switch ((CmTypeId)c.id) {
@@ -546,7 +559,8 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
         m->kernel = concat_str;
         return CM_OK;
     }
-    static const ExResolver FAMILIES[] = {ex_resolve_string, ex_resolve_math, ex_resolve_date,
+    /* lists first: length(list) is theirs, length(string) the string family's */
+    static const ExResolver FAMILIES[] = {ex_resolve_list, ex_resolve_string, ex_resolve_math, ex_resolve_date,
                                           ex_resolve_text,   ex_resolve_misc, ex_resolve_regex};
     for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++) {
         CmStatus st = FAMILIES[i](name, n_args, arg_types, off, m, err);

@@ -17,6 +17,11 @@ static CmStatus cast_fail(const CmValue *in, CmType to, CmErr *err)
     char tn[32], text[CM_FMT_CAP];
     cm_type_name(to, tn, sizeof tn);
     switch ((CmTypeId)in->type.id) {
+    case CM_T_LIST: {
+        char from[32];
+        return cm_err_set(err, CM_TYPE, -1, "cannot cast %s to %s",
+                          cm_type_name(in->type, from, sizeof from), tn);
+    }
     case CM_T_VARCHAR:
         return cm_err_set(err, CM_RUNTIME, -1, "could not convert string '%.*s' to %s",
                           (int)(in->s.len > 64 ? 64 : in->s.len), cm_str_data(&in->s), tn);
@@ -163,6 +168,17 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
     case CM_T_DECIMAL: n = cm_fmt_decimal(in->i, in->type.scale, buf); break;
     case CM_T_DATE: n = cm_fmt_date((int32_t)in->i, buf); break;
     case CM_T_TIME: n = cm_fmt_time(in->i, buf); break;
+    case CM_T_LIST: {
+        CmType elem = cm_type_elem(in->type);
+        size_t len = cm_fmt_list(&in->l, elem, NULL, 0);
+        char *p = cm_arena_alloc(a, len + 1);
+        if (p == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory");
+        }
+        cm_fmt_list(&in->l, elem, p, len + 1);
+        *out = cm_str_make(p, (uint32_t)len);
+        return CM_OK;
+    }
     default: n = snprintf(buf, sizeof buf, "NULL"); break;
     }
     char *p = cm_arena_strndup(a, buf, (size_t)n);
@@ -171,6 +187,52 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
     }
     *out = cm_str_make(p, (uint32_t)n);
     return CM_OK;
+}
+
+/* A list cast element by element (INTEGER[] to BIGINT[], VARCHAR[] to
+ * INTEGER[]): a new list in `a`; an element that does not convert fails the
+ * cast, as in DuckDB. */
+static CmStatus to_list(const CmValue *in, CmType to, CmArena *a, CmList *out, CmErr *err)
+{
+    if (in->type.id != CM_T_LIST) {
+        char from[32], tn[32];
+        return cm_err_set(err, CM_TYPE, -1, "cannot cast %s to %s",
+                          cm_type_name(in->type, from, sizeof from), cm_type_name(to, tn, sizeof tn));
+    }
+    CmType from = cm_type_elem(in->type), elem = cm_type_elem(to);
+    size_t wf = cm_type_width(from), wt = cm_type_width(elem);
+    const CmList *l = &in->l;
+    *out = (CmList){.len = l->len, .has_nulls = l->has_nulls};
+    if (l->len == 0) {
+        return CM_OK;
+    }
+    char *p = cm_arena_zalloc(a, cm_list_bytes(l->len, wt, l->has_nulls));
+    if (p == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    if (l->has_nulls) {
+        memcpy(p + cm_list_bits_off(l->len, wt),
+               (const char *)l->data + cm_list_bits_off(l->len, wf), (l->len + 63) / 64 * 8);
+    }
+    out->data = p;
+    /* The element vectors of a one-row view: a value moves through CmVec's
+     * accessors, which know each type's physical form. */
+    CmVec src = {.type = from, .data = (void *)l->data}, dst = {.type = elem, .data = p};
+    for (uint32_t k = 0; k < l->len; k++) {
+        if (cm_list_is_null(l, wf, k)) {
+            continue;
+        }
+        CmValue v, r;
+        cm_vec_get_value(&src, k, &v);
+        if (ex_cast_value(&v, elem, a, &r, err) != CM_OK) {
+            return err->code;
+        }
+        if (r.type.id == CM_T_VARCHAR && r.s.len > CM_STR_INLINE && r.s.ptr == v.s.ptr) {
+            r.s = cm_str_copy(a, &r.s, err); /* the list owns its strings */
+        }
+        cm_vec_set_value(&dst, k, &r);
+    }
+    return err->code;
 }
 
 CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, CmErr *err)
@@ -212,6 +274,7 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
     case CM_T_DECIMAL: st = to_decimal(in, to, &r.i, err); break;
     case CM_T_DOUBLE: st = to_double(in, to, &r.d, err); break;
     case CM_T_VARCHAR: st = to_varchar(in, a, &r.s, err); break;
+    case CM_T_LIST: st = to_list(in, to, a, &r.l, err); break;
     case CM_T_TIME:
         if (in->type.id == CM_T_TIME) {
             r.i = in->i;
@@ -371,6 +434,12 @@ ExKernel ex_cast_kernel(CmType from, CmType to)
     if (from.id == CM_T_INT32 && to.id == CM_T_DECIMAL && to.precision - to.scale >= 10 &&
         to.precision <= 18) {
         return cast_i32_dec;
+    }
+    if (from.id == CM_T_LIST || to.id == CM_T_LIST) {
+        /* list to list element by element, and a list's text; nothing else */
+        return from.id == CM_T_LIST && (to.id == CM_T_LIST || to.id == CM_T_VARCHAR)
+                   ? cast_generic
+                   : NULL;
     }
     bool from_dt = from.id == CM_T_DATE || from.id == CM_T_TIME;
     bool to_dt = to.id == CM_T_DATE || to.id == CM_T_TIME;

@@ -55,6 +55,7 @@ typedef struct AggState {
         int64_t i;
         double d;  /* also the running mean of the variances */
         CmStr s;
+        CmList l;  /* list(): the values, in the table's string arena */
     };
     int64_t n; /* values seen (non-NULL), or summed partial counts */
     double m2; /* variances: sum of squared deviations from the mean (Welford) */
@@ -164,7 +165,7 @@ typedef struct AggLocal {
 bool ex_agg_is_holistic(ExAggFn fn)
 {
     return fn == EX_AGG_STRING_AGG || fn == EX_AGG_QUANTILE_CONT || fn == EX_AGG_QUANTILE_DISC ||
-           fn == EX_AGG_MODE;
+           fn == EX_AGG_MODE || fn == EX_AGG_LIST;
 }
 
 /* The aggregate keeps (group, value) entries in a SeenSet: DISTINCT ones and
@@ -174,11 +175,17 @@ static bool keeps_values(const ExAggSpec *agg)
     return agg->distinct || ex_agg_is_holistic(agg->fn);
 }
 
+/* string_agg and list keep each row, in arrival order. */
+static bool in_arrival_order(ExAggFn fn)
+{
+    return fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST;
+}
+
 /* Equal values share one entry with a count (quantiles and mode, unless
- * DISTINCT); string_agg keeps each row, in order. */
+ * DISTINCT); string_agg and list keep each row, in order. */
 static bool counts_values(const ExAggSpec *agg)
 {
-    return !agg->distinct && agg->fn != EX_AGG_STRING_AGG;
+    return !agg->distinct && !in_arrival_order(agg->fn);
 }
 
 static CmType sum_type(CmType arg)
@@ -205,7 +212,8 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_STRING_AGG:
     case EX_AGG_QUANTILE_CONT:
     case EX_AGG_QUANTILE_DISC:
-    case EX_AGG_MODE: out[0] = agg->arg_type; return 1; /* holistic: never partial */
+    case EX_AGG_MODE:
+    case EX_AGG_LIST: out[0] = agg->arg_type; return 1; /* holistic: never partial */
     case EX_AGG_AVG:
         out[0] = sum_type(agg->arg_type);
         out[1] = cm_type_make(CM_T_INT64);
@@ -442,6 +450,11 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
             if (!cm_str_eq((const CmStr *)stored, &((const CmStr *)v->data)[p])) {
                 return false;
             }
+        } else if (s->key_types[k].id == CM_T_LIST) {
+            CmVec one = {.type = s->key_types[k], .data = (void *)stored};
+            if (!ex_key_equal(&one, 0, v, p)) {
+                return false;
+            }
         } else if (s->key_types[k].id == CM_T_DOUBLE) {
             double x = *(const double *)stored, y = ((const double *)v->data)[p];
             if (x != y && !(isnan(x) && isnan(y))) { /* NaNs group together */
@@ -472,6 +485,10 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
         if (s->key_types[k].id == CM_T_VARCHAR) {
             CmStr str = ((const CmStr *)v->data)[p];
             *(CmStr *)dst = l->keys[k].nulls[g] ? str : cm_str_copy(&l->strings, &str, err);
+        } else if (s->key_types[k].id == CM_T_LIST) {
+            CmList list = ((const CmList *)v->data)[p];
+            *(CmList *)dst = l->keys[k].nulls[g] ? list
+                             : cm_list_copy(&l->strings, &list, cm_type_elem(s->key_types[k]), err);
         } else {
             memcpy(dst, (const char *)v->data + w * p, w);
         }
@@ -579,6 +596,9 @@ static CmStatus set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l
     if (v->type.id == CM_T_VARCHAR) {
         CmStr str = ((const CmStr *)v->data)[p];
         st->s = cm_str_copy(&l->strings, &str, err);
+    } else if (v->type.id == CM_T_LIST) { /* a scalar subquery's list */
+        CmList list = ((const CmList *)v->data)[p];
+        st->l = cm_list_copy(&l->strings, &list, cm_type_elem(v->type), err);
     } else if (v->type.id == CM_T_DOUBLE) {
         st->d = ((const double *)v->data)[p];
     } else {
@@ -720,7 +740,7 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
         if (holistic) {
             /* Its result is computed from the set when the table is emitted. */
             first_sight_as(&l->seen[a], l, l->row_group[i], v, p, counts_values(agg),
-                           !agg->distinct && fn == EX_AGG_STRING_AGG, err);
+                           !agg->distinct && in_arrival_order(fn), err);
             if (err->code != CM_OK) {
                 return err->code;
             }
@@ -839,6 +859,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = st->d;
         } else if (v->type.id == CM_T_VARCHAR) {
             ((CmStr *)v->data)[row] = st->s;
+        } else if (v->type.id == CM_T_LIST) {
+            ((CmList *)v->data)[row] = st->l;
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);
@@ -1350,6 +1372,20 @@ static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *con
         set_state_value(st, value_at(e, n, counts, k < 0 ? 0 : k));
         return CM_OK;
     }
+    case EX_AGG_LIST: {
+        /* The entries' strings are in the string arena already: the list points at them. */
+        size_t w = cm_type_width(agg->arg_type);
+        char *d = cm_arena_alloc(&l->strings, cm_list_bytes((uint32_t)n, w, false));
+        if (d == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in list");
+        }
+        CmVec elems = {.type = agg->arg_type, .data = d};
+        for (int64_t i = 0; i < n; i++) {
+            cm_vec_set_value(&elems, (uint32_t)i, &e[i]->value);
+        }
+        st->l = (CmList){.len = (uint32_t)n, .data = d};
+        return CM_OK;
+    }
     default: { /* MODE */
         int64_t best = 0;
         for (int64_t i = 1; i < n; i++) {
@@ -1388,6 +1424,14 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
             }
             l->str_reserved += str_bytes;
         }
+        if (agg->fn == EX_AGG_LIST) {
+            /* Each group's list: a slot per value, plus alignment. */
+            int64_t list_bytes = set->n * (int64_t)cm_type_width(agg->arg_type) + 8 * set->n;
+            if (cm_mem_need(&l->res, list_bytes, err) != CM_OK) {
+                return err->code;
+            }
+            l->str_reserved += list_bytes;
+        }
         if (cm_mem_need(&l->res, idx_bytes, err) != CM_OK) {
             return err->code;
         }
@@ -1403,7 +1447,7 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
             }
         }
         qsort(e, (size_t)n, sizeof *e,
-              agg->fn == EX_AGG_STRING_AGG ? by_group_arrival : by_group_value);
+              in_arrival_order(agg->fn) ? by_group_arrival : by_group_value);
         for (int64_t i = 0, j; i < n && err->code == CM_OK; i = j) {
             for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
             }
@@ -1613,7 +1657,7 @@ static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
                                      "sum_count", "scalar", "string_agg", "quantile_cont",
-                                     "quantile_disc", "mode", "var_samp", "var_pop",
+                                     "quantile_disc", "mode", "list", "var_samp", "var_pop",
                                      "stddev_samp", "stddev_pop"};
     static const char *mode_names[] = {"single", "partial", "final"};
     const HashAggSpec *s = op->spec;

@@ -8,6 +8,31 @@
 
 #include "common/hash.h"
 
+/* A list's elements as a vector (its bitmap is a validity bitmap). */
+static CmVec list_elems(CmType list, const CmList *l)
+{
+    CmType elem = cm_type_elem(list);
+    size_t w = cm_type_width(elem);
+    CmVec v = {.type = elem, .data = (void *)l->data};
+    if (l->has_nulls) {
+        v.validity = (uint64_t *)((const char *)l->data + cm_list_bits_off(l->len, w));
+    }
+    return v;
+}
+
+static uint64_t hash_value(const CmVec *v, uint32_t p);
+
+static uint64_t hash_list(const CmVec *v, uint32_t p)
+{
+    const CmList *l = &((const CmList *)v->data)[p];
+    CmVec e = list_elems(v->type, l);
+    uint64_t h = cm_hash_u64(l->len);
+    for (uint32_t k = 0; k < l->len; k++) {
+        h = cm_hash_combine(h, hash_value(&e, k));
+    }
+    return h;
+}
+
 static uint64_t hash_value(const CmVec *v, uint32_t p)
 {
     if (cm_vec_is_null(v, p)) {
@@ -34,6 +59,7 @@ static uint64_t hash_value(const CmVec *v, uint32_t p)
         const CmStr *s = &((const CmStr *)v->data)[p];
         return cm_hash_bytes(cm_str_data(s), s->len);
     }
+    case CM_T_LIST: return hash_list(v, p);
     }
     return 0;
 }
@@ -72,6 +98,19 @@ int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
     }
     case CM_T_VARCHAR:
         return cm_str_eq(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);
+    case CM_T_LIST: {
+        const CmList *x = &((const CmList *)a->data)[pa], *y = &((const CmList *)b->data)[pb];
+        if (x->len != y->len) {
+            return 0;
+        }
+        CmVec ex = list_elems(a->type, x), ey = list_elems(b->type, y);
+        for (uint32_t k = 0; k < x->len; k++) {
+            if (!ex_key_equal(&ex, k, &ey, k)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
     }
     return 0;
 }

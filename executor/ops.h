@@ -98,6 +98,10 @@ bool ex_op_is_hash_join(const ExOp *op);
 /* ---- streaming ---- */
 ExOp *ex_filter_new(CmArena *a, ExExpr *pred, int n_cols, const CmType *types, CmErr *err);
 ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err);
+/* unnest: one output row per element of the LIST in column list_col (the
+ * element in its place, the other columns repeated); no row for an empty or
+ * NULL list.  types are the input's. */
+ExOp *ex_unnest_new(CmArena *a, int list_col, int n_cols, const CmType *types, CmErr *err);
 
 typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
@@ -108,6 +112,7 @@ typedef enum ExAggFn {
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */
     EX_AGG_QUANTILE_DISC, /* any type: the value at the `param` quantile */
     EX_AGG_MODE,          /* any type: the most frequent value (the least of ties) */
+    EX_AGG_LIST,          /* a scalar type: the LIST of the values, in arrival order */
     EX_AGG_VAR_SAMP, EX_AGG_VAR_POP, EX_AGG_STDDEV_SAMP, EX_AGG_STDDEV_POP, /* DOUBLE */
 } ExAggFn;
 

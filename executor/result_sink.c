@@ -105,6 +105,13 @@ static int64_t batch_bytes(const CmBatch *b)
                 uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
                 bytes += ((const CmStr *)v->data)[p].len;
             }
+        } else if (v->type.id == CM_T_LIST) {
+            size_t w = cm_type_width(cm_type_elem(v->type));
+            for (int i = 0; i < b->n_rows; i++) {
+                uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
+                const CmList *l = &((const CmList *)v->data)[p];
+                bytes += (int64_t)cm_list_bytes(l->len, w, l->has_nulls);
+            }
         }
     }
     return bytes;

@@ -70,6 +70,26 @@ struct ExSorter {
 
 /* ---- comparison ---------------------------------------------------------------- */
 
+static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb);
+
+/* Lists compare element by element (a NULL element after any value, as
+ * DuckDB orders them), then the shorter first. */
+static int compare_list(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
+{
+    const CmList *x = &((const CmList *)a->data)[pa], *y = &((const CmList *)b->data)[pb];
+    CmType elem = cm_type_elem(a->type);
+    size_t w = cm_type_width(elem);
+    CmVec ex = {.type = elem, .data = (void *)x->data}, ey = {.type = elem, .data = (void *)y->data};
+    for (uint32_t k = 0; k < x->len && k < y->len; k++) {
+        bool nx = cm_list_is_null(x, w, k), ny = cm_list_is_null(y, w, k);
+        int c = nx || ny ? (int)nx - (int)ny : compare_cell(&ex, k, &ey, k);
+        if (c != 0) {
+            return c;
+        }
+    }
+    return (x->len > y->len) - (x->len < y->len);
+}
+
 static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
 {
     switch ((CmTypeId)a->type.id) {
@@ -99,6 +119,7 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
     }
     case CM_T_VARCHAR:
         return cm_str_cmp(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);
+    case CM_T_LIST: return compare_list(a, pa, b, pb);
     }
     return 0;
 }

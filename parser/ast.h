@@ -46,6 +46,7 @@ typedef struct PsTypeName {
     const char *name; /* in arena, lower case */
     int n_params;     /* 0, 1 or 2 */
     int64_t params[2];
+    bool is_list;     /* written with [] after it: a LIST of this type */
     int64_t src_off, src_len;
 } PsTypeName;
 

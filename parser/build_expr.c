@@ -613,6 +613,20 @@ static PsExpr *func_named(PsParse *ps, const char *name, int64_t off, PsList *ar
     return e;
 }
 
+PsExpr *ps_build_func_named(PsParse *ps, const char *name, int64_t off, PsList *args)
+{
+    return func_named(ps, name, off, args);
+}
+
+PsTypeName *ps_build_list_type(PsParse *ps, PsTypeName *t, PsToken bracket)
+{
+    if (!ps->is_failed && t->is_list) {
+        build_error_at(ps, bracket.off, bracket.len); /* no nested lists */
+    }
+    t->is_list = true;
+    return t;
+}
+
 PsExpr *ps_build_func(PsParse *ps, PsToken name, PsList *args, bool distinct, bool star)
 {
     PsExpr *e = func_named(ps, ps_build_ident(ps, name), name.off, args);

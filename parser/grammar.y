@@ -48,7 +48,7 @@
 }
 
 /* Tokens the lexer makes that are not keywords. */
-%token ID STRING INTEGER FLOAT ILLEGAL SEMI LP RP COMMA DOT.
+%token ID STRING INTEGER FLOAT ILLEGAL SEMI LP RP COMMA DOT LBRACKET RBRACKET.
 
 /* Keywords usable as names where the grammar has no other use for them.
  * Keep in sync with the keyword table in lexer.c. */
@@ -886,6 +886,14 @@ primary(A) ::= EXISTS(K) select_with_parens(S). {
 primary(A) ::= CASE(K) case_operand(O) when_list(W) case_else(E) END. {
     A = ps_build_case(ps, K, O, W, E);
 }
+/* Lists: [1, 2, 3] is list_value(1, 2, 3), and l[i] is list_extract(l, i). */
+primary(A) ::= LBRACKET(K) RBRACKET. { A = ps_build_func_named(ps, "list_value", K.off, NULL); }
+primary(A) ::= LBRACKET(K) expr_list(L) RBRACKET. {
+    A = ps_build_func_named(ps, "list_value", K.off, L);
+}
+primary(A) ::= primary(X) LBRACKET expr(I) RBRACKET. {
+    A = ps_build_func_named(ps, "list_extract", X->src_off, ps_build_list(ps, ps_build_list(ps, NULL, X), I));
+}
 primary(A) ::= func_call(F) filter_clause(W) over_clause(O). {
     A = ps_build_func_tail(ps, F, W, O);
 }
@@ -1014,6 +1022,7 @@ typename(A) ::= ID(N) LP INTEGER(P) COMMA INTEGER(S) RP. {
     PsToken params[2] = {P, S};
     A = ps_build_type(ps, N, none, params, 2);
 }
+typename(A) ::= typename(T) LBRACKET(K) RBRACKET. { A = ps_build_list_type(ps, T, K); }
 typename(A) ::= ID(N) PRECISION(M).  { A = ps_build_type(ps, N, M, NULL, 0); }
 typename(A) ::= ID(N) VARYING(M).    { A = ps_build_type(ps, N, M, NULL, 0); }
 typename(A) ::= ID(N) VARYING(M) LP INTEGER(P) RP. { A = ps_build_type(ps, N, M, &P, 1); }

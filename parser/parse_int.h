@@ -186,6 +186,10 @@ PsExpr *ps_build_subquery(PsParse *ps, PsExprKind kind, PsSelect *sub, int64_t o
 PsExpr *ps_build_case(PsParse *ps, PsToken kw, PsExpr *operand, PsList *whens, PsExpr *els);
 PsList *ps_build_when(PsParse *ps, PsList *whens, PsExpr *cond, PsExpr *result);
 PsExpr *ps_build_func(PsParse *ps, PsToken name, PsList *args, bool distinct, bool star);
+/* A call of the function `name` (static text) at off: what list syntax means. */
+PsExpr *ps_build_func_named(PsParse *ps, const char *name, int64_t off, PsList *args);
+/* t[]: a LIST of t (one level; t[][] is a syntax error at the second []). */
+PsTypeName *ps_build_list_type(PsParse *ps, PsTypeName *t, PsToken bracket);
 /* name(x AS type): only CAST. */
 PsExpr *ps_build_func_cast(PsParse *ps, PsToken name, PsToken as, PsExpr *x, PsTypeName *type);
 /* name(a FROM b [FOR c]) and name(a FOR c): EXTRACT, SUBSTRING, TRIM. */

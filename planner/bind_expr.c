@@ -541,7 +541,8 @@ static int agg_fn_of(const char *name, bool star)
                {"string_agg", EX_AGG_STRING_AGG},   {"group_concat", EX_AGG_STRING_AGG},
                {"listagg", EX_AGG_STRING_AGG},      {"median", EX_AGG_QUANTILE_CONT},
                {"quantile_cont", EX_AGG_QUANTILE_CONT}, {"quantile_disc", EX_AGG_QUANTILE_DISC},
-               {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE}};
+               {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE},
+               {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -609,6 +610,7 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_STDDEV_SAMP:
     case EX_AGG_STDDEV_POP:
     case EX_AGG_QUANTILE_CONT: return cm_type_make(CM_T_DOUBLE);
+    case EX_AGG_LIST: return cm_type_list(arg);
     case EX_AGG_SUM:
         if (arg.id == CM_T_DOUBLE) {
             return arg;
@@ -635,6 +637,16 @@ static bool agg_arg_is_numeric(PlBindCtx *ctx, const PsExpr *call, CmType arg)
     cm_err_set(ctx->b->err, CM_TYPE, call->src_off, "no function matches %s(%s)", call->name,
                cm_type_name(arg, name, sizeof name));
     return false;
+}
+
+/* Aggregates and window functions keep their values in scalar states: of a
+ * LIST they take only count(x) (docs/conformance.md). */
+static ExExpr *list_arg_fail(PlBindCtx *ctx, const PsExpr *call, CmType arg)
+{
+    char name[40];
+    cm_err_set(ctx->b->err, CM_TYPE, call->src_off, "%s%s of a %s is not supported", call->name,
+               call->distinct ? "(DISTINCT)" : "", cm_type_name(arg, name, sizeof name));
+    return NULL;
 }
 
 static bool has_window(const PsExpr *ast);
@@ -701,8 +713,9 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
 {
     bool is_median = strcmp(ast->name, "median") == 0;
     int n = ast->args ? ast->args->n : 0;
-    int n_max = *fn == EX_AGG_MODE || is_median ? 1 : 2;
-    int n_min = *fn == EX_AGG_MODE || is_median || *fn == EX_AGG_STRING_AGG ? 1 : 2;
+    bool is_one = *fn == EX_AGG_MODE || *fn == EX_AGG_LIST || is_median;
+    int n_max = is_one ? 1 : 2;
+    int n_min = is_one || *fn == EX_AGG_STRING_AGG ? 1 : 2;
     if (n < n_min || n > n_max) {
         return holistic_fail(ctx, CM_BIND, ast->src_off, "%s takes %s", ast->name,
                     n_max == 1 ? "exactly one argument"
@@ -815,6 +828,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
             arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_INT64), ast->src_off);
         }
+    }
+    if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
+        return list_arg_fail(ctx, ast, arg->type);
     }
     if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
         return NULL;
@@ -1919,6 +1935,9 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
             !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
             return NULL;
         }
+        if (s->arg_type.id == CM_T_LIST && fn != EX_WIN_COUNT) {
+            return list_arg_fail(ctx, ast, s->arg_type);
+        }
     }
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
         s->start_off = 1;
@@ -2057,6 +2076,49 @@ static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
     return true;
 }
 
+/* unnest(list) in the select list: the list is bound now and computed below
+ * the UNNEST node (binder.c, build_unnest); the call reads its element, as the
+ * placeholder column PL_UNNEST_COL.  One per select list, as only the rows of
+ * one list can be lined up without DuckDB's zipping of several. */
+static ExExpr *bind_unnest(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlWinCtx *w = ctx->win;
+    if (w == NULL || ctx->in_agg_arg) {
+        return fail(ctx, CM_BIND, ast->src_off, "unnest is not allowed in %s",
+                    ctx->in_agg_arg ? "an aggregate's argument" : ctx->clause);
+    }
+    if (w->unnest != NULL) {
+        return fail(ctx, CM_BIND, ast->src_off, "only one unnest per select list is supported%s",
+                    "");
+    }
+    if (ast->args == NULL || ast->args->n != 1 || ast->distinct || ast->star) {
+        return fail(ctx, CM_BIND, ast->src_off, "unnest takes exactly one argument%s", "");
+    }
+    PlBindCtx inner = *ctx;
+    inner.win = NULL;
+    inner.clause = "the argument of unnest";
+    ExExpr *arg = pl_bind_expr(&inner, ast->args->items[0]);
+    if (arg != NULL && arg->type.id == CM_T_NULL) {
+        arg = pl_cast(ctx->b, arg, cm_type_list(cm_type_make(CM_T_INT32)), ast->src_off);
+    }
+    if (arg == NULL) {
+        return NULL;
+    }
+    if (arg->type.id != CM_T_LIST) {
+        char tn[32];
+        cm_err_set(ctx->b->err, CM_TYPE, ast->src_off, "unnest needs a list, not %s",
+                   cm_type_name(arg->type, tn, sizeof tn));
+        return NULL;
+    }
+    w->unnest = arg;
+    ExExpr *e = ex_expr_column(ctx->b->arena, PL_UNNEST_COL, cm_type_elem(arg->type));
+    if (e == NULL) {
+        return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+    }
+    e->src_off = ast->src_off;
+    return e;
+}
+
 static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
 {
     if (strcmp(ast->name, "grouping") == 0 || strcmp(ast->name, "grouping_id") == 0) {
@@ -2072,6 +2134,9 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if (ast->filter != NULL) {
         return fail(ctx, CM_BIND, ast->src_off, "FILTER is allowed only on aggregate functions%s",
                     "");
+    }
+    if (strcmp(ast->name, "unnest") == 0) {
+        return bind_unnest(ctx, ast);
     }
     int n = ast->args ? ast->args->n : 0;
     if (!function_exists(ctx, ast, n)) {
@@ -2323,6 +2388,9 @@ bool pl_expr_equal(const ExExpr *a, const ExExpr *b)
         if (a->type.id == CM_T_VARCHAR) {
             return cm_str_eq(&a->value.s, &b->value.s);
         }
+        if (a->type.id == CM_T_LIST) {
+            return cm_list_eq(&a->value.l, &b->value.l, cm_type_elem(a->type));
+        }
         return a->type.id == CM_T_DOUBLE ? a->value.d == b->value.d : a->value.i == b->value.i;
     case EX_E_FUNC:
         if (a->kernel != b->kernel || a->aux != b->aux) {
@@ -2384,6 +2452,9 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_make(CM_T_BOOL);
     } else {
         return cm_err_set(err, CM_TYPE, t->src_off, "type '%s' is not supported", n);
+    }
+    if (t->is_list) {
+        *out = cm_type_list(*out);
     }
     return CM_OK;
 }

@@ -208,8 +208,55 @@ static bool series_arg(PlBinder *b, const PsFrom *f, const PsExpr *ast, int idx,
 /* The table functions generate_series(start, stop[, step]) (stop included)
  * and range(start, stop[, step]) (stop excluded), with start 0 when only stop
  * is given, as DuckDB has them.  A NULL argument gives no rows (DuckDB). */
+/* FROM unnest(list): one row per element, in one column named unnest.  The
+ * list sees no columns (no LATERAL): one row of it, then UNNEST. */
+static PlNode *bind_unnest_from(PlBinder *b, const PsFrom *f)
+{
+    if (f->args == NULL || f->args->n != 1) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "unnest takes exactly one argument");
+        return NULL;
+    }
+    PlScope none = {0};
+    const PsExpr *ast = f->args->items[0];
+    ExExpr *e = pl_has_subquery(ast) ? NULL : pl_bind_scalar(b, &none, ast, "unnest");
+    if (b->err->code != CM_OK) {
+        return NULL;
+    }
+    if (e == NULL) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "the argument of unnest cannot be a subquery");
+        return NULL;
+    }
+    if (e->type.id == CM_T_NULL) {
+        e = pl_cast(b, e, cm_type_list(cm_type_make(CM_T_INT32)), ast->src_off);
+    } else if (e->type.id != CM_T_LIST) {
+        char tn[32];
+        cm_err_set(b->err, CM_TYPE, ast->src_off, "unnest needs a list, not %s",
+                   cm_type_name(e->type, tn, sizeof tn));
+        return NULL;
+    }
+    PlNode *v = e ? pl_node_new(b->arena, PL_VALUES, 1) : NULL;
+    PlNode *u = v ? pl_node_new(b->arena, PL_UNNEST, 1) : NULL;
+    ExExpr **row = u ? cm_arena_alloc(b->arena, sizeof(ExExpr *)) : NULL;
+    if (row == NULL) {
+        return e ? oom(b) : NULL;
+    }
+    row[0] = e;
+    v->types[0] = e->type;
+    v->names[0] = "unnest";
+    v->n_rows = 1;
+    v->exprs = row;
+    u->types[0] = cm_type_elem(e->type);
+    u->names[0] = "unnest";
+    u->child = v;
+    u->unnest_col = 0;
+    return u;
+}
+
 static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
 {
+    if (strcmp(f->name, "unnest") == 0) {
+        return bind_unnest_from(b, f);
+    }
     bool inclusive = strcmp(f->name, "generate_series") == 0;
     if (!inclusive && strcmp(f->name, "range") != 0) {
         cm_err_set(b->err, CM_BIND, f->src_off, "unknown table function '%s'", f->name);
@@ -1121,6 +1168,7 @@ static void rebase_all(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx
     for (int i = 0; i < agg->n_late; i++) {
         rebase_refs(agg->late[i].left, lo, hi, base);
     }
+    rebase_refs(w->unnest, lo, hi, base);
 }
 
 /* Replaces aggregate placeholders (PL_AGG_BASE + a) by column n_keys + a. */
@@ -1209,7 +1257,7 @@ static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope 
 /* Replaces window placeholders (PL_WIN_BASE + i) by column base + i, in place. */
 static void fill_window_refs(ExExpr *e, int base)
 {
-    if (e->kind == EX_E_COLUMN && e->col >= PL_WIN_BASE) {
+    if (e->kind == EX_E_COLUMN && e->col >= PL_WIN_BASE && e->col < PL_WIN_BASE + PL_MAX_WINDOWS) {
         e->col = base + (e->col - PL_WIN_BASE);
         return;
     }
@@ -1277,7 +1325,45 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
     for (int i = 0; n != NULL && i < o->n; i++) {
         fill_window_refs(o->exprs[i], n_pre);
     }
+    if (n != NULL && w->unnest != NULL) {
+        fill_window_refs(w->unnest, n_pre);
+    }
     return n;
+}
+
+/* A projection of top's columns plus the list of the select list's unnest,
+ * then the UNNEST node that turns that list into its elements, one row each:
+ * the select list reads the element where the call was. */
+static PlNode *build_unnest(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
+{
+    int n = top->n_cols;
+    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+    if (pre == NULL || names == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < n; i++) {
+        if ((pre[i] = ex_expr_column(b->arena, i, top->types[i])) == NULL) {
+            return oom(b);
+        }
+        names[i] = top->names[i];
+    }
+    pre[n] = w->unnest;
+    names[n] = "#unnest";
+    PlNode *p = pl_project(b, top, n + 1, pre, names);
+    PlNode *u = p ? pl_node_new(b->arena, PL_UNNEST, n + 1) : NULL;
+    if (u == NULL) {
+        return p ? oom(b) : NULL;
+    }
+    memcpy(u->types, p->types, sizeof(CmType) * (size_t)(n + 1));
+    memcpy(u->names, p->names, sizeof(char *) * (size_t)(n + 1));
+    u->types[n] = cm_type_elem(p->types[n]);
+    u->child = p;
+    u->unnest_col = n;
+    for (int i = 0; i < o->n; i++) {
+        rebase_refs(o->exprs[i], PL_UNNEST_COL, PL_UNNEST_COL + 1, n);
+    }
+    return u;
 }
 
 static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel);
@@ -1652,6 +1738,9 @@ static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
         }
     }
     if (win->n > 0 && (top = build_windows(b, top, win, &o)) == NULL) {
+        return NULL;
+    }
+    if (win->unnest != NULL && (top = build_unnest(b, top, win, &o)) == NULL) {
         return NULL;
     }
     top = pl_project(b, top, o.n, o.exprs, o.names);

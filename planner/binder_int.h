@@ -88,7 +88,13 @@ typedef struct PlWinCtx {
     ExExpr *arg[PL_MAX_WINDOWS];        /* over the row before windows; NULL if none */
     ExExpr **part[PL_MAX_WINDOWS];
     ExExpr **order[PL_MAX_WINDOWS];     /* with spec[i].order for direction */
+    /* unnest(list) of the select list (one at most): its list, over the row
+     * before windows like a window's argument, or NULL; the call itself is the
+     * placeholder column PL_UNNEST_COL, of the element type. */
+    ExExpr *unnest;
 } PlWinCtx;
+
+#define PL_UNNEST_COL (1 << 25)
 
 typedef struct PlBindCtx {
     PlBinder *b;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/value.h"
 #include "common/alloc.h"
 #include "common/hash.h"
 #include "common/thread.h"
@@ -144,6 +145,12 @@ static void put_value(Fp *f, const CmValue *v)
     if (v->type.id == CM_T_VARCHAR) {
         put_i64(f, v->s.len);
         put(f, cm_str_data(&v->s), v->s.len);
+    } else if (v->type.id == CM_T_LIST) {
+        /* the text tells lists apart: strings that could be misread are quoted */
+        char text[256];
+        size_t n = cm_fmt_list(&v->l, cm_type_elem(v->type), text, sizeof text);
+        put_i64(f, (int64_t)n);
+        put(f, text, n < sizeof text ? n : sizeof text - 1);
     } else if (v->type.id == CM_T_DOUBLE) {
         put(f, &v->d, sizeof v->d);
     } else {
@@ -306,6 +313,9 @@ static bool put_fields(Fp *f, const PlNode *n)
         break;
     case PL_WINDOW:
         put_window(f, n->win);
+        break;
+    case PL_UNNEST:
+        put_i64(f, n->unnest_col);
         break;
     case PL_EXPAND:
         put_i64(f, n->n_sets);

@@ -559,6 +559,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
                                           n->types, n->limit, bld->err));
     case PL_JOIN:
     case PL_UNION: return false; /* handled above */
+    case PL_UNNEST:
+        return append(bld, p, ex_unnest_new(bld->a, n->unnest_col, n->child->n_cols,
+                                            n->child->types, bld->err));
     case PL_EXPAND:
         return append(bld, p, ex_expand_new(bld->a, n->n_sets, n->set_masks, n->n_set_keys,
                                             n->gid_col, n->n_cols, n->types, bld->err));

@@ -32,6 +32,8 @@ typedef enum PlKind {
     PL_UNION,      /* the rows of every input in `inputs` (UNION ALL) */
     PL_WINDOW,     /* child's columns plus the value of window function `win` */
     PL_EXPAND,     /* child's rows once per grouping set (see ex_expand_new) */
+    PL_UNNEST,     /* child's rows once per element of list column `unnest_col`, which
+                      becomes the element (see ex_unnest_new) */
 } PlKind;
 
 typedef struct PlNode PlNode;
@@ -80,6 +82,8 @@ struct PlNode {
     bool join_mark_plain;  /* MARK without NULL for unknown (see ExJoinSpec) */
     /* WINDOW */
     ExWindowSpec *win;
+    /* UNNEST */
+    int unnest_col;
     /* EXPAND: masks[s] bit k = key k is in grouping set s */
     int n_sets;
     uint64_t *set_masks;

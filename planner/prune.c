@@ -181,6 +181,35 @@ static PlNode *prune_passthrough(Pruner *p, PlNode *n, const bool *need, int *ma
     return n;
 }
 
+static void *dup_n(Pruner *p, const void *src, size_t elem, size_t n);
+
+/* UNNEST passes its child's columns through but the list, which becomes its
+ * element, and which it always needs: it decides how many rows there are. */
+static PlNode *prune_unnest(Pruner *p, PlNode *n, const bool *need, int *map)
+{
+    bool *cneed = need_new(p, n->child->n_cols);
+    if (cneed == NULL) {
+        return NULL;
+    }
+    memcpy(cneed, need, sizeof(bool) * (size_t)n->n_cols);
+    cneed[n->unnest_col] = true;
+    CmType elem = n->types[n->unnest_col];
+    PlNode *c = prune(p, n->child, cneed, map);
+    if (c == NULL) {
+        return NULL;
+    }
+    n->child = c;
+    n->unnest_col = map[n->unnest_col];
+    n->n_cols = c->n_cols;
+    n->types = dup_n(p, c->types, sizeof(CmType), (size_t)c->n_cols);
+    n->names = c->names;
+    if (n->types == NULL) {
+        return NULL;
+    }
+    n->types[n->unnest_col] = elem;
+    return n;
+}
+
 static PlNode *prune_join(Pruner *p, PlNode *n, const bool *need, int *map)
 {
     int nl = n->child->n_cols, nr = n->right->n_cols;
@@ -422,6 +451,7 @@ static PlNode *prune(Pruner *p, PlNode *orig, const bool *need, int *map)
     case PL_LIMIT: return prune_passthrough(p, n, need, map);
     case PL_JOIN: return prune_join(p, n, need, map);
     case PL_WINDOW: return prune_window(p, n, need, map);
+    case PL_UNNEST: return prune_unnest(p, n, need, map);
     case PL_UNION: return prune_union(p, n, need, map);
     default: return keep_all(p, n, map);
     }

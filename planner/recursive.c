@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/value.h"
 #include "common/alloc.h"
 #include "common/hash.h"
 #include "executor/func.h"
@@ -68,7 +69,11 @@ static size_t row_key(const CmBatch *b, int r, char *buf, size_t cap)
         if (v.is_null) {
             continue;
         }
-        if (v.type.id == CM_T_VARCHAR) {
+        if (v.type.id == CM_T_LIST) {
+            /* the list's text, cut at the buffer's end as a long string is */
+            n += cm_fmt_list(&v.l, cm_type_elem(v.type), buf + n, cap - n - 8);
+            n = n < cap - 8 ? n : cap - 8;
+        } else if (v.type.id == CM_T_VARCHAR) {
             uint32_t len = v.s.len;
             memcpy(buf + n, &len, 4);
             n += 4;

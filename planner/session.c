@@ -1216,6 +1216,19 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
     char buf[CM_FMT_CAP];
     const char *s = buf;
     size_t n;
+    if (val.type.id == CM_T_LIST) {
+        /* A list's text has no bound: formatted in place, then quoted as a string. */
+        size_t len = cm_fmt_list(&val.l, cm_type_elem(val.type), NULL, 0);
+        char *text = cm_malloc(len + 1);
+        if (text != NULL) {
+            cm_fmt_list(&val.l, cm_type_elem(val.type), text, len + 1);
+            CmValue str = {.type = cm_type_varchar(-1, false), .s = cm_str_make(text, (uint32_t)len)};
+            CmVec one = {.type = str.type, .data = &str.s};
+            write_field(f, &one, 0, co);
+            cm_free(text);
+        }
+        return;
+    }
     switch ((CmTypeId)val.type.id) {
     case CM_T_BOOL: s = val.i ? "true" : "false"; n = strlen(s); break;
     case CM_T_DOUBLE: n = (size_t)cm_fmt_double(val.d, buf); break;

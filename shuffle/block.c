@@ -4,6 +4,10 @@
  * Encoding does two passes: size, then write, so each block is one allocation.
  * Decoding checks every length against the payload's end, so even a payload
  * that passed its checksum by accident cannot make it read out of bounds.
+ * A LIST column is its rows' element counts and null flags, then each row's
+ * list block (elements and bitmap, as in memory, padded to 8 bytes), then the
+ * bytes of the long VARCHAR elements; decoding copies the blocks into the
+ * batch's heap and points the lists (and long elements) at the copy.
  */
 #include "shuffle/block.h"
 
@@ -15,6 +19,156 @@
 #include "common/alloc.h"
 #include "common/hash.h"
 
+/* ---- LIST columns ------------------------------------------------------------- */
+
+static const CmList *list_at(const CmBatch *b, const CmVec *v, int i)
+{
+    uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
+    static const CmList empty = {0};
+    return cm_vec_is_null(v, p) ? &empty : &((const CmList *)v->data)[p];
+}
+
+static size_t list_block(const CmList *l, size_t w)
+{
+    return (cm_list_bytes(l->len, w, l->has_nulls) + 7) & ~(size_t)7;
+}
+
+static size_t list_column_size(const CmBatch *b, const CmVec *v)
+{
+    CmType elem = cm_type_elem(v->type);
+    size_t w = cm_type_width(elem);
+    size_t size = (size_t)b->n_rows * 8;
+    for (int i = 0; i < b->n_rows; i++) {
+        const CmList *l = list_at(b, v, i);
+        size += list_block(l, w);
+        for (uint32_t k = 0; elem.id == CM_T_VARCHAR && k < l->len; k++) {
+            uint32_t len = ((const CmStr *)l->data)[k].len;
+            if (!cm_list_is_null(l, w, k) && len > CM_STR_INLINE) {
+                size += len;
+            }
+        }
+    }
+    return size;
+}
+
+static unsigned char *encode_list_column(const CmBatch *b, const CmVec *v, unsigned char *out)
+{
+    CmType elem = cm_type_elem(v->type);
+    size_t w = cm_type_width(elem);
+    int n = b->n_rows;
+    uint32_t *lens = (uint32_t *)out;
+    uint32_t *flags = lens + n;
+    out += (size_t)n * 8;
+    for (int i = 0; i < n; i++) {
+        const CmList *l = list_at(b, v, i);
+        lens[i] = l->len;
+        flags[i] = l->has_nulls;
+        size_t bytes = list_block(l, w);
+        if (l->len > 0) {
+            memcpy(out, l->data, cm_list_bytes(l->len, w, l->has_nulls));
+        }
+        memset(out + cm_list_bytes(l->len, w, l->has_nulls), 0,
+               bytes - cm_list_bytes(l->len, w, l->has_nulls));
+        for (uint32_t k = 0; elem.id == CM_T_VARCHAR && k < l->len; k++) {
+            CmStr *s = (CmStr *)out + k;
+            if (cm_list_is_null(l, w, k)) {
+                *s = cm_str_make(NULL, 0);
+            } else if (s->len > CM_STR_INLINE) {
+                s->ptr = NULL; /* the bytes follow the blocks; no address on disk */
+            }
+        }
+        out += bytes;
+    }
+    for (int i = 0; elem.id == CM_T_VARCHAR && i < n; i++) {
+        const CmList *l = list_at(b, v, i);
+        for (uint32_t k = 0; k < l->len; k++) {
+            const CmStr *s = &((const CmStr *)l->data)[k];
+            if (!cm_list_is_null(l, w, k) && s->len > CM_STR_INLINE) {
+                memcpy(out, s->ptr, s->len);
+                out += s->len;
+            }
+        }
+    }
+    return out;
+}
+
+/* Points the decoded VARCHAR elements of the lists at their bytes [*at, end);
+ * false when they run past end. */
+static bool fix_list_strings(CmList *lists, int n, size_t w, const char **at, const char *end)
+{
+    for (int i = 0; i < n; i++) {
+        CmStr *s = (CmStr *)lists[i].data;
+        for (uint32_t k = 0; k < lists[i].len; k++) {
+            if (cm_list_is_null(&lists[i], w, k)) {
+                s[k] = cm_str_make(NULL, 0);
+            } else if (s[k].len > CM_STR_INLINE) {
+                if ((size_t)(end - *at) < s[k].len) {
+                    return false;
+                }
+                s[k] = cm_str_make(*at, s[k].len);
+                *at += s[k].len;
+            }
+        }
+    }
+    return true;
+}
+
+static const unsigned char *decode_list_column(const unsigned char *in, const unsigned char *end,
+                                               int n, CmVec *v, CmArena *heap, CmErr *err)
+{
+    CmType elem = cm_type_elem(v->type);
+    size_t w = cm_type_width(elem);
+    if ((size_t)(end - in) < (size_t)n * 8) {
+        return NULL;
+    }
+    const uint32_t *lens = (const uint32_t *)in;
+    const uint32_t *flags = lens + n;
+    in += (size_t)n * 8;
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        CmList l = {.len = lens[i], .has_nulls = flags[i] != 0};
+        total += list_block(&l, w);
+        if (flags[i] > 1 || total > (size_t)(end - in)) {
+            return NULL;
+        }
+    }
+    /* The long elements' bytes, counted from the blocks' lengths. */
+    size_t rest = 0;
+    const unsigned char *blk = in;
+    for (int i = 0; elem.id == CM_T_VARCHAR && i < n; i++) {
+        CmList l = {.len = lens[i], .has_nulls = flags[i], .data = blk};
+        for (uint32_t k = 0; k < l.len; k++) {
+            uint32_t len = ((const CmStr *)blk)[k].len;
+            rest += !cm_list_is_null(&l, w, k) && len > CM_STR_INLINE ? len : 0;
+        }
+        blk += list_block(&l, w);
+    }
+    if (rest > (size_t)(end - in) - total) {
+        return NULL;
+    }
+    char *copy = total + rest ? cm_arena_alloc(heap, total + rest) : NULL;
+    if (total + rest && copy == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory decoding a shuffle block");
+        return NULL;
+    }
+    if (total + rest) {
+        memcpy(copy, in, total + rest);
+    }
+    CmList *out = v->data;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        out[i] = (CmList){.len = lens[i], .has_nulls = flags[i], .data = lens[i] ? copy + at : NULL};
+        at += list_block(&out[i], w);
+    }
+    if (elem.id == CM_T_VARCHAR) {
+        const char *bytes = copy + total;
+        if (!fix_list_strings(out, n, w, &bytes, copy + total + rest)) {
+            return NULL;
+        }
+    }
+    return in + total + rest;
+}
+
 static size_t column_size(const CmBatch *b, int c)
 {
     const CmVec *v = &b->cols[c];
@@ -23,7 +177,9 @@ static size_t column_size(const CmBatch *b, int c)
     if (v->validity != NULL) {
         size += ((n + 63) / 64) * 8;
     }
-    if (v->type.id == CM_T_VARCHAR) {
+    if (v->type.id == CM_T_LIST) {
+        size += list_column_size(b, v);
+    } else if (v->type.id == CM_T_VARCHAR) {
         size += n * 4;
         for (int i = 0; i < b->n_rows; i++) {
             uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
@@ -55,6 +211,9 @@ static unsigned char *encode_column(const CmBatch *b, int c, unsigned char *out)
             }
         }
         out += words * 8;
+    }
+    if (v->type.id == CM_T_LIST) {
+        return encode_list_column(b, v, out);
     }
     if (v->type.id == CM_T_VARCHAR) {
         uint32_t *lens = (uint32_t *)out;
@@ -141,7 +300,11 @@ static const unsigned char *decode_column(const unsigned char *in, const unsigne
         v->validity = v->validity_buf;
         in += words * 8;
     }
-    if (v->type.id == CM_T_VARCHAR) {
+    if (v->type.id == CM_T_LIST) {
+        if ((in = decode_list_column(in, end, n, v, heap, err)) == NULL) {
+            return NULL;
+        }
+    } else if (v->type.id == CM_T_VARCHAR) {
         if ((size_t)(end - in) < (size_t)n * 4) {
             return NULL;
         }

@@ -260,6 +260,7 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         break;
     case CM_T_DATE: ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]); break;
     case CM_T_TIME: ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]); break;
+    case CM_T_LIST: ok = false; break; /* no text form of a list is read yet */
     case CM_T_BOOL: {
         bool bv = false; /* not set when the field does not parse; a bool must be 0 or 1 */
         ok = cm_parse_bool(f->p, f->n, &bv);

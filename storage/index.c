@@ -127,6 +127,16 @@ static uint64_t hash_value(CmType type, const void *data, uint32_t i)
         const CmStr *s = &((const CmStr *)data)[i];
         return cm_hash_bytes(cm_str_data(s), s->len);
     }
+    case CM_T_LIST: {
+        const CmList *l = &((const CmList *)data)[i];
+        CmType elem = cm_type_elem(type);
+        uint64_t h = cm_hash_u64(l->len);
+        for (uint32_t k = 0; k < l->len; k++) {
+            bool is_null = cm_list_is_null(l, cm_type_width(elem), k);
+            h = cm_hash_combine(h, is_null ? 0 : hash_value(elem, l->data, k));
+        }
+        return h;
+    }
     default:
         return cm_hash_u64((uint64_t)((const int64_t *)data)[i]);
     }
@@ -146,6 +156,8 @@ static bool value_eq(CmType type, const void *a, uint32_t i, const void *b, uint
     }
     case CM_T_VARCHAR:
         return cm_str_eq(&((const CmStr *)a)[i], &((const CmStr *)b)[j]);
+    case CM_T_LIST:
+        return cm_list_eq(&((const CmList *)a)[i], &((const CmList *)b)[j], cm_type_elem(type));
     default:
         return ((const int64_t *)a)[i] == ((const int64_t *)b)[j];
     }
@@ -209,6 +221,10 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
             n = (int)(s->len > 64 ? 64 : s->len);
             break;
         }
+        case CM_T_LIST:
+            n = (int)cm_fmt_list(&((const CmList *)d)[i], cm_type_elem(type), text, sizeof text);
+            n = n < (int)sizeof text ? n : (int)sizeof text - 1;
+            break;
         default:
             n = cm_fmt_int64(((const int64_t *)d)[i], text);
             break;

@@ -263,7 +263,7 @@ static CmStatus set_null(CmVec *v, int row)
     return CM_OK;
 }
 
-/* Copies value p of v into row `row` of the chunk's batch (long strings into
+/* Copies value p of v into row `row` of the chunk's batch (lists and long strings into
  * the chunk's heap). */
 static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, const CmVec *v,
                            uint32_t p, CmErr *err)
@@ -284,12 +284,17 @@ static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, con
         ((CmStr *)d->data)[row] = cm_str_copy(&dst->heap, &s, err);
         return err->code;
     }
+    if (t->cols[col].type.id == CM_T_LIST) {
+        CmList l = ((const CmList *)v->data)[p];
+        ((CmList *)d->data)[row] = cm_list_copy(&dst->heap, &l, cm_type_elem(t->cols[col].type), err);
+        return err->code;
+    }
     memcpy((char *)d->data + w * (size_t)row, (const char *)v->data + w * p, w);
     return CM_OK;
 }
 
 /* Copies active rows [from, from + n) of b into rows [row, row + n) of the
- * chunk's batch, a column at a time (long strings into the chunk's heap).
+ * chunk's batch, a column at a time (long strings and lists into the chunk's heap).
  * Appends are the inner loop of CTAS and INSERT ... SELECT: a call per value,
  * looking the column's type and width up each time, cost more than the copy. */
 static CmStatus copy_rows(const StTable *t, CmBatch *dst, int row, const CmBatch *b, int from,
@@ -299,7 +304,7 @@ static CmStatus copy_rows(const StTable *t, CmBatch *dst, int row, const CmBatch
         const CmVec *v = &b->cols[col];
         CmVec *d = &dst->cols[col];
         bool is_const = v->kind == CM_VEC_CONST;
-        if (t->cols[col].type.id == CM_T_VARCHAR) {
+        if (t->cols[col].type.id == CM_T_VARCHAR || t->cols[col].type.id == CM_T_LIST) {
             for (int i = 0; i < n; i++) {
                 if (copy_value(t, dst, col, row + i, v, cm_batch_pos(b, from + i), err) != CM_OK) {
                     return err->code;

@@ -5,6 +5,7 @@
  * verification (a flipped payload byte makes decoding fail with CM_IO).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -301,4 +302,95 @@ Test(sh_block, corrupted_checksum_field_fails)
     cr_expect_eq(sh_block_decode(blk, &out, &err), CM_IO);
     cr_expect(strstr(err.msg, "map 6") != NULL, "message: %s", err.msg);
     cm_free(blk);
+}
+
+/* ---- LIST columns ------------------------------------------------------------------- */
+
+/* Row i of a list batch: INTEGER[] of i % 5 elements (element 1 NULL when i is odd),
+ * VARCHAR[] of long and short strings; both NULL when i % 7 == 3. */
+static void fill_lists(CmBatch *b, CmArena *heap, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t len = (uint32_t)(i % 5);
+        bool nulls = i % 2 == 1 && len > 1;
+        char *d = cm_arena_zalloc(heap, cm_list_bytes(len, 4, nulls) + 8);
+        for (uint32_t k = 0; k < len; k++) {
+            ((int32_t *)d)[k] = i * 10 + (int32_t)k;
+        }
+        if (nulls) {
+            uint64_t *bits = (uint64_t *)(d + cm_list_bits_off(len, 4));
+            bits[0] = ~(uint64_t)2;
+        }
+        ((CmList *)b->cols[0].data)[i] = (CmList){.len = len, .has_nulls = nulls, .data = d};
+        CmStr *s = cm_arena_zalloc(heap, sizeof(CmStr) * 2);
+        char *text = cm_arena_alloc(heap, 40);
+        snprintf(text, 40, "a string longer than twelve %d", i);
+        s[0] = cm_str_make(text, (uint32_t)strlen(text));
+        s[1] = cm_str_make(text, 3);
+        ((CmList *)b->cols[1].data)[i] = (CmList){.len = 2, .data = s};
+        if (i % 7 == 3) {
+            cm_vec_set_null(&b->cols[0], (uint32_t)i);
+            cm_vec_set_null(&b->cols[1], (uint32_t)i);
+        }
+    }
+    b->n_rows = n;
+}
+
+Test(sh_block, list_columns_round_trip_through_a_selection)
+{
+    CmType lt[2] = {cm_type_list(cm_type_make(CM_T_INT32)), cm_type_list(cm_type_varchar(-1, false))};
+    CmBatch li, lo;
+    CmArena heap;
+    cm_arena_init(&heap, 0);
+    cr_assert_eq(cm_batch_init(&li, 2, lt, &err), CM_OK);
+    cr_assert_eq(cm_batch_init(&lo, 2, lt, &err), CM_OK);
+    int n = CM_BATCH_CAP;
+    fill_lists(&li, &heap, n);
+    int n_sel = 0;
+    for (int i = n - 1; i >= 0; i -= 2) {
+        li.sel_buf[n_sel++] = (uint32_t)i;
+    }
+    li.sel = li.sel_buf;
+    li.n_rows = n_sel;
+    ShBlock *blk = sh_block_encode(&li, &err);
+    cr_assert_not_null(blk, "%s", err.msg);
+    cm_arena_fini(&heap); /* decoded lists must be copies */
+    cr_assert_eq(sh_block_decode(blk, &lo, &err), CM_OK, "%s", err.msg);
+    cr_assert_eq(lo.n_rows, n_sel);
+    for (int r = 0; r < n_sel; r++) {
+        int i = (int)li.sel_buf[r];
+        cr_assert_eq(cm_vec_is_null(&lo.cols[0], (uint32_t)r), i % 7 == 3);
+        if (i % 7 == 3) {
+            continue;
+        }
+        const CmList *a = &((const CmList *)lo.cols[0].data)[r];
+        cr_assert_eq(a->len, (uint32_t)(i % 5), "row %d", r);
+        for (uint32_t k = 0; k < a->len; k++) {
+            bool is_null = i % 2 == 1 && a->len > 1 && k == 1;
+            cr_assert_eq(cm_list_is_null(a, 4, k), is_null);
+            if (!is_null) {
+                cr_assert_eq(((const int32_t *)a->data)[k], i * 10 + (int32_t)k);
+            }
+        }
+        const CmList *s = &((const CmList *)lo.cols[1].data)[r];
+        char want[40];
+        snprintf(want, sizeof want, "a string longer than twelve %d", i);
+        cr_assert_eq(s->len, 2);
+        const CmStr *e = s->data;
+        cr_assert_eq(e[0].len, strlen(want));
+        cr_assert_eq(memcmp(cm_str_data(&e[0]), want, e[0].len), 0);
+        cr_assert_eq(e[1].len, 3);
+        cr_assert_eq(memcmp(cm_str_data(&e[1]), "a s", 3), 0);
+    }
+    /* A list length past the payload (checksum made to match) is malformed, not a read
+     * out of bounds. */
+    size_t bitmap = blk->payload[0] != 0 ? ((size_t)n_sel + 63) / 64 * 8 : 0;
+    uint32_t *lens = (uint32_t *)(blk->payload + 8 + bitmap);
+    lens[0] = 1u << 30;
+    blk->hdr.checksum = XXH64(blk->payload, (size_t)blk->hdr.stored_bytes, 0);
+    cm_err_init(&err);
+    cr_expect_eq(sh_block_decode(blk, &lo, &err), CM_IO);
+    cm_free(blk);
+    cm_batch_fini(&li);
+    cm_batch_fini(&lo);
 }

@@ -1,0 +1,335 @@
+/*
+ * func_list.c - the LIST functions: list_value ([a, b]), string_split,
+ * len, list_extract (l[i]) and list_contains, with DuckDB's names and
+ * semantics.
+ *
+ * A list a kernel makes is one block in the expression's heap (elements, then
+ * their bitmap when one is NULL), the same discipline as a long string: no
+ * allocation of its own, valid until the next evaluation.  string_split does
+ * not copy the text: its elements point into the input string's bytes, which
+ * outlive the output as any string argument does.  unnest is not here: it
+ * changes the number of rows, so it is an operator (executor/unnest.c).
+ */
+#define _GNU_SOURCE /* memmem */
+#include <stdio.h>
+#include <string.h>
+
+#include "executor/func_int.h"
+#include "executor/hashing.h"
+
+/* A new list of n elements of width w in heap: *out points at it; the
+ * bitmap, when has_nulls, starts all valid.  NULL with err on OOM; for n = 0
+ * a non-NULL pointer to nothing (the list's data stays NULL). */
+static char *list_new(CmArena *heap, uint32_t n, size_t w, bool has_nulls, CmList *out,
+                      CmErr *err)
+{
+    *out = (CmList){.len = n, .has_nulls = has_nulls};
+    if (n == 0) {
+        return (char *)"";
+    }
+    char *p = cm_arena_alloc(heap, cm_list_bytes(n, w, has_nulls));
+    if (p == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory building a list");
+        return NULL;
+    }
+    if (has_nulls) {
+        memset(p + cm_list_bits_off(n, w), 0xff, ((size_t)n + 63) / 64 * 8);
+    }
+    out->data = p;
+    return p;
+}
+
+static void list_set_null(CmList *l, size_t w, uint32_t k)
+{
+    uint64_t *bits = (uint64_t *)((char *)l->data + cm_list_bits_off(l->len, w));
+    bits[k >> 6] &= ~((uint64_t)1 << (k & 63));
+}
+
+/* list_value(a, b, ...): one list per row, NULL arguments as NULL elements. */
+static CmStatus list_value_k(KERNEL_ARGS)
+{
+    size_t w = cm_type_width(cm_type_elem(e->type));
+    uint32_t n = (uint32_t)e->n_args;
+    CmList *r = out->data;
+    out->validity = NULL;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        bool has_nulls = false;
+        for (uint32_t k = 0; k < n; k++) {
+            has_nulls |= cm_vec_is_null(args[k], p);
+        }
+        char *d = list_new(heap, n, w, has_nulls, &r[p], err);
+        if (d == NULL) {
+            return err->code;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            if (cm_vec_is_null(args[k], p)) {
+                list_set_null(&r[p], w, k);
+                memset(d + w * k, 0, w);
+            } else {
+                memcpy(d + w * k, (const char *)args[k]->data + w * p, w);
+            }
+        }
+    }
+    return CM_OK;
+}
+
+/* Bytes of the UTF-8 character starting at s[0] (1 for a stray byte). */
+static size_t utf8_char_len(const char *s, size_t n)
+{
+    size_t k = 1;
+    while (k < n && ((unsigned char)s[k] & 0xC0) == 0x80) {
+        k++;
+    }
+    return k;
+}
+
+/* The pieces of s between separators (an empty separator: its characters). */
+static uint32_t split_count(const char *s, size_t n, const char *sep, size_t ns)
+{
+    if (ns == 0) {
+        uint32_t count = 0;
+        for (size_t at = 0; at < n; at += utf8_char_len(s + at, n - at)) {
+            count++;
+        }
+        return count;
+    }
+    uint32_t count = 1;
+    for (size_t at = 0; at + ns <= n;) {
+        const char *hit = memmem(s + at, n - at, sep, ns);
+        if (hit == NULL) {
+            break;
+        }
+        count++;
+        at = (size_t)(hit - s) + ns;
+    }
+    return count;
+}
+
+static void split_fill(const char *s, size_t n, const char *sep, size_t ns, CmStr *out)
+{
+    uint32_t k = 0;
+    if (ns == 0) {
+        for (size_t at = 0; at < n;) {
+            size_t len = utf8_char_len(s + at, n - at);
+            out[k++] = cm_str_make(s + at, (uint32_t)len);
+            at += len;
+        }
+        return;
+    }
+    size_t start = 0;
+    for (;;) {
+        const char *hit = start + ns <= n ? memmem(s + start, n - start, sep, ns) : NULL;
+        size_t end = hit != NULL ? (size_t)(hit - s) : n;
+        out[k++] = cm_str_make(s + start, (uint32_t)(end - start));
+        if (hit == NULL) {
+            return;
+        }
+        start = end + ns;
+    }
+}
+
+/* string_split(s, sep): the pieces point into s's bytes (no copy); a NULL
+ * string gives NULL, and a NULL separator the whole string (DuckDB). */
+static CmStatus string_split_k(KERNEL_ARGS)
+{
+    const CmStr *str = args[0]->data, *sep = args[1]->data;
+    CmList *r = out->data;
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        /* A short string's pieces are short, so cm_str_make copies them inline;
+         * a long one's point into its bytes. */
+        const char *s = cm_str_data(&str[p]);
+        if (cm_vec_is_null(args[1], p)) {
+            CmStr *d = (CmStr *)list_new(heap, 1, sizeof(CmStr), false, &r[p], err);
+            if (d == NULL) {
+                return err->code;
+            }
+            d[0] = str[p];
+            continue;
+        }
+        const char *sp = cm_str_data(&sep[p]);
+        uint32_t n = split_count(s, str[p].len, sp, sep[p].len);
+        CmStr *d = (CmStr *)list_new(heap, n, sizeof(CmStr), false, &r[p], err);
+        if (d == NULL) {
+            return err->code;
+        }
+        split_fill(s, str[p].len, sp, sep[p].len, d);
+    }
+    return CM_OK;
+}
+
+/* len(list): the number of elements, NULL ones included. */
+static CmStatus list_len_k(KERNEL_ARGS)
+{
+    const CmList *l = args[0]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = cm_vec_is_null(out, p) ? 0 : l[p].len;
+    }
+    return CM_OK;
+}
+
+/* list_extract(l, i): element i counted from 1, or from the end when i < 0;
+ * NULL when i is 0 or out of range, as in DuckDB. */
+static CmStatus list_extract_k(KERNEL_ARGS)
+{
+    const CmList *l = args[0]->data;
+    const int64_t *idx = args[1]->data;
+    size_t w = cm_type_width(e->type);
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        int64_t len = l[p].len, k = idx[p] > 0 ? idx[p] - 1 : len + idx[p];
+        if (idx[p] == 0 || k < 0 || k >= len || cm_list_is_null(&l[p], w, (uint32_t)k)) {
+            cm_vec_set_null(out, p);
+            continue;
+        }
+        memcpy((char *)out->data + w * p, (const char *)l[p].data + w * (size_t)k, w);
+    }
+    return CM_OK;
+}
+
+/* list_contains(l, x): whether an element equals x; NULL elements match
+ * nothing, and a NULL list or x gives NULL. */
+static CmStatus list_contains_k(KERNEL_ARGS)
+{
+    const CmList *l = args[0]->data;
+    CmType elem = cm_type_elem(args[0]->type);
+    size_t w = cm_type_width(elem);
+    uint8_t *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        CmVec elems = {.type = elem, .data = (void *)l[p].data};
+        if (l[p].has_nulls) {
+            elems.validity = (uint64_t *)((char *)l[p].data + cm_list_bits_off(l[p].len, w));
+        }
+        r[p] = 0;
+        for (uint32_t k = 0; k < l[p].len && !r[p]; k++) {
+            r[p] = !cm_list_is_null(&l[p], w, k) && ex_key_equal(&elems, k, args[1], p);
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- resolution -------------------------------------------------------------------- */
+
+static bool is_name(const char *name, const char *const *names)
+{
+    for (; *names != NULL; names++) {
+        if (strcmp(name, *names) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static CmStatus list_type_error(const char *name, int n_args, const CmType *types, int64_t off,
+                                CmErr *err)
+{
+    char buf[160] = "", tn[40];
+    size_t at = 0;
+    for (int i = 0; i < n_args && at < sizeof buf; i++) {
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", i ? ", " : "",
+                               cm_type_name(types[i], tn, sizeof tn));
+    }
+    return cm_err_set(err, CM_TYPE, off, "no function matches %s(%s)", name, buf);
+}
+
+/* The element type of [a, b, ...]: the common type of the arguments, NULL
+ * when all are NULL or for [] (DuckDB's "NULL"[]), which meets any list. */
+static bool list_elem_type(int n_args, const CmType *types, CmType *out)
+{
+    CmType c = cm_type_make(CM_T_NULL);
+    for (int i = 0; i < n_args; i++) {
+        if (types[i].id == CM_T_LIST || !ex_common_type(c, types[i], &c)) {
+            return false;
+        }
+    }
+    if (c.id == CM_T_VARCHAR) {
+        c = cm_type_varchar(-1, false);
+    }
+    *out = c;
+    return true;
+}
+
+CmStatus ex_resolve_list(const char *name, int n_args, const CmType *t, int64_t off,
+                         ExFuncMatch *m, CmErr *err)
+{
+    static const char *const VALUE[] = {"list_value", "list_pack", NULL};
+    static const char *const SPLIT[] = {"string_split", "str_split", "string_to_array", NULL};
+    static const char *const LEN[] = {"len", "length", "array_length", "list_length", NULL};
+    static const char *const EXTRACT[] = {"list_extract", "list_element", "array_extract", NULL};
+    static const char *const CONTAINS[] = {"list_contains", "list_has", "array_contains",
+                                           "array_has", NULL};
+    bool is_list = n_args >= 1 && t[0].id == CM_T_LIST;
+    if (is_name(name, VALUE)) {
+        CmType elem;
+        if (!list_elem_type(n_args, t, &elem)) {
+            return list_type_error(name, n_args, t, off, err);
+        }
+        for (int i = 0; i < n_args; i++) {
+            m->arg_types[i] = elem;
+        }
+        m->result = cm_type_list(elem);
+        m->kernel = list_value_k;
+        return CM_OK;
+    }
+    if (is_name(name, SPLIT)) {
+        if (n_args != 2 || t[0].id == CM_T_LIST || t[1].id == CM_T_LIST) {
+            return list_type_error(name, n_args, t, off, err);
+        }
+        m->arg_types[0] = m->arg_types[1] = cm_type_varchar(-1, false);
+        m->result = cm_type_list(cm_type_varchar(-1, false));
+        m->kernel = string_split_k;
+        return CM_OK;
+    }
+    if (is_name(name, LEN) && (is_list || strcmp(name, "length") != 0)) {
+        if (n_args == 1 && !is_list && t[0].id != CM_T_NULL && strcmp(name, "len") == 0) {
+            return ex_resolve_string("length", n_args, t, off, m, err); /* len('abc') is 3 */
+        }
+        if (n_args != 1 || (!is_list && t[0].id != CM_T_NULL)) {
+            return list_type_error(name, n_args, t, off, err);
+        }
+        m->arg_types[0] = is_list ? t[0] : cm_type_list(cm_type_make(CM_T_INT32));
+        m->result = cm_type_make(CM_T_INT64);
+        m->kernel = list_len_k;
+        return CM_OK;
+    }
+    if (is_name(name, EXTRACT)) {
+        if (n_args != 2 || !is_list || !(cm_type_is_integer(t[1]) || t[1].id == CM_T_NULL)) {
+            return list_type_error(name, n_args, t, off, err);
+        }
+        m->arg_types[0] = t[0];
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
+        m->result = cm_type_elem(t[0]);
+        m->kernel = list_extract_k;
+        return CM_OK;
+    }
+    if (is_name(name, CONTAINS)) {
+        CmType c;
+        if (n_args != 2 || !is_list || t[1].id == CM_T_LIST ||
+            !ex_common_type(cm_type_elem(t[0]), t[1], &c)) {
+            return list_type_error(name, n_args, t, off, err);
+        }
+        m->arg_types[0] = cm_type_list(c);
+        m->arg_types[1] = c;
+        m->result = cm_type_make(CM_T_BOOL);
+        m->kernel = list_contains_k;
+        return CM_OK;
+    }
+    return EX_NOT_MINE;
+}
