@@ -29,6 +29,14 @@ UNARY_F64(floor_f64, floor(x))
 UNARY_F64(ceil_f64, ceil(x))
 UNARY_F64(exp_f64, exp(x))
 UNARY_F64(sign_f64, (double)((x > 0) - (x < 0)))
+UNARY_F64(sin_f64, sin(x))
+UNARY_F64(cos_f64, cos(x))
+UNARY_F64(tan_f64, tan(x))
+UNARY_F64(atan_f64, atan(x))
+UNARY_F64(cot_f64, 1.0 / tan(x))
+UNARY_F64(cbrt_f64, cbrt(x))
+UNARY_F64(degrees_f64, x * (180.0 / M_PI))
+UNARY_F64(radians_f64, x * (M_PI / 180.0))
 
 /* Functions with a domain: outside it, an error (as PostgreSQL), not NaN. */
 #define DOMAIN_F64(NAME, OK, EXPR, MSG)                                                       \
@@ -54,6 +62,34 @@ UNARY_F64(sign_f64, (double)((x > 0) - (x < 0)))
 DOMAIN_F64(sqrt_f64, x >= 0, sqrt(x), "cannot take the square root of a negative number")
 DOMAIN_F64(ln_f64, x > 0, log(x), "cannot take the logarithm of zero or a negative number")
 DOMAIN_F64(log10_f64, x > 0, log10(x), "cannot take the logarithm of zero or a negative number")
+DOMAIN_F64(log2_f64, x > 0, log2(x), "cannot take the logarithm of zero or a negative number")
+DOMAIN_F64(asin_f64, x >= -1 && x <= 1, asin(x), "asin is undefined outside [-1, 1]")
+DOMAIN_F64(acos_f64, x >= -1 && x <= 1, acos(x), "acos is undefined outside [-1, 1]")
+
+static CmStatus atan2_f64(KERNEL_ARGS)
+{
+    const double *y = args[0]->data, *x = args[1]->data;
+    double *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = atan2(y[p], x[p]);
+    }
+    return CM_OK;
+}
+
+/* pi(): a constant, folded at bind time. */
+static CmStatus pi_f64(KERNEL_ARGS)
+{
+    double *r = out->data;
+    (void)args;
+    (void)e;
+    (void)err;
+    for (int i = 0; i < in->n_rows; i++) {
+        r[cm_batch_pos(in, i)] = M_PI;
+    }
+    return CM_OK;
+}
 
 static CmStatus power_f64(KERNEL_ARGS)
 {
@@ -214,8 +250,12 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
     static const struct {
         const char *name;
         ExKernel k;
-    } UNARY[] = {{"sqrt", sqrt_f64}, {"exp", exp_f64},     {"ln", ln_f64},
-                 {"log10", log10_f64}, {"sign", sign_f64}, {"log", log10_f64}};
+    } UNARY[] = {{"sqrt", sqrt_f64},       {"exp", exp_f64},         {"ln", ln_f64},
+                 {"log10", log10_f64},     {"sign", sign_f64},       {"log", log10_f64},
+                 {"log2", log2_f64},       {"sin", sin_f64},         {"cos", cos_f64},
+                 {"tan", tan_f64},         {"cot", cot_f64},         {"asin", asin_f64},
+                 {"acos", acos_f64},       {"atan", atan_f64},       {"cbrt", cbrt_f64},
+                 {"degrees", degrees_f64}, {"radians", radians_f64}};
     for (size_t i = 0; n_args == 1 && i < sizeof UNARY / sizeof UNARY[0]; i++) {
         if (!strcmp(name, UNARY[i].name)) {
             m->arg_types[0] = m->result = f64;
@@ -223,9 +263,15 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
             return CM_OK;
         }
     }
-    if ((!strcmp(name, "power") || !strcmp(name, "pow")) && n_args == 2) {
+    if ((!strcmp(name, "power") || !strcmp(name, "pow") || !strcmp(name, "atan2")) &&
+        n_args == 2) {
         m->arg_types[0] = m->arg_types[1] = m->result = f64;
-        m->kernel = power_f64;
+        m->kernel = name[0] == 'a' ? atan2_f64 : power_f64;
+        return CM_OK;
+    }
+    if (!strcmp(name, "pi") && n_args == 0) {
+        m->result = f64;
+        m->kernel = pi_f64;
         return CM_OK;
     }
     return EX_NOT_MINE;

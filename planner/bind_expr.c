@@ -2056,7 +2056,8 @@ static ExExpr *bind_grouping(PlBindCtx *ctx, const PsExpr *ast)
  * (CM_TYPE), which the real call reports after binding. */
 static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
 {
-    static const char *const SPECIAL[] = {"coalesce", "ifnull", "nullif", "extract", "date_part"};
+    static const char *const SPECIAL[] = {"coalesce", "ifnull", "nullif", "extract",
+                                          "date_part", "typeof", "if", "iif"};
     for (size_t i = 0; i < sizeof SPECIAL / sizeof SPECIAL[0]; i++) {
         if (strcmp(ast->name, SPECIAL[i]) == 0) {
             return true;
@@ -2155,6 +2156,30 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if (!strcmp(ast->name, "coalesce") || !strcmp(ast->name, "ifnull") ||
         !strcmp(ast->name, "nullif")) {
         return bind_conditional(ctx, ast, args, n);
+    }
+    if (!strcmp(ast->name, "typeof") && n == 1) {
+        /* the argument's type as DuckDB names it, known when the query binds */
+        char buf[64];
+        const char *name = cm_type_name(args[0]->type, buf, sizeof buf);
+        size_t len = strlen(name);
+        char *copy = cm_arena_strndup(ctx->b->arena, name, len);
+        CmValue v = {.type = cm_type_varchar(-1, false)};
+        if (copy == NULL) {
+            return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+        }
+        v.s = cm_str_make(copy, (uint32_t)len);
+        return ex_expr_const(ctx->b->arena, &v);
+    }
+    if ((!strcmp(ast->name, "if") || !strcmp(ast->name, "iif")) && n == 3) {
+        /* if(c, a, b) is CASE WHEN c THEN a ELSE b END (DuckDB, sqlite3's iif) */
+        ExExpr **when = new_args(ctx->b, 3);
+        if (when == NULL || (when[0] = pl_cast(ctx->b, args[0], cm_type_make(CM_T_BOOL),
+                                               ast->src_off)) == NULL) {
+            return NULL;
+        }
+        when[1] = args[1];
+        when[2] = args[2];
+        return make_case(ctx->b, 3, when, true, ast->src_off);
     }
     if (!strcmp(ast->name, "round") && n == 2 && args[1]->kind == EX_E_CONST &&
         !args[1]->value.is_null && cm_type_is_integer(args[1]->type) &&
