@@ -542,7 +542,10 @@ static int agg_fn_of(const char *name, bool star)
                {"listagg", EX_AGG_STRING_AGG},      {"median", EX_AGG_QUANTILE_CONT},
                {"quantile_cont", EX_AGG_QUANTILE_CONT}, {"quantile_disc", EX_AGG_QUANTILE_DISC},
                {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE},
-               {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST}};
+               {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST},
+               /* over BOOLEAN, false < true; count_if counts its true rows */
+               {"bool_and", EX_AGG_MIN},            {"bool_or", EX_AGG_MAX},
+               {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -823,6 +826,30 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         }
         bool is_numeric_fn = fn == EX_AGG_SUM || fn == EX_AGG_AVG || fn >= EX_AGG_VAR_SAMP;
         if (is_numeric_fn && !agg_arg_is_numeric(ctx, ast, arg->type)) {
+            return NULL;
+        }
+        bool wants_bool = !strcmp(ast->name, "bool_and") || !strcmp(ast->name, "bool_or") ||
+                          !strcmp(ast->name, "count_if");
+        if (wants_bool && arg->type.id != CM_T_BOOL && arg->type.id != CM_T_NULL) {
+            char buf[64], msg[160];
+            snprintf(msg, sizeof msg, "no function matches %s(%s)", ast->name,
+                     cm_type_name(arg->type, buf, sizeof buf));
+            return fail(ctx, CM_TYPE, ast->src_off, "%s", msg);
+        }
+        if (wants_bool) {
+            arg = pl_cast(ctx->b, arg, cm_type_make(CM_T_BOOL), ast->src_off);
+        }
+        if (arg != NULL && !strcmp(ast->name, "count_if")) {
+            /* count(CASE WHEN x THEN true END): NULL and false are not counted */
+            ExExpr **when = new_args(ctx->b, 2);
+            if (when == NULL) {
+                return NULL;
+            }
+            when[0] = arg;
+            when[1] = arg;
+            arg = make_case(ctx->b, 2, when, false, ast->src_off);
+        }
+        if (arg == NULL) {
             return NULL;
         }
         if (arg->type.id == CM_T_NULL && fn != EX_AGG_COUNT) {
