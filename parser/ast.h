@@ -314,6 +314,7 @@ struct PsStmt {
     const char *primary_key;
     PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary, is_lazy;
+    bool or_replace;     /* CREATE OR REPLACE TABLE|VIEW */
     PsList *columns;
     PsList *column_names; /* INSERT's column list as PsSetClause (names with offsets) */
     PsList *sets;

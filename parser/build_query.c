@@ -237,6 +237,16 @@ PsTarget *ps_build_target(PsParse *ps, PsExpr *x, const PsToken *alias)
     return t;
 }
 
+void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace)
+{
+    if (or_replace && s->if_not_exists && !ps->is_failed) {
+        ps_build_fail(ps, CM_SYNTAX, s->src_off,
+                      "OR REPLACE and IF NOT EXISTS cannot be used together");
+        return;
+    }
+    s->or_replace = or_replace;
+}
+
 PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name)
 {
     PsAliasSpec none = {0};

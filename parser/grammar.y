@@ -100,12 +100,19 @@ cmd(A) ::= select(S). {
 }
 
 /* CREATE TABLE */
-cmd(A) ::= CREATE(K) opt_temp(T) TABLE opt_if_not_exists(I) qname(N) LP table_elems(E) RP. {
+cmd(A) ::= CREATE(K) opt_or_replace(R) opt_temp(T) TABLE opt_if_not_exists(I) qname(N) LP table_elems(E) RP. {
     A = ps_build_create_table(ps, K, T, I, &N, E, NULL);
+    ps_build_or_replace(ps, A, R);
 }
-cmd(A) ::= CREATE(K) opt_temp(T) TABLE opt_if_not_exists(I) qname(N) AS select(S). {
+cmd(A) ::= CREATE(K) opt_or_replace(R) opt_temp(T) TABLE opt_if_not_exists(I) qname(N) AS select(S). {
     A = ps_build_create_table(ps, K, T, I, &N, NULL, S);
+    ps_build_or_replace(ps, A, R);
 }
+
+/* CREATE OR REPLACE TABLE|VIEW (DuckDB, PostgreSQL for views) */
+%type opt_or_replace {bool}
+opt_or_replace(A) ::= .            { A = false; }
+opt_or_replace(A) ::= OR REPLACE.  { A = true; }
 
 /* A table, view or index name, qualified by a schema or catalog.schema. */
 %type qname {PsQName}
@@ -157,8 +164,9 @@ table_constraint(A) ::= PRIMARY KEY LP name_list(L) RP. { A.is_primary = true; A
 table_constraint(A) ::= UNIQUE LP name_list(L) RP.      { A.is_primary = false; A.cols = L; }
 
 /* CREATE VIEW, CREATE INDEX, DROP */
-cmd(A) ::= CREATE(K) opt_temp(T) VIEW opt_if_not_exists(I) qname(N) opt_name_list(L) AS select(S). {
+cmd(A) ::= CREATE(K) opt_or_replace(R) opt_temp(T) VIEW opt_if_not_exists(I) qname(N) opt_name_list(L) AS select(S). {
     A = ps_build_stmt(ps, PS_ST_CREATE_VIEW, K.off);
+    ps_build_or_replace(ps, A, R);
     A->temporary = T;
     A->if_not_exists = I;
     A->name = ps_build_qname(ps, &N, &A->schema);

@@ -210,6 +210,8 @@ PsOrderItem *ps_build_order_item(PsParse *ps, PsExpr *x, bool desc, int nulls);
 
 /* ---- queries and statements (build_query.c) ------------------------------- */
 
+/* Marks CREATE OR REPLACE; refused beside IF NOT EXISTS. */
+void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace);
 /* SHOW TABLES, or SHOW t as DESCRIBE t. */
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name);
 /* SELECT * FROM name, for DESCRIBE name. */

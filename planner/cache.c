@@ -1341,6 +1341,12 @@ void pl_cache_after(PlCache *c, const PsStmt *a)
             invalidate(c, a->name, true);
         }
         break;
+    case PS_ST_CREATE_TABLE:
+    case PS_ST_CREATE_VIEW:
+        if (a->or_replace) {
+            invalidate(c, a->name, true);
+        }
+        break;
     default:
         break;
     }

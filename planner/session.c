@@ -435,7 +435,18 @@ static const char *stmt_text(const Stmt *st, const PsStmt *ast)
 static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, bool *skip)
 {
     *skip = false;
-    if (st_catalog_find(st->s->cat, name) == NULL) {
+    const StEntry *e = st_catalog_find(st->s->cat, name);
+    if (e == NULL) {
+        return CM_OK;
+    }
+    if (st->ast->or_replace) {
+        /* replaced once the new one is built; only by the same kind of object */
+        bool is_table = st->ast->kind == PS_ST_CREATE_TABLE;
+        if (e->kind != (is_table ? ST_ENTRY_TABLE : ST_ENTRY_VIEW)) {
+            return cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                              "'%s' is not a %s: OR REPLACE cannot replace it", name,
+                              is_table ? "table" : "view");
+        }
         return CM_OK;
     }
     if (if_not_exists) {
@@ -444,6 +455,16 @@ static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, b
     }
     return cm_err_set(st->err, CM_BIND, st->ast->src_off, "table or view '%s' already exists",
                       name);
+}
+
+/* CREATE OR REPLACE: drops the old object just before the new one joins the
+ * catalog, so that a CTAS may read the table it replaces. Always true. */
+static bool replace_old(Stmt *st)
+{
+    if (st->ast->or_replace) {
+        st_catalog_drop(st->s->cat, st->ast->name);
+    }
+    return true;
 }
 
 /* Where a statement's rows go as its query produces them (ExResultStreamFn). */
@@ -571,7 +592,7 @@ static CmStatus create_as(Stmt *st)
     /* The table is filled as the query runs and joins the catalog at the end. */
     StTable *t = st_table_new(st->ast->name, root->n_cols, cols, st->err);
     Appender app = {.t = t, .flag_col = -1};
-    if (t != NULL && run_into(st, root, &app) == CM_OK &&
+    if (t != NULL && run_into(st, root, &app) == CM_OK && replace_old(st) &&
         st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err) == CM_OK) {
         t = NULL;
     }
@@ -691,6 +712,7 @@ static CmStatus create_table(Stmt *st)
         st_table_free(t);
         return st->err->code;
     }
+    replace_old(st);
     return st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err);
 }
 
@@ -714,6 +736,7 @@ static CmStatus create_view(Stmt *st)
     }
     const char *select_sql = cm_arena_strndup(st->arena, st->sql + a->select->src_off,
                                               (size_t)a->select->src_len);
+    replace_old(st);
     return st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
                                a->columns ? (const char *const *)a->columns->items : NULL,
                                stmt_text(st, a), st->err);
