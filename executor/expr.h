@@ -55,6 +55,8 @@ struct ExExpr {
     const void *prep;     /* FUNC: what the function prepared from its constant arguments
                            * (func.h, ExFuncMatch.prepare), in the query arena, or NULL */
     bool is_volatile;     /* FUNC: a new value per row (random()): never constant */
+    bool fold_failed;     /* constant, but evaluating it at bind time failed (the error is
+                           * left for run time); a FUNC over it is not tried again */
     int64_t src_off;      /* position in the SQL text for errors, -1 if none */
 };
 

@@ -45,13 +45,25 @@ static ExExpr **new_args(PlBinder *b, int n)
  * never be reached). */
 static ExExpr *fold(PlBinder *b, ExExpr *e)
 {
-    if (e == NULL || e->kind == EX_E_CONST || e->kind == EX_E_COLUMN || !ex_expr_is_constant(e)) {
+    if (e == NULL || e->kind == EX_E_CONST || e->kind == EX_E_COLUMN) {
+        return e;
+    }
+    /* A function of an operand that already failed fails too (CASE, AND and OR
+     * may not evaluate it): not trying again keeps a long chain linear. */
+    for (int i = 0; e->kind == EX_E_FUNC && i < e->n_args; i++) {
+        if (e->args[i]->fold_failed) {
+            e->fold_failed = true;
+            return e;
+        }
+    }
+    if (!ex_expr_is_constant(e)) {
         return e;
     }
     CmErr trial;
     cm_err_init(&trial);
     CmValue v;
     if (ex_expr_eval_const(e, b->arena, &v, &trial) != CM_OK) {
+        e->fold_failed = true;
         return e;
     }
     v.type = e->type;
