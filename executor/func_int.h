@@ -37,6 +37,8 @@ CmStatus ex_resolve_list(const char *name, int n_args, const CmType *types, int6
                          ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_calendar(const char *name, int n_args, const CmType *types, int64_t off,
+                             ExFuncMatch *m, CmErr *err);
 
 /* "not this family": the resolver did not recognize the name. */
 #define EX_NOT_MINE ((CmStatus)-1)

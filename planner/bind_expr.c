@@ -503,6 +503,10 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
             return outer;
         }
     }
+    if (found < 0 && ast->qualifier == NULL && strcmp(ast->name, "current_date") == 0) {
+        /* SQL's current_date is written without parentheses; a column of that name wins */
+        return pl_make_call(ctx->b, "current_date", NULL, 0, ast->src_off);
+    }
     if (found < 0) {
         /* `t.nosuch` where t is an enclosing query's table: the column is what is unknown */
         const PlOuter *o = ctx->b->outer;
