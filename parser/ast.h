@@ -297,9 +297,16 @@ typedef enum PsStmtKind {
     PS_ST_UNCACHE,      /* UNCACHE TABLE [IF EXISTS] name: name, if_exists */
     PS_ST_CLEAR_CACHE,  /* CLEAR CACHE */
     PS_ST_SHOW_TABLES,  /* SHOW TABLES */
+    PS_ST_ALTER,        /* ALTER TABLE table ...: alter, name (the column, or the new table name),
+                           name2 (RENAME COLUMN's new name), columns (ADD: one PsColumnDef*),
+                           name_off (offset of the column named) */
     PS_ST_DESCRIBE,     /* DESCRIBE t | query: select (for t, SELECT * FROM t), table (t or NULL) */
     PS_ST_ANALYZE,      /* ANALYZE [name]: name or NULL (every table), name_off */
 } PsStmtKind;
+
+typedef enum PsAlterKind {
+    PS_ALTER_RENAME_TABLE, PS_ALTER_RENAME_COLUMN, PS_ALTER_ADD_COLUMN, PS_ALTER_DROP_COLUMN,
+} PsAlterKind;
 
 typedef struct PsStmt PsStmt;
 struct PsStmt {
@@ -315,6 +322,8 @@ struct PsStmt {
     PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary, is_lazy;
     bool or_replace;     /* CREATE OR REPLACE TABLE|VIEW */
+    PsAlterKind alter;   /* ALTER TABLE */
+    const char *name2;
     PsList *columns;
     PsList *column_names; /* INSERT's column list as PsSetClause (names with offsets) */
     PsList *sets;

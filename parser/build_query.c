@@ -237,6 +237,26 @@ PsTarget *ps_build_target(PsParse *ps, PsExpr *x, const PsToken *alias)
     return t;
 }
 
+PsStmt *ps_build_alter(PsParse *ps, PsToken kw, const PsQName *table, PsAlterKind kind,
+                       const PsToken *column, const PsToken *name, PsColumnDef *def)
+{
+    PsStmt *s = ps_build_stmt(ps, PS_ST_ALTER, kw.off);
+    s->table = ps_build_qname(ps, table, &s->schema);
+    s->alter = kind;
+    if (kind == PS_ALTER_RENAME_TABLE) {
+        s->name = ps_build_ident(ps, *name);
+        s->name_off = name->off;
+    } else if (column != NULL) {
+        s->name = ps_build_ident(ps, *column);
+        s->name_off = column->off;
+        s->name2 = name != NULL ? ps_build_ident(ps, *name) : NULL;
+    } else {
+        s->columns = ps_build_list(ps, NULL, def);
+        s->name_off = def->src_off;
+    }
+    return s;
+}
+
 void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace)
 {
     if (or_replace && s->if_not_exists && !ps->is_failed) {

@@ -53,10 +53,10 @@
 /* Keywords usable as names where the grammar has no other use for them.
  * Keep in sync with the keyword table in lexer.c. */
 %fallback ID
-    ANALYZE BEGIN BY CACHE CLEAR COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DESCRIBE DROP
+    ADD ALTER ANALYZE BEGIN BY CACHE CLEAR COLUMN COMMIT COPY CREATE CUBE CURRENT DAY DEFAULT DELETE DESCRIBE DROP
     ESCAPE EXCLUDE EXPLAIN FILTER FIRST FOLLOWING FOR GROUPING HOUR IF INDEX INSERT INTERVAL KEY LAST
     LAZY MINUTE MONTH NULLS OPTIONS OUTER OVER PARTITION POSITION PRECEDING PRECISION PRIMARY
-    RANGE RECURSIVE REPLACE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS SHOW START TABLE TEMP TEMPORARY
+    RANGE RECURSIVE RENAME REPLACE RESET ROLLBACK ROLLUP ROW ROWS SECOND SET SETS SHOW START TABLE TEMP TEMPORARY
     TO TRANSACTION UNBOUNDED UNCACHE UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
@@ -202,6 +202,22 @@ cmd(A) ::= DROP(K) drop_object(O) opt_if_exists(E) qname(N). {
 drop_object(A) ::= TABLE. { A = "table"; }
 drop_object(A) ::= VIEW.  { A = "view"; }
 drop_object(A) ::= INDEX. { A = "index"; }
+
+/* ALTER TABLE t RENAME TO u | RENAME [COLUMN] a TO b | ADD [COLUMN] c type ... | DROP [COLUMN] c */
+cmd(A) ::= ALTER(K) TABLE qname(T) RENAME TO ID(N). {
+    A = ps_build_alter(ps, K, &T, PS_ALTER_RENAME_TABLE, NULL, &N, NULL);
+}
+cmd(A) ::= ALTER(K) TABLE qname(T) RENAME opt_column ID(C) TO ID(N). {
+    A = ps_build_alter(ps, K, &T, PS_ALTER_RENAME_COLUMN, &C, &N, NULL);
+}
+cmd(A) ::= ALTER(K) TABLE qname(T) ADD opt_column coldef(D). {
+    A = ps_build_alter(ps, K, &T, PS_ALTER_ADD_COLUMN, NULL, NULL, D);
+}
+cmd(A) ::= ALTER(K) TABLE qname(T) DROP opt_column ID(C). {
+    A = ps_build_alter(ps, K, &T, PS_ALTER_DROP_COLUMN, &C, NULL, NULL);
+}
+opt_column ::= .
+opt_column ::= COLUMN.
 
 /* SHOW TABLES; DESCRIBE t, SHOW t (DuckDB): the columns of t; DESCRIBE query */
 cmd(A) ::= SHOW(K) ID(N). { A = ps_build_show(ps, K, N); }

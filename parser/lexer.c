@@ -22,7 +22,9 @@ typedef struct Keyword {
 
 /* Sorted by name (strcmp order).  Keep in sync with the %token lists in grammar.y. */
 static const Keyword keywords[] = {
+    {"ADD", PS_TK_ADD},
     {"ALL", PS_TK_ALL},
+    {"ALTER", PS_TK_ALTER},
     {"ANALYZE", PS_TK_ANALYZE},
     {"AND", PS_TK_AND},
     {"AS", PS_TK_AS},
@@ -34,6 +36,7 @@ static const Keyword keywords[] = {
     {"CACHE", PS_TK_CACHE},
     {"CASE", PS_TK_CASE},
     {"CLEAR", PS_TK_CLEAR},
+    {"COLUMN", PS_TK_COLUMN},
     {"COMMIT", PS_TK_COMMIT},
     {"COPY", PS_TK_COPY},
     {"CREATE", PS_TK_CREATE},
@@ -106,6 +109,7 @@ static const Keyword keywords[] = {
     {"QUALIFY", PS_TK_QUALIFY},
     {"RANGE", PS_TK_RANGE},
     {"RECURSIVE", PS_TK_RECURSIVE},
+    {"RENAME", PS_TK_RENAME},
     {"REPLACE", PS_TK_REPLACE},
     {"RESET", PS_TK_RESET},
     {"RIGHT", PS_TK_RIGHT},

@@ -210,6 +210,8 @@ PsOrderItem *ps_build_order_item(PsParse *ps, PsExpr *x, bool desc, int nulls);
 
 /* ---- queries and statements (build_query.c) ------------------------------- */
 
+PsStmt *ps_build_alter(PsParse *ps, PsToken kw, const PsQName *table, PsAlterKind kind,
+                       const PsToken *column, const PsToken *name, PsColumnDef *def);
 /* Marks CREATE OR REPLACE; refused beside IF NOT EXISTS. */
 void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace);
 /* SHOW TABLES, or SHOW t as DESCRIBE t. */

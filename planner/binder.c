@@ -50,6 +50,26 @@ static bool scope_of(PlBinder *b, const PlNode *n, const char *table, const PsLi
     return true;
 }
 
+PlNode *pl_bind_reshape(PlBinder *b, StTable *t, int n, const int *from, const CmValue *fill,
+                        const char *const *names)
+{
+    PlNode *scan = pl_bind_scan(b, t);
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    const char **out = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 1));
+    if (scan == NULL || exprs == NULL || out == NULL) {
+        return scan ? oom(b) : NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        exprs[i] = from[i] >= 0 ? ex_expr_column(b->arena, from[i], t->cols[from[i]].type)
+                                : ex_expr_const(b->arena, &fill[i]);
+        out[i] = names[i];
+        if (exprs[i] == NULL) {
+            return oom(b);
+        }
+    }
+    return pl_project(b, scan, n, exprs, out);
+}
+
 PlNode *pl_bind_scan(PlBinder *b, StTable *t)
 {
     PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);

@@ -102,6 +102,10 @@ void pl_temps_free(PlTemp *temps);
 
 /* A scan of every column of t. */
 PlNode *pl_bind_scan(PlBinder *b, StTable *t);
+/* ALTER TABLE: t's rows as n columns, column i being t's column from[i], or the
+ * constant fill[i] where from[i] < 0, named names[i]. NULL with b->err. */
+PlNode *pl_bind_reshape(PlBinder *b, StTable *t, int n, const int *from, const CmValue *fill,
+                        const char *const *names);
 
 /* What DEFAULT stands for in column c: its declared default, else NULL of its type
  * (a string's bytes are borrowed from the table). */

@@ -1341,6 +1341,9 @@ void pl_cache_after(PlCache *c, const PsStmt *a)
             invalidate(c, a->name, true);
         }
         break;
+    case PS_ST_ALTER:
+        invalidate(c, a->table, true);
+        break;
     case PS_ST_CREATE_TABLE:
     case PS_ST_CREATE_VIEW:
         if (a->or_replace) {

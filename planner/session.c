@@ -20,6 +20,7 @@
 #include "common/mem.h"
 #include "common/value.h"
 #include "storage/csv.h"
+#include "storage/index.h"
 #include "storage/outfile.h"
 #include "executor/func.h"
 #include "parser/parser.h"
@@ -862,6 +863,175 @@ static CmStatus update_or_delete(Stmt *st)
     return root ? replace_rows(st, e, root, is_update) : st->err->code;
 }
 
+/* ---- ALTER TABLE ------------------------------------------------------------------------- */
+
+static int column_index(const StTable *t, const char *name)
+{
+    for (int i = 0; i < t->n_cols; i++) {
+        if (strcmp(t->cols[i].name, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* True when column c is a key column of one of t's indexes. */
+static bool is_indexed(const StTable *t, int c)
+{
+    for (int i = 0; i < t->n_indexes; i++) {
+        const int *keys = st_index_key_cols(t->indexes[i]);
+        for (int k = 0; k < st_index_n_keys(t->indexes[i]); k++) {
+            if (keys[k] == c) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* ADD and DROP COLUMN: the rows are copied into a new table of the new shape
+ * (with the old indexes, their columns renumbered), which replaces the old one
+ * once every row is in; a failure leaves the old table as it was. `drop` is
+ * the column dropped, or -1 to add `add` at the end. */
+static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
+{
+    StTable *old = e->table;
+    int n = old->n_cols + (drop >= 0 ? -1 : 1);
+    StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(n + 1));
+    int *from = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(n + 1));
+    int *to = cm_arena_alloc(st->arena, sizeof(int) * (size_t)(old->n_cols + 1));
+    CmValue *fill = cm_arena_zalloc(st->arena, sizeof(CmValue) * (size_t)(n + 1));
+    const char **names = cm_arena_alloc(st->arena, sizeof(char *) * (size_t)(n + 1));
+    if (cols == NULL || from == NULL || to == NULL || fill == NULL || names == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    int k = 0;
+    for (int c = 0; c < old->n_cols; c++) {
+        to[c] = c == drop ? -1 : k;
+        if (c != drop) {
+            cols[k] = old->cols[c];
+            from[k++] = c;
+        }
+    }
+    if (add != NULL) {
+        cols[k] = *add;
+        from[k] = -1;
+        fill[k] = add->has_default ? add->default_value
+                                   : (CmValue){.type = add->type, .is_null = true};
+        fill[k].type = add->type;
+    }
+    for (int c = 0; c < n; c++) {
+        names[c] = cols[c].name;
+    }
+    StTable *t = st_table_new(old->name, n, cols, st->err);
+    for (int i = 0; t != NULL && i < old->n_indexes && st->err->code == CM_OK; i++) {
+        const StIndex *ix = old->indexes[i];
+        int keys[64], nk = st_index_n_keys(ix);
+        for (int j = 0; j < nk && j < 64; j++) {
+            keys[j] = to[st_index_key_cols(ix)[j]];
+        }
+        st_table_add_index(t, st_index_name(ix), st_index_kind(ix), nk, keys, st->err);
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .cfg = &st->s->cfg, .cache = st->s->cache, .err = st->err};
+    PlNode *root = t != NULL && st->err->code == CM_OK
+                       ? pl_bind_reshape(&b, old, n, from, fill, names)
+                       : NULL;
+    Appender app = {.t = t, .flag_col = -1};
+    if (root != NULL && run_into(st, root, &app) == CM_OK) {
+        e->table = t;
+        t = old;
+    }
+    st_table_free(t);
+    return st->err->code;
+}
+
+static CmStatus alter_table(Stmt *st)
+{
+    const PsStmt *a = st->ast;
+    StEntry *e = st_catalog_find(st->s->cat, a->table);
+    if (e == NULL || e->kind != ST_ENTRY_TABLE) {
+        return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
+    }
+    StTable *t = e->table;
+    int c = a->alter == PS_ALTER_ADD_COLUMN || a->alter == PS_ALTER_RENAME_TABLE
+                ? -1
+                : column_index(t, a->name);
+    if (c < 0 && (a->alter == PS_ALTER_RENAME_COLUMN || a->alter == PS_ALTER_DROP_COLUMN)) {
+        return cm_err_set(st->err, CM_BIND, a->name_off, "unknown column '%s' in table '%s'",
+                          a->name, t->name);
+    }
+    switch (a->alter) {
+    case PS_ALTER_RENAME_TABLE:
+        if (st_catalog_find(st->s->cat, a->name) != NULL) {
+            return cm_err_set(st->err, CM_BIND, a->name_off, "table or view '%s' already exists",
+                              a->name);
+        }
+        if (st_catalog_rename(st->s->cat, e, a->name, st->err) != CM_OK) {
+            return st->err->code;
+        }
+        break;
+    case PS_ALTER_RENAME_COLUMN: {
+        if (column_index(t, a->name2) >= 0) {
+            return cm_err_set(st->err, CM_BIND, a->name_off, "column '%s' already exists in '%s'",
+                              a->name2, t->name);
+        }
+        char *name = cm_strdup(a->name2);
+        if (name == NULL) {
+            return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        }
+        cm_free(t->cols[c].name);
+        t->cols[c].name = name;
+        break;
+    }
+    case PS_ALTER_DROP_COLUMN:
+        if (t->n_cols == 1) {
+            return cm_err_set(st->err, CM_BIND, a->name_off,
+                              "cannot drop '%s', the only column of '%s'", a->name, t->name);
+        }
+        if (is_indexed(t, c)) {
+            return cm_err_set(st->err, CM_BIND, a->name_off,
+                              "cannot drop '%s': a key or an index of '%s' uses it", a->name,
+                              t->name);
+        }
+        if (reshape(st, e, c, NULL) != CM_OK) {
+            return st->err->code;
+        }
+        break;
+    case PS_ALTER_ADD_COLUMN: {
+        const PsColumnDef *d = a->columns->items[0];
+        StColumn col = {.name = (char *)d->name, .not_null = d->not_null};
+        if (column_index(t, d->name) >= 0) {
+            return cm_err_set(st->err, CM_BIND, d->src_off, "column '%s' already exists in '%s'",
+                              d->name, t->name);
+        }
+        if (d->primary_key || d->unique) {
+            return cm_err_set(st->err, CM_BIND, d->src_off,
+                              "ADD COLUMN with PRIMARY KEY or UNIQUE is not supported yet");
+        }
+        PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+        if (pl_type_from_ast(d->type, &col.type, st->err) != CM_OK) {
+            return st->err->code;
+        }
+        col.has_default = d->default_value != NULL;
+        if (col.has_default &&
+            pl_bind_default(&b, d->default_value, col.type, &col.default_value) != CM_OK) {
+            return st->err->code;
+        }
+        if (col.not_null && t->n_rows > 0 && (!col.has_default || col.default_value.is_null)) {
+            return cm_err_set(st->err, CM_BIND, d->src_off,
+                              "column '%s' is NOT NULL without a DEFAULT, and '%s' has rows",
+                              d->name, t->name);
+        }
+        if (reshape(st, e, -1, &col) != CM_OK) {
+            return st->err->code;
+        }
+        break;
+    }
+    }
+    return st_catalog_append_sql(e, stmt_text(st, a), st->err);
+}
+
 /* ---- INSERT --------------------------------------------------------------------------- */
 
 /* INSERT ... VALUES: the cells of source column `col` are cast to the table
@@ -1428,6 +1598,7 @@ static CmStatus dispatch(Stmt *st)
     switch (a->kind) {
     case PS_ST_SELECT: return stmt_select(st);
     case PS_ST_EXPLAIN: return stmt_explain(st);
+    case PS_ST_ALTER: return alter_table(st);
     case PS_ST_SHOW_TABLES:
     case PS_ST_DESCRIBE: return stmt_show(st);
     case PS_ST_CREATE_TABLE: return create_table(st);

@@ -177,3 +177,50 @@ StEntry *st_catalog_entry(StCatalog *cat, int idx)
 {
     return cat->entries[idx];
 }
+
+CmStatus st_catalog_rename(StCatalog *cat, StEntry *e, const char *to, CmErr *err)
+{
+    char *name = cm_strdup(to), *table_name = cm_strdup(to);
+    if (name == NULL || table_name == NULL) {
+        cm_free(name);
+        cm_free(table_name);
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    for (int i = 0; e->kind == ST_ENTRY_TABLE && i < cat->n_entries; i++) {
+        StEntry *x = cat->entries[i];
+        if (x->kind == ST_ENTRY_INDEX && strcmp(x->index_table, e->name) == 0) {
+            char *moved = cm_strdup(to);
+            if (moved == NULL) {
+                cm_free(name);
+                cm_free(table_name);
+                return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+            }
+            cm_free(x->index_table);
+            x->index_table = moved;
+        }
+    }
+    cm_free(e->name);
+    e->name = name;
+    if (e->kind == ST_ENTRY_TABLE) {
+        cm_free(e->table->name);
+        e->table->name = table_name;
+    } else {
+        cm_free(table_name);
+    }
+    return CM_OK;
+}
+
+CmStatus st_catalog_append_sql(StEntry *e, const char *stmt, CmErr *err)
+{
+    size_t a = strlen(e->create_sql), b = strlen(stmt);
+    char *sql = cm_malloc(a + b + 3);
+    if (sql == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
+    }
+    memcpy(sql, e->create_sql, a);
+    memcpy(sql + a, ";\n", 2);
+    memcpy(sql + a + 2, stmt, b + 1);
+    cm_free(e->create_sql);
+    e->create_sql = sql;
+    return CM_OK;
+}

@@ -51,6 +51,12 @@ CmStatus st_catalog_add_index(StCatalog *cat, const char *name, const char *tabl
 /* Removes and frees an entry (a table's indexes with it); false when unknown. */
 bool st_catalog_drop(StCatalog *cat, const char *name);
 
+/* ALTER TABLE ... RENAME TO: entry e (a table or view) and its table are named
+ * `to`, and its indexes follow; the caller checks that `to` is free. */
+CmStatus st_catalog_rename(StCatalog *cat, StEntry *e, const char *to, CmErr *err);
+/* Appends `stmt` (an ALTER TABLE) to e's CREATE text, so that .schema replays it. */
+CmStatus st_catalog_append_sql(StEntry *e, const char *stmt, CmErr *err);
+
 int st_catalog_count(const StCatalog *cat);
 /* Borrowed: the idx-th entry in creation order. */
 StEntry *st_catalog_entry(StCatalog *cat, int idx);
