@@ -315,6 +315,22 @@ static CmStatus close_run(ExSorter *s, int idx, CmErr *err)
 
 /* Sorts the buffered rows (or the batch `single`), writes them as a new run
  * and releases them. */
+static CmStatus merge_pass(ExSorter *s, int fanin, CmErr *err);
+static int grant_fanin(ExSorter *s, int want);
+
+/* Past EX_SORTER_MAX_RUNS runs, one pass merges groups of neighbours (ties keep
+ * input order: a group is a stretch of the input), so the open files stay
+ * bounded however little memory the sorter gets. */
+static CmStatus bound_runs(ExSorter *s, CmErr *err)
+{
+    if (s->n_runs < EX_SORTER_MAX_RUNS) {
+        return CM_OK;
+    }
+    CmStatus rc = merge_pass(s, grant_fanin(s, EX_SORTER_MAX_FANIN), err);
+    cm_mem_shrink(&s->res, s->res.held);
+    return rc;
+}
+
 static CmStatus write_run(ExSorter *s, const CmBatch *single, CmErr *err)
 {
     if (sort_rows(s, single, err) != CM_OK || add_run(s, err) == NULL) {
@@ -340,7 +356,7 @@ static CmStatus write_run(ExSorter *s, const CmBatch *single, CmErr *err)
     s->batches = NULL;
     s->n_order = 0;
     if (single != NULL) {
-        return CM_OK;
+        return bound_runs(s, err);
     }
     ExResult *fresh = ex_result_new(s->n_cols, s->types, err);
     if (fresh == NULL) {
@@ -349,7 +365,7 @@ static CmStatus write_run(ExSorter *s, const CmBatch *single, CmErr *err)
     ex_result_free(s->rows);
     s->rows = fresh;
     cm_mem_shrink(&s->res, s->res.held);
-    return CM_OK;
+    return bound_runs(s, err);
 }
 
 /* ---- merging --------------------------------------------------------------------------- */

@@ -32,6 +32,9 @@
 
 /* Runs merged at once at most. */
 #define EX_SORTER_MAX_FANIN 64
+/* Runs held (each an open file) before neighbours are merged while rows still
+ * arrive: a sorter granted less than a batch writes a run per batch. */
+#define EX_SORTER_MAX_RUNS (4 * EX_SORTER_MAX_FANIN)
 
 typedef struct ExSorter ExSorter;
 
