@@ -1407,7 +1407,6 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
         return;
     }
     char buf[CM_FMT_CAP];
-    const char *s = buf;
     size_t n;
     if (val.type.id == CM_T_LIST) {
         /* A list's text has no bound: formatted in place, then quoted as a string. */
@@ -1422,15 +1421,7 @@ static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
         }
         return;
     }
-    switch ((CmTypeId)val.type.id) {
-    case CM_T_BOOL: s = val.i ? "true" : "false"; n = strlen(s); break;
-    case CM_T_DOUBLE: n = (size_t)cm_fmt_double(val.d, buf); break;
-    case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(val.i, val.type.scale, buf); break;
-    case CM_T_DATE: n = (size_t)cm_fmt_date((int32_t)val.i, buf); break;
-    case CM_T_TIME: n = (size_t)cm_fmt_time(val.i, buf); break;
-    case CM_T_VARCHAR: s = cm_str_data(&val.s); n = val.s.len; break;
-    default: n = (size_t)cm_fmt_int64(val.i, buf); break;
-    }
+    const char *s = cm_fmt_value(&val, buf, &n);
     bool quote = co->quote != 0 &&
                  ((n == strlen(co->null_str) && memcmp(s, co->null_str, n) == 0) ||
                   memchr(s, co->delimiter, n) || memchr(s, co->quote, n) || memchr(s, '\n', n) ||
