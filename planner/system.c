@@ -22,32 +22,73 @@ bool pl_system_table_exists(const char *name)
            strcasecmp(name, "sluice_settings") == 0;
 }
 
+/* A system table filled a row at a time: the row being written is b.n_rows. */
 typedef struct Rows {
     StTable *t;
     CmBatch b;
     CmErr *err;
 } Rows;
 
+static bool rows_begin(Rows *r, const char *name, int n_cols, const StColumn *cols, CmErr *err)
+{
+    CmType types[16];
+    CM_ASSERT(n_cols <= 16);
+    for (int i = 0; i < n_cols; i++) {
+        types[i] = cols[i].type;
+    }
+    r->err = err;
+    r->t = st_table_new(name, n_cols, cols, err);
+    if (r->t == NULL || cm_batch_init(&r->b, n_cols, types, err) != CM_OK) {
+        st_table_free(r->t);
+        return false;
+    }
+    return true;
+}
+
+/* Copies text into column col of the row being written. */
+static void put_str(Rows *r, int col, const char *text)
+{
+    const char *copy = cm_arena_strdup(&r->b.heap, text);
+    if (copy == NULL) {
+        cm_err_set(r->err, CM_OOM, -1, "out of memory");
+        return;
+    }
+    ((CmStr *)r->b.cols[col].data)[r->b.n_rows] = cm_str_make(copy, (uint32_t)strlen(copy));
+}
+
+/* Ends the row being written; a full batch goes to the table. */
+static void rows_next(Rows *r)
+{
+    if (++r->b.n_rows == CM_BATCH_CAP && r->err->code == CM_OK) {
+        st_table_append(r->t, &r->b, r->err);
+        cm_batch_reset(&r->b);
+    }
+}
+
+/* The table (owned), or NULL when an error was set on the way. */
+static StTable *rows_end(Rows *r)
+{
+    if (r->err->code == CM_OK && r->b.n_rows > 0) {
+        st_table_append(r->t, &r->b, r->err);
+    }
+    cm_batch_fini(&r->b);
+    if (r->err->code != CM_OK) {
+        st_table_free(r->t);
+        return NULL;
+    }
+    return r->t;
+}
+
 static void add_row(Rows *r, const char *pool, const char *what, int64_t bytes, int64_t peak)
 {
     if (r->err->code != CM_OK) {
         return;
     }
-    uint32_t i = (uint32_t)r->b.n_rows;
-    const char *pool_copy = cm_arena_strdup(&r->b.heap, pool);
-    const char *what_copy = cm_arena_strdup(&r->b.heap, what);
-    if (pool_copy == NULL || what_copy == NULL) {
-        cm_err_set(r->err, CM_OOM, -1, "out of memory");
-        return;
-    }
-    ((CmStr *)r->b.cols[0].data)[i] = cm_str_make(pool_copy, (uint32_t)strlen(pool_copy));
-    ((CmStr *)r->b.cols[1].data)[i] = cm_str_make(what_copy, (uint32_t)strlen(what_copy));
-    ((int64_t *)r->b.cols[2].data)[i] = bytes;
-    ((int64_t *)r->b.cols[3].data)[i] = peak;
-    if (++r->b.n_rows == CM_BATCH_CAP) {
-        st_table_append(r->t, &r->b, r->err);
-        cm_batch_reset(&r->b);
-    }
+    put_str(r, 0, pool);
+    put_str(r, 1, what);
+    ((int64_t *)r->b.cols[2].data)[r->b.n_rows] = bytes;
+    ((int64_t *)r->b.cols[3].data)[r->b.n_rows] = peak;
+    rows_next(r);
 }
 
 /* Consumers are copied out under the manager's lock, then added as rows. */
@@ -80,16 +121,6 @@ static void note_holder(void *ctx, const CmMemRes *res)
 
 enum { CS_TABLE, CS_COLUMN, CS_ROWS, CS_NULLS, CS_DISTINCT, CS_MIN, CS_MAX, CS_STALE, CS_N };
 
-static void put_str(CmBatch *b, int col, uint32_t row, const char *text, CmErr *err)
-{
-    const char *copy = cm_arena_strdup(&b->heap, text);
-    if (copy == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory");
-        return;
-    }
-    ((CmStr *)b->cols[col].data)[row] = cm_str_make(copy, (uint32_t)strlen(copy));
-}
-
 /* One row per column of every table: what the planner's estimates read. */
 static StTable *column_stats(const char *name, StCatalog *cat, CmErr *err)
 {
@@ -103,49 +134,33 @@ static StTable *column_stats(const char *name, StCatalog *cat, CmErr *err)
         {.name = "max_value", .type = cm_type_make(CM_T_DOUBLE)},
         {.name = "stale", .type = cm_type_make(CM_T_BOOL)},
     };
-    CmType types[CS_N];
-    for (int i = 0; i < CS_N; i++) {
-        types[i] = cols[i].type;
-    }
-    CmBatch b;
-    StTable *t = st_table_new(name, CS_N, cols, err);
-    if (t == NULL || cm_batch_init(&b, CS_N, types, err) != CM_OK) {
-        st_table_free(t);
+    Rows r;
+    if (!rows_begin(&r, name, CS_N, cols, err)) {
         return NULL;
     }
+    CmBatch *b = &r.b;
     for (int i = 0; cat != NULL && i < st_catalog_count(cat) && err->code == CM_OK; i++) {
         const StEntry *e = st_catalog_entry(cat, i);
         for (int c = 0; e->kind == ST_ENTRY_TABLE && c < e->table->n_cols; c++) {
             const StTable *src = e->table;
             StColStats *cs = &src->stats[c];
-            uint32_t row = (uint32_t)b.n_rows;
-            put_str(&b, CS_TABLE, row, src->name, err);
-            put_str(&b, CS_COLUMN, row, src->cols[c].name, err);
-            ((int64_t *)b.cols[CS_ROWS].data)[row] = src->n_rows;
-            ((int64_t *)b.cols[CS_NULLS].data)[row] = cs->n_nulls;
-            ((int64_t *)b.cols[CS_DISTINCT].data)[row] = (int64_t)llround(st_stats_ndv(cs));
-            ((double *)b.cols[CS_MIN].data)[row] = cs->min;
-            ((double *)b.cols[CS_MAX].data)[row] = cs->max;
+            uint32_t row = (uint32_t)b->n_rows;
+            put_str(&r, CS_TABLE, src->name);
+            put_str(&r, CS_COLUMN, src->cols[c].name);
+            ((int64_t *)b->cols[CS_ROWS].data)[row] = src->n_rows;
+            ((int64_t *)b->cols[CS_NULLS].data)[row] = cs->n_nulls;
+            ((int64_t *)b->cols[CS_DISTINCT].data)[row] = (int64_t)llround(st_stats_ndv(cs));
+            ((double *)b->cols[CS_MIN].data)[row] = cs->min;
+            ((double *)b->cols[CS_MAX].data)[row] = cs->max;
             if (!cs->has_range) {
-                cm_vec_set_null(&b.cols[CS_MIN], row);
-                cm_vec_set_null(&b.cols[CS_MAX], row);
+                cm_vec_set_null(&b->cols[CS_MIN], row);
+                cm_vec_set_null(&b->cols[CS_MAX], row);
             }
-            ((uint8_t *)b.cols[CS_STALE].data)[row] = src->stats_stale;
-            if (++b.n_rows == CM_BATCH_CAP && err->code == CM_OK) {
-                st_table_append(t, &b, err);
-                cm_batch_reset(&b);
-            }
+            ((uint8_t *)b->cols[CS_STALE].data)[row] = src->stats_stale;
+            rows_next(&r);
         }
     }
-    if (err->code == CM_OK && b.n_rows > 0) {
-        st_table_append(t, &b, err);
-    }
-    cm_batch_fini(&b);
-    if (err->code != CM_OK) {
-        st_table_free(t);
-        return NULL;
-    }
-    return t;
+    return rows_end(&r);
 }
 
 /* sluice_settings: (name, value) of every setting. */
@@ -159,38 +174,18 @@ static StTable *settings_table(const char *name, const CmConfig *cfg, CmErr *err
         {.name = "name", .type = cm_type_varchar(-1, false)},
         {.name = "value", .type = cm_type_varchar(-1, false)},
     };
-    CmType types[2] = {cols[0].type, cols[1].type};
-    CmBatch b;
-    StTable *t = st_table_new(name, 2, cols, err);
-    if (t == NULL || cm_batch_init(&b, 2, types, err) != CM_OK) {
-        st_table_free(t);
+    Rows r;
+    if (!rows_begin(&r, name, 2, cols, err)) {
         return NULL;
     }
     for (int i = 0; cm_config_name(i) != NULL && err->code == CM_OK; i++) {
         char value[256];
         cm_config_get(cfg, cm_config_name(i), value, (int)sizeof value);
-        const char *n = cm_arena_strdup(&b.heap, cm_config_name(i));
-        const char *v = cm_arena_strdup(&b.heap, value);
-        if (n == NULL || v == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory");
-            break;
-        }
-        ((CmStr *)b.cols[0].data)[b.n_rows] = cm_str_make(n, (uint32_t)strlen(n));
-        ((CmStr *)b.cols[1].data)[b.n_rows] = cm_str_make(v, (uint32_t)strlen(v));
-        if (++b.n_rows == CM_BATCH_CAP) {
-            st_table_append(t, &b, err);
-            cm_batch_reset(&b);
-        }
+        put_str(&r, 0, cm_config_name(i));
+        put_str(&r, 1, value);
+        rows_next(&r);
     }
-    if (err->code == CM_OK && b.n_rows > 0) {
-        st_table_append(t, &b, err);
-    }
-    cm_batch_fini(&b);
-    if (err->code != CM_OK) {
-        st_table_free(t);
-        return NULL;
-    }
-    return t;
+    return rows_end(&r);
 }
 
 /* The rows of the memory mode: each pool's share, and the auto mode's last move. */
@@ -230,11 +225,8 @@ StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
         {.name = "bytes", .type = cm_type_make(CM_T_INT64)},
         {.name = "peak_bytes", .type = cm_type_make(CM_T_INT64)},
     };
-    CmType types[4] = {cols[0].type, cols[1].type, cols[2].type, cols[3].type};
-    Rows r = {.err = err};
-    r.t = st_table_new(name, 4, cols, err);
-    if (r.t == NULL || cm_batch_init(&r.b, 4, types, err) != CM_OK) {
-        st_table_free(r.t);
+    Rows r;
+    if (!rows_begin(&r, name, 4, cols, err)) {
         return NULL;
     }
     static Holders holders; /* big for the stack; the binder's thread only */
@@ -258,13 +250,5 @@ StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
         add_row(&r, holders.list[i].pool, holders.list[i].what, holders.list[i].held,
                 holders.list[i].peak);
     }
-    if (err->code == CM_OK && r.b.n_rows > 0) {
-        st_table_append(r.t, &r.b, err);
-    }
-    cm_batch_fini(&r.b);
-    if (err->code != CM_OK) {
-        st_table_free(r.t);
-        return NULL;
-    }
-    return r.t;
+    return rows_end(&r);
 }
