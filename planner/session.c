@@ -926,8 +926,13 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
     StTable *t = st_table_new(old->name, n, cols, st->err);
     for (int i = 0; t != NULL && i < old->n_indexes && st->err->code == CM_OK; i++) {
         const StIndex *ix = old->indexes[i];
-        int keys[64], nk = st_index_n_keys(ix);
-        for (int j = 0; j < nk && j < 64; j++) {
+        int nk = st_index_n_keys(ix);
+        int *keys = cm_arena_alloc(st->arena, sizeof(int) * (size_t)nk);
+        if (keys == NULL) {
+            cm_err_set(st->err, CM_OOM, -1, "out of memory");
+            break;
+        }
+        for (int j = 0; j < nk; j++) {
             keys[j] = to[st_index_key_cols(ix)[j]];
         }
         st_table_add_index(t, st_index_name(ix), st_index_kind(ix), nk, keys, st->err);
