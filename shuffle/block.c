@@ -542,6 +542,11 @@ size_t sh_zstd_bound(size_t n)
 
 size_t sh_zstd_compress(void *cctx, int level, void *dst, size_t cap, const void *src, size_t n)
 {
+    /* A tiny payload cannot win back zstd's frame header, and the call's setup
+     * (microseconds) would dominate a flush of many small blocks. */
+    if (n < SH_MIN_COMPRESS_BYTES) {
+        return 0;
+    }
     size_t r = ZSTD_compressCCtx(cctx, dst, cap, src, n, level);
     return ZSTD_isError(r) || r >= n ? 0 : r;
 }

@@ -91,8 +91,11 @@ void *sh_zstd_cctx_new(void);
 void sh_zstd_cctx_free(void *cctx);
 /* Worst-case compressed size of n bytes. */
 size_t sh_zstd_bound(size_t n);
+/* Payloads under this many bytes are never compressed. */
+#define SH_MIN_COMPRESS_BYTES 128
 /* Compresses src[0..n) into dst (cap >= sh_zstd_bound(n)); returns the
- * compressed size, or 0 when compression failed or did not make it smaller. */
+ * compressed size, or 0 when n is under SH_MIN_COMPRESS_BYTES or compression
+ * failed or did not make it smaller. */
 size_t sh_zstd_compress(void *cctx, int level, void *dst, size_t cap, const void *src, size_t n);
 /* A compressed copy of an uncompressed block (owned), or NULL when compression
  * does not pay (the caller keeps blk) or memory is short (err is then set). */
