@@ -55,6 +55,13 @@ void *cm_realloc(void *p, size_t n)
     return fault_now() ? NULL : RAW_REALLOC(p, n ? n : 1);
 }
 
+void cm_alloc_collect(void)
+{
+#ifndef SLUICE_NO_MIMALLOC
+    mi_collect(false);
+#endif
+}
+
 void cm_free(void *p)
 {
     RAW_FREE(p);

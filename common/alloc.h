@@ -16,6 +16,11 @@
 void *cm_malloc(size_t n);
 void *cm_calloc(size_t count, size_t size);
 void *cm_realloc(void *p, size_t n);
+/* Gives back what other threads freed of the calling thread's heap.  With
+ * mimalloc, memory freed by a thread other than the one that allocated it
+ * waits in its owner's heap until the owner allocates again or collects; an
+ * idle worker whose blocks the main thread evicts would keep it all. */
+void cm_alloc_collect(void);
 void cm_free(void *p);
 
 /* Owned copy of a NUL-terminated string (or of its first n bytes). */

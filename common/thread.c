@@ -22,9 +22,24 @@ void cm_cond_init(CmCond *c) { pthread_cond_init(&c->c, NULL); }
 void cm_cond_fini(CmCond *c) { pthread_cond_destroy(&c->c); }
 void cm_cond_wait(CmCond *c, CmMutex *m) { pthread_cond_wait(&c->c, &m->m); }
 void cm_cond_signal(CmCond *c) { pthread_cond_signal(&c->c); }
+
+bool cm_cond_timedwait(CmCond *c, CmMutex *m, int ms)
+{
+    struct timespec at;
+    clock_gettime(CLOCK_REALTIME, &at);
+    at.tv_sec += ms / 1000;
+    at.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
+    }
+    return pthread_cond_timedwait(&c->c, &m->m, &at) == 0;
+}
 void cm_cond_broadcast(CmCond *c) { pthread_cond_broadcast(&c->c); }
 
 #define CM_THREAD_STACK_SIZE ((size_t)8 << 20) /* bytes of each worker's stack */
+#define IDLE_COLLECT_MS 100     /* an idle worker collects its heap this often... */
+#define IDLE_COLLECT_ROUNDS 600 /* ...for a minute after its last job */
 
 typedef struct PoolThread {
     CmPool *pool;
@@ -65,11 +80,23 @@ static void *worker_main(void *p)
     PoolThread *self = p;
     CmPool *pool = self->pool;
     unsigned long seen = 0;
+    int idle_rounds = IDLE_COLLECT_ROUNDS; /* none before the first job */
     cm_mutex_lock(&pool->lock);
     for (;;) {
         while (!pool->shutdown && pool->generation == seen) {
-            cm_cond_wait(&pool->wake, &pool->lock);
+            /* Idle, but the memory this worker allocated (result and table
+             * blocks) is still being freed by the caller's thread: collect it
+             * now and then for a while after each job (cm_alloc_collect). */
+            if (idle_rounds >= IDLE_COLLECT_ROUNDS) {
+                cm_cond_wait(&pool->wake, &pool->lock);
+            } else if (!cm_cond_timedwait(&pool->wake, &pool->lock, IDLE_COLLECT_MS)) {
+                idle_rounds++;
+                cm_mutex_unlock(&pool->lock);
+                cm_alloc_collect();
+                cm_mutex_lock(&pool->lock);
+            }
         }
+        idle_rounds = 0;
         if (pool->shutdown) {
             break;
         }

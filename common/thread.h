@@ -29,6 +29,8 @@ void cm_mutex_unlock(CmMutex *m);
 void cm_cond_init(CmCond *c);
 void cm_cond_fini(CmCond *c);
 void cm_cond_wait(CmCond *c, CmMutex *m);
+/* Waits at most ms milliseconds; false when the time ran out. */
+bool cm_cond_timedwait(CmCond *c, CmMutex *m, int ms);
 void cm_cond_signal(CmCond *c);
 void cm_cond_broadcast(CmCond *c);
 
