@@ -155,6 +155,19 @@ int sluice_set(SluiceDb *db, const char *name, const char *value, SluiceError *e
     return 0;
 }
 
+int sluice_result_error(const SluiceResult *res, SluiceError *err)
+{
+    const CmErr *e = res->r->rows != NULL ? ex_result_read_err(res->r->rows) : NULL;
+    if (e == NULL || e->code == CM_OK) {
+        if (err != NULL) {
+            memset(err, 0, sizeof *err);
+        }
+        return 0;
+    }
+    to_error(e, NULL, 0, err);
+    return e->code;
+}
+
 int sluice_result_column_count(const SluiceResult *res)
 {
     return res->r->rows ? res->r->n_cols : 0;
@@ -257,6 +270,28 @@ const char *sluice_result_text(const SluiceResult *cres, int64_t row, int col)
         *slot = format(res, &v);
     }
     return *slot;
+}
+
+int64_t sluice_result_text_into(const SluiceResult *res, int64_t row, int col, char *buf,
+                                size_t cap)
+{
+    CmValue v;
+    cell(res, row, col, &v);
+    if (v.is_null || v.type.id == CM_T_NULL) {
+        return -1;
+    }
+    if (v.type.id == CM_T_LIST) {
+        return (int64_t)cm_fmt_list(&v.l, cm_type_elem(v.type), buf, cap);
+    }
+    char tmp[CM_FMT_CAP];
+    size_t n;
+    const char *text = cm_fmt_value(&v, tmp, &n);
+    if (cap > 0) {
+        size_t k = n < cap - 1 ? n : cap - 1;
+        memcpy(buf, text, k);
+        buf[k] = '\0';
+    }
+    return (int64_t)n;
 }
 
 int64_t sluice_result_changes(const SluiceResult *res)

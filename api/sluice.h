@@ -5,8 +5,9 @@
  * on its own worker pool).  Statements run one at a time: sluice_exec_next() runs
  * the first statement of a text and tells where the next begins, so a script's
  * statements run, fail and report independently.  A SluiceResult is fully
- * materialized when returned and owns all its memory; every pointer read from it
- * stays valid until sluice_result_free().  No function prints or exits.
+ * materialized when returned and owns all its memory (rows larger than memory
+ * wait on disk); every pointer read from it stays valid until
+ * sluice_result_free().  No function prints or exits.
  * This is the only header exported from libsluice.
  */
 #pragma once
@@ -101,6 +102,19 @@ SLUICE_API bool sluice_result_is_null(const SluiceResult *res, int64_t row, int 
  * that reads back to the same value, DECIMAL with its scale, DATE as YYYY-MM-DD,
  * BOOLEAN as true/false.  NULL values return NULL. Valid until the result is freed. */
 SLUICE_API const char *sluice_result_text(const SluiceResult *res, int64_t row, int col);
+/* The same text written into buf, snprintf's way: at most cap bytes, NUL
+ * included (when cap > 0); returns the length of the whole text (call again
+ * with a larger buf when it is >= cap), or -1 for NULL.  Keeps nothing, where
+ * sluice_result_text keeps every text until the result is freed: for reading
+ * results larger than memory. */
+SLUICE_API int64_t sluice_result_text_into(const SluiceResult *res, int64_t row, int col,
+                                           char *buf, size_t cap);
+/* A failure reading the result's rows.  Rows larger than memory wait on disk
+ * and are read back as they are asked for; when that fails (an I/O error, or
+ * no memory to load them into) the cells asked for read as NULL.  Returns 0
+ * when nothing failed so far, else the error class, with `err` filled (err
+ * may be NULL).  A client that reads a large result checks it at the end. */
+SLUICE_API int sluice_result_error(const SluiceResult *res, SluiceError *err);
 /* A statement that changes rows reports how many (INSERT, UPDATE, DELETE, COPY);
  * -1 for other statements. */
 SLUICE_API int64_t sluice_result_changes(const SluiceResult *res);

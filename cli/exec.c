@@ -274,6 +274,9 @@ static bool run_next(CliState *st, const CliFeed *feed, const char *sql, size_t 
         report_error(st, feed, &err, sql, len, start);
     } else {
         cli_output_result(st, res, out);
+        if (sluice_result_error(res, &err) != 0) {
+            report_error(st, feed, &err, sql, len, start);
+        }
     }
     sluice_result_free(res);
     if (st->once != NULL) {

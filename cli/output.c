@@ -92,11 +92,38 @@ const char *cli_output_mode_list(void)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* The text of the cell read last: one buffer, grown as needed, so that
+ * printing a result larger than memory keeps nothing per cell (where
+ * sluice_result_text keeps every text until the result is freed). */
+static char *cell_buf;
+static size_t cell_cap;
+
+/* The engine's text of a cell, valid until the next call; NULL for NULL. */
+static const char *raw_text(const SluiceResult *res, int64_t row, int col)
+{
+    for (;;) {
+        int64_t n = sluice_result_text_into(res, row, col, cell_buf, cell_cap);
+        if (n < 0) {
+            return NULL;
+        }
+        if ((size_t)n < cell_cap) {
+            return cell_buf;
+        }
+        size_t cap = cell_cap * 2 > (size_t)n + 1 ? cell_cap * 2 : (size_t)n + 256;
+        char *grown = realloc(cell_buf, cap);
+        if (grown == NULL) {
+            return cell_cap > 0 ? cell_buf : ""; /* cut, as it fits */
+        }
+        cell_buf = grown;
+        cell_cap = cap;
+    }
+}
+
 /* The text of a cell: the engine's text, or the null text for NULL. */
 static const char *cell_text(const CliState *st, const SluiceResult *res, int64_t row, int col)
 {
-    const char *text = sluice_result_text(res, row, col);
-    return text == NULL || sluice_result_is_null(res, row, col) ? st->null_text : text;
+    const char *text = raw_text(res, row, col);
+    return text == NULL ? st->null_text : text;
 }
 
 static bool is_numeric(SluiceType type)
@@ -802,10 +829,10 @@ static bool is_json_number(const char *text)
 
 static void put_json_value(FILE *out, const SluiceResult *res, int64_t row, int col)
 {
-    const char *text = sluice_result_text(res, row, col);
+    const char *text = raw_text(res, row, col);
     SluiceType type = sluice_result_column_type(res, col);
 
-    if (text == NULL || sluice_result_is_null(res, row, col)) {
+    if (text == NULL) {
         fputs("null", out);
     } else if (is_numeric(type) && is_json_number(text)) {
         fputs(text, out);

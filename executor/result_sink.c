@@ -8,6 +8,9 @@
  * without holding the rows: the lowest task not finished (the head) hands its
  * rows on as they come; the others keep theirs, reserved as execution memory
  * and spilled when the manager refuses, until every task before them is done.
+ * A result in block mode (ex_result_set_blocks: a query's final rows) makes
+ * each task keep its rows in blocks of the tiered store on the result's
+ * reservation, which memory pressure moves to disk.
  */
 #include <stdio.h>
 
@@ -186,6 +189,12 @@ static void *result_local_init(ExOp *op, const ExTask *task, CmErr *err)
         l->pend->rows = l->rows;
         l->rows = NULL;
         ex_op_res_init(op, &l->pend->mem, "rows waiting to be appended");
+    } else if (ex_result_block_res(op->spec) != NULL) {
+        /* block mode: the rows are storage, evictable, reserved by the blocks */
+        if (ex_result_set_blocks(l->rows, ex_result_block_res(op->spec), err) != CM_OK) {
+            result_local_fini(op, l);
+            return NULL;
+        }
     } else {
         ex_result_set_mem(l->rows, &g->mem);
     }

@@ -53,6 +53,7 @@ typedef struct Stmt {
     PlCacheCtx cache;  /* the statement's use of the session's cache */
     ExResultStreamFn stream;        /* set: the next run_query streams its rows here */
     void *stream_ctx;
+    bool rows_in_blocks;            /* set: the next run_query keeps its rows in the block store */
     PlMemObs mem_start;             /* what memory had cost when the statement started */
     bool is_mem_stepped;            /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
     CmErr *err;
@@ -171,6 +172,12 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
         ex_result_set_stream(plan->result, st->stream, st->stream_ctx);
         st->stream = NULL;
     }
+    if (st->rows_in_blocks) {
+        st->rows_in_blocks = false;
+        if (ex_result_set_blocks(plan->result, NULL, st->err) != CM_OK) {
+            return st->err->code;
+        }
+    }
     ExQuery q;
     memset(&q, 0, sizeof q);
     q.arena = st->arena;
@@ -243,6 +250,9 @@ static CmStatus stmt_select(Stmt *st)
     }
     PlStagePlan plan;
     ExResult *rows = NULL;
+    /* The client's rows may be larger than memory: they go to the block
+     * store, which moves them to disk under pressure. */
+    st->rows_in_blocks = true;
     if (run_query(st, root, &plan, &rows) == CM_OK) {
         st->res = result_new(root->n_cols, root->names, st->err);
         if (st->res != NULL) {
@@ -549,19 +559,30 @@ static bool reads_table(Stmt *st, const PlNode *root, const StTable *t, bool *re
     return true;
 }
 
-static CmStatus append_rows(Stmt *st, StTable *t, const ExResult *rows)
+/* Appends rows (block mode or not) to t, all or none. */
+static CmStatus append_rows(Stmt *st, StTable *t, ExResult *rows)
 {
     int64_t before = t->n_rows;
-    for (int i = 0; i < ex_result_n_batches(rows); i++) {
-        if (st_table_check(t, ex_result_batch(rows, i), st->err) != CM_OK) {
+    for (int pass = 0; pass < 2; pass++) { /* check every row, then append */
+        if (pass == 1 && st_table_reserve(t, ex_result_n_rows(rows), st->err) != CM_OK) {
             return st->err->code;
         }
-    }
-    if (st_table_reserve(t, ex_result_n_rows(rows), st->err) != CM_OK) {
-        return st->err->code;
-    }
-    for (int i = 0; i < ex_result_n_batches(rows); i++) {
-        if (st_table_append(t, ex_result_batch(rows, i), st->err) != CM_OK) {
+        for (int i = 0; i < ex_result_n_batches(rows); i++) {
+            const CmBatch *b = ex_result_pin(rows, i, st->err);
+            if (b == NULL) {
+                break;
+            }
+            if (pass == 0) {
+                st_table_check(t, b, st->err);
+            } else {
+                st_table_append(t, b, st->err);
+            }
+            ex_result_unpin(rows, i);
+            if (st->err->code != CM_OK) {
+                break;
+            }
+        }
+        if (st->err->code != CM_OK) {
             st_table_truncate(t, before);
             return st->err->code;
         }
@@ -1186,6 +1207,7 @@ static CmStatus insert(Stmt *st)
          * table grows under the scan. */
         PlStagePlan plan;
         ExResult *rows = NULL;
+        st->rows_in_blocks = true;
         if (run_query(st, root, &plan, &rows) == CM_OK &&
             append_rows(st, e->table, rows) == CM_OK) {
             changes = ex_result_n_rows(rows);

@@ -191,5 +191,19 @@ else
   pass=$((pass + 1))
 fi
 
+# The same sorted rows asked for by the client: a query's final rows wait in
+# the block store, which moves them to disk, and the shell prints them from
+# there (its CSV is COPY's).  Peak RSS of the whole process, printing included.
+got_rss=$(max_rss "$SLUICE" --mode csv -c "SET memory_limit = '${limit_mb}MB'; $SORT_LOAD SELECT c, b, a FROM w ORDER BY c DESC, a" 2>&1 >"$TMP/got2.csv" | tail -1)
+if ! cmp -s "$TMP/want.csv" "$TMP/got2.csv"; then
+  echo "FAIL: at ${limit_mb}MB a sorted table printed by the shell differs from COPY TO's file"
+  fail=$((fail + 1))
+elif [ "$CHECK_RSS" = 1 ] && { [ -z "$got_rss" ] || [ "$got_rss" -gt "$bound" ]; }; then
+  echo "FAIL: at ${limit_mb}MB peak RSS ${got_rss:-none} > $bound: a sorted table printed by the shell"
+  fail=$((fail + 1))
+else
+  pass=$((pass + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
