@@ -603,10 +603,19 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
         }
         return n;
     }
+    /* Semi, anti and mark joins need one match per probe row: a row that has
+     * one (from the pairs of an earlier call) stops following its chain.
+     * With a residual a chain can be long and its first rows fail it
+     * (`a.k = b.k AND a.w <> b.w`); this keeps such a probe row to a few
+     * pairs instead of its whole key group. */
+    bool once = s->type == EX_JOIN_SEMI || s->type == EX_JOIN_ANTI || s->type == EX_JOIN_MARK;
     while (l->n_live > 0 && n < CM_BATCH_CAP) {
         int j = l->live_pos, kept = l->live_kept;
         for (; j < l->n_live && n < CM_BATCH_CAP; j++) {
             int i = l->live[j];
+            if (once && l->probe_matched[i]) {
+                continue; /* dropped from the live rows */
+            }
             int64_t r = l->cur[i];
             bool match;
             if (int_path) {
