@@ -75,7 +75,7 @@ static int32_t trunc_to(int32_t days, Part part)
     case P_QUARTER: cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &out); break;
     case P_YEAR: cm_date_from_ymd(y, 1, 1, &out); break;
     case P_DECADE: cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &out); break;
-    case P_CENTURY: cm_date_from_ymd(y > 0 ? (y - 1) / 100 * 100 + 1 : y / 100 * 100 - 99, 1, 1, &out); break;
+    case P_CENTURY: cm_date_from_ymd(y / 100 * 100, 1, 1, &out); break; /* DuckDB: 2000-01-01 */
     }
     return out;
 }
