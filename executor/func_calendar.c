@@ -3,7 +3,8 @@
  *
  *   date_trunc(part, d)     the first day of d's year, quarter, month, ISO week
  *                           (Monday) or d itself for 'day'; a DATE (DuckDB: a
- *                           TIMESTAMP, which Sluice does not have yet)
+ *                           TIMESTAMP at midnight; a TIMESTAMP argument goes to
+ *                           func_timestamp.c)
  *   date_diff(part, a, b)   (also datediff) the part boundaries crossed from a to
  *                           b: days, months, quarters or years; for weeks, the
  *                           whole 7-day periods between them, as DuckDB
