@@ -21,9 +21,14 @@ static int64_t floor_div64(int64_t a, int64_t b)
 
 bool cm_ts_make(int64_t days, int64_t time_us, int64_t *ts)
 {
-    int64_t d;
-    return !__builtin_mul_overflow(days, CM_US_PER_DAY, &d) &&
-           !__builtin_add_overflow(d, time_us, ts);
+    /* in 128 bits: the earliest day's midnight is below INT64_MIN while
+     * moments later that day are not */
+    CmInt128 r = (CmInt128)days * CM_US_PER_DAY + time_us;
+    if (r < INT64_MIN || r > INT64_MAX) {
+        return false;
+    }
+    *ts = (int64_t)r;
+    return true;
 }
 
 int64_t cm_ts_now(void)
@@ -35,9 +40,15 @@ int64_t cm_ts_now(void)
 
 void cm_ts_split(int64_t ts, int32_t *days, int64_t *time_us)
 {
-    int64_t d = floor_div64(ts, CM_US_PER_DAY);
+    /* remainder first: floor(ts / day) * day is below INT64_MIN for the
+     * earliest timestamps */
+    int64_t d = ts / CM_US_PER_DAY, t = ts % CM_US_PER_DAY;
+    if (t < 0) {
+        t += CM_US_PER_DAY;
+        d--;
+    }
     *days = (int32_t)d; /* |ts| / day < 2^27 */
-    *time_us = ts - d * CM_US_PER_DAY;
+    *time_us = t;
 }
 
 /* ".f" of the microseconds with trailing zeros dropped; 0 writes nothing. */

@@ -193,31 +193,31 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 static const int64_t PART_US[] = {1, 1000, CM_US_PER_SEC, CM_US_PER_MIN, CM_US_PER_HOUR};
 
-/* The start of ts's part; never out of range (it is not after ts and no
- * earlier than the first day of its millennium). */
-static int64_t trunc_ts(int64_t ts, Part part)
+/* The start of ts's part into *out; false when it lies before the earliest
+ * TIMESTAMP. */
+static bool trunc_ts(int64_t ts, Part part, int64_t *out)
 {
     if (part <= P_HOUR) {
-        return floor_div(ts, PART_US[part]) * PART_US[part];
+        int64_t r = ts % PART_US[part];
+        return !__builtin_sub_overflow(ts, r < 0 ? r + PART_US[part] : r, out);
     }
-    int32_t days, y, m, d, out;
+    int32_t days, y, m, d, day;
     int64_t t;
     cm_ts_split(ts, &days, &t);
     cm_date_to_ymd(days, &y, &m, &d);
-    out = days;
+    day = days;
     switch (part) {
-    case P_WEEK: out = (int32_t)(days - ((int64_t)days % 7 + 7 + 3) % 7); break;
-    case P_MONTH: cm_date_from_ymd(y, m, 1, &out); break;
-    case P_QUARTER: cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &out); break;
-    case P_YEAR: cm_date_from_ymd(y, 1, 1, &out); break;
-    case P_DECADE: cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &out); break;
+    case P_WEEK: day = (int32_t)(days - ((int64_t)days % 7 + 7 + 3) % 7); break;
+    case P_MONTH: cm_date_from_ymd(y, m, 1, &day); break;
+    case P_QUARTER: cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &day); break;
+    case P_YEAR: cm_date_from_ymd(y, 1, 1, &day); break;
+    case P_DECADE: cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &day); break;
     /* DuckDB's centuries and millennia start at years divisible by 100 and 1000 */
-    case P_CENTURY: cm_date_from_ymd(y / 100 * 100, 1, 1, &out); break;
-    case P_MILLENNIUM: cm_date_from_ymd(y / 1000 * 1000, 1, 1, &out); break;
+    case P_CENTURY: cm_date_from_ymd(y / 100 * 100, 1, 1, &day); break;
+    case P_MILLENNIUM: cm_date_from_ymd(y / 1000 * 1000, 1, 1, &day); break;
     default: break;
     }
-    int64_t r;
-    return cm_ts_make(out, 0, &r) ? r : ts;
+    return cm_ts_make(day, 0, out);
 }
 
 static CmStatus trunc_ts_k(KERNEL_ARGS)
@@ -225,11 +225,12 @@ static CmStatus trunc_ts_k(KERNEL_ARGS)
     const int64_t *a = args[1]->data;
     int64_t *r = out->data;
     (void)heap;
-    (void)err;
     ex_and_validity(args + 1, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        r[p] = trunc_ts(a[p], (Part)e->aux);
+        if (!trunc_ts(a[p], (Part)e->aux, &r[p]) && !cm_vec_is_null(out, p)) {
+            return out_of_range(e, err);
+        }
     }
     return CM_OK;
 }

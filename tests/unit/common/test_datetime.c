@@ -108,6 +108,15 @@ Test(cm_datetime, overflow_is_reported)
     cr_expect_eq(r.days, -1);
     cr_expect_eq(r.micros, -1);
     cr_expect_not(cm_ts_make(INT32_MAX, 0, &out));
+    /* the earliest moments: their day's midnight is out of range, they are not */
+    CmInterval hour = {0, 0, CM_US_PER_HOUR};
+    cr_assert(cm_ts_add_interval(INT64_MIN + 1, &hour, 1, &out));
+    cr_expect_eq(out, INT64_MIN + 1 + CM_US_PER_HOUR);
+    int32_t days;
+    int64_t t;
+    cm_ts_split(INT64_MIN, &days, &t);
+    cr_assert(cm_ts_make(days, t, &out));
+    cr_expect_eq(out, INT64_MIN);
 }
 
 Test(cm_datetime, months_clamp)
