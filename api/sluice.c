@@ -192,6 +192,8 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
     case CM_T_DATE: return SLUICE_DATE;
     case CM_T_TIME: return SLUICE_TIME;
     case CM_T_LIST: return SLUICE_LIST;
+    case CM_T_TIMESTAMP: return SLUICE_TIMESTAMP;
+    case CM_T_INTERVAL: return SLUICE_INTERVAL;
     }
     return SLUICE_NULLTYPE;
 }

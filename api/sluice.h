@@ -41,6 +41,8 @@ typedef enum SluiceType {
     SLUICE_DATE,
     SLUICE_TIME,         /* time of day, printed HH:MM:SS[.ffffff] */
     SLUICE_LIST,         /* INTEGER[], VARCHAR[], ...: printed [1, 2, NULL] */
+    SLUICE_TIMESTAMP,    /* no time zone, printed YYYY-MM-DD HH:MM:SS[.f] */
+    SLUICE_INTERVAL,     /* printed as DuckDB: "1 year 2 days 03:00:00" */
 } SluiceType;
 
 /* An error: the status class, a message, and where in the SQL text it is. */

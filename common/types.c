@@ -63,7 +63,9 @@ size_t cm_type_width(CmType t)
     case CM_T_INT64:
     case CM_T_DECIMAL:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DOUBLE: return 8;
+    case CM_T_INTERVAL: return sizeof(CmInterval);
     case CM_T_VARCHAR: return sizeof(CmStr);
     case CM_T_LIST: return sizeof(CmList);
     }
@@ -106,6 +108,8 @@ const char *cm_type_name(CmType t, char *buf, size_t cap)
     case CM_T_DECIMAL: snprintf(buf, cap, "DECIMAL(%d,%d)", t.precision, t.scale); break;
     case CM_T_DATE: snprintf(buf, cap, "DATE"); break;
     case CM_T_TIME: snprintf(buf, cap, "TIME"); break;
+    case CM_T_TIMESTAMP: snprintf(buf, cap, "TIMESTAMP"); break;
+    case CM_T_INTERVAL: snprintf(buf, cap, "INTERVAL"); break;
     case CM_T_VARCHAR:
         if (t.length >= 0) {
             snprintf(buf, cap, "%s(%d)", t.is_char ? "CHAR" : "VARCHAR", (int)t.length);

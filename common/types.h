@@ -4,7 +4,9 @@
  * Each logical type has one physical representation in vectors:
  *   BOOLEAN uint8_t (0/1), INTEGER int32_t, DATE int32_t (days since 1970-01-01),
  *   BIGINT int64_t, DECIMAL(p,s) int64_t scaled by 10^s (p <= 18), DOUBLE double,
- *   TIME int64_t (microseconds since midnight),
+ *   TIME int64_t (microseconds since midnight), TIMESTAMP int64_t
+ *   (microseconds since 1970-01-01 00:00:00, no time zone), INTERVAL
+ *   CmInterval (16 bytes: months, days, microseconds, as PostgreSQL),
  *   VARCHAR/CHAR CmStr, NULL (the type of an untyped NULL literal) uint8_t,
  *   LIST (`INTEGER[]`, `VARCHAR[]`: one level, scalar elements) CmList.
  * CmStr is 16 bytes: strings up to 12 bytes are stored inline, longer ones
@@ -33,6 +35,8 @@ typedef enum CmTypeId {
     CM_T_DATE,
     CM_T_TIME,   /* time of day: int64 microseconds since midnight */
     CM_T_LIST,   /* elements of type `child` (a scalar id), CmList */
+    CM_T_TIMESTAMP, /* int64 microseconds since 1970-01-01 00:00:00 */
+    CM_T_INTERVAL,  /* CmInterval */
 } CmTypeId;
 
 typedef struct CmType {
@@ -65,14 +69,24 @@ typedef struct CmList {
     const void *data;   /* NULL when len is 0 */
 } CmList;
 
+/* An INTERVAL: three parts kept apart, since a month has no fixed number of
+ * days nor a day (across a DST change elsewhere) of microseconds.  Compared
+ * and hashed by its span with a month as 30 days (cm_interval_span). */
+typedef struct CmInterval {
+    int32_t months;
+    int32_t days;
+    int64_t micros;
+} CmInterval;
+
 typedef struct CmValue {
     CmType type;
     bool is_null;
     union {
-        int64_t i;  /* BOOL, INT32, INT64, DECIMAL, DATE */
+        int64_t i;  /* BOOL, INT32, INT64, DECIMAL, DATE, TIME, TIMESTAMP */
         double d;   /* DOUBLE */
         CmStr s;    /* VARCHAR: bytes in the owner's arena */
         CmList l;   /* LIST: elements in the owner's arena */
+        CmInterval iv; /* INTERVAL */
     };
 } CmValue;
 

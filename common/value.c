@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/err.h"
 #include "common/types.h"
 
@@ -801,6 +802,8 @@ const char *cm_fmt_value(const CmValue *v, char *buf, size_t *len)
     case CM_T_DECIMAL: n = cm_fmt_decimal(v->i, v->type.scale, buf); break;
     case CM_T_DATE: n = cm_fmt_date((int32_t)v->i, buf); break;
     case CM_T_TIME: n = cm_fmt_time(v->i, buf); break;
+    case CM_T_TIMESTAMP: n = cm_fmt_timestamp(v->i, buf); break;
+    case CM_T_INTERVAL: n = cm_fmt_interval(&v->iv, buf); break;
     default: n = cm_fmt_int64(v->i, buf); break;
     }
     *len = (size_t)n;
@@ -872,6 +875,8 @@ size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap)
             case CM_T_DATE: n = (size_t)cm_fmt_date(*(const int32_t *)p, tmp); break;
             case CM_T_INT64: n = (size_t)cm_fmt_int64(*(const int64_t *)p, tmp); break;
             case CM_T_TIME: n = (size_t)cm_fmt_time(*(const int64_t *)p, tmp); break;
+            case CM_T_TIMESTAMP: n = (size_t)cm_fmt_timestamp(*(const int64_t *)p, tmp); break;
+            case CM_T_INTERVAL: n = (size_t)cm_fmt_interval((const CmInterval *)p, tmp); break;
             case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(*(const int64_t *)p, elem.scale, tmp); break;
             case CM_T_DOUBLE: n = (size_t)cm_fmt_double(*(const double *)p, tmp); break;
             case CM_T_VARCHAR:

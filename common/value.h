@@ -8,6 +8,7 @@
  *   DECIMAL the scaled integer with exactly `scale` digits after the point
  *           ("12.30", "-0.05", "7" for scale 0);
  *   DATE    YYYY-MM-DD (years 0001-9999; others as +/-YYYYY-MM-DD);
+ *   TIMESTAMP and INTERVAL: see datetime.h;
  *   BOOLEAN "true"/"false".
  * Dates are days since 1970-01-01 (proleptic Gregorian).  Parsers accept
  * leading/trailing blanks, reject anything else and never read past `len`.
@@ -26,7 +27,7 @@
 __extension__ typedef __int128 CmInt128;
 
 /* Room for any formatted scalar, NUL included. */
-#define CM_FMT_CAP 64
+#define CM_FMT_CAP 96 /* the longest INTERVAL text is about 75 */
 
 /* Each writes a NUL-terminated text into buf (cap >= CM_FMT_CAP) and returns
  * its length. */

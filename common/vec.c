@@ -232,9 +232,13 @@ CmStatus cm_batch_append_rows(CmBatch *dst, const CmBatch *src, const uint32_t *
             for (int i = 0; i < n; i++) {
                 ((int32_t *)dv->data)[at + (uint32_t)i] = ((const int32_t *)sv->data)[pos[i]];
             }
-        } else {
+        } else if (w == 1) {
             for (int i = 0; i < n; i++) {
                 ((uint8_t *)dv->data)[at + (uint32_t)i] = ((const uint8_t *)sv->data)[pos[i]];
+            }
+        } else {
+            for (int i = 0; i < n; i++) { /* INTERVAL */
+                memcpy((char *)dv->data + w * (at + (uint32_t)i), (const char *)sv->data + w * pos[i], w);
             }
         }
         if (sv->validity != NULL) {
@@ -274,7 +278,9 @@ void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
     case CM_T_DATE: out->i = ((const int32_t *)v->data)[pos]; break;
     case CM_T_INT64:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: out->i = ((const int64_t *)v->data)[pos]; break;
+    case CM_T_INTERVAL: out->iv = ((const CmInterval *)v->data)[pos]; break;
     case CM_T_DOUBLE: out->d = ((const double *)v->data)[pos]; break;
     case CM_T_VARCHAR: out->s = ((const CmStr *)v->data)[pos]; break;
     case CM_T_LIST: out->l = ((const CmList *)v->data)[pos]; break;
@@ -295,7 +301,9 @@ void cm_vec_set_value(CmVec *v, uint32_t pos, const CmValue *val)
     case CM_T_DATE: ((int32_t *)v->data)[pos] = (int32_t)val->i; break;
     case CM_T_INT64:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: ((int64_t *)v->data)[pos] = val->i; break;
+    case CM_T_INTERVAL: ((CmInterval *)v->data)[pos] = val->iv; break;
     case CM_T_DOUBLE: ((double *)v->data)[pos] = val->d; break;
     case CM_T_VARCHAR: ((CmStr *)v->data)[pos] = val->s; break;
     case CM_T_LIST: ((CmList *)v->data)[pos] = val->l; break;

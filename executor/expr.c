@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/value.h"
 
 struct ExExprState {
@@ -425,6 +426,14 @@ static void value_text(const CmValue *v, char *buf, size_t cap)
     case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, tmp); break;
     case CM_T_DATE: cm_fmt_date((int32_t)v->i, tmp); snprintf(buf, cap, "DATE '%s'", tmp); return;
     case CM_T_TIME: cm_fmt_time(v->i, tmp); snprintf(buf, cap, "TIME '%s'", tmp); return;
+    case CM_T_TIMESTAMP:
+        cm_fmt_timestamp(v->i, tmp);
+        snprintf(buf, cap, "TIMESTAMP '%s'", tmp);
+        return;
+    case CM_T_INTERVAL:
+        cm_fmt_interval(&v->iv, tmp);
+        snprintf(buf, cap, "INTERVAL '%s'", tmp);
+        return;
     case CM_T_VARCHAR:
         snprintf(buf, cap, "'%.*s'", (int)(v->s.len > 40 ? 40 : v->s.len), cm_str_data(&v->s));
         return;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func_int.h"
 
@@ -201,6 +202,8 @@ CMP_KERNELS(i32, int32_t, NUM_CMP)
 CMP_KERNELS(i64, int64_t, NUM_CMP)
 CMP_KERNELS(f64, double, NUM_CMP)
 CMP_KERNELS(u8, uint8_t, NUM_CMP)
+#define IV_CMP(x, y) cm_interval_cmp(&(x), &(y))
+CMP_KERNELS(iv, CmInterval, IV_CMP)
 /* Strings are compared only where both sides are valid: the slot under a NULL
  * may hold no string at all. */
 #define STR_KERNEL(NAME, TEST)                                                                \
@@ -224,7 +227,7 @@ typedef struct CmpSet {
     }
 
 static const CmpSet CMP_I32 = CMP_SET(i32), CMP_I64 = CMP_SET(i64), CMP_F64 = CMP_SET(f64),
-                    CMP_U8 = CMP_SET(u8), CMP_STR = CMP_SET(str);
+                    CMP_U8 = CMP_SET(u8), CMP_STR = CMP_SET(str), CMP_IV = CMP_SET(iv);
 
 /* ---- logic and NULL tests --------------------------------------------------- */
 
@@ -306,6 +309,11 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
             return false;
         }
         *out = cm_type_list(e);
+        return true;
+    }
+    if ((a.id == CM_T_DATE && b.id == CM_T_TIMESTAMP) ||
+        (a.id == CM_T_TIMESTAMP && b.id == CM_T_DATE)) {
+        *out = cm_type_make(CM_T_TIMESTAMP); /* a date is its midnight, as DuckDB */
         return true;
     }
     if (a.id == b.id && a.id != CM_T_DECIMAL) {
@@ -404,7 +412,9 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     case CM_T_DATE: set = &CMP_I32; break;
     case CM_T_INT64:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: set = &CMP_I64; break;
+    case CM_T_INTERVAL: set = &CMP_IV; break;
     case CM_T_DOUBLE: set = &CMP_F64; break;
     case CM_T_VARCHAR: set = &CMP_STR; break;
     default: set = &CMP_U8; break;
@@ -481,6 +491,10 @@ static CmStatus resolve_arith(char op, const CmType *in, int64_t off, ExFuncMatc
             t[i] = t[1 - i];
         }
     }
+    CmStatus st = ex_resolve_ts_arith(op, t, off, m, err);
+    if (st != EX_NOT_MINE) {
+        return st;
+    }
     if (t[0].id == CM_T_DATE || t[1].id == CM_T_DATE) {
         return resolve_date_arith(op, t, off, m, err);
     }
@@ -520,6 +534,9 @@ static CmStatus resolve_unary(const char *name, CmType t, int64_t off, ExFuncMat
         m->arg_types[0] = m->result = t;
         m->kernel = is_neg ? neg_f64 : abs_f64;
         return CM_OK;
+    }
+    if (t.id == CM_T_INTERVAL && is_neg) {
+        return ex_resolve_ts_arith('n', &t, off, m, err);
     }
     return no_match(is_neg ? "-" : name, 1, &t, off, err);
 }
@@ -561,7 +578,8 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
     }
     /* lists first: length(list) is theirs, length(string) the string family's */
     static const ExResolver FAMILIES[] = {ex_resolve_list,     ex_resolve_string, ex_resolve_math,
-                                          ex_resolve_date,     ex_resolve_calendar, ex_resolve_text,
+                                          ex_resolve_date,     ex_resolve_timestamp, ex_resolve_calendar,
+                                          ex_resolve_text,
                                           ex_resolve_misc,     ex_resolve_regex};
     for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++) {
         CmStatus st = FAMILIES[i](name, n_args, arg_types, off, m, err);

@@ -3,7 +3,8 @@
  *
  *   date_trunc(part, d)     the first day of d's year, quarter, month, ISO week
  *                           (Monday) or d itself for 'day'; a DATE (DuckDB: a
- *                           TIMESTAMP, which Sluice does not have yet)
+ *                           TIMESTAMP at midnight; a TIMESTAMP argument goes to
+ *                           func_timestamp.c)
  *   date_diff(part, a, b)   (also datediff) the part boundaries crossed from a to
  *                           b: days, months, quarters or years; for weeks, the
  *                           whole 7-day periods between them, as DuckDB
@@ -75,7 +76,7 @@ static int32_t trunc_to(int32_t days, Part part)
     case P_QUARTER: cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &out); break;
     case P_YEAR: cm_date_from_ymd(y, 1, 1, &out); break;
     case P_DECADE: cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &out); break;
-    case P_CENTURY: cm_date_from_ymd(y > 0 ? (y - 1) / 100 * 100 + 1 : y / 100 * 100 - 99, 1, 1, &out); break;
+    case P_CENTURY: cm_date_from_ymd(y / 100 * 100, 1, 1, &out); break; /* DuckDB: 2000-01-01 */
     }
     return out;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func.h"
 
@@ -168,6 +169,8 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
     case CM_T_DECIMAL: n = cm_fmt_decimal(in->i, in->type.scale, buf); break;
     case CM_T_DATE: n = cm_fmt_date((int32_t)in->i, buf); break;
     case CM_T_TIME: n = cm_fmt_time(in->i, buf); break;
+    case CM_T_TIMESTAMP: n = cm_fmt_timestamp(in->i, buf); break;
+    case CM_T_INTERVAL: n = cm_fmt_interval(&in->iv, buf); break;
     case CM_T_LIST: {
         CmType elem = cm_type_elem(in->type);
         size_t len = cm_fmt_list(&in->l, elem, NULL, 0);
@@ -235,6 +238,47 @@ static CmStatus to_list(const CmValue *in, CmType to, CmArena *a, CmList *out, C
     return err->code;
 }
 
+/* TIMESTAMP from its text or a DATE (midnight); a date past the TIMESTAMP
+ * range is an error. */
+static CmStatus to_timestamp(const CmValue *in, CmType to, int64_t *out, CmErr *err)
+{
+    if (in->type.id == CM_T_TIMESTAMP) {
+        *out = in->i;
+        return CM_OK;
+    }
+    if (in->type.id == CM_T_DATE) {
+        if (!cm_ts_make(in->i, 0, out)) {
+            char d[CM_FMT_CAP];
+            cm_fmt_date((int32_t)in->i, d);
+            return cm_err_set(err, CM_RUNTIME, -1, "date %s is out of range for type TIMESTAMP", d);
+        }
+        return CM_OK;
+    }
+    if (!cm_parse_timestamp(cm_str_data(&in->s), in->s.len, out)) {
+        return cast_fail(in, to, err);
+    }
+    return CM_OK;
+}
+
+/* The date and time types convert to and from text, DATE and TIMESTAMP into
+ * each other, TIMESTAMP to TIME; nothing else crosses into or out of them. */
+static bool cast_allowed(CmType from, CmType to)
+{
+    bool from_dt = from.id == CM_T_DATE || from.id == CM_T_TIME || from.id == CM_T_TIMESTAMP ||
+                   from.id == CM_T_INTERVAL;
+    bool to_dt = to.id == CM_T_DATE || to.id == CM_T_TIME || to.id == CM_T_TIMESTAMP ||
+                 to.id == CM_T_INTERVAL;
+    if (!from_dt && !to_dt) {
+        return true;
+    }
+    if (from.id == to.id || from.id == CM_T_VARCHAR || to.id == CM_T_VARCHAR ||
+        from.id == CM_T_NULL) {
+        return true;
+    }
+    return (from.id == CM_T_DATE && to.id == CM_T_TIMESTAMP) ||
+           (from.id == CM_T_TIMESTAMP && (to.id == CM_T_DATE || to.id == CM_T_TIME));
+}
+
 CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, CmErr *err)
 {
     CmValue r;
@@ -247,8 +291,21 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
         return CM_OK;
     }
     CmStatus st = CM_OK;
+    if (!cast_allowed(in->type, to)) {
+        char from[32], tn[32];
+        return cm_err_set(err, CM_RUNTIME, -1, "cannot cast %s to %s",
+                          cm_type_name(in->type, from, sizeof from), cm_type_name(to, tn, sizeof tn));
+    }
     switch ((CmTypeId)to.id) {
     case CM_T_NULL: r.is_null = true; break;
+    case CM_T_TIMESTAMP: st = to_timestamp(in, to, &r.i, err); break;
+    case CM_T_INTERVAL:
+        if (in->type.id == CM_T_INTERVAL) {
+            r.iv = in->iv;
+        } else if (!cm_parse_interval(cm_str_data(&in->s), in->s.len, &r.iv)) {
+            return cast_fail(in, to, err);
+        }
+        break;
     case CM_T_BOOL:
         if (in->type.id == CM_T_VARCHAR) {
             bool b;
@@ -278,6 +335,9 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
     case CM_T_TIME:
         if (in->type.id == CM_T_TIME) {
             r.i = in->i;
+        } else if (in->type.id == CM_T_TIMESTAMP) {
+            int32_t days;
+            cm_ts_split(in->i, &days, &r.i);
         } else if (in->type.id != CM_T_VARCHAR ||
                    !cm_parse_time(cm_str_data(&in->s), in->s.len, &r.i)) {
             return cast_fail(in, to, err);
@@ -287,6 +347,10 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
         int32_t days;
         if (in->type.id == CM_T_DATE) {
             r.i = in->i;
+        } else if (in->type.id == CM_T_TIMESTAMP) {
+            int64_t t;
+            cm_ts_split(in->i, &days, &t);
+            r.i = days;
         } else if (in->type.id == CM_T_VARCHAR &&
                    cm_parse_date(cm_str_data(&in->s), in->s.len, &days)) {
             r.i = days;
@@ -386,6 +450,25 @@ static CmStatus cast_i32_dec(const ExExpr *e, const CmBatch *in, const CmVec *co
     return CM_OK;
 }
 
+/* DATE to TIMESTAMP (midnight): a date past the TIMESTAMP range fails. */
+static CmStatus cast_date_ts(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                             CmVec *out, CmArena *heap, CmErr *err)
+{
+    const int32_t *a = args[0]->data;
+    int64_t *r = out->data;
+    copy_validity(in, args[0], out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (!cm_ts_make(a[p], 0, &r[p]) && !cm_vec_is_null(args[0], p)) {
+            CmValue v = {.type = args[0]->type, .i = a[p]}, res;
+            ex_cast_value(&v, e->type, heap, &res, err); /* sets the message */
+            err->off = e->src_off;
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
 static CmStatus cast_null(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
                           CmVec *out, CmArena *heap, CmErr *err)
 {
@@ -441,11 +524,11 @@ ExKernel ex_cast_kernel(CmType from, CmType to)
                    ? cast_generic
                    : NULL;
     }
-    bool from_dt = from.id == CM_T_DATE || from.id == CM_T_TIME;
-    bool to_dt = to.id == CM_T_DATE || to.id == CM_T_TIME;
-    if ((from_dt || to_dt) && !cm_type_eq(from, to) && from.id != CM_T_VARCHAR &&
-        to.id != CM_T_VARCHAR) {
+    if (!cast_allowed(from, to)) {
         return NULL;
+    }
+    if (from.id == CM_T_DATE && to.id == CM_T_TIMESTAMP) {
+        return cast_date_ts;
     }
     return cast_generic;
 }

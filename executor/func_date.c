@@ -4,9 +4,13 @@
  * within the shorter month: Jan 31 + 1 month = Feb 28/29, as in PostgreSQL).
  * A TIME has the fields hour..microsecond and epoch (seconds since midnight);
  * a DATE has them too, as midnight (0), as DuckDB reads a DATE as a timestamp.
+ * A TIMESTAMP has every field (epoch in seconds with the fraction, a DOUBLE);
+ * an INTERVAL has its parts' fields as DuckDB reads them (year is months / 12,
+ * second the seconds within the minute, epoch counts a year as 365.25 days).
  */
 #include <string.h>
 
+#include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func_int.h"
 
@@ -110,21 +114,100 @@ static CmStatus time_epoch_k(KERNEL_ARGS)
     return CM_OK;
 }
 
+static CmStatus extract_ts_k(KERNEL_ARGS)
+{
+    const int64_t *a = args[e->n_args - 1]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args + e->n_args - 1, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        int32_t days;
+        int64_t t;
+        cm_ts_split(a[p], &days, &t);
+        int64_t f = time_field_of(t, (DateField)e->aux);
+        r[p] = f >= 0 ? f : field_of(days, (DateField)e->aux);
+    }
+    return CM_OK;
+}
+
+/* The field of an interval; -1 for one it lacks (dow, doy, week). */
+static int64_t interval_field_of(const CmInterval *iv, DateField f)
+{
+    int64_t years = iv->months / 12;
+    switch (f) {
+    case F_YEAR: return years;
+    case F_MONTH: return iv->months % 12;
+    case F_DAY: return iv->days;
+    case F_QUARTER: return iv->months % 12 / 3 + 1;
+    case F_DECADE: return years / 10;
+    case F_CENTURY: return years / 100;
+    case F_HOUR: return iv->micros / CM_US_PER_HOUR;
+    case F_MINUTE: return iv->micros % CM_US_PER_HOUR / CM_US_PER_MIN;
+    case F_SECOND: return iv->micros % CM_US_PER_MIN / CM_US_PER_SEC;
+    case F_MILLISECOND: return iv->micros % CM_US_PER_MIN / 1000;
+    case F_MICROSECOND: return iv->micros % CM_US_PER_MIN;
+    default: return -1;
+    }
+}
+
+static CmStatus extract_iv_k(KERNEL_ARGS)
+{
+    const CmInterval *a = args[e->n_args - 1]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args + e->n_args - 1, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        r[p] = interval_field_of(&a[p], (DateField)e->aux);
+    }
+    return CM_OK;
+}
+
+/* epoch of a TIMESTAMP (seconds since 1970) or an INTERVAL (its length in
+ * seconds, a year as 365.25 days and a month as 30, as DuckDB). */
+static CmStatus epoch_dt_k(KERNEL_ARGS)
+{
+    double *r = out->data;
+    const CmVec *v = args[e->n_args - 1];
+    ex_and_validity(args + e->n_args - 1, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (v->type.id == CM_T_TIMESTAMP) {
+            r[p] = (double)((const int64_t *)v->data)[p] / 1e6;
+            continue;
+        }
+        const CmInterval *iv = &((const CmInterval *)v->data)[p];
+        double days = (double)(iv->months / 12) * 365.25 + (double)(iv->months % 12) * 30 + iv->days;
+        r[p] = days * 86400.0 + (double)iv->micros / 1e6;
+    }
+    return CM_OK;
+}
+
+/* extract of a TIMESTAMP or INTERVAL field: the kernel for FIELDS[i]. */
+static CmStatus resolve_dt_field(const char *name, DateField f, CmType t, int64_t off,
+                                 ExFuncMatch *m, CmErr *err)
+{
+    m->arg_types[0] = t;
+    m->result = cm_type_make(CM_T_INT64);
+    m->aux = f;
+    if (f == F_EPOCH) {
+        m->result = cm_type_make(CM_T_DOUBLE);
+        m->kernel = epoch_dt_k;
+    } else if (t.id == CM_T_TIMESTAMP) {
+        m->kernel = extract_ts_k;
+    } else {
+        CmInterval zero = {0, 0, 0};
+        if (interval_field_of(&zero, f) < 0) {
+            return cm_err_set(err, CM_BIND, off, "an INTERVAL has no field %s", name);
+        }
+        m->kernel = extract_iv_k;
+    }
+    return CM_OK;
+}
+
 /* date + n months, clamping the day to the target month's length. */
 static bool add_months(int32_t days, int64_t months, int32_t *out)
 {
-    int32_t y, m, d;
-    cm_date_to_ymd(days, &y, &m, &d);
-    int64_t total = (int64_t)y * 12 + (m - 1) + months;
-    int64_t ny = total >= 0 ? total / 12 : -((-total + 11) / 12);
-    int32_t nm = (int32_t)(total - ny * 12) + 1;
-    if (ny < -5000000 || ny > 5000000) {
-        return false;
-    }
-    while (d > 28 && !cm_date_from_ymd((int32_t)ny, nm, d, out)) {
-        d--;
-    }
-    return cm_date_from_ymd((int32_t)ny, nm, d, out);
+    return cm_date_add_months(days, months, out);
 }
 
 static CmStatus add_months_k(KERNEL_ARGS)
@@ -158,6 +241,10 @@ CmStatus ex_resolve_date(const char *name, int n_args, const CmType *types, int6
     }
     /* year(d), month(d), ...: the shorthands of extract. */
     for (size_t i = 0; n_args == 1 && i < sizeof FIELDS / sizeof FIELDS[0]; i++) {
+        if (!strcmp(name, FIELDS[i].name) &&
+            (types[0].id == CM_T_TIMESTAMP || types[0].id == CM_T_INTERVAL)) {
+            return resolve_dt_field(name, FIELDS[i].field, types[0], off, m, err);
+        }
         if (!strcmp(name, FIELDS[i].name) && types[0].id == CM_T_TIME) {
             if (FIELDS[i].field == F_EPOCH) {
                 m->arg_types[0] = types[0];

@@ -37,6 +37,11 @@ CmStatus ex_resolve_list(const char *name, int n_args, const CmType *types, int6
                          ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_timestamp(const char *name, int n_args, const CmType *types, int64_t off,
+                              ExFuncMatch *m, CmErr *err);
+/* + - * over TIMESTAMP, INTERVAL and DATE with INTERVAL (op 'n' is unary minus
+ * of an INTERVAL); EX_NOT_MINE when no operand is one of them. */
+CmStatus ex_resolve_ts_arith(char op, const CmType *t, int64_t off, ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_calendar(const char *name, int n_args, const CmType *types, int64_t off,
                              ExFuncMatch *m, CmErr *err);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/datetime.h"
 #include "common/hash.h"
 #include "executor/func_int.h"
 
@@ -61,6 +62,7 @@ EXTREME_KERNEL(extreme_i32, int32_t, NUM_CMP)
 EXTREME_KERNEL(extreme_i64, int64_t, NUM_CMP)
 EXTREME_KERNEL(extreme_f64, double, NUM_CMP)
 EXTREME_KERNEL(extreme_str, CmStr, cm_str_cmp)
+EXTREME_KERNEL(extreme_iv, CmInterval, cm_interval_cmp)
 
 static CmStatus resolve_extreme(const char *name, int n_args, const CmType *types, int64_t off,
                                 ExFuncMatch *m, CmErr *err)
@@ -98,6 +100,9 @@ static CmStatus resolve_extreme(const char *name, int n_args, const CmType *type
     case CM_T_VARCHAR:
         m->kernel = extreme_str;
         break;
+    case CM_T_INTERVAL:
+        m->kernel = extreme_iv;
+        break;
     default:
         m->kernel = extreme_i64;
         break; /* BIGINT, DECIMAL (one scale), TIME */
@@ -131,6 +136,10 @@ static uint64_t hash_one(const CmVec *v, uint32_t p)
     case CM_T_DATE:
     case CM_T_INT32:
         return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)v->data)[p]);
+    case CM_T_INTERVAL: {
+        CmInt128 span = cm_interval_span(&((const CmInterval *)v->data)[p]);
+        return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
+    }
     default:
         return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);
     }

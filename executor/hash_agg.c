@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/hash.h"
 #include "common/value.h"
 #include "executor/hashing.h"
@@ -56,6 +57,7 @@ typedef struct AggState {
         double d;  /* also the running mean of the variances */
         CmStr s;
         CmList l;  /* list(): the values, in the table's string arena */
+        CmInterval iv; /* min/max of an INTERVAL */
     };
     int64_t n; /* values seen (non-NULL), or summed partial counts */
     double m2; /* variances: sum of squared deviations from the mean (Welford) */
@@ -460,6 +462,10 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
             if (x != y && !(isnan(x) && isnan(y))) { /* NaNs group together */
                 return false;
             }
+        } else if (s->key_types[k].id == CM_T_INTERVAL) { /* '1 month' = '30 days' */
+            if (cm_interval_cmp((const CmInterval *)stored, &((const CmInterval *)v->data)[p])) {
+                return false;
+            }
         } else if (memcmp(stored, (const char *)v->data + w * p, w) != 0) {
             return false;
         }
@@ -583,6 +589,7 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
         return (a > b) - (a < b);
     }
     case CM_T_VARCHAR: return cm_str_cmp(&st->s, &((const CmStr *)v->data)[p]);
+    case CM_T_INTERVAL: return cm_interval_cmp(&st->iv, &((const CmInterval *)v->data)[p]);
     default: {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -601,6 +608,8 @@ static CmStatus set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l
         st->l = cm_list_copy(&l->strings, &list, cm_type_elem(v->type), err);
     } else if (v->type.id == CM_T_DOUBLE) {
         st->d = ((const double *)v->data)[p];
+    } else if (v->type.id == CM_T_INTERVAL) {
+        st->iv = ((const CmInterval *)v->data)[p];
     } else {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -651,6 +660,7 @@ static bool same_value(const CmValue *x, const CmValue *y)
     switch ((CmTypeId)x->type.id) {
     case CM_T_VARCHAR: return cm_str_eq(&x->s, &y->s);
     case CM_T_DOUBLE: return x->d == y->d;
+    case CM_T_INTERVAL: return cm_interval_cmp(&x->iv, &y->iv) == 0;
     default: return x->i == y->i;
     }
 }
@@ -664,6 +674,11 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
         double d = x->d == 0 ? 0 : x->d;
         memcpy(&h, &d, sizeof h);
         h = cm_hash_u64(h);
+        break;
+    }
+    case CM_T_INTERVAL: {
+        CmInt128 span = cm_interval_span(&x->iv);
+        h = cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
         break;
     }
     default: h = cm_hash_u64((uint64_t)x->i); break;
@@ -861,6 +876,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((CmStr *)v->data)[row] = st->s;
         } else if (v->type.id == CM_T_LIST) {
             ((CmList *)v->data)[row] = st->l;
+        } else if (v->type.id == CM_T_INTERVAL) {
+            ((CmInterval *)v->data)[row] = st->iv;
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/datetime.h"
 #include "common/hash.h"
 
 /* A list's elements as a vector (its bitmap is a validity bitmap). */
@@ -45,7 +46,13 @@ static uint64_t hash_value(const CmVec *v, uint32_t p)
     case CM_T_DATE: return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)v->data)[p]);
     case CM_T_INT64:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);
+    case CM_T_INTERVAL: {
+        /* by the span, so that equal intervals ('1 month', '30 days') hash alike */
+        CmInt128 span = cm_interval_span(&((const CmInterval *)v->data)[p]);
+        return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
+    }
     case CM_T_DOUBLE: {
         double d = ((const double *)v->data)[p];
         if (d == 0) {
@@ -91,7 +98,11 @@ int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
     case CM_T_DATE: return ((const int32_t *)a->data)[pa] == ((const int32_t *)b->data)[pb];
     case CM_T_INT64:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: return ((const int64_t *)a->data)[pa] == ((const int64_t *)b->data)[pb];
+    case CM_T_INTERVAL:
+        return cm_interval_cmp(&((const CmInterval *)a->data)[pa],
+                               &((const CmInterval *)b->data)[pb]) == 0;
     case CM_T_DOUBLE: {
         double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];
         return x == y || (isnan(x) && isnan(y));

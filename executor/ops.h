@@ -45,9 +45,19 @@ bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf);
  * n_cols may be 0 (one empty row for SELECT without FROM). */
 ExOp *ex_values_new(CmArena *a, int n_rows, int n_cols, ExExpr **exprs, const CmType *types,
                     CmErr *err);
-/* One BIGINT column: start, start + step, ... for n_rows rows (the table
- * functions generate_series and range), split into morsels across tasks. */
-ExOp *ex_series_new(CmArena *a, int64_t start, int64_t step, uint64_t n_rows, CmErr *err);
+/* One column of `type` (BIGINT, or TIMESTAMP in microseconds): start, start +
+ * step, ... for n_rows rows (the table functions generate_series and range),
+ * split into morsels across tasks.  With `cal` (a TIMESTAMP series whose step
+ * has months), each row is the one before plus *cal, as DuckDB adds it (the
+ * day clamped at each step: Jan 31, Feb 28, Mar 28), in one task; step is
+ * then unused. */
+ExOp *ex_series_new(CmArena *a, CmType type, int64_t start, int64_t step, const CmInterval *cal,
+                    uint64_t n_rows, CmErr *err);
+/* The rows of a series from start by the calendar step *iv up to stop
+ * (included or not), at most `cap`; false when a value leaves the TIMESTAMP
+ * range before the series ends.  iv's parts are all >= 0 or all <= 0. */
+bool ex_series_count_cal(int64_t start, int64_t stop, const CmInterval *iv, bool inclusive,
+                         uint64_t cap, uint64_t *n_rows);
 /* How many values a series from start toward stop by step has: stop included
  * or not; 0 when stop lies behind start or step is 0.  UINT64_MAX stands for
  * the 2^64 values of INT64_MIN..INT64_MAX by 1, which do not fit. */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "executor/result.h"
 #include "shuffle/spill.h"
 
@@ -103,8 +104,12 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
         int32_t x = ((const int32_t *)a->data)[pa], y = ((const int32_t *)b->data)[pb];
         return (x > y) - (x < y);
     }
+    case CM_T_INTERVAL:
+        return cm_interval_cmp(&((const CmInterval *)a->data)[pa],
+                               &((const CmInterval *)b->data)[pb]);
     case CM_T_INT64:
     case CM_T_TIME:
+    case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: {
         int64_t x = ((const int64_t *)a->data)[pa], y = ((const int64_t *)b->data)[pb];
         return (x > y) - (x < y);

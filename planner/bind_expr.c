@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func.h"
 #include "planner/binder_int.h"
@@ -136,9 +137,61 @@ ExExpr *pl_cast_implicit(PlBinder *b, ExExpr *e, CmType to, int64_t off)
     return pl_cast(b, e, to, off);
 }
 
+/* now() and its synonyms: one constant for the whole statement, as DuckDB's
+ * transaction-start time, however many calls and rows read it. */
+static bool is_now(const char *name, int n)
+{
+    return n == 0 && (!strcmp(name, "now") || !strcmp(name, "current_timestamp") ||
+                      !strcmp(name, "get_current_timestamp") ||
+                      !strcmp(name, "transaction_timestamp"));
+}
+
+/* A DATE compared with a TIMESTAMP constant at midnight (DATE '1998-12-01' -
+ * INTERVAL 90 DAY) is compared with that day instead: the same answer, and
+ * the DATE column keeps its fast comparison and its scan filter. */
+static void date_cmp_midnight(PlBinder *b, const char *name, ExExpr **in, int n)
+{
+    static const char *const CMP[] = {"=", "<>", "<", "<=", ">", ">="};
+    bool is_cmp = false;
+    for (size_t i = 0; n == 2 && i < sizeof CMP / sizeof CMP[0]; i++) {
+        is_cmp |= !strcmp(name, CMP[i]);
+    }
+    for (int i = 0; is_cmp && i < 2; i++) {
+        ExExpr *c = in[i];
+        int32_t days;
+        int64_t t;
+        if (in[1 - i]->type.id != CM_T_DATE || c->kind != EX_E_CONST ||
+            c->type.id != CM_T_TIMESTAMP || c->value.is_null) {
+            continue;
+        }
+        cm_ts_split(c->value.i, &days, &t);
+        CmValue v = {.type = cm_type_make(CM_T_DATE), .i = days};
+        ExExpr *d = t == 0 ? ex_expr_const(b->arena, &v) : NULL;
+        if (d != NULL) {
+            d->src_off = c->src_off;
+            in[i] = d;
+        }
+    }
+}
+
 ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
 {
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
+    date_cmp_midnight(b, name, in, n);
+    if (is_now(name, n)) {
+        if (!b->has_now) {
+            b->now_us = cm_ts_now();
+            b->has_now = true;
+        }
+        CmValue v = {.type = cm_type_make(CM_T_TIMESTAMP), .i = b->now_us};
+        ExExpr *e = ex_expr_const(b->arena, &v);
+        if (e == NULL) {
+            cm_err_set(b->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+        e->src_off = off;
+        return e;
+    }
     if (n > EX_FUNC_MAX_ARGS) {
         cm_err_set(b->err, CM_BIND, off, "too many arguments to %s", name);
         return NULL;
@@ -280,6 +333,20 @@ static ExExpr *bind_number(PlBindCtx *ctx, const PsExpr *ast)
     return e;
 }
 
+/* INTERVAL '3' DAY, INTERVAL 3 DAYS: a whole count (signed) of the unit. */
+static bool interval_with_unit(PlBindCtx *ctx, const PsExpr *ast, CmValue *v)
+{
+    int64_t n;
+    v->type = cm_type_make(CM_T_INTERVAL);
+    if (!cm_parse_int64(ast->str, strlen(ast->str), &n) ||
+        !cm_interval_of_unit(n, ast->name, strlen(ast->name), &v->iv)) {
+        cm_err_set(ctx->b->err, CM_RUNTIME, ast->src_off,
+                   "could not convert '%s' %s to INTERVAL", ast->str, ast->name);
+        return false;
+    }
+    return true;
+}
+
 static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
 {
     CmValue v;
@@ -313,6 +380,12 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
         CmType t;
         if (pl_type_from_ast(ast->type, &t, ctx->b->err) != CM_OK) {
             return NULL;
+        }
+        if (t.id == CM_T_INTERVAL && ast->name != NULL) {
+            if (!interval_with_unit(ctx, ast, &v)) {
+                return NULL;
+            }
+            break;
         }
         CmValue s = {.type = cm_type_varchar(-1, false)};
         s.s = cm_str_make(ast->str, (uint32_t)strlen(ast->str));
@@ -503,9 +576,10 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
             return outer;
         }
     }
-    if (found < 0 && ast->qualifier == NULL && strcmp(ast->name, "current_date") == 0) {
-        /* SQL's current_date is written without parentheses; a column of that name wins */
-        return pl_make_call(ctx->b, "current_date", NULL, 0, ast->src_off);
+    if (found < 0 && ast->qualifier == NULL &&
+        (strcmp(ast->name, "current_date") == 0 || strcmp(ast->name, "current_timestamp") == 0)) {
+        /* SQL writes these without parentheses; a column of that name wins */
+        return pl_make_call(ctx->b, ast->name, NULL, 0, ast->src_off);
     }
     if (found < 0) {
         /* `t.nosuch` where t is an enclosing query's table: the column is what is unknown */
@@ -875,6 +949,12 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
         return list_arg_fail(ctx, ast, arg->type);
     }
+    /* An INTERVAL is counted, compared (min, max) and grouped; the other
+     * aggregates keep 8-byte states, so they refuse it rather than cut it. */
+    if (arg != NULL && arg->type.id == CM_T_INTERVAL && fn != EX_AGG_COUNT && fn != EX_AGG_MIN &&
+        fn != EX_AGG_MAX) {
+        return list_arg_fail(ctx, ast, arg->type);
+    }
     if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
         return NULL;
     }
@@ -981,116 +1061,6 @@ static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
 
 /* ---- operators ------------------------------------------------------------------- */
 
-/* One "<count> <unit>" part of an interval string, added to *months or *days;
- * false if it is not one. */
-static bool interval_part(const char **pp, const char *unit, int64_t *months, int64_t *days)
-{
-    const char *p = *pp;
-    char *end;
-    long long q = strtoll(p, &end, 10);
-    if (end == p || q > 1000000000LL || q < -1000000000LL) {
-        return false;
-    }
-    p = end;
-    while (*p == ' ') {
-        p++;
-    }
-    char word[16];
-    if (unit == NULL) {
-        size_t k = 0;
-        while (isalpha((unsigned char)*p) && k + 1 < sizeof word) {
-            word[k++] = (char)tolower((unsigned char)*p++);
-        }
-        word[k] = '\0';
-        if (isalpha((unsigned char)*p)) {
-            return false;
-        }
-        unit = word;
-    }
-    size_t ul = strlen(unit);
-    if (ul > 1 && unit[ul - 1] == 's') {
-        ul--; /* days -> day */
-    }
-    if (ul == 3 && !strncmp(unit, "day", ul)) {
-        *days += q;
-    } else if (ul == 4 && !strncmp(unit, "week", ul)) {
-        *days += q * 7;
-    } else if (ul == 5 && !strncmp(unit, "month", ul)) {
-        *months += q;
-    } else if (ul == 4 && !strncmp(unit, "year", ul)) {
-        *months += q * 12;
-    } else {
-        return false;
-    }
-    *pp = p;
-    return true;
-}
-
-/* An INTERVAL literal as calendar months plus days ('1 month 2 days',
- * '3' DAY); false if the expression is not one.  *bad (with the error set)
- * when its text is not an interval this engine supports. */
-static bool interval_of(PlBindCtx *ctx, const PsExpr *ast, int64_t *months, int64_t *days,
-                        bool *bad)
-{
-    *bad = false;
-    *months = *days = 0;
-    if (ast->kind != PS_EX_TYPED || ast->type == NULL || strcmp(ast->type->name, "interval") != 0) {
-        return false;
-    }
-    const char *p = ast->str;
-    int parts = 0;
-    for (;;) {
-        while (*p == ' ') {
-            p++;
-        }
-        if (*p == '\0') {
-            break;
-        }
-        /* INTERVAL '3' DAY: the unit comes after the string, which holds one count. */
-        if ((ast->name != NULL && parts > 0) ||
-            !interval_part(&p, parts == 0 ? ast->name : NULL, months, days)) {
-            *bad = true;
-            break;
-        }
-        parts++;
-    }
-    if (*bad || parts == 0) {
-        *bad = true;
-        fail(ctx, CM_BIND, ast->src_off,
-             "interval '%s' is not supported: use counts of days, weeks, months or years",
-             ast->str);
-    }
-    return true;
-}
-
-/* date +/- INTERVAL: calendar months first, then whole days (as PostgreSQL). */
-static ExExpr *bind_interval_arith(PlBindCtx *ctx, const PsExpr *ast, ExExpr *date,
-                                   int64_t months, int64_t days)
-{
-    bool minus = ast->op == PS_OP_SUB;
-    ExExpr *e = pl_cast(ctx->b, date, cm_type_make(CM_T_DATE), ast->src_off);
-    for (int step = 0; step < 2 && e != NULL; step++) {
-        int64_t n = step == 0 ? months : days;
-        if (n == 0 && (step == 0 || months != 0)) {
-            continue; /* nothing to add (a zero interval still adds 0 days) */
-        }
-        CmValue v = {.type = cm_type_make(CM_T_INT64), .i = n};
-        ExExpr *args[2] = {e, ex_expr_const(ctx->b->arena, &v)};
-        if (args[1] == NULL) {
-            return NULL;
-        }
-        const char *name = step == 0 ? (minus ? "sub_months" : "add_months") : (minus ? "-" : "+");
-        e = pl_make_call(ctx->b, name, args, 2, ast->src_off);
-    }
-    return e;
-}
-
-static bool is_interval(const PsExpr *ast)
-{
-    return ast->kind == PS_EX_TYPED && ast->type != NULL &&
-           strcmp(ast->type->name, "interval") == 0;
-}
-
 /* l op r, both bound. */
 static ExExpr *combine_binary(PlBindCtx *ctx, const PsExpr *ast, ExExpr *l, ExExpr *r)
 {
@@ -1115,31 +1085,12 @@ static ExExpr *combine_binary(PlBindCtx *ctx, const PsExpr *ast, ExExpr *l, ExEx
                 pl_source_text(ctx->b, ast->src_off, ast->src_len));
 }
 
-/* INTERVAL + x: the one binary operator whose left operand is not bound first
- * (x + INTERVAL and x - INTERVAL are levels of a chain, see bind_level). */
-static ExExpr *bind_binary(PlBindCtx *ctx, const PsExpr *ast)
-{
-    int64_t months, days;
-    bool bad;
-    if (!interval_of(ctx, ast->left, &months, &days, &bad)) {
-        return fail(ctx, CM_INTERNAL, ast->src_off, "not an interval%s", "");
-    }
-    ExExpr *d = bad ? NULL : pl_bind_expr(ctx, ast->right);
-    return d ? bind_interval_arith(ctx, ast, d, months, days) : NULL;
-}
-
 /* One level of a chain (see bind_chain): `ast` applied to its left operand,
  * already bound as x. */
 static ExExpr *bind_level(PlBindCtx *ctx, const PsExpr *ast, ExExpr *x)
 {
     switch (ast->kind) {
     case PS_EX_BINARY: {
-        int64_t months, days;
-        bool bad;
-        if ((ast->op == PS_OP_ADD || ast->op == PS_OP_SUB) &&
-            interval_of(ctx, ast->right, &months, &days, &bad)) {
-            return bad ? NULL : bind_interval_arith(ctx, ast, x, months, days);
-        }
         ExExpr *r = pl_bind_expr(ctx, ast->right);
         return r ? combine_binary(ctx, ast, x, r) : NULL;
     }
@@ -1176,7 +1127,6 @@ static bool is_chain(const PsExpr *ast)
 {
     switch (ast->kind) {
     case PS_EX_BINARY:
-        return ast->op != PS_OP_ADD || !is_interval(ast->left) || is_interval(ast->right);
     case PS_EX_UNARY:
     case PS_EX_IS_NULL:
     case PS_EX_CAST: return true;
@@ -1978,7 +1928,8 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
             !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
             return NULL;
         }
-        if (s->arg_type.id == CM_T_LIST && fn != EX_WIN_COUNT) {
+        if ((s->arg_type.id == CM_T_LIST || s->arg_type.id == CM_T_INTERVAL) &&
+            fn != EX_WIN_COUNT) {
             return list_arg_fail(ctx, ast, s->arg_type);
         }
     }
@@ -2107,8 +2058,8 @@ static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
         }
     }
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
-    if (n > EX_FUNC_MAX_ARGS) {
-        return true; /* pl_make_call reports the count */
+    if (n > EX_FUNC_MAX_ARGS || is_now(ast->name, n)) {
+        return true; /* pl_make_call reports the count, and makes now() */
     }
     ExFuncMatch m;
     CmErr probe;
@@ -2422,7 +2373,6 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_BOOL:
     case PS_EX_TYPED: return bind_literal(ctx, ast);
     case PS_EX_COLUMN: return bind_column(ctx, ast);
-    case PS_EX_BINARY: return bind_binary(ctx, ast);
     case PS_EX_FUNC: return bind_function(ctx, ast);
     case PS_EX_CASE: return bind_case(ctx, ast);
     case PS_EX_BETWEEN: return bind_between(ctx, ast);
@@ -2516,6 +2466,10 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_make(CM_T_DATE);
     } else if (!strcmp(n, "time")) {
         *out = cm_type_make(CM_T_TIME);
+    } else if (!strcmp(n, "timestamp") || !strcmp(n, "datetime")) {
+        *out = cm_type_make(CM_T_TIMESTAMP);
+    } else if (!strcmp(n, "interval")) {
+        *out = cm_type_make(CM_T_INTERVAL);
     } else if (!strcmp(n, "boolean") || !strcmp(n, "bool")) {
         *out = cm_type_make(CM_T_BOOL);
     } else {

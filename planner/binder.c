@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func.h"
 #include "parser/parser.h"
@@ -216,13 +217,18 @@ static bool series_arg(PlBinder *b, const PsFrom *f, const PsExpr *ast, int idx,
                    f->name);
         return false;
     }
-    if (e->type.id != CM_T_NULL && !cm_type_is_integer(e->type)) {
+    bool is_time = e->type.id == CM_T_TIMESTAMP || e->type.id == CM_T_DATE;
+    if (e->type.id != CM_T_NULL && !cm_type_is_integer(e->type) &&
+        !(is_time && idx < 2 && f->args->n == 3) && !(e->type.id == CM_T_INTERVAL && idx == 2)) {
         char buf[64];
         cm_err_set(b->err, CM_TYPE, ast->src_off, "argument %d of %s must be an integer, not %s",
                    idx + 1, f->name, cm_type_name(e->type, buf, sizeof buf));
         return false;
     }
-    return ex_expr_eval_const(e, b->arena, out, b->err) == CM_OK;
+    if (e->type.id == CM_T_DATE) {
+        e = pl_cast(b, e, cm_type_make(CM_T_TIMESTAMP), ast->src_off); /* as DuckDB */
+    }
+    return e != NULL && ex_expr_eval_const(e, b->arena, out, b->err) == CM_OK;
 }
 
 /* The table functions generate_series(start, stop[, step]) (stop included)
@@ -272,6 +278,63 @@ static PlNode *bind_unnest_from(PlBinder *b, const PsFrom *f)
     return u;
 }
 
+/* generate_series/range(start, stop, step) over TIMESTAMPs (or DATEs, read
+ * as TIMESTAMPs) by an INTERVAL, as DuckDB: a step without months is a fixed
+ * number of microseconds; one with months is added row by row. */
+static PlNode *bind_time_series(PlBinder *b, const PsFrom *f, const CmValue *v, bool inclusive)
+{
+    for (int i = 0; i < 3; i++) {
+        CmTypeId want = i < 2 ? CM_T_TIMESTAMP : CM_T_INTERVAL;
+        if (v[i].type.id != want && v[i].type.id != CM_T_NULL) {
+            char buf[32];
+            cm_err_set(b->err, CM_TYPE, ((const PsExpr *)f->args->items[i])->src_off,
+                       "argument %d of %s must be %s, not %s", i + 1, f->name,
+                       i < 2 ? "a TIMESTAMP" : "an INTERVAL", cm_type_name(v[i].type, buf, sizeof buf));
+            return NULL;
+        }
+    }
+    PlNode *n = pl_node_new(b->arena, PL_SERIES, 1);
+    if (n == NULL) {
+        return oom(b);
+    }
+    n->types[0] = n->series_type = cm_type_make(CM_T_TIMESTAMP);
+    n->names[0] = f->name;
+    if (v[0].is_null || v[1].is_null || v[2].is_null) {
+        return n; /* no rows, as DuckDB */
+    }
+    const CmInterval *iv = &v[2].iv;
+    bool pos = iv->months >= 0 && iv->days >= 0 && iv->micros >= 0;
+    bool neg = iv->months <= 0 && iv->days <= 0 && iv->micros <= 0;
+    int64_t off = ((const PsExpr *)f->args->items[2])->src_off;
+    if (pos && neg) {
+        cm_err_set(b->err, CM_RUNTIME, off, "the step of %s cannot be 0", f->name);
+        return NULL;
+    }
+    if (!pos && !neg) {
+        cm_err_set(b->err, CM_RUNTIME, off,
+                   "the step of %s must not mix positive and negative parts", f->name);
+        return NULL;
+    }
+    n->series_start = v[0].i;
+    if (iv->months == 0) {
+        if (!cm_ts_make(iv->days, iv->micros, &n->series_step)) {
+            cm_err_set(b->err, CM_RUNTIME, off, "the step of %s is out of range", f->name);
+            return NULL;
+        }
+        n->series_rows = ex_series_count(v[0].i, v[1].i, n->series_step, inclusive);
+        return n;
+    }
+    n->series_is_cal = true;
+    n->series_cal = *iv;
+    /* a month step covers the TIMESTAMP range in under 10^7 rows */
+    if (!ex_series_count_cal(v[0].i, v[1].i, iv, inclusive, UINT64_C(100000000),
+                             &n->series_rows)) {
+        cm_err_set(b->err, CM_LIMIT, off, "%s has too many rows", f->name);
+        return NULL;
+    }
+    return n;
+}
+
 static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
 {
     if (strcmp(f->name, "unnest") == 0) {
@@ -290,13 +353,17 @@ static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
     }
     int64_t arg[3] = {0, 0, 1}; /* start, stop, step */
     bool has_null = false;
+    CmValue v[3];
     for (int i = 0; i < n_args; i++) {
-        CmValue v;
-        if (!series_arg(b, f, f->args->items[i], i, &v)) {
+        if (!series_arg(b, f, f->args->items[i], i, &v[i])) {
             return NULL;
         }
-        has_null |= v.is_null;
-        arg[n_args == 1 ? 1 : i] = v.i;
+        has_null |= v[i].is_null;
+        arg[n_args == 1 ? 1 : i] = v[i].i;
+    }
+    if (n_args == 3 && (v[0].type.id == CM_T_TIMESTAMP || v[1].type.id == CM_T_TIMESTAMP ||
+                        v[2].type.id == CM_T_INTERVAL)) {
+        return bind_time_series(b, f, v, inclusive);
     }
     if (!has_null && arg[2] == 0) {
         const PsExpr *step = f->args->items[2];
@@ -307,7 +374,7 @@ static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
     if (n == NULL) {
         return oom(b);
     }
-    n->types[0] = cm_type_make(CM_T_INT64);
+    n->types[0] = n->series_type = cm_type_make(CM_T_INT64);
     n->names[0] = f->name;
     n->series_start = arg[0];
     n->series_step = arg[2];

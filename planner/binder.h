@@ -57,6 +57,8 @@ typedef struct PlBinder {
     const PsList *windows; /* the WINDOW clause (PsWindowDef*) of the SELECT being bound */
     const CmValue *insert_defaults; /* n_insert_defaults values, of the target columns' types */
     int n_insert_defaults;
+    int64_t now_us;        /* now(): the statement's TIMESTAMP, read at its first call */
+    bool has_now;
     CmErr *err;
 } PlBinder;
 

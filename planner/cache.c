@@ -269,6 +269,10 @@ static bool put_fields(Fp *f, const PlNode *n)
         put_i64(f, n->series_start);
         put_i64(f, n->series_step);
         put_i64(f, (int64_t)n->series_rows);
+        put_i64(f, n->series_type.id);
+        put_i64(f, n->series_is_cal ? n->series_cal.months : 0);
+        put_i64(f, n->series_is_cal ? n->series_cal.days : 0);
+        put_i64(f, n->series_is_cal ? n->series_cal.micros : 0);
         break;
     case PL_FILTER:
         put_expr(f, n->pred);

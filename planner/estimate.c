@@ -256,7 +256,8 @@ static bool const_number(const ExExpr *x, double *v)
     case CM_T_INT32:
     case CM_T_INT64:
     case CM_T_DATE:
-    case CM_T_TIME: *v = (double)x->value.i; return true;
+    case CM_T_TIME:
+    case CM_T_TIMESTAMP: *v = (double)x->value.i; return true;
     case CM_T_DECIMAL: *v = (double)x->value.i / pow(10, x->value.type.scale); return true;
     case CM_T_DOUBLE: *v = x->value.d; return !isnan(*v);
     default: return false;

@@ -544,7 +544,8 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         return p->source != NULL;
     case PL_SERIES:
         memset(p, 0, sizeof *p);
-        p->source = ex_series_new(bld->a, n->series_start, n->series_step, n->series_rows,
+        p->source = ex_series_new(bld->a, n->series_type, n->series_start, n->series_step,
+                                  n->series_is_cal ? &n->series_cal : NULL, n->series_rows,
                                   bld->err);
         return p->source != NULL;
     case PL_FILTER:

@@ -55,6 +55,9 @@ struct PlNode {
     /* SERIES (generate_series, range) */
     int64_t series_start, series_step;
     uint64_t series_rows;
+    CmType series_type;     /* BIGINT, or TIMESTAMP (microseconds) */
+    bool series_is_cal;     /* TIMESTAMP by a step with months: series_cal added row by row */
+    CmInterval series_cal;
     /* VALUES, PROJECT */
     ExExpr **exprs;
     /* FILTER */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/mem.h"
 #include "common/value.h"
 
@@ -260,6 +261,13 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         break;
     case CM_T_DATE: ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]); break;
     case CM_T_TIME: ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]); break;
+    case CM_T_TIMESTAMP: ok = cm_parse_timestamp(f->p, f->n, &((int64_t *)v->data)[row]); break;
+    case CM_T_INTERVAL: {
+        CmInterval iv = {0, 0, 0}; /* defined even when the field does not parse */
+        ok = cm_parse_interval(f->p, f->n, &iv);
+        ((CmInterval *)v->data)[row] = iv;
+        break;
+    }
     case CM_T_LIST: ok = false; break; /* no text form of a list is read yet */
     case CM_T_BOOL: {
         bool bv = false; /* not set when the field does not parse; a bool must be 0 or 1 */

@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/hash.h"
 #include "common/value.h"
 
@@ -127,6 +128,10 @@ static uint64_t hash_value(CmType type, const void *data, uint32_t i)
         const CmStr *s = &((const CmStr *)data)[i];
         return cm_hash_bytes(cm_str_data(s), s->len);
     }
+    case CM_T_INTERVAL: {
+        CmInt128 span = cm_interval_span(&((const CmInterval *)data)[i]);
+        return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
+    }
     case CM_T_LIST: {
         const CmList *l = &((const CmList *)data)[i];
         CmType elem = cm_type_elem(type);
@@ -156,6 +161,8 @@ static bool value_eq(CmType type, const void *a, uint32_t i, const void *b, uint
     }
     case CM_T_VARCHAR:
         return cm_str_eq(&((const CmStr *)a)[i], &((const CmStr *)b)[j]);
+    case CM_T_INTERVAL:
+        return cm_interval_cmp(&((const CmInterval *)a)[i], &((const CmInterval *)b)[j]) == 0;
     case CM_T_LIST:
         return cm_list_eq(&((const CmList *)a)[i], &((const CmList *)b)[j], cm_type_elem(type));
     default:
@@ -214,6 +221,12 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
             break;
         case CM_T_TIME:
             n = cm_fmt_time(((const int64_t *)d)[i], text);
+            break;
+        case CM_T_TIMESTAMP:
+            n = cm_fmt_timestamp(((const int64_t *)d)[i], text);
+            break;
+        case CM_T_INTERVAL:
+            n = cm_fmt_interval(&((const CmInterval *)d)[i], text);
             break;
         case CM_T_VARCHAR: {
             const CmStr *s = &((const CmStr *)d)[i];

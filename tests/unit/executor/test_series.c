@@ -70,7 +70,7 @@ Test(ex_series, count_at_the_ends_of_bigint)
  * are start, start + step, ... n values, each row once. */
 static int pull_all(int64_t start, int64_t step, uint64_t n)
 {
-    ExOp *op = ex_series_new(&arena, start, step, n, &err);
+    ExOp *op = ex_series_new(&arena, cm_type_make(CM_T_INT64), start, step, NULL, n, &err);
     cr_assert_not_null(op);
     cr_assert_eq(op->n_cols, 1);
     cr_assert_eq(op->types[0].id, CM_T_INT64);
@@ -123,7 +123,7 @@ Test(ex_series, stage_into_result_in_order)
     q.pool = cm_pool_new(2);
     cr_assert_not_null(q.pool);
     uint64_t n = 200 * (uint64_t)CM_BATCH_CAP + 3;
-    ExOp *op = ex_series_new(&arena, 100, -2, n, &err);
+    ExOp *op = ex_series_new(&arena, cm_type_make(CM_T_INT64), 100, -2, NULL, n, &err);
     cr_assert_not_null(op);
     ExResult *res = ex_result_new(1, op->types, &err);
     cr_assert_not_null(res);
