@@ -330,6 +330,10 @@ struct PsStmt {
     PsList *uniques;     /* CREATE TABLE: table-level UNIQUE (..) column lists */
     PsList *options;
     PsSelect *select;
+    PsSelect *returning; /* INSERT/UPDATE/DELETE ... RETURNING list: SELECT list FROM target,
+                            the target being (in the binder) the rows the statement wrote */
+    PsFrom *from;        /* UPDATE ... FROM: the other tables, or NULL */
+    const char *alias;   /* UPDATE t AS alias: the target's name in the statement, or NULL */
     PsExpr *where;
     PsExpr *value;
     PsStmt *inner;

@@ -276,6 +276,20 @@ PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name)
                            NULL);
 }
 
+void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,
+                        PsList *targets)
+{
+    if (targets == NULL || ps->is_failed) {
+        return;
+    }
+    PsAliasSpec al = {.alias = alias};
+    PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
+    PsQName last = {{name->parts[name->n - 1]}, 1};
+    PsToken kw = {.off = ((const PsTarget *)targets->items[0])->expr->src_off};
+    s->returning = ps_build_simple(ps, kw, false, targets, ps_build_table(ps, &last, &al), NULL,
+                                   &plain, NULL);
+}
+
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name)
 {
     const char *word = ps_build_ident(ps, name);

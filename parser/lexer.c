@@ -112,6 +112,7 @@ static const Keyword keywords[] = {
     {"RENAME", PS_TK_RENAME},
     {"REPLACE", PS_TK_REPLACE},
     {"RESET", PS_TK_RESET},
+    {"RETURNING", PS_TK_RETURNING},
     {"RIGHT", PS_TK_RIGHT},
     {"ROLLBACK", PS_TK_ROLLBACK},
     {"ROLLUP", PS_TK_ROLLUP},

@@ -218,6 +218,10 @@ void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace);
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name);
 /* SELECT * FROM name, for DESCRIBE name. */
 PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name);
+/* Sets s->returning to `SELECT targets FROM name [AS alias]` (targets NULL: none),
+ * the name unqualified: the binder gives it the statement's written rows. */
+void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,
+                        PsList *targets);
 PsTarget *ps_build_star_target(PsParse *ps, PsExpr *star, const PsStarMods *mods);
 /* a's items followed by b's (either may be NULL). */
 PsList *ps_build_concat(PsParse *ps, PsList *a, PsList *b);

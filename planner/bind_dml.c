@@ -16,8 +16,8 @@ static void *oom(PlBinder *b)
     return NULL;
 }
 
-/* A scan of every column of t, with a scope naming them after the table. */
-static PlNode *scan(PlBinder *b, StTable *t, PlScope *sc)
+/* A scan of every column of t, with a scope naming them after `name`. */
+static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
 {
     PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);
     sc->n = t->n_cols;
@@ -31,7 +31,7 @@ static PlNode *scan(PlBinder *b, StTable *t, PlScope *sc)
         n->col_ids[i] = i;
         n->types[i] = t->cols[i].type;
         n->names[i] = t->cols[i].name;
-        sc->cols[i] = (PlScopeCol){.table = t->name, .name = t->cols[i].name,
+        sc->cols[i] = (PlScopeCol){.table = name, .name = t->cols[i].name,
                                    .type = t->cols[i].type};
     }
     return n;
@@ -107,29 +107,29 @@ CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *o
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
 {
     PlScope sc;
-    PlNode *input = scan(b, t, &sc);
-    if (input == NULL || where == NULL) {
-        /* Without WHERE every row goes: the new content is empty. */
-        if (input == NULL) {
-            return NULL;
-        }
-        CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
-        ExExpr *f = ex_expr_const(b->arena, &no);
-        return f ? pl_filter(b, input, f, -1) : oom(b);
+    PlNode *input = scan(b, t, t->name, &sc);
+    if (input == NULL) {
+        return NULL;
+    }
+    if (where == NULL) {
+        CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+        ExExpr *all = ex_expr_const(b->arena, &yes);
+        return all ? keep_columns(b, input, t->n_cols, NULL, all) : oom(b);
     }
     PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
                      .clause = "WHERE"};
     ExExpr *pred = pl_bind_expr(&ctx, where);
-    ExExpr *keep = pred ? truth(b, pred, false, where->src_off) : NULL;
-    PlNode *f = keep ? pl_filter(b, input, keep, where->src_off) : NULL;
-    return f ? keep_columns(b, f, t->n_cols, NULL, NULL) : NULL;
+    ExExpr *gone = pred ? truth(b, pred, true, where->src_off) : NULL;
+    return gone ? keep_columns(b, input, t->n_cols, NULL, gone) : NULL;
 }
 
-PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr *where,
-                       int64_t off)
+PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
 {
+    const PsList *sets = stmt->sets;
+    const PsExpr *where = stmt->where;
+    int64_t off = stmt->src_off;
     PlScope sc;
-    PlNode *input = scan(b, t, &sc);
+    PlNode *input = scan(b, t, stmt->alias ? stmt->alias : t->name, &sc);
     ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
     if (input == NULL || set == NULL) {
         return input ? oom(b) : NULL;
@@ -194,4 +194,19 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr
         changed = ex_expr_const(b->arena, &yes);
     }
     return changed ? keep_columns(b, input, t->n_cols, set, changed) : NULL;
+}
+
+PlNode *pl_bind_returning(PlBinder *b, const PsSelect *sel)
+{
+    for (int i = 0; i < sel->targets->n; i++) {
+        const PsExpr *bad = pl_find_not_returnable(((const PsTarget *)sel->targets->items[i])->expr);
+        if (bad != NULL) {
+            const char *what = bad->kind == PS_EX_FUNC
+                                   ? (bad->over != NULL ? "window functions" : "aggregate functions")
+                                   : "subqueries";
+            cm_err_set(b->err, CM_BIND, bad->src_off, "%s are not allowed in RETURNING", what);
+            return NULL;
+        }
+    }
+    return pl_bind_select(b, sel);
 }

@@ -2366,6 +2366,17 @@ static bool has_subquery(const PsExpr *ast, bool scalar)
     return false;
 }
 
+static bool is_not_returnable(const PsExpr *ast)
+{
+    return ast->kind == PS_EX_SUBQUERY || ast->kind == PS_EX_EXISTS ||
+           ast->kind == PS_EX_IN_SELECT || is_aggregate_call(ast) || is_window_call(ast);
+}
+
+const PsExpr *pl_find_not_returnable(const PsExpr *ast)
+{
+    return ast_find(ast, is_not_returnable);
+}
+
 bool pl_has_subquery(const PsExpr *ast)
 {
     return has_subquery(ast, true);

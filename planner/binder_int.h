@@ -179,6 +179,9 @@ uint64_t pl_join_leaves_of(const struct JoinSet *js, const int *cols, int n);
 
 /* True when the tree holds a subquery (scalar, IN or EXISTS). */
 bool pl_has_subquery(const PsExpr *ast);
+/* The first subquery, aggregate or window call in `ast` (RETURNING refuses
+ * them, as DuckDB does), or NULL. */
+const PsExpr *pl_find_not_returnable(const PsExpr *ast);
 /* Only IN (subquery) and EXISTS. */
 bool pl_has_predicate_subquery(const PsExpr *ast);
 
