@@ -332,7 +332,7 @@ struct PsStmt {
     PsSelect *select;
     PsSelect *returning; /* INSERT/UPDATE/DELETE ... RETURNING list: SELECT list FROM target,
                             the target being (in the binder) the rows the statement wrote */
-    PsFrom *from;        /* UPDATE ... FROM: the other tables, or NULL */
+    PsFrom *from;        /* UPDATE ... FROM: the target, then the other tables; or NULL */
     const char *alias;   /* UPDATE t AS alias: the target's name in the statement, or NULL */
     PsExpr *where;
     PsExpr *value;

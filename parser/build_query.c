@@ -276,6 +276,16 @@ PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name)
                            NULL);
 }
 
+void ps_build_update_from(PsParse *ps, PsStmt *s, const PsQName *name, PsFrom *f)
+{
+    if (f == NULL || ps->is_failed) {
+        return;
+    }
+    PsAliasSpec al = {.alias = s->alias};
+    PsQName last = {{name->parts[name->n - 1]}, 1};
+    s->from = ps_build_join(ps, PS_JOIN_CROSS, false, ps_build_table(ps, &last, &al), f, NULL);
+}
+
 void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,
                         PsList *targets)
 {

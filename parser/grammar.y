@@ -264,8 +264,8 @@ cmd(A) ::= UPDATE(K) qname(T) update_alias(N) SET set_list(L) from_clause(F) whe
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->alias = N;
     A->sets = L;
-    A->from = F;
     A->where = W;
+    ps_build_update_from(ps, A, &T, F);
     ps_build_returning(ps, A, &T, N, R);
 }
 cmd(A) ::= DELETE(K) FROM qname(T) where_clause(W) opt_returning(R). {

@@ -218,6 +218,9 @@ void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace);
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name);
 /* SELECT * FROM name, for DESCRIBE name. */
 PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name);
+/* UPDATE ... FROM f: s->from becomes `name [AS s->alias], f`, the target
+ * first (the binder gives it the target's numbered rows); nothing when f is NULL. */
+void ps_build_update_from(PsParse *ps, PsStmt *s, const PsQName *name, PsFrom *f);
 /* Sets s->returning to `SELECT targets FROM name [AS alias]` (targets NULL: none),
  * the name unqualified: the binder gives it the statement's written rows. */
 void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,

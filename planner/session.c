@@ -914,6 +914,66 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_d
     return st->err->code;
 }
 
+/* UPDATE ... FROM: a copy of t's rows with their row numbers (ExResultStreamFn). */
+typedef struct Numberer {
+    StTable *t;      /* t's columns, then "#row" */
+    CmVec *cols;     /* t->n_cols views */
+    CmVec num;       /* the numbers, at the batch's positions */
+    int64_t next;
+} Numberer;
+
+static CmStatus number_batch(void *ctx, const CmBatch *b, CmErr *err)
+{
+    Numberer *nb = ctx;
+    int n = nb->t->n_cols - 1;
+    for (int c = 0; c < n; c++) {
+        nb->cols[c] = b->cols[c]; /* a view: the batch is borrowed for the call */
+    }
+    for (int i = 0; i < b->n_rows; i++) {
+        ((int64_t *)nb->num.data)[cm_batch_pos(b, i)] = nb->next++;
+    }
+    nb->cols[n] = nb->num;
+    nb->cols[n].data_buf = NULL;
+    CmBatch view = *b;
+    view.n_cols = n + 1;
+    view.cols = nb->cols;
+    return st_table_append(nb->t, &view, err);
+}
+
+/* t's rows numbered 0.. in a new table named t (owned), or NULL with st->err. */
+static StTable *numbered_rows(Stmt *st, StTable *t)
+{
+    StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(t->n_cols + 1));
+    CmVec *views = cm_arena_zalloc(st->arena, sizeof(CmVec) * (size_t)(t->n_cols + 1));
+    if (cols == NULL || views == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    memcpy(cols, t->cols, sizeof(StColumn) * (size_t)t->n_cols);
+    cols[t->n_cols] = (StColumn){.name = "#row", .type = cm_type_make(CM_T_INT64)};
+    Numberer nb = {.t = st_table_new(t->name, t->n_cols + 1, cols, st->err), .cols = views};
+    if (nb.t == NULL || cm_vec_init(&nb.num, cm_type_make(CM_T_INT64), st->err) != CM_OK) {
+        st_table_free(nb.t);
+        return NULL;
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlNode *root = pl_bind_scan(&b, t);
+    PlStagePlan plan;
+    st->stream = number_batch;
+    st->stream_ctx = &nb;
+    if (root != NULL) {
+        run_query(st, root, &plan, NULL);
+        pl_stage_plan_fini(&plan);
+    }
+    st->stream = NULL;
+    cm_vec_fini(&nb.num);
+    if (st->err->code != CM_OK) {
+        st_table_free(nb.t);
+        return NULL;
+    }
+    return nb.t;
+}
+
 static CmStatus update_or_delete(Stmt *st)
 {
     const PsStmt *a = st->ast;
@@ -924,9 +984,21 @@ static CmStatus update_or_delete(Stmt *st)
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .cache = st->s->cache, .err = st->err};
     bool is_update = a->kind == PS_ST_UPDATE;
+    /* UPDATE ... FROM reads the target's rows numbered, under its name */
+    PlTemp numbered = {.name = a->table};
+    if (is_update && a->from != NULL) {
+        if ((numbered.table = numbered_rows(st, e->table)) == NULL) {
+            return st->err->code;
+        }
+        b.temps = &numbered;
+    }
     PlNode *root = is_update ? pl_bind_update(&b, e->table, a)
                              : pl_bind_delete(&b, e->table, a->where);
-    return root ? replace_rows(st, e, root, !is_update) : st->err->code;
+    if (root != NULL) {
+        replace_rows(st, e, root, !is_update);
+    }
+    st_table_free(numbered.table);
+    return st->err->code;
 }
 
 /* ---- ALTER TABLE ------------------------------------------------------------------------- */
