@@ -57,8 +57,9 @@ typedef struct AggState {
         CmStr s;
         CmList l;  /* list(): the values, in the table's string arena */
     };
-    int64_t n; /* values seen (non-NULL), or summed partial counts */
-    double m2; /* variances: sum of squared deviations from the mean (Welford) */
+    int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
+    double m2; /* variances: sum of squared deviations from the mean (Welford);
+                  first/last: 1 when the value kept is NULL */
 } AggState;
 
 typedef struct HashAggSpec HashAggSpec;
@@ -216,6 +217,11 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_LIST: out[0] = agg->arg_type; return 1; /* holistic: never partial */
     case EX_AGG_AVG:
         out[0] = sum_type(agg->arg_type);
+        out[1] = cm_type_make(CM_T_INT64);
+        return 2;
+    case EX_AGG_FIRST:
+    case EX_AGG_LAST:
+        out[0] = agg->arg_type;
         out[1] = cm_type_make(CM_T_INT64);
         return 2;
     case EX_AGG_VAR_SAMP:
@@ -721,8 +727,10 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
     bool holistic = ex_agg_is_holistic(fn);
     const CmVec *v = fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL
                                                                       : &in->cols[s->in_col[a]];
-    const CmVec *v2 = fn == EX_AGG_AVG && mode == EX_AGG_FINAL ? &in->cols[s->in_col[a] + 1]
-                                                                : NULL;
+    bool is_first_last = fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
+    const CmVec *v2 = (fn == EX_AGG_AVG || is_first_last) && mode == EX_AGG_FINAL
+                          ? &in->cols[s->in_col[a] + 1]
+                          : NULL;
     /* SUM_COUNT sums counts in every mode (the planner's DISTINCT rewrite
      * feeds it counts as raw values). */
     bool final_count = fn == EX_AGG_SUM_COUNT ||
@@ -734,6 +742,20 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             continue;
         }
         uint32_t p = cm_batch_pos(in, i);
+        if (is_first_last) {
+            /* NULLs count; a partial state of no rows does not */
+            if (v2 != NULL && ((const int64_t *)v2->data)[p] == 0) {
+                continue;
+            }
+            if (fn == EX_AGG_LAST || st->n == 0) {
+                st->m2 = cm_vec_is_null(v, p);
+                if (!cm_vec_is_null(v, p) && set_minmax(st, v, p, l, err) != CM_OK) {
+                    return err->code;
+                }
+            }
+            st->n += v2 ? ((const int64_t *)v2->data)[p] : 1;
+            continue;
+        }
         if (cm_vec_is_null(v, p)) {
             continue;
         }
@@ -852,6 +874,24 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = sum / (double)st->n;
         }
         return 1;
+    case EX_AGG_FIRST:
+    case EX_AGG_LAST:
+        if (partial) {
+            ((int64_t *)out->cols[col + 1].data)[row] = st->n;
+        }
+        if (st->n == 0 || st->m2 != 0) {
+            cm_vec_set_null(v, row);
+        } else if (v->type.id == CM_T_DOUBLE) {
+            ((double *)v->data)[row] = st->d;
+        } else if (v->type.id == CM_T_VARCHAR) {
+            ((CmStr *)v->data)[row] = st->s;
+        } else if (v->type.id == CM_T_LIST) {
+            ((CmList *)v->data)[row] = st->l;
+        } else {
+            CmValue val = {.type = v->type, .is_null = false, .i = st->i};
+            cm_vec_set_value(v, row, &val);
+        }
+        return partial ? 2 : 1;
     default:
         if (st->n == 0) {
             cm_vec_set_null(v, row);
@@ -1655,8 +1695,10 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 
 static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
+    /* keep in sync with ExAggFn */
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count", "scalar", "string_agg", "quantile_cont",
+                                     "sum_count", "scalar", "first", "last", "string_agg",
+                                     "quantile_cont",
                                      "quantile_disc", "mode", "list", "var_samp", "var_pop",
                                      "stddev_samp", "stddev_pop"};
     static const char *mode_names[] = {"single", "partial", "final"};

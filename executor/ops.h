@@ -107,6 +107,9 @@ typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
     EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
     EX_AGG_SCALAR,    /* the one value of a scalar subquery: an error past one row */
+    EX_AGG_FIRST,     /* the value of the first row the group met, NULL included (DuckDB's
+                         first; partial state: the value and the rows seen) */
+    EX_AGG_LAST,      /* ... of the last row */
     /* Holistic: they keep their group's values (ex_agg_is_holistic). */
     EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */

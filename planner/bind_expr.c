@@ -561,7 +561,10 @@ static int agg_fn_of(const char *name, bool star)
                {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST},
                /* over BOOLEAN, false < true; count_if counts its true rows */
                {"bool_and", EX_AGG_MIN},            {"bool_or", EX_AGG_MAX},
-               {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN}};
+               {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN},
+               /* NULLs included, as DuckDB's */
+               {"first", EX_AGG_FIRST},             {"arbitrary", EX_AGG_FIRST},
+               {"last", EX_AGG_LAST}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -875,6 +878,11 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
         return list_arg_fail(ctx, ast, arg->type);
     }
+    if (ast->filter != NULL && (fn == EX_AGG_FIRST || fn == EX_AGG_LAST)) {
+        /* FILTER is a CASE over the argument, whose NULLs these would keep */
+        return fail(ctx, CM_BIND, ast->filter->src_off, "FILTER is not supported for %s yet",
+                    ast->name);
+    }
     if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
         return NULL;
     }
@@ -902,7 +910,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         agg->aggs[a] = (ExAggSpec){.fn = (ExAggFn)fn, .arg = -1, .arg_type = arg_type,
                                    .type = agg_result_type((ExAggFn)fn, arg_type),
                                    .distinct = ast->distinct && fn != EX_AGG_MIN &&
-                                               fn != EX_AGG_MAX,
+                                               fn != EX_AGG_MAX && fn != EX_AGG_FIRST &&
+                                               fn != EX_AGG_LAST,
                                    .param = param};
         agg->agg_args[a] = arg;
         agg->n_aggs++;
