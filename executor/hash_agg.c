@@ -58,8 +58,12 @@ typedef struct AggState {
         CmList l;  /* list(): the values, in the table's string arena */
     };
     int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
-    double m2; /* variances: sum of squared deviations from the mean (Welford);
-                  first/last: 1 when the value kept is NULL */
+    union {
+        double m2;   /* variances: sum of squared deviations from the mean (Welford);
+                        first/last: 1 when the value kept is NULL */
+        CmValue *x;  /* arg_min/arg_max (the union holds y): x of that row, in the string
+                        arena */
+    };
 } AggState;
 
 typedef struct HashAggSpec HashAggSpec;
@@ -223,6 +227,11 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_LAST:
         out[0] = agg->arg_type;
         out[1] = cm_type_make(CM_T_INT64);
+        return 2;
+    case EX_AGG_ARG_MIN:
+    case EX_AGG_ARG_MAX:
+        out[0] = agg->arg_type;
+        out[1] = agg->param.type;
         return 2;
     case EX_AGG_VAR_SAMP:
     case EX_AGG_VAR_POP:
@@ -717,6 +726,34 @@ static bool first_sight(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v
     return first_sight_as(set, l, group, v, p, false, false, err);
 }
 
+/* arg_min/arg_max: row p of (x, by) in every mode (a partial state is the
+ * same pair, both NULL when it saw no rows).  The state keeps by in its union
+ * and a copy of x in the string arena. */
+static CmStatus arg_update(ExAggFn fn, AggState *st, const CmVec *x, const CmVec *by, uint32_t p,
+                           AggLocal *l, CmErr *err)
+{
+    if (cm_vec_is_null(by, p) || cm_vec_is_null(x, p)) {
+        return CM_OK; /* DuckDB skips a row with either NULL (arg_min_null would not) */
+    }
+    int c = st->n == 0 ? 0 : compare_value(st, by, p);
+    st->n++;
+    if (st->n > 1 && (fn == EX_AGG_ARG_MIN ? c <= 0 : c >= 0)) {
+        return CM_OK; /* ties keep the first */
+    }
+    CmValue *kept = cm_arena_alloc(&l->strings, sizeof *kept);
+    if (kept == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+    }
+    cm_vec_get_value(x, p, kept);
+    if (!kept->is_null && kept->type.id == CM_T_VARCHAR) {
+        kept->s = cm_str_copy(&l->strings, &kept->s, err);
+    } else if (!kept->is_null && kept->type.id == CM_T_LIST) {
+        kept->l = cm_list_copy(&l->strings, &kept->l, cm_type_elem(kept->type), err);
+    }
+    st->x = kept;
+    return set_minmax(st, by, p, l, err);
+}
+
 static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                            CmErr *err)
 {
@@ -754,6 +791,12 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
                 }
             }
             st->n += v2 ? ((const int64_t *)v2->data)[p] : 1;
+            continue;
+        }
+        if (fn == EX_AGG_ARG_MIN || fn == EX_AGG_ARG_MAX) {
+            if (arg_update(fn, st, v, &in->cols[s->in_col[a] + 1], p, l, err) != CM_OK) {
+                return err->code;
+            }
             continue;
         }
         if (cm_vec_is_null(v, p)) {
@@ -874,6 +917,28 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = sum / (double)st->n;
         }
         return 1;
+    case EX_AGG_ARG_MIN:
+    case EX_AGG_ARG_MAX:
+        if (st->n == 0 || st->x->is_null) {
+            cm_vec_set_null(v, row);
+        } else {
+            cm_vec_set_value(v, row, st->x);
+        }
+        if (!partial) {
+            return 1;
+        }
+        v = &out->cols[col + 1]; /* by, as the default case writes a min */
+        if (st->n == 0) {
+            cm_vec_set_null(v, row);
+        } else if (v->type.id == CM_T_DOUBLE) {
+            ((double *)v->data)[row] = st->d;
+        } else if (v->type.id == CM_T_VARCHAR) {
+            ((CmStr *)v->data)[row] = st->s;
+        } else {
+            CmValue val = {.type = v->type, .is_null = false, .i = st->i};
+            cm_vec_set_value(v, row, &val);
+        }
+        return 2;
     case EX_AGG_FIRST:
     case EX_AGG_LAST:
         if (partial) {
@@ -1697,7 +1762,8 @@ static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
     /* keep in sync with ExAggFn */
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count", "scalar", "first", "last", "string_agg",
+                                     "sum_count", "scalar", "first", "last", "arg_min", "arg_max",
+                                     "string_agg",
                                      "quantile_cont",
                                      "quantile_disc", "mode", "list", "var_samp", "var_pop",
                                      "stddev_samp", "stddev_pop"};

@@ -110,6 +110,10 @@ typedef enum ExAggFn {
     EX_AGG_FIRST,     /* the value of the first row the group met, NULL included (DuckDB's
                          first; partial state: the value and the rows seen) */
     EX_AGG_LAST,      /* ... of the last row */
+    EX_AGG_ARG_MIN,   /* arg_min(x, y): x of the row with the least y (rows with a NULL x
+                         or y skipped, the first of ties kept); y is the input column after
+                         x, of type param.type; partial state: x and y (NULL: no rows) */
+    EX_AGG_ARG_MAX,   /* ... the greatest y */
     /* Holistic: they keep their group's values (ex_agg_is_holistic). */
     EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */
@@ -132,7 +136,8 @@ typedef struct ExAggSpec {
     CmType type;     /* final result type */
     bool distinct;   /* f(DISTINCT x): each value once per group (SINGLE mode only) */
     CmValue param;   /* the constant second argument: string_agg's separator (bytes in the
-                        query arena), a quantile's fraction (DOUBLE) */
+                        query arena), a quantile's fraction (DOUBLE); arg_min/arg_max: NULL,
+                        of the second argument's type */
 } ExAggSpec;
 
 /* The aggregates that need all of a group's values (string_agg, quantiles,

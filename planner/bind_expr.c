@@ -564,7 +564,9 @@ static int agg_fn_of(const char *name, bool star)
                {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN},
                /* NULLs included, as DuckDB's */
                {"first", EX_AGG_FIRST},             {"arbitrary", EX_AGG_FIRST},
-               {"last", EX_AGG_LAST}};
+               {"last", EX_AGG_LAST},               {"arg_min", EX_AGG_ARG_MIN},
+               {"min_by", EX_AGG_ARG_MIN},          {"arg_max", EX_AGG_ARG_MAX},
+               {"max_by", EX_AGG_ARG_MAX}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -800,6 +802,30 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
                                      : arg;
 }
 
+/* arg_min(x, y)/arg_max(x, y): x, and y in *by; y must be orderable (not a LIST). */
+static ExExpr *bind_arg_by(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, ExExpr **by)
+{
+    if (ast->args == NULL || ast->args->n != 2) {
+        return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly two arguments", ast->name);
+    }
+    ExExpr *x = pl_bind_expr(inner, ast->args->items[0]);
+    ExExpr *y = x ? pl_bind_expr(inner, ast->args->items[1]) : NULL;
+    if (y == NULL) {
+        return NULL;
+    }
+    if (y->type.id == CM_T_LIST) {
+        char tn[32], msg[96];
+        snprintf(msg, sizeof msg, "%s cannot order by a %s", ast->name,
+                 cm_type_name(y->type, tn, sizeof tn));
+        return fail(ctx, CM_TYPE, ast->src_off, "%s", msg);
+    }
+    const PsExpr *ys = ast->args->items[1];
+    *by = y->type.id == CM_T_NULL ? pl_cast(ctx->b, y, cm_type_make(CM_T_INT32), ys->src_off) : y;
+    return *by == NULL ? NULL
+           : x->type.id == CM_T_NULL ? pl_cast(ctx->b, x, cm_type_make(CM_T_INT32), ast->src_off)
+                                     : x;
+}
+
 static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 {
     PlAggCtx *agg = ctx->agg;
@@ -831,10 +857,16 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
                     "aggregate function calls cannot contain window function calls%s", "");
     }
     CmValue param = {.is_null = true};
+    ExExpr *by = NULL;
     if (ex_agg_is_holistic((ExAggFn)fn)) {
         if ((arg = bind_holistic(ctx, &inner, ast, &fn, &param)) == NULL) {
             return NULL;
         }
+    } else if (fn == EX_AGG_ARG_MIN || fn == EX_AGG_ARG_MAX) {
+        if ((arg = bind_arg_by(ctx, &inner, ast, &by)) == NULL) {
+            return NULL;
+        }
+        param = (CmValue){.type = by->type, .is_null = true};
     } else if (fn != EX_AGG_COUNT_STAR) {
         if (ast->args == NULL || ast->args->n != 1) {
             return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly one argument", ast->name);
@@ -878,7 +910,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
         return list_arg_fail(ctx, ast, arg->type);
     }
-    if (ast->filter != NULL && (fn == EX_AGG_FIRST || fn == EX_AGG_LAST)) {
+    if (ast->filter != NULL && (fn == EX_AGG_FIRST || fn == EX_AGG_LAST || by != NULL)) {
         /* FILTER is a CASE over the argument, whose NULLs these would keep */
         return fail(ctx, CM_BIND, ast->filter->src_off, "FILTER is not supported for %s yet",
                     ast->name);
@@ -898,7 +930,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if ((int)agg->aggs[a].fn == fn && agg->aggs[a].distinct == ast->distinct &&
             same_param(&agg->aggs[a].param, &param) &&
             (arg == NULL ? agg->agg_args[a] == NULL
-                         : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a]))) {
+                         : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a])) &&
+            (by == NULL ? agg->agg_by[a] == NULL
+                        : agg->agg_by[a] != NULL && pl_expr_equal(by, agg->agg_by[a]))) {
             break;
         }
     }
@@ -911,9 +945,10 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
                                    .type = agg_result_type((ExAggFn)fn, arg_type),
                                    .distinct = ast->distinct && fn != EX_AGG_MIN &&
                                                fn != EX_AGG_MAX && fn != EX_AGG_FIRST &&
-                                               fn != EX_AGG_LAST,
+                                               fn != EX_AGG_LAST && by == NULL,
                                    .param = param};
         agg->agg_args[a] = arg;
+        agg->agg_by[a] = by;
         agg->n_aggs++;
     }
     ExExpr *ref = ex_expr_column(ctx->b->arena, PL_AGG_BASE + a, agg->aggs[a].type);

@@ -728,7 +728,7 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
 {
     int n_pre = agg->n_keys;
     for (int a = 0; a < agg->n_aggs; a++) {
-        n_pre += agg->agg_args[a] != NULL;
+        n_pre += (agg->agg_args[a] != NULL) + (agg->agg_by[a] != NULL);
     }
     ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_pre + 1));
     const char **pre_names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_pre + 1));
@@ -752,6 +752,10 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         if (agg->agg_args[a] != NULL) {
             node->aggs[a].arg = at;
             pre[at] = agg->agg_args[a];
+            pre_names[at++] = "arg";
+        }
+        if (agg->agg_by[a] != NULL) {
+            pre[at] = agg->agg_by[a];
             pre_names[at++] = "arg";
         }
         node->types[agg->n_keys + a] = agg->aggs[a].type;

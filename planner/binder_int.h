@@ -44,6 +44,8 @@ typedef struct PlAggCtx {
     int n_aggs;
     ExAggSpec aggs[PL_MAX_AGGS];
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
+    ExExpr *agg_by[PL_MAX_AGGS];   /* arg_min/arg_max: the second argument (its column
+                                    * follows the first's), else NULL */
 } PlAggCtx;
 
 #define PL_MAX_CORR 64
