@@ -39,6 +39,7 @@
 #include "executor/hashing.h"
 #include "executor/ops.h"
 #include "shuffle/spill.h"
+#include "storage/stats.h"
 
 /* Partitions per spill level, and the hash bits that pick one (the top bits
  * first: the shuffle before a FINAL aggregate partitions on bits 32 and up,
@@ -63,6 +64,7 @@ typedef struct AggState {
                         first/last: 1 when the value kept is NULL */
         CmValue *x;  /* arg_min/arg_max (the union holds y): x of that row, in the string
                         arena */
+        StColStats *hll; /* approx_count_distinct: its sketch, in the string arena, or NULL */
     };
 } AggState;
 
@@ -232,6 +234,10 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_ARG_MAX:
         out[0] = agg->arg_type;
         out[1] = agg->param.type;
+        return 2;
+    case EX_AGG_APPROX_DISTINCT:
+        out[0] = cm_type_varchar(-1, false);
+        out[1] = cm_type_make(CM_T_INT64);
         return 2;
     case EX_AGG_VAR_SAMP:
     case EX_AGG_VAR_POP:
@@ -754,6 +760,33 @@ static CmStatus arg_update(ExAggFn fn, AggState *st, const CmVec *x, const CmVec
     return set_minmax(st, by, p, l, err);
 }
 
+/* approx_count_distinct: adds value p of v to the group's sketch, or in FINAL
+ * mode (n: the counts column) merges the partial sketch at p into it. */
+static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint32_t p,
+                              AggLocal *l, CmErr *err)
+{
+    if (cm_vec_is_null(v, p)) {
+        return CM_OK;
+    }
+    if (st->hll == NULL) {
+        if ((st->hll = cm_arena_alloc(&l->strings, sizeof(StColStats))) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in approx_count_distinct");
+        }
+        st_stats_reset(st->hll);
+    }
+    if (n == NULL) {
+        st_stats_add(st->hll, v, &p, 1);
+        return CM_OK;
+    }
+    const CmStr *regs = &((const CmStr *)v->data)[p];
+    if (regs->len != ST_HLL_REGS) {
+        return cm_err_set(err, CM_INTERNAL, -1, "approx_count_distinct: a partial state of %u bytes",
+                          (unsigned)regs->len);
+    }
+    st_stats_merge(st->hll, (const uint8_t *)cm_str_data(regs), ((const int64_t *)n->data)[p]);
+    return CM_OK;
+}
+
 static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                            CmErr *err)
 {
@@ -765,7 +798,8 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
     const CmVec *v = fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL
                                                                       : &in->cols[s->in_col[a]];
     bool is_first_last = fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
-    const CmVec *v2 = (fn == EX_AGG_AVG || is_first_last) && mode == EX_AGG_FINAL
+    const CmVec *v2 = (fn == EX_AGG_AVG || is_first_last || fn == EX_AGG_APPROX_DISTINCT) &&
+                              mode == EX_AGG_FINAL
                           ? &in->cols[s->in_col[a] + 1]
                           : NULL;
     /* SUM_COUNT sums counts in every mode (the planner's DISTINCT rewrite
@@ -791,6 +825,12 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
                 }
             }
             st->n += v2 ? ((const int64_t *)v2->data)[p] : 1;
+            continue;
+        }
+        if (fn == EX_AGG_APPROX_DISTINCT) {
+            if (approx_update(st, v, v2, p, l, err) != CM_OK) {
+                return err->code;
+            }
             continue;
         }
         if (fn == EX_AGG_ARG_MIN || fn == EX_AGG_ARG_MAX) {
@@ -917,6 +957,19 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = sum / (double)st->n;
         }
         return 1;
+    case EX_AGG_APPROX_DISTINCT:
+        if (!partial) {
+            ((int64_t *)v->data)[row] = st->hll ? llround(st_stats_ndv(st->hll)) : 0;
+            return 1;
+        }
+        if (st->hll == NULL) {
+            cm_vec_set_null(v, row);
+        } else {
+            ((CmStr *)v->data)[row] = cm_str_make((const char *)st->hll->hll, ST_HLL_REGS);
+        }
+        ((int64_t *)out->cols[col + 1].data)[row] =
+            st->hll ? st->hll->n_values - st->hll->n_nulls : 0;
+        return 2;
     case EX_AGG_ARG_MIN:
     case EX_AGG_ARG_MAX:
         if (st->n == 0 || st->x->is_null) {
@@ -1763,7 +1816,7 @@ static void agg_explain(const ExOp *op, char *buf, size_t cap)
     /* keep in sync with ExAggFn */
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
                                      "sum_count", "scalar", "first", "last", "arg_min", "arg_max",
-                                     "string_agg",
+                                     "approx_count_distinct", "string_agg",
                                      "quantile_cont",
                                      "quantile_disc", "mode", "list", "var_samp", "var_pop",
                                      "stddev_samp", "stddev_pop"};

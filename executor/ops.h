@@ -114,6 +114,9 @@ typedef enum ExAggFn {
                          or y skipped, the first of ties kept); y is the input column after
                          x, of type param.type; partial state: x and y (NULL: no rows) */
     EX_AGG_ARG_MAX,   /* ... the greatest y */
+    EX_AGG_APPROX_DISTINCT, /* approx_count_distinct: BIGINT estimate of the distinct non-NULL
+                               values, from storage/stats.h's HyperLogLog; partial state: the
+                               registers (a VARCHAR of ST_HLL_REGS bytes) and the values seen */
     /* Holistic: they keep their group's values (ex_agg_is_holistic). */
     EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */

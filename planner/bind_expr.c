@@ -566,7 +566,7 @@ static int agg_fn_of(const char *name, bool star)
                {"first", EX_AGG_FIRST},             {"arbitrary", EX_AGG_FIRST},
                {"last", EX_AGG_LAST},               {"arg_min", EX_AGG_ARG_MIN},
                {"min_by", EX_AGG_ARG_MIN},          {"arg_max", EX_AGG_ARG_MAX},
-               {"max_by", EX_AGG_ARG_MAX}};
+               {"max_by", EX_AGG_ARG_MAX},          {"approx_count_distinct", EX_AGG_APPROX_DISTINCT}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -627,6 +627,7 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     switch (fn) {
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
+    case EX_AGG_APPROX_DISTINCT:
     case EX_AGG_SUM_COUNT: return cm_type_make(CM_T_INT64);
     case EX_AGG_AVG:
     case EX_AGG_VAR_SAMP:
@@ -921,7 +922,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (agg->empty) {
         /* Over no rows: count is 0 and every other aggregate NULL. */
         CmType t = agg_result_type((ExAggFn)fn, arg ? arg->type : cm_type_make(CM_T_INT64));
-        CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR};
+        CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR &&
+                                          fn != EX_AGG_APPROX_DISTINCT};
         return ex_expr_const(ctx->b->arena, &v);
     }
     /* The same aggregate twice is computed once. */
