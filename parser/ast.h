@@ -197,6 +197,7 @@ struct PsFrom {
     PsExpr *on;              /* JOIN: ON condition or NULL */
     PsList *using_cols;      /* JOIN: USING (const char*) or NULL */
     int n_tables;            /* JOIN: the tables under it (at most PS_MAX_FROM_TABLES) */
+    bool one_column;         /* SUBQUERY: must have one column (x > ANY (subquery)) */
     int64_t src_off, src_len;
 };
 

@@ -60,9 +60,9 @@
     TO TRANSACTION UNBOUNDED UNCACHE UNIQUE UNKNOWN UPDATE VALUES VARYING VIEW WEEK WORK YEAR.
 
 /* Reserved keywords: never names. */
-%token ALL AND AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
+%token ALL AND ANY AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
     FALSE FROM FULL GROUP HAVING ILIKE IN INNER INTERSECT INTO IS ISNULL JOIN LEADING
-    LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER QUALIFY RETURNING RIGHT SELECT THEN
+    LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER QUALIFY RETURNING RIGHT SELECT SOME THEN
     TRAILING TRUE UNION USING WHEN WHERE WINDOW WITH.
 
 %left UNION EXCEPT.
@@ -821,6 +821,17 @@ expr(A) ::= expr(X) LT expr(Y).       { A = ps_build_binary(ps, PS_OP_LT, X, Y);
 expr(A) ::= expr(X) LE expr(Y).       { A = ps_build_binary(ps, PS_OP_LE, X, Y); }
 expr(A) ::= expr(X) GT expr(Y).       { A = ps_build_binary(ps, PS_OP_GT, X, Y); }
 expr(A) ::= expr(X) GE expr(Y).       { A = ps_build_binary(ps, PS_OP_GE, X, Y); }
+/* x op ANY|SOME|ALL (subquery) */
+expr(A) ::= expr(X) EQ quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_EQ, X, Q, S); }
+expr(A) ::= expr(X) NE quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_NE, X, Q, S); }
+expr(A) ::= expr(X) LT quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_LT, X, Q, S); }
+expr(A) ::= expr(X) LE quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_LE, X, Q, S); }
+expr(A) ::= expr(X) GT quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_GT, X, Q, S); }
+expr(A) ::= expr(X) GE quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_GE, X, Q, S); }
+%type quantifier {bool}
+quantifier(A) ::= ANY.   { A = false; }
+quantifier(A) ::= SOME.  { A = false; }
+quantifier(A) ::= ALL.   { A = true; }
 expr(A) ::= expr(X) CONCAT expr(Y).   { A = ps_build_binary(ps, PS_OP_CONCAT, X, Y); }
 expr(A) ::= expr(X) BITAND expr(Y).   { A = ps_build_binary(ps, PS_OP_BITAND, X, Y); }
 expr(A) ::= expr(X) BITOR expr(Y).    { A = ps_build_binary(ps, PS_OP_BITOR, X, Y); }

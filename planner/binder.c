@@ -353,6 +353,10 @@ static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
                    table ? table : "subquery", n->n_cols, f->col_aliases->n);
         return NULL;
     }
+    if (n != NULL && f->one_column && n->n_cols != 1) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "subquery has too many columns");
+        return NULL;
+    }
     if (n == NULL || !scope_of(b, n, table, f->col_aliases, sc)) {
         return NULL;
     }
