@@ -40,6 +40,7 @@
 #include "executor/hashing.h"
 #include "executor/ops.h"
 #include "shuffle/spill.h"
+#include "storage/stats.h"
 
 /* Partitions per spill level, and the hash bits that pick one (the top bits
  * first: the shuffle before a FINAL aggregate partitions on bits 32 and up,
@@ -59,8 +60,14 @@ typedef struct AggState {
         CmList l;  /* list(): the values, in the table's string arena */
         CmInterval iv; /* min/max of an INTERVAL */
     };
-    int64_t n; /* values seen (non-NULL), or summed partial counts */
-    double m2; /* variances: sum of squared deviations from the mean (Welford) */
+    int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
+    union {
+        double m2;   /* variances: sum of squared deviations from the mean (Welford);
+                        first/last: 1 when the value kept is NULL */
+        CmValue *x;  /* arg_min/arg_max (the union holds y): x of that row, in the string
+                        arena */
+        StColStats *hll; /* approx_count_distinct: its sketch, in the string arena, or NULL */
+    };
 } AggState;
 
 typedef struct HashAggSpec HashAggSpec;
@@ -218,6 +225,20 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_LIST: out[0] = agg->arg_type; return 1; /* holistic: never partial */
     case EX_AGG_AVG:
         out[0] = sum_type(agg->arg_type);
+        out[1] = cm_type_make(CM_T_INT64);
+        return 2;
+    case EX_AGG_FIRST:
+    case EX_AGG_LAST:
+        out[0] = agg->arg_type;
+        out[1] = cm_type_make(CM_T_INT64);
+        return 2;
+    case EX_AGG_ARG_MIN:
+    case EX_AGG_ARG_MAX:
+        out[0] = agg->arg_type;
+        out[1] = agg->param.type;
+        return 2;
+    case EX_AGG_APPROX_DISTINCT:
+        out[0] = cm_type_varchar(-1, false);
         out[1] = cm_type_make(CM_T_INT64);
         return 2;
     case EX_AGG_VAR_SAMP:
@@ -726,6 +747,61 @@ static bool first_sight(SeenSet *set, AggLocal *l, int64_t group, const CmVec *v
     return first_sight_as(set, l, group, v, p, false, false, err);
 }
 
+/* arg_min/arg_max: row p of (x, by) in every mode (a partial state is the
+ * same pair, both NULL when it saw no rows).  The state keeps by in its union
+ * and a copy of x in the string arena. */
+static CmStatus arg_update(ExAggFn fn, AggState *st, const CmVec *x, const CmVec *by, uint32_t p,
+                           AggLocal *l, CmErr *err)
+{
+    if (cm_vec_is_null(by, p) || cm_vec_is_null(x, p)) {
+        return CM_OK; /* DuckDB skips a row with either NULL (arg_min_null would not) */
+    }
+    int c = st->n == 0 ? 0 : compare_value(st, by, p);
+    st->n++;
+    if (st->n > 1 && (fn == EX_AGG_ARG_MIN ? c <= 0 : c >= 0)) {
+        return CM_OK; /* ties keep the first */
+    }
+    CmValue *kept = cm_arena_alloc(&l->strings, sizeof *kept);
+    if (kept == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+    }
+    cm_vec_get_value(x, p, kept);
+    if (!kept->is_null && kept->type.id == CM_T_VARCHAR) {
+        kept->s = cm_str_copy(&l->strings, &kept->s, err);
+    } else if (!kept->is_null && kept->type.id == CM_T_LIST) {
+        kept->l = cm_list_copy(&l->strings, &kept->l, cm_type_elem(kept->type), err);
+    }
+    st->x = kept;
+    return set_minmax(st, by, p, l, err);
+}
+
+/* approx_count_distinct: adds value p of v to the group's sketch, or in FINAL
+ * mode (n: the counts column) merges the partial sketch at p into it. */
+static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint32_t p,
+                              AggLocal *l, CmErr *err)
+{
+    if (cm_vec_is_null(v, p)) {
+        return CM_OK;
+    }
+    if (st->hll == NULL) {
+        if ((st->hll = cm_arena_alloc(&l->strings, sizeof(StColStats))) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in approx_count_distinct");
+        }
+        st_stats_reset(st->hll);
+    }
+    if (n == NULL) {
+        st_stats_add(st->hll, v, &p, 1);
+        return CM_OK;
+    }
+    const CmStr *regs = &((const CmStr *)v->data)[p];
+    if (regs->len != ST_HLL_REGS) {
+        return cm_err_set(err, CM_INTERNAL, -1, "approx_count_distinct: a partial state of %u bytes",
+                          (unsigned)regs->len);
+    }
+    st_stats_merge(st->hll, (const uint8_t *)cm_str_data(regs), ((const int64_t *)n->data)[p]);
+    return CM_OK;
+}
+
 static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                            CmErr *err)
 {
@@ -736,8 +812,11 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
     bool holistic = ex_agg_is_holistic(fn);
     const CmVec *v = fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL
                                                                       : &in->cols[s->in_col[a]];
-    const CmVec *v2 = fn == EX_AGG_AVG && mode == EX_AGG_FINAL ? &in->cols[s->in_col[a] + 1]
-                                                                : NULL;
+    bool is_first_last = fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
+    const CmVec *v2 = (fn == EX_AGG_AVG || is_first_last || fn == EX_AGG_APPROX_DISTINCT) &&
+                              mode == EX_AGG_FINAL
+                          ? &in->cols[s->in_col[a] + 1]
+                          : NULL;
     /* SUM_COUNT sums counts in every mode (the planner's DISTINCT rewrite
      * feeds it counts as raw values). */
     bool final_count = fn == EX_AGG_SUM_COUNT ||
@@ -749,6 +828,32 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             continue;
         }
         uint32_t p = cm_batch_pos(in, i);
+        if (is_first_last) {
+            /* NULLs count; a partial state of no rows does not */
+            if (v2 != NULL && ((const int64_t *)v2->data)[p] == 0) {
+                continue;
+            }
+            if (fn == EX_AGG_LAST || st->n == 0) {
+                st->m2 = cm_vec_is_null(v, p);
+                if (!cm_vec_is_null(v, p) && set_minmax(st, v, p, l, err) != CM_OK) {
+                    return err->code;
+                }
+            }
+            st->n += v2 ? ((const int64_t *)v2->data)[p] : 1;
+            continue;
+        }
+        if (fn == EX_AGG_APPROX_DISTINCT) {
+            if (approx_update(st, v, v2, p, l, err) != CM_OK) {
+                return err->code;
+            }
+            continue;
+        }
+        if (fn == EX_AGG_ARG_MIN || fn == EX_AGG_ARG_MAX) {
+            if (arg_update(fn, st, v, &in->cols[s->in_col[a] + 1], p, l, err) != CM_OK) {
+                return err->code;
+            }
+            continue;
+        }
         if (cm_vec_is_null(v, p)) {
             continue;
         }
@@ -867,6 +972,59 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = sum / (double)st->n;
         }
         return 1;
+    case EX_AGG_APPROX_DISTINCT:
+        if (!partial) {
+            ((int64_t *)v->data)[row] = st->hll ? llround(st_stats_ndv(st->hll)) : 0;
+            return 1;
+        }
+        if (st->hll == NULL) {
+            cm_vec_set_null(v, row);
+        } else {
+            ((CmStr *)v->data)[row] = cm_str_make((const char *)st->hll->hll, ST_HLL_REGS);
+        }
+        ((int64_t *)out->cols[col + 1].data)[row] =
+            st->hll ? st->hll->n_values - st->hll->n_nulls : 0;
+        return 2;
+    case EX_AGG_ARG_MIN:
+    case EX_AGG_ARG_MAX:
+        if (st->n == 0 || st->x->is_null) {
+            cm_vec_set_null(v, row);
+        } else {
+            cm_vec_set_value(v, row, st->x);
+        }
+        if (!partial) {
+            return 1;
+        }
+        v = &out->cols[col + 1]; /* by, as the default case writes a min */
+        if (st->n == 0) {
+            cm_vec_set_null(v, row);
+        } else if (v->type.id == CM_T_DOUBLE) {
+            ((double *)v->data)[row] = st->d;
+        } else if (v->type.id == CM_T_VARCHAR) {
+            ((CmStr *)v->data)[row] = st->s;
+        } else {
+            CmValue val = {.type = v->type, .is_null = false, .i = st->i};
+            cm_vec_set_value(v, row, &val);
+        }
+        return 2;
+    case EX_AGG_FIRST:
+    case EX_AGG_LAST:
+        if (partial) {
+            ((int64_t *)out->cols[col + 1].data)[row] = st->n;
+        }
+        if (st->n == 0 || st->m2 != 0) {
+            cm_vec_set_null(v, row);
+        } else if (v->type.id == CM_T_DOUBLE) {
+            ((double *)v->data)[row] = st->d;
+        } else if (v->type.id == CM_T_VARCHAR) {
+            ((CmStr *)v->data)[row] = st->s;
+        } else if (v->type.id == CM_T_LIST) {
+            ((CmList *)v->data)[row] = st->l;
+        } else {
+            CmValue val = {.type = v->type, .is_null = false, .i = st->i};
+            cm_vec_set_value(v, row, &val);
+        }
+        return partial ? 2 : 1;
     default:
         if (st->n == 0) {
             cm_vec_set_null(v, row);
@@ -1672,8 +1830,11 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 
 static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
+    /* keep in sync with ExAggFn */
     static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count", "scalar", "string_agg", "quantile_cont",
+                                     "sum_count", "scalar", "first", "last", "arg_min", "arg_max",
+                                     "approx_count_distinct", "string_agg",
+                                     "quantile_cont",
                                      "quantile_disc", "mode", "list", "var_samp", "var_pop",
                                      "stddev_samp", "stddev_pop"};
     static const char *mode_names[] = {"single", "partial", "final"};

@@ -117,6 +117,16 @@ typedef enum ExAggFn {
     EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
     EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
     EX_AGG_SCALAR,    /* the one value of a scalar subquery: an error past one row */
+    EX_AGG_FIRST,     /* the value of the first row the group met, NULL included (DuckDB's
+                         first; partial state: the value and the rows seen) */
+    EX_AGG_LAST,      /* ... of the last row */
+    EX_AGG_ARG_MIN,   /* arg_min(x, y): x of the row with the least y (rows with a NULL x
+                         or y skipped, the first of ties kept); y is the input column after
+                         x, of type param.type; partial state: x and y (NULL: no rows) */
+    EX_AGG_ARG_MAX,   /* ... the greatest y */
+    EX_AGG_APPROX_DISTINCT, /* approx_count_distinct: BIGINT estimate of the distinct non-NULL
+                               values, from storage/stats.h's HyperLogLog; partial state: the
+                               registers (a VARCHAR of ST_HLL_REGS bytes) and the values seen */
     /* Holistic: they keep their group's values (ex_agg_is_holistic). */
     EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */
@@ -139,7 +149,8 @@ typedef struct ExAggSpec {
     CmType type;     /* final result type */
     bool distinct;   /* f(DISTINCT x): each value once per group (SINGLE mode only) */
     CmValue param;   /* the constant second argument: string_agg's separator (bytes in the
-                        query arena), a quantile's fraction (DOUBLE) */
+                        query arena), a quantile's fraction (DOUBLE); arg_min/arg_max: NULL,
+                        of the second argument's type */
 } ExAggSpec;
 
 /* The aggregates that need all of a group's values (string_agg, quantiles,

@@ -197,6 +197,7 @@ struct PsFrom {
     PsExpr *on;              /* JOIN: ON condition or NULL */
     PsList *using_cols;      /* JOIN: USING (const char*) or NULL */
     int n_tables;            /* JOIN: the tables under it (at most PS_MAX_FROM_TABLES) */
+    bool one_column;         /* SUBQUERY: must have one column (x > ANY (subquery)) */
     int64_t src_off, src_len;
 };
 
@@ -330,6 +331,10 @@ struct PsStmt {
     PsList *uniques;     /* CREATE TABLE: table-level UNIQUE (..) column lists */
     PsList *options;
     PsSelect *select;
+    PsSelect *returning; /* INSERT/UPDATE/DELETE ... RETURNING list: SELECT list FROM target,
+                            the target being (in the binder) the rows the statement wrote */
+    PsFrom *from;        /* UPDATE ... FROM: the target, then the other tables; or NULL */
+    const char *alias;   /* UPDATE t AS alias: the target's name in the statement, or NULL */
     PsExpr *where;
     PsExpr *value;
     PsStmt *inner;

@@ -276,6 +276,141 @@ PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name)
                            NULL);
 }
 
+/* ---- x op ANY|SOME|ALL (subquery) ---- */
+
+/* A plain `SELECT col FROM .. [WHERE ..]`: its aggregates can be taken in
+ * place, so that a correlated one stays correlated (a derived table cannot
+ * see the enclosing query). */
+static bool quant_is_plain(const PsSelect *sub)
+{
+    return sub->kind == PS_SEL_SIMPLE && sub->targets->n == 1 &&
+           ((const PsTarget *)sub->targets->items[0])->expr->kind == PS_EX_COLUMN &&
+           sub->group_by == NULL && !sub->group_all && sub->having == NULL &&
+           sub->qualify == NULL && sub->distinct_on == NULL && sub->windows == NULL &&
+           sub->limit == NULL && sub->offset == NULL;
+}
+
+typedef enum QuantPart { QUANT_COUNT, QUANT_HAS_NULL, QUANT_MIN, QUANT_MAX } QuantPart;
+
+/* One scalar subquery over sub's values: count(*), count(*) > count(v), min(v)
+ * or max(v), v being its column (sub as a derived table "#q"("#c") unless plain). */
+static PsExpr *quant_scalar(PsParse *ps, PsSelect *sub, QuantPart part, int64_t off)
+{
+    bool is_plain = quant_is_plain(sub);
+    PsExpr *v;
+    if (is_plain) {
+        v = ((const PsTarget *)sub->targets->items[0])->expr;
+    } else {
+        v = ps_build_expr(ps, PS_EX_COLUMN, off);
+        v->name = "#c"; /* no written name can be it */
+    }
+    PsExpr *value;
+    if (part == QUANT_MIN || part == QUANT_MAX) {
+        value = ps_build_func_named(ps, part == QUANT_MIN ? "min" : "max", off,
+                                    ps_build_list(ps, NULL, v));
+    } else {
+        value = ps_build_func_named(ps, "count", off, NULL);
+        value->star = true;
+        if (part == QUANT_HAS_NULL) {
+            PsExpr *n = ps_build_func_named(ps, "count", off, ps_build_list(ps, NULL, v));
+            value = ps_build_binary(ps, PS_OP_GT, value, n);
+        }
+    }
+    PsList *targets = ps_build_list(ps, NULL, ps_build_target(ps, value, NULL));
+    PsSelect *sel;
+    if (is_plain) {
+        /* DISTINCT and ORDER BY change none of the four */
+        sel = ps_build_alloc(ps, sizeof *sel);
+        *sel = *sub;
+        sel->targets = targets;
+        sel->distinct = false;
+        sel->order_by = NULL;
+        sel->order_all = false;
+    } else {
+        PsAliasSpec al = {.alias = "#q", .cols = ps_build_list(ps, NULL, (void *)"#c")};
+        PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
+        PsFrom *from = ps_build_from_subquery(ps, sub, &al);
+        from->one_column = true;
+        PsToken kw = {.off = off};
+        sel = ps_build_simple(ps, kw, false, targets, from, NULL, &plain, NULL);
+    }
+    return ps_build_subquery(ps, PS_EX_SUBQUERY, sel, off);
+}
+
+static PsExpr *quant_literal(PsParse *ps, PsExprKind kind, int64_t value, int64_t off)
+{
+    PsExpr *e = ps_build_expr(ps, kind, off);
+    e->ival = value;
+    return e;
+}
+
+PsExpr *ps_build_quantified(PsParse *ps, PsOp op, PsExpr *x, bool all, PsSelect *sub)
+{
+    int64_t off = x->src_off;
+    if (ps->is_failed) {
+        return x;
+    }
+    if (op == PS_OP_EQ && !all) {
+        return ps_build_in_select(ps, x, sub, false);
+    }
+    if (op == PS_OP_NE && all) {
+        return ps_build_in_select(ps, x, sub, true);
+    }
+    /* n = 0, then whether a value decides (ANY: one makes it true; ALL: one
+     * makes it false), then NULL when x or a value is NULL; min and max stand
+     * for every value. */
+    PsExpr *empty = ps_build_binary(ps, PS_OP_EQ, quant_scalar(ps, sub, QUANT_COUNT, off),
+                                    quant_literal(ps, PS_EX_INT, 0, off));
+    PsExpr *has_null = ps_build_binary(ps, PS_OP_OR, ps_build_is_null(ps, x, false),
+                                       quant_scalar(ps, sub, QUANT_HAS_NULL, off));
+    PsExpr *lo = quant_scalar(ps, sub, QUANT_MIN, off);
+    PsExpr *hi = quant_scalar(ps, sub, QUANT_MAX, off);
+    PsExpr *decides;
+    if (op == PS_OP_EQ || op == PS_OP_NE) {
+        /* = ALL fails, <> ANY holds, on a value other than x */
+        decides = ps_build_binary(ps, PS_OP_OR, ps_build_binary(ps, PS_OP_NE, x, lo),
+                                  ps_build_binary(ps, PS_OP_NE, x, hi));
+    } else {
+        bool is_greater = op == PS_OP_GT || op == PS_OP_GE;
+        /* ANY: x > some value iff x > min; ALL: x > every value iff x > max */
+        PsExpr *bound = is_greater == all ? hi : lo;
+        decides = ps_build_binary(ps, op, x, bound);
+        if (all) {
+            PsToken not_kw = {.off = off};
+            decides = ps_build_unary(ps, PS_OP_NOT, not_kw, decides);
+        }
+    }
+    PsList *whens = ps_build_when(ps, NULL, empty, quant_literal(ps, PS_EX_BOOL, all, off));
+    whens = ps_build_when(ps, whens, decides, quant_literal(ps, PS_EX_BOOL, !all, off));
+    whens = ps_build_when(ps, whens, has_null, ps_build_expr(ps, PS_EX_NULL, off));
+    PsToken kw = {.off = off};
+    return ps_build_case(ps, kw, NULL, whens, quant_literal(ps, PS_EX_BOOL, all, off));
+}
+
+void ps_build_update_from(PsParse *ps, PsStmt *s, const PsQName *name, PsFrom *f)
+{
+    if (f == NULL || ps->is_failed) {
+        return;
+    }
+    PsAliasSpec al = {.alias = s->alias};
+    PsQName last = {{name->parts[name->n - 1]}, 1};
+    s->from = ps_build_join(ps, PS_JOIN_CROSS, false, ps_build_table(ps, &last, &al), f, NULL);
+}
+
+void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,
+                        PsList *targets)
+{
+    if (targets == NULL || ps->is_failed) {
+        return;
+    }
+    PsAliasSpec al = {.alias = alias};
+    PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
+    PsQName last = {{name->parts[name->n - 1]}, 1};
+    PsToken kw = {.off = ((const PsTarget *)targets->items[0])->expr->src_off};
+    s->returning = ps_build_simple(ps, kw, false, targets, ps_build_table(ps, &last, &al), NULL,
+                                   &plain, NULL);
+}
+
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name)
 {
     const char *word = ps_build_ident(ps, name);

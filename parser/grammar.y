@@ -61,9 +61,9 @@
     YEARS MONTHS WEEKS DAYS HOURS MINUTES SECONDS MILLISECOND MILLISECONDS MICROSECOND MICROSECONDS.
 
 /* Reserved keywords: never names. */
-%token ALL AND AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
+%token ALL AND ANY AS ASC BETWEEN BOTH CASE CROSS DESC DISTINCT ELSE END EXCEPT EXISTS
     FALSE FROM FULL GROUP HAVING ILIKE IN INNER INTERSECT INTO IS ISNULL JOIN LEADING
-    LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER QUALIFY RIGHT SELECT THEN
+    LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL OFFSET ON OR ORDER QUALIFY RETURNING RIGHT SELECT SOME THEN
     TRAILING TRUE UNION USING WHEN WHERE WINDOW WITH.
 
 %left UNION EXCEPT.
@@ -231,13 +231,14 @@ cmd(A) ::= DESCRIBE(K) select_no_parens(S). {
     A->select = S;
 }
 
-/* INSERT, UPDATE, DELETE */
-cmd(A) ::= INSERT(K) INTO qname(T) select(S). {
+/* INSERT, UPDATE, DELETE, each with an optional RETURNING list (ps_build_returning) */
+cmd(A) ::= INSERT(K) INTO qname(T) select(S) opt_returning(R). {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->select = S;
+    ps_build_returning(ps, A, &T, NULL, R);
 }
-cmd(A) ::= INSERT(K) INTO qname(T) LP insert_cols(L) RP select(S). {
+cmd(A) ::= INSERT(K) INTO qname(T) LP insert_cols(L) RP select(S) opt_returning(R). {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->column_names = L;
@@ -245,26 +246,43 @@ cmd(A) ::= INSERT(K) INTO qname(T) LP insert_cols(L) RP select(S). {
         A->columns = ps_build_list(ps, A->columns, (void *)((PsSetClause *)L->items[i])->column);
     }
     A->select = S;
+    ps_build_returning(ps, A, &T, NULL, R);
 }
 /* Names with their offsets, so that an unknown or repeated one is pointed at. */
 %type insert_cols {PsList *}
 insert_cols(A) ::= ID(N).                     { A = ps_build_list(ps, NULL, ps_build_set_clause(ps, N, NULL)); }
 insert_cols(A) ::= insert_cols(L) COMMA ID(N). { A = ps_build_list(ps, L, ps_build_set_clause(ps, N, NULL)); }
-cmd(A) ::= INSERT(K) INTO qname(T) DEFAULT VALUES. {
+cmd(A) ::= INSERT(K) INTO qname(T) DEFAULT VALUES opt_returning(R). {
     A = ps_build_stmt(ps, PS_ST_INSERT, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
+    ps_build_returning(ps, A, &T, NULL, R);
 }
-cmd(A) ::= UPDATE(K) qname(T) SET set_list(L) where_clause(W). {
+/* UPDATE t [AS x] SET .. [FROM ..] [WHERE ..]: FROM as PostgreSQL and DuckDB have it.
+ * Only `AS x` names the target: SET is not reserved. */
+cmd(A) ::= UPDATE(K) qname(T) update_alias(N) SET set_list(L) from_clause(F) where_clause(W)
+           opt_returning(R). {
     A = ps_build_stmt(ps, PS_ST_UPDATE, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
+    A->alias = N;
     A->sets = L;
     A->where = W;
+    ps_build_update_from(ps, A, &T, F);
+    ps_build_returning(ps, A, &T, N, R);
 }
-cmd(A) ::= DELETE(K) FROM qname(T) where_clause(W). {
+cmd(A) ::= DELETE(K) FROM qname(T) where_clause(W) opt_returning(R). {
     A = ps_build_stmt(ps, PS_ST_DELETE, K.off);
     A->table = ps_build_qname(ps, &T, &A->schema);
     A->where = W;
+    ps_build_returning(ps, A, &T, NULL, R);
 }
+
+%type update_alias {const char *}
+update_alias(A) ::= .               { A = NULL; }
+update_alias(A) ::= AS label(N).    { A = ps_build_ident(ps, N); }
+
+%type opt_returning {PsList *}
+opt_returning(A) ::= .                          { A = NULL; }
+opt_returning(A) ::= RETURNING target_list(L).  { A = L; }
 
 %type set_list {PsList *}
 set_list(A) ::= set_item(S).                     { A = ps_build_list(ps, NULL, S); }
@@ -804,6 +822,17 @@ expr(A) ::= expr(X) LT expr(Y).       { A = ps_build_binary(ps, PS_OP_LT, X, Y);
 expr(A) ::= expr(X) LE expr(Y).       { A = ps_build_binary(ps, PS_OP_LE, X, Y); }
 expr(A) ::= expr(X) GT expr(Y).       { A = ps_build_binary(ps, PS_OP_GT, X, Y); }
 expr(A) ::= expr(X) GE expr(Y).       { A = ps_build_binary(ps, PS_OP_GE, X, Y); }
+/* x op ANY|SOME|ALL (subquery) */
+expr(A) ::= expr(X) EQ quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_EQ, X, Q, S); }
+expr(A) ::= expr(X) NE quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_NE, X, Q, S); }
+expr(A) ::= expr(X) LT quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_LT, X, Q, S); }
+expr(A) ::= expr(X) LE quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_LE, X, Q, S); }
+expr(A) ::= expr(X) GT quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_GT, X, Q, S); }
+expr(A) ::= expr(X) GE quantifier(Q) select_with_parens(S). [EQ] { A = ps_build_quantified(ps, PS_OP_GE, X, Q, S); }
+%type quantifier {bool}
+quantifier(A) ::= ANY.   { A = false; }
+quantifier(A) ::= SOME.  { A = false; }
+quantifier(A) ::= ALL.   { A = true; }
 expr(A) ::= expr(X) CONCAT expr(Y).   { A = ps_build_binary(ps, PS_OP_CONCAT, X, Y); }
 expr(A) ::= expr(X) BITAND expr(Y).   { A = ps_build_binary(ps, PS_OP_BITAND, X, Y); }
 expr(A) ::= expr(X) BITOR expr(Y).    { A = ps_build_binary(ps, PS_OP_BITOR, X, Y); }

@@ -218,6 +218,17 @@ void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace);
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name);
 /* SELECT * FROM name, for DESCRIBE name. */
 PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name);
+/* x op ANY|SOME|ALL (sub) (all: ALL): = ANY is IN, <> ALL is NOT IN;
+ * the others a CASE over scalar subqueries of sub's count, count of values,
+ * min and max, with SQL's three-valued result. */
+PsExpr *ps_build_quantified(PsParse *ps, PsOp op, PsExpr *x, bool all, PsSelect *sub);
+/* UPDATE ... FROM f: s->from becomes `name [AS s->alias], f`, the target
+ * first (the binder gives it the target's numbered rows); nothing when f is NULL. */
+void ps_build_update_from(PsParse *ps, PsStmt *s, const PsQName *name, PsFrom *f);
+/* Sets s->returning to `SELECT targets FROM name [AS alias]` (targets NULL: none),
+ * the name unqualified: the binder gives it the statement's written rows. */
+void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,
+                        PsList *targets);
 PsTarget *ps_build_star_target(PsParse *ps, PsExpr *star, const PsStarMods *mods);
 /* a's items followed by b's (either may be NULL). */
 PsList *ps_build_concat(PsParse *ps, PsList *a, PsList *b);

@@ -16,8 +16,8 @@ static void *oom(PlBinder *b)
     return NULL;
 }
 
-/* A scan of every column of t, with a scope naming them after the table. */
-static PlNode *scan(PlBinder *b, StTable *t, PlScope *sc)
+/* A scan of every column of t, with a scope naming them after `name`. */
+static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
 {
     PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);
     sc->n = t->n_cols;
@@ -31,7 +31,7 @@ static PlNode *scan(PlBinder *b, StTable *t, PlScope *sc)
         n->col_ids[i] = i;
         n->types[i] = t->cols[i].type;
         n->names[i] = t->cols[i].name;
-        sc->cols[i] = (PlScopeCol){.table = t->name, .name = t->cols[i].name,
+        sc->cols[i] = (PlScopeCol){.table = name, .name = t->cols[i].name,
                                    .type = t->cols[i].type};
     }
     return n;
@@ -107,29 +107,211 @@ CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *o
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
 {
     PlScope sc;
-    PlNode *input = scan(b, t, &sc);
-    if (input == NULL || where == NULL) {
-        /* Without WHERE every row goes: the new content is empty. */
-        if (input == NULL) {
-            return NULL;
-        }
-        CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
-        ExExpr *f = ex_expr_const(b->arena, &no);
-        return f ? pl_filter(b, input, f, -1) : oom(b);
+    PlNode *input = scan(b, t, t->name, &sc);
+    if (input == NULL) {
+        return NULL;
+    }
+    if (where == NULL) {
+        CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+        ExExpr *all = ex_expr_const(b->arena, &yes);
+        return all ? keep_columns(b, input, t->n_cols, NULL, all) : oom(b);
     }
     PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
                      .clause = "WHERE"};
     ExExpr *pred = pl_bind_expr(&ctx, where);
-    ExExpr *keep = pred ? truth(b, pred, false, where->src_off) : NULL;
-    PlNode *f = keep ? pl_filter(b, input, keep, where->src_off) : NULL;
-    return f ? keep_columns(b, f, t->n_cols, NULL, NULL) : NULL;
+    ExExpr *gone = pred ? truth(b, pred, true, where->src_off) : NULL;
+    return gone ? keep_columns(b, input, t->n_cols, NULL, gone) : NULL;
 }
 
-PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr *where,
-                       int64_t off)
+/* The SET list bound in ctx: set[col] the new value of each column set (cast
+ * to its type), NULL for the others.  False with b->err set. */
+static bool bind_sets(PlBindCtx *ctx, StTable *t, const PsList *sets, ExExpr **set)
 {
+    PlBinder *b = ctx->b;
+    for (int i = 0; i < sets->n; i++) {
+        const PsSetClause *c = sets->items[i];
+        int col = 0;
+        while (col < t->n_cols && strcmp(t->cols[col].name, c->column) != 0) {
+            col++;
+        }
+        if (col == t->n_cols) {
+            cm_err_set(b->err, CM_BIND, c->column_off, "unknown column '%s' in table '%s'",
+                       c->column, t->name);
+            return false;
+        }
+        /* A column set twice takes the rightmost value, as in SQLite. */
+        ExExpr *v;
+        if (c->value->kind == PS_EX_DEFAULT) {
+            CmValue d = pl_column_default(&t->cols[col]);
+            if ((v = ex_expr_const(b->arena, &d)) == NULL) {
+                oom(b);
+                return false;
+            }
+        } else {
+            v = pl_bind_expr(ctx, c->value);
+        }
+        set[col] = v ? pl_cast_implicit(b, v, t->cols[col].type, c->value->src_off) : NULL;
+        if (set[col] == NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* set[col] becomes CASE WHEN cond THEN set[col] ELSE old[col] END where set,
+ * old[col] being column old_at + col of the input. */
+static bool when_changed(PlBinder *b, StTable *t, ExExpr *cond, ExExpr **set, int old_at,
+                         int64_t cond_off, int64_t off)
+{
+    for (int col = 0; col < t->n_cols; col++) {
+        if (set[col] == NULL) {
+            continue;
+        }
+        ExExpr **args = cm_arena_alloc(b->arena, sizeof(ExExpr *) * 3);
+        ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
+        if (args == NULL || e == NULL) {
+            oom(b);
+            return false;
+        }
+        args[0] = pl_cast(b, cond, cm_type_make(CM_T_BOOL), cond_off);
+        args[1] = set[col];
+        args[2] = ex_expr_column(b->arena, old_at + col, t->cols[col].type);
+        if (args[0] == NULL || args[2] == NULL) {
+            if (args[0] != NULL) {
+                oom(b);
+            }
+            return false;
+        }
+        *e = (ExExpr){.kind = EX_E_CASE, .type = t->cols[col].type, .n_args = 3, .args = args,
+                      .has_else = true, .src_off = off};
+        set[col] = e;
+    }
+    return true;
+}
+
+/* UPDATE t SET .. FROM f WHERE w, over t's rows numbered (b->temps holds them
+ * under t's name: t's columns, then the row number "#row").  The matches of
+ * `t, f WHERE w` give each matched row its new values; a row matched several
+ * times takes those of one match (row_number() over its matches, as
+ * PostgreSQL and DuckDB leave which one unspecified); t's rows then left join
+ * the matches on the row number, and the unmatched keep their values. */
+static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
+{
+    int n = t->n_cols;
     PlScope sc;
-    PlNode *input = scan(b, t, &sc);
+    PlNode *j = pl_bind_from_where(b, stmt->from, stmt->where, &sc);
+    ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    if (j == NULL || set == NULL) {
+        return j ? oom(b) : NULL;
+    }
+    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &j, .base = j,
+                     .clause = "UPDATE"};
+    if (!bind_sets(&ctx, t, stmt->sets, set)) {
+        return NULL;
+    }
+    /* matches: #row, then the new value of each column set */
+    int n_set = 0;
+    ExExpr **vals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 3));
+    ExWindowSpec *w = cm_arena_zalloc(b->arena, sizeof *w);
+    int *part = cm_arena_zalloc(b->arena, sizeof(int));
+    if (vals == NULL || names == NULL || w == NULL || part == NULL ||
+        (vals[n_set++] = ex_expr_column(b->arena, n, cm_type_make(CM_T_INT64))) == NULL) {
+        return oom(b);
+    }
+    names[0] = "#row";
+    for (int col = 0; col < n; col++) {
+        if (set[col] != NULL) {
+            names[n_set] = t->cols[col].name;
+            vals[n_set++] = set[col];
+        }
+    }
+    PlNode *m = pl_project(b, j, n_set, vals, names);
+    PlNode *wn = m ? pl_node_new(b->arena, PL_WINDOW, n_set + 1) : NULL;
+    if (wn == NULL) {
+        return m ? oom(b) : NULL;
+    }
+    *w = (ExWindowSpec){.fn = EX_WIN_ROW_NUMBER, .arg = -1, .type = cm_type_make(CM_T_INT64),
+                        .n_part = 1, .part = part, .rows = true,
+                        .start = EX_FRAME_UNBOUNDED_PRECEDING, .end = EX_FRAME_CURRENT_ROW};
+    memcpy(wn->types, m->types, sizeof(CmType) * (size_t)n_set);
+    memcpy(wn->names, m->names, sizeof(char *) * (size_t)n_set);
+    wn->types[n_set] = w->type;
+    wn->names[n_set] = "#match";
+    wn->child = m;
+    wn->win = w;
+    CmValue one = {.type = cm_type_make(CM_T_INT64), .i = 1};
+    ExExpr *first[2] = {ex_expr_column(b->arena, n_set, w->type), ex_expr_const(b->arena, &one)};
+    ExExpr *is_first = first[0] && first[1] ? pl_make_call(b, "=", first, 2, stmt->src_off) : NULL;
+    PlNode *f = is_first ? pl_filter(b, wn, is_first, stmt->src_off) : NULL;
+    /* ... plus a TRUE column: NULL after the left join where a row has no match */
+    CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+    ExExpr **mvals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_set + 1));
+    const char **mnames = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_set + 1));
+    if (mvals == NULL || mnames == NULL || (mvals[n_set] = ex_expr_const(b->arena, &yes)) == NULL) {
+        return oom(b);
+    }
+    mnames[n_set] = "#matched";
+    for (int i = 0; f != NULL && i < n_set; i++) {
+        mnames[i] = names[i];
+        if ((mvals[i] = ex_expr_column(b->arena, i, m->types[i])) == NULL) {
+            return oom(b);
+        }
+    }
+    PlNode *matches = f ? pl_project(b, f, n_set + 1, mvals, mnames) : NULL;
+    if (matches == NULL) {
+        return NULL;
+    }
+    /* t's numbered rows left join the matches on #row */
+    PlScope tsc;
+    PlNode *rows = NULL;
+    for (PlTemp *tp = b->temps; tp != NULL && rows == NULL; tp = tp->next) {
+        rows = strcmp(tp->name, t->name) == 0 ? scan(b, tp->table, t->name, &tsc) : NULL;
+    }
+    PlNode *lj = rows ? pl_node_new(b->arena, PL_JOIN, rows->n_cols + matches->n_cols) : NULL;
+    int *keys = cm_arena_alloc(b->arena, sizeof(int) * 2);
+    if (lj == NULL || keys == NULL) {
+        return oom(b);
+    }
+    lj->child = rows;
+    lj->right = matches;
+    lj->join_type = EX_JOIN_LEFT;
+    memcpy(lj->types, rows->types, sizeof(CmType) * (size_t)rows->n_cols);
+    memcpy(lj->types + rows->n_cols, matches->types, sizeof(CmType) * (size_t)matches->n_cols);
+    memcpy(lj->names, rows->names, sizeof(char *) * (size_t)rows->n_cols);
+    memcpy(lj->names + rows->n_cols, matches->names, sizeof(char *) * (size_t)matches->n_cols);
+    keys[0] = n;
+    keys[1] = 0;
+    lj->n_join_keys = 1;
+    lj->left_keys = &keys[0];
+    lj->right_keys = &keys[1];
+    /* the new values are the matches' columns, after t's n + 1 */
+    int at = n + 2;
+    for (int col = 0; col < n; col++) {
+        if (set[col] != NULL) {
+            set[col] = ex_expr_column(b->arena, at, lj->types[at]);
+            at++;
+            if (set[col] == NULL) {
+                return oom(b);
+            }
+        }
+    }
+    ExExpr *matched = ex_expr_column(b->arena, at, cm_type_make(CM_T_BOOL));
+    ExExpr *changed = matched ? truth(b, matched, true, stmt->src_off) : NULL;
+    if (changed == NULL || !when_changed(b, t, matched, set, 0, stmt->src_off, stmt->src_off)) {
+        return changed ? NULL : oom(b);
+    }
+    return keep_columns(b, lj, n, set, changed);
+}
+
+PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
+{
+    if (stmt->from != NULL) {
+        return update_from(b, t, stmt);
+    }
+    const PsExpr *where = stmt->where;
+    PlScope sc;
+    PlNode *input = scan(b, t, stmt->alias ? stmt->alias : t->name, &sc);
     ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
     if (input == NULL || set == NULL) {
         return input ? oom(b) : NULL;
@@ -140,58 +322,33 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr
     if (where != NULL && (pred = pl_bind_expr(&ctx, where)) == NULL) {
         return NULL;
     }
-    for (int i = 0; i < sets->n; i++) {
-        const PsSetClause *c = sets->items[i];
-        int col = 0;
-        while (col < t->n_cols && strcmp(t->cols[col].name, c->column) != 0) {
-            col++;
-        }
-        if (col == t->n_cols) {
-            cm_err_set(b->err, CM_BIND, c->column_off, "unknown column '%s' in table '%s'",
-                       c->column, t->name);
-            return NULL;
-        }
-        /* A column set twice takes the rightmost value, as in SQLite. */
-        ExExpr *v;
-        if (c->value->kind == PS_EX_DEFAULT) {
-            CmValue d = pl_column_default(&t->cols[col]);
-            if ((v = ex_expr_const(b->arena, &d)) == NULL) {
-                return oom(b);
-            }
-        } else {
-            v = pl_bind_expr(&ctx, c->value);
-        }
-        set[col] = v ? pl_cast_implicit(b, v, t->cols[col].type, c->value->src_off) : NULL;
-        if (set[col] == NULL) {
-            return NULL;
-        }
+    if (!bind_sets(&ctx, t, stmt->sets, set)) {
+        return NULL;
     }
     ExExpr *changed = NULL;
     if (pred != NULL) {
         changed = truth(b, pred, true, where->src_off);
-        for (int col = 0; changed != NULL && col < t->n_cols; col++) {
-            if (set[col] == NULL) {
-                continue;
-            }
-            /* CASE WHEN pred THEN new ELSE old END */
-            ExExpr **args = cm_arena_alloc(b->arena, sizeof(ExExpr *) * 3);
-            ExExpr *e = cm_arena_zalloc(b->arena, sizeof *e);
-            if (args == NULL || e == NULL) {
-                return oom(b);
-            }
-            args[0] = pl_cast(b, pred, cm_type_make(CM_T_BOOL), where->src_off);
-            args[1] = set[col];
-            args[2] = ex_expr_column(b->arena, col, t->cols[col].type);
-            if (args[0] == NULL || args[2] == NULL) {
-                return args[0] ? oom(b) : NULL;
-            }
-            *e = (ExExpr){.kind = EX_E_CASE, .type = t->cols[col].type, .n_args = 3,
-                          .args = args, .has_else = true, .src_off = off};
-            set[col] = e;
+        if (changed == NULL || !when_changed(b, t, pred, set, 0, where->src_off, stmt->src_off)) {
+            return NULL;
         }
     } else {
         CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
         changed = ex_expr_const(b->arena, &yes);
     }
     return changed ? keep_columns(b, input, t->n_cols, set, changed) : NULL;
+}
+
+PlNode *pl_bind_returning(PlBinder *b, const PsSelect *sel)
+{
+    for (int i = 0; i < sel->targets->n; i++) {
+        const PsExpr *bad = pl_find_not_returnable(((const PsTarget *)sel->targets->items[i])->expr);
+        if (bad != NULL) {
+            const char *what = bad->kind == PS_EX_FUNC
+                                   ? (bad->over != NULL ? "window functions" : "aggregate functions")
+                                   : "subqueries";
+            cm_err_set(b->err, CM_BIND, bad->src_off, "%s are not allowed in RETURNING", what);
+            return NULL;
+        }
+    }
+    return pl_bind_select(b, sel);
 }

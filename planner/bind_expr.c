@@ -635,7 +635,12 @@ static int agg_fn_of(const char *name, bool star)
                {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST},
                /* over BOOLEAN, false < true; count_if counts its true rows */
                {"bool_and", EX_AGG_MIN},            {"bool_or", EX_AGG_MAX},
-               {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN}};
+               {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN},
+               /* NULLs included, as DuckDB's */
+               {"first", EX_AGG_FIRST},             {"arbitrary", EX_AGG_FIRST},
+               {"last", EX_AGG_LAST},               {"arg_min", EX_AGG_ARG_MIN},
+               {"min_by", EX_AGG_ARG_MIN},          {"arg_max", EX_AGG_ARG_MAX},
+               {"max_by", EX_AGG_ARG_MAX},          {"approx_count_distinct", EX_AGG_APPROX_DISTINCT}};
     for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
         if (strcmp(name, VAR[i].name) == 0) {
             return (int)VAR[i].fn;
@@ -696,6 +701,7 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     switch (fn) {
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
+    case EX_AGG_APPROX_DISTINCT:
     case EX_AGG_SUM_COUNT: return cm_type_make(CM_T_INT64);
     case EX_AGG_AVG:
     case EX_AGG_VAR_SAMP:
@@ -871,6 +877,30 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
                                      : arg;
 }
 
+/* arg_min(x, y)/arg_max(x, y): x, and y in *by; y must be orderable (not a LIST). */
+static ExExpr *bind_arg_by(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, ExExpr **by)
+{
+    if (ast->args == NULL || ast->args->n != 2) {
+        return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly two arguments", ast->name);
+    }
+    ExExpr *x = pl_bind_expr(inner, ast->args->items[0]);
+    ExExpr *y = x ? pl_bind_expr(inner, ast->args->items[1]) : NULL;
+    if (y == NULL) {
+        return NULL;
+    }
+    if (y->type.id == CM_T_LIST) {
+        char tn[32], msg[96];
+        snprintf(msg, sizeof msg, "%s cannot order by a %s", ast->name,
+                 cm_type_name(y->type, tn, sizeof tn));
+        return fail(ctx, CM_TYPE, ast->src_off, "%s", msg);
+    }
+    const PsExpr *ys = ast->args->items[1];
+    *by = y->type.id == CM_T_NULL ? pl_cast(ctx->b, y, cm_type_make(CM_T_INT32), ys->src_off) : y;
+    return *by == NULL ? NULL
+           : x->type.id == CM_T_NULL ? pl_cast(ctx->b, x, cm_type_make(CM_T_INT32), ast->src_off)
+                                     : x;
+}
+
 static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 {
     PlAggCtx *agg = ctx->agg;
@@ -902,10 +932,16 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
                     "aggregate function calls cannot contain window function calls%s", "");
     }
     CmValue param = {.is_null = true};
+    ExExpr *by = NULL;
     if (ex_agg_is_holistic((ExAggFn)fn)) {
         if ((arg = bind_holistic(ctx, &inner, ast, &fn, &param)) == NULL) {
             return NULL;
         }
+    } else if (fn == EX_AGG_ARG_MIN || fn == EX_AGG_ARG_MAX) {
+        if ((arg = bind_arg_by(ctx, &inner, ast, &by)) == NULL) {
+            return NULL;
+        }
+        param = (CmValue){.type = by->type, .is_null = true};
     } else if (fn != EX_AGG_COUNT_STAR) {
         if (ast->args == NULL || ast->args->n != 1) {
             return fail(ctx, CM_BIND, ast->src_off, "%s takes exactly one argument", ast->name);
@@ -955,13 +991,19 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         fn != EX_AGG_MAX) {
         return list_arg_fail(ctx, ast, arg->type);
     }
+    if (ast->filter != NULL && (fn == EX_AGG_FIRST || fn == EX_AGG_LAST || by != NULL)) {
+        /* FILTER is a CASE over the argument, whose NULLs these would keep */
+        return fail(ctx, CM_BIND, ast->filter->src_off, "FILTER is not supported for %s yet",
+                    ast->name);
+    }
     if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
         return NULL;
     }
     if (agg->empty) {
         /* Over no rows: count is 0 and every other aggregate NULL. */
         CmType t = agg_result_type((ExAggFn)fn, arg ? arg->type : cm_type_make(CM_T_INT64));
-        CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR};
+        CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR &&
+                                          fn != EX_AGG_APPROX_DISTINCT};
         return ex_expr_const(ctx->b->arena, &v);
     }
     /* The same aggregate twice is computed once. */
@@ -970,7 +1012,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         if ((int)agg->aggs[a].fn == fn && agg->aggs[a].distinct == ast->distinct &&
             same_param(&agg->aggs[a].param, &param) &&
             (arg == NULL ? agg->agg_args[a] == NULL
-                         : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a]))) {
+                         : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a])) &&
+            (by == NULL ? agg->agg_by[a] == NULL
+                        : agg->agg_by[a] != NULL && pl_expr_equal(by, agg->agg_by[a]))) {
             break;
         }
     }
@@ -982,9 +1026,11 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         agg->aggs[a] = (ExAggSpec){.fn = (ExAggFn)fn, .arg = -1, .arg_type = arg_type,
                                    .type = agg_result_type((ExAggFn)fn, arg_type),
                                    .distinct = ast->distinct && fn != EX_AGG_MIN &&
-                                               fn != EX_AGG_MAX,
+                                               fn != EX_AGG_MAX && fn != EX_AGG_FIRST &&
+                                               fn != EX_AGG_LAST && by == NULL,
                                    .param = param};
         agg->agg_args[a] = arg;
+        agg->agg_by[a] = by;
         agg->n_aggs++;
     }
     ExExpr *ref = ex_expr_column(ctx->b->arena, PL_AGG_BASE + a, agg->aggs[a].type);
@@ -2315,6 +2361,17 @@ static bool has_subquery(const PsExpr *ast, bool scalar)
         }
     }
     return false;
+}
+
+static bool is_not_returnable(const PsExpr *ast)
+{
+    return ast->kind == PS_EX_SUBQUERY || ast->kind == PS_EX_EXISTS ||
+           ast->kind == PS_EX_IN_SELECT || is_aggregate_call(ast) || is_window_call(ast);
+}
+
+const PsExpr *pl_find_not_returnable(const PsExpr *ast)
+{
+    return ast_find(ast, is_not_returnable);
 }
 
 bool pl_has_subquery(const PsExpr *ast)

@@ -420,6 +420,10 @@ static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
                    table ? table : "subquery", n->n_cols, f->col_aliases->n);
         return NULL;
     }
+    if (n != NULL && f->one_column && n->n_cols != 1) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "subquery has too many columns");
+        return NULL;
+    }
     if (n == NULL || !scope_of(b, n, table, f->col_aliases, sc)) {
         return NULL;
     }
@@ -795,7 +799,7 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
 {
     int n_pre = agg->n_keys;
     for (int a = 0; a < agg->n_aggs; a++) {
-        n_pre += agg->agg_args[a] != NULL;
+        n_pre += (agg->agg_args[a] != NULL) + (agg->agg_by[a] != NULL);
     }
     ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_pre + 1));
     const char **pre_names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_pre + 1));
@@ -819,6 +823,10 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         if (agg->agg_args[a] != NULL) {
             node->aggs[a].arg = at;
             pre[at] = agg->agg_args[a];
+            pre_names[at++] = "arg";
+        }
+        if (agg->agg_by[a] != NULL) {
+            pre[at] = agg->agg_by[a];
             pre_names[at++] = "arg";
         }
         node->types[agg->n_keys + a] = agg->aggs[a].type;
@@ -938,15 +946,61 @@ static ExExpr *insert_default(PlBinder *b, int c, const PsExpr *ast)
     return e;
 }
 
+/* VALUES rows with a subquery: each row is a one-row query (as a SELECT
+ * without FROM is) that its subqueries join onto, and the rows are their
+ * UNION ALL, which keeps the rows' order.  `exprs` are the rows' bound cells,
+ * over row r's input inputs[r]; `types` the columns' common types. */
+static PlNode *values_as_union(PlBinder *b, const PsSelect *sel, PlNode **inputs, ExExpr **exprs,
+                               const PlNode *shape)
+{
+    int n_rows = sel->rows->n, n_cols = shape->n_cols;
+    PlNode *u = n_rows > 1 ? pl_node_new(b->arena, PL_UNION, n_cols) : NULL;
+    PlNode **rows = cm_arena_alloc(b->arena, sizeof(PlNode *) * (size_t)(n_rows + 1));
+    if ((n_rows > 1 && u == NULL) || rows == NULL) {
+        return oom(b);
+    }
+    for (int r = 0; r < n_rows; r++) {
+        rows[r] = pl_project(b, inputs[r], n_cols, exprs + (size_t)r * (size_t)n_cols,
+                             (const char **)shape->names);
+        if (rows[r] == NULL) {
+            return NULL;
+        }
+    }
+    if (n_rows == 1) {
+        return rows[0];
+    }
+    memcpy(u->types, shape->types, sizeof(CmType) * (size_t)n_cols);
+    memcpy(u->names, shape->names, sizeof(char *) * (size_t)n_cols);
+    u->n_inputs = n_rows;
+    u->inputs = rows;
+    return u;
+}
+
+static bool values_have_subquery(const PsSelect *sel)
+{
+    for (int r = 0; r < sel->rows->n; r++) {
+        const PsList *row = sel->rows->items[r];
+        for (int c = 0; c < row->n; c++) {
+            if (pl_has_subquery(row->items[c])) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
 {
     bool is_insert = sel == b->insert_values;
+    bool is_query = values_have_subquery(sel);
     int n_rows = sel->rows->n;
     const PsList *first = sel->rows->items[0];
     int n_cols = first->n;
     PlNode *n = pl_node_new(b->arena, PL_VALUES, n_cols);
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_rows * n_cols + 1));
-    if (n == NULL || exprs == NULL) {
+    PlNode **inputs = is_query ? cm_arena_alloc(b->arena, sizeof(PlNode *) * (size_t)(n_rows + 1))
+                               : NULL;
+    if (n == NULL || exprs == NULL || (is_query && inputs == NULL)) {
         return oom(b);
     }
     PlScope none = {0};
@@ -961,11 +1015,21 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
                        "VALUES rows must all have %d values", n_cols);
             return NULL;
         }
+        PlScope row_scope = {0};
+        PlBindCtx ctx = {.b = b, .scope = &row_scope, .mscope = &row_scope, .clause = "VALUES"};
+        if (is_query) {
+            if ((inputs[r] = pl_node_new(b->arena, PL_VALUES, 0)) == NULL) {
+                return oom(b);
+            }
+            inputs[r]->n_rows = 1;
+            ctx.input = &inputs[r];
+            ctx.base = inputs[r];
+        }
         for (int c = 0; c < n_cols; c++) {
             const PsExpr *item = row->items[c];
-            ExExpr *e = is_insert && item->kind == PS_EX_DEFAULT
-                            ? insert_default(b, c, item)
-                            : pl_bind_scalar(b, &none, item, "VALUES");
+            ExExpr *e = is_insert && item->kind == PS_EX_DEFAULT ? insert_default(b, c, item)
+                        : is_query ? pl_bind_expr(&ctx, item)
+                                   : pl_bind_scalar(b, &none, item, "VALUES");
             if (e == NULL) {
                 return NULL;
             }
@@ -982,6 +1046,9 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
         if (exprs[i] == NULL) {
             return NULL;
         }
+    }
+    if (is_query) {
+        return values_as_union(b, sel, inputs, exprs, n);
     }
     n->n_rows = n_rows;
     n->exprs = exprs;

@@ -119,13 +119,20 @@ CmValue pl_column_default(const StColumn *c);
  * is a value that does not convert (CM_TYPE, or CM_RUNTIME from the cast). */
 CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *out);
 
-/* DELETE: a plan of the rows of t that stay (where `where` is not true). */
+/* DELETE: a plan of every row of t plus a last BOOLEAN column telling whether
+ * it goes (`where` is true; every row without WHERE). */
 PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
 
-/* UPDATE: a plan of every row of t with its new values, plus a last BOOLEAN
- * column telling whether the row was changed.  SET c = DEFAULT sets c's default. */
-PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsList *sets, const PsExpr *where,
-                       int64_t off);
+/* UPDATE (stmt: its SET list, WHERE): a plan of every row of t with its new
+ * values, plus a last BOOLEAN column telling whether the row was changed.
+ * SET c = DEFAULT sets c's default. */
+PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt);
+
+/* INSERT/UPDATE/DELETE ... RETURNING: binds `sel` (PsStmt.returning, its FROM
+ * naming the target) where b->temps holds the rows the statement wrote under
+ * the target's name.  Subqueries, aggregates and window functions are refused
+ * there, as in DuckDB. */
+PlNode *pl_bind_returning(PlBinder *b, const PsSelect *sel);
 
 /* `e` cast to `to` (e itself when already of that type); NULL on error. */
 ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off);

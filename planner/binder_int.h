@@ -44,6 +44,8 @@ typedef struct PlAggCtx {
     int n_aggs;
     ExAggSpec aggs[PL_MAX_AGGS];
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
+    ExExpr *agg_by[PL_MAX_AGGS];   /* arg_min/arg_max: the second argument (its column
+                                    * follows the first's), else NULL */
 } PlAggCtx;
 
 #define PL_MAX_CORR 64
@@ -179,6 +181,9 @@ uint64_t pl_join_leaves_of(const struct JoinSet *js, const int *cols, int n);
 
 /* True when the tree holds a subquery (scalar, IN or EXISTS). */
 bool pl_has_subquery(const PsExpr *ast);
+/* The first subquery, aggregate or window call in `ast` (RETURNING refuses
+ * them, as DuckDB does), or NULL. */
+const PsExpr *pl_find_not_returnable(const PsExpr *ast);
 /* Only IN (subquery) and EXISTS. */
 bool pl_has_predicate_subquery(const PsExpr *ast);
 

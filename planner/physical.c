@@ -228,7 +228,9 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
     int group[64]; /* per aggregate: its x (0..n_x-1), or -1 for a plain one */
     for (int a = 0; a < n->n_aggs; a++) {
         const ExAggSpec *g = &n->aggs[a];
-        if (ex_agg_is_holistic(g->fn) || g->fn == EX_AGG_SCALAR || g->fn == EX_AGG_SUM_COUNT) {
+        /* (arg_min/arg_max read two columns: the rewrite moves one) */
+        if (ex_agg_is_holistic(g->fn) || g->fn == EX_AGG_SCALAR || g->fn == EX_AGG_SUM_COUNT ||
+            g->fn == EX_AGG_ARG_MIN || g->fn == EX_AGG_ARG_MAX) {
             return true;
         }
         group[a] = -1;

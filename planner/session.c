@@ -481,10 +481,13 @@ static bool replace_old(Stmt *st)
 /* Where a statement's rows go as its query produces them (ExResultStreamFn). */
 typedef struct Appender {
     StTable *t;
-    int flag_col;      /* UPDATE: the column after the table's that flags a changed row;
-                          -1 */
-    int64_t n_rows;    /* rows appended */
-    int64_t n_flagged; /* of them, flagged */
+    int flag_col;      /* UPDATE, DELETE: the column after the table's that flags an updated
+                          or a deleted row; -1 */
+    bool is_flag_drop; /* DELETE: flagged rows are left out of t */
+    StTable *written;  /* RETURNING: the rows written go here too (INSERT: all; UPDATE and
+                          DELETE: the flagged ones), or NULL */
+    int64_t n_rows;    /* rows appended to t */
+    int64_t n_flagged; /* rows flagged */
 } Appender;
 
 static CmStatus append_batch(void *ctx, const CmBatch *b, CmErr *err)
@@ -492,18 +495,74 @@ static CmStatus append_batch(void *ctx, const CmBatch *b, CmErr *err)
     Appender *a = ctx;
     CmBatch view = *b;
     view.n_cols = a->t->n_cols;
-    if (st_table_check(a->t, &view, err) != CM_OK || st_table_append(a->t, &view, err) != CM_OK) {
-        return err->code;
-    }
-    a->n_rows += b->n_rows;
+    /* positions of the flagged rows, and of the others */
+    uint32_t flagged[CM_BATCH_CAP], rest[CM_BATCH_CAP];
+    int n_flagged = 0, n_rest = 0;
     if (a->flag_col >= 0) {
         const CmVec *f = &b->cols[a->flag_col];
         for (int i = 0; i < b->n_rows; i++) {
-            uint32_t p = f->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
-            a->n_flagged += ((const uint8_t *)f->data)[p] != 0;
+            uint32_t p = cm_batch_pos(b, i);
+            if (((const uint8_t *)f->data)[f->kind == CM_VEC_CONST ? 0 : p] != 0) {
+                flagged[n_flagged++] = p;
+            } else {
+                rest[n_rest++] = p;
+            }
         }
     }
+    CmBatch kept = view;
+    if (a->is_flag_drop) {
+        kept.sel = rest;
+        kept.n_rows = n_rest;
+    }
+    if (st_table_check(a->t, &kept, err) != CM_OK || st_table_append(a->t, &kept, err) != CM_OK) {
+        return err->code;
+    }
+    a->n_rows += kept.n_rows;
+    a->n_flagged += n_flagged;
+    if (a->written != NULL) {
+        CmBatch w = view;
+        if (a->flag_col >= 0) {
+            w.sel = flagged;
+            w.n_rows = n_flagged;
+        }
+        return st_table_append(a->written, &w, err);
+    }
     return CM_OK;
+}
+
+/* RETURNING: a table of the target's columns for the rows the statement
+ * writes (Appender.written), or NULL (no RETURNING, or err set).  Owned. */
+static StTable *written_table(Stmt *st, const StTable *target)
+{
+    if (st->ast->returning == NULL) {
+        return NULL;
+    }
+    return st_table_new(target->name, target->n_cols, target->cols, st->err);
+}
+
+/* RETURNING: runs the statement's SELECT list over the rows it wrote
+ * (`written`, standing for the target in FROM), and makes them its result
+ * with `changes`.  Runs before the write is kept, so an error here undoes it. */
+static CmStatus returning(Stmt *st, StTable *written, int64_t changes)
+{
+    PlTemp temp = {.name = st->ast->table, .table = written};
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
+                  .cfg = &st->s->cfg, .cache = st->s->cache, .temps = &temp, .err = st->err};
+    PlNode *root = pl_bind_returning(&b, st->ast->returning);
+    if (root == NULL) {
+        return st->err->code;
+    }
+    PlStagePlan plan;
+    ExResult *rows = NULL;
+    if (run_query(st, root, &plan, &rows) == CM_OK &&
+        (st->res = result_new(root->n_cols, root->names, st->err)) != NULL) {
+        st->res->rows = rows;
+        st->res->changes = changes;
+        rows = NULL;
+    }
+    ex_result_free(rows);
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
 }
 
 /* Runs `root`, appending its rows to a->t as they come.  On failure the rows
@@ -849,24 +908,91 @@ static CmStatus analyze(Stmt *st)
 
 /* ---- UPDATE and DELETE ------------------------------------------------------------------ */
 
-/* Runs `root` (the table's new rows, plus a changed flag when `flag`), builds
- * the new table and swaps it in; *changes counts flagged rows, or removed rows. */
-static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool flag)
+/* Runs `root` (the table's new rows plus a flag column: UPDATE's changed rows,
+ * or DELETE's deleted ones, which are left out), builds the new table and
+ * swaps it in; *changes counts flagged rows. */
+static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_delete)
 {
     StTable *old = e->table;
     /* The new rows go into a new table as the query reads the old one. */
     StTable *t = st_table_new_like(old, st->err);
-    Appender app = {.t = t, .flag_col = flag ? old->n_cols : -1};
-    if (t != NULL && run_into(st, root, &app) == CM_OK) {
-        st->res = result_new(0, NULL, st->err);
+    StTable *written = t != NULL ? written_table(st, old) : NULL;
+    Appender app = {.t = t, .flag_col = old->n_cols, .is_flag_drop = is_delete,
+                    .written = written};
+    if (t != NULL && st->err->code == CM_OK && run_into(st, root, &app) == CM_OK) {
+        if (written != NULL) {
+            returning(st, written, app.n_flagged);
+        } else if ((st->res = result_new(0, NULL, st->err)) != NULL) {
+            st->res->changes = app.n_flagged;
+        }
     }
-    if (st->res != NULL) {
-        st->res->changes = flag ? app.n_flagged : old->n_rows - t->n_rows;
+    if (st->err->code == CM_OK) {
         e->table = t;
         t = old;
     }
+    st_table_free(written);
     st_table_free(t);
     return st->err->code;
+}
+
+/* UPDATE ... FROM: a copy of t's rows with their row numbers (ExResultStreamFn). */
+typedef struct Numberer {
+    StTable *t;      /* t's columns, then "#row" */
+    CmVec *cols;     /* t->n_cols views */
+    CmVec num;       /* the numbers, at the batch's positions */
+    int64_t next;
+} Numberer;
+
+static CmStatus number_batch(void *ctx, const CmBatch *b, CmErr *err)
+{
+    Numberer *nb = ctx;
+    int n = nb->t->n_cols - 1;
+    for (int c = 0; c < n; c++) {
+        nb->cols[c] = b->cols[c]; /* a view: the batch is borrowed for the call */
+    }
+    for (int i = 0; i < b->n_rows; i++) {
+        ((int64_t *)nb->num.data)[cm_batch_pos(b, i)] = nb->next++;
+    }
+    nb->cols[n] = nb->num;
+    nb->cols[n].data_buf = NULL;
+    CmBatch view = *b;
+    view.n_cols = n + 1;
+    view.cols = nb->cols;
+    return st_table_append(nb->t, &view, err);
+}
+
+/* t's rows numbered 0.. in a new table named t (owned), or NULL with st->err. */
+static StTable *numbered_rows(Stmt *st, StTable *t)
+{
+    StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(t->n_cols + 1));
+    CmVec *views = cm_arena_zalloc(st->arena, sizeof(CmVec) * (size_t)(t->n_cols + 1));
+    if (cols == NULL || views == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    memcpy(cols, t->cols, sizeof(StColumn) * (size_t)t->n_cols);
+    cols[t->n_cols] = (StColumn){.name = "#row", .type = cm_type_make(CM_T_INT64)};
+    Numberer nb = {.t = st_table_new(t->name, t->n_cols + 1, cols, st->err), .cols = views};
+    if (nb.t == NULL || cm_vec_init(&nb.num, cm_type_make(CM_T_INT64), st->err) != CM_OK) {
+        st_table_free(nb.t);
+        return NULL;
+    }
+    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlNode *root = pl_bind_scan(&b, t);
+    PlStagePlan plan;
+    st->stream = number_batch;
+    st->stream_ctx = &nb;
+    if (root != NULL) {
+        run_query(st, root, &plan, NULL);
+        pl_stage_plan_fini(&plan);
+    }
+    st->stream = NULL;
+    cm_vec_fini(&nb.num);
+    if (st->err->code != CM_OK) {
+        st_table_free(nb.t);
+        return NULL;
+    }
+    return nb.t;
 }
 
 static CmStatus update_or_delete(Stmt *st)
@@ -879,9 +1005,21 @@ static CmStatus update_or_delete(Stmt *st)
     PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
                   .cache = st->s->cache, .err = st->err};
     bool is_update = a->kind == PS_ST_UPDATE;
-    PlNode *root = is_update ? pl_bind_update(&b, e->table, a->sets, a->where, a->src_off)
+    /* UPDATE ... FROM reads the target's rows numbered, under its name */
+    PlTemp numbered = {.name = a->table};
+    if (is_update && a->from != NULL) {
+        if ((numbered.table = numbered_rows(st, e->table)) == NULL) {
+            return st->err->code;
+        }
+        b.temps = &numbered;
+    }
+    PlNode *root = is_update ? pl_bind_update(&b, e->table, a)
                              : pl_bind_delete(&b, e->table, a->where);
-    return root ? replace_rows(st, e, root, is_update) : st->err->code;
+    if (root != NULL) {
+        replace_rows(st, e, root, !is_update);
+    }
+    st_table_free(numbered.table);
+    return st->err->code;
 }
 
 /* ---- ALTER TABLE ------------------------------------------------------------------------- */
@@ -1202,6 +1340,10 @@ static CmStatus insert(Stmt *st)
         return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
     int64_t changes = 0, before = e->table->n_rows;
+    StTable *written = written_table(st, e->table);
+    if (st->err->code != CM_OK) {
+        return st->err->code;
+    }
     if (reads_target) {
         /* The query scans the table: its rows must all be in hand before the
          * table grows under the scan. */
@@ -1211,20 +1353,28 @@ static CmStatus insert(Stmt *st)
         if (run_query(st, root, &plan, &rows) == CM_OK &&
             append_rows(st, e->table, rows) == CM_OK) {
             changes = ex_result_n_rows(rows);
+            for (int i = 0; written != NULL && i < ex_result_n_batches(rows); i++) {
+                if (st_table_append(written, ex_result_batch(rows, i), st->err) != CM_OK) {
+                    break;
+                }
+            }
         }
         ex_result_free(rows);
         pl_stage_plan_fini(&plan);
     } else {
-        Appender app = {.t = e->table, .flag_col = -1};
+        Appender app = {.t = e->table, .flag_col = -1, .written = written};
         run_into(st, root, &app);
         changes = app.n_rows;
     }
-    if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
+    if (st->err->code == CM_OK && written != NULL) {
+        returning(st, written, changes);
+    } else if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
         st->res->changes = changes;
     }
     if (st->err->code != CM_OK) {
         st_table_truncate(e->table, before);
     }
+    st_table_free(written);
     return st->err->code;
 }
 

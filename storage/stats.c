@@ -113,6 +113,15 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n)
     }
 }
 
+void st_stats_merge(StColStats *s, const uint8_t *hll, int64_t n_values)
+{
+    for (int i = 0; i < ST_HLL_REGS; i++) {
+        s->hll[i] = hll[i] > s->hll[i] ? hll[i] : s->hll[i];
+    }
+    s->n_values += n_values;
+    s->ndv = -1;
+}
+
 double st_stats_ndv(StColStats *s)
 {
     if (s->ndv >= 0) {

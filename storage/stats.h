@@ -42,6 +42,10 @@ void st_stats_reset(StColStats *s);
  * a CONST vector counts its value n times).  Vectorized per type. */
 void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n);
 
+/* Adds another sketch of the same kind: its registers (ST_HLL_REGS bytes) and
+ * the n non-NULL values it counted (approx_count_distinct's partial states). */
+void st_stats_merge(StColStats *s, const uint8_t *hll, int64_t n_values);
+
 /* The estimated number of distinct non-NULL values, between 0 and the
  * number of non-NULL values counted.  Remembered until the next change (the
  * planner asks often): call it where the table may be written, not from
