@@ -155,7 +155,11 @@ static bool set_option(PlBinder *b, CsvArgs *a, const char *name, const PsExpr *
         return opt_string(b, name, v, &s->null_str);
     }
     if (!strcmp(name, "skip")) {
-        return opt_int(b, name, v, 0, &s->skip);
+        if (!opt_int(b, name, v, 0, &s->skip)) {
+            return false;
+        }
+        s->skip = s->skip > INT64_MAX / 4 ? INT64_MAX / 4 : s->skip; /* no overflow below */
+        return true;
     }
     if (!strcmp(name, "sample_size")) {
         if (!opt_int(b, name, v, -1, &s->sample_size)) {
