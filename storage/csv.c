@@ -789,9 +789,11 @@ static CmStatus reader_fill(StCsvReader *r, CmErr *err)
     if (take > r->cap - ld->size) {
         take = r->cap - ld->size;
     }
-    memcpy(r->buf + ld->size, r->prefix + r->prefix_at, take);
-    r->prefix_at += take;
-    ld->size += take;
+    if (take > 0) { /* prefix may be NULL */
+        memcpy(r->buf + ld->size, r->prefix + r->prefix_at, take);
+        r->prefix_at += take;
+        ld->size += take;
+    }
     return read_more(r->f, r->path, r->buf, r->cap, &ld->size, &ld->is_eof, err);
 }
 
