@@ -5,7 +5,8 @@
  * parameters (expressions are bound ExExpr trees over the operator's input
  * columns).  NULL with err on OOM.  Operators and their roles:
  *   sources:   table scan (morsels of chunks), values (constant rows),
- *              series (integers, morsels of row numbers), shuffle read (a
+ *              series (integers, morsels of row numbers), CSV files (one task),
+ *              shuffle read (a
  *              partition range per task)
  *   streaming: filter, project, hash aggregate (flushes at end of task), sort
  *              (flushes at end of task), limit
@@ -19,6 +20,7 @@
 #include "executor/op.h"
 #include "executor/result.h"
 #include "shuffle/shuffle.h"
+#include "storage/csv.h"
 #include "storage/table.h"
 
 /* The range of the keys a hash join's build side holds, learned once its
@@ -58,6 +60,13 @@ ExOp *ex_series_new(CmArena *a, CmType type, int64_t start, int64_t step, const 
  * range before the series ends.  iv's parts are all >= 0 or all <= 0. */
 bool ex_series_count_cal(int64_t start, int64_t stop, const CmInterval *iv, bool inclusive,
                          uint64_t cap, uint64_t *n_rows);
+/* The records of files[0..n_files) in order, parsed with opt (borrowed until
+ * the query ends) into n_cols columns of `types`; with has_filename the last
+ * column is each row's path.  prefix (may be NULL) is read before files[0]'s
+ * remaining bytes.  One task (the table functions read_csv, read_csv_auto). */
+ExOp *ex_csv_scan_new(CmArena *a, int n_files, const char **files, const StCsvOptions *opt,
+                      int n_cols, const CmType *types, const char **names, bool has_filename,
+                      const char *prefix, size_t n_prefix, CmErr *err);
 /* How many values a series from start toward stop by step has: stop included
  * or not; 0 when stop lies behind start or step is 0.  UINT64_MAX stands for
  * the 2^64 values of INT64_MIN..INT64_MAX by 1, which do not fit. */

@@ -48,7 +48,7 @@
 }
 
 /* Tokens the lexer makes that are not keywords. */
-%token ID STRING INTEGER FLOAT ILLEGAL SEMI LP RP COMMA DOT LBRACKET RBRACKET.
+%token ID STRING INTEGER FLOAT ILLEGAL SEMI LP RP COMMA DOT LBRACKET RBRACKET LBRACE RBRACE COLON.
 
 /* Keywords usable as names where the grammar has no other use for them.
  * Keep in sync with the keyword table in lexer.c. */
@@ -696,6 +696,11 @@ table_primary(A) ::= ID(N) LP expr_list(X) RP opt_alias(L). {
     A = ps_build_from_function(ps, N, X, &L);
 }
 table_primary(A) ::= LP(P) table_ref(F) RP.          { A = ps_build_parens_from(ps, F, P); }
+/* FROM 'file.csv' reads the file as read_csv_auto('file.csv') does (DuckDB). */
+table_primary(A) ::= STRING(S) opt_alias(L). {
+    A = ps_build_from_function(ps, S, ps_build_list(ps, NULL, ps_build_string(ps, S)), &L);
+    A->name = "read_csv_auto";
+}
 
 %type opt_alias {PsAliasSpec}
 opt_alias(A) ::= . [SUBQUERY]                    { A.alias = NULL; A.cols = NULL; }
@@ -944,6 +949,17 @@ primary(A) ::= CASE(K) case_operand(O) when_list(W) case_else(E) END. {
 primary(A) ::= LBRACKET(K) RBRACKET. { A = ps_build_func_named(ps, "list_value", K.off, NULL); }
 primary(A) ::= LBRACKET(K) expr_list(L) RBRACKET. {
     A = ps_build_func_named(ps, "list_value", K.off, L);
+}
+/* A struct literal {'k': v, ...} is struct_pack(k1, v1, k2, v2, ...); there is
+ * no STRUCT type yet: only options of table functions (read_csv's columns)
+ * read one. */
+primary(A) ::= LBRACE(K) struct_items(L) RBRACE. {
+    A = ps_build_func_named(ps, "struct_pack", K.off, L);
+}
+%type struct_items {PsList *}
+struct_items(A) ::= expr(K) COLON expr(V). { A = ps_build_list(ps, ps_build_list(ps, NULL, K), V); }
+struct_items(A) ::= struct_items(L) COMMA expr(K) COLON expr(V). {
+    A = ps_build_list(ps, ps_build_list(ps, L, K), V);
 }
 primary(A) ::= primary(X) LBRACKET expr(I) RBRACKET. {
     A = ps_build_func_named(ps, "list_extract", X->src_off, ps_build_list(ps, ps_build_list(ps, NULL, X), I));

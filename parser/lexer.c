@@ -332,11 +332,12 @@ static const struct {
 /* The operator of one character c, or PS_TK_ILLEGAL. */
 static int one_char_op(char c)
 {
-    static const char chars[] = "+-*/%(),.;&~|=<>[]";
+    static const char chars[] = "+-*/%(),.;&~|=<>[]{}:";
     static const int codes[] = {
         PS_TK_PLUS,  PS_TK_MINUS, PS_TK_STAR, PS_TK_SLASH, PS_TK_PERCENT, PS_TK_LP,
         PS_TK_RP,    PS_TK_COMMA, PS_TK_DOT,  PS_TK_SEMI,  PS_TK_BITAND,  PS_TK_TILDE,
         PS_TK_BITOR, PS_TK_EQ,    PS_TK_LT,   PS_TK_GT,    PS_TK_LBRACKET, PS_TK_RBRACKET,
+        PS_TK_LBRACE, PS_TK_RBRACE, PS_TK_COLON,
     };
     const char *hit = c != '\0' ? strchr(chars, c) : NULL;
     return hit != NULL ? codes[hit - chars] : PS_TK_ILLEGAL;
@@ -488,6 +489,9 @@ static const struct {
     {PS_TK_DOT, "DOT"},
     {PS_TK_LBRACKET, "LBRACKET"},
     {PS_TK_RBRACKET, "RBRACKET"},
+    {PS_TK_LBRACE, "LBRACE"},
+    {PS_TK_RBRACE, "RBRACE"},
+    {PS_TK_COLON, "COLON"},
     {PS_TK_PLUS, "PLUS"},
     {PS_TK_MINUS, "MINUS"},
     {PS_TK_STAR, "STAR"},

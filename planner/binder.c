@@ -340,6 +340,9 @@ static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
     if (strcmp(f->name, "unnest") == 0) {
         return bind_unnest_from(b, f);
     }
+    if (strcmp(f->name, "read_csv") == 0 || strcmp(f->name, "read_csv_auto") == 0) {
+        return pl_bind_read_csv(b, f);
+    }
     bool inclusive = strcmp(f->name, "generate_series") == 0;
     if (!inclusive && strcmp(f->name, "range") != 0) {
         cm_err_set(b->err, CM_BIND, f->src_off, "unknown table function '%s'", f->name);

@@ -205,3 +205,7 @@ PlNode *pl_bind_query(PlBinder *b, const PsSelect *sel);
 
 /* The node `child` without its duplicate rows. */
 PlNode *pl_distinct(PlBinder *b, PlNode *child);
+
+/* FROM read_csv(path, option = value, ...), read_csv_auto and 'file.csv'
+ * (bind_csv.c): sniffs the file now; NULL with b->err set. */
+PlNode *pl_bind_read_csv(PlBinder *b, const PsFrom *f);

@@ -265,6 +265,8 @@ static bool put_fields(Fp *f, const PlNode *n)
             put_expr(f, n->exprs[i]);
         }
         break;
+    case PL_CSV:
+        return false; /* the files may change under a cached result */
     case PL_SERIES:
         put_i64(f, n->series_start);
         put_i64(f, n->series_step);

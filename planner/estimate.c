@@ -625,6 +625,7 @@ static double rows_of(PlEst *e, const PlNode *n)
     case PL_GET: return (double)n->table->n_rows;
     case PL_VALUES: return n->n_rows;
     case PL_SERIES: return (double)n->series_rows;
+    case PL_CSV: return n->csv->est_rows;
     case PL_FILTER: {
         const PlNode *base = filter_base(n);
         ExExpr *conj[MAX_CONJ];

@@ -550,6 +550,13 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
                                   n->series_is_cal ? &n->series_cal : NULL, n->series_rows,
                                   bld->err);
         return p->source != NULL;
+    case PL_CSV:
+        memset(p, 0, sizeof *p);
+        p->source = ex_csv_scan_new(bld->a, n->csv->n_files, n->csv->files, &n->csv->opt,
+                                    n->n_cols, n->types, n->names, n->csv->has_filename,
+                                    n->csv->prefix, n->csv->n_prefix, bld->err);
+        p->single = true; /* one task: rows in file order */
+        return p->source != NULL;
     case PL_FILTER:
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
     case PL_PROJECT: return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));

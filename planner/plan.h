@@ -23,6 +23,7 @@ typedef enum PlKind {
     PL_GET,        /* scan of `table`, columns `col_ids` */
     PL_VALUES,     /* n_rows constant rows (`exprs`, row-major); n_cols may be 0 */
     PL_SERIES,     /* one BIGINT column: series_rows values from series_start by series_step */
+    PL_CSV,        /* the records of delimited text files (`csv`: read_csv) */
     PL_FILTER,     /* rows of child where `pred` is true */
     PL_PROJECT,    /* `exprs` (n_cols) over the child */
     PL_AGGREGATE,  /* group by child columns 0..n_keys-1, then `aggs` */
@@ -35,6 +36,17 @@ typedef enum PlKind {
     PL_UNNEST,     /* child's rows once per element of list column `unnest_col`, which
                       becomes the element (see ex_unnest_new) */
 } PlKind;
+
+/* What a read_csv scan reads (planner/bind_csv.c), in the query arena. */
+typedef struct PlCsv {
+    int n_files;
+    const char **files;  /* in reading order */
+    StCsvOptions opt;    /* the dialect; opt.n_cols fields fill the first columns */
+    bool has_filename;   /* a last VARCHAR column holds each row's file */
+    const char *prefix;  /* what the sniffer took from files[0] when it is a pipe, or NULL */
+    size_t n_prefix;
+    double est_rows;     /* from the files' sizes and the sample's bytes per line */
+} PlCsv;
 
 typedef struct PlNode PlNode;
 struct PlNode {
@@ -58,6 +70,8 @@ struct PlNode {
     CmType series_type;     /* BIGINT, or TIMESTAMP (microseconds) */
     bool series_is_cal;     /* TIMESTAMP by a step with months: series_cal added row by row */
     CmInterval series_cal;
+    /* CSV */
+    const PlCsv *csv;
     /* VALUES, PROJECT */
     ExExpr **exprs;
     /* FILTER */

@@ -14,6 +14,7 @@
  * truncated away.
  */
 #include "storage/csv.h"
+#include "storage/csv_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +42,9 @@ typedef struct Chunk {
 } Chunk;
 
 typedef struct Load {
-    const StTable *t;
+    int n_bcols;         /* columns of a parsed batch (the table's, or the reader's) */
+    const CmType *btypes; /* their types */
+    const char *const *bnames; /* their names, for errors */
     const StCsvOptions *opt;
     const char *path;
     const char *data;
@@ -54,8 +57,9 @@ typedef struct Load {
     size_t chunk_bytes;
     Chunk *chunks;
     int n_chunks, cap_chunks;
-    CmType *types;       /* per field: the target column's type */
     int64_t max_line;    /* opt->max_line_size, or its default when 0 */
+    char escape;         /* opt->escape, or the quote when 0 */
+    int64_t skip_left;   /* lines of opt->skip still to drop at the start */
     int64_t batch_bytes; /* what one parsed batch reserves, strings aside */
     CmMemRes mem;        /* the window and its parsed batches; thread-safe */
 } Load;
@@ -97,8 +101,14 @@ static int find_chunks(Load *ld, CmErr *err)
     bool in_quotes = false;
     size_t start = 0, rec = 0; /* the chunk's and the record's first byte */
     int64_t line = ld->first_line, start_line = line, rec_line = line;
+    char esc = ld->escape;
     for (size_t i = 0; i < ld->size; i++) {
         char c = d[i];
+        if (in_quotes && esc != q && c == esc && i + 1 < ld->size) {
+            line += d[i + 1] == '\n';
+            i++; /* an escaped character inside quotes, maybe a quote */
+            continue;
+        }
         if (q != 0 && c == q) {
             in_quotes = !in_quotes;
         } else if (c == '\0') {
@@ -135,21 +145,17 @@ static int find_chunks(Load *ld, CmErr *err)
 
 /* ---- pass 2: parse ------------------------------------------------------------------- */
 
-typedef struct Field {
-    const char *p;
-    size_t n;
-    bool quoted;
-    bool has_escaped_quote; /* "" inside quotes: needs unescaping */
-} Field;
+typedef StCsvField Field;
 
 static CmStatus row_error(Load *ld, Chunk *c, int64_t line, int field, const char *what,
                           const Field *f)
 {
-    const char *col = field < ld->opt->n_cols ? ld->t->cols[ld->opt->cols[field]].name : "?";
+    const char *col = field < ld->opt->n_cols ? ld->bnames[ld->opt->cols[field]] : "?";
     if (f != NULL) {
-        return cm_err_set(&c->err, CM_RUNTIME, -1, "%s, line %lld, column %d (%s): %s '%.*s'",
+        const char *hint = ld->opt->hint != NULL ? ld->opt->hint : "";
+        return cm_err_set(&c->err, CM_RUNTIME, -1, "%s, line %lld, column %d (%s): %s '%.*s'%s",
                           ld->path, (long long)line, field + 1, col, what,
-                          (int)(f->n > 60 ? 60 : f->n), f->p);
+                          (int)(f->n > 60 ? 60 : f->n), f->p, hint);
     }
     return cm_err_set(&c->err, CM_RUNTIME, -1, "%s, line %lld: %s", ld->path, (long long)line,
                       what);
@@ -173,16 +179,12 @@ static CmBatch *chunk_batch(Load *ld, Chunk *c)
         return NULL;
     }
     CmBatch *b = cm_malloc(sizeof *b);
-    CmType types[1024];
-    for (int i = 0; i < ld->t->n_cols && i < 1024; i++) {
-        types[i] = ld->t->cols[i].type;
-    }
-    if (b == NULL || cm_batch_init(b, ld->t->n_cols, types, &c->err) != CM_OK) {
+    if (b == NULL || cm_batch_init(b, ld->n_bcols, ld->btypes, &c->err) != CM_OK) {
         cm_free(b);
         return NULL;
     }
     /* Columns not loaded stay NULL. */
-    for (int col = 0; col < ld->t->n_cols; col++) {
+    for (int col = 0; col < ld->n_bcols; col++) {
         for (int r = 0; r < CM_BATCH_CAP; r++) {
             cm_vec_set_null(&b->cols[col], (uint32_t)r);
         }
@@ -282,15 +284,16 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
             return false;
         }
         size_t n = 0;
+        char esc = ld->escape;
         for (size_t k = 0; k < f->n; k++) {
-            s[n++] = f->p[k];
-            if (f->has_escaped_quote && f->p[k] == ld->opt->quote) {
-                k++; /* "" -> " */
+            if (f->has_escape && f->p[k] == esc && k + 1 < f->n) {
+                k++; /* "" -> ", or \" -> " */
             }
+            s[n++] = f->p[k];
         }
         size_t bad = utf8_invalid_at((const unsigned char *)s, n);
         if (bad < n) {
-            const char *col_name = ld->t->cols[ld->opt->cols[field]].name;
+            const char *col_name = ld->bnames[ld->opt->cols[field]];
             cm_err_set(&c->err, CM_RUNTIME, -1,
                        "%s, line %lld, column %d (%s): invalid UTF-8: byte 0x%02X at offset %zu "
                        "of the field",
@@ -317,68 +320,15 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
     return true;
 }
 
-/* Splits the record at *pos into fields; moves *pos past it and counts lines. */
-static int split_record(const Load *ld, size_t *pos, size_t end, Field *fields, int cap,
-                        int64_t *lines, bool *bad_quote)
+/* With ignore_errors, forgets a row's conversion or shape error (not OOM)
+ * so that parsing goes on without the row. */
+static bool skip_bad_row(const Load *ld, Chunk *c)
 {
-    const char *d = ld->data;
-    char delim = ld->opt->delimiter, q = ld->opt->quote;
-    size_t i = *pos;
-    int n = 0;
-    *bad_quote = false;
-    for (;;) {
-        Field f = {.p = d + i};
-        if (q != 0 && i < end && d[i] == q) {
-            f.quoted = true;
-            size_t k = ++i;
-            for (;;) {
-                if (k >= end) {
-                    *bad_quote = true;
-                    break;
-                }
-                if (d[k] == q) {
-                    if (k + 1 < end && d[k + 1] == q) {
-                        f.has_escaped_quote = true;
-                        k += 2;
-                        continue;
-                    }
-                    break;
-                }
-                *lines += d[k] == '\n';
-                k++;
-            }
-            f.p = d + i;
-            f.n = k - i;
-            i = k < end ? k + 1 : end;
-        } else {
-            size_t k = i;
-            while (k < end && d[k] != delim && d[k] != '\n') {
-                k++;
-            }
-            f.n = k - i;
-            if (f.n > 0 && d[k - 1] == '\r' && (k == end || d[k] == '\n')) {
-                f.n--; /* CRLF line ends */
-            }
-            i = k;
-        }
-        if (n < cap) {
-            fields[n] = f;
-        }
-        n++;
-        if (i < end && d[i] == delim) {
-            i++;
-            continue;
-        }
-        while (i < end && d[i] != '\n') {
-            i++; /* text after a closing quote up to the line end is ignored */
-        }
-        if (i < end) {
-            i++;
-        }
-        break;
+    if (!ld->opt->ignore_errors || c->err.code != CM_RUNTIME) {
+        return false;
     }
-    *pos = i;
-    return n;
+    cm_err_init(&c->err);
+    return true;
 }
 
 static void parse_chunk(void *arg, int idx, int worker)
@@ -392,7 +342,8 @@ static void parse_chunk(void *arg, int idx, int worker)
     if (idx == 0 && ld->is_first && ld->opt->header && pos < c->end) {
         bool bad;
         int64_t extra = 0;
-        split_record(ld, &pos, c->end, fields, 1024, &extra, &bad);
+        st_csv_split(ld->data, &pos, c->end, ld->opt->delimiter, ld->opt->quote, ld->escape,
+                     fields, 1024, &extra, &bad);
         line += 1 + extra;
     }
     while (pos < c->end && c->err.code == CM_OK) {
@@ -405,10 +356,14 @@ static void parse_chunk(void *arg, int idx, int worker)
             line++;
             continue;
         }
-        int n = split_record(ld, &pos, c->end, fields, 1025, &extra, &bad_quote);
+        int n = st_csv_split(ld->data, &pos, c->end, ld->opt->delimiter, ld->opt->quote,
+                             ld->escape, fields, 1025, &extra, &bad_quote);
         line += 1 + extra;
         if (bad_quote) {
             row_error(ld, c, this_line, 0, "unterminated quoted field", NULL);
+            if (skip_bad_row(ld, c)) {
+                continue;
+            }
             return;
         }
         /* TPC-DS .dat lines end with a delimiter: one extra, empty field. */
@@ -419,6 +374,9 @@ static void parse_chunk(void *arg, int idx, int worker)
             char what[96];
             snprintf(what, sizeof what, "expected %d fields but found %d", n_cols, n);
             row_error(ld, c, this_line, 0, what, NULL);
+            if (skip_bad_row(ld, c)) {
+                continue;
+            }
             return;
         }
         CmBatch *b = chunk_batch(ld, c);
@@ -427,10 +385,15 @@ static void parse_chunk(void *arg, int idx, int worker)
             return;
         }
         uint32_t row = (uint32_t)b->n_rows;
-        for (int k = 0; k < n_cols; k++) {
-            if (!convert(ld, c, b, ld->opt->cols[k], row, &fields[k], this_line, k)) {
-                return;
+        bool is_ok = true;
+        for (int k = 0; k < n_cols && is_ok; k++) {
+            is_ok = convert(ld, c, b, ld->opt->cols[k], row, &fields[k], this_line, k);
+        }
+        if (!is_ok) {
+            if (skip_bad_row(ld, c)) {
+                continue; /* the row's slots are overwritten by the next row */
             }
+            return;
         }
         b->n_rows++;
     }
@@ -473,27 +436,48 @@ static void free_batches(Load *ld)
     ld->n_chunks = 0;
 }
 
-/* Parses the chunks of the window in parallel, checks and appends the rows. */
-static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
+/* Parses the chunks of the window, in parallel on `pool` (or in this thread
+ * when NULL); the first error in file order wins.  Reserves the window's
+ * string bytes (*str_bytes, to shrink once its batches are freed). */
+static CmStatus parse_window(Load *ld, CmPool *pool, int64_t *str_bytes, CmErr *err)
 {
+    *str_bytes = 0;
     if (find_chunks(ld, err) != CM_OK) {
         return err->code;
     }
     bool has_strings = false;
     for (int k = 0; k < ld->opt->n_cols; k++) {
-        has_strings |= t->cols[ld->opt->cols[k]].type.id == CM_T_VARCHAR;
+        has_strings |= ld->btypes[ld->opt->cols[k]].id == CM_T_VARCHAR;
     }
     /* A chunk's strings are at most its bytes. */
     if (has_strings && cm_mem_need(&ld->mem, (int64_t)ld->used, err) != CM_OK) {
         return err->code;
     }
+    *str_bytes = has_strings ? (int64_t)ld->used : 0;
     for (int i = 0; i < ld->n_chunks; i++) {
         cm_err_init(&ld->chunks[i].err);
     }
-    cm_pool_run(pool, ld->n_chunks, parse_chunk, ld);
+    if (pool != NULL) {
+        cm_pool_run(pool, ld->n_chunks, parse_chunk, ld);
+    } else {
+        for (int i = 0; i < ld->n_chunks; i++) {
+            parse_chunk(ld, i, 0);
+            if (ld->chunks[i].err.code != CM_OK) {
+                break;
+            }
+        }
+    }
     for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
         cm_err_copy(err, &ld->chunks[i].err);
     }
+    return err->code;
+}
+
+/* Parses the chunks of the window in parallel, checks and appends the rows. */
+static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
+{
+    int64_t str_bytes = 0;
+    parse_window(ld, pool, &str_bytes, err);
     for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
         for (int b = 0; b < ld->chunks[i].n_batches && err->code == CM_OK; b++) {
             if (st_table_check(t, ld->chunks[i].batches[b], err) != CM_OK) {
@@ -520,8 +504,44 @@ static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
         }
     }
     free_batches(ld);
-    cm_mem_shrink(&ld->mem, has_strings ? (int64_t)ld->used : 0);
+    cm_mem_shrink(&ld->mem, str_bytes);
     return err->code;
+}
+
+static void load_init(Load *ld, const char *path, const StCsvOptions *opt, int n_cols,
+                      const CmType *types, const char *const *names, const char *what)
+{
+    *ld = (Load){.opt = opt, .path = path, .is_first = true, .first_line = 1,
+                 .n_bcols = n_cols, .btypes = types, .bnames = names};
+    ld->max_line = opt->max_line_size > 0 ? opt->max_line_size : ST_CSV_MAX_LINE_SIZE;
+    ld->escape = opt->escape != 0 ? opt->escape : opt->quote;
+    ld->skip_left = opt->skip;
+    cm_mem_res_init(&ld->mem, CM_MEM_EXECUTION, what, NULL);
+    for (int col = 0; col < n_cols; col++) {
+        ld->batch_bytes += (int64_t)CM_BATCH_CAP * (cm_type_width(types[col]) + 1);
+    }
+}
+
+/* Drops the lines of opt->skip still in front of the data (plain lines:
+ * quotes are not looked at).  True when the rest of the window is records. */
+static bool drop_skipped_lines(Load *ld)
+{
+    size_t at = 0;
+    while (ld->skip_left > 0 && at < ld->size) {
+        const char *nl = memchr(ld->data + at, '\n', ld->size - at);
+        if (nl == NULL) {
+            at = ld->size; /* the line goes on in the next window */
+            break;
+        }
+        at = (size_t)(nl - ld->data) + 1;
+        ld->skip_left--;
+        ld->first_line++;
+    }
+    if (at > 0) {
+        memmove((char *)ld->data, ld->data + at, ld->size - at);
+        ld->size -= at;
+    }
+    return ld->skip_left == 0 || ld->is_eof;
 }
 
 /* True when the statement was asked to stop (StCsvOptions.interrupt). */
@@ -533,16 +553,18 @@ static bool interrupted(const StCsvOptions *opt)
 CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPool *pool,
                      int64_t *n_rows, CmErr *err)
 {
-    Load ld = {.t = t, .opt = opt, .path = path, .is_first = true, .first_line = 1};
+    Load ld;
     *n_rows = 0;
-    if (opt->n_cols > 1024) {
+    if (opt->n_cols > 1024 || t->n_cols > 1024) {
         return cm_err_set(err, CM_LIMIT, -1, "COPY into more than 1024 columns is not supported");
     }
-    ld.max_line = opt->max_line_size > 0 ? opt->max_line_size : ST_CSV_MAX_LINE_SIZE;
-    cm_mem_res_init(&ld.mem, CM_MEM_EXECUTION, "COPY parse buffers", NULL);
+    CmType types[1024];
+    const char *names[1024];
     for (int col = 0; col < t->n_cols; col++) {
-        ld.batch_bytes += (int64_t)CM_BATCH_CAP * (cm_type_width(t->cols[col].type) + 1);
+        types[col] = t->cols[col].type;
+        names[col] = t->cols[col].name;
     }
+    load_init(&ld, path, opt, t->n_cols, types, names, "COPY parse buffers");
     size_t n_workers = (size_t)cm_pool_size(pool);
     ld.chunk_bytes = (size_t)(cm_mem_limit() / 64) / n_workers;
     ld.chunk_bytes = ld.chunk_bytes > CHUNK_BYTES ? CHUNK_BYTES
@@ -565,7 +587,7 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     ld.data = buf;
     for (;;) {
         if (!interrupted(opt) && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK &&
-            !interrupted(opt) && load_window(&ld, t, pool, err) != CM_OK) {
+            drop_skipped_lines(&ld) && !interrupted(opt) && load_window(&ld, t, pool, err) != CM_OK) {
             goto done;
         }
         if (interrupted(opt)) {
@@ -575,6 +597,9 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
         }
         if (err->code != CM_OK) {
             goto done;
+        }
+        if (ld.skip_left > 0 && !ld.is_eof) {
+            continue; /* the skipped lines go on past the window */
         }
         if (ld.is_eof) {
             break;
@@ -609,4 +634,233 @@ done:
     cm_free(buf);
     cm_mem_res_fini(&ld.mem);
     return err->code;
+}
+
+/* ---- splitting a record ----------------------------------------------------------- */
+
+int st_csv_split(const char *d, size_t *pos, size_t end, char delim, char q, char esc,
+                 StCsvField *fields, int cap, int64_t *lines, bool *bad_quote)
+{
+    size_t i = *pos;
+    int n = 0;
+    *bad_quote = false;
+    for (;;) {
+        StCsvField f = {.p = d + i};
+        if (q != 0 && i < end && d[i] == q) {
+            f.quoted = true;
+            size_t k = ++i;
+            for (;;) {
+                if (k >= end) {
+                    *bad_quote = true;
+                    break;
+                }
+                if (d[k] == esc && k + 1 < end && (esc != q || d[k + 1] == q)) {
+                    f.has_escape = true; /* "" (escape = quote) or \x */
+                    *lines += d[k + 1] == '\n';
+                    k += 2;
+                    continue;
+                }
+                if (d[k] == q) {
+                    break;
+                }
+                *lines += d[k] == '\n';
+                k++;
+            }
+            f.p = d + i;
+            f.n = k - i;
+            i = k < end ? k + 1 : end;
+            f.has_junk = i < end && d[i] != delim && d[i] != '\n' && d[i] != '\r';
+        } else {
+            size_t k = i;
+            while (k < end && d[k] != delim && d[k] != '\n') {
+                k++;
+            }
+            f.n = k - i;
+            if (f.n > 0 && d[k - 1] == '\r' && (k == end || d[k] == '\n')) {
+                f.n--; /* CRLF line ends */
+            }
+            i = k;
+        }
+        if (n < cap) {
+            fields[n] = f;
+        }
+        n++;
+        if (i < end && d[i] == delim) {
+            i++;
+            continue;
+        }
+        while (i < end && d[i] != '\n') {
+            i++; /* text after a closing quote up to the line end is ignored */
+        }
+        if (i < end) {
+            i++;
+        }
+        break;
+    }
+    *pos = i;
+    return n;
+}
+
+/* ---- the streaming reader (read_csv) ------------------------------------------------ */
+
+struct StCsvReader {
+    Load ld;
+    StCsvOptions opt;      /* ld.opt points here */
+    int *cols;             /* opt.cols: field k fills column k; owned */
+    char *path;            /* owned */
+    FILE *f;
+    char *buf;             /* the window; owned */
+    size_t cap;
+    const char *prefix;    /* bytes read before the file's (borrowed until free) */
+    size_t n_prefix, prefix_at;
+    bool has_window;       /* the chunks hold a parsed window */
+    bool is_done;
+    int chunk_idx, batch_idx; /* the next batch to hand out */
+    int64_t str_bytes;     /* reserved for the window's strings */
+};
+
+StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_cols,
+                               const CmType *types, const char *const *names,
+                               const char *prefix, size_t n_prefix, CmErr *err)
+{
+    StCsvReader *r = cm_calloc(1, sizeof *r);
+    if (r == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+        return NULL;
+    }
+    r->opt = *opt;
+    r->path = cm_malloc(strlen(path) + 1);
+    r->cols = cm_malloc(sizeof(int) * (size_t)(opt->n_cols > 0 ? opt->n_cols : 1));
+    load_init(&r->ld, path, &r->opt, n_cols, types, names, "read_csv buffers");
+    if (r->path == NULL || r->cols == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+        goto done;
+    }
+    strcpy(r->path, path);
+    r->ld.path = r->path;
+    for (int k = 0; k < opt->n_cols; k++) {
+        r->cols[k] = opt->cols != NULL ? opt->cols[k] : k;
+    }
+    r->opt.cols = r->cols;
+    r->prefix = prefix;
+    r->n_prefix = n_prefix;
+    size_t chunk = (size_t)(cm_mem_limit() / 64);
+    r->ld.chunk_bytes = chunk > CHUNK_BYTES ? CHUNK_BYTES : chunk < CHUNK_MIN ? CHUNK_MIN : chunk;
+    r->cap = r->ld.chunk_bytes;
+    if (cm_mem_need(&r->ld.mem, (int64_t)r->cap, err) != CM_OK) {
+        goto done;
+    }
+    if ((r->buf = cm_malloc(r->cap)) == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+        goto done;
+    }
+    r->ld.data = r->buf;
+    if ((r->f = fopen(path, "rb")) == NULL) {
+        cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
+        goto done;
+    }
+done:
+    if (err->code != CM_OK) {
+        st_csv_reader_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Makes room for the next window: keeps the unfinished record, or doubles
+ * the buffer when the window held no whole record. */
+static CmStatus reader_advance(StCsvReader *r, CmErr *err)
+{
+    Load *ld = &r->ld;
+    if (ld->used == 0) {
+        char *g = NULL;
+        if (cm_mem_need(&ld->mem, (int64_t)r->cap, err) != CM_OK ||
+            (g = cm_realloc(r->buf, r->cap * 2)) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", r->path);
+        }
+        ld->data = r->buf = g;
+        r->cap *= 2;
+        return CM_OK;
+    }
+    memmove(r->buf, r->buf + ld->used, ld->size - ld->used);
+    ld->size -= ld->used;
+    ld->first_line = ld->end_line;
+    ld->is_first = false;
+    return CM_OK;
+}
+
+/* Fills the window from the prefix, then from the file. */
+static CmStatus reader_fill(StCsvReader *r, CmErr *err)
+{
+    Load *ld = &r->ld;
+    size_t take = r->n_prefix - r->prefix_at;
+    if (take > r->cap - ld->size) {
+        take = r->cap - ld->size;
+    }
+    if (take > 0) { /* prefix may be NULL */
+        memcpy(r->buf + ld->size, r->prefix + r->prefix_at, take);
+        r->prefix_at += take;
+        ld->size += take;
+    }
+    return read_more(r->f, r->path, r->buf, r->cap, &ld->size, &ld->is_eof, err);
+}
+
+CmStatus st_csv_reader_next(StCsvReader *r, CmBatch **out, CmErr *err)
+{
+    Load *ld = &r->ld;
+    *out = NULL;
+    while (!r->is_done) {
+        if (r->has_window) {
+            for (; r->chunk_idx < ld->n_chunks; r->chunk_idx++, r->batch_idx = 0) {
+                Chunk *c = &ld->chunks[r->chunk_idx];
+                while (r->batch_idx < c->n_batches) {
+                    CmBatch *b = c->batches[r->batch_idx++];
+                    if (b->n_rows > 0) {
+                        *out = b;
+                        return CM_OK;
+                    }
+                }
+            }
+            free_batches(ld);
+            cm_mem_shrink(&ld->mem, r->str_bytes);
+            r->str_bytes = 0;
+            r->has_window = false;
+            if (ld->is_eof) {
+                r->is_done = true;
+                break;
+            }
+            if (reader_advance(r, err) != CM_OK) {
+                return err->code;
+            }
+        }
+        if (reader_fill(r, err) != CM_OK) {
+            return err->code;
+        }
+        if (!drop_skipped_lines(ld)) {
+            continue; /* the skipped lines go on past the window */
+        }
+        r->chunk_idx = r->batch_idx = 0;
+        r->has_window = true;
+        if (parse_window(ld, NULL, &r->str_bytes, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+void st_csv_reader_free(StCsvReader *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    if (r->f != NULL) {
+        fclose(r->f);
+    }
+    free_batches(&r->ld);
+    cm_free(r->ld.chunks);
+    cm_free(r->buf);
+    cm_free(r->cols);
+    cm_free(r->path);
+    cm_mem_res_fini(&r->ld.mem);
+    cm_free(r);
 }

@@ -20,6 +20,12 @@
  * max_line_size bytes, or a VARCHAR field that is not valid UTF-8 fails the
  * load with the file and line; an endless device such as /dev/zero fails in
  * its first window instead of filling memory.
+ *
+ * The same parser also streams: StCsvReader (the read_csv table function)
+ * hands out the parsed batches of one window at a time, parsed in the calling
+ * thread, so a scan holds one window whatever the file's size.  st_csv_sniff
+ * (csv_sniff.c) guesses the dialect, the header and the column types from a
+ * sample of the text, as DuckDB's sniffer does.
  */
 #pragma once
 
@@ -27,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/arena.h"
 #include "common/err.h"
 #include "common/thread.h"
 #include "storage/table.h"
@@ -37,7 +44,12 @@
 typedef struct StCsvOptions {
     char delimiter;        /* default ',' */
     char quote;            /* default '"'; 0 = no quoting */
+    char escape;           /* inside quotes, makes the next byte literal; 0: the quote
+                              (a doubled quote is one quote) */
     bool header;           /* skip the first record */
+    int64_t skip;          /* lines dropped before anything else (before the header) */
+    bool ignore_errors;    /* a record that does not parse is left out, not an error */
+    const char *hint;      /* appended to an error converting a field, or NULL */
     const char *null_str;  /* default "" */
     int64_t max_line_size; /* bytes of the longest record; 0: ST_CSV_MAX_LINE_SIZE */
     int n_cols;            /* columns the fields fill, in order */
@@ -48,3 +60,49 @@ typedef struct StCsvOptions {
 /* Loads `path` into `t` with the pool's workers; *n_rows gets the rows added. */
 CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPool *pool,
                      int64_t *n_rows, CmErr *err);
+
+/* ---- streaming ---- */
+
+typedef struct StCsvReader StCsvReader;
+
+/* Opens `path` to read batches of n_cols columns (types, names for errors;
+ * both borrowed until st_csv_reader_free): field k of each record fills
+ * column opt->cols[k] (k itself when cols is NULL), other columns are NULL.
+ * `prefix` (borrowed, may be NULL) is input that comes before what the file
+ * still holds: the bytes a sniffer already took from a pipe.  NULL with err
+ * when the file cannot be opened or on OOM.  Not thread-safe. */
+StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_cols,
+                               const CmType *types, const char *const *names,
+                               const char *prefix, size_t n_prefix, CmErr *err);
+/* The next batch of rows in file order, *out borrowed until the next call
+ * (the caller may fill columns no field fills); *out NULL at the end. */
+CmStatus st_csv_reader_next(StCsvReader *r, CmBatch **out, CmErr *err);
+void st_csv_reader_free(StCsvReader *r);
+
+/* ---- sniffing (csv_sniff.c) ---- */
+
+typedef struct StCsvSniff {
+    /* in: what the user fixed (has_*), the rest is guessed */
+    bool has_delim, has_quote, has_escape, has_header;
+    int64_t skip;          /* lines before the first record */
+    const char *null_str;  /* an unquoted field equal to it is NULL */
+    int64_t sample_size;   /* records looked at */
+    int n_fixed;           /* > 0: the columns' types are these (not guessed) */
+    const CmType *fixed;
+    /* in when fixed, else out */
+    char delimiter, quote, escape; /* quote 0: none; escape: the quote when doubling */
+    bool header;
+    /* out, in the arena */
+    int n_cols;
+    CmType *types;
+    const char **names;    /* the header's (unique), or column0, column1, ... */
+} StCsvSniff;
+
+/* Reads the first bytes of `path` (about n_lines lines, at most a few MiB)
+ * into *data in arena a, with read(2): of a pipe, only those bytes are taken.
+ * *is_eof: the sample is the whole input. */
+CmStatus st_csv_sample(const char *path, int64_t n_lines, CmArena *a, char **data, size_t *size,
+                       bool *is_eof, CmErr *err);
+/* Guesses what s leaves open from the sample data[0..size) (see csv_sniff.c). */
+CmStatus st_csv_sniff(const char *data, size_t size, bool is_eof, StCsvSniff *s, CmArena *a,
+                      CmErr *err);

@@ -910,5 +910,20 @@ else
     fail "EXPLAIN ANALYZE shows the memory mode's decisions" "exit $RC: $(grep 'Memory' "$OUT" | head -c 900)"
 fi
 
+# ---- read_csv('/dev/stdin'): the sniffer's sample is replayed, not lost -------------
+sl_in $'a|b\n1|x\n2|y\n3|z\n' -c "SELECT sum(a), string_agg(b, '') FROM read_csv('/dev/stdin')"
+expect_out "read_csv from a pipe" $'6\txyz\n'
+expect_rc "read_csv from a pipe" 0
+
+# more than the sample (5 records) and more than one read window: every row arrives once
+seq_csv=$(printf 'n,label\n'; for i in $(seq 1 30000); do printf '%d,row %d\n' "$i" "$i"; done)
+sl_in "$seq_csv" -c "SELECT count(*), sum(n), count(DISTINCT label) FROM read_csv('/dev/stdin', sample_size = 5)"
+expect_out "read_csv from a pipe past its sample" $'30000\t450015000\t30000\n'
+
+sl_in $'n\n1\n2\nx\n' -c "SELECT * FROM read_csv('/dev/stdin', sample_size = 1)"
+expect_err "read_csv from a pipe: a value past the sample" \
+    $'Error: /dev/stdin, line 4, column 1 (n): cannot read as BIGINT: \'x\' (the column\'s type was detected from a sample: give it with the types option, or read every column as VARCHAR with all_varchar = true)\n'
+expect_rc "read_csv from a pipe: a value past the sample" 1
+
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]

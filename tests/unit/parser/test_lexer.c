@@ -171,13 +171,15 @@ Test(ps_lexer, operators)
                      "LP RP COMMA DOT SEMI DCOLON BITAND BITOR SHL SHR TILDE");
     cr_assert_str_eq(names("a::int"), "ID DCOLON ID");
     cr_assert_str_eq(names("1<>2"), "INTEGER NE INTEGER");
+    /* struct literals: {'a': 1} */
+    cr_assert_str_eq(names("{'a': 1}"), "LBRACE STRING COLON INTEGER RBRACE");
 }
 
 Test(ps_lexer, unknown_characters_are_illegal_tokens)
 {
     cr_assert_str_eq(names("a ! b"), "ID ILLEGAL ID");
     cr_assert_str_eq(names("?"), "ILLEGAL");
-    cr_assert_str_eq(names(":x"), "ILLEGAL ID");
+    cr_assert_str_eq(names("$x"), "ILLEGAL ID");
     cr_assert_str_eq(names("@"), "ILLEGAL");
 }
 
