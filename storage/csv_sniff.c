@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/datetime.h"
 #include "common/value.h"
 #include "storage/csv.h"
 #include "storage/csv_int.h"
@@ -70,6 +71,12 @@ static bool parse_time(const char *s, size_t n)
     return cm_parse_time(s, n, &v);
 }
 
+static bool parse_timestamp(const char *s, size_t n)
+{
+    int64_t v;
+    return cm_parse_timestamp(s, n, &v);
+}
+
 /* The candidates from narrowest to widest, as DuckDB orders them (BOOLEAN,
  * BIGINT, DOUBLE, TIME, DATE, TIMESTAMP, VARCHAR).  A new type is one entry,
  * put where DuckDB has it; VARCHAR, which takes anything, stays last. */
@@ -82,6 +89,7 @@ static const struct {
     {CM_T_DOUBLE, parse_double},
     {CM_T_TIME, parse_time},
     {CM_T_DATE, parse_date},
+    {CM_T_TIMESTAMP, parse_timestamp},
     {CM_T_VARCHAR, NULL},
 };
 #define N_CANDIDATES ((int)(sizeof TYPE_CANDIDATES / sizeof TYPE_CANDIDATES[0]))
