@@ -130,6 +130,10 @@ typedef struct ExAggSpec {
     bool distinct;   /* f(DISTINCT x): each value once per group (SINGLE mode only) */
     CmValue param;   /* the constant second argument: string_agg's separator (bytes in the
                         query arena), a quantile's fraction (DOUBLE) */
+    int n_order;     /* string_agg, list: ORDER BY inside the call, 0 for none */
+    struct ExSortKey *order; /* its keys over input columns (query arena); with keys the
+                                input arrives sorted by (keys, order) (ex_hash_agg_new) */
+    CmType *order_types;     /* the types of those columns */
 } ExAggSpec;
 
 /* The aggregates that need all of a group's values (string_agg, quantiles,
