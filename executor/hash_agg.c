@@ -1804,7 +1804,8 @@ done:
  * Before a row that starts a group, when the table is large (by groups or
  * bytes), every group in it is complete: they are computed and emitted
  * (EX_HAVE_MORE, batch by batch, the caller passing the same input again),
- * the table is emptied and the batch goes on from that row. */
+ * the table is emptied (its memory given back) and the batch goes on from
+ * that row.  Only a group's own values must fit (cm_mem_need). */
 static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *in,
                               const CmBatch **out, CmErr *err)
 {
@@ -1815,38 +1816,47 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
             return EX_HAVE_MORE;
         }
         l->draining = false;
-        table_reset(s, l);
-    }
-    int start = l->resume_at, n = 0;
-    l->resume_at = 0;
-    for (int i = start; i < in->n_rows; i++) {
-        l->sorted_pos[n++] = cm_batch_pos(in, i);
-    }
-    CmBatch view = *in;
-    view.n_rows = n;
-    view.sel = l->sorted_pos;
-    int b = n;
-    if (l->n_groups > 0 &&
-        (l->n_groups >= SORTED_DRAIN_GROUPS || l->res.held > l->max_bytes / 4)) {
-        for (b = 0; b < n && key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]); b++) {
+        if (table_shrink(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
         }
     }
-    if (b == n) {
-        consume(s, l, &view, false, err);
-        return EX_NEED_INPUT;
+    int start = l->resume_at;
+    l->resume_at = 0;
+    /* In slices, so that the table is looked at often: a batch of small
+     * groups would otherwise all be in it at once. */
+    for (int at = start; at < in->n_rows; at += SLICE_ROWS) {
+        int n = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+        for (int i = 0; i < n; i++) {
+            l->sorted_pos[i] = cm_batch_pos(in, at + i);
+        }
+        CmBatch view = *in;
+        view.n_rows = n;
+        view.sel = l->sorted_pos;
+        int b = n;
+        if (l->n_groups > 0 &&
+            (l->n_groups >= SORTED_DRAIN_GROUPS || l->res.held > l->max_bytes / 8)) {
+            for (b = 0; b < n && key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]); b++) {
+            }
+        }
+        view.n_rows = b;
+        if (b > 0 && consume(s, l, &view, false, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+        if (b == n) {
+            continue;
+        }
+        if (finish_holistic(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+        l->resume_at = at + b;
+        l->draining = true;
+        l->flushed_empty = true; /* rows came: an empty grouping set has no row of its own */
+        l->next_out = 0;
+        emit_batch(s, l);
+        *out = &l->out;
+        return EX_HAVE_MORE;
     }
-    view.n_rows = b;
-    if ((b > 0 && consume(s, l, &view, false, err) != CM_OK) ||
-        finish_holistic(s, l, err) != CM_OK) {
-        return EX_NEED_INPUT;
-    }
-    l->resume_at = start + b;
-    l->draining = true;
-    l->flushed_empty = true; /* rows came: an empty grouping set has no row of its own */
-    l->next_out = 0;
-    emit_batch(s, l);
-    *out = &l->out;
-    return EX_HAVE_MORE;
+    return EX_NEED_INPUT;
 }
 
 /* At the end of the table's input: emit it, unless some of its groups were
