@@ -2017,7 +2017,7 @@ static void agg_local_fini(ExOp *op, void *local)
     }
     for (int a = 0; l->sorters != NULL && a < s->n_aggs; a++) {
         ex_sorter_free(l->sorters[a]);
-        cm_free(l->sorted_buf[a]);
+        cm_free(l->sorted_buf != NULL ? l->sorted_buf[a] : NULL);
     }
     cm_free(l->sorters);
     cm_free(l->sorted_n);
