@@ -39,6 +39,7 @@
 #include "common/value.h"
 #include "executor/hashing.h"
 #include "executor/ops.h"
+#include "executor/sort_run.h"
 #include "shuffle/spill.h"
 #include "storage/stats.h"
 
@@ -88,6 +89,14 @@ struct HashAggSpec {
     HashAggSpec *merge;
     int n_state_cols;
     CmType *state_types;
+    /* SINGLE without keys: per aggregate, true when its values go through a
+     * sorter of its own instead of a SeenSet (string_agg, list, quantiles and
+     * mode; not a DISTINCT quantile), so that they spill.  In the query arena. */
+    bool *by_sorter;
+    /* SINGLE with keys and an ORDER BY inside a call: the input arrives sorted
+     * by (keys, that ORDER BY), so groups arrive one after the other; the
+     * table emits its complete groups as it goes and never spills. */
+    bool sorted_input;
 };
 
 typedef struct KeyCol {
@@ -167,6 +176,13 @@ typedef struct AggLocal {
     uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
     uint32_t slice_pos[CM_BATCH_CAP]; /* the rows of a slice of a refused batch */
     uint8_t route_part[CM_BATCH_CAP];
+    /* by_sorter aggregates (ungrouped) */
+    ExSorter **sorters;   /* per aggregate, NULL for the others; owned */
+    int64_t *sorted_n;    /* per aggregate: the non-NULL values added */
+    char **sorted_buf;    /* per aggregate: string_agg's result, list's elements; owned */
+    uint32_t sorter_pos[CM_BATCH_CAP]; /* the rows whose argument is not NULL */
+    /* sorted_input: the rows of the batch from resume_at on */
+    uint32_t sorted_pos[CM_BATCH_CAP];
 } AggLocal;
 
 /* ---- types ------------------------------------------------------------------ */
@@ -408,7 +424,7 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
         SeenSet *set = &l->seen[a];
         uint64_t had = set->slots != NULL ? set->mask + 1 : 0;
         seen_slots[a] = had;
-        if (!keeps_values(&s->aggs[a]) || n_values == 0 ||
+        if (!keeps_values(&s->aggs[a]) || n_values == 0 || (s->by_sorter && s->by_sorter[a]) ||
             (uint64_t)(set->n + n_values + 1) * 2 <= had) {
             continue;
         }
@@ -807,6 +823,9 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
 {
     const ExAggSpec *agg = &s->aggs[a];
     ExAggFn fn = agg->fn;
+    if (s->by_sorter != NULL && s->by_sorter[a]) {
+        return CM_OK; /* its sorter took the batch (sorter_add) */
+    }
     /* A DISTINCT or holistic aggregate reads raw values, also from spilled state rows. */
     ExAggMode mode = keeps_values(agg) ? EX_AGG_SINGLE : s->mode;
     bool holistic = ex_agg_is_holistic(fn);
@@ -1306,7 +1325,7 @@ static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *
                               bool is_state, CmErr *err)
 {
     if (!l->spilling) {
-        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS;
+        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input;
         if (make_room(x, l, x->n_keys ? in->n_rows : 0, in->n_rows, must, err)) {
             return absorb(x, l, in, err);
         }
@@ -1638,6 +1657,383 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
+/* ---- ungrouped holistic and ordered aggregates: sorters ------------------------- */
+
+/*
+ * Without keys a holistic aggregate's values are all in one group, which the
+ * hash partitions of spilling cannot split.  So each one (by_sorter) hands
+ * its non-NULL values, with its ORDER BY keys, to an external sorter of its
+ * own (sort_run.h), which spills sorted runs and merges them; at the end the
+ * values are read back in order, once, and only the result is kept:
+ * string_agg's string and list's elements grow as they come (cm_mem_need: a
+ * result cannot spill), a quantile reads on to its position (the count is
+ * known), mode counts runs of equal values and DISTINCT skips a value equal
+ * to the one before.  Sorter layout: the argument, then the ORDER BY keys.
+ */
+
+/* The sorter of aggregate agg: its columns' types into types, its keys into
+ * keys; the number of keys. */
+static int sorter_layout(const ExAggSpec *agg, CmType *types, ExSortKey *keys)
+{
+    types[0] = agg->arg_type;
+    int n = 0;
+    for (int k = 0; k < agg->n_order; k++) {
+        types[1 + k] = agg->order_types[k];
+        keys[n] = agg->order[k];
+        keys[n++].col = 1 + k;
+    }
+    bool in_order = in_arrival_order(agg->fn) && !agg->distinct;
+    if (!in_order) {
+        /* equal values next to each other: DISTINCT, quantiles and mode */
+        keys[n++] = (ExSortKey){.col = 0};
+    }
+    return n;
+}
+
+static CmStatus sorters_init(ExOp *op, const ExTask *task, AggLocal *l, CmErr *err)
+{
+    const HashAggSpec *s = op->spec;
+    l->sorters = cm_calloc((size_t)s->n_aggs, sizeof(ExSorter *));
+    l->sorted_n = cm_calloc((size_t)s->n_aggs, sizeof(int64_t));
+    l->sorted_buf = cm_calloc((size_t)s->n_aggs, sizeof(char *));
+    if (l->sorters == NULL || l->sorted_n == NULL || l->sorted_buf == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (!s->by_sorter[a]) {
+            continue;
+        }
+        CmType types[1 + s->aggs[a].n_order];
+        ExSortKey keys[2 + s->aggs[a].n_order];
+        int n_keys = sorter_layout(&s->aggs[a], types, keys);
+        l->sorters[a] = ex_sorter_new(op, task->query, "aggregate sort", 1 + s->aggs[a].n_order,
+                                      types, n_keys, keys, -1, err);
+        if (l->sorters[a] == NULL) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+/* Hands the rows of `in` whose argument is not NULL to each sorter. */
+static CmStatus sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
+{
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (l->sorters == NULL || l->sorters[a] == NULL) {
+            continue;
+        }
+        const ExAggSpec *agg = &s->aggs[a];
+        CmVec cols[1 + agg->n_order];
+        cols[0] = in->cols[agg->arg];
+        for (int k = 0; k < agg->n_order; k++) {
+            cols[1 + k] = in->cols[agg->order[k].col];
+        }
+        int n = 0;
+        for (int i = 0; i < in->n_rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            if (!cm_vec_is_null(&cols[0], p)) {
+                l->sorter_pos[n++] = p;
+            }
+        }
+        CmBatch view = {.n_rows = n, .n_cols = 1 + agg->n_order, .cols = cols,
+                        .sel = l->sorter_pos};
+        l->sorted_n[a] += n;
+        if (n > 0 && ex_sorter_add(l->sorters[a], &view, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+/* Makes (*buf, *cap) hold at least `need` bytes, reserving what it adds. */
+static CmStatus sorted_grow(AggLocal *l, char **buf, int64_t *cap, int64_t need, bool reserve,
+                            CmErr *err)
+{
+    if (need <= *cap) {
+        return CM_OK;
+    }
+    int64_t to = *cap > 0 ? *cap : 256;
+    while (to < need) {
+        to *= 2;
+    }
+    if (reserve && cm_mem_need(&l->res, to - *cap, err) != CM_OK) {
+        return err->code;
+    }
+    char *nb = cm_realloc(*buf, (size_t)to);
+    if (nb == NULL) {
+        if (reserve) {
+            cm_mem_shrink(&l->res, to - *cap);
+        }
+        return cm_err_set(err, CM_OOM, -1, "out of memory in an aggregate");
+    }
+    *buf = nb;
+    *cap = to;
+    return CM_OK;
+}
+
+/* Copies v into the owned buffer (*buf, *cap) when it is a string, so that it
+ * outlives the sorter's batch. */
+static CmStatus keep_value(AggLocal *l, CmValue *dst, const CmValue *v, char **buf, int64_t *cap,
+                           CmErr *err)
+{
+    *dst = *v;
+    if (v->type.id == CM_T_VARCHAR) {
+        if (sorted_grow(l, buf, cap, v->s.len + 1, false, err) != CM_OK) {
+            return err->code;
+        }
+        memcpy(*buf, cm_str_data(&v->s), v->s.len);
+        dst->s = cm_str_make(*buf, v->s.len);
+    }
+    return CM_OK;
+}
+
+/* *x = v with its string (if any) copied into the table's string arena, reserved. */
+static CmStatus arena_value(AggLocal *l, CmValue *x, const CmValue *v, CmErr *err)
+{
+    *x = *v;
+    if (v->type.id == CM_T_VARCHAR && v->s.len > 0) {
+        char *d = NULL;
+        if (cm_mem_need(&l->res, v->s.len, err) != CM_OK ||
+            (d = cm_arena_alloc(&l->strings, v->s.len)) == NULL) {
+            return err->code != CM_OK ? err->code : cm_err_set(err, CM_OOM, -1, "out of memory");
+        }
+        l->str_reserved += v->s.len;
+        memcpy(d, cm_str_data(&v->s), v->s.len);
+        x->s = cm_str_make(d, v->s.len);
+    }
+    return CM_OK;
+}
+
+/* A value the result keeps (quantile_disc, mode). */
+static CmStatus set_kept_value(AggLocal *l, AggState *st, const CmValue *v, CmErr *err)
+{
+    CmValue x;
+    if (arena_value(l, &x, v, err) != CM_OK) {
+        return err->code;
+    }
+    set_state_value(st, &x);
+    return CM_OK;
+}
+
+/* The streaming state of one by_sorter aggregate as its values are read back. */
+typedef struct SortedRead {
+    int64_t n_taken;    /* values taken (DISTINCT: distinct ones) */
+    int64_t len, cap;   /* string_agg: bytes written; capacity of sorted_buf */
+    int64_t lo, hi;     /* quantiles: the positions read */
+    double x, y;        /* quantile_cont: the values there */
+    CmValue prev;       /* the value before (DISTINCT, mode), its string in prev_buf */
+    bool has_prev;
+    char *prev_buf, *best_buf;
+    int64_t prev_cap, best_cap;
+    CmValue best;       /* mode: the value of the longest run so far, its string in best_buf */
+    int64_t best_n, run_n;
+} SortedRead;
+
+/* Takes value v (not NULL) of aggregate agg, in its sorter's order. */
+static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead *r,
+                            const CmValue *v, CmErr *err)
+{
+    bool same = r->has_prev && same_value(&r->prev, v);
+    if (agg->distinct && same) {
+        return CM_OK;
+    }
+    AggState *st = &l->states[a];
+    switch (agg->fn) {
+    case EX_AGG_STRING_AGG: {
+        const CmStr *sep = &agg->param.s;
+        int64_t add = (r->n_taken > 0 ? sep->len : 0) + v->s.len;
+        if (r->len + add > UINT32_MAX) {
+            return cm_err_set(err, CM_LIMIT, -1, "result of string_agg is too long");
+        }
+        if (sorted_grow(l, &l->sorted_buf[a], &r->cap, r->len + add, true, err) != CM_OK) {
+            return err->code;
+        }
+        if (r->n_taken > 0) {
+            memcpy(l->sorted_buf[a] + r->len, cm_str_data(sep), sep->len);
+            r->len += sep->len;
+        }
+        memcpy(l->sorted_buf[a] + r->len, cm_str_data(&v->s), v->s.len);
+        r->len += v->s.len;
+        break;
+    }
+    case EX_AGG_LIST: {
+        size_t w = cm_type_width(agg->arg_type);
+        int64_t need = (int64_t)cm_list_bytes((uint32_t)(r->n_taken + 1), w, false);
+        if (sorted_grow(l, &l->sorted_buf[a], &r->cap, need, true, err) != CM_OK) {
+            return err->code;
+        }
+        CmValue x;
+        if (arena_value(l, &x, v, err) != CM_OK) {
+            return err->code;
+        }
+        CmVec elems = {.type = agg->arg_type, .data = l->sorted_buf[a]};
+        cm_vec_set_value(&elems, (uint32_t)r->n_taken, &x);
+        break;
+    }
+    case EX_AGG_QUANTILE_CONT:
+        if (r->n_taken == r->lo) {
+            r->x = v->d;
+        }
+        if (r->n_taken == r->hi) {
+            r->y = v->d;
+        }
+        break;
+    case EX_AGG_QUANTILE_DISC:
+        if (r->n_taken == r->lo && set_kept_value(l, st, v, err) != CM_OK) {
+            return err->code;
+        }
+        break;
+    default: /* MODE: runs of equal values; the first of the longest is the least */
+        if (same) {
+            r->run_n++;
+            break;
+        }
+        if (r->has_prev && r->run_n > r->best_n &&
+            keep_value(l, &r->best, &r->prev, &r->best_buf, &r->best_cap, err) != CM_OK) {
+            return err->code;
+        }
+        r->best_n = r->has_prev && r->run_n > r->best_n ? r->run_n : r->best_n;
+        r->run_n = 1;
+        break;
+    }
+    r->n_taken++;
+    if (agg->distinct || agg->fn == EX_AGG_MODE) {
+        if (keep_value(l, &r->prev, v, &r->prev_buf, &r->prev_cap, err) != CM_OK) {
+            return err->code;
+        }
+        r->has_prev = true;
+    }
+    return CM_OK;
+}
+
+/* Reads aggregate a's sorter back in order into the one group's state. */
+static CmStatus finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
+{
+    const ExAggSpec *agg = &s->aggs[a];
+    AggState *st = &l->states[a];
+    CmType types[1 + agg->n_order];
+    ExSortKey keys[2 + agg->n_order];
+    sorter_layout(agg, types, keys);
+    CmBatch out = {0};
+    SortedRead r = {0};
+    int64_t total = l->sorted_n[a];
+    if (agg->fn == EX_AGG_QUANTILE_CONT) {
+        /* (n - 1) q between its neighbours, as holistic_group */
+        double rn = (double)(total - 1) * agg->param.d;
+        r.lo = (int64_t)floor(rn);
+        r.hi = (int64_t)ceil(rn);
+    } else if (agg->fn == EX_AGG_QUANTILE_DISC) {
+        r.lo = (int64_t)ceil((double)total * agg->param.d) - 1;
+        r.lo = r.lo < 0 ? 0 : r.lo;
+    }
+    if (ex_sorter_finish(l->sorters[a], err) != CM_OK ||
+        cm_batch_init(&out, 1 + agg->n_order, types, err) != CM_OK) {
+        goto done;
+    }
+    for (bool more = total > 0; more;) {
+        if (ex_sorter_next(l->sorters[a], &out, &more, err) != CM_OK) {
+            goto done;
+        }
+        for (int i = 0; i < out.n_rows; i++) {
+            CmValue v;
+            cm_vec_get_value(&out.cols[0], cm_batch_pos(&out, i), &v);
+            if (sorted_take(agg, l, a, &r, &v, err) != CM_OK) {
+                goto done;
+            }
+        }
+    }
+    st->n = r.n_taken;
+    if (r.n_taken == 0) {
+        goto done;
+    }
+    switch (agg->fn) {
+    case EX_AGG_STRING_AGG: st->s = cm_str_make(l->sorted_buf[a], (uint32_t)r.len); break;
+    case EX_AGG_LIST: st->l = (CmList){.len = (uint32_t)r.n_taken, .data = l->sorted_buf[a]}; break;
+    case EX_AGG_QUANTILE_CONT:
+        st->d = r.lo == r.hi ? r.x : r.x + ((double)(total - 1) * agg->param.d - (double)r.lo) *
+                                               (r.y - r.x);
+        break;
+    case EX_AGG_QUANTILE_DISC: break;
+    default:
+        if (r.run_n > r.best_n) {
+            r.best = r.prev;
+        }
+        set_kept_value(l, st, &r.best, err);
+        break;
+    }
+done:
+    cm_batch_fini(&out);
+    cm_free(r.prev_buf);
+    cm_free(r.best_buf);
+    ex_sorter_free(l->sorters[a]);
+    l->sorters[a] = NULL;
+    return err->code;
+}
+
+/* ---- sorted input: groups one after the other --------------------------------------- */
+
+/* Groups a sorted-input table holds before it emits the complete ones. */
+#define SORTED_DRAIN_GROUPS 1024
+
+/* SINGLE with sorted_input: aggregates the batch's rows from resume_at on.
+ * Before a row that starts a group, when the table is large (by groups or
+ * bytes), every group in it is complete: they are computed and emitted
+ * (EX_HAVE_MORE, batch by batch, the caller passing the same input again),
+ * the table is emptied (its memory given back) and the batch goes on from
+ * that row.  Only a group's own values must fit (cm_mem_need). */
+static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *in,
+                              const CmBatch **out, CmErr *err)
+{
+    if (l->draining) {
+        if (l->next_out < l->n_groups) {
+            emit_batch(s, l);
+            *out = &l->out;
+            return EX_HAVE_MORE;
+        }
+        l->draining = false;
+        if (table_shrink(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+    }
+    int start = l->resume_at;
+    l->resume_at = 0;
+    /* In slices, so that the table is looked at often: a batch of small
+     * groups would otherwise all be in it at once. */
+    for (int at = start; at < in->n_rows; at += SLICE_ROWS) {
+        int n = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
+        for (int i = 0; i < n; i++) {
+            l->sorted_pos[i] = cm_batch_pos(in, at + i);
+        }
+        CmBatch view = *in;
+        view.n_rows = n;
+        view.sel = l->sorted_pos;
+        int b = n;
+        if (l->n_groups > 0 &&
+            (l->n_groups >= SORTED_DRAIN_GROUPS || l->res.held > l->max_bytes / 8)) {
+            for (b = 0; b < n && key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]); b++) {
+            }
+        }
+        view.n_rows = b;
+        if (b > 0 && consume(s, l, &view, false, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+        if (b == n) {
+            continue;
+        }
+        if (finish_holistic(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
+        l->resume_at = at + b;
+        l->draining = true;
+        l->flushed_empty = true; /* rows came: an empty grouping set has no row of its own */
+        l->next_out = 0;
+        emit_batch(s, l);
+        *out = &l->out;
+        return EX_HAVE_MORE;
+    }
+    return EX_NEED_INPUT;
+}
+
 /* At the end of the table's input: emit it, unless some of its groups were
  * written out at its level, where the rest then go too. */
 static CmStatus finish_table(const HashAggSpec *s, AggLocal *l, CmErr *err)
@@ -1656,6 +2052,11 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
         l->flush_started = true;
         if (l->n_levels == 0 && flush_empty(s, l, err) != CM_OK) {
             return EX_DONE;
+        }
+        for (int a = 0; l->sorters != NULL && a < s->n_aggs; a++) {
+            if (l->sorters[a] != NULL && finish_sorted(s, l, a, err) != CM_OK) {
+                return EX_DONE;
+            }
         }
         if (finish_table(s, l, err) != CM_OK) {
             return EX_DONE;
@@ -1740,6 +2141,12 @@ static ExOpResult agg_push(ExOp *op, void *local, const CmBatch *in, const CmBat
     if (s->mode == EX_AGG_PARTIAL) {
         return partial_push(s, l, in, out, err);
     }
+    if (s->sorted_input) {
+        return sorted_push(s, l, in, out, err);
+    }
+    if (l->sorters != NULL && sorter_add(s, l, in, err) != CM_OK) {
+        return EX_NEED_INPUT;
+    }
     consume(s, l, in, false, err);
     return EX_NEED_INPUT;
 }
@@ -1783,6 +2190,13 @@ static void agg_local_fini(ExOp *op, void *local)
     if (l->has_raw_buf) {
         cm_batch_fini(&l->raw_buf);
     }
+    for (int a = 0; l->sorters != NULL && a < s->n_aggs; a++) {
+        ex_sorter_free(l->sorters[a]);
+        cm_free(l->sorted_buf != NULL ? l->sorted_buf[a] : NULL);
+    }
+    cm_free(l->sorters);
+    cm_free(l->sorted_n);
+    cm_free(l->sorted_buf);
     cm_mem_res_fini(&l->res);
     cm_free(l);
 }
@@ -1822,6 +2236,10 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
         rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         cm_err_set(err, CM_OOM, -1, "out of memory");
+        agg_local_fini(op, l);
+        return NULL;
+    }
+    if (s->by_sorter != NULL && sorters_init(op, task, l, err) != CM_OK) {
         agg_local_fini(op, l);
         return NULL;
     }
@@ -1946,6 +2364,18 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
     }
     if (mode != EX_AGG_PARTIAL && build_merge(a, s) != CM_OK) {
         goto oom;
+    }
+    for (int i = 0; i < n_aggs && mode == EX_AGG_SINGLE; i++) {
+        bool quantile = aggs[i].fn == EX_AGG_QUANTILE_CONT || aggs[i].fn == EX_AGG_QUANTILE_DISC;
+        if (n_keys > 0) {
+            s->sorted_input = s->sorted_input || aggs[i].n_order > 0;
+        } else if (ex_agg_is_holistic(aggs[i].fn) && !(aggs[i].distinct && quantile)) {
+            if (s->by_sorter == NULL &&
+                (s->by_sorter = cm_arena_zalloc(a, sizeof(bool) * (size_t)n_aggs)) == NULL) {
+                goto oom;
+            }
+            s->by_sorter[i] = true;
+        }
     }
     ExOp *op = ex_op_new(a, &HASH_AGG_VT, s, n_cols, types);
     if (op == NULL) {

@@ -160,6 +160,10 @@ typedef struct ExAggSpec {
     CmValue param;   /* the constant second argument: string_agg's separator (bytes in the
                         query arena), a quantile's fraction (DOUBLE); arg_min/arg_max: NULL,
                         of the second argument's type */
+    int n_order;     /* string_agg, list: ORDER BY inside the call, 0 for none */
+    struct ExSortKey *order; /* its keys over input columns (query arena); with keys the
+                                input arrives sorted by (keys, order) (ex_hash_agg_new) */
+    CmType *order_types;     /* the types of those columns */
 } ExAggSpec;
 
 /* The aggregates that need all of a group's values (string_agg, quantiles,

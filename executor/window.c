@@ -14,7 +14,11 @@
  * goes to a spill file of its own instead (big_start) when its function can
  * be evaluated from cursors that only move forward over that file (see
  * big_supported): the chunk ends before it, and its rows come out after the
- * chunk's, computed row by row (big_emit).  Other partitions must fit.
+ * chunk's, computed row by row (big_emit).  An aggregate over a sliding ROWS
+ * frame (n PRECEDING .. m FOLLOWING) keeps only its frame's values there, in
+ * a ring that rows enter at the frame's end and leave at its start, and
+ * recomputes each row's value over it as the in-memory path does.  Other
+ * partitions must fit.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -86,6 +90,11 @@ typedef struct WinLocal {
     CmArena best[2];    /* the running MIN/MAX string, copied out of the cursor's batch */
     int best_idx;
     const char *best_ptr; /* the copy's bytes */
+    /* sliding frames of the big partition: the values of its rows
+     * [ring_first, ring_first + ring_n), long strings in cm_malloc copies */
+    CmValue *ring;      /* ring_cap entries from ring_head, circular; owned */
+    int64_t ring_cap, ring_head, ring_n, ring_first;
+    int64_t ring_bytes; /* what part_res holds for the ring */
 } WinLocal;
 
 typedef struct WinCtx {
@@ -107,6 +116,8 @@ static int cmp_order(const WinCtx *c, ExRowRef a, ExRowRef b)
 
 /* ---- aggregates over a frame ------------------------------------------------------- */
 
+static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc);
+
 static void acc_add(const ExWindowSpec *s, const CmBatch *const *rows, ExRowRef r, Acc *acc)
 {
     if (s->fn == EX_WIN_COUNT_STAR) {
@@ -120,7 +131,21 @@ static void acc_add(const ExWindowSpec *s, const CmBatch *const *rows, ExRowRef 
     }
     CmValue x;
     cm_vec_get_value(v, p, &x);
+    acc_add_value(s, &x, acc);
+}
+
+/* acc_add of a value (count(*) counts any, the others skip NULL); a MIN/MAX
+ * string best points at x's bytes. */
+static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc)
+{
+    if (s->fn != EX_WIN_COUNT_STAR && xp->is_null) {
+        return;
+    }
+    CmValue x = *xp;
     acc->n++;
+    if (s->fn == EX_WIN_COUNT_STAR) {
+        return;
+    }
     if (s->fn == EX_WIN_SUM || s->fn == EX_WIN_AVG) {
         if (x.type.id == CM_T_DOUBLE) {
             acc->d += x.d;
@@ -340,6 +365,80 @@ static CmStatus chunk_reset(ExOp *op, WinLocal *l, CmErr *err)
 
 /* ---- a partition larger than memory ---------------------------------------------------- */
 
+/* A ROWS frame whose both ends are offsets from the row (n PRECEDING, CURRENT
+ * ROW, m FOLLOWING): it holds at most a constant number of rows. */
+static bool is_sliding(const ExWindowSpec *s)
+{
+    bool start = s->start == EX_FRAME_PRECEDING || s->start == EX_FRAME_FOLLOWING ||
+                 s->start == EX_FRAME_CURRENT_ROW;
+    bool end = s->end == EX_FRAME_PRECEDING || s->end == EX_FRAME_FOLLOWING ||
+               s->end == EX_FRAME_CURRENT_ROW;
+    return s->rows && start && end;
+}
+
+/* Frees the ring's string copies and empties it (its array stays). */
+static void ring_clear(WinLocal *l)
+{
+    for (int64_t k = 0; k < l->ring_n; k++) {
+        CmValue *v = &l->ring[(l->ring_head + k) % l->ring_cap];
+        if (!v->is_null && v->type.id == CM_T_VARCHAR && v->s.len > CM_STR_INLINE) {
+            cm_free((void *)v->s.ptr);
+        }
+    }
+    l->ring_n = 0;
+    l->ring_head = 0;
+}
+
+static void ring_pop(WinLocal *l)
+{
+    CmValue *v = &l->ring[l->ring_head];
+    if (!v->is_null && v->type.id == CM_T_VARCHAR && v->s.len > CM_STR_INLINE) {
+        cm_free((void *)v->s.ptr);
+        cm_mem_shrink(&l->part_res, v->s.len);
+        l->ring_bytes -= v->s.len;
+    }
+    l->ring_head = (l->ring_head + 1) % l->ring_cap;
+    l->ring_n--;
+    l->ring_first++;
+}
+
+/* Appends x to the ring, its long string copied (the frame's values are
+ * memory that cannot spill: cm_mem_need, bounded by the frame's size). */
+static CmStatus ring_push(WinLocal *l, const CmValue *x, CmErr *err)
+{
+    if (l->ring_n == l->ring_cap) {
+        int64_t cap = l->ring_cap ? 2 * l->ring_cap : 64;
+        int64_t more = (cap - l->ring_cap) * (int64_t)sizeof(CmValue);
+        CmValue *r = NULL;
+        if (cm_mem_need(&l->part_res, more, err) != CM_OK ||
+            (r = cm_malloc(sizeof(CmValue) * (size_t)cap)) == NULL) {
+            return err->code != CM_OK ? err->code : cm_err_set(err, CM_OOM, -1, "out of memory");
+        }
+        l->ring_bytes += more;
+        for (int64_t k = 0; k < l->ring_n; k++) {
+            r[k] = l->ring[(l->ring_head + k) % l->ring_cap];
+        }
+        cm_free(l->ring);
+        l->ring = r;
+        l->ring_cap = cap;
+        l->ring_head = 0;
+    }
+    CmValue v = *x;
+    if (!v.is_null && v.type.id == CM_T_VARCHAR && v.s.len > CM_STR_INLINE) {
+        char *d = NULL;
+        if (cm_mem_need(&l->part_res, v.s.len, err) != CM_OK ||
+            (d = cm_malloc(v.s.len)) == NULL) {
+            return err->code != CM_OK ? err->code : cm_err_set(err, CM_OOM, -1, "out of memory");
+        }
+        l->ring_bytes += v.s.len;
+        memcpy(d, v.s.ptr, v.s.len);
+        v.s.ptr = d;
+    }
+    l->ring[(l->ring_head + l->ring_n) % l->ring_cap] = v;
+    l->ring_n++;
+    return CM_OK;
+}
+
 /* Can a partition of s be evaluated from cursors that only move forward?
  * Ranking, LAG/LEAD and FIRST/LAST_VALUE can; an aggregate can when its frame
  * starts at the partition's start (running or whole-partition frames): one
@@ -352,7 +451,7 @@ static bool big_supported(const ExWindowSpec *s)
     case EX_WIN_SUM:
     case EX_WIN_AVG:
     case EX_WIN_MIN:
-    case EX_WIN_MAX: return s->start == EX_FRAME_UNBOUNDED_PRECEDING;
+    case EX_WIN_MAX: return s->start == EX_FRAME_UNBOUNDED_PRECEDING || is_sliding(s);
     default: return true;
     }
 }
@@ -446,6 +545,8 @@ static CmStatus big_start(ExOp *op, WinLocal *l, int end, CmErr *err)
     l->rank = l->dense = l->peers_begin = l->peers_end = l->running_to = 0;
     l->running = (Acc){0};
     l->best_ptr = NULL;
+    ring_clear(l);
+    l->ring_first = 0;
     return CM_OK;
 }
 
@@ -485,6 +586,44 @@ static CmStatus big_value_at(WinLocal *l, const ExWindowSpec *s, int c, int64_t 
         out->s = cm_str_copy(&l->strings, &out->s, err);
     }
     out->type = s->type;
+    return err->code;
+}
+
+/* An aggregate over the sliding frame [f0, f1) of the big partition: rows
+ * before f0 leave the ring, rows up to f1 enter it (through the frame-end
+ * cursor: both bounds only move forward), and the value is computed over the
+ * ring in frame order, as eval_partition computes it over the chunk. */
+static CmStatus big_sliding(const ExWindowSpec *s, WinLocal *l, int64_t f0, int64_t f1,
+                            CmValue *v, CmErr *err)
+{
+    while (l->ring_n > 0 && l->ring_first < f0) {
+        ring_pop(l);
+    }
+    if (l->ring_n == 0 && l->ring_first < f0) {
+        l->ring_first = f0;
+    }
+    for (int64_t j = l->ring_first + l->ring_n; j < f1; j++) {
+        const CmBatch *rb;
+        uint32_t rp;
+        CmValue x = {.type = s->type, .is_null = false};
+        if (cursor_at(l, &l->cur[CUR_END], j, &rb, &rp, err) != CM_OK) {
+            return err->code;
+        }
+        if (s->fn != EX_WIN_COUNT_STAR) {
+            cm_vec_get_value(&rb->cols[s->arg], rp, &x);
+        }
+        if (ring_push(l, &x, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    Acc acc = {0};
+    for (int64_t j = f0 < l->ring_first ? l->ring_first : f0; j < f1; j++) {
+        acc_add_value(s, &l->ring[(l->ring_head + (j - l->ring_first)) % l->ring_cap], &acc);
+    }
+    *v = acc_value(s, &acc);
+    if (!v->is_null && v->type.id == CM_T_VARCHAR) {
+        v->s = cm_str_copy(&l->strings, &v->s, err);
+    }
     return err->code;
 }
 
@@ -540,6 +679,9 @@ static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const Cm
             bool first = s->fn == EX_WIN_FIRST_VALUE;
             return big_value_at(l, s, first ? CUR_START : CUR_END, first ? f0 : f1 - 1, v, err);
         }
+        if (is_sliding(s)) {
+            return big_sliding(s, l, f0, f1, v, err);
+        }
         /* big_supported: the frame starts at 0, and its end never goes back. */
         for (; l->running_to < f1; l->running_to++) {
             const CmBatch *rb;
@@ -575,6 +717,9 @@ static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const Cm
 /* Frees the big partition once emitted. */
 static void big_end(ExOp *op, WinLocal *l)
 {
+    ring_clear(l);
+    cm_mem_shrink(&l->part_res, l->ring_bytes);
+    l->ring_bytes = 0;
     if (l->big != NULL) {
         ex_op_count_spill(op, sh_spill_bytes(l->big));
         sh_spill_free(l->big);
@@ -749,8 +894,9 @@ static void win_local_fini(ExOp *op, void *local)
         if (l->stage.cols != NULL) {
             cm_batch_fini(&l->stage);
         }
-        cm_mem_res_fini(&l->part_res);
         big_end(op, l);
+        cm_free(l->ring);
+        cm_mem_res_fini(&l->part_res);
         if (l->big_key.cols != NULL) {
             cm_batch_fini(&l->big_key);
         }

@@ -67,7 +67,8 @@ typedef enum PsExprKind {
     PS_EX_UNARY,      /* `op` applied to `left` */
     PS_EX_BINARY,     /* `left` `op` `right` */
     PS_EX_FUNC,       /* name(args): `name`, `args`, `distinct`, `star` for f(*),
-                         `over` for a window call, `filter` for FILTER (WHERE ..) */
+                         `over` for a window call, `filter` for FILTER (WHERE ..),
+                         `agg_order` for f(x ORDER BY y) */
     PS_EX_CASE,       /* CASE [left] WHEN..THEN.. [ELSE right] END: `left` operand
                          (NULL for searched CASE), `args` = PsWhen*, `right` = ELSE */
     PS_EX_CAST,       /* CAST(left AS type) and left::type */
@@ -146,6 +147,8 @@ struct PsExpr {
     PsTypeName *type;    /* CAST target, typed literal type */
     PsWindow *over;      /* window specification, or NULL */
     PsExpr *filter;      /* FILTER (WHERE ...) of an aggregate, or NULL */
+    PsList *agg_order;   /* ORDER BY inside an aggregate's call: PsOrderItem*, or NULL */
+    int64_t agg_order_off; /* offset of that ORDER, for errors */
     int64_t src_off, src_len;
 };
 

@@ -635,6 +635,13 @@ PsExpr *ps_build_func(PsParse *ps, PsToken name, PsList *args, bool distinct, bo
     return e;
 }
 
+void ps_build_func_order(PsParse *ps, PsExpr *f, PsList *items, PsToken order)
+{
+    (void)ps;
+    f->agg_order = items;
+    f->agg_order_off = order.off;
+}
+
 PsExpr *ps_build_func_cast(PsParse *ps, PsToken name, PsToken as, PsExpr *x, PsTypeName *type)
 {
     if (ps->is_failed || !ident_is(ps, name, "cast")) {

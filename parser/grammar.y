@@ -1009,6 +1009,19 @@ func_call(A) ::= ID(N) LP STAR RP.                  { A = ps_build_func(ps, N, N
 func_call(A) ::= ID(N) LP expr_list(L) RP.          { A = ps_build_func(ps, N, L, false, false); }
 func_call(A) ::= ID(N) LP ALL expr_list(L) RP.      { A = ps_build_func(ps, N, L, false, false); }
 func_call(A) ::= ID(N) LP DISTINCT expr_list(L) RP. { A = ps_build_func(ps, N, L, true, false); }
+/* ORDER BY inside an aggregate's call: string_agg(x, ',' ORDER BY y DESC). */
+func_call(A) ::= ID(N) LP expr_list(L) ORDER(K) BY order_list(O) RP. {
+    A = ps_build_func(ps, N, L, false, false);
+    ps_build_func_order(ps, A, O, K);
+}
+func_call(A) ::= ID(N) LP ALL expr_list(L) ORDER(K) BY order_list(O) RP. {
+    A = ps_build_func(ps, N, L, false, false);
+    ps_build_func_order(ps, A, O, K);
+}
+func_call(A) ::= ID(N) LP DISTINCT expr_list(L) ORDER(K) BY order_list(O) RP. {
+    A = ps_build_func(ps, N, L, true, false);
+    ps_build_func_order(ps, A, O, K);
+}
 func_call(A) ::= LEFT(N) LP expr_list(L) RP.        { A = ps_build_func(ps, N, L, false, false); }
 func_call(A) ::= RIGHT(N) LP expr_list(L) RP.       { A = ps_build_func(ps, N, L, false, false); }
 func_call(A) ::= ID(N) LP expr(X) AS(K) typename(T) RP. { A = ps_build_func_cast(ps, N, K, X, T); }

@@ -186,6 +186,8 @@ PsExpr *ps_build_subquery(PsParse *ps, PsExprKind kind, PsSelect *sub, int64_t o
 PsExpr *ps_build_case(PsParse *ps, PsToken kw, PsExpr *operand, PsList *whens, PsExpr *els);
 PsList *ps_build_when(PsParse *ps, PsList *whens, PsExpr *cond, PsExpr *result);
 PsExpr *ps_build_func(PsParse *ps, PsToken name, PsList *args, bool distinct, bool star);
+/* Sets f's ORDER BY items (inside its call, after its arguments); `order` is the ORDER token. */
+void ps_build_func_order(PsParse *ps, PsExpr *f, PsList *items, PsToken order);
 /* A call of the function `name` (static text) at off: what list syntax means. */
 PsExpr *ps_build_func_named(PsParse *ps, const char *name, int64_t off, PsList *args);
 /* t[]: a LIST of t (one level; t[][] is a syntax error at the second []). */

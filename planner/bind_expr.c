@@ -901,6 +901,72 @@ static ExExpr *bind_arg_by(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, 
                                      : x;
 }
 
+/* ORDER BY inside an aggregate's call, bound over the FROM scope into
+ * order[0..*n) (columns set later, by build_aggregate) and their expressions.
+ * Only string_agg and list keep it: the other aggregates' results do not
+ * depend on the order (first and last do, and refuse it), and constant keys
+ * order nothing (DuckDB ignores both).
+ * With DISTINCT every key must be the argument, as in DuckDB and PostgreSQL.
+ * False with the error set. */
+static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKey *order,
+                           ExExpr **order_by, int *n)
+{
+    PlBindCtx *ctx = inner;
+    bool keeps = fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST;
+    ExExpr *arg = NULL;
+    if (ast->distinct && ast->args != NULL && ast->args->n > 0 &&
+        (arg = pl_bind_expr(inner, ast->args->items[0])) == NULL) {
+        return false;
+    }
+    for (int i = 0; i < ast->agg_order->n; i++) {
+        const PsOrderItem *item = ast->agg_order->items[i];
+        ExExpr *e = pl_bind_expr(inner, item->expr);
+        if (e == NULL) {
+            return false;
+        }
+        if (ast->distinct && (arg == NULL || !pl_expr_equal(e, arg))) {
+            fail(ctx, CM_BIND, item->expr->src_off,
+                 "in a DISTINCT aggregate, ORDER BY expressions must appear in the argument "
+                 "list%s", "");
+            return false;
+        }
+        if ((fn == EX_AGG_FIRST || fn == EX_AGG_LAST) && !ex_expr_is_constant(e)) {
+            /* their value depends on the order, which only string_agg and list keep */
+            fail(ctx, CM_BIND, item->expr->src_off, "ORDER BY in %s is not supported yet",
+                 ast->name);
+            return false;
+        }
+        if (!keeps || ex_expr_is_constant(e)) {
+            continue;
+        }
+        if (*n == PL_MAX_AGG_ORDER) {
+            fail(ctx, CM_LIMIT, item->expr->src_off, "too many ORDER BY keys in an aggregate%s",
+                 "");
+            return false;
+        }
+        order[*n] = (ExSortKey){.col = -1, .desc = item->desc,
+                                .nulls_first = item->nulls == 0 ? item->desc : item->nulls == 1};
+        order_by[(*n)++] = e;
+    }
+    return true;
+}
+
+/* Do two aggregates order their values alike (ORDER BY inside the call)? */
+static bool same_order(const ExAggSpec *x, ExExpr *const *x_by, const ExSortKey *order,
+                       ExExpr *const *order_by, int n)
+{
+    if (x->n_order != n) {
+        return false;
+    }
+    for (int k = 0; k < n; k++) {
+        if (x->order[k].desc != order[k].desc || x->order[k].nulls_first != order[k].nulls_first ||
+            !pl_expr_equal(x_by[k], order_by[k])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 {
     PlAggCtx *agg = ctx->agg;
@@ -996,6 +1062,12 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         return fail(ctx, CM_BIND, ast->filter->src_off, "FILTER is not supported for %s yet",
                     ast->name);
     }
+    ExSortKey order[PL_MAX_AGG_ORDER];
+    ExExpr *order_by[PL_MAX_AGG_ORDER];
+    int n_order = 0;
+    if (ast->agg_order != NULL && !bind_agg_order(&inner, ast, fn, order, order_by, &n_order)) {
+        return NULL;
+    }
     if (ast->filter != NULL && (arg = filtered_arg(&inner, ast, arg, &fn)) == NULL) {
         return NULL;
     }
@@ -1011,6 +1083,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     for (; a < agg->n_aggs; a++) {
         if ((int)agg->aggs[a].fn == fn && agg->aggs[a].distinct == ast->distinct &&
             same_param(&agg->aggs[a].param, &param) &&
+            same_order(&agg->aggs[a], agg->agg_order[a], order, order_by, n_order) &&
             (arg == NULL ? agg->agg_args[a] == NULL
                          : agg->agg_args[a] != NULL && pl_expr_equal(arg, agg->agg_args[a])) &&
             (by == NULL ? agg->agg_by[a] == NULL
@@ -1031,6 +1104,23 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
                                    .param = param};
         agg->agg_args[a] = arg;
         agg->agg_by[a] = by;
+        if (n_order > 0) {
+            ExSortKey *keys = cm_arena_alloc(ctx->b->arena, sizeof(ExSortKey) * (size_t)n_order);
+            CmType *types = cm_arena_alloc(ctx->b->arena, sizeof(CmType) * (size_t)n_order);
+            ExExpr **exprs = cm_arena_alloc(ctx->b->arena, sizeof(ExExpr *) * (size_t)n_order);
+            if (keys == NULL || types == NULL || exprs == NULL) {
+                return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+            }
+            for (int k = 0; k < n_order; k++) {
+                keys[k] = order[k];
+                types[k] = order_by[k]->type;
+                exprs[k] = order_by[k];
+            }
+            agg->aggs[a].n_order = n_order;
+            agg->aggs[a].order = keys;
+            agg->aggs[a].order_types = types;
+            agg->agg_order[a] = exprs;
+        }
         agg->n_aggs++;
     }
     ExExpr *ref = ex_expr_column(ctx->b->arena, PL_AGG_BASE + a, agg->aggs[a].type);
@@ -1946,6 +2036,10 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
         return fail(ctx, CM_BIND, ast->src_off,
                     "DISTINCT is not implemented for window functions%s", "");
     }
+    if (ast->agg_order != NULL) {
+        return fail(ctx, CM_BIND, ast->agg_order_off,
+                    "ORDER BY inside the call of a window function is not supported yet%s", "");
+    }
     if (ast->filter != NULL && fn < EX_WIN_COUNT_STAR) {
         return fail(ctx, CM_BIND, ast->src_off,
                     "FILTER is not implemented for non-aggregate window functions%s", "");
@@ -2175,6 +2269,10 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if (ast->filter != NULL) {
         return fail(ctx, CM_BIND, ast->src_off, "FILTER is allowed only on aggregate functions%s",
                     "");
+    }
+    if (ast->agg_order != NULL) {
+        return fail(ctx, CM_BIND, ast->agg_order_off,
+                    "ORDER BY inside a call is allowed only on aggregate functions%s", "");
     }
     if (strcmp(ast->name, "unnest") == 0) {
         return bind_unnest(ctx, ast);

@@ -802,7 +802,7 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
 {
     int n_pre = agg->n_keys;
     for (int a = 0; a < agg->n_aggs; a++) {
-        n_pre += (agg->agg_args[a] != NULL) + (agg->agg_by[a] != NULL);
+        n_pre += (agg->agg_args[a] != NULL) + (agg->agg_by[a] != NULL) + agg->aggs[a].n_order;
     }
     ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_pre + 1));
     const char **pre_names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_pre + 1));
@@ -831,6 +831,21 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         if (agg->agg_by[a] != NULL) {
             pre[at] = agg->agg_by[a];
             pre_names[at++] = "arg";
+        }
+        if (agg->aggs[a].n_order > 0) {
+            /* ORDER BY inside the call: its keys become input columns too. */
+            ExSortKey *order = cm_arena_alloc(b->arena, sizeof(ExSortKey) *
+                                                            (size_t)agg->aggs[a].n_order);
+            if (order == NULL) {
+                return oom(b);
+            }
+            for (int k = 0; k < agg->aggs[a].n_order; k++) {
+                order[k] = agg->aggs[a].order[k];
+                order[k].col = at;
+                pre[at] = agg->agg_order[a][k];
+                pre_names[at++] = "order";
+            }
+            node->aggs[a].order = order;
         }
         node->types[agg->n_keys + a] = agg->aggs[a].type;
         node->names[agg->n_keys + a] = "agg";

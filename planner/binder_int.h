@@ -46,6 +46,8 @@ typedef struct PlAggCtx {
     ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
     ExExpr *agg_by[PL_MAX_AGGS];   /* arg_min/arg_max: the second argument (its column
                                     * follows the first's), else NULL */
+    ExExpr **agg_order[PL_MAX_AGGS]; /* ORDER BY inside the call: aggs[a].n_order keys,
+                                        bound over the FROM scope (query arena) */
 } PlAggCtx;
 
 #define PL_MAX_CORR 64
@@ -78,6 +80,8 @@ struct PlInject {
 /* Aggregates are bound as placeholders too: column PL_AGG_BASE + a, numbered
  * after the keys once every key is known (a subquery may add one late). */
 #define PL_AGG_BASE (1 << 23)
+/* Keys of an ORDER BY inside an aggregate's call, at most. */
+#define PL_MAX_AGG_ORDER 16
 
 #define PL_MAX_WINDOWS 64
 /* Window calls are bound as placeholders: column PL_WIN_BASE + i. */

@@ -293,6 +293,7 @@ static bool put_fields(Fp *f, const PlNode *n)
             put_type(f, n->aggs[i].arg_type);
             put_type(f, n->aggs[i].type);
             put_i64(f, n->aggs[i].distinct);
+            put_sort_keys(f, n->aggs[i].n_order, n->aggs[i].order);
         }
         put_i64(f, n->empty_set_key);
         put_i64(f, n->empty_set_id);

@@ -153,6 +153,9 @@ static bool build_distinct_ungrouped(Builder *bld, const PlNode *n, Pipe *p, boo
         int arg = n->aggs[a].arg, arg0 = n->aggs[0].arg;
         bool same = arg == arg0 || (c != NULL && c->kind == PL_PROJECT && arg >= 0 &&
                                     pl_expr_equal(c->exprs[arg], c->exprs[arg0]));
+        if (n->aggs[a].n_order > 0) {
+            return true; /* its order is not its argument's (string_agg casts it) */
+        }
         /* min and max are the same with or without DISTINCT (the binder may drop it) */
         bool minmax = n->aggs[a].fn == EX_AGG_MIN || n->aggs[a].fn == EX_AGG_MAX;
         if (!same || !(n->aggs[a].distinct || minmax)) {
@@ -342,6 +345,56 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
     return build_aggregate(bld, &outer, p);
 }
 
+/* Grouped, with an ORDER BY inside a call (string_agg(x ORDER BY y)): the
+ * rows, exchanged on the keys, are sorted by (keys, that ORDER BY) with the
+ * external sort, so that the aggregate sees each group's rows together and in
+ * order (ex_hash_agg_new).  Aggregates with different ORDER BYs in one GROUP
+ * BY are refused.  False on error. */
+static bool sort_for_order(Builder *bld, const PlNode *n, Pipe *p)
+{
+    int first = -1;
+    for (int a = 0; a < n->n_aggs; a++) {
+        if (n->aggs[a].n_order == 0) {
+            continue;
+        }
+        if (first < 0) {
+            first = a;
+            continue;
+        }
+        const ExAggSpec *x = &n->aggs[first], *y = &n->aggs[a];
+        bool same = x->n_order == y->n_order;
+        for (int k = 0; same && k < x->n_order; k++) {
+            const PlNode *c = n->child;
+            int xc = x->order[k].col, yc = y->order[k].col;
+            same = x->order[k].desc == y->order[k].desc &&
+                   x->order[k].nulls_first == y->order[k].nulls_first &&
+                   (xc == yc || (c != NULL && c->kind == PL_PROJECT &&
+                                 pl_expr_equal(c->exprs[xc], c->exprs[yc])));
+        }
+        if (!same) {
+            cm_err_set(bld->err, CM_BIND, -1, "aggregates with different ORDER BY inside their "
+                       "calls in one GROUP BY are not supported yet");
+            return false;
+        }
+    }
+    if (first < 0) {
+        return true;
+    }
+    const ExAggSpec *x = &n->aggs[first];
+    ExSortKey *keys = cm_arena_alloc(bld->a, sizeof(ExSortKey) * (size_t)(n->n_keys + x->n_order));
+    if (keys == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    for (int k = 0; k < n->n_keys; k++) {
+        keys[k] = (ExSortKey){.col = k};
+    }
+    memcpy(keys + n->n_keys, x->order, sizeof(ExSortKey) * (size_t)x->n_order);
+    const ExOp *top = pipe_top(p);
+    return append(bld, p, ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols,
+                                      top->types, -1, bld->err));
+}
+
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
 {
     bool rewritten;
@@ -373,6 +426,9 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
         if (!exchange(bld, p, n->n_keys, keys, n_parts)) {
             return false;
         }
+    }
+    if (n->n_keys > 0 && !sort_for_order(bld, n, p)) {
+        return false;
     }
     if (p->single || distinct) {
         ExOp *op = ex_hash_agg_new(bld->a, EX_AGG_SINGLE, n->n_keys, keys, key_types, n->n_aggs,

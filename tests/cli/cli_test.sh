@@ -867,6 +867,33 @@ for q in "SELECT n / 2 AS k, count(*), count(DISTINCT s), min(s), avg(j) FROM g 
     done
 done
 
+# ---- holistic and ordered aggregates spilling ----------------------------------------
+# Under a 2MB memory_limit (tests/sql/memory/ordered_agg.test) an ungrouped median's sorter
+# spills in its HASH_AGGREGATE, and a grouped string_agg(... ORDER BY ...) in the ORDER_BY
+# before it.
+ORD_SETUP="CREATE TABLE h AS SELECT i, 'payload-' || CAST((i * 7919) % 200003 AS VARCHAR) AS s FROM generate_series(1, 200000) t(i);"
+for spec in "HASH_AGGREGATE|SELECT median(i), mode(s), length(string_agg(CAST(i % 10 AS VARCHAR), '' ORDER BY s)) FROM h" \
+            "ORDER_BY|SELECT i % 1000, string_agg(s, ',' ORDER BY s DESC) FROM h GROUP BY 1"; do
+    op=${spec%%|*}
+    q=${spec#*|}
+    for limit in 2MB default; do
+        set_limit="SET memory_limit = '2MB';"
+        [ "$limit" = default ] && set_limit=""
+        sl -c "$ORD_SETUP $set_limit EXPLAIN (ANALYZE, FORMAT JSON) $q"
+        spilled=$(grep -o "\"name\": \"$op\".*\"spilled_bytes\": [0-9]*" "$OUT" |
+                  sed 's/.*"spilled_bytes": //' | sort -n | tail -1)
+        if [ "$RC" -ne 0 ]; then
+            fail "spill at $limit: $q" "exit $RC: $(head -c 300 "$ERR")"
+        elif [ "$limit" = 2MB ] && [ "${spilled:-0}" -gt 0 ]; then
+            pass
+        elif [ "$limit" = default ] && [ "${spilled:-1}" -eq 0 ]; then
+            pass
+        else
+            fail "$op spilled_bytes at $limit: $q" "got ${spilled:-none}"
+        fi
+    done
+done
+
 # ---- cache reads and writes in EXPLAIN ANALYZE (docs/cache.md) ----------------------
 sl -c "CREATE TABLE ct (a INTEGER); INSERT INTO ct VALUES (1), (2), (3);
 CACHE LAZY TABLE cl AS SELECT a FROM ct WHERE a > 1;
