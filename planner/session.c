@@ -1353,10 +1353,8 @@ static CmStatus insert(Stmt *st)
         if (run_query(st, root, &plan, &rows) == CM_OK &&
             append_rows(st, e->table, rows) == CM_OK) {
             changes = ex_result_n_rows(rows);
-            for (int i = 0; written != NULL && i < ex_result_n_batches(rows); i++) {
-                if (st_table_append(written, ex_result_batch(rows, i), st->err) != CM_OK) {
-                    break;
-                }
+            if (written != NULL) {
+                append_rows(st, written, rows);
             }
         }
         ex_result_free(rows);
