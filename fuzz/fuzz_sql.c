@@ -97,7 +97,7 @@ static PlNode *bind_stmt(PlSession *s, PlBinder *b, const PsStmt *st)
             return NULL;
         }
         return st->kind == PS_ST_UPDATE
-                   ? pl_bind_update(b, e->table, st->sets, st->where, st->src_off)
+                   ? pl_bind_update(b, e->table, st)
                    : pl_bind_delete(b, e->table, st->where);
     }
     default:
