@@ -46,7 +46,7 @@ static const Setting SETTINGS[] = {
     {"max_temp_directory_size", SET_SIZE, offsetof(CmConfig, max_temp_directory_size), 1 << 20,
      INT64_MAX},
     {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536},
-    {"shuffle_compression", SET_CODEC, offsetof(CmConfig, shuffle_compression), 0, 1},
+    {"shuffle_compression", SET_CODEC, offsetof(CmConfig, shuffle_compression), 0, 3},
     {"shuffle_memory_limit", SET_SIZE, offsetof(CmConfig, shuffle_memory_limit), 4 * KB, INT64_MAX},
     {"shuffle_pause_ratio", SET_RATIO, offsetof(CmConfig, shuffle_pause_ratio), 0, 1},
     {"shuffle_resume_ratio", SET_RATIO, offsetof(CmConfig, shuffle_resume_ratio), 0, 1},
@@ -104,7 +104,7 @@ void cm_config_init(CmConfig *cfg)
     cfg->shuffle_fraction = 0.5;
     /* Shuffle store defaults: see docs/shuffle.md for the reasoning. */
     cfg->shuffle_partitions = 8;
-    cfg->shuffle_compression = CM_COMPRESSION_ZSTD;
+    cfg->shuffle_compression = CM_COMPRESSION_AUTO;
     cfg->shuffle_memory_limit = 256 * KB * KB;
     cfg->shuffle_pause_ratio = 0.85;
     cfg->shuffle_resume_ratio = 0.70;
@@ -226,13 +226,15 @@ CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr
         return CM_OK;
     }
     if (s->kind == SET_CODEC) {
-        if (strcasecmp(value, "zstd") != 0 && strcasecmp(value, "none") != 0) {
-            return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects zstd or none, got '%s'",
-                              name, value);
+        static const char *const names[] = {"zstd", "none", "lz4", "auto"};
+        for (int64_t i = 0; i < 4; i++) {
+            if (strcasecmp(value, names[i]) == 0) {
+                *(int64_t *)field = i;
+                return CM_OK;
+            }
         }
-        *(int64_t *)field = strcasecmp(value, "zstd") == 0 ? CM_COMPRESSION_ZSTD
-                                                           : CM_COMPRESSION_NONE;
-        return CM_OK;
+        return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects auto, lz4, zstd or none, got '%s'",
+                          name, value);
     }
     if (s->kind == SET_RATIO) {
         char *end;
@@ -319,7 +321,12 @@ bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap)
     } else if (s->kind == SET_RATIO) {
         snprintf(buf, (size_t)cap, "%g", *(const double *)field);
     } else if (s->kind == SET_CODEC) {
-        snprintf(buf, (size_t)cap, "%s", *(const int64_t *)field == CM_COMPRESSION_ZSTD ? "zstd" : "none");
+        int64_t c = *(const int64_t *)field;
+        snprintf(buf, (size_t)cap, "%s",
+                 c == CM_COMPRESSION_ZSTD   ? "zstd"
+                 : c == CM_COMPRESSION_NONE ? "none"
+                 : c == CM_COMPRESSION_LZ4  ? "lz4"
+                                            : "auto");
     } else if (s->kind == SET_MEM_MODE) {
         snprintf(buf, (size_t)cap, "%s", cm_mem_mode_name((CmMemMode)*(const int64_t *)field));
     } else {

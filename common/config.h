@@ -49,7 +49,7 @@ typedef struct CmConfig {
     bool debug_aqe_oom;
 } CmConfig;
 
-enum { CM_COMPRESSION_ZSTD = 0, CM_COMPRESSION_NONE = 1 };
+enum { CM_COMPRESSION_ZSTD = 0, CM_COMPRESSION_NONE = 1, CM_COMPRESSION_LZ4 = 2, CM_COMPRESSION_AUTO = 3 };
 
 /* Fills in the defaults (threads = number of cores). */
 void cm_config_init(CmConfig *cfg);

@@ -43,16 +43,19 @@ static void fill(CmBatch *b, int n_rows, bool nulls)
     b->n_rows = n_rows;
 }
 
-static void write_seed(const char *dir, int schema, const char *tag, const ShBlock *blk, void *cctx)
+static void write_seed(const char *dir, int schema, const char *tag, const ShBlock *blk,
+                       ShCompressor *cctx)
 {
-    size_t cap = SH_DISK_HDR_BYTES + SH_ALIGN8(sh_zstd_bound((size_t)blk->hdr.raw_bytes) + 8) + 8;
+    size_t cap = SH_DISK_HDR_BYTES + SH_ALIGN8(sh_compress_bound((size_t)blk->hdr.raw_bytes) + 8) + 8;
     unsigned char *rec = cm_malloc(cap);
     if (rec == NULL) {
         exit(1);
     }
-    int64_t n = sh_block_lay_record(blk, cctx, 3, rec);
+    int64_t n = sh_block_lay_record(blk, cctx, rec);
     char path[512];
-    snprintf(path, sizeof path, "%s/block-s%d-%s%s", dir, schema, tag, cctx ? "-zstd" : "");
+    snprintf(path, sizeof path, "%s/block-s%d-%s%s", dir, schema, tag, cctx == NULL                                       ? ""
+             : sh_compressor_codec(cctx) == SH_BLOCK_CODEC_ZSTD ? "-zstd"
+                                                                : "-lz4");
     FILE *f = fopen(path, "wb");
     unsigned char pre[2] = {(unsigned char)schema, FZ_KEEP_CHECK | FZ_KEEP_SUM};
     if (f == NULL || fwrite(pre, 1, 2, f) != 2 || fwrite(rec, 1, (size_t)n, f) != (size_t)n ||
@@ -70,7 +73,11 @@ int main(int argc, char **argv)
         return 2;
     }
     static const int row_counts[] = {0, 1, 3, 70, CM_BATCH_CAP};
-    void *cctx = sh_zstd_cctx_new();
+    ShCompressor *zstd = sh_compressor_new(SH_BLOCK_CODEC_ZSTD);
+    ShCompressor *lz4 = sh_compressor_new(SH_BLOCK_CODEC_LZ4);
+    if (zstd == NULL || lz4 == NULL) {
+        return 1;
+    }
     for (int s = 0; s < FZ_N_SCHEMAS; s++) {
         CmType types[FZ_MAX_COLS];
         int n_cols = fz_block_schema(s, types);
@@ -91,14 +98,16 @@ int main(int argc, char **argv)
                 char tag[32];
                 snprintf(tag, sizeof tag, "r%d%s", rows, nulls ? "-nulls" : "");
                 if (rows <= 70) {
-                    write_seed(argv[1], s, tag, blk, NULL); /* big raw blocks: zstd only */
+                    write_seed(argv[1], s, tag, blk, NULL); /* big raw blocks: compressed only */
                 }
-                write_seed(argv[1], s, tag, blk, cctx);
+                write_seed(argv[1], s, tag, blk, zstd);
+                write_seed(argv[1], s, tag, blk, lz4);
                 cm_free(blk);
             }
         }
         cm_batch_fini(&b);
     }
-    sh_zstd_cctx_free(cctx);
+    sh_compressor_free(zstd);
+    sh_compressor_free(lz4);
     return 0;
 }

@@ -29,6 +29,7 @@
 #include "planner/describe.h"
 #include "planner/memmode.h"
 #include "planner/physical.h"
+#include "shuffle/block.h"
 #include "shuffle/spill.h"
 
 struct PlSession {
@@ -1806,6 +1807,10 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     pl_memmode_apply(&s->cfg);
     pl_memmode_observe(&st.mem_start);
     st_blocks_configure(s->cfg.temp_directory, s->cfg.max_temp_directory_size);
+    sh_disk_codec_set(s->cfg.shuffle_compression == CM_COMPRESSION_NONE   ? SH_BLOCK_CODEC_NONE
+                      : s->cfg.shuffle_compression == CM_COMPRESSION_ZSTD ? SH_BLOCK_CODEC_ZSTD
+                      : s->cfg.shuffle_compression == CM_COMPRESSION_LZ4  ? SH_BLOCK_CODEC_LZ4
+                                                                          : SH_COMPRESS_AUTO);
     st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
                             .run = run_for_binder, .run_ctx = &st,
                             .is_reusing = s->cfg.subplan_reuse, .err = err};

@@ -4,7 +4,8 @@
 #   cmake, make, gcc, pkg-config   the build
 #   lemon                          the parser generator (grammar.y -> C)
 #   libmimalloc-dev                the allocator behind cm_malloc
-#   libzstd-dev, libxxhash-dev     shuffle block compression and checksums, hashing
+#   liblz4-dev, libzstd-dev        block compression (shuffle, spill and evicted blocks)
+#   libxxhash-dev                  block checksums, hashing
 #   libpcre2-dev                   regular expressions (regexp_matches, regexp_replace, ...)
 #   libedit-dev                    the REPL's line editing and history
 #   libsqlite3-dev                 the differential tests compare against sqlite3
@@ -13,7 +14,7 @@
 #   clang, libclang-rt-14-dev      the fuzz targets (scripts/fuzz.sh): libFuzzer and the sanitizer
 #                                  runtimes are in the -rt package, which clang only recommends
 set -euo pipefail
-packages=(cmake make gcc pkg-config lemon libmimalloc-dev libzstd-dev libxxhash-dev
+packages=(cmake make gcc pkg-config lemon libmimalloc-dev liblz4-dev libzstd-dev libxxhash-dev
           libpcre2-dev libedit-dev libsqlite3-dev libcriterion-dev python3 clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 /*
  * block.c - column serialization of batches into shuffle blocks, the packed
- * on-disk record header, and zstd compression of payloads.
+ * on-disk record header, and lz4 or zstd compression of payloads.
  * Encoding does two passes: size, then write, so each block is one allocation.
  * Decoding checks every length against the payload's end, so even a payload
  * that passed its checksum by accident cannot make it read out of bounds.
@@ -11,13 +11,18 @@
  */
 #include "shuffle/block.h"
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <lz4.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem: contexts allocate through cm_malloc */
 #include <zstd.h>
 
 #include "common/alloc.h"
 #include "common/hash.h"
+#include "common/thread.h"
 
 /* ---- LIST columns ------------------------------------------------------------- */
 
@@ -370,6 +375,108 @@ bool sh_block_verify(const ShBlockHeader *h, const unsigned char *stored)
     return XXH64(stored, (size_t)h->stored_bytes, 0) == h->checksum;
 }
 
+struct ShCompressor {
+    int codec;   /* SH_BLOCK_CODEC_LZ4, SH_BLOCK_CODEC_ZSTD or SH_COMPRESS_AUTO */
+    void *state; /* LZ4's state (LZ4_sizeofState bytes) or a ZSTD_CCtx */
+};
+
+/* The codec a block compressed by c is stored with. */
+static int stored_codec(const ShCompressor *c)
+{
+    return c->codec == SH_BLOCK_CODEC_ZSTD ? SH_BLOCK_CODEC_ZSTD : SH_BLOCK_CODEC_LZ4;
+}
+
+/* ---- what SH_COMPRESS_AUTO measures (block.h) ------------------------------------ */
+
+/* Process-wide sums, halved when they grow large so that they follow the
+ * machine's present state (a page cache that fills, a disk that gets busy).
+ * Races between updates lose a sample at worst: they are estimates. */
+typedef struct AutoStats {
+    atomic_llong write_ns, write_bytes;      /* sh_pwrite_all */
+    atomic_llong comp_ns, comp_raw, comp_out; /* LZ4 under AUTO */
+    atomic_llong decomp_ns, decomp_raw;       /* LZ4 blocks read */
+    atomic_ullong tick;                       /* blocks AUTO was asked about */
+} AutoStats;
+
+static AutoStats g_auto;
+
+#define AUTO_DECAY_BYTES ((long long)1 << 30)
+
+static void note(atomic_llong *ns_sum, atomic_llong *bytes_sum, long long bytes, long long ns)
+{
+    atomic_fetch_add_explicit(ns_sum, ns, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(bytes_sum, bytes, memory_order_relaxed) + bytes >
+        AUTO_DECAY_BYTES) {
+        atomic_store(bytes_sum, atomic_load(bytes_sum) / 2);
+        atomic_store(ns_sum, atomic_load(ns_sum) / 2);
+    }
+}
+
+static void note_compress(long long raw, long long out, long long ns)
+{
+    atomic_fetch_add_explicit(&g_auto.comp_out, out, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_auto.comp_ns, ns, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&g_auto.comp_raw, raw, memory_order_relaxed) + raw >
+        AUTO_DECAY_BYTES) {
+        atomic_store(&g_auto.comp_raw, atomic_load(&g_auto.comp_raw) / 2);
+        atomic_store(&g_auto.comp_out, atomic_load(&g_auto.comp_out) / 2);
+        atomic_store(&g_auto.comp_ns, atomic_load(&g_auto.comp_ns) / 2);
+    }
+}
+
+static void note_decompress(long long raw, long long ns)
+{
+    note(&g_auto.decomp_ns, &g_auto.decomp_raw, raw, ns);
+}
+
+/* Nanoseconds per byte of a sum, or -1 with under 1 MB of evidence. */
+static double per_byte(atomic_llong *ns_sum, atomic_llong *bytes_sum)
+{
+    long long bytes = atomic_load_explicit(bytes_sum, memory_order_relaxed);
+    long long ns = atomic_load_explicit(ns_sum, memory_order_relaxed);
+    return bytes < ((long long)1 << 20) ? -1.0 : (double)ns / (double)bytes;
+}
+
+/* Whether AUTO compresses the next block (block.h). */
+static bool auto_pays(void)
+{
+    if (atomic_fetch_add_explicit(&g_auto.tick, 1, memory_order_relaxed) % 16 == 0) {
+        return true;
+    }
+    double w = per_byte(&g_auto.write_ns, &g_auto.write_bytes);
+    double c = per_byte(&g_auto.comp_ns, &g_auto.comp_raw);
+    double d = per_byte(&g_auto.decomp_ns, &g_auto.decomp_raw);
+    long long out = atomic_load_explicit(&g_auto.comp_out, memory_order_relaxed);
+    if (w < 0 || c < 0 || out <= 0) {
+        return true; /* nothing measured yet: compress, and measure */
+    }
+    double kept = (double)out / (double)atomic_load(&g_auto.comp_raw); /* stored / raw */
+    /* Per raw byte: writing and reading back the bytes saved (a read costs
+     * about a write: both copy through the page cache) against the codec. */
+    return c + (d > 0 ? d : c / 4) <= 1.25 * 2.0 * w * (1.0 - kept);
+}
+
+bool sh_pwrite_all(int fd, const void *buf, size_t n, int64_t off)
+{
+    const char *p = buf;
+    long long t0 = cm_now_ns();
+    long long total = (long long)n;
+    while (n > 0) {
+        ssize_t r = pwrite(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            return false;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    note(&g_auto.write_ns, &g_auto.write_bytes, total, cm_now_ns() - t0);
+    return true;
+}
+
 static void *zstd_alloc(void *opaque, size_t n)
 {
     return cm_malloc(n);
@@ -406,10 +513,12 @@ CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *sto
                                                : malformed(err, h);
     }
     /* The writer compresses only non-empty payloads (sh_block_lay_record). */
-    if (h->codec != SH_BLOCK_CODEC_ZSTD || h->raw_bytes <= 0) {
+    if ((h->codec != SH_BLOCK_CODEC_ZSTD && h->codec != SH_BLOCK_CODEC_LZ4) || h->raw_bytes <= 0 ||
+        h->raw_bytes > INT32_MAX || h->stored_bytes > INT32_MAX) {
         return malformed(err, h);
     }
-    if (dec->dctx == NULL && (dec->dctx = ZSTD_createDCtx_advanced(ZSTD_MEM)) == NULL) {
+    if (h->codec == SH_BLOCK_CODEC_ZSTD && dec->dctx == NULL &&
+        (dec->dctx = ZSTD_createDCtx_advanced(ZSTD_MEM)) == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
     }
     if (dec->cap < (size_t)h->raw_bytes) {
@@ -425,10 +534,20 @@ CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *sto
         dec->buf = buf;
         dec->cap = cap;
     }
-    size_t n = ZSTD_decompressDCtx(dec->dctx, dec->buf, (size_t)h->raw_bytes, stored,
-                                   (size_t)h->stored_bytes);
-    if (ZSTD_isError(n) || n != (size_t)h->raw_bytes) {
-        return malformed(err, h);
+    if (h->codec == SH_BLOCK_CODEC_LZ4) {
+        long long t0 = cm_now_ns();
+        int n = LZ4_decompress_safe((const char *)stored, (char *)dec->buf, (int)h->stored_bytes,
+                                    (int)h->raw_bytes);
+        if (n != (int)h->raw_bytes) {
+            return malformed(err, h);
+        }
+        note_decompress(h->raw_bytes, cm_now_ns() - t0);
+    } else {
+        size_t n = ZSTD_decompressDCtx(dec->dctx, dec->buf, (size_t)h->raw_bytes, stored,
+                                       (size_t)h->stored_bytes);
+        if (ZSTD_isError(n) || n != (size_t)h->raw_bytes) {
+            return malformed(err, h);
+        }
     }
     return decode_raw(h, dec->buf, out, err);
 }
@@ -493,20 +612,21 @@ bool sh_block_header_unpack(const unsigned char *in, ShBlockHeader *h)
     memcpy(&h->n_rows, in + 48, 4);
     return h->map_id >= 0 && h->attempt >= 0 && h->n_rows >= 0 && h->raw_bytes >= 0 &&
            h->raw_bytes <= MAX_PAYLOAD && h->stored_bytes >= 0 && h->stored_bytes <= MAX_PAYLOAD &&
-           (h->codec == SH_BLOCK_CODEC_NONE || h->codec == SH_BLOCK_CODEC_ZSTD);
+           (h->codec == SH_BLOCK_CODEC_NONE || h->codec == SH_BLOCK_CODEC_ZSTD ||
+            h->codec == SH_BLOCK_CODEC_LZ4);
 }
 
-int64_t sh_block_lay_record(const ShBlock *b, void *cctx, int level, unsigned char *rec)
+int64_t sh_block_lay_record(const ShBlock *b, ShCompressor *c, unsigned char *rec)
 {
     ShBlockHeader h = b->hdr;
     unsigned char *payload = rec + SH_DISK_HDR_BYTES;
     size_t size = 0;
-    if (cctx != NULL && h.codec == SH_BLOCK_CODEC_NONE && h.raw_bytes > 0) {
-        size = sh_zstd_compress(cctx, level, payload, sh_zstd_bound((size_t)h.raw_bytes),
-                                b->payload, (size_t)h.raw_bytes);
+    if (c != NULL && h.codec == SH_BLOCK_CODEC_NONE && h.raw_bytes > 0) {
+        size = sh_compress(c, payload, sh_compress_bound((size_t)h.raw_bytes), b->payload,
+                           (size_t)h.raw_bytes);
     }
     if (size > 0) {
-        h.codec = SH_BLOCK_CODEC_ZSTD;
+        h.codec = stored_codec(c);
         h.stored_bytes = (int64_t)size;
         h.checksum = XXH64(payload, size, 0);
     } else {
@@ -525,42 +645,95 @@ int64_t sh_block_record_bytes(const ShBlockHeader *h)
 
 /* ---- compression ------------------------------------------------------------------ */
 
-void *sh_zstd_cctx_new(void)
+static atomic_int g_disk_codec = SH_COMPRESS_AUTO;
+
+void sh_disk_codec_set(int codec)
 {
-    return ZSTD_createCCtx_advanced(ZSTD_MEM);
+    atomic_store(&g_disk_codec, codec);
 }
 
-void sh_zstd_cctx_free(void *cctx)
+int sh_disk_codec(void)
 {
-    ZSTD_freeCCtx(cctx);
+    return atomic_load(&g_disk_codec);
 }
 
-size_t sh_zstd_bound(size_t n)
+ShCompressor *sh_compressor_new(int codec)
 {
-    return ZSTD_compressBound(n);
+    CM_ASSERT(codec == SH_BLOCK_CODEC_LZ4 || codec == SH_BLOCK_CODEC_ZSTD ||
+              codec == SH_COMPRESS_AUTO);
+    ShCompressor *c = cm_malloc(sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->codec = codec;
+    c->state = codec != SH_BLOCK_CODEC_ZSTD ? cm_malloc((size_t)LZ4_sizeofState())
+                                            : (void *)ZSTD_createCCtx_advanced(ZSTD_MEM);
+    if (c->state == NULL) {
+        cm_free(c);
+        return NULL;
+    }
+    return c;
 }
 
-size_t sh_zstd_compress(void *cctx, int level, void *dst, size_t cap, const void *src, size_t n)
+void sh_compressor_free(ShCompressor *c)
 {
-    /* A tiny payload cannot win back zstd's frame header, and the call's setup
-     * (microseconds) would dominate a flush of many small blocks. */
+    if (c == NULL) {
+        return;
+    }
+    if (c->codec == SH_BLOCK_CODEC_ZSTD) {
+        ZSTD_freeCCtx(c->state);
+    } else {
+        cm_free(c->state);
+    }
+    cm_free(c);
+}
+
+int sh_compressor_codec(const ShCompressor *c)
+{
+    return c->codec;
+}
+
+size_t sh_compress_bound(size_t n)
+{
+    size_t z = ZSTD_compressBound(n);
+    size_t l = n <= (size_t)LZ4_MAX_INPUT_SIZE ? (size_t)LZ4_compressBound((int)n) : 0;
+    return z > l ? z : l;
+}
+
+size_t sh_compress(ShCompressor *c, void *dst, size_t cap, const void *src, size_t n)
+{
+    /* A tiny payload cannot win back a frame's header, and the call's setup
+     * (microseconds for zstd) would dominate a flush of many small blocks. */
     if (n < SH_MIN_COMPRESS_BYTES) {
         return 0;
     }
-    size_t r = ZSTD_compressCCtx(cctx, dst, cap, src, n, level);
+    if (c->codec != SH_BLOCK_CODEC_ZSTD) {
+        bool is_auto = c->codec == SH_COMPRESS_AUTO;
+        if (n > (size_t)LZ4_MAX_INPUT_SIZE || (is_auto && !auto_pays())) {
+            return 0;
+        }
+        int cap_i = cap > (size_t)INT32_MAX ? INT32_MAX : (int)cap;
+        long long t0 = is_auto ? cm_now_ns() : 0;
+        int r = LZ4_compress_fast_extState(c->state, src, dst, (int)n, cap_i, 1);
+        if (is_auto) {
+            note_compress((long long)n, r > 0 ? r : (long long)n, cm_now_ns() - t0);
+        }
+        return r <= 0 || (size_t)r >= n ? 0 : (size_t)r;
+    }
+    size_t r = ZSTD_compressCCtx(c->state, dst, cap, src, n, 1);
     return ZSTD_isError(r) || r >= n ? 0 : r;
 }
 
-ShBlock *sh_block_compress(const ShBlock *blk, void *cctx, int level, CmErr *err)
+ShBlock *sh_block_compress(const ShBlock *blk, ShCompressor *cc, CmErr *err)
 {
     size_t n = (size_t)blk->hdr.raw_bytes;
-    size_t bound = sh_zstd_bound(n);
+    size_t bound = sh_compress_bound(n);
     ShBlock *c = cm_malloc(sizeof(ShBlock) + bound);
     if (c == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory compressing a shuffle block");
         return NULL;
     }
-    size_t size = sh_zstd_compress(cctx, level, c->payload, bound, blk->payload, n);
+    size_t size = sh_compress(cc, c->payload, bound, blk->payload, n);
     if (size == 0) {
         cm_free(c);
         return NULL;
@@ -568,7 +741,7 @@ ShBlock *sh_block_compress(const ShBlock *blk, void *cctx, int level, CmErr *err
     ShBlock *shrunk = cm_realloc(c, sizeof(ShBlock) + size);
     c = shrunk != NULL ? shrunk : c;
     c->hdr = blk->hdr;
-    c->hdr.codec = SH_BLOCK_CODEC_ZSTD;
+    c->hdr.codec = stored_codec(cc);
     c->hdr.stored_bytes = (int64_t)size;
     c->hdr.checksum = XXH64(c->payload, size, 0);
     c->next = NULL;

@@ -7,7 +7,8 @@
  * fixed-width types as a packed array; strings as a uint32 length array
  * followed by all bytes concatenated.  Rows are compacted (the selection is
  * applied while encoding).  Each column is padded to 8 bytes.  The checksum is
- * xxh64 of the payload as stored (after compression when codec is zstd).
+ * xxh64 of the payload as stored (after compression, when the codec is lz4
+ * or zstd).
  *
  * On disk a block is a record: a 56-byte packed header (its own check word
  * covers every header field, so a damaged header is told from a damaged
@@ -26,7 +27,7 @@
 #include "common/vec.h"
 
 /* Codecs of a stored payload (ShBlockHeader.codec); keep in sync with shuffle.h. */
-enum { SH_BLOCK_CODEC_NONE = 0, SH_BLOCK_CODEC_ZSTD = 1 };
+enum { SH_BLOCK_CODEC_NONE = 0, SH_BLOCK_CODEC_ZSTD = 1, SH_BLOCK_CODEC_LZ4 = 2 };
 
 /* Bytes of a packed on-disk header. */
 #define SH_DISK_HDR_BYTES 56
@@ -45,14 +46,16 @@ typedef struct ShBlockHeader {
     uint64_t checksum;    /* xxh64 of the stored payload */
 } ShBlockHeader;
 
+typedef struct ShCompressor ShCompressor;
+
 typedef struct ShBlock {
     ShBlockHeader hdr;       /* describes payload */
     struct ShBlock *next;    /* in its partition's buffer; written only while this is the tail */
     unsigned char payload[]; /* stored_bytes bytes, 8-aligned */
 } ShBlock;
 
-/* Decompression state of one reader: a zstd context (created on first use) and
- * a growing buffer for decompressed payloads.  Owned by one thread. */
+/* Decompression state of one reader: a zstd context (created on first zstd
+ * block) and a growing buffer for decompressed payloads.  Owned by one thread. */
 typedef struct ShDecoder {
     void *dctx;         /* ZSTD_DCtx, or NULL until a compressed block is seen */
     unsigned char *buf; /* decompressed payload; owned, 8-aligned */
@@ -74,10 +77,10 @@ void sh_decoder_init(ShDecoder *dec);
 void sh_decoder_fini(ShDecoder *dec);
 
 /* Lays out the on-disk record of an uncompressed block at rec, which has room
- * for the header and the padded larger of the payload and its zstd bound:
- * compressed (with cctx at `level`) when cctx is not NULL and it pays.
+ * for the header and the padded larger of the payload and
+ * sh_compress_bound(payload): compressed by c when c is not NULL and it pays.
  * Returns the record's bytes. */
-int64_t sh_block_lay_record(const ShBlock *b, void *cctx, int level, unsigned char *rec);
+int64_t sh_block_lay_record(const ShBlock *b, ShCompressor *c, unsigned char *rec);
 /* Bytes of the on-disk record of a block with header h (header + padded payload). */
 int64_t sh_block_record_bytes(const ShBlockHeader *h);
 /* Packs h into out, with its check word. */
@@ -85,18 +88,47 @@ void sh_block_header_pack(const ShBlockHeader *h, unsigned char out[SH_DISK_HDR_
 /* Unpacks a header; false when its magic, check word or fields are wrong. */
 bool sh_block_header_unpack(const unsigned char *in, ShBlockHeader *h);
 
-/* zstd compression contexts (heap through cm_malloc).  A context is used by
- * one thread at a time. */
-void *sh_zstd_cctx_new(void);
-void sh_zstd_cctx_free(void *cctx);
-/* Worst-case compressed size of n bytes. */
-size_t sh_zstd_bound(size_t n);
+/* What a compressor may be asked for besides a stored codec: LZ4 when it pays
+ * (below).  Never stored in a header. */
+enum { SH_COMPRESS_AUTO = 3 };
+
+/* A compressor for one codec: SH_BLOCK_CODEC_LZ4 (~2x zstd's speed to
+ * compress and ~3x to decompress, for about 60% of its ratio on shuffle
+ * payloads), SH_BLOCK_CODEC_ZSTD (level 1: smaller files) or SH_COMPRESS_AUTO.
+ * Its memory comes from cm_malloc; one thread at a time uses it.  NULL on
+ * OOM.
+ *
+ * AUTO compresses with LZ4 only while it saves time: the process keeps the
+ * measured cost of writing a byte (sh_pwrite_all) and of compressing and
+ * decompressing one (with the ratio got), and a block is compressed when the
+ * codec's cost is under the time its saved bytes would take to write and read
+ * back (with a 25% bias towards compressing: smaller temp files are worth a
+ * little).  Into the page cache a write costs a fraction of LZ4's time, so
+ * blocks go as they are; to a busy or slow disk they are compressed.  One
+ * block in 16 is compressed whatever the estimate, so that the codec's cost
+ * stays measured; DuckDB's temp files choose the same way (its PR #14465). */
+ShCompressor *sh_compressor_new(int codec);
+void sh_compressor_free(ShCompressor *c);
+int sh_compressor_codec(const ShCompressor *c);
+/* Worst-case compressed size of n bytes, for either codec. */
+size_t sh_compress_bound(size_t n);
 /* Payloads under this many bytes are never compressed. */
 #define SH_MIN_COMPRESS_BYTES 128
-/* Compresses src[0..n) into dst (cap >= sh_zstd_bound(n)); returns the
+/* Compresses src[0..n) into dst (cap >= sh_compress_bound(n)); returns the
  * compressed size, or 0 when n is under SH_MIN_COMPRESS_BYTES or compression
  * failed or did not make it smaller. */
-size_t sh_zstd_compress(void *cctx, int level, void *dst, size_t cap, const void *src, size_t n);
+size_t sh_compress(ShCompressor *c, void *dst, size_t cap, const void *src, size_t n);
 /* A compressed copy of an uncompressed block (owned), or NULL when compression
  * does not pay (the caller keeps blk) or memory is short (err is then set). */
-ShBlock *sh_block_compress(const ShBlock *blk, void *cctx, int level, CmErr *err);
+ShBlock *sh_block_compress(const ShBlock *blk, ShCompressor *c, CmErr *err);
+
+/* The codec of spill files and of the block store's disk tier
+ * (SH_BLOCK_CODEC_* or SH_COMPRESS_AUTO; NONE: stored as encoded).  One for
+ * the process: each statement applies its session's shuffle_compression
+ * (planner/session.c), as it does memory_limit.  AUTO until set. */
+void sh_disk_codec_set(int codec);
+int sh_disk_codec(void);
+
+/* pwrite of exactly n bytes (retried on EINTR; false on an error).  The time
+ * it takes feeds SH_COMPRESS_AUTO's estimate of a written byte's cost. */
+bool sh_pwrite_all(int fd, const void *buf, size_t n, int64_t off);

@@ -26,7 +26,7 @@ struct ShWriter {
     int64_t *part_rows;  /* n_parts: this attempt's rows per partition; owned */
     int64_t *part_bytes; /* n_parts: this attempt's bytes per partition; owned */
     int64_t n_blocks;    /* blocks pushed */
-    void *cctx;          /* zstd context when blocks are compressed in memory; owned */
+    ShCompressor *cctx;  /* when blocks are compressed in memory; owned */
 };
 
 /* ---- lifecycle ----------------------------------------------------------------------- */
@@ -203,7 +203,7 @@ void sh_writer_abort(ShWriter *w)
     }
     cm_free(w->part_rows);
     cm_free(w->part_bytes);
-    sh_zstd_cctx_free(w->cctx);
+    sh_compressor_free(w->cctx);
     cm_free(w);
 }
 
@@ -230,12 +230,12 @@ ShWriter *sh_writer_open(ShShuffle *sh, int map_id, int attempt, CmErr *err)
     if (w != NULL) {
         w->part_rows = cm_calloc((size_t)sh->n_parts, sizeof(int64_t));
         w->part_bytes = cm_calloc((size_t)sh->n_parts, sizeof(int64_t));
-        if (st->opt.compress_in_memory && st->opt.codec == SH_CODEC_ZSTD) {
-            w->cctx = sh_zstd_cctx_new();
+        if (st->opt.compress_in_memory && st->opt.codec != SH_CODEC_NONE) {
+            w->cctx = sh_compressor_new(st->opt.codec);
         }
     }
     if (w == NULL || w->part_rows == NULL || w->part_bytes == NULL ||
-        (st->opt.compress_in_memory && st->opt.codec == SH_CODEC_ZSTD && w->cctx == NULL)) {
+        (st->opt.compress_in_memory && st->opt.codec != SH_CODEC_NONE && w->cctx == NULL)) {
         sh_writer_abort(w);
         cm_err_set(err, CM_OOM, -1, "out of memory opening a shuffle writer");
         return NULL;
@@ -263,7 +263,7 @@ CmStatus sh_writer_push(ShWriter *w, int part, const CmBatch *batch, CmErr *err)
     w->part_bytes[part] += blk->hdr.raw_bytes;
     w->n_blocks++;
     if (w->cctx != NULL) {
-        ShBlock *small = sh_block_compress(blk, w->cctx, w->sh->store->opt.zstd_level, err);
+        ShBlock *small = sh_block_compress(blk, w->cctx, err);
         if (small != NULL) {
             cm_free(blk);
             blk = small;

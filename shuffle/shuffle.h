@@ -37,13 +37,12 @@ typedef struct ShWriter ShWriter;
 typedef struct ShReader ShReader;
 
 /* Codecs of blocks on disk (keep in sync with SH_BLOCK_CODEC_* in block.h). */
-enum { SH_CODEC_NONE = 0, SH_CODEC_ZSTD = 1 };
+enum { SH_CODEC_NONE = 0, SH_CODEC_ZSTD = 1, SH_CODEC_LZ4 = 2, SH_CODEC_AUTO = 3 };
 
 /* ---- the store ---------------------------------------------------------------- */
 
 typedef struct ShStoreOptions {
     int codec;                /* SH_CODEC_*: how blocks are written to disk */
-    int zstd_level;           /* zstd level when codec is zstd (1: fast) */
     bool compress_in_memory;  /* also compress blocks when pushed: more fit in memory */
     int64_t memory_limit;     /* bytes of buffered (not yet flushed) blocks, >= 1 */
     double pause_ratio;       /* pushers pause above this share of memory_limit */

@@ -102,7 +102,7 @@ struct ShShuffle {
 
 /* A reusable zstd compression context. */
 typedef struct ShCctx {
-    void *cctx;          /* ZSTD_CCtx */
+    ShCompressor *cctx;  /* of the store's codec */
     struct ShCctx *next; /* free list */
 } ShCctx;
 
@@ -149,9 +149,8 @@ void sh_store_dequeue(ShStore *st, ShPart *p);
 /* Builds the path of a split file: kind "data", "sorted" or "index". */
 void sh_split_path(const ShShuffle *sh, int part, int split, const char *kind, char *buf,
                    size_t cap);
-/* pread/pwrite of exactly n bytes; false on error or a short file. */
+/* pread of exactly n bytes; false on error or a short file. */
 bool sh_pread_all(int fd, void *buf, size_t n, int64_t off);
-bool sh_pwrite_all(int fd, const void *buf, size_t n, int64_t off);
 /* Frees a linked list of blocks. */
 void sh_blocks_free(ShBlock *b);
 /* Frees the split's arrays. */

@@ -36,7 +36,7 @@ struct ShSpill {
     int64_t read_pos;   /* next record to read; -1 while writing */
     unsigned char *buf; /* write buffer, then payload buffer; owned */
     size_t fill, cap;
-    void *cctx; /* zstd context; owned */
+    ShCompressor *cctx; /* while writing, when the disk codec compresses; owned */
     ShDecoder dec;
     int64_t seq;
 };
@@ -165,19 +165,21 @@ static CmStatus spill_append_untimed(ShSpill *s, const CmBatch *b, CmErr *err)
     if (blk == NULL) {
         return err->code;
     }
-    if (s->cctx == NULL && (s->cctx = sh_zstd_cctx_new()) == NULL) {
+    int codec = sh_disk_codec();
+    if (s->cctx == NULL && codec != SH_BLOCK_CODEC_NONE &&
+        (s->cctx = sh_compressor_new(codec)) == NULL) {
         cm_free(blk);
         return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
     }
     blk->hdr.seq = s->seq++;
-    size_t bound = sh_zstd_bound((size_t)blk->hdr.raw_bytes);
+    size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
     size_t stored = (size_t)blk->hdr.stored_bytes;
     size_t max_payload = bound > stored ? bound : stored;
     if (room(s, SH_DISK_HDR_BYTES + SH_ALIGN8((int64_t)max_payload), err) != CM_OK) {
         cm_free(blk);
         return err->code;
     }
-    s->fill += (size_t)sh_block_lay_record(blk, s->cctx, 1, s->buf + s->fill);
+    s->fill += (size_t)sh_block_lay_record(blk, s->cctx, s->buf + s->fill);
     cm_free(blk);
     s->rows += b->n_rows;
     return CM_OK;
@@ -191,10 +193,8 @@ static CmStatus spill_rewind_untimed(ShSpill *s, CmErr *err)
         }
         /* Writing is over: the compressor and the write buffer go; reading
          * makes a buffer of one record when it starts. */
-        if (s->cctx != NULL) {
-            sh_zstd_cctx_free(s->cctx);
-            s->cctx = NULL;
-        }
+        sh_compressor_free(s->cctx);
+        s->cctx = NULL;
         cm_free(s->buf);
         s->buf = NULL;
         s->cap = 0;
@@ -269,9 +269,7 @@ void sh_spill_free(ShSpill *s)
         atomic_fetch_sub(&g_temp_used, s->size);
     }
     sh_decoder_fini(&s->dec);
-    if (s->cctx != NULL) {
-        sh_zstd_cctx_free(s->cctx);
-    }
+    sh_compressor_free(s->cctx);
     cm_free(s->buf);
     cm_free(s);
 }

@@ -57,8 +57,10 @@ void sh_store_options_init(ShStoreOptions *o, const CmConfig *cfg)
         cfg = &defaults;
     }
     memset(o, 0, sizeof *o);
-    o->codec = cfg->shuffle_compression == CM_COMPRESSION_NONE ? SH_CODEC_NONE : SH_CODEC_ZSTD;
-    o->zstd_level = 1;
+    o->codec = cfg->shuffle_compression == CM_COMPRESSION_NONE   ? SH_CODEC_NONE
+               : cfg->shuffle_compression == CM_COMPRESSION_ZSTD ? SH_CODEC_ZSTD
+               : cfg->shuffle_compression == CM_COMPRESSION_LZ4  ? SH_CODEC_LZ4
+                                                                 : SH_CODEC_AUTO;
     o->compress_in_memory = false;
     /* The store's buffers are the cheapest memory to give back (a flush), so
      * they get at most an eighth of memory_limit, leaving the rest to the
@@ -145,7 +147,7 @@ void sh_store_free(ShStore *st)
     while (st->cctx_free != NULL) {
         ShCctx *c = st->cctx_free;
         st->cctx_free = c->next;
-        sh_zstd_cctx_free(c->cctx);
+        sh_compressor_free(c->cctx);
         cm_free(c);
     }
     cm_cond_fini(&st->cond);
@@ -184,24 +186,6 @@ bool sh_pread_all(int fd, void *buf, size_t n, int64_t off)
     char *p = buf;
     while (n > 0) {
         ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return false;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return true;
-}
-
-bool sh_pwrite_all(int fd, const void *buf, size_t n, int64_t off)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t r = pwrite(fd, p, n, (off_t)off);
         if (r < 0 && errno == EINTR) {
             continue;
         }
@@ -384,7 +368,7 @@ static void *take_cctx(ShStore *st)
     cm_mutex_unlock(&st->lock);
     if (c == NULL) {
         c = cm_calloc(1, sizeof *c);
-        if (c != NULL && (c->cctx = sh_zstd_cctx_new()) == NULL) {
+        if (c != NULL && (c->cctx = sh_compressor_new(st->opt.codec)) == NULL) {
             cm_free(c);
             c = NULL;
         }
@@ -426,7 +410,7 @@ static int rec_cmp(const void *a, const void *b)
 /* Lays out one block's record at rec (room: header + padded bound). */
 static int64_t lay_record(ShStore *st, ShCctx *cc, const ShBlock *b, unsigned char *rec)
 {
-    return sh_block_lay_record(b, cc != NULL ? cc->cctx : NULL, st->opt.zstd_level, rec);
+    return sh_block_lay_record(b, cc != NULL ? cc->cctx : NULL, rec);
 }
 
 /* Room a block's record may need before compression is tried. */
@@ -434,7 +418,7 @@ static size_t record_room(const ShBlock *b, bool compress)
 {
     size_t payload = (size_t)b->hdr.stored_bytes;
     if (compress && b->hdr.codec == SH_BLOCK_CODEC_NONE) {
-        size_t bound = sh_zstd_bound((size_t)b->hdr.raw_bytes);
+        size_t bound = sh_compress_bound((size_t)b->hdr.raw_bytes);
         payload = bound > payload ? bound : payload;
     }
     return SH_DISK_HDR_BYTES + ((payload + 7) & ~(size_t)7);
@@ -445,7 +429,7 @@ static size_t record_room(const ShBlock *b, bool compress)
 static CmStatus write_blocks(ShStore *st, const char *path, const ShBlock *list, int64_t off,
                              FlushRec *recs, int64_t *written, CmErr *err)
 {
-    bool compress = st->opt.codec == SH_CODEC_ZSTD;
+    bool compress = st->opt.codec != SH_CODEC_NONE;
     ShCctx *cc = compress ? take_cctx(st) : NULL;
     unsigned char *buf = cm_malloc(WRITE_BUF_BYTES);
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);

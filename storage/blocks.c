@@ -68,7 +68,7 @@ typedef struct Store {
     ShDecoder *decoders[8]; /* idle decompression contexts, kept for the next loads */
     int n_decoders;
     CmMutex io_lock; /* serializes writers: one compression context */
-    void *cctx;      /* owned, under io_lock */
+    ShCompressor *cctx; /* of the disk codec when it was last used; owned, under io_lock */
 } Store;
 
 static Store g;
@@ -195,23 +195,6 @@ static void batch_free(CmBatch *batch)
 }
 
 /* ---- the disk tier ------------------------------------------------------------------- */
-
-static bool pwrite_all(int fd, const unsigned char *p, size_t n, int64_t off)
-{
-    while (n > 0) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            return false;
-        }
-        p += w;
-        n -= (size_t)w;
-        off += w;
-    }
-    return true;
-}
 
 static bool pread_all(int fd, unsigned char *p, size_t n, int64_t off)
 {
@@ -344,11 +327,17 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
         return err->code;
     }
     cm_mutex_lock(&s->io_lock);
-    if (s->cctx == NULL && (s->cctx = sh_zstd_cctx_new()) == NULL) {
+    int codec = sh_disk_codec();
+    if (s->cctx != NULL && (codec == SH_BLOCK_CODEC_NONE || sh_compressor_codec(s->cctx) != codec)) {
+        sh_compressor_free(s->cctx);
+        s->cctx = NULL;
+    }
+    if (s->cctx == NULL && codec != SH_BLOCK_CODEC_NONE &&
+        (s->cctx = sh_compressor_new(codec)) == NULL) {
         st = cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
         goto done;
     }
-    size_t bound = sh_zstd_bound((size_t)blk->hdr.raw_bytes);
+    size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
     size_t stored = (size_t)blk->hdr.stored_bytes;
     rec = cm_malloc(SH_DISK_HDR_BYTES +
                     (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored)));
@@ -356,7 +345,7 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
         st = cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
         goto done;
     }
-    int64_t bytes = sh_block_lay_record(blk, s->cctx, 1, rec);
+    int64_t bytes = sh_block_lay_record(blk, s->cctx, rec);
     int64_t offset = 0;
     cm_mutex_lock(&s->lock);
     st = open_file(s, err);
@@ -368,7 +357,7 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
     if (st != CM_OK) {
         goto done;
     }
-    if (!pwrite_all(fd, rec, (size_t)bytes, offset)) {
+    if (!sh_pwrite_all(fd, rec, (size_t)bytes, offset)) {
         int e = errno;
         cm_mutex_lock(&s->lock);
         free_extent(s, offset, bytes);

@@ -227,8 +227,15 @@ Test(cm_config, compression_codec)
     cr_assert_eq(cm_config_set(&cfg, "shuffle_compression", "zstd", &err), CM_OK);
     cr_expect_eq(cfg.shuffle_compression, CM_COMPRESSION_ZSTD);
     cr_expect_str_eq(get("shuffle_compression"), "zstd");
-    expect_rejected("shuffle_compression", "lz4");
+    cr_assert_eq(cm_config_set(&cfg, "shuffle_compression", "Lz4", &err), CM_OK);
+    cr_expect_eq(cfg.shuffle_compression, CM_COMPRESSION_LZ4);
+    cr_expect_str_eq(get("shuffle_compression"), "lz4");
+    cr_assert_eq(cm_config_set(&cfg, "shuffle_compression", "auto", &err), CM_OK);
+    cr_expect_eq(cfg.shuffle_compression, CM_COMPRESSION_AUTO);
+    cr_expect_str_eq(get("shuffle_compression"), "auto");
+    expect_rejected("shuffle_compression", "gzip");
     expect_rejected("shuffle_compression", "1");
+    expect_rejected("shuffle_compression", "");
 }
 
 Test(cm_config, ratios)
