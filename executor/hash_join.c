@@ -22,6 +22,7 @@
  * and matched flags are set; then the rows that depend on the flags (unmatched
  * probe rows, semi/anti selections, marks) are emitted.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,8 +38,8 @@ typedef struct JoinTable {
     uint32_t *row_pos;   /* per row: its position in the batch */
     int64_t n_rows;
     uint64_t *hashes;    /* per row */
-    int64_t *next;       /* per row: next row in the chain, -1 at the end */
-    int64_t *heads;      /* per slot: first row, -1 when empty */
+    int32_t *next;       /* per row: next row in the chain, -1 at the end */
+    int32_t *heads;      /* per slot: first row, -1 when empty (rows < 2^31: index_prepare) */
     uint64_t mask;
     bool has_null_key;   /* some build row has a NULL key (IN semantics) */
     uint8_t *matched;    /* per row, FULL joins only */
@@ -224,13 +225,21 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
     }
     size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
     bool fast = int_keyed(s);
-    int64_t row_bytes = 8 + 8 + 4 + 4 + 1 + (fast ? 8 : 0);
-    if (index_need(t, mem, row_bytes * (int64_t)n + 8 * (int64_t)n_slots, err) != CM_OK) {
+    /* Chains link rows by 32-bit numbers: half the memory of 64-bit links,
+     * and twice the links per cache line.  2^31 rows would be 32 GiB of
+     * table in one task, past any memory_limit a partitioned join runs in. */
+    if (t->n_rows >= INT32_MAX) {
+        return cm_err_set(err, CM_OOM, -1,
+                          "hash join build side of %lld rows in one task: at most 2^31 - 1",
+                          (long long)t->n_rows);
+    }
+    int64_t row_bytes = 8 + 4 + 4 + 4 + 1 + (fast ? 8 : 0);
+    if (index_need(t, mem, row_bytes * (int64_t)n + 4 * (int64_t)n_slots, err) != CM_OK) {
         return err->code;
     }
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
-    t->next = cm_malloc(sizeof(int64_t) * n);
-    t->heads = cm_malloc(sizeof(int64_t) * (size_t)n_slots);
+    t->next = cm_malloc(sizeof(int32_t) * n);
+    t->heads = cm_malloc(sizeof(int32_t) * (size_t)n_slots);
     t->row_batch = cm_malloc(sizeof(uint32_t) * n);
     t->row_pos = cm_malloc(sizeof(uint32_t) * n);
     *skip = cm_malloc(n);
@@ -239,7 +248,7 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
         t->row_pos == NULL || *skip == NULL || (fast && t->int_key == NULL)) {
         return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
     }
-    memset(t->heads, 0xff, sizeof(int64_t) * (size_t)n_slots);
+    memset(t->heads, 0xff, sizeof(int32_t) * (size_t)n_slots);
     t->mask = s->n_keys > 0 ? n_slots - 1 : 0;
     int64_t r = 0;
     for (int bi = 0; bi < t->n_batches; bi++) {
@@ -279,7 +288,7 @@ static void index_insert(JoinTable *t, const uint8_t *skip, uint64_t lo, uint64_
             continue;
         }
         t->next[r] = t->heads[slot];
-        t->heads[slot] = r;
+        t->heads[slot] = (int32_t)r;
     }
 }
 
@@ -316,6 +325,46 @@ static int64_t batch_bytes(const CmBatch *b)
     return n;
 }
 
+static void drop_last_batch(JoinTable *t)
+{
+    CmBatch *b = t->batches[--t->n_batches];
+    cm_batch_fini(b);
+    cm_free(b);
+}
+
+/* Positions 0, 1, 2, ...: appending a whole decoded batch. */
+static uint32_t g_all_rows[CM_BATCH_CAP];
+static pthread_once_t g_all_rows_once = PTHREAD_ONCE_INIT;
+
+static void init_all_rows(void)
+{
+    for (uint32_t i = 0; i < CM_BATCH_CAP; i++) {
+        g_all_rows[i] = i;
+    }
+}
+
+/* The table's last batch b was just decoded.  A batch holds CM_BATCH_CAP rows
+ * whatever it is given, and a block of a shuffle with many partitions holds a
+ * fraction of that: when b's rows fit into the batch before it, they are
+ * copied there and b is dropped, so that a table of small blocks does not
+ * take several times its rows' size (eight partitions: ten times, for two
+ * 8-byte columns).  Returns the bytes the table grew by (b's, or the string
+ * bytes copied); -1 with err on OOM. */
+static int64_t pack_into_previous(JoinTable *t, CmBatch *b, CmErr *err)
+{
+    CmBatch *prev = t->n_batches >= 2 ? t->batches[t->n_batches - 2] : NULL;
+    if (prev == NULL || prev->n_rows + b->n_rows > CM_BATCH_CAP) {
+        return batch_bytes(b);
+    }
+    pthread_once(&g_all_rows_once, init_all_rows);
+    int64_t before = (int64_t)prev->heap.n_bytes;
+    if (cm_batch_append_rows(prev, b, g_all_rows, b->n_rows, true, err) != CM_OK) {
+        return -1;
+    }
+    drop_last_batch(t);
+    return (int64_t)prev->heap.n_bytes - before;
+}
+
 /* Reads the build partitions [p0, p1) of maps [b0, b1) (b1 < 0: all maps):
  * each shuffle block is decoded straight into a batch the table keeps, so
  * build rows are never copied again.  Each batch is reserved in mem. */
@@ -344,27 +393,28 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
             break;
         }
         if (eof || b->n_rows == 0) {
-            cm_batch_fini(b);
-            cm_free(b);
-            t->n_batches--;
+            drop_last_batch(t);
             continue;
         }
         t->n_rows += b->n_rows;
+        int64_t bytes = pack_into_previous(t, b, err);
+        if (bytes < 0) {
+            break;
+        }
         /* A partitioned build (or a task's own copy of a broadcast that was
          * too big) goes to grace mode when refused; a broadcast build is
          * dropped past its cap. */
         if (l != NULL) {
-            if (!cm_mem_grow(mem, batch_bytes(b))) {
+            if (!cm_mem_grow(mem, bytes)) {
                 grace_start(s, l, err);
             }
         } else if (bc != NULL) {
-            int64_t bytes = batch_bytes(b);
             if (atomic_load(&bc->refused) || atomic_fetch_add(&bc->bytes, bytes) + bytes > bc->cap ||
                 !cm_mem_grow(mem, bytes)) {
                 atomic_store(&bc->refused, true);
                 break;
             }
-        } else if (cm_mem_need(mem, batch_bytes(b), err) != CM_OK) {
+        } else if (cm_mem_need(mem, bytes, err) != CM_OK) {
             break;
         }
     }
@@ -402,6 +452,15 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
     return err->code;
 }
 
+/* Bytes of index per build row: index_prepare's arrays and two slots. */
+#define INDEX_BYTES_PER_ROW (8 + 4 + 4 + 4 + 1 + 8 + 2 * 4)
+
+bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg)
+{
+    double table = bytes + (double)rows * INDEX_BYTES_PER_ROW;
+    return table <= 2.0 * (double)cm_config_broadcast_bytes(cfg);
+}
+
 /* Reserves the index of l->own (index_prepare's arrays, FULL's flags) if it
  * is granted, as t->prepaid; false when refused. */
 static bool index_fits(JoinLocal *l)
@@ -410,7 +469,7 @@ static bool index_fits(JoinLocal *l)
     while (n_slots < l->own.n_rows * 2) {
         n_slots *= 2;
     }
-    int64_t idx = l->own.n_rows * (8 + 8 + 4 + 4 + 1 + 8 + 1) + 8 * n_slots;
+    int64_t idx = l->own.n_rows * (8 + 4 + 4 + 4 + 1 + 8 + 1) + 4 * n_slots;
     if (!cm_mem_grow(&l->mem, idx)) {
         return false;
     }

@@ -235,6 +235,15 @@ const ExJoinSpec *ex_hash_join_spec(const ExOp *op);
 void ex_hash_join_set_broadcast(ExOp *op);
 void ex_hash_join_set_ranges(ExOp *op, const ExReadRanges *ranges);
 
+/* Whether a build side of `rows` rows and `bytes` bytes (as shuffled) is small
+ * enough to broadcast: its table (the rows, and the index's arrays and slots
+ * per row) within the cap a broadcast build is held to at run time (twice
+ * broadcast_bytes).  The planner asks with its estimates, the adaptive rule
+ * with what the build stage wrote, so that neither chooses a broadcast that
+ * the join then has to give up (hash_join.c: grace mode, every task reading
+ * the whole build side). */
+bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg);
+
 /* Hash join (nested loop when n_keys is 0) of the pipeline's rows (probe) with
  * the rows of a finished stage (build).  Output: probe ++ build columns (INNER,
  * LEFT, FULL), probe columns (SEMI, ANTI), probe columns + mark (MARK).  Keys

@@ -75,6 +75,15 @@ static int64_t total_bytes(const ShShuffle *sh)
     return sum;
 }
 
+static int64_t total_rows(const ShShuffle *sh)
+{
+    int64_t sum = 0;
+    for (int p = 0; p < sh_shuffle_n_parts(sh); p++) {
+        sum += sh_shuffle_part_rows(sh, p);
+    }
+    return sum;
+}
+
 /* Records a decision (json, in the query arena); CM_OOM when its text could
  * not be made.  Past 64 decisions the rest go unrecorded (EXPLAIN's cap). */
 static CmStatus record(Aqe *x, const char *json)
@@ -162,7 +171,9 @@ static CmStatus try_broadcast(Aqe *x, int j)
             continue;
         }
         int64_t bytes = total_bytes(*js->build);
-        if (bytes >= cm_config_broadcast_bytes(cfg)) {
+        int64_t rows = total_rows(*js->build);
+        if (bytes >= cm_config_broadcast_bytes(cfg) ||
+            !ex_hash_join_broadcastable(rows, (double)bytes, cfg)) {
             continue;
         }
         ex_hash_join_set_broadcast(op);
