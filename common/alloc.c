@@ -62,6 +62,16 @@ void cm_alloc_collect(void)
 #endif
 }
 
+void cm_alloc_set_eager_release(bool eager)
+{
+#ifndef SLUICE_NO_MIMALLOC
+    /* mimalloc 2.0's default is 25 ms */
+    mi_option_set(mi_option_decommit_delay, eager ? 0 : 25);
+#else
+    (void)eager;
+#endif
+}
+
 void cm_free(void *p)
 {
     RAW_FREE(p);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/thread.h"
 
 typedef struct CmMem {
@@ -70,6 +71,7 @@ void cm_mem_set_limit(int64_t bytes)
     cm_mutex_lock(&m->lock);
     m->limit = bytes > 0 ? bytes : 1;
     cm_mutex_unlock(&m->lock);
+    cm_alloc_set_eager_release(bytes < cm_mem_default_limit());
 }
 
 int64_t cm_mem_limit(void)

@@ -186,3 +186,18 @@ Test(cm_mem, auto_boundary_moves_the_floor_and_restarts_with_the_mode)
     cr_expect_eq(st.storage_share, 400, "a new split starts at storage_fraction");
     cm_mem_set_mode(CM_MEM_UNIFIED, 0.5, 0.5);
 }
+
+#ifndef SLUICE_NO_MIMALLOC
+#include <mimalloc.h>
+
+/* Under a limit below the default, freed memory goes back to the system at
+ * once (resident memory is what the user bounded); at the default it waits
+ * the allocator's delay, to be reused without faulting it in again. */
+Test(cm_mem, a_tight_limit_releases_freed_memory_at_once)
+{
+    cm_mem_set_limit(64 << 20);
+    cr_expect_eq(mi_option_get(mi_option_decommit_delay), 0);
+    cm_mem_set_limit(cm_mem_default_limit());
+    cr_expect_gt(mi_option_get(mi_option_decommit_delay), 0);
+}
+#endif
