@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func_int.h"
 
@@ -184,6 +185,7 @@ static CmStatus name_k(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* strftime of a DATE: that of the TIMESTAMP at its midnight, as in DuckDB. */
 static CmStatus strftime_k(KERNEL_ARGS)
 {
     const int32_t *a = args[0]->data;
@@ -192,30 +194,11 @@ static CmStatus strftime_k(KERNEL_ARGS)
     ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (cm_vec_is_null(out, p)) {
-            continue;
+        if (!cm_vec_is_null(out, p) &&
+            ex_format_timestamp((int64_t)a[p] * CM_US_PER_DAY, &f[p], heap, &r[p], e->src_off,
+                                err) != CM_OK) {
+            return err->code;
         }
-        char fmt[256], buf[512];
-        if (f[p].len >= sizeof fmt) {
-            return cm_err_set(err, CM_RUNTIME, e->src_off, "strftime: the format is too long");
-        }
-        memcpy(fmt, cm_str_data(&f[p]), f[p].len);
-        fmt[f[p].len] = '\0';
-        int32_t y, m, d, jan1;
-        cm_date_to_ymd(a[p], &y, &m, &d);
-        cm_date_from_ymd(y, 1, 1, &jan1);
-        struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d,
-                        .tm_wday = (int)((iso_dow(a[p]) + 1) % 7), .tm_yday = a[p] - jan1};
-        size_t n = strftime(buf, sizeof buf, fmt, &tm);
-        if (n == 0 && f[p].len > 0) {
-            return cm_err_set(err, CM_RUNTIME, e->src_off, "strftime: the result is too long");
-        }
-        char *s = cm_arena_alloc(heap, n ? n : 1);
-        if (s == NULL) {
-            return cm_err_set(err, CM_OOM, e->src_off, "out of memory");
-        }
-        memcpy(s, buf, n);
-        r[p] = cm_str_make(s, (uint32_t)n);
     }
     return CM_OK;
 }

@@ -18,6 +18,12 @@ size_t ex_utf8_offset(const char *s, size_t n, int64_t k);
 /* out validity = AND of the arguments' validity (positions line up). */
 void ex_and_validity(const CmVec *const *args, int n, CmVec *out);
 
+/* strftime: ts (microseconds since 1970) formatted by C's strftime, each %f
+ * being the microseconds (6 digits); the text goes into heap.  CM_RUNTIME
+ * (at off) when the format or the result passes 500 bytes. */
+CmStatus ex_format_timestamp(int64_t ts, const CmStr *fmt, CmArena *heap, CmStr *out, int64_t off,
+                             CmErr *err);
+
 /* Resolvers of the function families; each returns CM_OK with *m filled, or
  * CM_BIND when `name` is not one of its functions (nothing set in err), or an
  * error for a known function with wrong arguments. */

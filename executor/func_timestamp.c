@@ -393,6 +393,36 @@ static bool expand_micros(const char *fmt, size_t n, int64_t us, char *buf, size
     return true;
 }
 
+CmStatus ex_format_timestamp(int64_t ts, const CmStr *fmt, CmArena *heap, CmStr *out, int64_t off,
+                             CmErr *err)
+{
+    char spec[512], buf[512];
+    int32_t days, y, m, d, jan1;
+    int64_t t;
+    cm_ts_split(ts, &days, &t);
+    if (!expand_micros(cm_str_data(fmt), fmt->len, t % CM_US_PER_SEC, spec, sizeof spec)) {
+        return cm_err_set(err, CM_RUNTIME, off, "strftime: the format is too long");
+    }
+    cm_date_to_ymd(days, &y, &m, &d);
+    cm_date_from_ymd(y, 1, 1, &jan1);
+    int64_t secs = t / CM_US_PER_SEC;
+    struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d,
+                    .tm_hour = (int)(secs / 3600), .tm_min = (int)(secs / 60 % 60),
+                    .tm_sec = (int)(secs % 60),
+                    .tm_wday = (int)(((int64_t)days % 7 + 7 + 4) % 7), .tm_yday = days - jan1};
+    size_t n = strftime(buf, sizeof buf, spec, &tm);
+    if (n == 0 && spec[0] != '\0') {
+        return cm_err_set(err, CM_RUNTIME, off, "strftime: the result is too long");
+    }
+    char *s = cm_arena_alloc(heap, n ? n : 1);
+    if (s == NULL) {
+        return cm_err_set(err, CM_OOM, off, "out of memory");
+    }
+    memcpy(s, buf, n);
+    *out = cm_str_make(s, (uint32_t)n);
+    return CM_OK;
+}
+
 static CmStatus strftime_ts_k(KERNEL_ARGS)
 {
     const int64_t *a = args[0]->data;
@@ -401,33 +431,10 @@ static CmStatus strftime_ts_k(KERNEL_ARGS)
     ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (cm_vec_is_null(out, p)) {
-            continue;
+        if (!cm_vec_is_null(out, p) &&
+            ex_format_timestamp(a[p], &f[p], heap, &r[p], e->src_off, err) != CM_OK) {
+            return err->code;
         }
-        char fmt[512], buf[512];
-        int32_t days, y, m, d, jan1;
-        int64_t t;
-        cm_ts_split(a[p], &days, &t);
-        if (!expand_micros(cm_str_data(&f[p]), f[p].len, t % CM_US_PER_SEC, fmt, sizeof fmt)) {
-            return cm_err_set(err, CM_RUNTIME, e->src_off, "strftime: the format is too long");
-        }
-        cm_date_to_ymd(days, &y, &m, &d);
-        cm_date_from_ymd(y, 1, 1, &jan1);
-        int64_t secs = t / CM_US_PER_SEC;
-        struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d,
-                        .tm_hour = (int)(secs / 3600), .tm_min = (int)(secs / 60 % 60),
-                        .tm_sec = (int)(secs % 60),
-                        .tm_wday = (int)(((int64_t)days % 7 + 7 + 4) % 7), .tm_yday = days - jan1};
-        size_t n = strftime(buf, sizeof buf, fmt, &tm);
-        if (n == 0 && fmt[0] != '\0') {
-            return cm_err_set(err, CM_RUNTIME, e->src_off, "strftime: the result is too long");
-        }
-        char *s = cm_arena_alloc(heap, n ? n : 1);
-        if (s == NULL) {
-            return cm_err_set(err, CM_OOM, e->src_off, "out of memory");
-        }
-        memcpy(s, buf, n);
-        r[p] = cm_str_make(s, (uint32_t)n);
     }
     return CM_OK;
 }
