@@ -368,6 +368,7 @@ int ex_result_n_batches(const ExResult *r)
 }
 const CmBatch *ex_result_batch(const ExResult *r, int i)
 {
+    CM_ASSERT(r->blocks == NULL);
     return r->batches[i];
 }
 

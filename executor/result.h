@@ -71,7 +71,9 @@ CmStatus ex_result_append(ExResult *r, const CmBatch *b, CmErr *err);
 int ex_result_n_cols(const ExResult *r);
 CmType ex_result_type(const ExResult *r, int col);
 int64_t ex_result_n_rows(const ExResult *r);
-/* Borrowed: the i-th stored batch (compacted, no selection). */
+/* Borrowed: the i-th stored batch (compacted, no selection).  Only for a
+ * result without blocks (asserted): a sealed block's batch may be on disk,
+ * and is read through ex_result_pin / ex_result_unpin. */
 int ex_result_n_batches(const ExResult *r);
 const CmBatch *ex_result_batch(const ExResult *r, int i);
 /* The i-th batch for reading in either mode: in block mode pinned (loaded
