@@ -18,6 +18,7 @@
 #include "parser/parser.h"
 #include "planner/binder_int.h"
 #include "planner/cache.h"
+#include "planner/functions.h"
 #include "planner/system.h"
 
 #define PL_MAX_DEPTH 32
@@ -337,6 +338,10 @@ static PlNode *bind_time_series(PlBinder *b, const PsFrom *f, const CmValue *v, 
 
 static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
 {
+    if (pl_func_find(f->name, PL_FUNC_TABLE) == NULL) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "unknown table function '%s'", f->name);
+        return NULL;
+    }
     if (strcmp(f->name, "unnest") == 0) {
         return bind_unnest_from(b, f);
     }
