@@ -649,6 +649,15 @@ static CmStatus append_rows(Stmt *st, StTable *t, ExResult *rows)
     return CM_OK;
 }
 
+/* The entry CREATE TEMP just added is listed as temporary (information_schema). */
+static void mark_temp(Stmt *st)
+{
+    StEntry *e = st_catalog_find(st->s->cat, st->ast->name);
+    if (e != NULL) {
+        e->is_temp = st->ast->temporary;
+    }
+}
+
 static CmStatus create_as(Stmt *st)
 {
     PlNode *root = bind(st, st->ast->select);
@@ -676,6 +685,7 @@ static CmStatus create_as(Stmt *st)
     if (t != NULL && run_into(st, root, &app) == CM_OK && replace_old(st) &&
         st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err) == CM_OK) {
         t = NULL;
+        mark_temp(st);
     }
     st_table_free(t);
     return st->err->code;
@@ -794,7 +804,10 @@ static CmStatus create_table(Stmt *st)
         return st->err->code;
     }
     replace_old(st);
-    return st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err);
+    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err) == CM_OK) {
+        mark_temp(st);
+    }
+    return st->err->code;
 }
 
 static CmStatus create_view(Stmt *st)
@@ -818,9 +831,12 @@ static CmStatus create_view(Stmt *st)
     const char *select_sql = cm_arena_strndup(st->arena, st->sql + a->select->src_off,
                                               (size_t)a->select->src_len);
     replace_old(st);
-    return st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
-                               a->columns ? (const char *const *)a->columns->items : NULL,
-                               stmt_text(st, a), st->err);
+    if (st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
+                            a->columns ? (const char *const *)a->columns->items : NULL,
+                            stmt_text(st, a), st->err) == CM_OK) {
+        mark_temp(st);
+    }
+    return st->err->code;
 }
 
 static CmStatus drop(Stmt *st)
