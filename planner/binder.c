@@ -148,7 +148,8 @@ static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
 }
 
 /* The names and types of view e's output, bound by a binder of its own: a
- * view that no longer binds is left out, not an error of the query. */
+ * view that no longer binds is left out, not an error of the query (running
+ * out of memory is). */
 static bool view_shape(void *ctx, const StEntry *e, int *n_cols, const char *const **names,
                        const CmType **types)
 {
@@ -159,6 +160,9 @@ static bool view_shape(void *ctx, const StEntry *e, int *n_cols, const char *con
                     .cache = b->cache, .cfg = b->cfg, .is_listing_views = true, .err = &err};
     PlNode *n = bind_view(&sub, e, -1);
     if (n == NULL) {
+        if (err.code == CM_OOM) {
+            cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        }
         return false;
     }
     *n_cols = n->n_cols;

@@ -282,8 +282,10 @@ static CmStatus stmt_show(Stmt *st)
             return st->err->code;
         }
         const StEntry *e = NULL;
+        const char *schema = sel->from != NULL ? sel->from->schema.schema : NULL;
         if (sel->from != NULL && sel->from->kind == PS_FROM_TABLE && sel->targets->n == 1 &&
-            ((const PsTarget *)sel->targets->items[0])->expr->kind == PS_EX_STAR) {
+            ((const PsTarget *)sel->targets->items[0])->expr->kind == PS_EX_STAR &&
+            (schema == NULL || strcmp(schema, "information_schema") != 0)) {
             e = st_catalog_find(st->s->cat, sel->from->name);
         }
         rows = pl_describe(root->n_cols, root->names, root->types,

@@ -315,8 +315,8 @@ static void info_column(Rows *r, const char *table, int c, const char *col_name,
     char tn[64];
     cm_type_name(type, tn, sizeof tn);
     char *paren = strchr(tn, '('); /* DECIMAL(10,2) is 'DECIMAL', its digits below */
-    if (paren != NULL) {
-        char *close = strchr(paren, ')');
+    char *close = paren != NULL ? strchr(paren, ')') : NULL;
+    if (close != NULL) {
         memmove(paren, close + 1, strlen(close + 1) + 1);
     }
     put_str(r, IC_CATALOG, "memory");
