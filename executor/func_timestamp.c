@@ -601,7 +601,10 @@ CmStatus ex_resolve_timestamp(const char *name, int n_args, const CmType *types,
         m->kernel = ts_add_iv;
         m->aux = 1;
     } else if ((!strcmp(name, "epoch_ms") || !strcmp(name, "epoch_us")) && n_args == 1 &&
-               (types[0].id == CM_T_TIMESTAMP || types[0].id == CM_T_DATE)) {
+               (types[0].id == CM_T_TIMESTAMP || types[0].id == CM_T_DATE ||
+                (types[0].id == CM_T_NULL && name[6] == 'u'))) {
+        /* epoch_us has no other overload: a NULL is a TIMESTAMP (epoch_ms(NULL)
+         * is the integer one below) */
         m->arg_types[0] = ts;
         m->result = i64;
         m->kernel = epoch_int_k;

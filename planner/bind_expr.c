@@ -17,6 +17,7 @@
 #include "common/value.h"
 #include "executor/func.h"
 #include "planner/binder_int.h"
+#include "planner/functions.h"
 
 static ExExpr *fail(PlBindCtx *ctx, CmStatus code, int64_t off, const char *msg, const char *arg)
 {
@@ -607,46 +608,11 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
 
 static int agg_fn_of(const char *name, bool star)
 {
-    if (strcmp(name, "count") == 0) {
-        return star ? EX_AGG_COUNT_STAR : EX_AGG_COUNT;
+    const PlFunc *f = pl_func_find(name, PL_FUNC_AGGREGATE);
+    if (f == NULL) {
+        return -1;
     }
-    if (strcmp(name, "sum") == 0) {
-        return EX_AGG_SUM;
-    }
-    if (strcmp(name, "min") == 0) {
-        return EX_AGG_MIN;
-    }
-    if (strcmp(name, "max") == 0) {
-        return EX_AGG_MAX;
-    }
-    if (strcmp(name, "avg") == 0) {
-        return EX_AGG_AVG;
-    }
-    static const struct {
-        const char *name;
-        ExAggFn fn;
-    } VAR[] = {{"var_samp", EX_AGG_VAR_SAMP},       {"variance", EX_AGG_VAR_SAMP},
-               {"var_pop", EX_AGG_VAR_POP},         {"stddev_samp", EX_AGG_STDDEV_SAMP},
-               {"stddev", EX_AGG_STDDEV_SAMP},      {"stddev_pop", EX_AGG_STDDEV_POP},
-               {"string_agg", EX_AGG_STRING_AGG},   {"group_concat", EX_AGG_STRING_AGG},
-               {"listagg", EX_AGG_STRING_AGG},      {"median", EX_AGG_QUANTILE_CONT},
-               {"quantile_cont", EX_AGG_QUANTILE_CONT}, {"quantile_disc", EX_AGG_QUANTILE_DISC},
-               {"quantile", EX_AGG_QUANTILE_DISC},  {"mode", EX_AGG_MODE},
-               {"list", EX_AGG_LIST},               {"array_agg", EX_AGG_LIST},
-               /* over BOOLEAN, false < true; count_if counts its true rows */
-               {"bool_and", EX_AGG_MIN},            {"bool_or", EX_AGG_MAX},
-               {"count_if", EX_AGG_COUNT},          {"any_value", EX_AGG_MIN},
-               /* NULLs included, as DuckDB's */
-               {"first", EX_AGG_FIRST},             {"arbitrary", EX_AGG_FIRST},
-               {"last", EX_AGG_LAST},               {"arg_min", EX_AGG_ARG_MIN},
-               {"min_by", EX_AGG_ARG_MIN},          {"arg_max", EX_AGG_ARG_MAX},
-               {"max_by", EX_AGG_ARG_MAX},          {"approx_count_distinct", EX_AGG_APPROX_DISTINCT}};
-    for (size_t i = 0; i < sizeof VAR / sizeof VAR[0]; i++) {
-        if (strcmp(name, VAR[i].name) == 0) {
-            return (int)VAR[i].fn;
-        }
-    }
-    return -1;
+    return star && strcmp(name, "count") == 0 ? EX_AGG_COUNT_STAR : f->code;
 }
 
 /* The first node of `ast` (not looking into subqueries) that satisfies is(), or NULL. */
@@ -1839,22 +1805,11 @@ static ExExpr *bind_like(PlBindCtx *ctx, const PsExpr *ast)
 
 static int window_fn(const char *name, bool star)
 {
-    static const struct {
-        const char *name;
-        ExWinFn fn;
-    } FNS[] = {{"row_number", EX_WIN_ROW_NUMBER}, {"rank", EX_WIN_RANK},
-               {"dense_rank", EX_WIN_DENSE_RANK}, {"percent_rank", EX_WIN_PERCENT_RANK},
-               {"cume_dist", EX_WIN_CUME_DIST},   {"count", EX_WIN_COUNT},
-               {"sum", EX_WIN_SUM},               {"avg", EX_WIN_AVG},
-               {"min", EX_WIN_MIN},               {"max", EX_WIN_MAX},
-               {"first_value", EX_WIN_FIRST_VALUE}, {"last_value", EX_WIN_LAST_VALUE},
-               {"lag", EX_WIN_LAG},               {"lead", EX_WIN_LEAD}};
-    for (size_t i = 0; i < sizeof FNS / sizeof FNS[0]; i++) {
-        if (strcmp(FNS[i].name, name) == 0) {
-            return star && FNS[i].fn == EX_WIN_COUNT ? EX_WIN_COUNT_STAR : (int)FNS[i].fn;
-        }
+    const PlFunc *f = pl_func_find(name, PL_FUNC_WINDOW);
+    if (f == NULL) {
+        return -1;
     }
-    return -1;
+    return star && f->code == EX_WIN_COUNT ? EX_WIN_COUNT_STAR : f->code;
 }
 
 static ExFrameBound frame_bound(PsBoundKind k)
@@ -2185,21 +2140,25 @@ static ExExpr *bind_grouping(PlBindCtx *ctx, const PsExpr *ast)
 /* False (with the error) when no function has the call's name and argument
  * count.  Checked before the arguments are bound, so that an unknown function
  * is reported as such, not as an argument that is not grouped (`median(x)` in
- * a grouped query) or any other error of its arguments.  The catalog resolves
- * by name and count first: NULL-typed arguments can fail only on their types
- * (CM_TYPE), which the real call reports after binding. */
+ * a grouped query) or any other error of its arguments.  A name must be a
+ * scalar function of the registry (planner/functions.h): the executor's
+ * operator names (neg, is_null, not_like) are not callable.  The catalog
+ * resolves by name and count first: NULL-typed arguments can fail only on
+ * their types (CM_TYPE), which the real call reports after binding. */
 static bool function_exists(PlBindCtx *ctx, const PsExpr *ast, int n)
 {
-    static const char *const SPECIAL[] = {"coalesce", "ifnull", "nullif", "extract",
-                                          "date_part", "typeof", "if", "iif"};
-    for (size_t i = 0; i < sizeof SPECIAL / sizeof SPECIAL[0]; i++) {
-        if (strcmp(ast->name, SPECIAL[i]) == 0) {
-            return true;
-        }
+    const PlFunc *f = pl_func_find(ast->name, PL_FUNC_SCALAR);
+    if (f == NULL) {
+        cm_err_set(ctx->b->err, CM_BIND, ast->src_off, "unknown function %s with %d argument%s",
+                   ast->name, n, n == 1 ? "" : "s");
+        return false;
+    }
+    if (f->code == PL_FUNC_BINDER) {
+        return true;
     }
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
-    if (n > EX_FUNC_MAX_ARGS || is_now(ast->name, n)) {
-        return true; /* pl_make_call reports the count, and makes now() */
+    if (n > EX_FUNC_MAX_ARGS) {
+        return true; /* pl_make_call reports the count */
     }
     ExFuncMatch m;
     CmErr probe;

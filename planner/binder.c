@@ -18,6 +18,7 @@
 #include "parser/parser.h"
 #include "planner/binder_int.h"
 #include "planner/cache.h"
+#include "planner/functions.h"
 #include "planner/system.h"
 
 #define PL_MAX_DEPTH 32
@@ -120,14 +121,9 @@ static PlNode *bind_view(PlBinder *b, const StEntry *e, int64_t off)
     return n;
 }
 
-/* A snapshot of a system table, kept with the statement's temps. */
-static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
+/* A scan of snapshot t (owned; NULL: err is set), kept with the statement's temps. */
+static PlNode *keep_scan(PlBinder *b, StTable *t)
 {
-    if (b->keep == NULL) {
-        cm_err_set(b->err, CM_BIND, off, "system table '%s' cannot be read here", name);
-        return NULL;
-    }
-    StTable *t = pl_system_table(name, b->cache, b->cat, b->cfg, b->err);
     PlTemp *tp = t ? cm_calloc(1, sizeof *tp) : NULL;
     if (tp == NULL) {
         st_table_free(t);
@@ -139,6 +135,62 @@ static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
     tp->next = *b->keep;
     *b->keep = tp;
     return pl_bind_scan(b, t);
+}
+
+/* A snapshot of a system table. */
+static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
+{
+    if (b->keep == NULL) {
+        cm_err_set(b->err, CM_BIND, off, "system table '%s' cannot be read here", name);
+        return NULL;
+    }
+    return keep_scan(b, pl_system_table(name, b->cache, b->cat, b->cfg, b->err));
+}
+
+/* The names and types of view e's output, bound by a binder of its own: a
+ * view that no longer binds is left out, not an error of the query (running
+ * out of memory is). */
+static bool view_shape(void *ctx, const StEntry *e, int *n_cols, const char *const **names,
+                       const CmType **types)
+{
+    PlBinder *b = ctx;
+    CmErr err;
+    cm_err_init(&err);
+    PlBinder sub = {.arena = b->arena, .cat = b->cat, .sql = b->sql, .keep = b->keep,
+                    .cache = b->cache, .cfg = b->cfg, .is_listing_views = true, .err = &err};
+    PlNode *n = bind_view(&sub, e, -1);
+    if (n == NULL) {
+        if (err.code == CM_OOM) {
+            cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        }
+        return false;
+    }
+    *n_cols = n->n_cols;
+    *names = (const char *const *)n->names;
+    *types = n->types;
+    return true;
+}
+
+/* information_schema.`f->name` (a snapshot of the catalog); a view over
+ * information_schema.columns, met while listing the views' columns, lists
+ * none, so that the listing ends. */
+static PlNode *bind_info_schema(PlBinder *b, const PsFrom *f)
+{
+    const PsSchemaRef *sr = &f->schema;
+    if (sr->catalog != NULL && strcmp(sr->catalog, "memory") != 0) {
+        cm_err_set(b->err, CM_BIND, sr->off, "unknown catalog '%s'", sr->catalog);
+        return NULL;
+    }
+    if (!pl_info_schema_exists(f->name)) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "unknown table 'information_schema.%s'", f->name);
+        return NULL;
+    }
+    if (b->keep == NULL) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "system table '%s' cannot be read here", f->name);
+        return NULL;
+    }
+    return keep_scan(b, pl_info_schema_table(f->name, b->cat,
+                                             b->is_listing_views ? NULL : view_shape, b, b->err));
 }
 
 CmStatus pl_check_schema(const PsSchemaRef *schema, CmErr *err)
@@ -158,6 +210,9 @@ CmStatus pl_check_schema(const PsSchemaRef *schema, CmErr *err)
 
 static PlNode *bind_named(PlBinder *b, const PsFrom *f)
 {
+    if (f->schema.schema != NULL && strcmp(f->schema.schema, "information_schema") == 0) {
+        return bind_info_schema(b, f);
+    }
     if (pl_check_schema(&f->schema, b->err) != CM_OK) {
         return NULL;
     }
@@ -337,6 +392,10 @@ static PlNode *bind_time_series(PlBinder *b, const PsFrom *f, const CmValue *v, 
 
 static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
 {
+    if (pl_func_find(f->name, PL_FUNC_TABLE) == NULL) {
+        cm_err_set(b->err, CM_BIND, f->src_off, "unknown table function '%s'", f->name);
+        return NULL;
+    }
     if (strcmp(f->name, "unnest") == 0) {
         return bind_unnest_from(b, f);
     }

@@ -51,6 +51,7 @@ typedef struct PlBinder {
                             it ends); NULL: reading a system table is refused */
     PlCache *cache;      /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
     const CmConfig *cfg; /* the session's settings, for sluice_settings; may be NULL */
+    bool is_listing_views; /* binding the views for information_schema.columns */
     /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
      * and the value DEFAULT stands for in each of its columns. */
     const PsSelect *insert_values;

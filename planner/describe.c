@@ -144,6 +144,31 @@ static char *sql_quote(const char *s, size_t *len)
     return out;
 }
 
+char *pl_default_text(const StColumn *col, CmErr *err)
+{
+    char dflt[CM_FMT_CAP];
+    size_t len = 4;
+    const char *text = "NULL";
+    if (!col->has_default) {
+        return NULL;
+    }
+    if (!col->default_value.is_null) {
+        text = cm_fmt_value(&col->default_value, dflt, &len);
+    }
+    char *out = col->type.id == CM_T_VARCHAR && !col->default_value.is_null
+                    ? sql_quote(text, &len)
+                    : cm_malloc(len + 1);
+    if (out == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    if (col->type.id != CM_T_VARCHAR || col->default_value.is_null) {
+        memcpy(out, text, len);
+        out[len] = '\0';
+    }
+    return out;
+}
+
 ExResult *pl_describe(int n, const char *const *names, const CmType *types, const StTable *t,
                       CmErr *err)
 {
@@ -152,7 +177,7 @@ ExResult *pl_describe(int n, const char *const *names, const CmType *types, cons
         return NULL;
     }
     for (int i = 0; i < n; i++) {
-        char type[64], dflt[CM_FMT_CAP];
+        char type[64];
         const StColumn *col = t != NULL && i < t->n_cols ? &t->cols[i] : NULL;
         const char *cells[PL_DESCRIBE_COLS] = {names[i], cm_type_name(types[i], type, sizeof type),
                                                col && col->not_null ? "NO" : "YES",
@@ -161,19 +186,11 @@ ExResult *pl_describe(int n, const char *const *names, const CmType *types, cons
         for (int c = 0; c < PL_DESCRIBE_COLS; c++) {
             lens[c] = cells[c] ? strlen(cells[c]) : 0;
         }
-        char *quoted = NULL;
-        if (col != NULL && col->has_default && col->default_value.is_null) {
-            cells[4] = "NULL";
-            lens[4] = 4;
-        } else if (col != NULL && col->has_default) {
-            cells[4] = cm_fmt_value(&col->default_value, dflt, &lens[4]);
-            if (col->type.id == CM_T_VARCHAR && (quoted = sql_quote(cells[4], &lens[4])) == NULL) {
-                cm_err_set(err, CM_OOM, -1, "out of memory");
-            }
-            cells[4] = quoted ? quoted : cells[4];
-        }
+        char *text = col != NULL ? pl_default_text(col, err) : NULL;
+        cells[4] = text;
+        lens[4] = text ? strlen(text) : 0;
         rows_add(&rows, cells, lens);
-        cm_free(quoted);
+        cm_free(text);
     }
     return rows_done(&rows);
 }

@@ -21,6 +21,10 @@ extern const char *const pl_describe_names[PL_DESCRIBE_COLS];
 
 /* Owned rows (ex_result_free); NULL with err. */
 ExResult *pl_show_tables(StCatalog *cat, CmErr *err);
+/* The text of column col's default as DESCRIBE and information_schema.columns
+ * show it ('it''s' for a string, NULL for DEFAULT NULL): owned (cm_free), or
+ * NULL when the column has no default or (with err) on OOM. */
+char *pl_default_text(const StColumn *col, CmErr *err);
 /* Owned rows for n output columns; `t` is the table they are (or NULL). */
 ExResult *pl_describe(int n, const char *const *names, const CmType *types, const StTable *t,
                       CmErr *err);

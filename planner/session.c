@@ -283,8 +283,10 @@ static CmStatus stmt_show(Stmt *st)
             return st->err->code;
         }
         const StEntry *e = NULL;
+        const char *schema = sel->from != NULL ? sel->from->schema.schema : NULL;
         if (sel->from != NULL && sel->from->kind == PS_FROM_TABLE && sel->targets->n == 1 &&
-            ((const PsTarget *)sel->targets->items[0])->expr->kind == PS_EX_STAR) {
+            ((const PsTarget *)sel->targets->items[0])->expr->kind == PS_EX_STAR &&
+            (schema == NULL || strcmp(schema, "information_schema") != 0)) {
             e = st_catalog_find(st->s->cat, sel->from->name);
         }
         rows = pl_describe(root->n_cols, root->names, root->types,
@@ -650,6 +652,15 @@ static CmStatus append_rows(Stmt *st, StTable *t, ExResult *rows)
     return CM_OK;
 }
 
+/* The entry CREATE TEMP just added is listed as temporary (information_schema). */
+static void mark_temp(Stmt *st)
+{
+    StEntry *e = st_catalog_find(st->s->cat, st->ast->name);
+    if (e != NULL) {
+        e->is_temp = st->ast->temporary;
+    }
+}
+
 static CmStatus create_as(Stmt *st)
 {
     PlNode *root = bind(st, st->ast->select);
@@ -677,6 +688,7 @@ static CmStatus create_as(Stmt *st)
     if (t != NULL && run_into(st, root, &app) == CM_OK && replace_old(st) &&
         st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err) == CM_OK) {
         t = NULL;
+        mark_temp(st);
     }
     st_table_free(t);
     return st->err->code;
@@ -795,7 +807,10 @@ static CmStatus create_table(Stmt *st)
         return st->err->code;
     }
     replace_old(st);
-    return st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err);
+    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err) == CM_OK) {
+        mark_temp(st);
+    }
+    return st->err->code;
 }
 
 static CmStatus create_view(Stmt *st)
@@ -819,9 +834,12 @@ static CmStatus create_view(Stmt *st)
     const char *select_sql = cm_arena_strndup(st->arena, st->sql + a->select->src_off,
                                               (size_t)a->select->src_len);
     replace_old(st);
-    return st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
-                               a->columns ? (const char *const *)a->columns->items : NULL,
-                               stmt_text(st, a), st->err);
+    if (st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
+                            a->columns ? (const char *const *)a->columns->items : NULL,
+                            stmt_text(st, a), st->err) == CM_OK) {
+        mark_temp(st);
+    }
+    return st->err->code;
 }
 
 static CmStatus drop(Stmt *st)

@@ -8,8 +8,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/alloc.h"
 #include "common/mem.h"
 #include "planner/cache.h"
+#include "planner/describe.h"
+#include "planner/functions.h"
 #include "planner/memmode.h"
 #include "shuffle/spill.h"
 #include "storage/blocks.h"
@@ -19,7 +22,7 @@ bool pl_system_table_exists(const char *name)
 {
     return strcasecmp(name, "sluice_memory") == 0 || strcasecmp(name, "sluice_cache") == 0 ||
            strcasecmp(name, "sluice_column_stats") == 0 ||
-           strcasecmp(name, "sluice_settings") == 0;
+           strcasecmp(name, "sluice_settings") == 0 || strcasecmp(name, "sluice_functions") == 0;
 }
 
 /* A system table filled a row at a time: the row being written is b.n_rows. */
@@ -54,6 +57,25 @@ static void put_str(Rows *r, int col, const char *text)
         return;
     }
     ((CmStr *)r->b.cols[col].data)[r->b.n_rows] = cm_str_make(copy, (uint32_t)strlen(copy));
+}
+
+/* Column col of the row being written is NULL. */
+static void put_null(Rows *r, int col)
+{
+    if (r->b.cols[col].type.id == CM_T_VARCHAR) {
+        ((CmStr *)r->b.cols[col].data)[r->b.n_rows] = cm_str_make("", 0);
+    }
+    cm_vec_set_null(&r->b.cols[col], (uint32_t)r->b.n_rows);
+}
+
+/* Column col (INTEGER) of the row being written is x, or NULL when x < 0. */
+static void put_int(Rows *r, int col, int x)
+{
+    if (x < 0) {
+        put_null(r, col);
+        return;
+    }
+    ((int32_t *)r->b.cols[col].data)[r->b.n_rows] = x;
 }
 
 /* Ends the row being written; a full batch goes to the table. */
@@ -188,6 +210,202 @@ static StTable *settings_table(const char *name, const CmConfig *cfg, CmErr *err
     return rows_end(&r);
 }
 
+/* ---- sluice_functions ----------------------------------------------------------------- */
+
+enum { FN_NAME, FN_TYPE, FN_MIN, FN_MAX, FN_ALIAS, FN_N };
+
+/* One row per entry of the function registry (planner/functions.h). */
+static StTable *functions_table(const char *name, CmErr *err)
+{
+    StColumn cols[FN_N] = {
+        {.name = "function_name", .type = cm_type_varchar(-1, false)},
+        {.name = "function_type", .type = cm_type_varchar(-1, false)},
+        {.name = "min_args", .type = cm_type_make(CM_T_INT32)},
+        {.name = "max_args", .type = cm_type_make(CM_T_INT32)},
+        {.name = "alias_of", .type = cm_type_varchar(-1, false)},
+    };
+    Rows r;
+    if (!rows_begin(&r, name, FN_N, cols, err)) {
+        return NULL;
+    }
+    for (int i = 0; i < pl_func_count() && err->code == CM_OK; i++) {
+        const PlFunc *f = pl_func_at(i);
+        put_str(&r, FN_NAME, f->name);
+        put_str(&r, FN_TYPE, pl_func_kind_name(f->kind));
+        put_int(&r, FN_MIN, f->min_args);
+        put_int(&r, FN_MAX, f->max_args); /* NULL: any number */
+        if (f->alias_of != NULL) {
+            put_str(&r, FN_ALIAS, f->alias_of);
+        } else {
+            put_null(&r, FN_ALIAS);
+        }
+        rows_next(&r);
+    }
+    return rows_end(&r);
+}
+
+/* ---- information_schema ---------------------------------------------------------------- */
+
+bool pl_info_schema_exists(const char *name)
+{
+    return strcmp(name, "tables") == 0 || strcmp(name, "columns") == 0 ||
+           strcmp(name, "schemata") == 0;
+}
+
+/* information_schema.schemata: the one catalog's schemas. */
+static StTable *info_schemata(const char *name, CmErr *err)
+{
+    StColumn cols[2] = {
+        {.name = "catalog_name", .type = cm_type_varchar(-1, false)},
+        {.name = "schema_name", .type = cm_type_varchar(-1, false)},
+    };
+    static const char *const SCHEMAS[] = {"main", "information_schema"};
+    Rows r;
+    if (!rows_begin(&r, name, 2, cols, err)) {
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof SCHEMAS / sizeof SCHEMAS[0]; i++) {
+        put_str(&r, 0, "memory");
+        put_str(&r, 1, SCHEMAS[i]);
+        rows_next(&r);
+    }
+    return rows_end(&r);
+}
+
+/* information_schema.tables: every table and view, in creation order. */
+static StTable *info_tables(const char *name, StCatalog *cat, CmErr *err)
+{
+    StColumn cols[5] = {
+        {.name = "table_catalog", .type = cm_type_varchar(-1, false)},
+        {.name = "table_schema", .type = cm_type_varchar(-1, false)},
+        {.name = "table_name", .type = cm_type_varchar(-1, false)},
+        {.name = "table_type", .type = cm_type_varchar(-1, false)},
+        {.name = "is_insertable_into", .type = cm_type_varchar(-1, false)},
+    };
+    Rows r;
+    if (!rows_begin(&r, name, 5, cols, err)) {
+        return NULL;
+    }
+    for (int i = 0; cat != NULL && i < st_catalog_count(cat) && err->code == CM_OK; i++) {
+        const StEntry *e = st_catalog_entry(cat, i);
+        if (e->kind == ST_ENTRY_INDEX) {
+            continue;
+        }
+        bool is_table = e->kind == ST_ENTRY_TABLE;
+        put_str(&r, 0, "memory");
+        put_str(&r, 1, "main");
+        put_str(&r, 2, e->name);
+        /* PostgreSQL's and DuckDB's: a temporary view is still a VIEW */
+        put_str(&r, 3, !is_table ? "VIEW" : e->is_temp ? "LOCAL TEMPORARY" : "BASE TABLE");
+        put_str(&r, 4, is_table ? "YES" : "NO");
+        rows_next(&r);
+    }
+    return rows_end(&r);
+}
+
+enum {
+    IC_CATALOG, IC_SCHEMA, IC_TABLE, IC_COLUMN, IC_ORDINAL, IC_DEFAULT, IC_NULLABLE, IC_TYPE,
+    IC_CHAR_LEN, IC_PRECISION, IC_RADIX, IC_SCALE, IC_N
+};
+
+/* One row of information_schema.columns: column c of `table`. */
+static void info_column(Rows *r, const char *table, int c, const char *col_name, CmType type,
+                        const StColumn *col)
+{
+    char tn[64];
+    cm_type_name(type, tn, sizeof tn);
+    char *paren = strchr(tn, '('); /* DECIMAL(10,2) is 'DECIMAL', its digits below */
+    char *close = paren != NULL ? strchr(paren, ')') : NULL;
+    if (close != NULL) {
+        memmove(paren, close + 1, strlen(close + 1) + 1);
+    }
+    put_str(r, IC_CATALOG, "memory");
+    put_str(r, IC_SCHEMA, "main");
+    put_str(r, IC_TABLE, table);
+    put_str(r, IC_COLUMN, col_name);
+    put_int(r, IC_ORDINAL, c + 1);
+    char *dflt = col != NULL ? pl_default_text(col, r->err) : NULL;
+    if (dflt != NULL) {
+        put_str(r, IC_DEFAULT, dflt);
+        cm_free(dflt);
+    } else {
+        put_null(r, IC_DEFAULT);
+    }
+    put_str(r, IC_NULLABLE, col != NULL && col->not_null ? "NO" : "YES");
+    put_str(r, IC_TYPE, tn);
+    put_int(r, IC_CHAR_LEN, type.id == CM_T_VARCHAR ? type.length : -1);
+    /* DuckDB's: binary digits of the integers and DOUBLE, decimal ones of DECIMAL */
+    int prec = -1, radix = 2, scale = 0;
+    switch ((CmTypeId)type.id) {
+    case CM_T_INT32: prec = 32; break;
+    case CM_T_INT64: prec = 64; break;
+    case CM_T_DOUBLE: prec = 53, scale = -1; break;
+    case CM_T_DECIMAL: prec = type.precision, radix = 10, scale = type.scale; break;
+    default: break;
+    }
+    put_int(r, IC_PRECISION, prec);
+    put_int(r, IC_RADIX, prec < 0 ? -1 : radix);
+    put_int(r, IC_SCALE, prec < 0 ? -1 : scale);
+    rows_next(r);
+}
+
+/* information_schema.columns: the columns of every table, and of every view
+ * that `shape` can bind. */
+static StTable *info_columns(const char *name, StCatalog *cat, PlViewShapeFn shape, void *ctx,
+                             CmErr *err)
+{
+    StColumn cols[IC_N] = {
+        {.name = "table_catalog", .type = cm_type_varchar(-1, false)},
+        {.name = "table_schema", .type = cm_type_varchar(-1, false)},
+        {.name = "table_name", .type = cm_type_varchar(-1, false)},
+        {.name = "column_name", .type = cm_type_varchar(-1, false)},
+        {.name = "ordinal_position", .type = cm_type_make(CM_T_INT32)},
+        {.name = "column_default", .type = cm_type_varchar(-1, false)},
+        {.name = "is_nullable", .type = cm_type_varchar(-1, false)},
+        {.name = "data_type", .type = cm_type_varchar(-1, false)},
+        {.name = "character_maximum_length", .type = cm_type_make(CM_T_INT32)},
+        {.name = "numeric_precision", .type = cm_type_make(CM_T_INT32)},
+        {.name = "numeric_precision_radix", .type = cm_type_make(CM_T_INT32)},
+        {.name = "numeric_scale", .type = cm_type_make(CM_T_INT32)},
+    };
+    Rows r;
+    if (!rows_begin(&r, name, IC_N, cols, err)) {
+        return NULL;
+    }
+    for (int i = 0; cat != NULL && i < st_catalog_count(cat) && err->code == CM_OK; i++) {
+        const StEntry *e = st_catalog_entry(cat, i);
+        if (e->kind == ST_ENTRY_TABLE) {
+            for (int c = 0; c < e->table->n_cols && err->code == CM_OK; c++) {
+                const StColumn *col = &e->table->cols[c];
+                info_column(&r, e->name, c, col->name, col->type, col);
+            }
+            continue;
+        }
+        int n = 0;
+        const char *const *names = NULL;
+        const CmType *types = NULL;
+        if (e->kind != ST_ENTRY_VIEW || shape == NULL || !shape(ctx, e, &n, &names, &types)) {
+            continue;
+        }
+        for (int c = 0; c < n && err->code == CM_OK; c++) {
+            info_column(&r, e->name, c, names[c], types[c], NULL);
+        }
+    }
+    return rows_end(&r);
+}
+
+StTable *pl_info_schema_table(const char *name, StCatalog *cat, PlViewShapeFn shape, void *ctx,
+                              CmErr *err)
+{
+    if (strcmp(name, "tables") == 0) {
+        return info_tables(name, cat, err);
+    }
+    if (strcmp(name, "columns") == 0) {
+        return info_columns(name, cat, shape, ctx, err);
+    }
+    return info_schemata(name, err);
+}
+
 /* The rows of the memory mode: each pool's share, and the auto mode's last move. */
 static void add_mode_rows(Rows *r, const CmMemStats *st)
 {
@@ -218,6 +436,9 @@ StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
     }
     if (strcasecmp(name, "sluice_settings") == 0) {
         return settings_table(name, cfg, err);
+    }
+    if (strcasecmp(name, "sluice_functions") == 0) {
+        return functions_table(name, err);
     }
     StColumn cols[4] = {
         {.name = "pool", .type = cm_type_varchar(-1, false)},

@@ -22,6 +22,16 @@
  *                   NULL for strings and booleans), stale (rows were undone
  *                   since: an upper bound until ANALYZE); storage/stats.h.
  *
+ *   sluice_functions  every function a query can call by name, from the
+ *                   binder's registry (planner/functions.h): function_name,
+ *                   function_type ('scalar', 'aggregate', 'window', 'table'),
+ *                   min_args, max_args (NULL: any number), alias_of (the
+ *                   function it is another name of, or NULL).
+ *
+ * information_schema.tables, .columns and .schemata, PostgreSQL's and
+ * DuckDB's views of the catalog (docs/conformance.md), are made the same way
+ * when a query names them in the schema information_schema.
+ *
  * The table is a snapshot taken when the statement binds.  Not thread-safe:
  * the binder's thread only.
  */
@@ -43,3 +53,15 @@ bool pl_system_table_exists(const char *name);
  * table that needs one is then an error or empty); NULL with err. */
 StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
                          const CmConfig *cfg, CmErr *err);
+
+/* True when `name` is a view of information_schema (tables, columns, schemata). */
+bool pl_info_schema_exists(const char *name);
+/* The output names and types of view `e` (in the caller's arena, until the
+ * statement ends), or false when it does not bind now. */
+typedef bool (*PlViewShapeFn)(void *ctx, const StEntry *e, int *n_cols,
+                              const char *const **names, const CmType **types);
+/* A new table with the rows of information_schema.`name` for catalog `cat`
+ * (owned: st_table_free), a view's columns found by `shape` (NULL: views have
+ * none listed); NULL with err. */
+StTable *pl_info_schema_table(const char *name, StCatalog *cat, PlViewShapeFn shape, void *ctx,
+                              CmErr *err);

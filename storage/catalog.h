@@ -24,6 +24,8 @@ typedef struct StEntry {
     int n_view_cols;   /* VIEW: explicit column names, or 0 */
     char **view_cols;  /* VIEW: owned */
     char *index_table; /* INDEX: owned: the table holding it (dropped with it) */
+    bool is_temp;      /* TABLE, VIEW: made by CREATE TEMP[ORARY]; it lives and is found as
+                          any other (one session, nothing persists), only listed as temporary */
 } StEntry;
 
 typedef struct StCatalog StCatalog;
