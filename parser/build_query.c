@@ -100,7 +100,10 @@ PsGroupSpec ps_build_group(PsParse *ps, PsList *items, int64_t off)
     }
     if (plain) {
         for (int i = 0; i < items->n; i++) {
-            out.list = ps_build_list(ps, out.list, ((PsGroupSpec *)items->items[i])->list->items[0]);
+            const PsList *keys = ((PsGroupSpec *)items->items[i])->list; /* (a, b): several */
+            for (int k = 0; k < keys->n; k++) {
+                out.list = ps_build_list(ps, out.list, keys->items[k]);
+            }
         }
         return out;
     }

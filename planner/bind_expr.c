@@ -1262,7 +1262,7 @@ static ExExpr *bind_level(PlBindCtx *ctx, const PsExpr *ast, ExExpr *x)
 static bool is_chain(const PsExpr *ast)
 {
     switch (ast->kind) {
-    case PS_EX_BINARY:
+    case PS_EX_BINARY: return !pl_is_row_op(ast);
     case PS_EX_UNARY:
     case PS_EX_IS_NULL:
     case PS_EX_CAST: return true;
@@ -2376,6 +2376,17 @@ static ExExpr *defer_subquery(PlBindCtx *ctx, const PsExpr *ast, const PlNode *q
             return fail(ctx, CM_BIND, ast->src_off, "subquery must return only one column%s", "");
         }
         late.type = q->types[0];
+    } else if (ast->kind == PS_EX_IN_SELECT && ast->left->kind == PS_EX_ROW) {
+        const PsList *items = ast->left->args;
+        late.row = cm_arena_alloc(ctx->b->arena, sizeof(ExExpr *) * (size_t)items->n);
+        if (late.row == NULL) {
+            return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+        }
+        for (int i = 0; i < items->n; i++) {
+            if ((late.row[i] = pl_bind_expr(ctx, items->items[i])) == NULL) {
+                return NULL;
+            }
+        }
     } else if (ast->kind == PS_EX_IN_SELECT) {
         /* Bound first: a subquery in it is deferred too, and must come first. */
         if ((late.left = pl_bind_expr(ctx, ast->left)) == NULL) {
@@ -2520,6 +2531,9 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
             return e;
         }
     }
+    if (pl_is_row_op(ast)) {
+        return pl_bind_row(ctx, ast);
+    }
     switch (ast->kind) {
     case PS_EX_INT:
     case PS_EX_NUMBER:
@@ -2541,6 +2555,9 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
         return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
     case PS_EX_DEFAULT:
         return fail(ctx, CM_BIND, ast->src_off, "DEFAULT is not allowed here%s", "");
+    case PS_EX_ROW:
+        return fail(ctx, CM_BIND, ast->src_off,
+                    "a row value is allowed only in a comparison or IN%s", "");
     default:
         return fail(ctx, CM_BIND, ast->src_off, "'%s' is not supported yet",
                     pl_source_text(ctx->b, ast->src_off, ast->src_len));
