@@ -359,6 +359,11 @@ PsExpr *ps_build_quantified(PsParse *ps, PsOp op, PsExpr *x, bool all, PsSelect 
     if (op == PS_OP_NE && all) {
         return ps_build_in_select(ps, x, sub, true);
     }
+    if (x->kind == PS_EX_ROW) {
+        ps_build_fail(ps, CM_BIND, off,
+                      "a row value is compared with ANY or ALL only as = ANY and <> ALL");
+        return x;
+    }
     /* n = 0, then whether a value decides (ANY: one makes it true; ALL: one
      * makes it false), then NULL when x or a value is NULL; min and max stand
      * for every value. */
