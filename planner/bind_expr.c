@@ -903,16 +903,17 @@ static ExExpr *bind_arg_by(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, 
 
 /* ORDER BY inside an aggregate's call, bound over the FROM scope into
  * order[0..*n) (columns set later, by build_aggregate) and their expressions.
- * Only string_agg and list keep it: the other aggregates' results do not
- * depend on the order (first and last do, and refuse it), and constant keys
- * order nothing (DuckDB ignores both).
+ * Only string_agg, list, first and last keep it: the other aggregates'
+ * results do not depend on the order, and constant keys order nothing (DuckDB
+ * ignores both).
  * With DISTINCT every key must be the argument, as in DuckDB and PostgreSQL.
  * False with the error set. */
 static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKey *order,
                            ExExpr **order_by, int *n)
 {
     PlBindCtx *ctx = inner;
-    bool keeps = fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST;
+    bool keeps = fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST || fn == EX_AGG_FIRST ||
+                 fn == EX_AGG_LAST;
     ExExpr *arg = NULL;
     if (ast->distinct && ast->args != NULL && ast->args->n > 0 &&
         (arg = pl_bind_expr(inner, ast->args->items[0])) == NULL) {
@@ -928,12 +929,6 @@ static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKe
             fail(ctx, CM_BIND, item->expr->src_off,
                  "in a DISTINCT aggregate, ORDER BY expressions must appear in the argument "
                  "list%s", "");
-            return false;
-        }
-        if ((fn == EX_AGG_FIRST || fn == EX_AGG_LAST) && !ex_expr_is_constant(e)) {
-            /* their value depends on the order, which only string_agg and list keep */
-            fail(ctx, CM_BIND, item->expr->src_off, "ORDER BY in %s is not supported yet",
-                 ast->name);
             return false;
         }
         if (!keeps || ex_expr_is_constant(e)) {
