@@ -157,9 +157,6 @@ static ExExpr *bind_compare(PlBindCtx *ctx, const PsExpr *ast)
                     row_first ? offs + n : offs)) {
         return NULL;
     }
-    if (!row_first) {
-        memcpy(offs, offs + n, sizeof(int64_t) * (size_t)n); /* carets on the row's items */
-    }
     return compare_rows(b, op, l, l + n, offs, n);
 }
 
