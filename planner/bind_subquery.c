@@ -477,12 +477,18 @@ static bool in_arity(PlBinder *b, const PsExpr *ast, int n_cols)
 bool pl_bind_row_subquery(PlBindCtx *ctx, const PsExpr *ast, int n, ExExpr **out)
 {
     PlBinder *b = ctx->b;
-    if (ctx->input == NULL || ctx->mscope == NULL || ctx->agg != NULL || ctx->post_agg != NULL) {
-        cm_err_set(b->err, CM_BIND, ast->src_off, "a row subquery is not supported here");
+    PlAggCtx *agg = ctx->agg;
+    if (ctx->input == NULL || ctx->mscope == NULL || (agg != NULL && agg->empty) ||
+        (agg == NULL && ctx->post_agg != NULL)) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "a subquery is not supported here");
         return false;
     }
+    PlBindCtx pre = *ctx; /* after aggregation: it sees the group keys */
+    pre.agg = NULL;
+    pre.grouped = agg;
+    pre.grouped_scope = agg ? ctx->scope : NULL;
     PlOuter o;
-    PlNode *q = pl_subquery_outer_refs(ctx, ast, &o);
+    PlNode *q = pl_subquery_outer_refs(agg ? &pre : ctx, ast, &o);
     if (q == NULL) {
         return false;
     }
@@ -511,6 +517,23 @@ bool pl_bind_row_subquery(PlBindCtx *ctx, const PsExpr *ast, int n, ExExpr **out
     a->n_aggs = n;
     a->aggs = spec;
     a->child = q;
+    if (agg != NULL) {
+        /* After aggregation: joined onto the aggregate's output, one column
+         * per one-row plan (join_post), so a projection of `a` for each. */
+        if (agg->n_post + n > PL_MAX_POST) {
+            cm_err_set(b->err, CM_LIMIT, ast->src_off, "too many subqueries after aggregation");
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            ExExpr *v = col(b, i, q->types[i]);
+            PlNode *one = v ? project_exprs(b, a, 1, &v) : NULL;
+            if (one == NULL || (out[i] = col(b, PL_POST_BASE + agg->n_post, q->types[i])) == NULL) {
+                return false;
+            }
+            agg->post[agg->n_post++] = one;
+        }
+        return true;
+    }
     int c = attach(ctx, a, EX_JOIN_INNER, 0, NULL, NULL, 0);
     for (int i = 0; c >= 0 && i < n; i++) {
         if ((out[i] = col(b, c + i, q->types[i])) == NULL) {
