@@ -1668,8 +1668,17 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
  * string_agg's string and list's elements grow as they come (cm_mem_need: a
  * result cannot spill), a quantile reads on to its position (the count is
  * known), mode counts runs of equal values and DISTINCT skips a value equal
- * to the one before.  Sorter layout: the argument, then the ORDER BY keys.
+ * to the one before; first and last with ORDER BY (NULLs included) take the
+ * first row read back or the last.  Sorter layout: the argument, then the
+ * ORDER BY keys.
  */
+
+/* first and last with ORDER BY: the value of one row in that order, NULL
+ * included; DISTINCT changes nothing (the first value is the first distinct one). */
+static bool takes_one(ExAggFn fn)
+{
+    return fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
+}
 
 /* The sorter of aggregate agg: its columns' types into types, its keys into
  * keys; the number of keys. */
@@ -1682,7 +1691,7 @@ static int sorter_layout(const ExAggSpec *agg, CmType *types, ExSortKey *keys)
         keys[n] = agg->order[k];
         keys[n++].col = 1 + k;
     }
-    bool in_order = in_arrival_order(agg->fn) && !agg->distinct;
+    bool in_order = (in_arrival_order(agg->fn) && !agg->distinct) || takes_one(agg->fn);
     if (!in_order) {
         /* equal values next to each other: DISTINCT, quantiles and mode */
         keys[n++] = (ExSortKey){.col = 0};
@@ -1715,7 +1724,8 @@ static CmStatus sorters_init(ExOp *op, const ExTask *task, AggLocal *l, CmErr *e
     return CM_OK;
 }
 
-/* Hands the rows of `in` whose argument is not NULL to each sorter. */
+/* Hands the rows of `in` whose argument is not NULL (first, last: every row)
+ * to each sorter. */
 static CmStatus sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
 {
     for (int a = 0; a < s->n_aggs; a++) {
@@ -1731,7 +1741,7 @@ static CmStatus sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in,
         int n = 0;
         for (int i = 0; i < in->n_rows; i++) {
             uint32_t p = cm_batch_pos(in, i);
-            if (!cm_vec_is_null(&cols[0], p)) {
+            if (takes_one(agg->fn) || !cm_vec_is_null(&cols[0], p)) {
                 l->sorter_pos[n++] = p;
             }
         }
@@ -1934,6 +1944,19 @@ static CmStatus finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *e
         if (ex_sorter_next(l->sorters[a], &out, &more, err) != CM_OK) {
             goto done;
         }
+        if (takes_one(agg->fn)) {
+            /* first: the first row of the first batch; last: the last of the last */
+            bool is_first = agg->fn == EX_AGG_FIRST;
+            if (out.n_rows > 0 && (is_first ? r.n_taken == 0 : !more)) {
+                uint32_t p = cm_batch_pos(&out, is_first ? 0 : out.n_rows - 1);
+                st->m2 = cm_vec_is_null(&out.cols[0], p);
+                if (!st->m2 && set_minmax(st, &out.cols[0], p, l, err) != CM_OK) {
+                    goto done;
+                }
+            }
+            r.n_taken += out.n_rows;
+            continue;
+        }
         for (int i = 0; i < out.n_rows; i++) {
             CmValue v;
             cm_vec_get_value(&out.cols[0], cm_batch_pos(&out, i), &v);
@@ -1953,7 +1976,9 @@ static CmStatus finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *e
         st->d = r.lo == r.hi ? r.x : r.x + ((double)(total - 1) * agg->param.d - (double)r.lo) *
                                                (r.y - r.x);
         break;
-    case EX_AGG_QUANTILE_DISC: break;
+    case EX_AGG_QUANTILE_DISC:
+    case EX_AGG_FIRST:
+    case EX_AGG_LAST: break;
     default:
         if (r.run_n > r.best_n) {
             r.best = r.prev;
@@ -2369,7 +2394,8 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
         bool quantile = aggs[i].fn == EX_AGG_QUANTILE_CONT || aggs[i].fn == EX_AGG_QUANTILE_DISC;
         if (n_keys > 0) {
             s->sorted_input = s->sorted_input || aggs[i].n_order > 0;
-        } else if (ex_agg_is_holistic(aggs[i].fn) && !(aggs[i].distinct && quantile)) {
+        } else if ((ex_agg_is_holistic(aggs[i].fn) && !(aggs[i].distinct && quantile)) ||
+                   aggs[i].n_order > 0) {
             if (s->by_sorter == NULL &&
                 (s->by_sorter = cm_arena_zalloc(a, sizeof(bool) * (size_t)n_aggs)) == NULL) {
                 goto oom;

@@ -81,6 +81,8 @@ typedef enum PsExprKind {
     PS_EX_LIKE,       /* left [NOT] LIKE right [ESCAPE escape]: `negated`, also ILIKE
                          with op PS_OP_ILIKE, else op PS_OP_LIKE */
     PS_EX_IS_DISTINCT,/* left IS [NOT] DISTINCT FROM right: `negated` */
+    PS_EX_ROW,        /* a row value (a, b, ...): `args`, two or more; allowed only as
+                         an operand of a comparison, IN or IS [NOT] DISTINCT FROM */
     PS_EX_DEFAULT,    /* the DEFAULT keyword: allowed only as a whole value of an INSERT's
                          VALUES row; the binder rejects it anywhere else */
 } PsExprKind;

@@ -576,6 +576,24 @@ PsExpr *ps_build_parens(PsParse *ps, PsExpr *x, PsToken lp)
     return x;
 }
 
+PsExpr *ps_build_row(PsParse *ps, PsToken lp, PsList *list, PsExpr *x)
+{
+    if (ps->is_failed) {
+        return ps_build_alloc(ps, sizeof(PsExpr));
+    }
+    PsExpr *e = ps_build_expr(ps, PS_EX_ROW, lp.off);
+    e->args = ps_build_list(ps, list, x);
+    return e;
+}
+
+PsList *ps_build_row_items(PsParse *ps, PsExpr *x)
+{
+    if (!ps->is_failed && x->kind == PS_EX_ROW) {
+        return x->args;
+    }
+    return ps_build_list(ps, NULL, x);
+}
+
 PsExpr *ps_build_subquery(PsParse *ps, PsExprKind kind, PsSelect *sub, int64_t off)
 {
     PsExpr *e = ps_build_expr(ps, kind, off);

@@ -100,7 +100,10 @@ PsGroupSpec ps_build_group(PsParse *ps, PsList *items, int64_t off)
     }
     if (plain) {
         for (int i = 0; i < items->n; i++) {
-            out.list = ps_build_list(ps, out.list, ((PsGroupSpec *)items->items[i])->list->items[0]);
+            const PsList *keys = ((PsGroupSpec *)items->items[i])->list; /* (a, b): several */
+            for (int k = 0; k < keys->n; k++) {
+                out.list = ps_build_list(ps, out.list, keys->items[k]);
+            }
         }
         return out;
     }
@@ -355,6 +358,11 @@ PsExpr *ps_build_quantified(PsParse *ps, PsOp op, PsExpr *x, bool all, PsSelect 
     }
     if (op == PS_OP_NE && all) {
         return ps_build_in_select(ps, x, sub, true);
+    }
+    if (x->kind == PS_EX_ROW) {
+        ps_build_fail(ps, CM_BIND, off,
+                      "a row value is compared with ANY or ALL only as = ANY and <> ALL");
+        return x;
     }
     /* n = 0, then whether a value decides (ANY: one makes it true; ALL: one
      * makes it false), then NULL when x or a value is NULL; min and max stand

@@ -782,7 +782,7 @@ group_items(A) ::= group_item(I).                      { A = ps_build_list(ps, N
 group_items(A) ::= group_items(L) COMMA group_item(I). { A = ps_build_list(ps, L, I); }
 
 %type group_item {PsGroupSpec *}
-group_item(A) ::= expr(X).                    { A = ps_build_group_item(ps, PS_GROUP_PLAIN, ps_build_list(ps, NULL, X)); }
+group_item(A) ::= expr(X).                    { A = ps_build_group_item(ps, PS_GROUP_PLAIN, ps_build_row_items(ps, X)); }
 group_item(A) ::= ROLLUP LP expr_list(L) RP.  { A = ps_build_group_item(ps, PS_GROUP_ROLLUP, L); }
 group_item(A) ::= CUBE LP expr_list(L) RP.    { A = ps_build_group_item(ps, PS_GROUP_CUBE, L); }
 group_item(A) ::= GROUPING SETS LP grouping_sets(L) RP. {
@@ -793,12 +793,11 @@ group_item(A) ::= GROUPING SETS LP grouping_sets(L) RP. {
 grouping_sets(A) ::= grouping_set(S).                        { A = ps_build_list(ps, NULL, S); }
 grouping_sets(A) ::= grouping_sets(L) COMMA grouping_set(S). { A = ps_build_list(ps, L, S); }
 
-/* One set: a bare expression (also "(a)"), "()" or "(a, b, ..)"; the last
- * form is written so that "(a" stays a parenthesised expression until a comma. */
+/* One set: a bare expression (also "(a)"), "()" or "(a, b, ..)", which parses
+ * as a row value and is taken apart into its items. */
 %type grouping_set {PsList *}
-grouping_set(A) ::= expr(X).   { A = ps_build_list(ps, NULL, X); }
+grouping_set(A) ::= expr(X).   { A = ps_build_row_items(ps, X); }
 grouping_set(A) ::= LP RP.     { A = ps_build_alloc(ps, sizeof(PsList)); }
-grouping_set(A) ::= LP expr_list(L) COMMA expr(X) RP. { A = ps_build_list(ps, L, X); }
 
 /* ======================================================================== */
 /* expressions                                                               */
@@ -936,6 +935,9 @@ primary(A) ::= ID(C) DOT ID(S) DOT ID(Q) DOT label(N). {
  * says so with a position anywhere else. */
 primary(A) ::= DEFAULT(K).   { A = ps_build_expr(ps, PS_EX_DEFAULT, K.off); }
 primary(A) ::= LP(P) expr(X) RP.               { A = ps_build_parens(ps, X, P); }
+/* A row value (a, b, ...): written so that "(a" stays a parenthesised
+ * expression until a comma. */
+primary(A) ::= LP(P) expr_list(L) COMMA expr(X) RP. { A = ps_build_row(ps, P, L, X); }
 primary(A) ::= select_with_parens(S). [SUBQUERY] {
     A = ps_build_subquery(ps, PS_EX_SUBQUERY, S, S->src_off);
 }

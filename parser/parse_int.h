@@ -181,6 +181,10 @@ PsExpr *ps_build_like(PsParse *ps, PsOp op, PsExpr *x, PsExpr *pat, PsExpr *esc,
 PsExpr *ps_build_cast(PsParse *ps, PsExpr *x, PsTypeName *type, int64_t off);
 /* (x): widens x's span to the parentheses. */
 PsExpr *ps_build_parens(PsParse *ps, PsExpr *x, PsToken lp);
+/* The row value (L..., x) opened at lp. */
+PsExpr *ps_build_row(PsParse *ps, PsToken lp, PsList *list, PsExpr *x);
+/* A GROUP BY key or grouping set: the items of a row value, else x alone. */
+PsList *ps_build_row_items(PsParse *ps, PsExpr *x);
 /* PS_EX_SUBQUERY or PS_EX_EXISTS starting at off. */
 PsExpr *ps_build_subquery(PsParse *ps, PsExprKind kind, PsSelect *sub, int64_t off);
 PsExpr *ps_build_case(PsParse *ps, PsToken kw, PsExpr *operand, PsList *whens, PsExpr *els);

@@ -869,16 +869,17 @@ static ExExpr *bind_arg_by(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, 
 
 /* ORDER BY inside an aggregate's call, bound over the FROM scope into
  * order[0..*n) (columns set later, by build_aggregate) and their expressions.
- * Only string_agg and list keep it: the other aggregates' results do not
- * depend on the order (first and last do, and refuse it), and constant keys
- * order nothing (DuckDB ignores both).
+ * Only string_agg, list, first and last keep it: the other aggregates'
+ * results do not depend on the order, and constant keys order nothing (DuckDB
+ * ignores both).
  * With DISTINCT every key must be the argument, as in DuckDB and PostgreSQL.
  * False with the error set. */
 static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKey *order,
                            ExExpr **order_by, int *n)
 {
     PlBindCtx *ctx = inner;
-    bool keeps = fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST;
+    bool keeps = fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST || fn == EX_AGG_FIRST ||
+                 fn == EX_AGG_LAST;
     ExExpr *arg = NULL;
     if (ast->distinct && ast->args != NULL && ast->args->n > 0 &&
         (arg = pl_bind_expr(inner, ast->args->items[0])) == NULL) {
@@ -894,12 +895,6 @@ static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKe
             fail(ctx, CM_BIND, item->expr->src_off,
                  "in a DISTINCT aggregate, ORDER BY expressions must appear in the argument "
                  "list%s", "");
-            return false;
-        }
-        if ((fn == EX_AGG_FIRST || fn == EX_AGG_LAST) && !ex_expr_is_constant(e)) {
-            /* their value depends on the order, which only string_agg and list keep */
-            fail(ctx, CM_BIND, item->expr->src_off, "ORDER BY in %s is not supported yet",
-                 ast->name);
             return false;
         }
         if (!keeps || ex_expr_is_constant(e)) {
@@ -1228,7 +1223,7 @@ static ExExpr *bind_level(PlBindCtx *ctx, const PsExpr *ast, ExExpr *x)
 static bool is_chain(const PsExpr *ast)
 {
     switch (ast->kind) {
-    case PS_EX_BINARY:
+    case PS_EX_BINARY: return !pl_is_row_op(ast);
     case PS_EX_UNARY:
     case PS_EX_IS_NULL:
     case PS_EX_CAST: return true;
@@ -2335,6 +2330,17 @@ static ExExpr *defer_subquery(PlBindCtx *ctx, const PsExpr *ast, const PlNode *q
             return fail(ctx, CM_BIND, ast->src_off, "subquery must return only one column%s", "");
         }
         late.type = q->types[0];
+    } else if (ast->kind == PS_EX_IN_SELECT && ast->left->kind == PS_EX_ROW) {
+        const PsList *items = ast->left->args;
+        late.row = cm_arena_alloc(ctx->b->arena, sizeof(ExExpr *) * (size_t)items->n);
+        if (late.row == NULL) {
+            return fail(ctx, CM_OOM, -1, "out of memory%s", "");
+        }
+        for (int i = 0; i < items->n; i++) {
+            if ((late.row[i] = pl_bind_expr(ctx, items->items[i])) == NULL) {
+                return NULL;
+            }
+        }
     } else if (ast->kind == PS_EX_IN_SELECT) {
         /* Bound first: a subquery in it is deferred too, and must come first. */
         if ((late.left = pl_bind_expr(ctx, ast->left)) == NULL) {
@@ -2479,6 +2485,9 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
             return e;
         }
     }
+    if (pl_is_row_op(ast)) {
+        return pl_bind_row(ctx, ast);
+    }
     switch (ast->kind) {
     case PS_EX_INT:
     case PS_EX_NUMBER:
@@ -2500,6 +2509,9 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
         return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
     case PS_EX_DEFAULT:
         return fail(ctx, CM_BIND, ast->src_off, "DEFAULT is not allowed here%s", "");
+    case PS_EX_ROW:
+        return fail(ctx, CM_BIND, ast->src_off,
+                    "a row value is allowed only in a comparison or IN%s", "");
     default:
         return fail(ctx, CM_BIND, ast->src_off, "'%s' is not supported yet",
                     pl_source_text(ctx->b, ast->src_off, ast->src_len));

@@ -256,28 +256,34 @@ static ExExpr *correlated_in_value(PlBindCtx *ctx, const PsExpr *ast, PlNode *bu
 
 /* ---- uncorrelated ------------------------------------------------------------------- */
 
+/* *t: the type x IN (...) compares x and a value of type `vt` as. */
+static bool in_type(PlBinder *b, const ExExpr *x, CmType vt, int64_t off, CmType *t)
+{
+    if (!ex_common_type(x->type, vt, t)) {
+        cm_err_set(b->err, CM_TYPE, off, "IN compares values of incompatible types");
+        return false;
+    }
+    if (x->kind == EX_E_CONST && x->type.id == CM_T_VARCHAR && !x->value.is_null &&
+        t->id != CM_T_VARCHAR) {
+        /* As for '=': a string that is not a value of the other type compares as text. */
+        CmErr probe;
+        cm_err_init(&probe);
+        CmValue v;
+        if (ex_cast_value(&x->value, *t, b->arena, &v, &probe) != CM_OK) {
+            *t = cm_type_varchar(-1, false);
+        }
+    }
+    return true;
+}
+
 static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_corr,
                          const int *lkeys, int value_col)
 {
     PlBinder *b = ctx->b;
     ExExpr *x = ctx->in_left ? ctx->in_left : pl_bind_expr(ctx, ast->left);
-    if (x == NULL) {
-        return NULL;
-    }
     CmType t;
-    if (!ex_common_type(x->type, q->types[value_col], &t)) {
-        cm_err_set(b->err, CM_TYPE, ast->src_off, "IN compares values of incompatible types");
+    if (x == NULL || !in_type(b, x, q->types[value_col], ast->src_off, &t)) {
         return NULL;
-    }
-    if (x->kind == EX_E_CONST && x->type.id == CM_T_VARCHAR && !x->value.is_null &&
-        t.id != CM_T_VARCHAR) {
-        /* As for '=': a string that is not a value of the other type compares as text. */
-        CmErr probe;
-        cm_err_init(&probe);
-        CmValue v;
-        if (ex_cast_value(&x->value, t, b->arena, &v, &probe) != CM_OK) {
-            t = cm_type_varchar(-1, false);
-        }
     }
     /* Build side: the correlated columns, then the value, of one type. */
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_corr + 1));
@@ -318,15 +324,234 @@ static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_cor
     return negate(ctx, m, ast->negated, ast->src_off);
 }
 
+/* Most items of a row value compared with IN (subquery): its NULL logic takes
+ * one join per subset of the items (row_in_select), 2^n of them. */
+#define PL_MAX_ROW_IN 4
+
+/* The mark of row_in_select's join over the items in `k` (a bit mask): the
+ * subquery's distinct (correlated values, its items in k, whether each other
+ * item is NULL), joined on the correlated values and the items in k, with the
+ * residual that each other item is NULL on one side or the other. */
+static ExExpr *subset_mark(PlBindCtx *ctx, PlNode *q, int nc, const int *lkeys, int n,
+                           const CmType *t, const int *xcol, unsigned k, int64_t off)
+{
+    PlBinder *b = ctx->b;
+    unsigned full = (1u << n) - 1;
+    ExExpr *exprs[PL_MAX_CORR + 2 * PL_MAX_ROW_IN];
+    int lk[PL_MAX_CORR + PL_MAX_ROW_IN], rk[PL_MAX_CORR + PL_MAX_ROW_IN];
+    int ne = 0;
+    for (int c = 0; c < nc; c++, ne++) {
+        lk[ne] = lkeys[c];
+        rk[ne] = ne;
+        if ((exprs[ne] = col(b, n + c, q->types[n + c])) == NULL) {
+            return NULL;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (k & (1u << i)) {
+            lk[ne] = xcol[i];
+            rk[ne] = ne;
+            if ((exprs[ne++] = pl_cast(b, col(b, i, q->types[i]), t[i], off)) == NULL) {
+                return NULL;
+            }
+        }
+    }
+    int n_keys = ne;
+    for (int i = 0; i < n; i++) {
+        ExExpr *v = (k & (1u << i)) ? NULL : col(b, i, q->types[i]);
+        if (v != NULL && (exprs[ne++] = pl_make_call(b, "is_null", &v, 1, off)) == NULL) {
+            return NULL;
+        }
+    }
+    PlNode *right = project_exprs(b, q, ne, exprs);
+    right = right && k != full ? pl_distinct(b, right) : right;
+    if (right == NULL) {
+        return NULL;
+    }
+    const PlNode *probe = *ctx->input;
+    ExExpr *residual = NULL;
+    for (int i = 0, flag = n_keys; i < n; i++) {
+        if (k & (1u << i)) {
+            continue;
+        }
+        ExExpr *xi = col(b, xcol[i], probe->types[xcol[i]]);
+        ExExpr *x_null = xi ? pl_make_call(b, "is_null", &xi, 1, off) : NULL;
+        ExExpr *s_null = col(b, probe->n_cols + flag++, cm_type_make(CM_T_BOOL));
+        ExExpr *either = x_null && s_null ? pl_make_or(b, x_null, s_null) : NULL;
+        residual = either && residual ? pl_make_and(b, residual, either) : either;
+        if (residual == NULL) {
+            return NULL;
+        }
+    }
+    uint64_t null_eq = nc >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << nc) - 1);
+    int mark = attach(ctx, right, EX_JOIN_MARK, n_keys, lk, rk, null_eq);
+    if (mark < 0) {
+        return NULL;
+    }
+    (*ctx->input)->join_mark_plain = true;
+    (*ctx->input)->residual = residual;
+    return col(b, mark, cm_type_make(CM_T_BOOL));
+}
+
+/* (x_1, .., x_n) [NOT] IN (subquery), whose columns are its n values and then
+ * (correlated) the nc correlated values, which lkeys give in the input.
+ * TRUE when a row equals x item for item; else NULL when one could, each pair
+ * of items being equal or holding a NULL; else FALSE (also over no rows), as
+ * in PostgreSQL and SQLite.  A row that could match does so over the items K
+ * where neither side is NULL, so there is one plain mark join per subset K
+ * (subset_mark): on K for the exact match (all items), and on each smaller K
+ * with a residual that every other item is NULL on one side.  Taking the
+ * subquery's distinct (K values, NULL flags) bounds the residual's work to
+ * 2^(n-|K|) rows per probe row; the joins are hash joins but for K empty
+ * (without correlation), whose build side has at most 2^n rows. */
+static ExExpr *row_in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int nc,
+                             const int *lkeys)
+{
+    PlBinder *b = ctx->b;
+    const PsList *items = ast->left->args;
+    int n = items->n;
+    if (n > PL_MAX_ROW_IN) {
+        cm_err_set(b->err, CM_LIMIT, ast->left->src_off,
+                   "a row value compared with IN (subquery) may have at most %d items",
+                   PL_MAX_ROW_IN);
+        return NULL;
+    }
+    ExExpr *x[PL_MAX_ROW_IN];
+    CmType t[PL_MAX_ROW_IN];
+    int xcol[PL_MAX_ROW_IN];
+    for (int i = 0; i < n; i++) {
+        const PsExpr *item = items->items[i];
+        x[i] = ctx->in_row ? ctx->in_row[i] : pl_bind_expr(ctx, item);
+        if (x[i] == NULL || !in_type(b, x[i], q->types[i], item->src_off, &t[i])) {
+            return NULL;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const PsExpr *item = items->items[i];
+        ExExpr *xc = pl_cast(b, x[i], t[i], item->src_off);
+        if (xc == NULL || (xcol[i] = append_column(ctx, xc)) < 0) {
+            return NULL;
+        }
+    }
+    unsigned full = (1u << n) - 1;
+    ExExpr *exact = NULL, *could = NULL;
+    for (unsigned k = full + 1; k-- > 0;) {
+        ExExpr *m = subset_mark(ctx, q, nc, lkeys, n, t, xcol, k, ast->src_off);
+        if (m == NULL) {
+            return NULL;
+        }
+        if (k == full) {
+            exact = m;
+        } else if ((could = could ? pl_make_or(b, could, m) : m) == NULL) {
+            return NULL;
+        }
+    }
+    CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+    CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
+    CmValue null = {.type = cm_type_make(CM_T_BOOL), .is_null = true};
+    ExExpr *args[5] = {exact, ex_expr_const(b->arena, &yes), could,
+                       ex_expr_const(b->arena, &null), ex_expr_const(b->arena, &no)};
+    if (args[1] == NULL || args[3] == NULL || args[4] == NULL) {
+        return oom(b);
+    }
+    ExExpr *v = make_case3(b, args, 5, cm_type_make(CM_T_BOOL), ast->src_off);
+    return negate(ctx, v, ast->negated, ast->src_off);
+}
+
+/* The columns a subquery compared with IN must have; false with b->err set. */
+static bool in_arity(PlBinder *b, const PsExpr *ast, int n_cols)
+{
+    int n = ast->left->kind == PS_EX_ROW ? ast->left->args->n : 1;
+    if (n_cols == n) {
+        return true;
+    }
+    int64_t off = n > 1 ? ast->subquery->src_off : ast->src_off;
+    if (n_cols > n) {
+        cm_err_set(b->err, CM_BIND, off, "subquery has too many columns");
+    } else {
+        cm_err_set(b->err, CM_BIND, off, "subquery has too few columns");
+    }
+    return false;
+}
+
+bool pl_bind_row_subquery(PlBindCtx *ctx, const PsExpr *ast, int n, ExExpr **out)
+{
+    PlBinder *b = ctx->b;
+    PlAggCtx *agg = ctx->agg;
+    if (ctx->input == NULL || ctx->mscope == NULL || (agg != NULL && agg->empty) ||
+        (agg == NULL && ctx->post_agg != NULL)) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "a subquery is not supported here");
+        return false;
+    }
+    PlBindCtx pre = *ctx; /* after aggregation: it sees the group keys */
+    pre.agg = NULL;
+    pre.grouped = agg;
+    pre.grouped_scope = agg ? ctx->scope : NULL;
+    PlOuter o;
+    PlNode *q = pl_subquery_outer_refs(agg ? &pre : ctx, ast, &o);
+    if (q == NULL) {
+        return false;
+    }
+    if (o.n_refs > 0) {
+        cm_err_set(b->err, CM_BIND, ast->src_off,
+                   "a correlated subquery compared with a row value is not supported yet");
+        return false;
+    }
+    if (q->n_cols != n) {
+        cm_err_set(b->err, CM_BIND, ast->src_off, "subquery has too %s columns",
+                   q->n_cols > n ? "many" : "few");
+        return false;
+    }
+    PlNode *a = pl_node_new(b->arena, PL_AGGREGATE, n);
+    ExAggSpec *spec = cm_arena_zalloc(b->arena, sizeof(ExAggSpec) * (size_t)n);
+    if (a == NULL || spec == NULL) {
+        oom(b);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        spec[i] = (ExAggSpec){.fn = EX_AGG_SCALAR, .arg = i, .arg_type = q->types[i],
+                              .type = q->types[i]};
+        a->types[i] = q->types[i];
+        a->names[i] = "#value";
+    }
+    a->n_aggs = n;
+    a->aggs = spec;
+    a->child = q;
+    if (agg != NULL) {
+        /* After aggregation: joined onto the aggregate's output, one column
+         * per one-row plan (join_post), so a projection of `a` for each. */
+        if (agg->n_post + n > PL_MAX_POST) {
+            cm_err_set(b->err, CM_LIMIT, ast->src_off, "too many subqueries after aggregation");
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            ExExpr *v = col(b, i, q->types[i]);
+            PlNode *one = v ? project_exprs(b, a, 1, &v) : NULL;
+            if (one == NULL || (out[i] = col(b, PL_POST_BASE + agg->n_post, q->types[i])) == NULL) {
+                return false;
+            }
+            agg->post[agg->n_post++] = one;
+        }
+        return true;
+    }
+    int c = attach(ctx, a, EX_JOIN_INNER, 0, NULL, NULL, 0);
+    for (int i = 0; c >= 0 && i < n; i++) {
+        if ((out[i] = col(b, c + i, q->types[i])) == NULL) {
+            return false;
+        }
+    }
+    return c >= 0;
+}
+
 static ExExpr *uncorrelated(PlBindCtx *ctx, const PsExpr *ast, PlNode *q)
 {
     PlBinder *b = ctx->b;
     if (ast->kind == PS_EX_IN_SELECT) {
-        if (q->n_cols != 1) {
-            cm_err_set(b->err, CM_BIND, ast->src_off, "subquery has too many columns");
+        if (!in_arity(b, ast, q->n_cols)) {
             return NULL;
         }
-        return in_select(ctx, ast, q, 0, NULL, 0);
+        return ast->left->kind == PS_EX_ROW ? row_in_select(ctx, ast, q, 0, NULL)
+                                            : in_select(ctx, ast, q, 0, NULL, 0);
     }
     PlNode *one;
     if (ctx->post_agg != NULL && ctx->post_agg->n_post == PL_MAX_POST) {
@@ -520,11 +745,11 @@ static ExExpr *correlated(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
         return ex_expr_const(b->arena, &v);
     }
     if (ast->kind == PS_EX_IN_SELECT) {
-        if (inj.n_values != 1) {
-            cm_err_set(b->err, CM_BIND, ast->src_off, "subquery has too many columns");
+        if (!in_arity(b, ast, inj.n_values)) {
             return NULL;
         }
-        return in_select(ctx, ast, q, nc, o->refs, 0);
+        return ast->left->kind == PS_EX_ROW ? row_in_select(ctx, ast, q, nc, o->refs)
+                                            : in_select(ctx, ast, q, nc, o->refs, 0);
     }
     /* The outer values (to join on) and a marker that says a group was found. */
     PlNode *right;

@@ -1398,6 +1398,9 @@ static void rebase_all(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx
     }
     for (int i = 0; i < agg->n_late; i++) {
         rebase_refs(agg->late[i].left, lo, hi, base);
+        for (int k = 0; agg->late[i].row != NULL && k < agg->late[i].ast->left->args->n; k++) {
+            rebase_refs(agg->late[i].row[k], lo, hi, base);
+        }
     }
     rebase_refs(w->unnest, lo, hi, base);
 }
@@ -1456,6 +1459,7 @@ static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope 
         /* One at a time: a later one's IN operand may read an earlier one. */
         const PlLate *late = &agg->late[i];
         ctx.in_left = late->left;
+        ctx.in_row = late->row;
         ExExpr *v = pl_bind_subquery(&ctx, late->ast);
         v = v ? pl_cast(b, v, late->type, late->ast->src_off) : NULL;
         int n = top->n_cols;

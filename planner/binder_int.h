@@ -21,6 +21,7 @@
 typedef struct PlLate {
     const PsExpr *ast;        /* the subquery (scalar, EXISTS or IN) */
     ExExpr *left;             /* IN: its left operand, bound over the aggregate's output */
+    ExExpr **row;             /* IN with a row value: its items, bound likewise (left NULL) */
     CmType type;              /* the value's type, as the placeholder has it */
 } PlLate;
 
@@ -118,6 +119,7 @@ typedef struct PlBindCtx {
     bool in_agg_arg;          /* inside an aggregate's argument */
     ExExpr *in_left;          /* when set: the left operand of the IN subquery being bound,
                                * already bound (over *input) */
+    ExExpr **in_row;          /* likewise, the items of a row value IN (subquery) */
     const PlAggCtx *grouped;  /* when set, *input is that aggregation's output (keys
                                * first) and subqueries read its keys, named as the
                                * FROM clause's columns in grouped_scope */
@@ -200,6 +202,16 @@ ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast);
  * enclosing columns it reads (none: uncorrelated).
  * The plan (in the query arena) is only good for its column types. */
 PlNode *pl_subquery_outer_refs(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o);
+
+/* The n values of a one-row subquery compared with a row value,
+ * (a, b) = (SELECT x, y ...), joined onto *ctx->input: NULLs when it gives no
+ * row, an error past one.  Uncorrelated only.  False with b->err set. */
+bool pl_bind_row_subquery(PlBindCtx *ctx, const PsExpr *ast, int n, ExExpr **out);
+
+/* Row values (bind_row.c): true for a comparison, IN list or IS [NOT]
+ * DISTINCT FROM with a row value operand, which pl_bind_row binds. */
+bool pl_is_row_op(const PsExpr *ast);
+ExExpr *pl_bind_row(PlBindCtx *ctx, const PsExpr *ast);
 
 /* `constant IN (subquery)` as a one-row plan of its BOOLEAN value. */
 PlNode *pl_bind_in_one_row(PlBindCtx *ctx, const PsExpr *ast);

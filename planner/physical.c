@@ -416,7 +416,9 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
     }
     bool distinct = false;
     for (int a = 0; a < n->n_aggs; a++) {
-        distinct = distinct || n->aggs[a].distinct || ex_agg_is_holistic(n->aggs[a].fn);
+        /* first(x ORDER BY y) too: a partial first would see only its task's rows */
+        distinct = distinct || n->aggs[a].distinct || ex_agg_is_holistic(n->aggs[a].fn) ||
+                   n->aggs[a].n_order > 0;
     }
     bool empty_set = n->empty_set_key >= 0;
     if (distinct && !p->single) {

@@ -327,6 +327,11 @@ static void put_expr(Buf *b, const PsExpr *e)
         put_type(b, e->type);
         put(b, ")");
         return;
+    case PS_EX_ROW:
+        put(b, "(row");
+        put_exprs(b, e->args);
+        put(b, ")");
+        return;
     case PS_EX_SUBQUERY:
         put(b, "(subquery ");
         put_select(b, e->subquery);

@@ -318,6 +318,9 @@ Test(ps_parse, in_lists_and_subqueries)
     CHECK_EXPR("a in ((select 1), 2)", "(in a ((subquery (select (1))) 2))");
     CHECK_EXPR("a in ((1))", "(in a (1))");
     CHECK_EXPR("a in ()", "(in a ())");
+    CHECK_EXPR("(a, b) in ((1, 2), (3, 4))", "(in (row a b) ((row 1 2) (row 3 4)))");
+    CHECK_EXPR("(a, b) not in (select x, y from t)", "(not-in (row a b) (select (x y) :from t))");
+    CHECK_EXPR("(a, b + 1, c) <= ((1), 2, 3)", "(<= (row a (+ b 1) c) (row 1 2 3))");
     CHECK_EXPR("a not in ()", "(not-in a ())");
     cr_assert_eq(expr_node("a in ()")->args->n, 0);
 }
