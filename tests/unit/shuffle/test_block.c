@@ -509,7 +509,7 @@ Test(sh_block, auto_compresses_only_while_it_pays)
     for (int i = 0; i < 160; i++) {
         through_record(blk, c, &h);
         n_compressed += h.codec == SH_BLOCK_CODEC_LZ4;
-        check_row(7, 7);
+        check_row(CM_BATCH_CAP - 1, CM_BATCH_CAP - 1);
     }
     /* The page cache takes a byte in well under LZ4's time on any machine
      * this runs on; the one-in-16 probes remain. */
