@@ -47,6 +47,15 @@ typedef struct JoinTable {
     int64_t prepaid;     /* bytes already reserved for the index (index_fits) */
 } JoinTable;
 
+/* Bytes of index per build row, as index_prepare lays them out: the hash,
+ * the chain link, the batch and the position, the NULL-key flag, and the
+ * integer key when the keys are one integer.  FULL joins add a matched flag
+ * a row.  Every slot is a 32-bit chain head, and there are up to two slots
+ * a row. */
+#define INDEX_ROW_BYTES (8 + 4 + 4 + 4 + 1)
+#define INDEX_INT_KEY_BYTES 8
+#define INDEX_SLOT_BYTES 4
+
 /* Reserves bytes for t's index in mem, first from what index_fits prepaid. */
 static CmStatus index_need(JoinTable *t, CmMemRes *mem, int64_t bytes, CmErr *err)
 {
@@ -233,8 +242,9 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
                           "hash join build side of %lld rows in one task: at most 2^31 - 1",
                           (long long)t->n_rows);
     }
-    int64_t row_bytes = 8 + 4 + 4 + 4 + 1 + (fast ? 8 : 0);
-    if (index_need(t, mem, row_bytes * (int64_t)n + 4 * (int64_t)n_slots, err) != CM_OK) {
+    int64_t row_bytes = INDEX_ROW_BYTES + (fast ? INDEX_INT_KEY_BYTES : 0);
+    if (index_need(t, mem, row_bytes * (int64_t)n + INDEX_SLOT_BYTES * (int64_t)n_slots, err) !=
+        CM_OK) {
         return err->code;
     }
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
@@ -452,12 +462,11 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
     return err->code;
 }
 
-/* Bytes of index per build row: index_prepare's arrays and two slots. */
-#define INDEX_BYTES_PER_ROW (8 + 4 + 4 + 4 + 1 + 8 + 2 * 4)
-
 bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg)
 {
-    double table = bytes + (double)rows * INDEX_BYTES_PER_ROW;
+    /* Counts the integer key and two slots for every row: the most a row can take. */
+    double per_row = INDEX_ROW_BYTES + INDEX_INT_KEY_BYTES + 2 * INDEX_SLOT_BYTES;
+    double table = bytes + (double)rows * per_row;
     return table <= 2.0 * (double)cm_config_broadcast_bytes(cfg);
 }
 
@@ -469,7 +478,8 @@ static bool index_fits(JoinLocal *l)
     while (n_slots < l->own.n_rows * 2) {
         n_slots *= 2;
     }
-    int64_t idx = l->own.n_rows * (8 + 4 + 4 + 4 + 1 + 8 + 1) + 4 * n_slots;
+    int64_t idx =
+        l->own.n_rows * (INDEX_ROW_BYTES + INDEX_INT_KEY_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
     if (!cm_mem_grow(&l->mem, idx)) {
         return false;
     }

@@ -498,10 +498,10 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
     /* Broadcast a build side estimated under broadcast_threshold; the adaptive
      * optimizer revisits the choice from the real size once the side has run. */
     double rows = pl_est_rows(bld->est, n->right);
+    double bytes = estimated_bytes(bld->est, n->right);
     bool partitioned = n->join_type == EX_JOIN_FULL ||
-                       estimated_bytes(bld->est, n->right) > (double)cm_config_broadcast_bytes(bld->cfg) ||
-                       !ex_hash_join_broadcastable((int64_t)rows, estimated_bytes(bld->est, n->right),
-                                                   bld->cfg);
+                       bytes > (double)cm_config_broadcast_bytes(bld->cfg) ||
+                       !ex_hash_join_broadcastable((int64_t)rows, bytes, bld->cfg);
     int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
     ShShuffle **slot = NULL;
     if (!build(bld, n->right, bp)) {

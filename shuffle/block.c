@@ -473,7 +473,31 @@ bool sh_pwrite_all(int fd, const void *buf, size_t n, int64_t off)
         n -= (size_t)r;
         off += r;
     }
-    note(&g_auto.write_ns, &g_auto.write_bytes, total, cm_now_ns() - t0);
+    sh_auto_note_write(total, cm_now_ns() - t0);
+    return true;
+}
+
+void sh_auto_note_write(int64_t bytes, int64_t ns)
+{
+    note(&g_auto.write_ns, &g_auto.write_bytes, bytes, ns);
+}
+
+bool sh_pread_all(int fd, void *buf, size_t n, int64_t off)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            errno = r == 0 ? 0 : errno;
+            return false;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
     return true;
 }
 

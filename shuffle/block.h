@@ -132,3 +132,10 @@ int sh_disk_codec(void);
 /* pwrite of exactly n bytes (retried on EINTR; false on an error).  The time
  * it takes feeds SH_COMPRESS_AUTO's estimate of a written byte's cost. */
 bool sh_pwrite_all(int fd, const void *buf, size_t n, int64_t off);
+/* Adds a write of bytes that took ns to SH_COMPRESS_AUTO's estimate: for a
+ * writer that does not go through sh_pwrite_all, and for tests, which need a
+ * cost that does not depend on the machine's load. */
+void sh_auto_note_write(int64_t bytes, int64_t ns);
+/* pread of exactly n bytes (retried on EINTR); false on an error, with errno
+ * set, or on a short file, with errno 0. */
+bool sh_pread_all(int fd, void *buf, size_t n, int64_t off);

@@ -149,8 +149,6 @@ void sh_store_dequeue(ShStore *st, ShPart *p);
 /* Builds the path of a split file: kind "data", "sorted" or "index". */
 void sh_split_path(const ShShuffle *sh, int part, int split, const char *kind, char *buf,
                    size_t cap);
-/* pread of exactly n bytes; false on error or a short file. */
-bool sh_pread_all(int fd, void *buf, size_t n, int64_t off);
 /* Frees a linked list of blocks. */
 void sh_blocks_free(ShBlock *b);
 /* Frees the split's arrays. */

@@ -181,24 +181,6 @@ void sh_split_path(const ShShuffle *sh, int part, int split, const char *kind, c
     snprintf(buf, cap, "%s/sh%d-p%d-s%d.%s", sh->store->dir, sh->id, part, split, kind);
 }
 
-bool sh_pread_all(int fd, void *buf, size_t n, int64_t off)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return false;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return true;
-}
-
 /* Makes the query's directory on first need.  Lock held. */
 static CmStatus ensure_dir_locked(ShStore *st, CmErr *err)
 {

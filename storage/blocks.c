@@ -196,24 +196,6 @@ static void batch_free(CmBatch *batch)
 
 /* ---- the disk tier ------------------------------------------------------------------- */
 
-static bool pread_all(int fd, unsigned char *p, size_t n, int64_t off)
-{
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            errno = r == 0 ? 0 : errno;
-            return false;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return true;
-}
-
 /* Opens the file on first use; under the lock. */
 static CmStatus open_file(Store *s, CmErr *err)
 {
@@ -421,7 +403,7 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
         goto done;
     }
     ShBlockHeader h;
-    if (!pread_all(b->loc.fd, rec, (size_t)b->loc.bytes, b->loc.offset)) {
+    if (!sh_pread_all(b->loc.fd, rec, (size_t)b->loc.bytes, b->loc.offset)) {
         cm_err_set(err, CM_IO, -1, "cannot read the block file in temp_directory '%s': %s", s->dir,
                    errno ? strerror(errno) : "short read");
         goto done;

@@ -66,20 +66,14 @@ static bool known(const PlStagePlan *plan, ShShuffle **slot)
     return w >= 0 && plan->stages[w]->done && *slot != NULL;
 }
 
-static int64_t total_bytes(const ShShuffle *sh)
+/* The bytes and the rows of every partition of sh. */
+static int64_t total_bytes(const ShShuffle *sh, int64_t *rows)
 {
     int64_t sum = 0;
+    *rows = 0;
     for (int p = 0; p < sh_shuffle_n_parts(sh); p++) {
         sum += sh_shuffle_part_bytes(sh, p);
-    }
-    return sum;
-}
-
-static int64_t total_rows(const ShShuffle *sh)
-{
-    int64_t sum = 0;
-    for (int p = 0; p < sh_shuffle_n_parts(sh); p++) {
-        sum += sh_shuffle_part_rows(sh, p);
+        *rows += sh_shuffle_part_rows(sh, p);
     }
     return sum;
 }
@@ -170,8 +164,8 @@ static CmStatus try_broadcast(Aqe *x, int j)
         if (!js->partitioned || js->type == EX_JOIN_FULL || !known(plan, js->build)) {
             continue;
         }
-        int64_t bytes = total_bytes(*js->build);
-        int64_t rows = total_rows(*js->build);
+        int64_t rows;
+        int64_t bytes = total_bytes(*js->build, &rows);
         if (bytes >= cm_config_broadcast_bytes(cfg) ||
             !ex_hash_join_broadcastable(rows, (double)bytes, cfg)) {
             continue;
