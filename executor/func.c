@@ -438,16 +438,18 @@ static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *
         keep_decimal_scale(t, m);
         return CM_OK;
     }
-    if (op == '+' || op == '-') {
+    if (op == '+' || op == '-' || op == '%') {
+        /* Modulo is exact too: at one scale, a remainder of the scaled values
+         * (-1 % -0.005 is 0.000, where fmod of the doubles is -0.00499...). */
         int s = sa > sb ? sa : sb;
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_decimal(18, s);
-        m->kernel = op == '+' ? add_dec : sub_dec;
+        m->kernel = op == '+' ? add_dec : op == '-' ? sub_dec : mod_i64;
         keep_decimal_scale(t, m);
         return CM_OK;
     }
-    /* Division, modulo and products too wide for 18 digits go through DOUBLE. */
+    /* Division and products too wide for 18 digits go through DOUBLE. */
     m->arg_types[0] = m->arg_types[1] = m->result = cm_type_make(CM_T_DOUBLE);
-    m->kernel = op == '*' ? mul_f64 : op == '/' ? div_f64 : mod_f64;
+    m->kernel = op == '*' ? mul_f64 : div_f64;
     return CM_OK;
 }
 
@@ -572,6 +574,10 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
         return CM_OK;
     }
     if (n_args == 2 && strcmp(name, "||") == 0) {
+        if (arg_types[0].id == CM_T_LIST || arg_types[1].id == CM_T_LIST) {
+            /* DuckDB and PostgreSQL make one list; lists' text joined is not that. */
+            return no_match(name, 2, arg_types, off, err);
+        }
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_varchar(-1, false);
         m->kernel = concat_str;
         return CM_OK;

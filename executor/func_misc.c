@@ -81,6 +81,13 @@ static CmStatus resolve_extreme(const char *name, int n_args, const CmType *type
     if (c.id == CM_T_NULL) {
         c = cm_type_make(CM_T_INT32); /* all NULL: a NULL of DuckDB's INTEGER */
     }
+    if (c.id == CM_T_LIST) {
+        /* Lists have no order here (no `<` either); the int64 kernel would
+         * read their 16-byte values as integers. */
+        char t0[32];
+        return cm_err_set(err, CM_TYPE, off, "%s cannot compare values of type %s", name,
+                          cm_type_name(c, t0, sizeof t0));
+    }
     for (int a = 0; a < n_args; a++) {
         m->arg_types[a] = c;
     }

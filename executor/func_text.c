@@ -544,7 +544,14 @@ CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int6
             return EX_NOT_MINE;
         }
         for (int a = 0; a < n_args; a++) {
-            m->arg_types[a] = str; /* any value converts to text */
+            if (types[a].id == CM_T_LIST) {
+                /* DuckDB concatenates lists into one list; their text joined
+                 * would be a different answer, so no answer. */
+                char tn[32];
+                return cm_err_set(err, CM_TYPE, off, "%s cannot take a list (argument %d is %s)",
+                                  name, a + 1, cm_type_name(types[a], tn, sizeof tn));
+            }
+            m->arg_types[a] = str; /* any other value converts to text */
         }
         m->result = str;
         m->kernel = concat_k;
