@@ -191,6 +191,38 @@ static CmStatus round_digits_k(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* round(integer, digits) with digits a column or out of the constant path's
+ * range: digits >= 0 keep the value, negative ones round it half away from
+ * zero to a multiple of 10^-digits (0 past 18 digits); NULL digits give NULL. */
+static CmStatus round_int_k(KERNEL_ARGS)
+{
+    const CmVec *a = args[0];
+    const int64_t *d = args[1]->data;
+    int64_t *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        int64_t v = a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p]
+                                             : ((const int64_t *)a->data)[p];
+        if (d[p] >= 0) {
+            r[p] = v;
+        } else if (d[p] < -18) {
+            r[p] = 0;
+        } else {
+            int keep = (int)-d[p];
+            CmInt128 x = (CmInt128)dec_round(v, keep, 0, 0) * cm_pow10(keep);
+            if (x > INT64_MAX || x < INT64_MIN) {
+                return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
+            }
+            r[p] = (int64_t)x;
+        }
+    }
+    return CM_OK;
+}
+
 ExKernel ex_round_digits_kernel(void)
 {
     return round_digits_k;
@@ -215,9 +247,14 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
 {
     CmType t = types[0];
     int mode = !strcmp(name, "floor") ? 1 : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2 : 0;
+    if (cm_type_is_integer(t) && n_args == 2) {
+        m->arg_types[0] = t;
+        m->arg_types[1] = m->result = cm_type_make(CM_T_INT64);
+        m->kernel = round_int_k;
+        return CM_OK;
+    }
     if (cm_type_is_integer(t)) {
         m->arg_types[0] = m->result = t;
-        m->arg_types[1] = cm_type_make(CM_T_INT64);
         m->kernel = identity_k;
         return CM_OK;
     }
