@@ -249,8 +249,10 @@ CmStatus ex_resolve_calendar(const char *name, int n_args, const CmType *types, 
         m->kernel = name_k;
         m->aux = name[0] == 'm';
     } else if (!strcmp(name, "strftime") && n_args == 2) {
-        m->arg_types[0] = date;
-        m->arg_types[1] = m->result = text;
+        /* strftime(date, format), or DuckDB's other order strftime(format, date). */
+        m->swap_args = types[0].id == CM_T_VARCHAR && types[1].id == CM_T_DATE;
+        m->arg_types[m->swap_args] = date;
+        m->arg_types[!m->swap_args] = m->result = text;
         m->kernel = strftime_k;
     } else if ((!strcmp(name, "current_date") || !strcmp(name, "today")) && n_args == 0) {
         m->result = date;

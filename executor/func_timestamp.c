@@ -630,6 +630,13 @@ CmStatus ex_resolve_timestamp(const char *name, int n_args, const CmType *types,
         m->arg_types[0] = ts;
         m->arg_types[1] = m->result = text;
         m->kernel = strftime_ts_k;
+    } else if (!strcmp(name, "strftime") && n_args == 2 && types[0].id == CM_T_VARCHAR &&
+               types[1].id == CM_T_TIMESTAMP) {
+        /* DuckDB's other order, strftime(format, timestamp). */
+        m->arg_types[0] = m->result = text;
+        m->arg_types[1] = ts;
+        m->swap_args = true;
+        m->kernel = strftime_ts_k;
     } else if (!strcmp(name, "strptime") && n_args == 2) {
         m->arg_types[0] = m->arg_types[1] = text;
         m->result = ts;
