@@ -175,10 +175,20 @@ static void date_cmp_midnight(PlBinder *b, const char *name, ExExpr **in, int n)
     }
 }
 
-ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **in, int n, int64_t off)
+ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **caller_in, int n, int64_t off)
 {
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
-    date_cmp_midnight(b, name, in, n);
+    /* The comparison may swap a constant for its DATE (date_cmp_midnight) in
+     * its own copy: callers reuse their arguments (nullif(a, b) returns a),
+     * and must get them unchanged. */
+    ExExpr *cmp_in[2];
+    ExExpr **in = caller_in;
+    if (n == 2) {
+        cmp_in[0] = caller_in[0];
+        cmp_in[1] = caller_in[1];
+        in = cmp_in;
+        date_cmp_midnight(b, name, in, n);
+    }
     if (is_now(name, n)) {
         if (!b->has_now) {
             b->now_us = cm_ts_now();
