@@ -7,6 +7,9 @@
  *   U+00C0-U+00FF Latin-1 Supplement (and U+00B5 micro sign -> U+039C; U+00DF
  *                 sharp s has no one-letter upper case and stays),
  *   U+0100-U+017F Latin Extended-A (U+0130 -> 'i', U+0131 -> 'I', U+017F -> 'S'),
+ *   U+0180-U+024F Latin Extended-B: its alternating pairs, and the digraphs
+ *                 DŽ LJ NJ DZ, whose title case (U+01C5 ...) maps to each of
+ *                 the other two; the rest of the block stays,
  *   U+0370-U+03FF Greek and Coptic (final sigma upper-cases to U+03A3; U+03A3
  *                 always lower-cases to U+03C3),
  *   U+0400-U+04FF Cyrillic.
