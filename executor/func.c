@@ -113,6 +113,15 @@ CHECKED_BINARY(add_dec, int64_t, int64_t, int64_t,
 CHECKED_BINARY(sub_dec, int64_t, int64_t, int64_t,
                if (__builtin_sub_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
                    r[p] <= -cm_pow10(18)) { return overflow(e, err); })
+/* Decimal %: each operand raised to the result's scale in 128 bits (aux: the
+ * two raises, 8 bits each), so that a BIGINT beside a DECIMAL(3,2) does not
+ * overflow; the remainder is no larger than the operand already at that scale,
+ * which fits. */
+CHECKED_BINARY(mod_dec, int64_t, int64_t, int64_t,
+               if (b[p] == 0) { return div_zero(e, err); }
+               CmInt128 x = (CmInt128)a[p] * cm_pow10((int)(e->aux & 0xff));
+               CmInt128 y = (CmInt128)b[p] * cm_pow10((int)(e->aux >> 8));
+               r[p] = (int64_t)(x % y);)
 /* Decimal *: scales add up; the product must fit 18 digits. */
 CHECKED_BINARY(mul_dec, int64_t, int64_t, int64_t,
                CmInt128 v = (CmInt128)a[p] * b[p];
@@ -438,13 +447,22 @@ static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *
         keep_decimal_scale(t, m);
         return CM_OK;
     }
-    if (op == '+' || op == '-' || op == '%') {
-        /* Modulo is exact too: at one scale, a remainder of the scaled values
-         * (-1 % -0.005 is 0.000, where fmod of the doubles is -0.00499...). */
+    if (op == '+' || op == '-') {
         int s = sa > sb ? sa : sb;
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_decimal(18, s);
-        m->kernel = op == '+' ? add_dec : op == '-' ? sub_dec : mod_i64;
+        m->kernel = op == '+' ? add_dec : sub_dec;
         keep_decimal_scale(t, m);
+        return CM_OK;
+    }
+    if (op == '%') {
+        /* Exact too: the remainder of the values at the larger scale (-1 %
+         * -0.005 is 0.000, where fmod of the doubles is -0.00499...). */
+        int s = sa > sb ? sa : sb;
+        m->arg_types[0] = a.id == CM_T_DECIMAL ? a : cm_type_make(CM_T_INT64);
+        m->arg_types[1] = b.id == CM_T_DECIMAL ? b : cm_type_make(CM_T_INT64);
+        m->result = cm_type_decimal(18, s);
+        m->kernel = mod_dec;
+        m->aux = (s - sa) | (int64_t)(s - sb) << 8;
         return CM_OK;
     }
     /* Division and products too wide for 18 digits go through DOUBLE. */
