@@ -52,6 +52,8 @@
 #define SPILL_MAX_LEVELS 5
 /* Groups a table starts with, and shrinks back to after it spills. */
 #define INITIAL_GROUPS 256
+/* The most 64-bit words a group's packed keys take (HashAggSpec.pack_words). */
+#define PACK_MAX_WORDS 3
 
 typedef struct AggState {
     union {
@@ -97,6 +99,15 @@ struct HashAggSpec {
      * by (keys, that ORDER BY), so groups arrive one after the other; the
      * table emits its complete groups as it goes and never spills. */
     bool sorted_input;
+    /* Keys that are all integers, dates, times or decimals, together with a
+     * null bit each in at most PACK_MAX_WORDS words, are stored packed per
+     * group (AggLocal.packed) instead of column by column: a probe compares
+     * one to three words of one cache line, where the columns cost a miss
+     * and a memcmp each.  Key k's bytes are at byte pack_off[k] (zero when
+     * NULL), the null bits from byte pack_null_off.  0 words: not packed. */
+    int pack_words;
+    int pack_null_off;
+    int *pack_off; /* n_keys; in the query arena */
 };
 
 typedef struct KeyCol {
@@ -135,7 +146,8 @@ typedef struct SpillLevel {
 
 typedef struct AggLocal {
     int64_t n_groups, cap_groups;
-    KeyCol *keys;        /* n_keys */
+    KeyCol *keys;        /* n_keys; unused when the keys are packed */
+    uint64_t *packed;    /* cap_groups * pack_words, when the keys are packed */
     AggState *states;    /* cap_groups * n_aggs */
     uint64_t *hashes;    /* per group, for rehashing */
     Slot *slots;
@@ -143,6 +155,7 @@ typedef struct AggLocal {
     CmArena strings;     /* key and min/max strings */
     uint32_t row_group[CM_BATCH_CAP];
     uint64_t row_hash[CM_BATCH_CAP];
+    uint64_t row_key[CM_BATCH_CAP][PACK_MAX_WORDS]; /* packed keys of the batch's rows */
     CmBatch out;
     int64_t next_out;    /* flush position */
     bool flushed_empty;
@@ -274,6 +287,9 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
 static int64_t group_bytes(const HashAggSpec *s)
 {
     int64_t n = (int64_t)sizeof(AggState) * (s->n_aggs ? s->n_aggs : 1) + (int64_t)sizeof(uint64_t);
+    if (s->pack_words > 0) {
+        return n + s->pack_words * (int64_t)sizeof(uint64_t);
+    }
     for (int k = 0; k < s->n_keys; k++) {
         n += (int64_t)cm_type_width(s->key_types[k]) + 1;
     }
@@ -283,7 +299,14 @@ static int64_t group_bytes(const HashAggSpec *s)
 /* Grows the group arrays to cap groups (reserved by the caller). */
 static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmErr *err)
 {
-    for (int k = 0; k < s->n_keys; k++) {
+    if (s->pack_words > 0) {
+        uint64_t *pk = cm_realloc(l->packed, sizeof(uint64_t) * (size_t)(cap * s->pack_words));
+        if (pk == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+        }
+        l->packed = pk;
+    }
+    for (int k = 0; k < s->n_keys && s->pack_words == 0; k++) {
         void *d = cm_realloc(l->keys[k].data, cm_type_width(s->key_types[k]) * (size_t)cap);
         if (d == NULL) {
             return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
@@ -471,9 +494,81 @@ static void table_reset(const HashAggSpec *s, AggLocal *l)
     cm_arena_reset(&l->strings);
 }
 
+/* Packs the keys of the row at position p of `in` into out (pack_words words). */
+static void pack_row(const HashAggSpec *s, const CmBatch *in, uint32_t p, uint64_t *out)
+{
+    memset(out, 0, sizeof(uint64_t) * PACK_MAX_WORDS);
+    char *b = (char *)out;
+    for (int k = 0; k < s->n_keys; k++) {
+        const CmVec *v = &in->cols[s->keys[k]];
+        size_t w = cm_type_width(s->key_types[k]);
+        if (cm_vec_is_null(v, p)) {
+            b[s->pack_null_off + k / 8] |= (char)(1 << (k % 8));
+        } else {
+            memcpy(b + s->pack_off[k], (const char *)v->data + w * p, w);
+        }
+    }
+}
+
+/* Packs the keys of every active row of `in` into l->row_key, a column at a time. */
+static void pack_batch(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+{
+    int n = in->n_rows;
+    memset(l->row_key, 0, sizeof(l->row_key[0]) * (size_t)n);
+    for (int k = 0; k < s->n_keys; k++) {
+        const CmVec *v = &in->cols[s->keys[k]];
+        int off = s->pack_off[k];
+        switch (cm_type_width(s->key_types[k])) {
+        case 1:
+            for (int i = 0; i < n; i++) {
+                ((uint8_t *)l->row_key[i])[off] = ((const uint8_t *)v->data)[cm_batch_pos(in, i)];
+            }
+            break;
+        case 4:
+            for (int i = 0; i < n; i++) {
+                int32_t x = ((const int32_t *)v->data)[cm_batch_pos(in, i)];
+                memcpy((char *)l->row_key[i] + off, &x, 4);
+            }
+            break;
+        default:
+            for (int i = 0; i < n; i++) {
+                int64_t x = ((const int64_t *)v->data)[cm_batch_pos(in, i)];
+                memcpy((char *)l->row_key[i] + off, &x, 8);
+            }
+            break;
+        }
+        if (v->validity == NULL) {
+            continue;
+        }
+        /* NULL keys: zero bytes and the null bit, so that all NULLs compare equal. */
+        size_t w = cm_type_width(s->key_types[k]);
+        for (int i = 0; i < n; i++) {
+            if (cm_vec_is_null(v, cm_batch_pos(in, i))) {
+                char *b = (char *)l->row_key[i];
+                memset(b + off, 0, w);
+                b[s->pack_null_off + k / 8] |= (char)(1 << (k % 8));
+            }
+        }
+    }
+}
+
+static bool packed_eq(const uint64_t *x, const uint64_t *y, int n_words)
+{
+    bool eq = x[0] == y[0];
+    for (int j = 1; j < n_words; j++) {
+        eq = eq && x[j] == y[j];
+    }
+    return eq;
+}
+
 static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
                         uint32_t p)
 {
+    if (s->pack_words > 0) {
+        uint64_t row[PACK_MAX_WORDS];
+        pack_row(s, in, p, row);
+        return packed_eq(&l->packed[g * s->pack_words], row, s->pack_words);
+    }
     for (int k = 0; k < s->n_keys; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
         bool in_null = cm_vec_is_null(v, p);
@@ -520,7 +615,12 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
 {
     CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
     int64_t g = l->n_groups++;
-    for (int k = 0; k < s->n_keys; k++) {
+    if (s->pack_words > 0) {
+        uint64_t row[PACK_MAX_WORDS];
+        pack_row(s, in, p, row);
+        memcpy(&l->packed[g * s->pack_words], row, sizeof(uint64_t) * (size_t)s->pack_words);
+    }
+    for (int k = 0; k < s->n_keys && s->pack_words == 0; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
         size_t w = cm_type_width(s->key_types[k]);
         l->keys[k].nulls[g] = cm_vec_is_null(v, p);
@@ -542,6 +642,53 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
     return err->code;
 }
 
+/* assign_groups for packed keys (l->row_hash computed): the same probe, with
+ * the keys compared as words and a group's words fetched a few rows ahead. */
+static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+{
+    int nw = s->pack_words;
+    pack_batch(s, l, in);
+    for (int i = 0; i < in->n_rows; i++) {
+        CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
+#if CM_BATCH_CAP > 8
+        if (i + 8 < in->n_rows) {
+            __builtin_prefetch(&l->slots[l->row_hash[i + 8] & l->mask]);
+        }
+        if (i + 4 < in->n_rows) {
+            /* its slot came in 4 rows ago: fetch the first candidate's keys */
+            uint32_t ahead = l->slots[l->row_hash[i + 4] & l->mask].group;
+            if (ahead != 0) {
+                __builtin_prefetch(&l->packed[(int64_t)(ahead - 1) * nw]);
+            }
+        }
+#endif
+        uint64_t h = l->row_hash[i];
+        uint32_t tag = (uint32_t)(h >> 32);
+        const uint64_t *key = l->row_key[i];
+        uint64_t idx = h & l->mask;
+        for (;;) {
+            Slot *slot = &l->slots[idx];
+            if (slot->group == 0) {
+                CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
+                int64_t g = l->n_groups++;
+                memcpy(&l->packed[g * nw], key, sizeof(uint64_t) * (size_t)nw);
+                init_states(s, &l->states[g * s->n_aggs]);
+                l->hashes[g] = h;
+                slot->group = (uint32_t)(g + 1);
+                slot->tag = tag;
+                l->row_group[i] = (uint32_t)g;
+                break;
+            }
+            if (slot->tag == tag &&
+                packed_eq(&l->packed[(int64_t)(slot->group - 1) * nw], key, nw)) {
+                l->row_group[i] = slot->group - 1;
+                break;
+            }
+            idx = (idx + 1) & l->mask;
+        }
+    }
+}
+
 /* Finds or creates the group of every active row into l->row_group. */
 static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
 {
@@ -556,6 +703,10 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         return CM_OK;
     }
     ex_hash_keys(in, s->n_keys, s->keys, l->row_hash);
+    if (s->pack_words > 0) {
+        assign_packed(s, l, in);
+        return CM_OK;
+    }
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
@@ -841,6 +992,12 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
     bool final_count = fn == EX_AGG_SUM_COUNT ||
                        (mode == EX_AGG_FINAL && (fn == EX_AGG_COUNT || fn == EX_AGG_COUNT_STAR));
     for (int i = 0; i < in->n_rows; i++) {
+#if CM_BATCH_CAP > 8
+        /* With many groups every row's state misses the cache. */
+        if (i + 8 < in->n_rows) {
+            __builtin_prefetch(&l->states[(int64_t)l->row_group[i + 8] * s->n_aggs + a]);
+        }
+#endif
         AggState *st = &l->states[(int64_t)l->row_group[i] * s->n_aggs + a];
         if (v == NULL) {
             st->n++;
@@ -1181,6 +1338,19 @@ static CmStatus route(AggLocal *l, const CmBatch *b, int n, const uint32_t *pos,
 static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
                       uint32_t row)
 {
+    if (s->pack_words > 0) {
+        const char *b = (const char *)&l->packed[g * s->pack_words];
+        for (int k = 0; k < s->n_keys; k++) {
+            CmVec *v = &out->cols[k];
+            if (b[s->pack_null_off + k / 8] & (1 << (k % 8))) {
+                cm_vec_set_null(v, row);
+                continue;
+            }
+            size_t w = cm_type_width(s->key_types[k]);
+            memcpy((char *)v->data + w * row, b + s->pack_off[k], w);
+        }
+        return;
+    }
     for (int k = 0; k < s->n_keys; k++) {
         CmVec *v = &out->cols[k];
         if (l->keys[k].nulls[g]) {
@@ -1448,10 +1618,21 @@ static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
     if (l->n_groups == 0 && s->empty_gid_key >= 0 && s->mode != EX_AGG_PARTIAL &&
         !l->flushed_empty) {
         CM_ASSERT(l->cap_groups > 0);
-        for (int k = 0; k < s->n_keys; k++) {
-            l->keys[k].nulls[0] = k != s->empty_gid_key;
+        if (s->pack_words > 0) {
+            char *b = (char *)&l->packed[0];
+            memset(b, 0, sizeof(uint64_t) * (size_t)s->pack_words);
+            for (int k = 0; k < s->n_keys; k++) {
+                if (k != s->empty_gid_key) {
+                    b[s->pack_null_off + k / 8] |= (char)(1 << (k % 8));
+                }
+            }
+            memcpy(b + s->pack_off[s->empty_gid_key], &s->empty_gid, sizeof(int64_t));
+        } else {
+            for (int k = 0; k < s->n_keys; k++) {
+                l->keys[k].nulls[0] = k != s->empty_gid_key;
+            }
+            ((int64_t *)l->keys[s->empty_gid_key].data)[0] = s->empty_gid;
         }
-        ((int64_t *)l->keys[s->empty_gid_key].data)[0] = s->empty_gid;
         init_states(s, &l->states[0]);
         l->n_groups = 1;
         l->flushed_empty = true;
@@ -2190,6 +2371,7 @@ static void agg_local_fini(ExOp *op, void *local)
         cm_free(l->keys[k].nulls);
     }
     cm_free(l->keys);
+    cm_free(l->packed);
     cm_free(l->states);
     cm_free(l->hashes);
     cm_free(l->slots);
@@ -2341,6 +2523,40 @@ static CmStatus build_merge(CmArena *a, HashAggSpec *s)
     return CM_OK;
 }
 
+/* Decides whether s's keys are stored packed, and where each key goes. */
+static CmStatus plan_packing(CmArena *a, HashAggSpec *s)
+{
+    int bytes = 0;
+    for (int k = 0; k < s->n_keys; k++) {
+        switch ((CmTypeId)s->key_types[k].id) {
+        case CM_T_BOOL:
+        case CM_T_INT32:
+        case CM_T_DATE:
+        case CM_T_INT64:
+        case CM_T_DECIMAL:
+        case CM_T_TIME:
+        case CM_T_TIMESTAMP: bytes += (int)cm_type_width(s->key_types[k]); break;
+        default: return CM_OK; /* equality is not that of the bytes */
+        }
+    }
+    int total = bytes + (s->n_keys + 7) / 8;
+    if (s->n_keys == 0 || total > PACK_MAX_WORDS * 8) {
+        return CM_OK;
+    }
+    s->pack_off = cm_arena_alloc(a, sizeof(int) * (size_t)s->n_keys);
+    if (s->pack_off == NULL) {
+        return CM_OOM;
+    }
+    int off = 0;
+    for (int k = 0; k < s->n_keys; k++) {
+        s->pack_off[k] = off;
+        off += (int)cm_type_width(s->key_types[k]);
+    }
+    s->pack_null_off = bytes;
+    s->pack_words = (total + 7) / 8;
+    return CM_OK;
+}
+
 ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
                       const CmType *key_types, int n_aggs, const ExAggSpec *aggs, CmErr *err)
 {
@@ -2387,7 +2603,7 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
             types[n_cols++] = aggs[i].type;
         }
     }
-    if (mode != EX_AGG_PARTIAL && build_merge(a, s) != CM_OK) {
+    if (plan_packing(a, s) != CM_OK || (mode != EX_AGG_PARTIAL && build_merge(a, s) != CM_OK)) {
         goto oom;
     }
     for (int i = 0; i < n_aggs && mode == EX_AGG_SINGLE; i++) {
