@@ -107,8 +107,59 @@ struct HashAggSpec {
      * NULL), the null bits from byte pack_null_off.  0 words: not packed. */
     int pack_words;
     int pack_null_off;
-    int *pack_off; /* n_keys; in the query arena */
+    int *pack_off;   /* n_keys; in the query arena */
+    int *pack_width; /* n_keys: each key's bytes (1, 4 or 8); in the query arena */
 };
+
+/* Per-group storage that grows without moving: chunk 0 holds groups
+ * [0, INITIAL_GROUPS), chunk c >= 1 holds [INITIAL_GROUPS << (c - 1),
+ * INITIAL_GROUPS << c).  Each new chunk doubles the capacity, and growing
+ * never copies what the groups hold (nor faults its pages in twice). */
+#define MAX_CHUNKS 48
+typedef struct GroupChunks {
+    char *chunk[MAX_CHUNKS]; /* owned */
+    int n_chunks;
+    size_t width;            /* bytes per group */
+} GroupChunks;
+
+static inline void *chunk_at(const GroupChunks *c, int64_t g)
+{
+    uint64_t q = (uint64_t)g / INITIAL_GROUPS;
+    int k = q == 0 ? 0 : 64 - __builtin_clzll(q);
+    int64_t base = k == 0 ? 0 : (int64_t)INITIAL_GROUPS << (k - 1);
+    return c->chunk[k] + (size_t)(g - base) * c->width;
+}
+
+/* Gives c the chunks of cap groups (INITIAL_GROUPS times a power of two),
+ * freeing or allocating whole chunks. */
+static CmStatus chunks_resize(GroupChunks *c, int64_t cap, CmErr *err)
+{
+    int want = 1;
+    for (int64_t have = INITIAL_GROUPS; have < cap; have *= 2) {
+        want++;
+    }
+    CM_ASSERT(want <= MAX_CHUNKS && ((int64_t)INITIAL_GROUPS << (want - 1)) == cap);
+    while (c->n_chunks > want) {
+        cm_free(c->chunk[--c->n_chunks]);
+    }
+    while (c->n_chunks < want) {
+        int k = c->n_chunks;
+        int64_t n = k == 0 ? INITIAL_GROUPS : (int64_t)INITIAL_GROUPS << (k - 1);
+        char *d = cm_malloc((size_t)n * c->width);
+        if (d == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+        }
+        c->chunk[c->n_chunks++] = d;
+    }
+    return CM_OK;
+}
+
+static void chunks_free(GroupChunks *c)
+{
+    while (c->n_chunks > 0) {
+        cm_free(c->chunk[--c->n_chunks]);
+    }
+}
 
 typedef struct KeyCol {
     void *data;     /* cap values of the key's physical type */
@@ -147,9 +198,9 @@ typedef struct SpillLevel {
 typedef struct AggLocal {
     int64_t n_groups, cap_groups;
     KeyCol *keys;        /* n_keys; unused when the keys are packed */
-    uint64_t *packed;    /* cap_groups * pack_words, when the keys are packed */
-    AggState *states;    /* cap_groups * n_aggs */
-    uint64_t *hashes;    /* per group, for rehashing */
+    GroupChunks packed;  /* per group pack_words words, when the keys are packed */
+    GroupChunks states;  /* per group n_aggs AggStates (one when there are none) */
+    GroupChunks hashes;  /* per group its uint64_t hash, for rehashing and spilling */
     Slot *slots;
     uint64_t mask;       /* slots - 1 */
     CmArena strings;     /* key and min/max strings */
@@ -184,6 +235,7 @@ typedef struct AggLocal {
     CmBatch raw_buf;     /* raw rows read back; initialised at first use */
     bool has_raw_buf;
     uint32_t hit_pos[CM_BATCH_CAP];  /* positions 0..n of state rows being written */
+    uint64_t hit_hash[CM_BATCH_CAP]; /* their groups' hashes */
     uint32_t miss_pos[CM_BATCH_CAP]; /* positions of raw rows being written */
     uint64_t miss_hash[CM_BATCH_CAP]; /* hashes of DISTINCT value rows being written */
     uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
@@ -286,10 +338,11 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
 /* Bytes per group of the key, state and hash arrays. */
 static int64_t group_bytes(const HashAggSpec *s)
 {
-    int64_t n = (int64_t)sizeof(AggState) * (s->n_aggs ? s->n_aggs : 1) + (int64_t)sizeof(uint64_t);
+    int64_t n = (int64_t)sizeof(AggState) * (s->n_aggs ? s->n_aggs : 1);
     if (s->pack_words > 0) {
-        return n + s->pack_words * (int64_t)sizeof(uint64_t);
+        return n + s->pack_words * (int64_t)sizeof(uint64_t); /* the hash comes from the keys */
     }
+    n += (int64_t)sizeof(uint64_t);
     for (int k = 0; k < s->n_keys; k++) {
         n += (int64_t)cm_type_width(s->key_types[k]) + 1;
     }
@@ -299,12 +352,8 @@ static int64_t group_bytes(const HashAggSpec *s)
 /* Grows the group arrays to cap groups (reserved by the caller). */
 static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmErr *err)
 {
-    if (s->pack_words > 0) {
-        uint64_t *pk = cm_realloc(l->packed, sizeof(uint64_t) * (size_t)(cap * s->pack_words));
-        if (pk == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
-        }
-        l->packed = pk;
+    if (s->pack_words > 0 && chunks_resize(&l->packed, cap, err) != CM_OK) {
+        return err->code;
     }
     for (int k = 0; k < s->n_keys && s->pack_words == 0; k++) {
         void *d = cm_realloc(l->keys[k].data, cm_type_width(s->key_types[k]) * (size_t)cap);
@@ -318,33 +367,88 @@ static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmEr
         }
         l->keys[k].nulls = nl;
     }
-    AggState *st = cm_realloc(l->states, sizeof(AggState) * (size_t)(cap * (s->n_aggs ? s->n_aggs : 1)));
-    uint64_t *h = st ? cm_realloc(l->hashes, sizeof(uint64_t) * (size_t)cap) : NULL;
-    if (st != NULL) {
-        l->states = st;
+    if (chunks_resize(&l->states, cap, err) != CM_OK ||
+        (s->pack_words == 0 && chunks_resize(&l->hashes, cap, err) != CM_OK)) {
+        return err->code;
     }
-    if (h == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
-    }
-    l->hashes = h;
     l->cap_groups = cap;
     return CM_OK;
 }
 
+static inline AggState *group_states(const AggLocal *l, int64_t g)
+{
+    return chunk_at(&l->states, g);
+}
+
+static inline uint64_t *group_hash(const AggLocal *l, int64_t g)
+{
+    return chunk_at(&l->hashes, g);
+}
+
+static inline uint64_t *group_key(const AggLocal *l, int64_t g)
+{
+    return chunk_at(&l->packed, g);
+}
+
+/* The hash of packed keys: ex_hash_keys's, bit for bit (hashing.c), so that
+ * spill partitions do not depend on how the keys are stored. */
+static inline uint64_t packed_hash(const HashAggSpec *s, const uint64_t *key)
+{
+    const char *b = (const char *)key;
+    uint64_t h = 0;
+    for (int k = 0; k < s->n_keys; k++) {
+        uint64_t hv;
+        if (b[s->pack_null_off + k / 8] & (1 << (k % 8))) {
+            hv = CM_HASH_NULL;
+        } else if (s->pack_width[k] == 1) {
+            hv = cm_hash_u64((uint8_t)b[s->pack_off[k]]);
+        } else if (s->pack_width[k] == 4) {
+            int32_t x;
+            memcpy(&x, b + s->pack_off[k], 4);
+            hv = cm_hash_u64((uint64_t)(int64_t)x);
+        } else {
+            int64_t x;
+            memcpy(&x, b + s->pack_off[k], 8);
+            hv = cm_hash_u64((uint64_t)x);
+        }
+        h = k == 0 ? hv : cm_hash_combine(h, hv);
+    }
+    return h;
+}
+
+/* Group g's hash: kept per group, or for packed keys computed from them
+ * (which saves the 8 bytes a group). */
+static uint64_t group_hash_of(const HashAggSpec *s, const AggLocal *l, int64_t g)
+{
+    return s->pack_words > 0 ? packed_hash(s, group_key(l, g)) : *group_hash(l, g);
+}
+
 /* Rebuilds the index over n_slots slots (a power of two, reserved by the caller). */
-static CmStatus rehash(AggLocal *l, uint64_t n_slots, CmErr *err)
+static CmStatus rehash(const HashAggSpec *s, AggLocal *l, uint64_t n_slots, CmErr *err)
 {
     Slot *slots = cm_calloc((size_t)n_slots, sizeof(Slot));
     if (slots == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
     }
-    for (int64_t g = 0; g < l->n_groups; g++) {
-        uint64_t i = l->hashes[g] & (n_slots - 1);
-        while (slots[i].group != 0) {
-            i = (i + 1) & (n_slots - 1);
+    /* Every slot misses the cache: the hashes of a block come first, then
+     * each slot is fetched a few groups ahead of its insertion. */
+    uint64_t hs[256];
+    for (int64_t g0 = 0; g0 < l->n_groups; g0 += 256) {
+        int n = l->n_groups - g0 < 256 ? (int)(l->n_groups - g0) : 256;
+        for (int j = 0; j < n; j++) {
+            hs[j] = group_hash_of(s, l, g0 + j);
         }
-        slots[i].group = (uint32_t)(g + 1);
-        slots[i].tag = (uint32_t)(l->hashes[g] >> 32);
+        for (int j = 0; j < n; j++) {
+            if (j + 8 < n) {
+                __builtin_prefetch(&slots[hs[j + 8] & (n_slots - 1)]);
+            }
+            uint64_t i = hs[j] & (n_slots - 1);
+            while (slots[i].group != 0) {
+                i = (i + 1) & (n_slots - 1);
+            }
+            slots[i].group = (uint32_t)(g0 + j + 1);
+            slots[i].tag = (uint32_t)(hs[j] >> 32);
+        }
     }
     cm_free(l->slots);
     l->slots = slots;
@@ -386,7 +490,7 @@ static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->n_groups = 0;
     l->next_out = 0;
-    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK || rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK || rehash(s, l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         return err->code;
     }
     for (int a = 0; a < s->n_aggs; a++) {
@@ -467,7 +571,7 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
     if (cap > l->cap_groups && grow_groups(s, l, cap, err) != CM_OK) {
         return false;
     }
-    if (n_slots > l->mask + 1 && rehash(l, n_slots, err) != CM_OK) {
+    if (n_slots > l->mask + 1 && rehash(s, l, n_slots, err) != CM_OK) {
         return false;
     }
     for (int a = 0; a < s->n_aggs; a++) {
@@ -502,11 +606,24 @@ static void pack_row(const HashAggSpec *s, const CmBatch *in, uint32_t p, uint64
     for (int k = 0; k < s->n_keys; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
         size_t w = cm_type_width(s->key_types[k]);
-        if (cm_vec_is_null(v, p)) {
+        uint32_t at = v->kind == CM_VEC_CONST ? 0 : p; /* as ex_hash_keys reads it */
+        if (cm_vec_is_null(v, at)) {
             b[s->pack_null_off + k / 8] |= (char)(1 << (k % 8));
         } else {
-            memcpy(b + s->pack_off[k], (const char *)v->data + w * p, w);
+            memcpy(b + s->pack_off[k], (const char *)v->data + w * at, w);
         }
+    }
+}
+
+/* Packs key k, the value at position p of v, into key (zeroed before). */
+static void pack_row_key(const HashAggSpec *s, const CmVec *v, int k, uint32_t p, uint64_t *key)
+{
+    char *b = (char *)key;
+    if (cm_vec_is_null(v, p)) {
+        b[s->pack_null_off + k / 8] |= (char)(1 << (k % 8));
+    } else {
+        size_t w = cm_type_width(s->key_types[k]);
+        memcpy(b + s->pack_off[k], (const char *)v->data + w * p, w);
     }
 }
 
@@ -518,7 +635,13 @@ static void pack_batch(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     for (int k = 0; k < s->n_keys; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
         int off = s->pack_off[k];
-        switch (cm_type_width(s->key_types[k])) {
+        if (v->kind == CM_VEC_CONST) {
+            for (int i = 0; i < n; i++) {
+                pack_row_key(s, v, k, 0, l->row_key[i]);
+            }
+            continue;
+        }
+        switch (s->pack_width[k]) {
         case 1:
             for (int i = 0; i < n; i++) {
                 ((uint8_t *)l->row_key[i])[off] = ((const uint8_t *)v->data)[cm_batch_pos(in, i)];
@@ -567,7 +690,7 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
     if (s->pack_words > 0) {
         uint64_t row[PACK_MAX_WORDS];
         pack_row(s, in, p, row);
-        return packed_eq(&l->packed[g * s->pack_words], row, s->pack_words);
+        return packed_eq(group_key(l, g), row, s->pack_words);
     }
     for (int k = 0; k < s->n_keys; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
@@ -618,7 +741,7 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
     if (s->pack_words > 0) {
         uint64_t row[PACK_MAX_WORDS];
         pack_row(s, in, p, row);
-        memcpy(&l->packed[g * s->pack_words], row, sizeof(uint64_t) * (size_t)s->pack_words);
+        memcpy(group_key(l, g), row, sizeof(uint64_t) * (size_t)s->pack_words);
     }
     for (int k = 0; k < s->n_keys && s->pack_words == 0; k++) {
         const CmVec *v = &in->cols[s->keys[k]];
@@ -636,18 +759,33 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
             memcpy(dst, (const char *)v->data + w * p, w);
         }
     }
-    init_states(s, &l->states[g * s->n_aggs]);
-    l->hashes[g] = h;
+    init_states(s, group_states(l, g));
+    if (s->pack_words == 0) {
+        *group_hash(l, g) = h;
+    }
     *g_out = g;
     return err->code;
 }
 
-/* assign_groups for packed keys (l->row_hash computed): the same probe, with
+/* The hashes of the active rows of `in` into l->row_hash, and for packed keys
+ * their packed keys into l->row_key. */
+static void hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+{
+    if (s->pack_words == 0) {
+        ex_hash_keys(in, s->n_keys, s->keys, l->row_hash);
+        return;
+    }
+    pack_batch(s, l, in);
+    for (int i = 0; i < in->n_rows; i++) {
+        l->row_hash[i] = packed_hash(s, l->row_key[i]);
+    }
+}
+
+/* assign_groups for packed keys (hash_rows done): the same probe, with
  * the keys compared as words and a group's words fetched a few rows ahead. */
 static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
 {
     int nw = s->pack_words;
-    pack_batch(s, l, in);
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
 #if CM_BATCH_CAP > 8
@@ -658,7 +796,7 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
             /* its slot came in 4 rows ago: fetch the first candidate's keys */
             uint32_t ahead = l->slots[l->row_hash[i + 4] & l->mask].group;
             if (ahead != 0) {
-                __builtin_prefetch(&l->packed[(int64_t)(ahead - 1) * nw]);
+                __builtin_prefetch(group_key(l, ahead - 1));
             }
         }
 #endif
@@ -671,16 +809,15 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
             if (slot->group == 0) {
                 CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
                 int64_t g = l->n_groups++;
-                memcpy(&l->packed[g * nw], key, sizeof(uint64_t) * (size_t)nw);
-                init_states(s, &l->states[g * s->n_aggs]);
-                l->hashes[g] = h;
+                memcpy(group_key(l, g), key, sizeof(uint64_t) * (size_t)nw);
+                init_states(s, group_states(l, g));
                 slot->group = (uint32_t)(g + 1);
                 slot->tag = tag;
                 l->row_group[i] = (uint32_t)g;
                 break;
             }
             if (slot->tag == tag &&
-                packed_eq(&l->packed[(int64_t)(slot->group - 1) * nw], key, nw)) {
+                packed_eq(group_key(l, slot->group - 1), key, nw)) {
                 l->row_group[i] = slot->group - 1;
                 break;
             }
@@ -702,7 +839,7 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         memset(l->row_group, 0, sizeof(uint32_t) * (size_t)in->n_rows);
         return CM_OK;
     }
-    ex_hash_keys(in, s->n_keys, s->keys, l->row_hash);
+    hash_rows(s, l, in);
     if (s->pack_words > 0) {
         assign_packed(s, l, in);
         return CM_OK;
@@ -995,10 +1132,10 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
 #if CM_BATCH_CAP > 8
         /* With many groups every row's state misses the cache. */
         if (i + 8 < in->n_rows) {
-            __builtin_prefetch(&l->states[(int64_t)l->row_group[i + 8] * s->n_aggs + a]);
+            __builtin_prefetch(group_states(l, l->row_group[i + 8]) + a);
         }
 #endif
-        AggState *st = &l->states[(int64_t)l->row_group[i] * s->n_aggs + a];
+        AggState *st = group_states(l, l->row_group[i]) + a;
         if (v == NULL) {
             st->n++;
             continue;
@@ -1236,7 +1373,7 @@ static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *ou
             cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
             continue;
         }
-        col += emit_agg(s, &l->states[g * s->n_aggs + a], a, out, col, row, partial);
+        col += emit_agg(s, group_states(l, g) + a, a, out, col, row, partial);
     }
 }
 
@@ -1339,14 +1476,14 @@ static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatc
                       uint32_t row)
 {
     if (s->pack_words > 0) {
-        const char *b = (const char *)&l->packed[g * s->pack_words];
+        const char *b = (const char *)group_key(l, g);
         for (int k = 0; k < s->n_keys; k++) {
             CmVec *v = &out->cols[k];
             if (b[s->pack_null_off + k / 8] & (1 << (k % 8))) {
                 cm_vec_set_null(v, row);
                 continue;
             }
-            size_t w = cm_type_width(s->key_types[k]);
+            size_t w = (size_t)s->pack_width[k];
             memcpy((char *)v->data + w * row, b + s->pack_off[k], w);
         }
         return;
@@ -1385,7 +1522,7 @@ static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
                 }
             }
             cm_vec_set_value(&b->cols[m->in_col[a]], (uint32_t)row, &e->value);
-            l->miss_hash[row] = l->hashes[e->group];
+            l->miss_hash[row] = group_hash_of(x, l, e->group);
             l->hit_pos[row] = (uint32_t)row;
             row++;
             if (row == CM_BATCH_CAP && k + 1 < (counts ? (int64_t)e->n : 1)) {
@@ -1418,9 +1555,10 @@ static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
         for (int i = 0; i < n; i++) {
             emit_group(x, l, g0 + i, b, (uint32_t)i, true);
             l->hit_pos[i] = (uint32_t)i;
+            l->hit_hash[i] = group_hash_of(x, l, g0 + i);
         }
         b->n_rows = n;
-        if (route(l, b, n, l->hit_pos, &l->hashes[g0], true, err) != CM_OK) {
+        if (route(l, b, n, l->hit_pos, l->hit_hash, true, err) != CM_OK) {
             return err->code;
         }
     }
@@ -1461,7 +1599,7 @@ static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
             return err->code;
         }
     }
-    ex_hash_keys(in, x->n_keys, x->keys, l->row_hash);
+    hash_rows(x, l, in);
     int n_hit = 0, n_miss = 0;
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
@@ -1619,7 +1757,7 @@ static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
         !l->flushed_empty) {
         CM_ASSERT(l->cap_groups > 0);
         if (s->pack_words > 0) {
-            char *b = (char *)&l->packed[0];
+            char *b = (char *)group_key(l, 0);
             memset(b, 0, sizeof(uint64_t) * (size_t)s->pack_words);
             for (int k = 0; k < s->n_keys; k++) {
                 if (k != s->empty_gid_key) {
@@ -1633,7 +1771,7 @@ static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
             }
             ((int64_t *)l->keys[s->empty_gid_key].data)[0] = s->empty_gid;
         }
-        init_states(s, &l->states[0]);
+        init_states(s, group_states(l, 0));
         l->n_groups = 1;
         l->flushed_empty = true;
     }
@@ -1827,7 +1965,7 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
             for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
             }
             holistic_group(agg, l, e + i, j - i,
-                           &l->states[(int64_t)e[i]->group * s->n_aggs + a], err);
+                           group_states(l, e[i]->group) + a, err);
         }
         cm_free(e);
         cm_mem_shrink(&l->res, idx_bytes);
@@ -2028,7 +2166,7 @@ static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead
     if (agg->distinct && same) {
         return CM_OK;
     }
-    AggState *st = &l->states[a];
+    AggState *st = group_states(l, 0) + a;
     switch (agg->fn) {
     case EX_AGG_STRING_AGG: {
         const CmStr *sep = &agg->param.s;
@@ -2101,7 +2239,7 @@ static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead
 static CmStatus finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
 {
     const ExAggSpec *agg = &s->aggs[a];
-    AggState *st = &l->states[a];
+    AggState *st = group_states(l, 0) + a;
     CmType types[1 + agg->n_order];
     ExSortKey keys[2 + agg->n_order];
     sorter_layout(agg, types, keys);
@@ -2371,9 +2509,9 @@ static void agg_local_fini(ExOp *op, void *local)
         cm_free(l->keys[k].nulls);
     }
     cm_free(l->keys);
-    cm_free(l->packed);
-    cm_free(l->states);
-    cm_free(l->hashes);
+    chunks_free(&l->packed);
+    chunks_free(&l->states);
+    chunks_free(&l->hashes);
     cm_free(l->slots);
     for (int a = 0; l->seen != NULL && a < s->n_aggs; a++) {
         cm_free(l->seen[a].slots);
@@ -2432,6 +2570,9 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
                                                                     : task->query->config.threads;
         l->max_bytes = (st.limit - st.used[CM_MEM_STORAGE]) / (n_at_once > 0 ? n_at_once : 1);
     }
+    l->states.width = sizeof(AggState) * (size_t)(s->n_aggs ? s->n_aggs : 1);
+    l->hashes.width = sizeof(uint64_t);
+    l->packed.width = sizeof(uint64_t) * (size_t)s->pack_words;
     l->keys = cm_calloc((size_t)(s->n_keys ? s->n_keys : 1), sizeof(KeyCol));
     l->seen = cm_calloc((size_t)(s->n_aggs ? s->n_aggs : 1), sizeof(SeenSet));
     bool spills = s->mode != EX_AGG_PARTIAL;
@@ -2441,7 +2582,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         (spills && cm_batch_init(&l->state_in, s->n_state_cols, s->state_types, err) != CM_OK) ||
         cm_mem_need(&l->res, initial_bytes(s), err) != CM_OK ||
         grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
-        rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+        rehash(s, l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         cm_err_set(err, CM_OOM, -1, "out of memory");
         agg_local_fini(op, l);
         return NULL;
@@ -2544,13 +2685,15 @@ static CmStatus plan_packing(CmArena *a, HashAggSpec *s)
         return CM_OK;
     }
     s->pack_off = cm_arena_alloc(a, sizeof(int) * (size_t)s->n_keys);
-    if (s->pack_off == NULL) {
+    s->pack_width = cm_arena_alloc(a, sizeof(int) * (size_t)s->n_keys);
+    if (s->pack_off == NULL || s->pack_width == NULL) {
         return CM_OOM;
     }
     int off = 0;
     for (int k = 0; k < s->n_keys; k++) {
         s->pack_off[k] = off;
-        off += (int)cm_type_width(s->key_types[k]);
+        s->pack_width[k] = (int)cm_type_width(s->key_types[k]);
+        off += s->pack_width[k];
     }
     s->pack_null_off = bytes;
     s->pack_words = (total + 7) / 8;
