@@ -168,8 +168,17 @@ typedef struct KeyCol {
 
 typedef struct Slot {
     uint32_t group; /* group + 1; 0 = empty */
-    uint32_t tag;   /* upper 32 bits of the hash */
+    uint32_t tag;   /* lower 32 bits of the hash, which give the home slot (slot_home) */
 } Slot;
+
+/* The slot a hash probes from.  It comes from the bits a slot keeps, so that a
+ * rehash reads the old slots in order, and each one's entry lands in one of
+ * two runs of the new slots that advance with it, instead of fetching every
+ * group's hash and missing the cache once per group. */
+static inline uint64_t slot_home(uint64_t h, uint64_t mask)
+{
+    return (uint64_t)(uint32_t)h & mask;
+}
 
 /* The (group, value) pairs a DISTINCT aggregate has seen: open addressing over
  * entries that keep the value (strings copied into the agg's arena). */
@@ -424,31 +433,24 @@ static uint64_t group_hash_of(const HashAggSpec *s, const AggLocal *l, int64_t g
 }
 
 /* Rebuilds the index over n_slots slots (a power of two, reserved by the caller). */
-static CmStatus rehash(const HashAggSpec *s, AggLocal *l, uint64_t n_slots, CmErr *err)
+static CmStatus rehash(AggLocal *l, uint64_t n_slots, CmErr *err)
 {
     Slot *slots = cm_calloc((size_t)n_slots, sizeof(Slot));
     if (slots == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
     }
-    /* Every slot misses the cache: the hashes of a block come first, then
-     * each slot is fetched a few groups ahead of its insertion. */
-    uint64_t hs[256];
-    for (int64_t g0 = 0; g0 < l->n_groups; g0 += 256) {
-        int n = l->n_groups - g0 < 256 ? (int)(l->n_groups - g0) : 256;
-        for (int j = 0; j < n; j++) {
-            hs[j] = group_hash_of(s, l, g0 + j);
+    /* Entries of live slots move over; after table_shrink (no groups) the old
+     * slots are stale. */
+    for (uint64_t j = 0; l->n_groups > 0 && j <= l->mask; j++) {
+        Slot e = l->slots[j];
+        if (e.group == 0) {
+            continue;
         }
-        for (int j = 0; j < n; j++) {
-            if (j + 8 < n) {
-                __builtin_prefetch(&slots[hs[j + 8] & (n_slots - 1)]);
-            }
-            uint64_t i = hs[j] & (n_slots - 1);
-            while (slots[i].group != 0) {
-                i = (i + 1) & (n_slots - 1);
-            }
-            slots[i].group = (uint32_t)(g0 + j + 1);
-            slots[i].tag = (uint32_t)(hs[j] >> 32);
+        uint64_t i = slot_home(e.tag, n_slots - 1);
+        while (slots[i].group != 0) {
+            i = (i + 1) & (n_slots - 1);
         }
+        slots[i] = e;
     }
     cm_free(l->slots);
     l->slots = slots;
@@ -490,7 +492,7 @@ static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->n_groups = 0;
     l->next_out = 0;
-    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK || rehash(s, l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK || rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         return err->code;
     }
     for (int a = 0; a < s->n_aggs; a++) {
@@ -571,7 +573,7 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
     if (cap > l->cap_groups && grow_groups(s, l, cap, err) != CM_OK) {
         return false;
     }
-    if (n_slots > l->mask + 1 && rehash(s, l, n_slots, err) != CM_OK) {
+    if (n_slots > l->mask + 1 && rehash(l, n_slots, err) != CM_OK) {
         return false;
     }
     for (int a = 0; a < s->n_aggs; a++) {
@@ -790,20 +792,20 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
 #if CM_BATCH_CAP > 8
         if (i + 8 < in->n_rows) {
-            __builtin_prefetch(&l->slots[l->row_hash[i + 8] & l->mask]);
+            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 8], l->mask)]);
         }
         if (i + 4 < in->n_rows) {
             /* its slot came in 4 rows ago: fetch the first candidate's keys */
-            uint32_t ahead = l->slots[l->row_hash[i + 4] & l->mask].group;
+            uint32_t ahead = l->slots[slot_home(l->row_hash[i + 4], l->mask)].group;
             if (ahead != 0) {
                 __builtin_prefetch(group_key(l, ahead - 1));
             }
         }
 #endif
         uint64_t h = l->row_hash[i];
-        uint32_t tag = (uint32_t)(h >> 32);
+        uint32_t tag = (uint32_t)h;
         const uint64_t *key = l->row_key[i];
-        uint64_t idx = h & l->mask;
+        uint64_t idx = slot_home(h, l->mask);
         for (;;) {
             Slot *slot = &l->slots[idx];
             if (slot->group == 0) {
@@ -850,13 +852,13 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
          * the slot of a row a few ahead is fetched while this one is placed. */
 #if CM_BATCH_CAP > 8
         if (i + 8 < in->n_rows) {
-            __builtin_prefetch(&l->slots[l->row_hash[i + 8] & l->mask]);
+            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 8], l->mask)]);
         }
 #endif
         uint32_t p = cm_batch_pos(in, i);
         uint64_t h = l->row_hash[i];
-        uint32_t tag = (uint32_t)(h >> 32);
-        uint64_t idx = h & l->mask;
+        uint32_t tag = (uint32_t)h;
+        uint64_t idx = slot_home(h, l->mask);
         for (;;) {
             Slot *slot = &l->slots[idx];
             if (slot->group == 0) {
@@ -1575,8 +1577,8 @@ static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
 static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
                      uint64_t h)
 {
-    uint32_t tag = (uint32_t)(h >> 32);
-    for (uint64_t idx = h & l->mask;; idx = (idx + 1) & l->mask) {
+    uint32_t tag = (uint32_t)h;
+    for (uint64_t idx = slot_home(h, l->mask);; idx = (idx + 1) & l->mask) {
         const Slot *slot = &l->slots[idx];
         if (slot->group == 0) {
             return -1;
@@ -2582,7 +2584,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         (spills && cm_batch_init(&l->state_in, s->n_state_cols, s->state_types, err) != CM_OK) ||
         cm_mem_need(&l->res, initial_bytes(s), err) != CM_OK ||
         grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
-        rehash(s, l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+        rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         cm_err_set(err, CM_OOM, -1, "out of memory");
         agg_local_fini(op, l);
         return NULL;
