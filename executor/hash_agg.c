@@ -732,7 +732,12 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
 
 static void init_states(const HashAggSpec *s, AggState *st)
 {
-    memset(st, 0, sizeof(AggState) * (size_t)s->n_aggs);
+    /* Not even an empty memset without aggregates: st is then in memory never
+     * written, and a masked store of no bytes to a page not yet touched costs
+     * the processor a microcode assist (it was 40% of a UNION's CPU). */
+    if (s->n_aggs > 0) {
+        memset(st, 0, sizeof(AggState) * (size_t)s->n_aggs);
+    }
 }
 
 static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, uint32_t p,
