@@ -207,8 +207,12 @@ typedef struct SpillLevel {
 typedef struct AggLocal {
     int64_t n_groups, cap_groups;
     KeyCol *keys;        /* n_keys; unused when the keys are packed */
-    GroupChunks packed;  /* per group pack_words words, when the keys are packed */
-    GroupChunks states;  /* per group n_aggs AggStates (one when there are none) */
+    GroupChunks packed;  /* per group pack_words words and then, at state_off, its
+                            states, when the keys are packed: the state a row updates
+                            is in the cache line its key was just compared in */
+    GroupChunks states;  /* per group n_aggs AggStates (one when there are none), when
+                            the keys are not packed */
+    size_t state_off;    /* packed keys: the states' offset in a group's record */
     GroupChunks hashes;  /* per group its uint64_t hash, for rehashing and spilling */
     Slot *slots;
     uint64_t mask;       /* slots - 1 */
@@ -376,7 +380,7 @@ static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmEr
         }
         l->keys[k].nulls = nl;
     }
-    if (chunks_resize(&l->states, cap, err) != CM_OK ||
+    if ((s->pack_words == 0 && chunks_resize(&l->states, cap, err) != CM_OK) ||
         (s->pack_words == 0 && chunks_resize(&l->hashes, cap, err) != CM_OK)) {
         return err->code;
     }
@@ -386,6 +390,9 @@ static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmEr
 
 static inline AggState *group_states(const AggLocal *l, int64_t g)
 {
+    if (l->state_off > 0) {
+        return (AggState *)((char *)chunk_at(&l->packed, g) + l->state_off);
+    }
     return chunk_at(&l->states, g);
 }
 
@@ -2579,7 +2586,8 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
     }
     l->states.width = sizeof(AggState) * (size_t)(s->n_aggs ? s->n_aggs : 1);
     l->hashes.width = sizeof(uint64_t);
-    l->packed.width = sizeof(uint64_t) * (size_t)s->pack_words;
+    l->state_off = sizeof(uint64_t) * (size_t)s->pack_words;
+    l->packed.width = l->state_off + sizeof(AggState) * (size_t)s->n_aggs;
     l->keys = cm_calloc((size_t)(s->n_keys ? s->n_keys : 1), sizeof(KeyCol));
     l->seen = cm_calloc((size_t)(s->n_aggs ? s->n_aggs : 1), sizeof(SeenSet));
     bool spills = s->mode != EX_AGG_PARTIAL;
