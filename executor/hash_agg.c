@@ -5,10 +5,14 @@
  *
  * Design: each task owns one table (partial aggregation is per task, and after
  * a hash exchange a partition's keys meet in one task, so no merging across
- * tasks is ever needed).  Groups are numbered densely; keys are stored column
- * by column in growable arrays and aggregate states in one array of AggState
- * (n_aggs per group).  The index is open addressing with linear probing over
- * (group + 1, upper hash bits) slots, at most half full.  A batch is processed
+ * tasks is ever needed).  Groups are numbered densely.  Integer-like keys that
+ * fit 24 bytes are packed per group into words, followed by the group's
+ * n_aggs AggStates in one record; other keys are stored column by column in
+ * growable arrays, the states and hashes in arrays of their own.  Records and
+ * states live in chunks that double (GroupChunks), so growing never moves
+ * them.  The index is open addressing with linear probing over (group + 1,
+ * lower hash bits) slots, at most half full; the home slot comes from those
+ * bits, so a rehash streams through the old slots.  A batch is processed
  * in two passes: find or insert the group of every row, then update each
  * aggregate column by column.  With no keys there is one group, and SINGLE or
  * FINAL emit one row even for empty input (count 0, sum NULL).

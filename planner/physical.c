@@ -567,11 +567,20 @@ static void note_keyed_union(Builder *bld, const PlNode *n)
             cols[k] = e->col;
         }
     }
-    if (c != NULL && c->kind == PL_UNION) {
-        bld->keyed_union = c;
-        bld->keyed_union_for = n;
-        bld->keyed_cols = cols;
+    if (c == NULL || c->kind != PL_UNION) {
+        return;
     }
+    /* Equal keys must hash alike on every side: the same types. */
+    for (int i = 0; i < c->n_inputs; i++) {
+        for (int k = 0; k < n->n_keys; k++) {
+            if (!cm_type_eq(c->inputs[i]->types[cols[k]], c->types[cols[k]])) {
+                return;
+            }
+        }
+    }
+    bld->keyed_union = c;
+    bld->keyed_union_for = n;
+    bld->keyed_cols = cols;
 }
 
 /* Every input closes into a gather and one task reads them all in turn, or,
