@@ -2046,50 +2046,56 @@ static PlNode *union_all(PlBinder *b, PlNode *l, PlNode *r)
     return u;
 }
 
-/* INTERSECT and EXCEPT: tag each side's rows, group by every column (where
- * NULLs are equal, as set operations want), and keep the groups seen on the
- * left and on the right (INTERSECT) or only on the left (EXCEPT). */
+/* INTERSECT and EXCEPT: tag each side's rows (0 left, 1 right), group by
+ * every column (where NULLs are equal, as set operations want), and keep the
+ * groups with no right row, sum(tag) = 0 (EXCEPT), or with rows on both
+ * sides, sum(tag) > 0 and count(*) > sum(tag) (INTERSECT).  One tag column
+ * and, for EXCEPT, one aggregate keep the rows and the groups small. */
 static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlNode *r,
                                 const CmType *types)
 {
     int n = l->n_cols;
-    int64_t ltag[2] = {1, 0}, rtag[2] = {0, 1};
-    l = cast_columns(b, l, types, 2, ltag);
-    r = l ? cast_columns(b, r, types, 2, rtag) : NULL;
+    bool is_except = sel->setop != PS_SET_INTERSECT;
+    int n_aggs = is_except ? 1 : 2;
+    int64_t ltag = 0, rtag = 1;
+    l = cast_columns(b, l, types, 1, &ltag);
+    r = l ? cast_columns(b, r, types, 1, &rtag) : NULL;
     PlNode *u = r ? union_all(b, l, r) : NULL;
-    PlNode *agg = u ? pl_node_new(b->arena, PL_AGGREGATE, n + 2) : NULL;
-    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
+    PlNode *agg = u ? pl_node_new(b->arena, PL_AGGREGATE, n + n_aggs) : NULL;
+    ExExpr **pre = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
     ExAggSpec *aggs = cm_arena_alloc(b->arena, sizeof(ExAggSpec) * 2);
     if (agg == NULL || pre == NULL || aggs == NULL) {
         return u ? oom(b) : NULL;
     }
-    for (int i = 0; i < n + 2; i++) {
+    for (int i = 0; i < n + 1; i++) {
         pre[i] = ex_expr_column(b->arena, i, u->types[i]);
         if (pre[i] == NULL) {
             return oom(b);
         }
-        agg->types[i] = u->types[i];
-        agg->names[i] = u->names[i];
     }
-    for (int i = 0; i < 2; i++) {
-        aggs[i] = (ExAggSpec){.fn = EX_AGG_SUM, .arg = n + i, .arg_type = u->types[n + i],
-                              .type = cm_type_make(CM_T_INT64)};
+    CmType int64 = cm_type_make(CM_T_INT64);
+    for (int i = 0; i < n + n_aggs; i++) {
+        agg->types[i] = i < n ? u->types[i] : int64;
+        agg->names[i] = u->names[i < n ? i : n];
     }
+    aggs[0] = (ExAggSpec){.fn = EX_AGG_SUM, .arg = n, .arg_type = u->types[n], .type = int64};
+    aggs[1] = (ExAggSpec){.fn = EX_AGG_COUNT_STAR, .arg = -1, .type = int64};
     agg->n_keys = n;
-    agg->n_aggs = 2;
+    agg->n_aggs = n_aggs;
     agg->aggs = aggs;
-    agg->child = pl_project(b, u, n + 2, pre, u->names);
+    agg->child = pl_project(b, u, n + 1, pre, u->names);
     if (agg->child == NULL) {
         return NULL;
     }
-    CmValue zero = {.type = cm_type_make(CM_T_INT64), .i = 0};
-    ExExpr *seen_l[2] = {ex_expr_column(b->arena, n, agg->types[n]), ex_expr_const(b->arena, &zero)};
-    ExExpr *seen_r[2] = {ex_expr_column(b->arena, n + 1, agg->types[n + 1]),
-                         ex_expr_const(b->arena, &zero)};
-    ExExpr *in_l = pl_make_call(b, ">", seen_l, 2, sel->src_off);
-    ExExpr *in_r = pl_make_call(b, sel->setop == PS_SET_INTERSECT ? ">" : "=", seen_r, 2,
-                                sel->src_off);
-    ExExpr *pred = in_l && in_r ? pl_make_and(b, in_l, in_r) : NULL;
+    CmValue zero = {.type = int64, .i = 0};
+    ExExpr *sum = ex_expr_column(b->arena, n, int64);
+    ExExpr *cmp_zero[2] = {sum, ex_expr_const(b->arena, &zero)};
+    ExExpr *pred = pl_make_call(b, is_except ? "=" : ">", cmp_zero, 2, sel->src_off);
+    if (!is_except && pred != NULL) {
+        ExExpr *cmp_count[2] = {ex_expr_column(b->arena, n + 1, int64), sum};
+        ExExpr *has_left = pl_make_call(b, ">", cmp_count, 2, sel->src_off);
+        pred = has_left ? pl_make_and(b, pred, has_left) : NULL;
+    }
     PlNode *f = pred ? pl_filter(b, agg, pred, sel->src_off) : NULL;
     if (f == NULL) {
         return NULL;

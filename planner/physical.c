@@ -26,6 +26,8 @@ typedef struct Pipe {
     int n_ops;
     ExOp *ops[MAX_PIPE_OPS];
     bool single;        /* runs as one task */
+    const PlNode *keyed_for; /* the aggregate whose keys the pipe's rows are partitioned on
+                                (a union read for it, build_union), or NULL */
     int n_deps;
     ExStage *deps[64];
 } Pipe;
@@ -36,6 +38,12 @@ typedef struct Builder {
     PlStagePlan *plan;
     PlEst *est;         /* row estimates of the (pruned, unchanging) plan; may be NULL */
     CmErr *err;
+    /* A union an aggregate reads through projections of plain columns: its
+     * inputs are exchanged on the aggregate's keys (union columns keyed_cols)
+     * so that each task aggregates whole groups (keyed_union_for). */
+    const PlNode *keyed_union;
+    const PlNode *keyed_union_for;
+    int *keyed_cols;
 } Builder;
 
 static const ExOp *pipe_top(const Pipe *p)
@@ -421,7 +429,8 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
                    n->aggs[a].n_order > 0;
     }
     bool empty_set = n->empty_set_key >= 0;
-    if (distinct && !p->single) {
+    bool keyed = p->keyed_for == n; /* every group's rows are in one task already */
+    if (distinct && !p->single && !keyed) {
         /* DISTINCT aggregates see every row of a group in one task: the raw
          * rows are exchanged on the keys and aggregated once. */
         int n_parts = n->n_keys > 0 && !empty_set ? (int)bld->cfg->shuffle_partitions : 1;
@@ -432,7 +441,7 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
     if (n->n_keys > 0 && !sort_for_order(bld, n, p)) {
         return false;
     }
-    if (p->single || distinct) {
+    if (p->single || distinct || keyed) {
         ExOp *op = ex_hash_agg_new(bld->a, EX_AGG_SINGLE, n->n_keys, keys, key_types, n->n_aggs,
                                    n->aggs, bld->err);
         if (op != NULL && empty_set) {
@@ -529,9 +538,62 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
 
-/* Every input closes into a gather; one task reads them all in turn. */
+/*
+ * When aggregate n (with keys, no empty grouping set) reads a union through
+ * projections that pass its keys on as plain columns, notes the union and the
+ * union column of each key in bld, for build_union.  INTERSECT, EXCEPT and
+ * UNION are such aggregates: hashing each input on the keys lets every task
+ * group its partition alone, where one task would otherwise group it all.
+ */
+static void note_keyed_union(Builder *bld, const PlNode *n)
+{
+    if (n->n_keys == 0 || n->empty_set_key >= 0 || bld->cfg->shuffle_partitions <= 1) {
+        return;
+    }
+    int *cols = cm_arena_alloc(bld->a, sizeof(int) * (size_t)n->n_keys);
+    if (cols == NULL) {
+        return; /* only a missed chance */
+    }
+    for (int k = 0; k < n->n_keys; k++) {
+        cols[k] = k;
+    }
+    const PlNode *c = n->child;
+    for (; c != NULL && c->kind == PL_PROJECT; c = c->child) {
+        for (int k = 0; k < n->n_keys; k++) {
+            const ExExpr *e = c->exprs[cols[k]];
+            if (e->kind != EX_E_COLUMN) {
+                return;
+            }
+            cols[k] = e->col;
+        }
+    }
+    if (c == NULL || c->kind != PL_UNION) {
+        return;
+    }
+    /* Equal keys must hash alike on every side: the same types. */
+    for (int i = 0; i < c->n_inputs; i++) {
+        for (int k = 0; k < n->n_keys; k++) {
+            if (!cm_type_eq(c->inputs[i]->types[cols[k]], c->types[cols[k]])) {
+                return;
+            }
+        }
+    }
+    bld->keyed_union = c;
+    bld->keyed_union_for = n;
+    bld->keyed_cols = cols;
+}
+
+/* Every input closes into a gather and one task reads them all in turn, or,
+ * for the union an aggregate noted (note_keyed_union), into a hash exchange
+ * on its keys, and task i reads partition i of every input. */
 static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
 {
+    bool keyed = bld->keyed_union == n;
+    const PlNode *agg = bld->keyed_union_for;
+    const int *cols = bld->keyed_cols;
+    bld->keyed_union = NULL;
+    bld->keyed_union_for = NULL;
+    int n_parts = keyed ? (int)bld->cfg->shuffle_partitions : 1;
     ShShuffle ***slots = cm_arena_alloc(bld->a, sizeof(ShShuffle **) * (size_t)n->n_inputs);
     Pipe *ip = cm_arena_zalloc(bld->a, sizeof *ip);
     if (slots == NULL || ip == NULL) {
@@ -543,7 +605,8 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
     for (int i = 0; i < n->n_inputs; i++) {
         memset(ip, 0, sizeof *ip);
         ExStage *s = build(bld, n->inputs[i], ip)
-                         ? close_to_shuffle(bld, ip, 0, NULL, 1, &slots[i])
+                         ? close_to_shuffle(bld, ip, keyed ? agg->n_keys : 0, cols, n_parts,
+                                            &slots[i])
                          : NULL;
         if (s == NULL) {
             return false;
@@ -555,7 +618,8 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
     memset(p, 0, sizeof *p);
     p->source = ex_shuffle_read_multi_new(bld->a, n->n_inputs, slots, n->n_cols, n->types,
                                           bld->err);
-    p->single = true;
+    p->single = !keyed;
+    p->keyed_for = keyed ? agg : NULL;
     memcpy(p->deps, deps, sizeof(ExStage *) * (size_t)n_deps);
     p->n_deps = n_deps;
     return p->source != NULL;
@@ -586,6 +650,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
     }
     if (n->kind == PL_UNION) {
         return build_union(bld, n, p);
+    }
+    if (n->kind == PL_AGGREGATE) {
+        note_keyed_union(bld, n);
     }
     if (n->child != NULL && !build(bld, n->child, p)) {
         return false;
