@@ -25,6 +25,7 @@
 #include "common/alloc.h"
 #include "common/datetime.h"
 #include "executor/result.h"
+#include "executor/sort_key.h"
 #include "shuffle/spill.h"
 
 /* One run being merged: its current batch and the next row in it. */
@@ -51,7 +52,8 @@ struct ExSorter {
     int n_keys;
     ExSortKey *keys;         /* owned */
     int64_t limit;           /* -1: all rows */
-    int64_t row_width;       /* fixed bytes a buffered row takes, its ExRowRef included */
+    int64_t row_width;       /* fixed bytes a buffered row takes, its ExRowRef and its
+                                normalized key while sorted (sort_key.h) included */
     CmMemRes res;            /* buffered rows, then the merge's input batches */
     ExResult *rows;          /* buffered rows; owned */
     const CmBatch **batches; /* rows' batches by index, for the comparator; owned */
@@ -238,7 +240,9 @@ static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
     if (s->limit >= 0 && s->limit < n / 4) {
         keep = s->limit > 0 ? select_top(s->order, n, s->limit, &ctx) : 0;
     }
-    qsort_r(s->order, (size_t)keep, sizeof(ExRowRef), compare_refs, &ctx);
+    if (ex_sort_refs(s->types, s->keys, s->n_keys, s->batches, s->order, keep, err) != CM_OK) {
+        return err->code;
+    }
     s->n_order = s->limit >= 0 && s->limit < keep ? s->limit : keep;
     s->next = 0;
     return CM_OK;
@@ -605,7 +609,7 @@ ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, cons
     if (n_keys > 0) {
         memcpy(s->keys, keys, sizeof(ExSortKey) * (size_t)n_keys);
     }
-    s->row_width = (int64_t)sizeof(ExRowRef);
+    s->row_width = (int64_t)sizeof(ExRowRef) + ex_sort_key_entry_bytes(types, keys, n_keys);
     for (int c = 0; c < n_cols; c++) {
         s->row_width += (int64_t)cm_type_width(types[c]);
     }
