@@ -7,7 +7,8 @@
  * and written to a spill file as a sorted run (shuffle/spill.h), their memory
  * is released, and buffering goes on.  At the end, with no run written, the
  * rows are sorted in memory and stay there (no spill, no copy: the common
- * case costs what a plain in-memory sort does).  Otherwise the last part is
+ * case costs what a plain in-memory sort does; rows are sorted by normalized
+ * keys, sort_key.h).  Otherwise the last part is
  * written as a run too and the runs are k-way merged with a heap, reading one
  * batch of each run at a time; when more runs exist than the memory for one
  * batch each (or EX_SORTER_MAX_FANIN) allows, groups of neighbouring runs are
@@ -77,7 +78,8 @@ CmStatus ex_sorter_next(ExSorter *s, CmBatch *out, bool *has_more, CmErr *err);
 bool ex_sorter_in_memory(const ExSorter *s, const CmBatch *const **batches,
                          const ExRowRef **order, int64_t *n);
 /* Bytes the active rows of b (the sorter's layout) take once buffered:
- * fixed-width values, out-of-line string bytes and one ExRowRef per row. */
+ * fixed-width values, out-of-line string bytes, one ExRowRef per row and the
+ * normalized key the row has while it is sorted. */
 int64_t ex_sorter_row_bytes(const ExSorter *s, const CmBatch *b);
 /* Sorted runs written so far (intermediate merges included). */
 int ex_sorter_n_runs(const ExSorter *s);
