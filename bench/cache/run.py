@@ -177,16 +177,6 @@ def working_set(args, workload, scale, datadir):
     return m["execution total"][1] + m["storage total"][1]
 
 
-def find_duckdb():
-    """shared/tools/duckdb/duckdb-sql in the first directory above the repo that has it."""
-    d = REPO
-    while True:
-        p = os.path.join(d, "shared", "tools", "duckdb", "duckdb-sql")
-        if os.path.exists(p) or os.path.dirname(d) == d:
-            return p
-        d = os.path.dirname(d)
-
-
 def main():
     ap = argparse.ArgumentParser(description="bench/cache: cache levels x memory splits")
     ap.add_argument("--scale", type=float, default=0.1)
@@ -197,7 +187,7 @@ def main():
     ap.add_argument("--only", help="run these configurations only (names as in the report)")
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "sluice-bench-memory"))
     ap.add_argument("--sluice", default=os.path.join(REPO, "build", "sluice"))
-    ap.add_argument("--duckdb", default=find_duckdb(),
+    ap.add_argument("--duckdb", default=membench.find_duckdb(),
                     help="generates the inputs (default: shared/tools/duckdb/duckdb-sql above the repo)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=1800)

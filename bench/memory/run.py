@@ -318,6 +318,17 @@ def mib(n):
     return "%.0f MiB" % (n / 1048576.0) if n is not None else "—"
 
 
+def find_duckdb():
+    """shared/tools/duckdb/duckdb-sql in the first directory above the repo that has it
+    (the repo's parent for a checkout beside shared/, further up for a worktree)."""
+    d = REPO
+    while True:
+        p = os.path.join(d, "shared", "tools", "duckdb", "duckdb-sql")
+        if os.path.exists(p) or os.path.dirname(d) == d:
+            return p
+        d = os.path.dirname(d)
+
+
 def main():
     ap = argparse.ArgumentParser(description="Sluice memory benchmark: seed workloads beside DuckDB")
     ap.add_argument("--scale", type=float, default=1.0)
@@ -325,9 +336,7 @@ def main():
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "sluice-bench-memory"))
     ap.add_argument("--sluice", default=os.path.join(REPO, "build", "sluice"))
-    ap.add_argument("--duckdb", default=os.path.normpath(os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "tools", "duckdb",
-        "duckdb-sql")))
+    ap.add_argument("--duckdb", default=find_duckdb())
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--no-quarter", action="store_true", help="only the default-memory runs")
