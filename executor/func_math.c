@@ -162,62 +162,60 @@ static CmStatus round_dec(KERNEL_ARGS)
     return CM_OK;
 }
 
-/* round(x, digits) for DECIMAL and integers, exact: aux = scale | (digits + 128) << 8.
- * The result keeps min(digits, scale) decimals (none when digits < 0). */
+/* The integer at p of a, an INTEGER or BIGINT vector (or a DECIMAL's raw value). */
+static inline int64_t int_value(const CmVec *a, uint32_t p)
+{
+    return a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p] : ((const int64_t *)a->data)[p];
+}
+
+/* v, a value at `scale`, rounded half away from zero to `keep` decimals: the
+ * result keeps min(keep, scale) decimals, none when keep < 0 (a multiple of
+ * 10^-keep, 0 past 18 digits).  False when that overflows BIGINT. */
+static bool round_scaled(int64_t v, int scale, int64_t keep, int64_t *r)
+{
+    if (keep >= scale) {
+        *r = v;
+    } else if (keep >= 0) {
+        *r = dec_round(v, scale, (int)keep, 0);
+    } else if (scale - keep > 18) {
+        *r = 0;
+    } else {
+        CmInt128 x = (CmInt128)dec_round(v, scale - (int)keep, 0, 0) * cm_pow10((int)-keep);
+        if (x > INT64_MAX || x < INT64_MIN) {
+            return false;
+        }
+        *r = (int64_t)x;
+    }
+    return true;
+}
+
+/* round(x, digits) for DECIMAL and integers with constant digits, exact:
+ * aux = scale | (digits + 128) << 8. */
 static CmStatus round_digits_k(KERNEL_ARGS)
 {
     int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
-    const CmVec *a = args[0];
     int64_t *r = out->data;
     ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        int64_t v = a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p]
-                                             : ((const int64_t *)a->data)[p];
-        if (keep >= scale) {
-            r[p] = v;
-        } else if (keep >= 0) {
-            r[p] = dec_round(v, scale, keep, 0);
-        } else if (scale - keep > 18) {
-            r[p] = 0;
-        } else {
-            CmInt128 x = (CmInt128)dec_round(v, scale - keep, 0, 0) * cm_pow10(-keep);
-            if (x > INT64_MAX || x < INT64_MIN) {
-                return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
-            }
-            r[p] = (int64_t)x;
+        if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), scale, keep, &r[p])) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
         }
     }
     return CM_OK;
 }
 
-/* round(integer, digits) with digits a column or out of the constant path's
- * range: digits >= 0 keep the value, negative ones round it half away from
- * zero to a multiple of 10^-digits (0 past 18 digits); NULL digits give NULL. */
+/* round(integer, digits) with digits a column or outside the constant path's
+ * -18..18, per row; NULL digits give NULL. */
 static CmStatus round_int_k(KERNEL_ARGS)
 {
-    const CmVec *a = args[0];
     const int64_t *d = args[1]->data;
     int64_t *r = out->data;
     ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (cm_vec_is_null(out, p)) {
-            continue;
-        }
-        int64_t v = a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p]
-                                             : ((const int64_t *)a->data)[p];
-        if (d[p] >= 0) {
-            r[p] = v;
-        } else if (d[p] < -18) {
-            r[p] = 0;
-        } else {
-            int keep = (int)-d[p];
-            CmInt128 x = (CmInt128)dec_round(v, keep, 0, 0) * cm_pow10(keep);
-            if (x > INT64_MAX || x < INT64_MIN) {
-                return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
-            }
-            r[p] = (int64_t)x;
+        if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), 0, d[p], &r[p])) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
         }
     }
     return CM_OK;
