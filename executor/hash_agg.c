@@ -611,23 +611,6 @@ static void table_reset(const HashAggSpec *s, AggLocal *l)
     cm_arena_reset(&l->strings);
 }
 
-/* Packs the keys of the row at position p of `in` into out (pack_words words). */
-static void pack_row(const HashAggSpec *s, const CmBatch *in, uint32_t p, uint64_t *out)
-{
-    memset(out, 0, sizeof(uint64_t) * PACK_MAX_WORDS);
-    char *b = (char *)out;
-    for (int k = 0; k < s->n_keys; k++) {
-        const CmVec *v = &in->cols[s->keys[k]];
-        size_t w = cm_type_width(s->key_types[k]);
-        uint32_t at = v->kind == CM_VEC_CONST ? 0 : p; /* as ex_hash_keys reads it */
-        if (cm_vec_is_null(v, at)) {
-            b[s->pack_null_off + k / 8] |= (char)(1 << (k % 8));
-        } else {
-            memcpy(b + s->pack_off[k], (const char *)v->data + w * at, w);
-        }
-    }
-}
-
 /* Packs key k, the value at position p of v, into key (zeroed before). */
 static void pack_row_key(const HashAggSpec *s, const CmVec *v, int k, uint32_t p, uint64_t *key)
 {
@@ -637,6 +620,16 @@ static void pack_row_key(const HashAggSpec *s, const CmVec *v, int k, uint32_t p
     } else {
         size_t w = cm_type_width(s->key_types[k]);
         memcpy(b + s->pack_off[k], (const char *)v->data + w * p, w);
+    }
+}
+
+/* Packs the keys of the row at position p of `in` into out (pack_words words). */
+static void pack_row(const HashAggSpec *s, const CmBatch *in, uint32_t p, uint64_t *out)
+{
+    memset(out, 0, sizeof(uint64_t) * PACK_MAX_WORDS);
+    for (int k = 0; k < s->n_keys; k++) {
+        const CmVec *v = &in->cols[s->keys[k]];
+        pack_row_key(s, v, k, v->kind == CM_VEC_CONST ? 0 : p, out); /* as ex_hash_keys reads it */
     }
 }
 
