@@ -379,20 +379,11 @@ typedef struct SortCtx {
     const CmBatch *const *batches;
 } SortCtx;
 
-/* Keys in full, then input order (keep in sync with compare_refs in sort_run.c). */
+/* Keys in full, then input order. */
 static int compare_full(const void *x, const void *y, void *arg)
 {
     const SortCtx *c = arg;
-    const ExRowRef *ra = x, *rb = y;
-    int d = ex_sort_compare_rows(c->keys, c->n_keys, c->batches[ra->batch], ra->row,
-                                 c->batches[rb->batch], rb->row);
-    if (d != 0) {
-        return d;
-    }
-    if (ra->batch != rb->batch) {
-        return ra->batch < rb->batch ? -1 : 1;
-    }
-    return (ra->row > rb->row) - (ra->row < rb->row);
+    return ex_sort_compare_refs(c->keys, c->n_keys, c->batches, x, y);
 }
 
 /* Bytes from str_off on that the first key's strings in refs[0..n) (NULLs

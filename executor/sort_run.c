@@ -157,13 +157,11 @@ typedef struct SortCtx {
     const CmBatch **batches;
 } SortCtx;
 
-/* Keys, then input order: a total order, so the sort is stable. */
-static int compare_refs(const void *x, const void *y, void *arg)
+int ex_sort_compare_refs(const ExSortKey *keys, int n_keys, const CmBatch *const *batches,
+                         const ExRowRef *ra, const ExRowRef *rb)
 {
-    const SortCtx *ctx = arg;
-    const ExRowRef *ra = x, *rb = y;
-    int c = ex_sort_compare_rows(ctx->s->keys, ctx->s->n_keys, ctx->batches[ra->batch], ra->row,
-                                 ctx->batches[rb->batch], rb->row);
+    int c = ex_sort_compare_rows(keys, n_keys, batches[ra->batch], ra->row, batches[rb->batch],
+                                 rb->row);
     if (c != 0) {
         return c;
     }
@@ -171,6 +169,13 @@ static int compare_refs(const void *x, const void *y, void *arg)
         return ra->batch < rb->batch ? -1 : 1;
     }
     return (ra->row > rb->row) - (ra->row < rb->row);
+}
+
+/* Keys, then input order: a total order, so the sort is stable. */
+static int compare_refs(const void *x, const void *y, void *arg)
+{
+    const SortCtx *ctx = arg;
+    return ex_sort_compare_refs(ctx->s->keys, ctx->s->n_keys, ctx->batches, x, y);
 }
 
 /* ---- sorting the buffered rows ------------------------------------------------------ */

@@ -50,6 +50,10 @@ typedef struct ExRowRef {
  * says; NaN sorts after every number. */
 int ex_sort_compare_rows(const ExSortKey *keys, int n_keys, const CmBatch *a, uint32_t ra,
                          const CmBatch *b, uint32_t rb);
+/* Compares the rows ra and rb of batches[] by keys[0..n_keys), then by
+ * (batch, row): a total order, under which a sort is stable. */
+int ex_sort_compare_refs(const ExSortKey *keys, int n_keys, const CmBatch *const *batches,
+                         const ExRowRef *ra, const ExRowRef *rb);
 
 /* A sorter of rows with n_cols columns of `types` on keys[0..n_keys) (copied),
  * keeping the first `limit` rows (-1: all).  Memory is reserved for op in
