@@ -23,12 +23,12 @@ typedef struct CmMem {
     int64_t peak[2];
     int64_t n_consumers[2];
     int64_t refusals;
-    CmMemRes *head;      /* consumers holding memory */
+    CmMemRes *head;       /* consumers holding memory */
     CmMemEvictor evictor; /* frees storage memory for execution; may be NULL */
     int64_t evicted;      /* bytes execution took back from storage */
     CmMemMode mode;
     double storage_frac, shuffle_frac; /* shares of the limit (cm_mem_set_mode) */
-    double boundary;      /* the protected storage share: storage_frac, or AUTO's */
+    double boundary;                   /* the protected storage share: storage_frac, or AUTO's */
 } CmMem;
 
 /* cm_mem_grow keeps 1/HEADROOM_DIV of execution memory free (see there). */
@@ -329,8 +329,7 @@ CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
     CmMem *m = mem();
     cm_mutex_lock(&m->lock);
     CmStatus st = CM_OK;
-    while (!fits(m, r->pool, bytes) && r->pool == CM_MEM_EXECUTION &&
-           take_back(m, bytes, false)) {
+    while (!fits(m, r->pool, bytes) && r->pool == CM_MEM_EXECUTION && take_back(m, bytes, false)) {
     }
     if (fits(m, r->pool, bytes)) {
         take(m, r, bytes);

@@ -14,7 +14,7 @@
 /* Adjacent pairs: in [lo, hi], the upper case letter is the code point with
  * parity `upper_odd` and its lower case is the next one. */
 typedef struct CasePairs {
-    uint16_t lo, hi;  /* inclusive range of code points, both cases */
+    uint16_t lo, hi;   /* inclusive range of code points, both cases */
     uint8_t upper_odd; /* 1 when the upper case letters are the odd code points */
 } CasePairs;
 

@@ -45,99 +45,104 @@ static CmStatus div_zero(const ExExpr *e, CmErr *err)
 }
 
 /* A binary kernel that may fail: BODY sets r[p] from a[p], b[p] or returns. */
-#define CHECKED_BINARY(NAME, TA, TB, TR, BODY)                                                \
-    static CmStatus NAME(KERNEL_ARGS)                                                         \
-    {                                                                                         \
-        const TA *a = args[0]->data;                                                          \
-        const TB *b = args[1]->data;                                                          \
-        TR *r = out->data;                                                                    \
-        ex_and_validity(args, 2, out);                                                           \
-        for (int i = 0; i < in->n_rows; i++) {                                                \
-            uint32_t p = cm_batch_pos(in, i);                                                 \
-            if (cm_vec_is_null(out, p)) {                                                     \
-                continue;                                                                     \
-            }                                                                                 \
-            BODY                                                                              \
-        }                                                                                     \
-        return CM_OK;                                                                         \
+#define CHECKED_BINARY(NAME, TA, TB, TR, BODY)                                                     \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        const TA *a = args[0]->data;                                                               \
+        const TB *b = args[1]->data;                                                               \
+        TR *r = out->data;                                                                         \
+        ex_and_validity(args, 2, out);                                                             \
+        for (int i = 0; i < in->n_rows; i++) {                                                     \
+            uint32_t p = cm_batch_pos(in, i);                                                      \
+            if (cm_vec_is_null(out, p)) {                                                          \
+                continue;                                                                          \
+            }                                                                                      \
+            BODY                                                                                   \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 /* A binary kernel that cannot fail. */
-#define PLAIN_BINARY(NAME, TA, TB, TR, EXPR)                                                  \
-    static CmStatus NAME(KERNEL_ARGS)                                                         \
-    {                                                                                         \
-        const TA *a = args[0]->data;                                                          \
-        const TB *b = args[1]->data;                                                          \
-        TR *r = out->data;                                                                    \
-        ex_and_validity(args, 2, out);                                                           \
-        if (in->sel == NULL) {                                                                \
-            for (uint32_t p = 0; p < (uint32_t)in->n_rows; p++) {                             \
-                r[p] = (EXPR);                                                                \
-            }                                                                                 \
-        } else {                                                                              \
-            for (int i = 0; i < in->n_rows; i++) {                                            \
-                uint32_t p = in->sel[i];                                                      \
-                r[p] = (EXPR);                                                                \
-            }                                                                                 \
-        }                                                                                     \
-        return CM_OK;                                                                         \
+#define PLAIN_BINARY(NAME, TA, TB, TR, EXPR)                                                       \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        const TA *a = args[0]->data;                                                               \
+        const TB *b = args[1]->data;                                                               \
+        TR *r = out->data;                                                                         \
+        ex_and_validity(args, 2, out);                                                             \
+        if (in->sel == NULL) {                                                                     \
+            for (uint32_t p = 0; p < (uint32_t)in->n_rows; p++) {                                  \
+                r[p] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int i = 0; i < in->n_rows; i++) {                                                 \
+                uint32_t p = in->sel[i];                                                           \
+                r[p] = (EXPR);                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 /* ---- arithmetic ------------------------------------------------------------ */
 
-CHECKED_BINARY(add_i64, int64_t, int64_t, int64_t,
-               if (__builtin_add_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
-CHECKED_BINARY(sub_i64, int64_t, int64_t, int64_t,
-               if (__builtin_sub_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
-CHECKED_BINARY(mul_i64, int64_t, int64_t, int64_t,
-               if (__builtin_mul_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
-CHECKED_BINARY(div_i64, int64_t, int64_t, int64_t,
-               if (b[p] == 0) { return div_zero(e, err); }
-               if (a[p] == INT64_MIN && b[p] == -1) { return overflow(e, err); }
-               r[p] = a[p] / b[p];)
-CHECKED_BINARY(mod_i64, int64_t, int64_t, int64_t,
-               if (b[p] == 0) { return div_zero(e, err); }
-               r[p] = b[p] == -1 ? 0 : a[p] % b[p];)
+CHECKED_BINARY(
+    add_i64, int64_t, int64_t, int64_t,
+    if (__builtin_add_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+CHECKED_BINARY(
+    sub_i64, int64_t, int64_t, int64_t,
+    if (__builtin_sub_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+CHECKED_BINARY(
+    mul_i64, int64_t, int64_t, int64_t,
+    if (__builtin_mul_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+CHECKED_BINARY(
+    div_i64, int64_t, int64_t, int64_t,
+    if (b[p] == 0) { return div_zero(e, err); } if (a[p] == INT64_MIN && b[p] == -1) {
+        return overflow(e, err);
+    } r[p] = a[p] / b[p];)
+CHECKED_BINARY(
+    mod_i64, int64_t, int64_t, int64_t,
+    if (b[p] == 0) { return div_zero(e, err); } r[p] = b[p] == -1 ? 0 : a[p] % b[p];)
 PLAIN_BINARY(add_f64, double, double, double, a[p] + b[p])
 PLAIN_BINARY(sub_f64, double, double, double, a[p] - b[p])
 PLAIN_BINARY(mul_f64, double, double, double, a[p] * b[p])
-CHECKED_BINARY(div_f64, double, double, double,
-               if (b[p] == 0) { return div_zero(e, err); } r[p] = a[p] / b[p];)
-CHECKED_BINARY(mod_f64, double, double, double,
-               if (b[p] == 0) { return div_zero(e, err); } r[p] = fmod(a[p], b[p]);)
+CHECKED_BINARY(
+    div_f64, double, double, double,
+    if (b[p] == 0) { return div_zero(e, err); } r[p] = a[p] / b[p];)
+CHECKED_BINARY(
+    mod_f64, double, double, double,
+    if (b[p] == 0) { return div_zero(e, err); } r[p] = fmod(a[p], b[p]);)
 /* Decimal + and - work on operands already rescaled to the result's scale; the
  * result must stay within 18 digits. */
-CHECKED_BINARY(add_dec, int64_t, int64_t, int64_t,
-               if (__builtin_add_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
-                   r[p] <= -cm_pow10(18)) { return overflow(e, err); })
-CHECKED_BINARY(sub_dec, int64_t, int64_t, int64_t,
-               if (__builtin_sub_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
-                   r[p] <= -cm_pow10(18)) { return overflow(e, err); })
+CHECKED_BINARY(
+    add_dec, int64_t, int64_t, int64_t,
+    if (__builtin_add_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
+        r[p] <= -cm_pow10(18)) { return overflow(e, err); })
+CHECKED_BINARY(
+    sub_dec, int64_t, int64_t, int64_t,
+    if (__builtin_sub_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
+        r[p] <= -cm_pow10(18)) { return overflow(e, err); })
 /* Decimal %: each operand raised to the result's scale in 128 bits (aux: the
  * two raises, 8 bits each), so that a BIGINT beside a DECIMAL(3,2) does not
  * overflow; the remainder is no larger than the operand already at that scale,
  * which fits. */
-CHECKED_BINARY(mod_dec, int64_t, int64_t, int64_t,
-               if (b[p] == 0) { return div_zero(e, err); }
-               CmInt128 x = (CmInt128)a[p] * cm_pow10((int)(e->aux & 0xff));
-               CmInt128 y = (CmInt128)b[p] * cm_pow10((int)(e->aux >> 8));
-               r[p] = (int64_t)(x % y);)
+CHECKED_BINARY(
+    mod_dec, int64_t, int64_t, int64_t,
+    if (b[p] == 0) { return div_zero(e, err); } CmInt128 x = (CmInt128)a[p] *
+                                                             cm_pow10((int)(e->aux & 0xff));
+    CmInt128 y = (CmInt128)b[p] * cm_pow10((int)(e->aux >> 8)); r[p] = (int64_t)(x % y);)
 /* Decimal *: scales add up; the product must fit 18 digits. */
-CHECKED_BINARY(mul_dec, int64_t, int64_t, int64_t,
-               CmInt128 v = (CmInt128)a[p] * b[p];
-               if (v >= cm_pow10(18) || v <= -cm_pow10(18)) { return overflow(e, err); }
-               r[p] = (int64_t)v;)
+CHECKED_BINARY(
+    mul_dec, int64_t, int64_t, int64_t, CmInt128 v = (CmInt128)a[p] * b[p];
+    if (v >= cm_pow10(18) || v <= -cm_pow10(18)) { return overflow(e, err); } r[p] = (int64_t)v;)
 
 /* Date arithmetic: DATE +/- days, DATE - DATE (days + DATE swaps its
  * arguments to use add_date_i64). */
-CHECKED_BINARY(add_date_i64, int32_t, int64_t, int32_t,
-               int64_t v = (int64_t)a[p] + b[p];
-               if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
-               r[p] = (int32_t)v;)
-CHECKED_BINARY(sub_date_i64, int32_t, int64_t, int32_t,
-               int64_t v = (int64_t)a[p] - b[p];
-               if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); }
-               r[p] = (int32_t)v;)
+CHECKED_BINARY(
+    add_date_i64, int32_t, int64_t, int32_t, int64_t v = (int64_t)a[p] + b[p];
+    if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); } r[p] = (int32_t)v;)
+CHECKED_BINARY(
+    sub_date_i64, int32_t, int64_t, int32_t, int64_t v = (int64_t)a[p] - b[p];
+    if (v > INT32_MAX || v < INT32_MIN) { return overflow(e, err); } r[p] = (int32_t)v;)
 PLAIN_BINARY(sub_date_date, int32_t, int32_t, int64_t, (int64_t)a[p] - b[p])
 
 static CmStatus neg_i64(KERNEL_ARGS)
@@ -196,12 +201,12 @@ static CmStatus abs_f64(KERNEL_ARGS)
 
 /* ---- comparison ------------------------------------------------------------ */
 
-#define CMP_KERNELS(SUFFIX, T, CMP)                                                           \
-    PLAIN_BINARY(eq_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) == 0)                            \
-    PLAIN_BINARY(ne_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) != 0)                            \
-    PLAIN_BINARY(lt_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) < 0)                             \
-    PLAIN_BINARY(le_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) <= 0)                            \
-    PLAIN_BINARY(gt_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) > 0)                             \
+#define CMP_KERNELS(SUFFIX, T, CMP)                                                                \
+    PLAIN_BINARY(eq_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) == 0)                                 \
+    PLAIN_BINARY(ne_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) != 0)                                 \
+    PLAIN_BINARY(lt_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) < 0)                                  \
+    PLAIN_BINARY(le_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) <= 0)                                 \
+    PLAIN_BINARY(gt_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) > 0)                                  \
     PLAIN_BINARY(ge_##SUFFIX, T, T, uint8_t, CMP(a[p], b[p]) >= 0)
 
 #define NUM_CMP(x, y) (((x) > (y)) - ((x) < (y)))
@@ -215,7 +220,7 @@ CMP_KERNELS(u8, uint8_t, NUM_CMP)
 CMP_KERNELS(iv, CmInterval, IV_CMP)
 /* Strings are compared only where both sides are valid: the slot under a NULL
  * may hold no string at all. */
-#define STR_KERNEL(NAME, TEST)                                                                \
+#define STR_KERNEL(NAME, TEST)                                                                     \
     CHECKED_BINARY(NAME, CmStr, CmStr, uint8_t, r[p] = (uint8_t)(STR_CMP(a[p], b[p]) TEST);)
 /* Equality needs no order: lengths and 4-byte prefixes settle most pairs
  * without reaching the bytes. */
@@ -230,9 +235,11 @@ typedef struct CmpSet {
     ExKernel k[6]; /* = <> < <= > >= */
 } CmpSet;
 
-#define CMP_SET(SUFFIX)                                                                       \
-    {                                                                                         \
-        {eq_##SUFFIX, ne_##SUFFIX, lt_##SUFFIX, le_##SUFFIX, gt_##SUFFIX, ge_##SUFFIX}        \
+#define CMP_SET(SUFFIX)                                                                            \
+    {                                                                                              \
+        {                                                                                          \
+            eq_##SUFFIX, ne_##SUFFIX, lt_##SUFFIX, le_##SUFFIX, gt_##SUFFIX, ge_##SUFFIX           \
+        }                                                                                          \
     }
 
 static const CmpSet CMP_I32 = CMP_SET(i32), CMP_I64 = CMP_SET(i64), CMP_F64 = CMP_SET(f64),
@@ -293,11 +300,16 @@ static CmStatus concat_str(KERNEL_ARGS)
 static int rank(CmType t)
 {
     switch ((CmTypeId)t.id) {
-    case CM_T_INT32: return 1;
-    case CM_T_INT64: return 2;
-    case CM_T_DECIMAL: return 3;
-    case CM_T_DOUBLE: return 4;
-    default: return 0;
+    case CM_T_INT32:
+        return 1;
+    case CM_T_INT64:
+        return 2;
+    case CM_T_DECIMAL:
+        return 3;
+    case CM_T_DOUBLE:
+        return 4;
+    default:
+        return 0;
     }
 }
 
@@ -365,8 +377,7 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
     return false;
 }
 
-static CmStatus no_match(const char *name, int n_args, const CmType *types, int64_t off,
-                         CmErr *err)
+static CmStatus no_match(const char *name, int n_args, const CmType *types, int64_t off, CmErr *err)
 {
     char t0[32], t1[32];
     if (n_args == 1) {
@@ -418,15 +429,27 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     const CmpSet *set;
     switch ((CmTypeId)c.id) {
     case CM_T_INT32:
-    case CM_T_DATE: set = &CMP_I32; break;
+    case CM_T_DATE:
+        set = &CMP_I32;
+        break;
     case CM_T_INT64:
     case CM_T_TIME:
     case CM_T_TIMESTAMP:
-    case CM_T_DECIMAL: set = &CMP_I64; break;
-    case CM_T_INTERVAL: set = &CMP_IV; break;
-    case CM_T_DOUBLE: set = &CMP_F64; break;
-    case CM_T_VARCHAR: set = &CMP_STR; break;
-    default: set = &CMP_U8; break;
+    case CM_T_DECIMAL:
+        set = &CMP_I64;
+        break;
+    case CM_T_INTERVAL:
+        set = &CMP_IV;
+        break;
+    case CM_T_DOUBLE:
+        set = &CMP_F64;
+        break;
+    case CM_T_VARCHAR:
+        set = &CMP_STR;
+        break;
+    default:
+        set = &CMP_U8;
+        break;
     }
     m->kernel = set->k[op];
     m->arg_types[0] = m->arg_types[1] = c;
@@ -525,21 +548,26 @@ static CmStatus resolve_arith(char op, const CmType *in, int64_t off, ExFuncMatc
     }
     if (ra == 4 || rb == 4) {
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_make(CM_T_DOUBLE);
-        m->kernel = op == '+' ? add_f64 : op == '-' ? sub_f64 : op == '*' ? mul_f64
-                  : op == '/' ? div_f64 : mod_f64;
+        m->kernel = op == '+'   ? add_f64
+                    : op == '-' ? sub_f64
+                    : op == '*' ? mul_f64
+                    : op == '/' ? div_f64
+                                : mod_f64;
         return CM_OK;
     }
     if (ra == 3 || rb == 3) {
         return resolve_decimal_arith(op, t[0], t[1], m);
     }
     m->arg_types[0] = m->arg_types[1] = m->result = cm_type_make(CM_T_INT64);
-    m->kernel = op == '+' ? add_i64 : op == '-' ? sub_i64 : op == '*' ? mul_i64
-              : op == '/' ? div_i64 : mod_i64;
+    m->kernel = op == '+'   ? add_i64
+                : op == '-' ? sub_i64
+                : op == '*' ? mul_i64
+                : op == '/' ? div_i64
+                            : mod_i64;
     return CM_OK;
 }
 
-static CmStatus resolve_unary(const char *name, CmType t, int64_t off, ExFuncMatch *m,
-                              CmErr *err)
+static CmStatus resolve_unary(const char *name, CmType t, int64_t off, ExFuncMatch *m, CmErr *err)
 {
     bool is_neg = strcmp(name, "neg") == 0;
     if (t.id == CM_T_NULL || t.id == CM_T_VARCHAR) {
@@ -601,10 +629,10 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
         return CM_OK;
     }
     /* lists first: length(list) is theirs, length(string) the string family's */
-    static const ExResolver FAMILIES[] = {ex_resolve_list,     ex_resolve_string, ex_resolve_math,
-                                          ex_resolve_date,     ex_resolve_timestamp, ex_resolve_calendar,
-                                          ex_resolve_text,
-                                          ex_resolve_misc,     ex_resolve_regex};
+    static const ExResolver FAMILIES[] = {
+        ex_resolve_list, ex_resolve_string,    ex_resolve_math,
+        ex_resolve_date, ex_resolve_timestamp, ex_resolve_calendar,
+        ex_resolve_text, ex_resolve_misc,      ex_resolve_regex};
     for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++) {
         CmStatus st = FAMILIES[i](name, n_args, arg_types, off, m, err);
         if (st != EX_NOT_MINE) {

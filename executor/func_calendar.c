@@ -71,13 +71,26 @@ static int32_t trunc_to(int32_t days, Part part)
     int32_t y, m, d, out = days;
     cm_date_to_ymd(days, &y, &m, &d);
     switch (part) {
-    case P_DAY: break;
-    case P_WEEK: out = (int32_t)(days - iso_dow(days)); break;
-    case P_MONTH: cm_date_from_ymd(y, m, 1, &out); break;
-    case P_QUARTER: cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &out); break;
-    case P_YEAR: cm_date_from_ymd(y, 1, 1, &out); break;
-    case P_DECADE: cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &out); break;
-    case P_CENTURY: cm_date_from_ymd(y / 100 * 100, 1, 1, &out); break; /* DuckDB: 2000-01-01 */
+    case P_DAY:
+        break;
+    case P_WEEK:
+        out = (int32_t)(days - iso_dow(days));
+        break;
+    case P_MONTH:
+        cm_date_from_ymd(y, m, 1, &out);
+        break;
+    case P_QUARTER:
+        cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &out);
+        break;
+    case P_YEAR:
+        cm_date_from_ymd(y, 1, 1, &out);
+        break;
+    case P_DECADE:
+        cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &out);
+        break;
+    case P_CENTURY:
+        cm_date_from_ymd(y / 100 * 100, 1, 1, &out);
+        break; /* DuckDB: 2000-01-01 */
     }
     return out;
 }
@@ -101,13 +114,20 @@ static int64_t ordinal(int32_t days, Part part)
     int32_t y, m, d;
     cm_date_to_ymd(days, &y, &m, &d);
     switch (part) {
-    case P_DAY: return days;
-    case P_WEEK: return days; /* diff_k: whole weeks between, as DuckDB */
-    case P_MONTH: return (int64_t)y * 12 + m;
-    case P_QUARTER: return (int64_t)y * 4 + (m - 1) / 3;
-    case P_YEAR: return y;
-    case P_DECADE: return (y - ((y % 10) + 10) % 10) / 10;
-    case P_CENTURY: return y > 0 ? (y - 1) / 100 : y / 100 - 1;
+    case P_DAY:
+        return days;
+    case P_WEEK:
+        return days; /* diff_k: whole weeks between, as DuckDB */
+    case P_MONTH:
+        return (int64_t)y * 12 + m;
+    case P_QUARTER:
+        return (int64_t)y * 4 + (m - 1) / 3;
+    case P_YEAR:
+        return y;
+    case P_DECADE:
+        return (y - ((y % 10) + 10) % 10) / 10;
+    case P_CENTURY:
+        return y > 0 ? (y - 1) / 100 : y / 100 - 1;
     }
     return 0;
 }
@@ -136,8 +156,8 @@ static CmStatus make_date_k(KERNEL_ARGS)
         if (cm_vec_is_null(out, p)) {
             continue;
         }
-        if (y[p] < -5000000 || y[p] > 5000000 || m[p] < 1 || m[p] > 12 || d[p] < 1 ||
-            d[p] > 31 || !cm_date_from_ymd((int32_t)y[p], (int32_t)m[p], (int32_t)d[p], &r[p])) {
+        if (y[p] < -5000000 || y[p] > 5000000 || m[p] < 1 || m[p] > 12 || d[p] < 1 || d[p] > 31 ||
+            !cm_date_from_ymd((int32_t)y[p], (int32_t)m[p], (int32_t)d[p], &r[p])) {
             return cm_err_set(err, CM_RUNTIME, e->src_off,
                               "make_date: %lld-%lld-%lld is not a date", (long long)y[p],
                               (long long)m[p], (long long)d[p]);
@@ -162,11 +182,11 @@ static CmStatus last_day_k(KERNEL_ARGS)
     return CM_OK;
 }
 
-static const char *const DAYS[7] = {"Monday", "Tuesday", "Wednesday", "Thursday",
+static const char *const DAYS[7] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                     "Friday", "Saturday", "Sunday"};
-static const char *const MONTHS[12] = {"January", "February", "March",     "April",
-                                       "May",     "June",     "July",      "August",
-                                       "September", "October", "November", "December"};
+static const char *const MONTHS[12] = {"January",   "February", "March",    "April",
+                                       "May",       "June",     "July",     "August",
+                                       "September", "October",  "November", "December"};
 
 /* dayname (aux 0) and monthname (aux 1): the names are static, never freed. */
 static CmStatus name_k(KERNEL_ARGS)
@@ -194,9 +214,8 @@ static CmStatus strftime_k(KERNEL_ARGS)
     ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (!cm_vec_is_null(out, p) &&
-            ex_format_timestamp((int64_t)a[p] * CM_US_PER_DAY, &f[p], heap, &r[p], e->src_off,
-                                err) != CM_OK) {
+        if (!cm_vec_is_null(out, p) && ex_format_timestamp((int64_t)a[p] * CM_US_PER_DAY, &f[p],
+                                                           heap, &r[p], e->src_off, err) != CM_OK) {
             return err->code;
         }
     }

@@ -6,8 +6,8 @@
 
 #include "executor/func.h"
 
-#define KERNEL_ARGS                                                                           \
-    const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, CmArena *heap,  \
+#define KERNEL_ARGS                                                                                \
+    const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, CmArena *heap,       \
         CmErr *err
 
 /* Code points in the UTF-8 text s[0..n) (continuation bytes not counted). */

@@ -11,18 +11,18 @@
 
 /* ---- DOUBLE ------------------------------------------------------------------------ */
 
-#define UNARY_F64(NAME, EXPR)                                                                 \
-    static CmStatus NAME(KERNEL_ARGS)                                                         \
-    {                                                                                         \
-        const double *a = args[0]->data;                                                      \
-        double *r = out->data;                                                                \
-        ex_and_validity(args, 1, out);                                                        \
-        for (int i = 0; i < in->n_rows; i++) {                                                \
-            uint32_t p = cm_batch_pos(in, i);                                                 \
-            double x = a[p];                                                                  \
-            r[p] = (EXPR);                                                                    \
-        }                                                                                     \
-        return CM_OK;                                                                         \
+#define UNARY_F64(NAME, EXPR)                                                                      \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        const double *a = args[0]->data;                                                           \
+        double *r = out->data;                                                                     \
+        ex_and_validity(args, 1, out);                                                             \
+        for (int i = 0; i < in->n_rows; i++) {                                                     \
+            uint32_t p = cm_batch_pos(in, i);                                                      \
+            double x = a[p];                                                                       \
+            r[p] = (EXPR);                                                                         \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 UNARY_F64(floor_f64, floor(x))
@@ -35,28 +35,28 @@ UNARY_F64(tan_f64, tan(x))
 UNARY_F64(atan_f64, atan(x))
 UNARY_F64(cot_f64, 1.0 / tan(x))
 UNARY_F64(cbrt_f64, cbrt(x))
-UNARY_F64(degrees_f64, x * (180.0 / M_PI))
-UNARY_F64(radians_f64, x * (M_PI / 180.0))
+UNARY_F64(degrees_f64, x *(180.0 / M_PI))
+UNARY_F64(radians_f64, x *(M_PI / 180.0))
 
 /* Functions with a domain: outside it, an error (as PostgreSQL), not NaN. */
-#define DOMAIN_F64(NAME, OK, EXPR, MSG)                                                       \
-    static CmStatus NAME(KERNEL_ARGS)                                                         \
-    {                                                                                         \
-        const double *a = args[0]->data;                                                      \
-        double *r = out->data;                                                                \
-        ex_and_validity(args, 1, out);                                                        \
-        for (int i = 0; i < in->n_rows; i++) {                                                \
-            uint32_t p = cm_batch_pos(in, i);                                                 \
-            double x = a[p];                                                                  \
-            if (cm_vec_is_null(out, p)) {                                                     \
-                continue;                                                                     \
-            }                                                                                 \
-            if (!(OK)) {                                                                      \
-                return cm_err_set(err, CM_RUNTIME, e->src_off, MSG);                          \
-            }                                                                                 \
-            r[p] = (EXPR);                                                                    \
-        }                                                                                     \
-        return CM_OK;                                                                         \
+#define DOMAIN_F64(NAME, OK, EXPR, MSG)                                                            \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        const double *a = args[0]->data;                                                           \
+        double *r = out->data;                                                                     \
+        ex_and_validity(args, 1, out);                                                             \
+        for (int i = 0; i < in->n_rows; i++) {                                                     \
+            uint32_t p = cm_batch_pos(in, i);                                                      \
+            double x = a[p];                                                                       \
+            if (cm_vec_is_null(out, p)) {                                                          \
+                continue;                                                                          \
+            }                                                                                      \
+            if (!(OK)) {                                                                           \
+                return cm_err_set(err, CM_RUNTIME, e->src_off, MSG);                               \
+            }                                                                                      \
+            r[p] = (EXPR);                                                                         \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 DOMAIN_F64(sqrt_f64, x >= 0, sqrt(x), "cannot take the square root of a negative number")
@@ -152,7 +152,8 @@ static CmStatus round_dec(KERNEL_ARGS)
 {
     const int64_t *a = args[0]->data;
     int64_t *r = out->data;
-    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff), mode = (int)(e->aux >> 16);
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff),
+        mode = (int)(e->aux >> 16);
     ex_and_validity(args, 1, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
@@ -240,11 +241,12 @@ static bool is_number(CmType t)
     return cm_type_is_numeric(t) || t.id == CM_T_NULL || t.id == CM_T_VARCHAR;
 }
 
-static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types,
-                                 ExFuncMatch *m)
+static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types, ExFuncMatch *m)
 {
     CmType t = types[0];
-    int mode = !strcmp(name, "floor") ? 1 : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2 : 0;
+    int mode = !strcmp(name, "floor")                                ? 1
+               : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
+                                                                     : 0;
     if (cm_type_is_integer(t) && n_args == 2) {
         m->arg_types[0] = t;
         m->arg_types[1] = m->result = cm_type_make(CM_T_INT64);
@@ -285,11 +287,11 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
     static const struct {
         const char *name;
         ExKernel k;
-    } UNARY[] = {{"sqrt", sqrt_f64},       {"exp", exp_f64},         {"ln", ln_f64},
-                 {"log10", log10_f64},     {"sign", sign_f64},       {"log", log10_f64},
-                 {"log2", log2_f64},       {"sin", sin_f64},         {"cos", cos_f64},
-                 {"tan", tan_f64},         {"cot", cot_f64},         {"asin", asin_f64},
-                 {"acos", acos_f64},       {"atan", atan_f64},       {"cbrt", cbrt_f64},
+    } UNARY[] = {{"sqrt", sqrt_f64},       {"exp", exp_f64},        {"ln", ln_f64},
+                 {"log10", log10_f64},     {"sign", sign_f64},      {"log", log10_f64},
+                 {"log2", log2_f64},       {"sin", sin_f64},        {"cos", cos_f64},
+                 {"tan", tan_f64},         {"cot", cot_f64},        {"asin", asin_f64},
+                 {"acos", acos_f64},       {"atan", atan_f64},      {"cbrt", cbrt_f64},
                  {"degrees", degrees_f64}, {"radians", radians_f64}};
     for (size_t i = 0; n_args == 1 && i < sizeof UNARY / sizeof UNARY[0]; i++) {
         if (!strcmp(name, UNARY[i].name)) {
@@ -298,8 +300,7 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
             return CM_OK;
         }
     }
-    if ((!strcmp(name, "power") || !strcmp(name, "pow") || !strcmp(name, "atan2")) &&
-        n_args == 2) {
+    if ((!strcmp(name, "power") || !strcmp(name, "pow") || !strcmp(name, "atan2")) && n_args == 2) {
         m->arg_types[0] = m->arg_types[1] = m->result = f64;
         m->kernel = name[0] == 'a' ? atan2_f64 : power_f64;
         return CM_OK;

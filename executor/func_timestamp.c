@@ -38,24 +38,24 @@ static CmStatus out_of_range(const ExExpr *e, CmErr *err)
 }
 
 /* A binary kernel that may fail, over rows where both sides are valid. */
-#define TS_BINARY(NAME, TA, TB, TR, BODY)                                                     \
-    static CmStatus NAME(KERNEL_ARGS)                                                         \
-    {                                                                                         \
-        const TA *a = args[0]->data;                                                          \
-        const TB *b = args[1]->data;                                                          \
-        TR *r = out->data;                                                                    \
-        (void)heap;                                                                           \
-        ex_and_validity(args, 2, out);                                                        \
-        for (int i = 0; i < in->n_rows; i++) {                                                \
-            uint32_t p = cm_batch_pos(in, i);                                                 \
-            if (cm_vec_is_null(out, p)) {                                                     \
-                continue;                                                                     \
-            }                                                                                 \
-            if (!(BODY)) {                                                                    \
-                return out_of_range(e, err);                                                  \
-            }                                                                                 \
-        }                                                                                     \
-        return CM_OK;                                                                         \
+#define TS_BINARY(NAME, TA, TB, TR, BODY)                                                          \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        const TA *a = args[0]->data;                                                               \
+        const TB *b = args[1]->data;                                                               \
+        TR *r = out->data;                                                                         \
+        (void)heap;                                                                                \
+        ex_and_validity(args, 2, out);                                                             \
+        for (int i = 0; i < in->n_rows; i++) {                                                     \
+            uint32_t p = cm_batch_pos(in, i);                                                      \
+            if (cm_vec_is_null(out, p)) {                                                          \
+                continue;                                                                          \
+            }                                                                                      \
+            if (!(BODY)) {                                                                         \
+                return out_of_range(e, err);                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 /* e->aux is the sign of the interval (1 or -1) */
@@ -143,25 +143,58 @@ CmStatus ex_resolve_ts_arith(char op, const CmType *t, int64_t off, ExFuncMatch 
 /* ---- parts: date_trunc and date_diff ---------------------------------------------- */
 
 typedef enum Part {
-    P_MICROS, P_MILLIS, P_SECOND, P_MINUTE, P_HOUR, P_DAY, P_WEEK, P_MONTH, P_QUARTER,
-    P_YEAR, P_DECADE, P_CENTURY, P_MILLENNIUM,
+    P_MICROS,
+    P_MILLIS,
+    P_SECOND,
+    P_MINUTE,
+    P_HOUR,
+    P_DAY,
+    P_WEEK,
+    P_MONTH,
+    P_QUARTER,
+    P_YEAR,
+    P_DECADE,
+    P_CENTURY,
+    P_MILLENNIUM,
 } Part;
 
 static const struct {
     const char *name;
     Part part;
 } PARTS[] = {
-    {"microsecond", P_MICROS}, {"microseconds", P_MICROS}, {"us", P_MICROS},
-    {"millisecond", P_MILLIS}, {"milliseconds", P_MILLIS}, {"ms", P_MILLIS},
-    {"second", P_SECOND},      {"seconds", P_SECOND},      {"s", P_SECOND},
-    {"minute", P_MINUTE},      {"minutes", P_MINUTE},      {"m", P_MINUTE},
-    {"hour", P_HOUR},          {"hours", P_HOUR},          {"h", P_HOUR},
-    {"day", P_DAY},            {"days", P_DAY},            {"d", P_DAY},
-    {"week", P_WEEK},          {"weeks", P_WEEK},          {"w", P_WEEK},
-    {"month", P_MONTH},        {"months", P_MONTH},        {"quarter", P_QUARTER},
-    {"quarters", P_QUARTER},   {"year", P_YEAR},           {"years", P_YEAR},
-    {"y", P_YEAR},             {"decade", P_DECADE},       {"decades", P_DECADE},
-    {"century", P_CENTURY},    {"centuries", P_CENTURY},   {"millennium", P_MILLENNIUM},
+    {"microsecond", P_MICROS},
+    {"microseconds", P_MICROS},
+    {"us", P_MICROS},
+    {"millisecond", P_MILLIS},
+    {"milliseconds", P_MILLIS},
+    {"ms", P_MILLIS},
+    {"second", P_SECOND},
+    {"seconds", P_SECOND},
+    {"s", P_SECOND},
+    {"minute", P_MINUTE},
+    {"minutes", P_MINUTE},
+    {"m", P_MINUTE},
+    {"hour", P_HOUR},
+    {"hours", P_HOUR},
+    {"h", P_HOUR},
+    {"day", P_DAY},
+    {"days", P_DAY},
+    {"d", P_DAY},
+    {"week", P_WEEK},
+    {"weeks", P_WEEK},
+    {"w", P_WEEK},
+    {"month", P_MONTH},
+    {"months", P_MONTH},
+    {"quarter", P_QUARTER},
+    {"quarters", P_QUARTER},
+    {"year", P_YEAR},
+    {"years", P_YEAR},
+    {"y", P_YEAR},
+    {"decade", P_DECADE},
+    {"decades", P_DECADE},
+    {"century", P_CENTURY},
+    {"centuries", P_CENTURY},
+    {"millennium", P_MILLENNIUM},
 };
 
 /* e->args[0], a constant part name, into e->aux. */
@@ -207,15 +240,30 @@ static bool trunc_ts(int64_t ts, Part part, int64_t *out)
     cm_date_to_ymd(days, &y, &m, &d);
     day = days;
     switch (part) {
-    case P_WEEK: day = (int32_t)(days - ((int64_t)days % 7 + 7 + 3) % 7); break;
-    case P_MONTH: cm_date_from_ymd(y, m, 1, &day); break;
-    case P_QUARTER: cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &day); break;
-    case P_YEAR: cm_date_from_ymd(y, 1, 1, &day); break;
-    case P_DECADE: cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &day); break;
+    case P_WEEK:
+        day = (int32_t)(days - ((int64_t)days % 7 + 7 + 3) % 7);
+        break;
+    case P_MONTH:
+        cm_date_from_ymd(y, m, 1, &day);
+        break;
+    case P_QUARTER:
+        cm_date_from_ymd(y, (m - 1) / 3 * 3 + 1, 1, &day);
+        break;
+    case P_YEAR:
+        cm_date_from_ymd(y, 1, 1, &day);
+        break;
+    case P_DECADE:
+        cm_date_from_ymd(y - ((y % 10) + 10) % 10, 1, 1, &day);
+        break;
     /* DuckDB's centuries and millennia start at years divisible by 100 and 1000 */
-    case P_CENTURY: cm_date_from_ymd(y / 100 * 100, 1, 1, &day); break;
-    case P_MILLENNIUM: cm_date_from_ymd(y / 1000 * 1000, 1, 1, &day); break;
-    default: break;
+    case P_CENTURY:
+        cm_date_from_ymd(y / 100 * 100, 1, 1, &day);
+        break;
+    case P_MILLENNIUM:
+        cm_date_from_ymd(y / 1000 * 1000, 1, 1, &day);
+        break;
+    default:
+        break;
     }
     return cm_ts_make(day, 0, out);
 }
@@ -248,14 +296,22 @@ static int64_t ordinal(int64_t ts, Part part)
     cm_date_to_ymd(days, &y, &m, &d);
     switch (part) {
     case P_DAY:
-    case P_WEEK: return days;
-    case P_MONTH: return (int64_t)y * 12 + m;
-    case P_QUARTER: return (int64_t)y * 4 + (m - 1) / 3;
-    case P_YEAR: return y;
-    case P_DECADE: return floor_div(y, 10);
-    case P_CENTURY: return y > 0 ? (y - 1) / 100 : y / 100 - 1;
-    case P_MILLENNIUM: return y > 0 ? (y - 1) / 1000 : y / 1000 - 1;
-    default: return 0;
+    case P_WEEK:
+        return days;
+    case P_MONTH:
+        return (int64_t)y * 12 + m;
+    case P_QUARTER:
+        return (int64_t)y * 4 + (m - 1) / 3;
+    case P_YEAR:
+        return y;
+    case P_DECADE:
+        return floor_div(y, 10);
+    case P_CENTURY:
+        return y > 0 ? (y - 1) / 100 : y / 100 - 1;
+    case P_MILLENNIUM:
+        return y > 0 ? (y - 1) / 1000 : y / 1000 - 1;
+    default:
+        return 0;
     }
 }
 
@@ -349,12 +405,11 @@ static CmStatus make_ts_k(KERNEL_ARGS)
         }
         int32_t days;
         double us = nearbyint(s[p] * 1e6);
-        bool ok = y[p] >= -5000000 && y[p] <= 5000000 && mo[p] >= 1 && mo[p] <= 12 &&
-                  d[p] >= 1 && d[p] <= 31 && h[p] >= 0 && h[p] < 24 && mi[p] >= 0 &&
-                  mi[p] < 60 && us >= 0 && us < 60e6 &&
-                  cm_date_from_ymd((int32_t)y[p], (int32_t)mo[p], (int32_t)d[p], &days) &&
-                  cm_ts_make(days, h[p] * CM_US_PER_HOUR + mi[p] * CM_US_PER_MIN + (int64_t)us,
-                             &r[p]);
+        bool ok =
+            y[p] >= -5000000 && y[p] <= 5000000 && mo[p] >= 1 && mo[p] <= 12 && d[p] >= 1 &&
+            d[p] <= 31 && h[p] >= 0 && h[p] < 24 && mi[p] >= 0 && mi[p] < 60 && us >= 0 &&
+            us < 60e6 && cm_date_from_ymd((int32_t)y[p], (int32_t)mo[p], (int32_t)d[p], &days) &&
+            cm_ts_make(days, h[p] * CM_US_PER_HOUR + mi[p] * CM_US_PER_MIN + (int64_t)us, &r[p]);
         if (!ok) {
             return cm_err_set(err, CM_RUNTIME, e->src_off,
                               "make_timestamp: %lld-%lld-%lld %lld:%lld:%g is not a timestamp",
@@ -406,10 +461,14 @@ CmStatus ex_format_timestamp(int64_t ts, const CmStr *fmt, CmArena *heap, CmStr 
     cm_date_to_ymd(days, &y, &m, &d);
     cm_date_from_ymd(y, 1, 1, &jan1);
     int64_t secs = t / CM_US_PER_SEC;
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d,
-                    .tm_hour = (int)(secs / 3600), .tm_min = (int)(secs / 60 % 60),
+    struct tm tm = {.tm_year = y - 1900,
+                    .tm_mon = m - 1,
+                    .tm_mday = d,
+                    .tm_hour = (int)(secs / 3600),
+                    .tm_min = (int)(secs / 60 % 60),
                     .tm_sec = (int)(secs % 60),
-                    .tm_wday = (int)(((int64_t)days % 7 + 7 + 4) % 7), .tm_yday = days - jan1};
+                    .tm_wday = (int)(((int64_t)days % 7 + 7 + 4) % 7),
+                    .tm_yday = days - jan1};
     size_t n = strftime(buf, sizeof buf, spec, &tm);
     if (n == 0 && spec[0] != '\0') {
         return cm_err_set(err, CM_RUNTIME, off, "strftime: the result is too long");
@@ -475,8 +534,9 @@ static bool parse_by_format(const char *text, const char *fmt, int64_t *out)
         !cm_date_from_ymd(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, &days)) {
         return false;
     }
-    return cm_ts_make(days, (int64_t)tm.tm_hour * CM_US_PER_HOUR + tm.tm_min * CM_US_PER_MIN +
-                                (int64_t)tm.tm_sec * CM_US_PER_SEC + frac,
+    return cm_ts_make(days,
+                      (int64_t)tm.tm_hour * CM_US_PER_HOUR + tm.tm_min * CM_US_PER_MIN +
+                          (int64_t)tm.tm_sec * CM_US_PER_SEC + frac,
                       out);
 }
 

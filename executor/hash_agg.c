@@ -62,17 +62,17 @@
 typedef struct AggState {
     union {
         int64_t i;
-        double d;  /* also the running mean of the variances */
+        double d; /* also the running mean of the variances */
         CmStr s;
-        CmList l;  /* list(): the values, in the table's string arena */
+        CmList l;      /* list(): the values, in the table's string arena */
         CmInterval iv; /* min/max of an INTERVAL */
     };
     int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
     union {
-        double m2;   /* variances: sum of squared deviations from the mean (Welford);
-                        first/last: 1 when the value kept is NULL */
-        CmValue *x;  /* arg_min/arg_max (the union holds y): x of that row, in the string
-                        arena */
+        double m2;       /* variances: sum of squared deviations from the mean (Welford);
+                            first/last: 1 when the value kept is NULL */
+        CmValue *x;      /* arg_min/arg_max (the union holds y): x of that row, in the string
+                            arena */
         StColStats *hll; /* approx_count_distinct: its sketch, in the string arena, or NULL */
     };
 } AggState;
@@ -86,9 +86,9 @@ struct HashAggSpec {
     CmType *key_types;
     int n_aggs;
     ExAggSpec *aggs;
-    int *in_col;   /* per aggregate: its (first) input column */
-    int empty_gid_key;   /* the grouping-set key of an empty set (), or -1 */
-    int64_t empty_gid;   /* ... and the set's number */
+    int *in_col;       /* per aggregate: its (first) input column */
+    int empty_gid_key; /* the grouping-set key of an empty set (), or -1 */
+    int64_t empty_gid; /* ... and the set's number */
     /* SINGLE and FINAL: how spilled state rows are read back (mode FINAL, keys
      * first, then per aggregate its partial state, or for a DISTINCT one the
      * raw value), and their column types.  In the query arena. */
@@ -123,7 +123,7 @@ struct HashAggSpec {
 typedef struct GroupChunks {
     char *chunk[MAX_CHUNKS]; /* owned */
     int n_chunks;
-    size_t width;            /* bytes per group */
+    size_t width; /* bytes per group */
 } GroupChunks;
 
 static inline void *chunk_at(const GroupChunks *c, int64_t g)
@@ -187,11 +187,11 @@ static inline uint64_t slot_home(uint64_t h, uint64_t mask)
 /* The (group, value) pairs a DISTINCT aggregate has seen: open addressing over
  * entries that keep the value (strings copied into the agg's arena). */
 typedef struct SeenEntry {
-    uint64_t hash;   /* 0 = empty (real hashes are forced odd) */
-    uint32_t group;  /* groups fit 32 bits, as in Slot */
-    uint32_t n;      /* quantiles and mode: rows with this value (a full count starts
-                        another entry); otherwise the set's size when it came (arrival
-                        order, for string_agg).  Beside `group`, so the entry stays 48 bytes */
+    uint64_t hash;  /* 0 = empty (real hashes are forced odd) */
+    uint32_t group; /* groups fit 32 bits, as in Slot */
+    uint32_t n;     /* quantiles and mode: rows with this value (a full count starts
+                       another entry); otherwise the set's size when it came (arrival
+                       order, for string_agg).  Beside `group`, so the entry stays 48 bytes */
     CmValue value;
 } SeenEntry;
 
@@ -204,64 +204,64 @@ typedef struct SeenSet {
 /* One level of spilling: a state and a raw file per partition. */
 typedef struct SpillLevel {
     ShSpill *state[SPILL_FANOUT]; /* state rows (merge layout); owned, NULL until written */
-    ShSpill *raw[SPILL_FANOUT];   /* input rows (the op's input layout); owned, NULL until written */
-    int next;                     /* the next partition to aggregate at flush */
+    ShSpill *raw[SPILL_FANOUT]; /* input rows (the op's input layout); owned, NULL until written */
+    int next;                   /* the next partition to aggregate at flush */
 } SpillLevel;
 
 typedef struct AggLocal {
     int64_t n_groups, cap_groups;
-    KeyCol *keys;        /* n_keys; unused when the keys are packed */
-    GroupChunks packed;  /* per group pack_words words and then, at state_off, its
-                            states, when the keys are packed: the state a row updates
-                            is in the cache line its key was just compared in */
-    GroupChunks states;  /* per group n_aggs AggStates (one when there are none), when
-                            the keys are not packed */
-    size_t state_off;    /* packed keys: the states' offset in a group's record */
-    GroupChunks hashes;  /* per group its uint64_t hash, for rehashing and spilling */
+    KeyCol *keys;       /* n_keys; unused when the keys are packed */
+    GroupChunks packed; /* per group pack_words words and then, at state_off, its
+                           states, when the keys are packed: the state a row updates
+                           is in the cache line its key was just compared in */
+    GroupChunks states; /* per group n_aggs AggStates (one when there are none), when
+                           the keys are not packed */
+    size_t state_off;   /* packed keys: the states' offset in a group's record */
+    GroupChunks hashes; /* per group its uint64_t hash, for rehashing and spilling */
     Slot *slots;
-    uint64_t mask;       /* slots - 1 */
-    CmArena strings;     /* key and min/max strings */
+    uint64_t mask;   /* slots - 1 */
+    CmArena strings; /* key and min/max strings */
     uint32_t row_group[CM_BATCH_CAP];
     uint64_t row_hash[CM_BATCH_CAP];
     uint64_t row_key[CM_BATCH_CAP][PACK_MAX_WORDS]; /* packed keys of the batch's rows */
     CmBatch out;
-    int64_t next_out;    /* flush position */
+    int64_t next_out; /* flush position */
     bool flushed_empty;
-    SeenSet *seen;       /* per aggregate, for DISTINCT ones; owned */
+    SeenSet *seen; /* per aggregate, for DISTINCT ones; owned */
     /* memory */
-    CmMemRes res;        /* what the table holds: arrays, slots, DISTINCT sets, strings */
+    CmMemRes res;         /* what the table holds: arrays, slots, DISTINCT sets, strings */
     int64_t str_reserved; /* the part of res covering the string arena */
-    int64_t max_bytes;   /* the most the table reserves before it spills: its slice of the
-                            budget among the stage's tasks that run at once */
-    bool draining;       /* PARTIAL: emitting the groups of a refused table */
-    int resume_at;       /* PARTIAL: the row of the input batch to go on from after draining */
+    int64_t max_bytes;    /* the most the table reserves before it spills: its slice of the
+                             budget among the stage's tasks that run at once */
+    bool draining;        /* PARTIAL: emitting the groups of a refused table */
+    int resume_at;        /* PARTIAL: the row of the input batch to go on from after draining */
     /* spilling (SINGLE, FINAL) */
-    const char *temp_dir;  /* borrowed from the query's config */
+    const char *temp_dir; /* borrowed from the query's config */
     int64_t max_temp;
-    bool spilling;       /* the table takes no new groups; their rows go to levels[depth] */
-    int depth;           /* spill levels the table's input went through */
-    int n_levels;        /* levels holding files (a stack: deeper ones are aggregated first) */
+    bool spilling; /* the table takes no new groups; their rows go to levels[depth] */
+    int depth;     /* spill levels the table's input went through */
+    int n_levels;  /* levels holding files (a stack: deeper ones are aggregated first) */
     SpillLevel levels[SPILL_MAX_LEVELS];
     ShSpill *loading[2]; /* the partition's files being read at flush; owned */
     bool emitting;       /* flush: emitting the table */
     bool flush_started;
-    int n_in_cols;       /* the input's columns, as raw rows spill them */
-    CmType *in_types;    /* owned */
-    CmBatch state_buf;   /* state rows written out (merge layout) */
-    CmBatch state_in;    /* state rows read back */
-    CmBatch raw_buf;     /* raw rows read back; initialised at first use */
+    int n_in_cols;     /* the input's columns, as raw rows spill them */
+    CmType *in_types;  /* owned */
+    CmBatch state_buf; /* state rows written out (merge layout) */
+    CmBatch state_in;  /* state rows read back */
+    CmBatch raw_buf;   /* raw rows read back; initialised at first use */
     bool has_raw_buf;
-    uint32_t hit_pos[CM_BATCH_CAP];  /* positions 0..n of state rows being written */
-    uint64_t hit_hash[CM_BATCH_CAP]; /* their groups' hashes */
-    uint32_t miss_pos[CM_BATCH_CAP]; /* positions of raw rows being written */
+    uint32_t hit_pos[CM_BATCH_CAP];   /* positions 0..n of state rows being written */
+    uint64_t hit_hash[CM_BATCH_CAP];  /* their groups' hashes */
+    uint32_t miss_pos[CM_BATCH_CAP];  /* positions of raw rows being written */
     uint64_t miss_hash[CM_BATCH_CAP]; /* hashes of DISTINCT value rows being written */
     uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
     uint32_t slice_pos[CM_BATCH_CAP]; /* the rows of a slice of a refused batch */
     uint8_t route_part[CM_BATCH_CAP];
     /* by_sorter aggregates (ungrouped) */
-    ExSorter **sorters;   /* per aggregate, NULL for the others; owned */
-    int64_t *sorted_n;    /* per aggregate: the non-NULL values added */
-    char **sorted_buf;    /* per aggregate: string_agg's result, list's elements; owned */
+    ExSorter **sorters; /* per aggregate, NULL for the others; owned */
+    int64_t *sorted_n;  /* per aggregate: the non-NULL values added */
+    char **sorted_buf;  /* per aggregate: string_agg's result, list's elements; owned */
     uint32_t sorter_pos[CM_BATCH_CAP]; /* the rows whose argument is not NULL */
     /* sorted_input: the rows of the batch from resume_at on */
     uint32_t sorted_pos[CM_BATCH_CAP];
@@ -311,8 +311,12 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     switch (agg->fn) {
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
-    case EX_AGG_SUM_COUNT: out[0] = cm_type_make(CM_T_INT64); return 1;
-    case EX_AGG_SUM: out[0] = sum_type(agg->arg_type); return 1;
+    case EX_AGG_SUM_COUNT:
+        out[0] = cm_type_make(CM_T_INT64);
+        return 1;
+    case EX_AGG_SUM:
+        out[0] = sum_type(agg->arg_type);
+        return 1;
     case EX_AGG_MIN:
     case EX_AGG_MAX:
     case EX_AGG_SCALAR:
@@ -320,7 +324,9 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
     case EX_AGG_QUANTILE_CONT:
     case EX_AGG_QUANTILE_DISC:
     case EX_AGG_MODE:
-    case EX_AGG_LIST: out[0] = agg->arg_type; return 1; /* holistic: never partial */
+    case EX_AGG_LIST:
+        out[0] = agg->arg_type;
+        return 1; /* holistic: never partial */
     case EX_AGG_AVG:
         out[0] = sum_type(agg->arg_type);
         out[1] = cm_type_make(CM_T_INT64);
@@ -503,7 +509,8 @@ static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->n_groups = 0;
     l->next_out = 0;
-    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK || rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
+        rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
         return err->code;
     }
     for (int a = 0; a < s->n_aggs; a++) {
@@ -765,7 +772,8 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
         } else if (s->key_types[k].id == CM_T_LIST) {
             CmList list = ((const CmList *)v->data)[p];
             *(CmList *)dst = l->keys[k].nulls[g] ? list
-                             : cm_list_copy(&l->strings, &list, cm_type_elem(s->key_types[k]), err);
+                                                 : cm_list_copy(&l->strings, &list,
+                                                                cm_type_elem(s->key_types[k]), err);
         } else {
             memcpy(dst, (const char *)v->data + w * p, w);
         }
@@ -827,8 +835,7 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
                 l->row_group[i] = (uint32_t)g;
                 break;
             }
-            if (slot->tag == tag &&
-                packed_eq(group_key(l, slot->group - 1), key, nw)) {
+            if (slot->tag == tag && packed_eq(group_key(l, slot->group - 1), key, nw)) {
                 l->row_group[i] = slot->group - 1;
                 break;
             }
@@ -901,13 +908,17 @@ static CmStatus sum_overflow(CmErr *err)
 static CmStatus add_value(AggState *st, const CmVec *v, uint32_t p, CmErr *err)
 {
     switch ((CmTypeId)v->type.id) {
-    case CM_T_DOUBLE: st->d += ((const double *)v->data)[p]; break;
+    case CM_T_DOUBLE:
+        st->d += ((const double *)v->data)[p];
+        break;
     case CM_T_INT32:
         if (__builtin_add_overflow(st->i, (int64_t)((const int32_t *)v->data)[p], &st->i)) {
             return sum_overflow(err);
         }
         break;
-    case CM_T_BOOL: st->i += ((const uint8_t *)v->data)[p]; break;
+    case CM_T_BOOL:
+        st->i += ((const uint8_t *)v->data)[p];
+        break;
     default:
         if (__builtin_add_overflow(st->i, ((const int64_t *)v->data)[p], &st->i)) {
             return sum_overflow(err);
@@ -924,8 +935,10 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
         double a = st->d, b = ((const double *)v->data)[p];
         return (a > b) - (a < b);
     }
-    case CM_T_VARCHAR: return cm_str_cmp(&st->s, &((const CmStr *)v->data)[p]);
-    case CM_T_INTERVAL: return cm_interval_cmp(&st->iv, &((const CmInterval *)v->data)[p]);
+    case CM_T_VARCHAR:
+        return cm_str_cmp(&st->s, &((const CmStr *)v->data)[p]);
+    case CM_T_INTERVAL:
+        return cm_interval_cmp(&st->iv, &((const CmInterval *)v->data)[p]);
     default: {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -959,9 +972,12 @@ static double as_double(const CmVec *v, uint32_t p)
     CmValue x;
     cm_vec_get_value(v, p, &x);
     switch ((CmTypeId)x.type.id) {
-    case CM_T_DOUBLE: return x.d;
-    case CM_T_DECIMAL: return (double)x.i / (double)cm_pow10(x.type.scale);
-    default: return (double)x.i;
+    case CM_T_DOUBLE:
+        return x.d;
+    case CM_T_DECIMAL:
+        return (double)x.i / (double)cm_pow10(x.type.scale);
+    default:
+        return (double)x.i;
     }
 }
 
@@ -994,10 +1010,14 @@ static void variance_add(ExAggMode mode, AggState *st, const CmBatch *in, const 
 static bool same_value(const CmValue *x, const CmValue *y)
 {
     switch ((CmTypeId)x->type.id) {
-    case CM_T_VARCHAR: return cm_str_eq(&x->s, &y->s);
-    case CM_T_DOUBLE: return x->d == y->d;
-    case CM_T_INTERVAL: return cm_interval_cmp(&x->iv, &y->iv) == 0;
-    default: return x->i == y->i;
+    case CM_T_VARCHAR:
+        return cm_str_eq(&x->s, &y->s);
+    case CM_T_DOUBLE:
+        return x->d == y->d;
+    case CM_T_INTERVAL:
+        return cm_interval_cmp(&x->iv, &y->iv) == 0;
+    default:
+        return x->i == y->i;
     }
 }
 
@@ -1005,7 +1025,9 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
 {
     uint64_t h;
     switch ((CmTypeId)x->type.id) {
-    case CM_T_VARCHAR: h = cm_hash_bytes(cm_str_data(&x->s), x->s.len); break;
+    case CM_T_VARCHAR:
+        h = cm_hash_bytes(cm_str_data(&x->s), x->s.len);
+        break;
     case CM_T_DOUBLE: {
         double d = x->d == 0 ? 0 : x->d;
         memcpy(&h, &d, sizeof h);
@@ -1017,7 +1039,9 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
         h = cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
         break;
     }
-    default: h = cm_hash_u64((uint64_t)x->i); break;
+    default:
+        h = cm_hash_u64((uint64_t)x->i);
+        break;
     }
     return cm_hash_combine(h, (uint64_t)group) | 1;
 }
@@ -1092,8 +1116,8 @@ static CmStatus arg_update(ExAggFn fn, AggState *st, const CmVec *x, const CmVec
 
 /* approx_count_distinct: adds value p of v to the group's sketch, or in FINAL
  * mode (n: the counts column) merges the partial sketch at p into it. */
-static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint32_t p,
-                              AggLocal *l, CmErr *err)
+static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint32_t p, AggLocal *l,
+                              CmErr *err)
 {
     if (cm_vec_is_null(v, p)) {
         return CM_OK;
@@ -1110,15 +1134,15 @@ static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint
     }
     const CmStr *regs = &((const CmStr *)v->data)[p];
     if (regs->len != ST_HLL_REGS) {
-        return cm_err_set(err, CM_INTERNAL, -1, "approx_count_distinct: a partial state of %u bytes",
+        return cm_err_set(err, CM_INTERNAL, -1,
+                          "approx_count_distinct: a partial state of %u bytes",
                           (unsigned)regs->len);
     }
     st_stats_merge(st->hll, (const uint8_t *)cm_str_data(regs), ((const int64_t *)n->data)[p]);
     return CM_OK;
 }
 
-static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
-                           CmErr *err)
+static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in, CmErr *err)
 {
     const ExAggSpec *agg = &s->aggs[a];
     ExAggFn fn = agg->fn;
@@ -1128,13 +1152,13 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
     /* A DISTINCT or holistic aggregate reads raw values, also from spilled state rows. */
     ExAggMode mode = keeps_values(agg) ? EX_AGG_SINGLE : s->mode;
     bool holistic = ex_agg_is_holistic(fn);
-    const CmVec *v = fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL
-                                                                      : &in->cols[s->in_col[a]];
+    const CmVec *v =
+        fn == EX_AGG_COUNT_STAR && mode != EX_AGG_FINAL ? NULL : &in->cols[s->in_col[a]];
     bool is_first_last = fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
-    const CmVec *v2 = (fn == EX_AGG_AVG || is_first_last || fn == EX_AGG_APPROX_DISTINCT) &&
-                              mode == EX_AGG_FINAL
-                          ? &in->cols[s->in_col[a] + 1]
-                          : NULL;
+    const CmVec *v2 =
+        (fn == EX_AGG_AVG || is_first_last || fn == EX_AGG_APPROX_DISTINCT) && mode == EX_AGG_FINAL
+            ? &in->cols[s->in_col[a] + 1]
+            : NULL;
     /* SUM_COUNT sums counts in every mode (the planner's DISTINCT rewrite
      * feeds it counts as raw values). */
     bool final_count = fn == EX_AGG_SUM_COUNT ||
@@ -1205,7 +1229,9 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             continue;
         }
         switch (fn) {
-        case EX_AGG_COUNT: st->n++; break;
+        case EX_AGG_COUNT:
+            st->n++;
+            break;
         case EX_AGG_SUM:
         case EX_AGG_AVG:
             if (add_value(st, v, p, err) != CM_OK) {
@@ -1234,7 +1260,8 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             st->n++;
             break;
         }
-        default: break;
+        default:
+            break;
         }
     }
     return CM_OK;
@@ -1251,7 +1278,9 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
     switch (agg->fn) {
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
-    case EX_AGG_SUM_COUNT: ((int64_t *)v->data)[row] = st->n; return 1;
+    case EX_AGG_SUM_COUNT:
+        ((int64_t *)v->data)[row] = st->n;
+        return 1;
     case EX_AGG_VAR_SAMP:
     case EX_AGG_VAR_POP:
     case EX_AGG_STDDEV_SAMP:
@@ -1291,8 +1320,9 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             cm_vec_set_null(v, row);
         } else {
             CmType t = sum_type(agg->arg_type);
-            double sum = t.id == CM_T_DOUBLE ? st->d
-                       : (double)st->i / (double)cm_pow10(t.id == CM_T_DECIMAL ? t.scale : 0);
+            double sum = t.id == CM_T_DOUBLE
+                             ? st->d
+                             : (double)st->i / (double)cm_pow10(t.id == CM_T_DECIMAL ? t.scale : 0);
             ((double *)v->data)[row] = sum / (double)st->n;
         }
         return 1;
@@ -1640,8 +1670,8 @@ static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
  * spec for state rows).  From the first refusal on, the table takes no new
  * groups (spill_rows).  Without keys (one group) or at the deepest level
  * spilling cannot help: then a refusal is an OOM. */
-static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
-                              bool is_state, CmErr *err)
+static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
+                              CmErr *err)
 {
     if (!l->spilling) {
         bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input;
@@ -1665,8 +1695,7 @@ static CmStatus consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bo
                         CmErr *err)
 {
     int64_t n_new = x->n_keys ? in->n_rows : 0;
-    if (l->spilling || in->n_rows <= SLICE_ROWS ||
-        make_room(x, l, n_new, in->n_rows, false, err)) {
+    if (l->spilling || in->n_rows <= SLICE_ROWS || make_room(x, l, n_new, in->n_rows, false, err)) {
         return err->code != CM_OK ? err->code : consume_slice(x, l, in, is_state, err);
     }
     for (int at = 0; at < in->n_rows; at += SLICE_ROWS) {
@@ -1794,9 +1823,12 @@ static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
 static int cmp_entry_value(const CmValue *x, const CmValue *y)
 {
     switch ((CmTypeId)x->type.id) {
-    case CM_T_VARCHAR: return cm_str_cmp(&x->s, &y->s);
-    case CM_T_DOUBLE: return (x->d > y->d) - (x->d < y->d);
-    default: return (x->i > y->i) - (x->i < y->i);
+    case CM_T_VARCHAR:
+        return cm_str_cmp(&x->s, &y->s);
+    case CM_T_DOUBLE:
+        return (x->d > y->d) - (x->d < y->d);
+    default:
+        return (x->i > y->i) - (x->i < y->i);
     }
 }
 
@@ -1847,8 +1879,8 @@ static void set_state_value(AggState *st, const CmValue *v)
 /* The result of holistic aggregate `agg` over one group's sorted entries
  * e[0..n) into st (strings of string_agg into the table's string arena, which
  * finish_holistic has reserved for). */
-static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *const *e,
-                               int64_t n, AggState *st, CmErr *err)
+static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *const *e, int64_t n,
+                               AggState *st, CmErr *err)
 {
     bool counts = counts_values(agg);
     int64_t total = 0;
@@ -1975,8 +2007,7 @@ static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
         for (int64_t i = 0, j; i < n && err->code == CM_OK; i = j) {
             for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
             }
-            holistic_group(agg, l, e + i, j - i,
-                           group_states(l, e[i]->group) + a, err);
+            holistic_group(agg, l, e + i, j - i, group_states(l, e[i]->group) + a, err);
         }
         cm_free(e);
         cm_mem_shrink(&l->res, idx_bytes);
@@ -2075,8 +2106,8 @@ static CmStatus sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in,
                 l->sorter_pos[n++] = p;
             }
         }
-        CmBatch view = {.n_rows = n, .n_cols = 1 + agg->n_order, .cols = cols,
-                        .sel = l->sorter_pos};
+        CmBatch view = {
+            .n_rows = n, .n_cols = 1 + agg->n_order, .cols = cols, .sel = l->sorter_pos};
         l->sorted_n[a] += n;
         if (n > 0 && ex_sorter_add(l->sorters[a], &view, err) != CM_OK) {
             return err->code;
@@ -2157,15 +2188,15 @@ static CmStatus set_kept_value(AggLocal *l, AggState *st, const CmValue *v, CmEr
 
 /* The streaming state of one by_sorter aggregate as its values are read back. */
 typedef struct SortedRead {
-    int64_t n_taken;    /* values taken (DISTINCT: distinct ones) */
-    int64_t len, cap;   /* string_agg: bytes written; capacity of sorted_buf */
-    int64_t lo, hi;     /* quantiles: the positions read */
-    double x, y;        /* quantile_cont: the values there */
-    CmValue prev;       /* the value before (DISTINCT, mode), its string in prev_buf */
+    int64_t n_taken;  /* values taken (DISTINCT: distinct ones) */
+    int64_t len, cap; /* string_agg: bytes written; capacity of sorted_buf */
+    int64_t lo, hi;   /* quantiles: the positions read */
+    double x, y;      /* quantile_cont: the values there */
+    CmValue prev;     /* the value before (DISTINCT, mode), its string in prev_buf */
     bool has_prev;
     char *prev_buf, *best_buf;
     int64_t prev_cap, best_cap;
-    CmValue best;       /* mode: the value of the longest run so far, its string in best_buf */
+    CmValue best; /* mode: the value of the longest run so far, its string in best_buf */
     int64_t best_n, run_n;
 } SortedRead;
 
@@ -2300,15 +2331,21 @@ static CmStatus finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *e
         goto done;
     }
     switch (agg->fn) {
-    case EX_AGG_STRING_AGG: st->s = cm_str_make(l->sorted_buf[a], (uint32_t)r.len); break;
-    case EX_AGG_LIST: st->l = (CmList){.len = (uint32_t)r.n_taken, .data = l->sorted_buf[a]}; break;
+    case EX_AGG_STRING_AGG:
+        st->s = cm_str_make(l->sorted_buf[a], (uint32_t)r.len);
+        break;
+    case EX_AGG_LIST:
+        st->l = (CmList){.len = (uint32_t)r.n_taken, .data = l->sorted_buf[a]};
+        break;
     case EX_AGG_QUANTILE_CONT:
-        st->d = r.lo == r.hi ? r.x : r.x + ((double)(total - 1) * agg->param.d - (double)r.lo) *
-                                               (r.y - r.x);
+        st->d = r.lo == r.hi
+                    ? r.x
+                    : r.x + ((double)(total - 1) * agg->param.d - (double)r.lo) * (r.y - r.x);
         break;
     case EX_AGG_QUANTILE_DISC:
     case EX_AGG_FIRST:
-    case EX_AGG_LAST: break;
+    case EX_AGG_LAST:
+        break;
     default:
         if (r.run_n > r.best_n) {
             r.best = r.prev;
@@ -2437,8 +2474,7 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
             *out = NULL;
             return EX_DONE;
         }
-        if (load_partition(op, l, level, part, err) != CM_OK ||
-            finish_table(s, l, err) != CM_OK) {
+        if (load_partition(op, l, level, part, err) != CM_OK || finish_table(s, l, err) != CM_OK) {
             return EX_DONE;
         }
     }
@@ -2456,7 +2492,8 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
         }
     }
     if (!l->draining) {
-        if (l->resume_at == 0 && make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
+        if (l->resume_at == 0 &&
+            make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
             absorb(s, l, in, err);
             return EX_NEED_INPUT;
         }
@@ -2609,12 +2646,28 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 static void agg_explain(const ExOp *op, char *buf, size_t cap)
 {
     /* keep in sync with ExAggFn */
-    static const char *fn_names[] = {"count_star", "count", "sum", "min", "max", "avg",
-                                     "sum_count", "scalar", "first", "last", "arg_min", "arg_max",
-                                     "approx_count_distinct", "string_agg",
+    static const char *fn_names[] = {"count_star",
+                                     "count",
+                                     "sum",
+                                     "min",
+                                     "max",
+                                     "avg",
+                                     "sum_count",
+                                     "scalar",
+                                     "first",
+                                     "last",
+                                     "arg_min",
+                                     "arg_max",
+                                     "approx_count_distinct",
+                                     "string_agg",
                                      "quantile_cont",
-                                     "quantile_disc", "mode", "list", "var_samp", "var_pop",
-                                     "stddev_samp", "stddev_pop"};
+                                     "quantile_disc",
+                                     "mode",
+                                     "list",
+                                     "var_samp",
+                                     "var_pop",
+                                     "stddev_samp",
+                                     "stddev_pop"};
     static const char *mode_names[] = {"single", "partial", "final"};
     const HashAggSpec *s = op->spec;
     size_t n = (size_t)snprintf(buf, cap, "%s, keys:", mode_names[s->mode]);
@@ -2623,8 +2676,7 @@ static void agg_explain(const ExOp *op, char *buf, size_t cap)
     }
     n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ", aggregates:");
     for (int a = 0; a < s->n_aggs && n + 16 < cap; a++) {
-        n += (size_t)snprintf(buf + n, cap - n, " %s(#%d)", fn_names[s->aggs[a].fn],
-                              s->in_col[a]);
+        n += (size_t)snprintf(buf + n, cap - n, " %s(#%d)", fn_names[s->aggs[a].fn], s->in_col[a]);
     }
 }
 
@@ -2688,8 +2740,11 @@ static CmStatus plan_packing(CmArena *a, HashAggSpec *s)
         case CM_T_INT64:
         case CM_T_DECIMAL:
         case CM_T_TIME:
-        case CM_T_TIMESTAMP: bytes += (int)cm_type_width(s->key_types[k]); break;
-        default: return CM_OK; /* equality is not that of the bytes */
+        case CM_T_TIMESTAMP:
+            bytes += (int)cm_type_width(s->key_types[k]);
+            break;
+        default:
+            return CM_OK; /* equality is not that of the bytes */
         }
     }
     int total = bytes + (s->n_keys + 7) / 8;

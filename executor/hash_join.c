@@ -37,14 +37,14 @@ typedef struct JoinTable {
     uint32_t *row_batch; /* per row: its batch */
     uint32_t *row_pos;   /* per row: its position in the batch */
     int64_t n_rows;
-    uint64_t *hashes;    /* per row */
-    int32_t *next;       /* per row: next row in the chain, -1 at the end */
-    int32_t *heads;      /* per slot: first row, -1 when empty (rows < 2^31: index_prepare) */
+    uint64_t *hashes; /* per row */
+    int32_t *next;    /* per row: next row in the chain, -1 at the end */
+    int32_t *heads;   /* per slot: first row, -1 when empty (rows < 2^31: index_prepare) */
     uint64_t mask;
-    bool has_null_key;   /* some build row has a NULL key (IN semantics) */
-    uint8_t *matched;    /* per row, FULL joins only */
-    int64_t *int_key;    /* per row: the key, when it is one integer column (the fast path) */
-    int64_t prepaid;     /* bytes already reserved for the index (index_fits) */
+    bool has_null_key; /* some build row has a NULL key (IN semantics) */
+    uint8_t *matched;  /* per row, FULL joins only */
+    int64_t *int_key;  /* per row: the key, when it is one integer column (the fast path) */
+    int64_t prepaid;   /* bytes already reserved for the index (index_fits) */
 } JoinTable;
 
 /* Bytes of index per build row, as index_prepare lays them out: the hash,
@@ -74,9 +74,9 @@ typedef struct BuildCap {
 
 typedef struct JoinGlobal {
     bool built;
-    bool too_big;        /* the broadcast table was dropped: tasks go grace (see above) */
+    bool too_big; /* the broadcast table was dropped: tasks go grace (see above) */
     BuildCap cap;
-    CmErr err;           /* the build's error, repeated to every task */
+    CmErr err; /* the build's error, repeated to every task */
     JoinTable table;
     /* the broadcast build, shared by the tasks that arrive while it runs:
      * each reads whole maps of the build shuffle into parts[map]; the one
@@ -87,10 +87,10 @@ typedef struct JoinGlobal {
     /* then the tasks index it together, each chaining a range of slots */
     bool indexing;
     int n_ranges, next_range, ranges_done;
-    uint8_t *skip;       /* rows with a NULL key (index_prepare) */
+    uint8_t *skip; /* rows with a NULL key (index_prepare) */
     int n_threads;
-    CmCond built_cond;   /* broadcast when built, or when indexing starts */
-    CmMemRes mem;        /* the shared table's reservation (the manager locks it) */
+    CmCond built_cond; /* broadcast when built, or when indexing starts */
+    CmMemRes mem;      /* the shared table's reservation (the manager locks it) */
     /* A partitioned MARK join's three-valued answer depends on the whole build
      * side, not the task's partition: whether it has rows, and whether one of
      * them has a NULL key.  Learned once, by the first task that asks. */
@@ -100,11 +100,11 @@ typedef struct JoinGlobal {
 } JoinGlobal;
 
 typedef struct JoinLocal {
-    JoinTable own;           /* partitioned: this task's table */
-    CmMemRes mem;            /* ... and its reservation */
+    JoinTable own; /* partitioned: this task's table */
+    CmMemRes mem;  /* ... and its reservation */
     JoinTable *table;
-    bool active;             /* in the middle of an input batch */
-    int phase;               /* 0: pairs, 1: rows that depend on the matched flags */
+    bool active; /* in the middle of an input batch */
+    int phase;   /* 0: pairs, 1: rows that depend on the matched flags */
     /* gather_pairs: per probe row its chain position and integer key, and the
      * rows whose chain goes on */
     bool started;
@@ -119,31 +119,31 @@ typedef struct JoinLocal {
     uint32_t pair_row[CM_BATCH_CAP];
     int64_t pair_build[CM_BATCH_CAP];
     uint32_t gather_pos[CM_BATCH_CAP];
-    CmBatch out;             /* probe ++ build columns */
-    CmBatch view;            /* SEMI/ANTI/MARK output: views of the input (+ mark) */
-    CmVec *view_cols;        /* view's own column array */
+    CmBatch out;      /* probe ++ build columns */
+    CmBatch view;     /* SEMI/ANTI/MARK output: views of the input (+ mark) */
+    CmVec *view_cols; /* view's own column array */
     CmVec mark;
     ExExprState *residual;
-    int64_t flush_row;       /* FULL: next build row to consider */
+    int64_t flush_row; /* FULL: next build row to consider */
     /* Grace mode: a partitioned build that did not fit.  Both sides go to a
      * spill file each; flush joins them one hash class at a time (rows whose
      * hash >> 40 is r modulo m), re-reading the files once per class. */
     bool grace;
-    bool whole_build;        /* all_rows/all_has_null describe the build (grace, or a
-                                partitioned MARK join), not l->table */
-    ExQuery *query;          /* for the temp directory and its cap */
+    bool whole_build;                   /* all_rows/all_has_null describe the build (grace, or a
+                                           partitioned MARK join), not l->table */
+    ExQuery *query;                     /* for the temp directory and its cap */
     ShSpill *build_spill, *probe_spill; /* owned */
-    int64_t all_rows;        /* build rows in all classes (MARK semantics) */
-    bool all_has_null;       /* some build row has a NULL key */
-    int n_work;              /* split classes still to join: (mod, residue) pairs, a stack
-                                (a split pushes two, at most log2(GRACE_MAX_MOD) deep) */
+    int64_t all_rows;                   /* build rows in all classes (MARK semantics) */
+    bool all_has_null;                  /* some build row has a NULL key */
+    int n_work; /* split classes still to join: (mod, residue) pairs, a stack
+                   (a split pushes two, at most log2(GRACE_MAX_MOD) deep) */
     int64_t work_mod[32], work_res[32];
-    int64_t cur_mod, cur_res; /* the base modulus, and its last residue taken */
+    int64_t cur_mod, cur_res;     /* the base modulus, and its last residue taken */
     int64_t probe_mod, probe_res; /* the class being joined */
-    int g_state;             /* GRACE_* */
-    bool mid_batch;          /* join_push wants the current probe batch again */
-    CmBatch probe_in;        /* a probe batch read back, narrowed to the class */
-    CmBatch build_in;        /* a build batch read back */
+    int g_state;                  /* GRACE_* */
+    bool mid_batch;               /* join_push wants the current probe batch again */
+    CmBatch probe_in;             /* a probe batch read back, narrowed to the class */
+    CmBatch build_in;             /* a build batch read back */
     uint64_t class_hashes[CM_BATCH_CAP];
     /* Block mode: a class at GRACE_MAX_MOD whose build rows still do not fit
      * (one key holds more rows than memory) is joined a block of build rows at
@@ -152,11 +152,11 @@ typedef struct JoinLocal {
      * semi, anti, mark) come out of one more pass over the probe rows, from
      * `pmatch`, a bit per probe row of the class. */
     bool blocks;
-    int64_t blk_done;        /* the class's build rows loaded by earlier blocks */
-    bool blk_more;           /* build rows are left after the current block */
-    uint64_t *pmatch;        /* owned; pmatch_cap bits */
+    int64_t blk_done; /* the class's build rows loaded by earlier blocks */
+    bool blk_more;    /* build rows are left after the current block */
+    uint64_t *pmatch; /* owned; pmatch_cap bits */
     int64_t pmatch_cap;
-    int64_t probe_ord;       /* the class's probe rows seen in this pass */
+    int64_t probe_ord; /* the class's probe rows seen in this pass */
 } JoinLocal;
 
 enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINAL };
@@ -204,8 +204,7 @@ static bool int_keyed(const ExJoinSpec *s)
 
 static inline int64_t int_at(const CmVec *v, uint32_t p)
 {
-    return v->type.id == CM_T_INT64 ? ((const int64_t *)v->data)[p]
-                                    : ((const int32_t *)v->data)[p];
+    return v->type.id == CM_T_INT64 ? ((const int64_t *)v->data)[p] : ((const int32_t *)v->data)[p];
 }
 
 /* A NULL in a key compared by SQL '=' (not one in null_eq) matches nothing. */
@@ -419,8 +418,8 @@ static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, 
                 grace_start(s, l, err);
             }
         } else if (bc != NULL) {
-            if (atomic_load(&bc->refused) || atomic_fetch_add(&bc->bytes, bytes) + bytes > bc->cap ||
-                !cm_mem_grow(mem, bytes)) {
+            if (atomic_load(&bc->refused) ||
+                atomic_fetch_add(&bc->bytes, bytes) + bytes > bc->cap || !cm_mem_grow(mem, bytes)) {
                 atomic_store(&bc->refused, true);
                 break;
             }
@@ -512,7 +511,8 @@ static bool take_batches(JoinTable *t, JoinTable *part)
         t->cap_batches = cap;
     }
     if (part->n_batches > 0) {
-        memcpy(t->batches + t->n_batches, part->batches, sizeof(CmBatch *) * (size_t)part->n_batches);
+        memcpy(t->batches + t->n_batches, part->batches,
+               sizeof(CmBatch *) * (size_t)part->n_batches);
     }
     t->n_batches += part->n_batches;
     t->n_rows += part->n_rows;
@@ -567,11 +567,11 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
 /* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
  * a NULL `in` makes the probe side NULL.  Column at a time: the positions
  * are resolved once, then each column is one tight loop. */
-#define COPY_FROM_PAIRS(T)                                                                  \
-    for (int i = 0; i < n; i++) {                                                           \
-        if (src[i] != NULL) {                                                               \
-            ((T *)dst->data)[i] = ((const T *)src[i]->cols[c].data)[pos[i]];                \
-        }                                                                                   \
+#define COPY_FROM_PAIRS(T)                                                                         \
+    for (int i = 0; i < n; i++) {                                                                  \
+        if (src[i] != NULL) {                                                                      \
+            ((T *)dst->data)[i] = ((const T *)src[i]->cols[c].data)[pos[i]];                       \
+        }                                                                                          \
     }
 
 static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
@@ -601,10 +601,18 @@ static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n
     for (int c = 0; c < s->n_build_cols; c++) {
         CmVec *dst = &l->out.cols[s->n_probe_cols + c];
         switch (cm_type_width(dst->type)) {
-        case 1: COPY_FROM_PAIRS(uint8_t); break;
-        case 4: COPY_FROM_PAIRS(int32_t); break;
-        case 8: COPY_FROM_PAIRS(int64_t); break;
-        default: COPY_FROM_PAIRS(CmStr); break;
+        case 1:
+            COPY_FROM_PAIRS(uint8_t);
+            break;
+        case 4:
+            COPY_FROM_PAIRS(int32_t);
+            break;
+        case 8:
+            COPY_FROM_PAIRS(int64_t);
+            break;
+        default:
+            COPY_FROM_PAIRS(CmStr);
+            break;
         }
         for (int i = 0; i < n; i++) {
             if (src[i] == NULL || cm_vec_is_null(&src[i]->cols[c], pos[i])) {
@@ -782,9 +790,9 @@ static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
             m[p] = l->probe_matched[i];
             int64_t build_rows = l->whole_build ? l->all_rows : l->table->n_rows;
             bool build_null = l->whole_build ? l->all_has_null : l->table->has_null_key;
-            bool unknown = !s->mark_plain && !l->probe_matched[i] && build_rows > 0 &&
-                           (build_null ||
-                            has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq));
+            bool unknown =
+                !s->mark_plain && !l->probe_matched[i] && build_rows > 0 &&
+                (build_null || has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq));
             if (unknown) {
                 cm_vec_set_null(&l->mark, p);
             }
@@ -797,7 +805,8 @@ static const CmBatch *tail(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
         l->view.sel = in->sel;
         return &l->view;
     }
-    default: return NULL;
+    default:
+        return NULL;
     }
 }
 
@@ -848,8 +857,8 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
     if (l->phase == 0) {
         int n = gather_pairs(s, l, in);
         if (n > 0) {
-            bool emits = s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT ||
-                         s->type == EX_JOIN_FULL;
+            bool emits =
+                s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT || s->type == EX_JOIN_FULL;
             /* Semi, anti and mark joins only need the pairs' rows to check a
              * residual; without one the matched flags are all they need. */
             if (emits || s->residual != NULL) {
@@ -933,9 +942,9 @@ static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err)
         read += batch_bytes(l->own.batches[bi]);
     }
     l->build_spill = sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err);
-    l->probe_spill = l->build_spill ? sh_spill_new(cfg->temp_directory,
-                                                   cfg->max_temp_directory_size, err)
-                                    : NULL;
+    l->probe_spill = l->build_spill
+                         ? sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err)
+                         : NULL;
     if (l->probe_spill == NULL ||
         cm_batch_init(&l->probe_in, s->n_probe_cols, s->probe_types, err) != CM_OK ||
         cm_batch_init(&l->build_in, s->n_build_cols, s->build_types, err) != CM_OK) {
@@ -1020,15 +1029,15 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
  * the class cannot split: it loads a block, the rows after the first
  * l->blk_done, until memory is refused, and sets l->blk_more when rows are
  * left for another block. */
-static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res,
-                           bool *fits, CmErr *err)
+static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res, bool *fits,
+                           CmErr *err)
 {
     table_free(&l->own);
     cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
     *fits = true;
     bool can_split = s->n_keys > 0 && mod < GRACE_MAX_MOD;
-    bool full = false;            /* block mode: the block is full */
-    int64_t seen = 0;             /* block mode: the class's rows read so far */
+    bool full = false; /* block mode: the block is full */
+    int64_t seen = 0;  /* block mode: the class's rows read so far */
     l->blk_more = false;
     if (sh_spill_rewind(l->build_spill, err) != CM_OK) {
         return err->code;
@@ -1159,7 +1168,8 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
                 if (eof) {
                     l->flush_row = 0;
                     l->g_state = s->type == EX_JOIN_FULL ? GRACE_FULL_TAIL
-                               : l->blocks ? GRACE_BLOCK_END : GRACE_NEXT;
+                                 : l->blocks             ? GRACE_BLOCK_END
+                                                         : GRACE_NEXT;
                     continue;
                 }
             }
@@ -1548,10 +1558,10 @@ static const ExOpVt JOIN_VT = {
 ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err)
 {
     ExJoinSpec *s = cm_arena_alloc(a, sizeof *s);
-    int n_out = spec->n_probe_cols +
-                (spec->type == EX_JOIN_MARK ? 1
-                 : spec->type == EX_JOIN_SEMI || spec->type == EX_JOIN_ANTI ? 0
-                                                                            : spec->n_build_cols);
+    int n_out = spec->n_probe_cols + (spec->type == EX_JOIN_MARK ? 1
+                                      : spec->type == EX_JOIN_SEMI || spec->type == EX_JOIN_ANTI
+                                          ? 0
+                                          : spec->n_build_cols);
     CmType *types = cm_arena_alloc(a, sizeof(CmType) * (size_t)(n_out + 1));
     if (s == NULL || types == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory");

@@ -25,14 +25,14 @@ struct ExResult {
     void *stream_ctx;
     /* block mode (ex_result_set_blocks): blocks[i] holds batch i; batches[i]
      * is its batch while unsealed, NULL once sealed; counts[i] its rows */
-    StBlock **blocks;     /* owned; NULL: not in block mode */
-    int32_t *counts;      /* owned */
-    CmMemRes *block_res;  /* where blocks are reserved: &own_res or a borrowed one */
+    StBlock **blocks;    /* owned; NULL: not in block mode */
+    int32_t *counts;     /* owned */
+    CmMemRes *block_res; /* where blocks are reserved: &own_res or a borrowed one */
     CmMemRes own_res;
     bool owns_res;
-    int pinned;           /* the sealed block pinned for ex_result_row_batch, or -1 */
+    int pinned; /* the sealed block pinned for ex_result_row_batch, or -1 */
     const CmBatch *pinned_batch;
-    CmErr read_err;       /* the first failure to load a block back */
+    CmErr read_err; /* the first failure to load a block back */
 };
 
 ExResult *ex_result_new(int n_cols, const CmType *types, CmErr *err)
@@ -169,8 +169,8 @@ static CmStatus reserve_batches(ExResult *r, int cap, CmErr *err)
 /* Block mode: a new unsealed block at the end, its batch the tail. */
 static CmBatch *tail_block(ExResult *r, CmErr *err)
 {
-    StBlock *blk = st_block_new(ST_BLOCK_MEMORY_AND_DISK, r->n_cols, r->types, r->block_res, NULL,
-                                NULL, err);
+    StBlock *blk =
+        st_block_new(ST_BLOCK_MEMORY_AND_DISK, r->n_cols, r->types, r->block_res, NULL, NULL, err);
     if (blk == NULL) {
         return NULL;
     }
@@ -276,8 +276,7 @@ CmStatus ex_result_move(ExResult *dst, ExResult *src, CmErr *err)
         }
         memcpy(dst->blocks + dst->n_batches, src->blocks,
                sizeof(StBlock *) * (size_t)src->n_batches);
-        memcpy(dst->counts + dst->n_batches, src->counts,
-               sizeof(int32_t) * (size_t)src->n_batches);
+        memcpy(dst->counts + dst->n_batches, src->counts, sizeof(int32_t) * (size_t)src->n_batches);
     }
     if (src->n_batches > 0) {
         memcpy(dst->batches + dst->n_batches, src->batches,

@@ -32,9 +32,9 @@
 typedef struct Part {
     const ExSortKey *key;
     CmTypeId type;
-    int off;       /* first byte in the entry: the NULL byte when has_null, then the value */
-    int width;     /* value bytes; for a string its prefix and the length byte */
-    bool has_null; /* a NULL byte precedes the value */
+    int off;          /* first byte in the entry: the NULL byte when has_null, then the value */
+    int width;        /* value bytes; for a string its prefix and the length byte */
+    bool has_null;    /* a NULL byte precedes the value */
     uint32_t str_off; /* a string's bytes before this are equal in all rows: skipped */
 } Part;
 
@@ -52,17 +52,22 @@ static int value_width(CmTypeId t)
 {
     switch (t) {
     case CM_T_NULL:
-    case CM_T_BOOL: return 1;
+    case CM_T_BOOL:
+        return 1;
     case CM_T_INT32:
-    case CM_T_DATE: return 4;
+    case CM_T_DATE:
+        return 4;
     case CM_T_INT64:
     case CM_T_TIME:
     case CM_T_TIMESTAMP:
     case CM_T_DECIMAL:
-    case CM_T_DOUBLE: return 8;
-    case CM_T_VARCHAR: return STR_PREFIX + 1;
+    case CM_T_DOUBLE:
+        return 8;
+    case CM_T_VARCHAR:
+        return STR_PREFIX + 1;
     case CM_T_INTERVAL:
-    case CM_T_LIST: return 0;
+    case CM_T_LIST:
+        return 0;
     }
     return 0;
 }
@@ -156,9 +161,13 @@ static void encode_value(const Part *p, const CmVec *v, uint32_t pos, uint8_t *e
 {
     switch (p->type) {
     case CM_T_NULL:
-    case CM_T_BOOL: e[0] = ((const uint8_t *)v->data)[pos]; break;
+    case CM_T_BOOL:
+        e[0] = ((const uint8_t *)v->data)[pos];
+        break;
     case CM_T_INT32:
-    case CM_T_DATE: put_be32(e, (uint32_t)((const int32_t *)v->data)[pos] ^ 0x80000000u); break;
+    case CM_T_DATE:
+        put_be32(e, (uint32_t)((const int32_t *)v->data)[pos] ^ 0x80000000u);
+        break;
     case CM_T_INT64:
     case CM_T_TIME:
     case CM_T_TIMESTAMP:
@@ -188,7 +197,8 @@ static void encode_value(const Part *p, const CmVec *v, uint32_t pos, uint8_t *e
         break;
     }
     case CM_T_INTERVAL:
-    case CM_T_LIST: break; /* never encoded (value_width) */
+    case CM_T_LIST:
+        break; /* never encoded (value_width) */
     }
 }
 

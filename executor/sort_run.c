@@ -39,36 +39,36 @@ typedef struct MergeIn {
 typedef struct Merge {
     MergeIn *ins; /* owned, n_ins entries */
     int n_ins;
-    int *heap;    /* owned: indexes of inputs with rows left, a min-heap */
+    int *heap; /* owned: indexes of inputs with rows left, a min-heap */
     int n_heap;
 } Merge;
 
 struct ExSorter {
-    ExOp *op;                /* borrowed: counts spills and memory */
+    ExOp *op; /* borrowed: counts spills and memory */
     char temp_dir[256];
     int64_t max_temp;
     int n_cols;
-    CmType *types;           /* owned */
+    CmType *types; /* owned */
     int n_keys;
-    ExSortKey *keys;         /* owned */
-    int64_t limit;           /* -1: all rows */
-    int64_t row_width;       /* fixed bytes a buffered row takes, its ExRowRef and its
-                                normalized key while sorted (sort_key.h) included */
-    CmMemRes res;            /* buffered rows, then the merge's input batches */
-    ExResult *rows;          /* buffered rows; owned */
-    const CmBatch **batches; /* rows' batches by index, for the comparator; owned */
-    ExRowRef *order;         /* the sorted buffered rows; owned */
-    int64_t n_order, next;   /* rows in order (after a limit), next to emit */
-    ShSpill **runs;          /* owned; NULL entries were merged away */
-    int64_t *run_batch_bytes;/* the largest batch each run wrote */
+    ExSortKey *keys;          /* owned */
+    int64_t limit;            /* -1: all rows */
+    int64_t row_width;        /* fixed bytes a buffered row takes, its ExRowRef and its
+                                 normalized key while sorted (sort_key.h) included */
+    CmMemRes res;             /* buffered rows, then the merge's input batches */
+    ExResult *rows;           /* buffered rows; owned */
+    const CmBatch **batches;  /* rows' batches by index, for the comparator; owned */
+    ExRowRef *order;          /* the sorted buffered rows; owned */
+    int64_t n_order, next;    /* rows in order (after a limit), next to emit */
+    ShSpill **runs;           /* owned; NULL entries were merged away */
+    int64_t *run_batch_bytes; /* the largest batch each run wrote */
     int n_runs, cap_runs;
-    int n_runs_written;      /* for ex_sorter_n_runs */
+    int n_runs_written; /* for ex_sorter_n_runs */
     bool is_finished;
-    bool is_merging;         /* finish left runs: next() merges them */
-    Merge merge;             /* the final merge */
-    int64_t n_emitted;       /* rows the final merge returned */
-    CmBatch scratch;         /* a run's batch being written */
-    CmBatch single;          /* an input batch that becomes a run alone */
+    bool is_merging;   /* finish left runs: next() merges them */
+    Merge merge;       /* the final merge */
+    int64_t n_emitted; /* rows the final merge returned */
+    CmBatch scratch;   /* a run's batch being written */
+    CmBatch single;    /* an input batch that becomes a run alone */
 };
 
 /* ---- comparison ---------------------------------------------------------------- */
@@ -82,7 +82,8 @@ static int compare_list(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
     const CmList *x = &((const CmList *)a->data)[pa], *y = &((const CmList *)b->data)[pb];
     CmType elem = cm_type_elem(a->type);
     size_t w = cm_type_width(elem);
-    CmVec ex = {.type = elem, .data = (void *)x->data}, ey = {.type = elem, .data = (void *)y->data};
+    CmVec ex = {.type = elem, .data = (void *)x->data},
+          ey = {.type = elem, .data = (void *)y->data};
     for (uint32_t k = 0; k < x->len && k < y->len; k++) {
         bool nx = cm_list_is_null(x, w, k), ny = cm_list_is_null(y, w, k);
         int c = nx || ny ? (int)nx - (int)ny : compare_cell(&ex, k, &ey, k);
@@ -126,7 +127,8 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
     }
     case CM_T_VARCHAR:
         return cm_str_cmp(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);
-    case CM_T_LIST: return compare_list(a, pa, b, pb);
+    case CM_T_LIST:
+        return compare_list(a, pa, b, pb);
     }
     return 0;
 }
@@ -726,10 +728,17 @@ static CmStatus gather_rows(const ExSorter *s, const ExRowRef *refs, int n, CmBa
                 continue;
             }
             switch (w) {
-            case 1: ((uint8_t *)dv->data)[i] = ((const uint8_t *)sv->data)[p]; break;
-            case 4: ((uint32_t *)dv->data)[i] = ((const uint32_t *)sv->data)[p]; break;
-            case 8: ((uint64_t *)dv->data)[i] = ((const uint64_t *)sv->data)[p]; break;
-            default: memcpy((char *)dv->data + w * (size_t)i, (const char *)sv->data + w * p, w);
+            case 1:
+                ((uint8_t *)dv->data)[i] = ((const uint8_t *)sv->data)[p];
+                break;
+            case 4:
+                ((uint32_t *)dv->data)[i] = ((const uint32_t *)sv->data)[p];
+                break;
+            case 8:
+                ((uint64_t *)dv->data)[i] = ((const uint64_t *)sv->data)[p];
+                break;
+            default:
+                memcpy((char *)dv->data + w * (size_t)i, (const char *)sv->data + w * p, w);
             }
         }
         if (dv->type.id == CM_T_VARCHAR && copy_strings(out, dv, n, err) != CM_OK) {
@@ -762,8 +771,8 @@ CmStatus ex_sorter_next(ExSorter *s, CmBatch *out, bool *has_more, CmErr *err)
     return CM_OK;
 }
 
-bool ex_sorter_in_memory(const ExSorter *s, const CmBatch *const **batches,
-                         const ExRowRef **order, int64_t *n)
+bool ex_sorter_in_memory(const ExSorter *s, const CmBatch *const **batches, const ExRowRef **order,
+                         int64_t *n)
 {
     if (s->is_merging) {
         return false;

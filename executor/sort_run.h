@@ -79,8 +79,8 @@ CmStatus ex_sorter_next(ExSorter *s, CmBatch *out, bool *has_more, CmErr *err);
 /* After finish: true when nothing was spilled; then batches[0..) and
  * order[0..*n) are the sorted rows, borrowed until ex_sorter_free (the caller
  * may read them in place instead of calling ex_sorter_next). */
-bool ex_sorter_in_memory(const ExSorter *s, const CmBatch *const **batches,
-                         const ExRowRef **order, int64_t *n);
+bool ex_sorter_in_memory(const ExSorter *s, const CmBatch *const **batches, const ExRowRef **order,
+                         int64_t *n);
 /* Bytes the active rows of b (the sorter's layout) take once buffered:
  * fixed-width values, out-of-line string bytes, one ExRowRef per row and the
  * normalized key the row has while it is sorted. */

@@ -263,8 +263,8 @@ static bool unescape_e(const char *s, size_t n, char *out, size_t *w, size_t *ba
             digits++;
         }
         bool exact = c == 'u' || c == 'U';
-        if (digits == 0 || (exact && digits != max) || ((c == 'x' || base == 8) && (v == 0 || v >= 0x80)) ||
-            !put_utf8(out, w, v)) {
+        if (digits == 0 || (exact && digits != max) ||
+            ((c == 'x' || base == 8) && (v == 0 || v >= 0x80)) || !put_utf8(out, w, v)) {
             *bad = at;
             return false;
         }
@@ -333,10 +333,10 @@ static PsTypeName *simple_type(PsParse *ps, const char *name, PsToken tok)
 
 static int hex_digit(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* X'4142': the bytes written in hex, as a string (there is no BLOB type yet). */
