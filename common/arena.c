@@ -6,11 +6,14 @@
 #include "common/arena.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/err.h"
+#include "common/mem.h"
 
 struct CmArenaChunk {
     CmArenaChunk *next; /* older chunk */
@@ -35,6 +38,63 @@ void cm_arena_init(CmArena *arena, size_t chunk_size)
     arena->head = NULL;
     arena->chunk_size = chunk_size ? chunk_size : 64 * 1024;
     arena->n_bytes = 0;
+    arena->res = NULL;
+    arena->refusal = NULL;
+    arena->held = 0;
+    arena->reserved = 0;
+}
+
+void cm_arena_reserve_through(CmArena *arena, CmMemRes *res, CmErr *refusal)
+{
+    arena->res = res;
+    arena->refusal = refusal;
+}
+
+/* What an accounted arena must have reserved while it holds `held` bytes. */
+static size_t to_reserve(size_t held)
+{
+    return held > CM_ARENA_FREE_BYTES ? held - CM_ARENA_FREE_BYTES : 0;
+}
+
+/* Accounts a chunk of `bytes` about to be allocated; false when refused. */
+static bool account_take(CmArena *arena, size_t bytes)
+{
+    if (arena->res == NULL) {
+        return true;
+    }
+    size_t want = to_reserve(arena->held + bytes);
+    if (want > arena->reserved) {
+        CmErr local;
+        cm_err_init(&local);
+        CmErr *err = arena->refusal != NULL ? arena->refusal : &local;
+        if (cm_mem_need(arena->res, (int64_t)(want - arena->reserved), err) != CM_OK) {
+            return false;
+        }
+        arena->reserved = want;
+    }
+    arena->held += bytes;
+    return true;
+}
+
+/* Releases what an accounted arena reserved beyond what it holds now. */
+static void account_trim(CmArena *arena)
+{
+    if (arena->res == NULL) {
+        return;
+    }
+    size_t want = to_reserve(arena->held);
+    if (arena->reserved > want) {
+        cm_mem_shrink(arena->res, (int64_t)(arena->reserved - want));
+        arena->reserved = want;
+    }
+}
+
+static void chunk_free(CmArena *arena, CmArenaChunk *c)
+{
+    if (arena->res != NULL) {
+        arena->held -= sizeof(CmArenaChunk) + c->size;
+    }
+    cm_free(c);
 }
 
 void cm_arena_fini(CmArena *arena)
@@ -42,11 +102,12 @@ void cm_arena_fini(CmArena *arena)
     CmArenaChunk *c = arena->head;
     while (c != NULL) {
         CmArenaChunk *next = c->next;
-        cm_free(c);
+        chunk_free(arena, c);
         c = next;
     }
     arena->head = NULL;
     arena->n_bytes = 0;
+    account_trim(arena);
 }
 
 void cm_arena_reset(CmArena *arena)
@@ -63,7 +124,7 @@ void cm_arena_reset(CmArena *arena)
         if (keep == NULL && c->size == default_usable(arena)) {
             keep = c;
         } else {
-            cm_free(c);
+            chunk_free(arena, c);
         }
         c = next;
     }
@@ -73,16 +134,25 @@ void cm_arena_reset(CmArena *arena)
     }
     arena->head = keep;
     arena->n_bytes = 0;
+    account_trim(arena);
 }
 
-static CmArenaChunk *chunk_new(size_t size)
+static CmArenaChunk *chunk_new(CmArena *arena, size_t size)
 {
-    CmArenaChunk *c = cm_malloc(sizeof(CmArenaChunk) + size);
-    if (c != NULL) {
-        c->next = NULL;
-        c->size = size;
-        c->used = 0;
+    if (!account_take(arena, sizeof(CmArenaChunk) + size)) {
+        return NULL;
     }
+    CmArenaChunk *c = cm_malloc(sizeof(CmArenaChunk) + size);
+    if (c == NULL) {
+        if (arena->res != NULL) {
+            arena->held -= sizeof(CmArenaChunk) + size;
+            account_trim(arena);
+        }
+        return NULL;
+    }
+    c->next = NULL;
+    c->size = size;
+    c->used = 0;
     return c;
 }
 
@@ -101,7 +171,7 @@ void *cm_arena_alloc(CmArena *arena, size_t n)
     }
     if (n > arena->chunk_size / 4) {
         /* A big block gets its own chunk, behind the head. */
-        CmArenaChunk *c = chunk_new(n);
+        CmArenaChunk *c = chunk_new(arena, n);
         if (c == NULL) {
             return NULL;
         }
@@ -115,7 +185,7 @@ void *cm_arena_alloc(CmArena *arena, size_t n)
         arena->n_bytes += n;
         return c->data;
     }
-    CmArenaChunk *c = chunk_new(default_usable(arena));
+    CmArenaChunk *c = chunk_new(arena, default_usable(arena));
     if (c == NULL) {
         return NULL;
     }

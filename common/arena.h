@@ -6,6 +6,19 @@
  * scratch arena per operator per worker, reset after each batch it emits.
  * An object in an arena must never point into memory that dies sooner.
  * Allocation is 16-byte aligned.  An arena is not thread-safe: one owner.
+ *
+ * An arena that holds values (the string heap of an expression node, where a
+ * kernel such as repeat or lpad can make a string of any length) can count
+ * against the memory limit: after cm_arena_reserve_through,
+ * the bytes of its chunks beyond CM_ARENA_FREE_BYTES are reserved from a
+ * consumer (common/mem.h) before they are allocated, with cm_mem_need since
+ * values cannot spill, and released when reset or fini frees the chunks.  A
+ * refused reservation makes the allocation return NULL, as the heap refusing
+ * would.  The free allowance keeps the manager's lock off the common path:
+ * almost every batch's strings fit in it.  Batch heaps (CmBatch.heap) are
+ * not accounted: they hold copies of values that a scan, a kernel or an
+ * operator's state already bounded, and the holders that keep batches count
+ * their heaps themselves (ex_result, the hash join's build rows).
  */
 #pragma once
 
@@ -13,15 +26,29 @@
 #include <stdint.h>
 
 typedef struct CmArenaChunk CmArenaChunk;
+struct CmMemRes;
+struct CmErr;
+
+/* Bytes of chunks an accounted arena may hold without a reservation. */
+#define CM_ARENA_FREE_BYTES ((size_t)256 * 1024)
 
 typedef struct CmArena {
     CmArenaChunk *head;   /* newest chunk; older ones linked behind it */
     size_t chunk_size;    /* default size of the next chunk, bytes */
     size_t n_bytes;       /* bytes handed out since the last reset */
+    struct CmMemRes *res; /* accounted arenas: the consumer reserved from; else NULL */
+    struct CmErr *refusal; /* where a refused reservation's message goes; may be NULL */
+    size_t held;           /* accounted arenas: bytes of the chunks held now */
+    size_t reserved;       /* accounted arenas: bytes reserved from res now */
 } CmArena;
 
 /* Prepares caller-provided storage; chunk_size 0 means 64 KiB. */
 void cm_arena_init(CmArena *arena, size_t chunk_size);
+
+/* Makes the arena accounted (see above): res is borrowed and must outlive it;
+ * a refusal's message goes to *refusal when not NULL (the caller clears it).
+ * Call on an empty arena. */
+void cm_arena_reserve_through(CmArena *arena, struct CmMemRes *res, struct CmErr *refusal);
 
 /* Frees every chunk. */
 void cm_arena_fini(CmArena *arena);

@@ -35,6 +35,7 @@ typedef struct CmMem {
 #define HEADROOM_DIV 8
 
 static CmMem g_mem;
+static CmMemRes g_values;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void mem_init_once(void)
@@ -47,6 +48,7 @@ static void mem_init_once(void)
     g_mem.shuffle_frac = 0.5;
     g_mem.boundary = 0.5;
     g_mem.ready = true;
+    cm_mem_res_init(&g_values, CM_MEM_EXECUTION, "value heap", NULL);
 }
 
 static CmMem *mem(void)
@@ -319,6 +321,12 @@ static CmStatus refuse(CmMem *m, const CmMemRes *r, int64_t bytes, CmErr *err)
                       "out of memory: %s needs %s more (holds %s); memory_limit %s, %s held by "
                       "the tables of this database",
                       r->what, need, held, limit, storage);
+}
+
+CmMemRes *cm_mem_values(void)
+{
+    pthread_once(&g_once, mem_init_once);
+    return &g_values;
 }
 
 CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)

@@ -104,6 +104,12 @@ CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err);
 /* Releases `bytes` of what r holds (at most what it holds). */
 void cm_mem_shrink(CmMemRes *r, int64_t bytes);
 
+/* The consumer of the bytes of string and list values that expression
+ * nodes make (execution pool, "value heap"): shared by every thread, grown
+ * only with cm_mem_need, since values cannot spill.  The nodes' heaps reserve
+ * through it (cm_arena_reserve_through). */
+CmMemRes *cm_mem_values(void);
+
 /* Frees storage memory: evicts unpinned blocks until about `bytes` are
  * released (or none is left), returns the bytes released.  Called without the
  * manager's lock, from any thread; it may call cm_mem_shrink. */

@@ -15,6 +15,7 @@
 
 #include "common/alloc.h"
 #include "common/datetime.h"
+#include "common/mem.h"
 #include "common/value.h"
 
 struct ExExprState {
@@ -23,7 +24,8 @@ struct ExExprState {
     CmVec view;             /* COLUMN: a view of the input column */
     int n_children;
     ExExprState **children;
-    CmArena heap;           /* strings made by this node, reset per evaluation */
+    CmArena heap;       /* strings made by this node, reset per evaluation; accounted */
+    CmErr heap_refusal; /* why the heap's reservation was refused, if it was */
     bool has_vec;
     int const_filled;       /* CONST: vec holds the value at positions [0, const_filled) */
     uint32_t *sel_a, *sel_b; /* CASE: the rows still open, and those a branch took */
@@ -38,6 +40,8 @@ ExExprState *ex_expr_state_new(const ExExpr *e, CmErr *err)
     }
     st->e = e;
     cm_arena_init(&st->heap, 16 * 1024);
+    cm_err_init(&st->heap_refusal);
+    cm_arena_reserve_through(&st->heap, cm_mem_values(), &st->heap_refusal);
     if (e->kind != EX_E_COLUMN) {
         if (cm_vec_init(&st->vec, e->type, err) != CM_OK) {
             ex_expr_state_free(st);
@@ -296,6 +300,13 @@ const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
         case EX_E_FUNC:
             if (e->kernel(e, in, args, &st->vec, &st->heap, err) != CM_OK) {
                 result = NULL;
+                if (err->code == CM_OOM && st->heap_refusal.code == CM_OOM) {
+                    /* the limit refused, not the heap: say who holds what */
+                    int64_t off = err->off;
+                    *err = st->heap_refusal;
+                    err->off = off;
+                    cm_err_init(&st->heap_refusal);
+                }
             }
             break;
         case EX_E_AND:

@@ -205,5 +205,23 @@ else
   pass=$((pass + 1))
 fi
 
+# A value longer than the limit: a kernel's string (repeat, lpad, string
+# concatenation) is reserved before it is made, so a 190 MiB string at a 64 MB
+# limit is a clean error naming the value heap, not 190 MiB of RSS; one that
+# fits is made.  Peak RSS of the whole process.
+limit_mb=64
+bound=$(( limit_mb * 1024 * 1024 * 11 / 10 + 32 * 1024 * 1024 ))
+out=$(max_rss "$SLUICE" -c "SET memory_limit = '${limit_mb}MB'; SELECT length(repeat('ab', 100000000)); SELECT length(repeat('ab', 10000000)) + length(lpad('x', 5000000, 'yz'));" 2>&1)
+rss=$(echo "$out" | tail -1)
+if ! echo "$out" | grep -q "out of memory: value heap needs" || ! echo "$out" | grep -qx 25000000; then
+  echo "FAIL: at ${limit_mb}MB a long value: $out"
+  fail=$((fail + 1))
+elif [ "$CHECK_RSS" = 1 ] && { ! [ "$rss" -gt 0 ] 2>/dev/null || [ "$rss" -gt "$bound" ]; }; then
+  echo "FAIL: at ${limit_mb}MB peak RSS ${rss:-none} > $bound: a value longer than the limit"
+  fail=$((fail + 1))
+else
+  pass=$((pass + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

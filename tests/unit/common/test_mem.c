@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "common/arena.h"
 #include "common/mem.h"
 
 static void big_limit(void)
@@ -201,3 +202,42 @@ Test(cm_mem, a_tight_limit_releases_freed_memory_at_once)
     cr_expect_gt(mi_option_get(mi_option_decommit_delay), 0);
 }
 #endif
+
+/* An accounted arena reserves its chunks beyond the free allowance before it
+ * allocates them, fails cleanly with the manager's message when refused, and
+ * gives everything back on reset and fini. */
+Test(cm_mem, accounted_arena_reserves_past_its_allowance)
+{
+    cm_mem_set_limit(4 << 20);
+    CmMemRes res;
+    cm_mem_res_init(&res, CM_MEM_EXECUTION, "value heap", NULL);
+    CmErr refusal;
+    cm_err_init(&refusal);
+    CmArena a;
+    cm_arena_init(&a, 16 * 1024);
+    cm_arena_reserve_through(&a, &res, &refusal);
+
+    for (int i = 0; i < 8; i++) { /* 128 KiB: within the allowance */
+        cr_assert_not_null(cm_arena_alloc(&a, 10000));
+    }
+    cr_assert_eq(res.held, 0);
+    cr_assert_not_null(cm_arena_alloc(&a, 1 << 20)); /* past it: reserved */
+    cr_assert_gt(res.held, (1 << 20) - (int64_t)CM_ARENA_FREE_BYTES);
+    cr_assert_leq(res.held, (int64_t)a.held);
+
+    cr_assert_null(cm_arena_alloc(&a, 8 << 20)); /* past the limit: refused */
+    cr_assert_eq(refusal.code, CM_OOM);
+    cr_assert(strstr(refusal.msg, "out of memory: value heap needs") != NULL, "%s", refusal.msg);
+    cr_assert_not_null(cm_arena_alloc(&a, 100)); /* the arena still works */
+    cr_assert_leq(res.held, (int64_t)a.held);
+
+    cm_arena_reset(&a); /* one default chunk is kept: under the allowance */
+    cr_assert_eq(res.held, 0);
+    cr_assert_not_null(cm_arena_alloc(&a, 2 << 20));
+    cr_assert_gt(res.held, 0);
+    cm_arena_fini(&a);
+    cr_assert_eq(res.held, 0);
+    cr_assert_eq(a.held, 0);
+    cm_mem_res_fini(&res);
+    cm_mem_set_limit(cm_mem_default_limit());
+}
