@@ -621,8 +621,13 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
     }
     if (n_args == 2 && strcmp(name, "||") == 0) {
         if (arg_types[0].id == CM_T_LIST || arg_types[1].id == CM_T_LIST) {
-            /* DuckDB and PostgreSQL make one list; lists' text joined is not that. */
-            return no_match(name, 2, arg_types, off, err);
+            /* one list of both lists' elements (func_list.c), never their text joined */
+            for (int i = 0; i < 2; i++) {
+                if (arg_types[i].id != CM_T_LIST && arg_types[i].id != CM_T_NULL) {
+                    return no_match(name, 2, arg_types, off, err);
+                }
+            }
+            return ex_resolve_list(name, n_args, arg_types, off, m, err);
         }
         m->arg_types[0] = m->arg_types[1] = m->result = cm_type_varchar(-1, false);
         m->kernel = concat_str;

@@ -1,7 +1,7 @@
 /*
  * func_list.c - the LIST functions: list_value ([a, b]), string_split,
- * len, list_extract (l[i]) and list_contains, with DuckDB's names and
- * semantics.
+ * len, list_extract (l[i]), list_contains and list_concat (and `||` of two
+ * lists), with DuckDB's names and semantics.
  *
  * A list a kernel makes is one block in the expression's heap (elements, then
  * their bitmap when one is NULL), the same discipline as a long string: no
@@ -225,6 +225,61 @@ static CmStatus list_contains_k(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* list_concat(a, b, ...): the elements of each list in turn.  A NULL list
+ * adds nothing (list_concat of NULLs only is []), as in DuckDB; `||` of lists
+ * (aux 1) is NULL when either side is, as its string form is.  Elements are
+ * copied by value, so a VARCHAR element points where its input's did. */
+static CmStatus list_concat_k(KERNEL_ARGS)
+{
+    size_t w = cm_type_width(cm_type_elem(e->type));
+    int n = e->n_args;
+    CmList *r = out->data;
+    if (e->aux) {
+        ex_and_validity(args, n, out);
+    } else {
+        out->validity = NULL;
+    }
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        uint64_t len = 0;
+        bool has_nulls = false;
+        for (int k = 0; k < n; k++) {
+            if (!cm_vec_is_null(args[k], p)) {
+                const CmList *l = &((const CmList *)args[k]->data)[p];
+                len += l->len;
+                has_nulls |= l->has_nulls;
+            }
+        }
+        if (len > UINT32_MAX) {
+            return cm_err_set(err, CM_LIMIT, e->src_off, "result of list_concat is too long");
+        }
+        char *d = list_new(heap, (uint32_t)len, w, has_nulls, &r[p], err);
+        if (d == NULL) {
+            return err->code;
+        }
+        uint32_t at = 0;
+        for (int k = 0; k < n; k++) {
+            if (cm_vec_is_null(args[k], p)) {
+                continue;
+            }
+            const CmList *l = &((const CmList *)args[k]->data)[p];
+            if (l->len > 0) {
+                memcpy(d + w * at, l->data, w * l->len);
+            }
+            for (uint32_t j = 0; l->has_nulls && j < l->len; j++) {
+                if (cm_list_is_null(l, w, j)) {
+                    list_set_null(&r[p], w, at + j);
+                }
+            }
+            at += l->len;
+        }
+    }
+    return CM_OK;
+}
+
 /* ---- resolution -------------------------------------------------------------------- */
 
 static bool is_name(const char *name, const char *const *names)
@@ -275,7 +330,35 @@ CmStatus ex_resolve_list(const char *name, int n_args, const CmType *t, int64_t 
     static const char *const EXTRACT[] = {"list_extract", "list_element", "array_extract", NULL};
     static const char *const CONTAINS[] = {"list_contains", "list_has", "array_contains",
                                            "array_has", NULL};
+    static const char *const CONCAT[] = {"list_concat", "list_cat", "array_concat",
+                                         "array_cat",   "||",       NULL};
     bool is_list = n_args >= 1 && t[0].id == CM_T_LIST;
+    if (is_name(name, CONCAT)) {
+        /* the lists' common element type; NULL arguments take it too */
+        CmType elem = cm_type_make(CM_T_NULL);
+        bool ok = n_args >= 1;
+        for (int i = 0; i < n_args && ok; i++) {
+            /* a VARCHAR list never meets a typed one: its strings are data, not literals */
+            CmType et = t[i].id == CM_T_LIST ? cm_type_elem(t[i]) : elem;
+            ok = t[i].id == CM_T_NULL || (t[i].id == CM_T_LIST &&
+                                          (elem.id == CM_T_NULL || et.id == CM_T_NULL ||
+                                           (elem.id == CM_T_VARCHAR) == (et.id == CM_T_VARCHAR)) &&
+                                          ex_common_type(elem, et, &elem));
+        }
+        if (!ok) {
+            return list_type_error(name, n_args, t, off, err);
+        }
+        if (elem.id == CM_T_VARCHAR) {
+            elem = cm_type_varchar(-1, false);
+        }
+        for (int i = 0; i < n_args; i++) {
+            m->arg_types[i] = cm_type_list(elem);
+        }
+        m->result = cm_type_list(elem);
+        m->kernel = list_concat_k;
+        m->aux = strcmp(name, "||") == 0;
+        return CM_OK;
+    }
     if (is_name(name, VALUE)) {
         CmType elem;
         if (!list_elem_type(n_args, t, &elem)) {

@@ -544,9 +544,21 @@ CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int6
             return EX_NOT_MINE;
         }
         for (int a = 0; a < n_args; a++) {
+            if (types[a].id == CM_T_LIST && !ws) {
+                /* concat of lists is list_concat, as in DuckDB: one list, NULLs skipped */
+                for (int b = 0; b < n_args; b++) {
+                    if (types[b].id != CM_T_LIST && types[b].id != CM_T_NULL) {
+                        char tn[32], tl[32];
+                        return cm_err_set(err, CM_TYPE, off,
+                                          "concat cannot join %s (argument %d) with a list (%s)",
+                                          cm_type_name(types[b], tn, sizeof tn), b + 1,
+                                          cm_type_name(types[a], tl, sizeof tl));
+                    }
+                }
+                return ex_resolve_list("list_concat", n_args, types, off, m, err);
+            }
             if (types[a].id == CM_T_LIST) {
-                /* DuckDB concatenates lists into one list; their text joined
-                 * would be a different answer, so no answer. */
+                /* a list's text joined would not be DuckDB's answer */
                 char tn[32];
                 return cm_err_set(err, CM_TYPE, off, "%s cannot take a list (argument %d is %s)",
                                   name, a + 1, cm_type_name(types[a], tn, sizeof tn));
