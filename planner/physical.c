@@ -353,11 +353,164 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
     return build_aggregate(bld, &outer, p);
 }
 
+/* Whether aggregates x and y of n have the same ORDER BY inside their calls
+ * (the binder gives each its own key columns: equal expressions are equal). */
+static bool same_order(const PlNode *n, const ExAggSpec *x, const ExAggSpec *y)
+{
+    bool same = x->n_order == y->n_order;
+    for (int k = 0; same && k < x->n_order; k++) {
+        const PlNode *c = n->child;
+        int xc = x->order[k].col, yc = y->order[k].col;
+        same = x->order[k].desc == y->order[k].desc &&
+               x->order[k].nulls_first == y->order[k].nulls_first &&
+               (xc == yc ||
+                (c != NULL && c->kind == PL_PROJECT && pl_expr_equal(c->exprs[xc], c->exprs[yc])));
+    }
+    return same;
+}
+
+/* The ORDER BY class of each aggregate of n into cls (the first aggregate
+ * with that ORDER BY; those without one join the first class); the number of
+ * classes. */
+static int order_classes(const PlNode *n, int *cls)
+{
+    int n_cls = 0, first = -1;
+    for (int a = 0; a < n->n_aggs; a++) {
+        cls[a] = -1;
+        if (n->aggs[a].n_order == 0) {
+            continue;
+        }
+        for (int b = 0; b < a && cls[a] < 0; b++) {
+            if (n->aggs[b].n_order > 0 && cls[b] == b && same_order(n, &n->aggs[a], &n->aggs[b])) {
+                cls[a] = b;
+            }
+        }
+        if (cls[a] < 0) {
+            cls[a] = a;
+            n_cls++;
+            first = first < 0 ? a : first;
+        }
+    }
+    for (int a = 0; a < n->n_aggs; a++) {
+        cls[a] = cls[a] < 0 ? first : cls[a];
+    }
+    return n_cls;
+}
+
+/* A grouped aggregate whose calls have different ORDER BYs
+ * (string_agg(x ORDER BY a), list(y ORDER BY b)) cannot be fed by one sort.
+ * It becomes one aggregate per ORDER BY, each over its own run of the input
+ * (the child is built once per aggregate), joined on all the keys with NULL
+ * matching NULL (each side has exactly one row per group, the empty grouping
+ * set's included), then a projection puts the columns back in n's order.
+ * NULL when n is not such a node (or has more keys than a join can match
+ * NULL-safe) or on error (bld->err set). */
+static PlNode *split_orders(Builder *bld, const PlNode *n)
+{
+    if (n->n_keys == 0 || n->n_keys > 64 || n->n_aggs < 2) {
+        return NULL;
+    }
+    int *cls = cm_arena_alloc(bld->a, sizeof(int) * (size_t)n->n_aggs);
+    int *out_col = cm_arena_alloc(bld->a, sizeof(int) * (size_t)n->n_aggs);
+    if (cls == NULL || out_col == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    if (order_classes(n, cls) < 2) {
+        return NULL;
+    }
+    PlNode *joined = NULL;
+    int width = 0; /* columns of `joined` */
+    for (int c = 0; c < n->n_aggs; c++) {
+        if (cls[c] != c) {
+            continue;
+        }
+        int n_aggs = 0;
+        for (int a = 0; a < n->n_aggs; a++) {
+            n_aggs += cls[a] == c;
+        }
+        PlNode *agg = pl_node_new(bld->a, PL_AGGREGATE, n->n_keys + n_aggs);
+        ExAggSpec *aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n_aggs);
+        if (agg == NULL || aggs == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+        PlNode keep = *agg; /* its own type and name arrays */
+        *agg = *n;
+        agg->n_cols = keep.n_cols;
+        agg->types = keep.types;
+        agg->names = keep.names;
+        agg->aggs = aggs;
+        agg->n_aggs = 0;
+        for (int k = 0; k < n->n_keys; k++) {
+            agg->types[k] = n->types[k];
+            agg->names[k] = n->names != NULL ? n->names[k] : "key";
+        }
+        for (int a = 0; a < n->n_aggs; a++) {
+            if (cls[a] == c) {
+                int at = n->n_keys + agg->n_aggs;
+                agg->types[at] = n->types[n->n_keys + a];
+                agg->names[at] = n->names != NULL ? n->names[n->n_keys + a] : "agg";
+                out_col[a] = (joined == NULL ? 0 : width) + at;
+                aggs[agg->n_aggs++] = n->aggs[a];
+            }
+        }
+        if (joined == NULL) {
+            joined = agg;
+            width = agg->n_cols;
+            continue;
+        }
+        PlNode *j = pl_node_new(bld->a, PL_JOIN, width + agg->n_cols);
+        int *lk = cm_arena_alloc(bld->a, sizeof(int) * (size_t)n->n_keys);
+        int *rk = cm_arena_alloc(bld->a, sizeof(int) * (size_t)n->n_keys);
+        if (j == NULL || lk == NULL || rk == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+        for (int k = 0; k < n->n_keys; k++) {
+            lk[k] = rk[k] = k;
+        }
+        memcpy(j->types, joined->types, sizeof(CmType) * (size_t)width);
+        memcpy(j->types + width, agg->types, sizeof(CmType) * (size_t)agg->n_cols);
+        for (int k = 0; k < width + agg->n_cols; k++) {
+            j->names[k] = k < width ? joined->names[k] : agg->names[k - width];
+        }
+        j->child = joined;
+        j->right = agg;
+        j->join_type = EX_JOIN_INNER;
+        j->n_join_keys = n->n_keys;
+        j->left_keys = lk;
+        j->right_keys = rk;
+        j->join_null_eq = n->n_keys == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n->n_keys) - 1;
+        joined = j;
+        width += agg->n_cols;
+    }
+    PlNode *proj = pl_node_new(bld->a, PL_PROJECT, n->n_cols);
+    ExExpr **exprs = cm_arena_alloc(bld->a, sizeof(ExExpr *) * (size_t)n->n_cols);
+    if (proj == NULL || exprs == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int c = 0; c < n->n_cols; c++) {
+        int from = c < n->n_keys ? c : out_col[c - n->n_keys];
+        exprs[c] = ex_expr_column(bld->a, from, n->types[c]);
+        if (exprs[c] == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+        proj->types[c] = n->types[c];
+        proj->names[c] = n->names != NULL ? n->names[c] : "col";
+    }
+    proj->exprs = exprs;
+    proj->child = joined;
+    return proj;
+}
+
 /* Grouped, with an ORDER BY inside a call (string_agg(x ORDER BY y)): the
  * rows, exchanged on the keys, are sorted by (keys, that ORDER BY) with the
  * external sort, so that the aggregate sees each group's rows together and in
- * order (ex_hash_agg_new).  Aggregates with different ORDER BYs in one GROUP
- * BY are refused.  False on error. */
+ * order (ex_hash_agg_new).  Different ORDER BYs were split apart before
+ * (split_orders).  False on error. */
 static bool sort_for_order(Builder *bld, const PlNode *n, Pipe *p)
 {
     int first = -1;
@@ -369,19 +522,10 @@ static bool sort_for_order(Builder *bld, const PlNode *n, Pipe *p)
             first = a;
             continue;
         }
-        const ExAggSpec *x = &n->aggs[first], *y = &n->aggs[a];
-        bool same = x->n_order == y->n_order;
-        for (int k = 0; same && k < x->n_order; k++) {
-            const PlNode *c = n->child;
-            int xc = x->order[k].col, yc = y->order[k].col;
-            same = x->order[k].desc == y->order[k].desc &&
-                   x->order[k].nulls_first == y->order[k].nulls_first &&
-                   (xc == yc || (c != NULL && c->kind == PL_PROJECT &&
-                                 pl_expr_equal(c->exprs[xc], c->exprs[yc])));
-        }
-        if (!same) {
-            cm_err_set(bld->err, CM_BIND, -1, "aggregates with different ORDER BY inside their "
-                       "calls in one GROUP BY are not supported yet");
+        if (!same_order(n, &n->aggs[first], &n->aggs[a])) {
+            cm_err_set(bld->err, CM_BIND, -1,
+                       "aggregates with different ORDER BY inside their "
+                       "calls in one GROUP BY of more than 64 keys are not supported");
             return false;
         }
     }
@@ -652,6 +796,13 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         return build_union(bld, n, p);
     }
     if (n->kind == PL_AGGREGATE) {
+        const PlNode *split = split_orders(bld, n);
+        if (split != NULL) {
+            return build(bld, split, p);
+        }
+        if (bld->err->code != CM_OK) {
+            return false;
+        }
         note_keyed_union(bld, n);
     }
     if (n->child != NULL && !build(bld, n->child, p)) {
