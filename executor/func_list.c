@@ -226,8 +226,9 @@ static CmStatus list_contains_k(KERNEL_ARGS)
 }
 
 /* list_concat(a, b, ...): the elements of each list in turn.  A NULL list
- * adds nothing (list_concat of NULLs only is []), as in DuckDB; `||` of lists
- * (aux 1) is NULL when either side is, as its string form is.  Elements are
+ * adds nothing (list_concat of typed NULLs only is []), as in DuckDB; `||` of
+ * lists, and list_concat of untyped NULLs only (aux 1), is NULL when an
+ * argument is, as DuckDB.  Elements are
  * copied by value, so a VARCHAR element points where its input's did. */
 static CmStatus list_concat_k(KERNEL_ARGS)
 {
@@ -354,9 +355,13 @@ CmStatus ex_resolve_list(const char *name, int n_args, const CmType *t, int64_t 
         for (int i = 0; i < n_args; i++) {
             m->arg_types[i] = cm_type_list(elem);
         }
+        bool all_null = true; /* untyped NULLs only: NULL, as DuckDB (typed ones give []) */
+        for (int i = 0; i < n_args; i++) {
+            all_null = all_null && t[i].id == CM_T_NULL;
+        }
         m->result = cm_type_list(elem);
         m->kernel = list_concat_k;
-        m->aux = strcmp(name, "||") == 0;
+        m->aux = strcmp(name, "||") == 0 || all_null;
         return CM_OK;
     }
     if (is_name(name, VALUE)) {
