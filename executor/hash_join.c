@@ -31,29 +31,37 @@
 #include "executor/ops.h"
 #include "shuffle/spill.h"
 
+/* What a probe reads of a build row, in one record: following a chain
+ * compares `key` and moves to `next`, and a match finds the row's values by
+ * (batch, pos).  As separate arrays these were a cache miss each per
+ * candidate on a table bigger than the cache; together they are one. */
+typedef struct JoinRow {
+    int64_t key;    /* the integer key (JoinTable.int_keys), else the row's hash */
+    int32_t next;   /* next row in the chain, -1 at the end */
+    uint32_t batch; /* its batch */
+    uint32_t pos;   /* its position in the batch */
+} JoinRow;
+
 typedef struct JoinTable {
     int n_batches, cap_batches;
-    CmBatch **batches;   /* build rows, one batch per shuffle block as decoded; owned */
-    uint32_t *row_batch; /* per row: its batch */
-    uint32_t *row_pos;   /* per row: its position in the batch */
+    CmBatch **batches; /* build rows, one batch per shuffle block as decoded; owned */
     int64_t n_rows;
-    uint64_t *hashes; /* per row */
-    int32_t *next;    /* per row: next row in the chain, -1 at the end */
+    uint64_t *hashes; /* per row, for indexing */
+    JoinRow *rows;    /* per row (index_prepare) */
     int32_t *heads;   /* per slot: first row, -1 when empty (rows < 2^31: index_prepare) */
     uint64_t mask;
     bool has_null_key; /* some build row has a NULL key (IN semantics) */
+    bool int_keys;     /* JoinRow.key is the key: one integer column compared by SQL '='
+                          (the fast path); otherwise it is the hash */
     uint8_t *matched;  /* per row, FULL joins only */
-    int64_t *int_key;  /* per row: the key, when it is one integer column (the fast path) */
     int64_t prepaid;   /* bytes already reserved for the index (index_fits) */
 } JoinTable;
 
 /* Bytes of index per build row, as index_prepare lays them out: the hash,
- * the chain link, the batch and the position, the NULL-key flag, and the
- * integer key when the keys are one integer.  FULL joins add a matched flag
- * a row.  Every slot is a 32-bit chain head, and there are up to two slots
- * a row. */
-#define INDEX_ROW_BYTES (8 + 4 + 4 + 4 + 1)
-#define INDEX_INT_KEY_BYTES 8
+ * the JoinRow (key or hash, chain link, batch and position, padded to 24)
+ * and the NULL-key flag.  FULL joins add a matched flag a row.  Every slot
+ * is a 32-bit chain head, and there are up to two slots a row. */
+#define INDEX_ROW_BYTES (8 + (int64_t)sizeof(JoinRow) + 1)
 #define INDEX_SLOT_BYTES 4
 
 /* Reserves bytes for t's index in mem, first from what index_fits prepaid. */
@@ -125,6 +133,7 @@ typedef struct JoinLocal {
     CmVec mark;
     ExExprState *residual;
     int64_t flush_row; /* FULL: next build row to consider */
+    int64_t cross_row; /* cross_next: the next build row to pair with the probe batch */
     /* Grace mode: a partitioned build that did not fit.  Both sides go to a
      * spill file each; flush joins them one hash class at a time (rows whose
      * hash >> 40 is r modulo m), re-reading the files once per class. */
@@ -165,7 +174,7 @@ enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINA
 #define GRACE_MAX_MOD 4096
 /* Bytes of index per build row a block reserves with its rows (index_prepare's
  * arrays, FULL's flag, two slots). */
-#define BLOCK_INDEX_ROW_BYTES (8 + 8 + 4 + 4 + 1 + 8 + 1 + 16)
+#define BLOCK_INDEX_ROW_BYTES (INDEX_ROW_BYTES + 1 + 16)
 
 /* ---- build ----------------------------------------------------------------------- */
 
@@ -175,21 +184,18 @@ static void table_free(JoinTable *t)
         cm_batch_fini(t->batches[i]);
         cm_free(t->batches[i]);
     }
-    cm_free(t->row_batch);
-    cm_free(t->row_pos);
     cm_free(t->hashes);
-    cm_free(t->next);
+    cm_free(t->rows);
     cm_free(t->heads);
     cm_free(t->matched);
     cm_free(t->batches);
-    cm_free(t->int_key);
     memset(t, 0, sizeof *t);
 }
 
 static inline const CmBatch *row_batch(const JoinTable *t, int64_t r, uint32_t *pos)
 {
-    *pos = t->row_pos[r];
-    return t->batches[t->row_batch[r]];
+    *pos = t->rows[r].pos;
+    return t->batches[t->rows[r].batch];
 }
 
 /* A single INTEGER, BIGINT or DATE key: compared as int64 without a call. */
@@ -232,7 +238,7 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
         n_slots *= 2;
     }
     size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
-    bool fast = int_keyed(s);
+    bool fast = int_keyed(s) && s->null_eq == 0;
     /* Chains link rows by 32-bit numbers: half the memory of 64-bit links,
      * and twice the links per cache line.  2^31 rows would be 32 GiB of
      * table in one task, past any memory_limit a partitioned join runs in. */
@@ -241,22 +247,18 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
                           "hash join build side of %lld rows in one task: at most 2^31 - 1",
                           (long long)t->n_rows);
     }
-    int64_t row_bytes = INDEX_ROW_BYTES + (fast ? INDEX_INT_KEY_BYTES : 0);
-    if (index_need(t, mem, row_bytes * (int64_t)n + INDEX_SLOT_BYTES * (int64_t)n_slots, err) !=
-        CM_OK) {
+    if (index_need(t, mem, INDEX_ROW_BYTES * (int64_t)n + INDEX_SLOT_BYTES * (int64_t)n_slots,
+                   err) != CM_OK) {
         return err->code;
     }
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
-    t->next = cm_malloc(sizeof(int32_t) * n);
+    t->rows = cm_malloc(sizeof(JoinRow) * n);
     t->heads = cm_malloc(sizeof(int32_t) * (size_t)n_slots);
-    t->row_batch = cm_malloc(sizeof(uint32_t) * n);
-    t->row_pos = cm_malloc(sizeof(uint32_t) * n);
     *skip = cm_malloc(n);
-    t->int_key = fast ? cm_malloc(sizeof(int64_t) * n) : NULL;
-    if (t->hashes == NULL || t->next == NULL || t->heads == NULL || t->row_batch == NULL ||
-        t->row_pos == NULL || *skip == NULL || (fast && t->int_key == NULL)) {
+    if (t->hashes == NULL || t->rows == NULL || t->heads == NULL || *skip == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
     }
+    t->int_keys = fast;
     memset(t->heads, 0xff, sizeof(int32_t) * (size_t)n_slots);
     t->mask = s->n_keys > 0 ? n_slots - 1 : 0;
     int64_t r = 0;
@@ -265,15 +267,14 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
         ex_hash_keys(b, s->n_keys, s->build_keys, t->hashes + r);
         const CmVec *kv = fast ? &b->cols[s->build_keys[0]] : NULL;
         for (int i = 0; i < b->n_rows; i++, r++) {
-            t->row_batch[r] = (uint32_t)bi;
-            t->row_pos[r] = (uint32_t)i;
-            if (fast) {
-                t->int_key[r] = int_at(kv, (uint32_t)i);
-            }
+            JoinRow *row = &t->rows[r];
+            row->key = fast ? int_at(kv, (uint32_t)i) : (int64_t)t->hashes[r];
+            row->next = -1;
+            row->batch = (uint32_t)bi;
+            row->pos = (uint32_t)i;
             /* A NULL key compared by SQL '=' matches nothing: never chained. */
             (*skip)[r] = has_null_key(b, i, s->n_keys, s->build_keys, s->null_eq);
             t->has_null_key |= (*skip)[r];
-            t->next[r] = -1;
         }
     }
     return CM_OK;
@@ -296,7 +297,7 @@ static void index_insert(JoinTable *t, const uint8_t *skip, uint64_t lo, uint64_
         if (skip[r] || slot < lo || slot >= hi) {
             continue;
         }
-        t->next[r] = t->heads[slot];
+        t->rows[r].next = t->heads[slot];
         t->heads[slot] = (int32_t)r;
     }
 }
@@ -464,7 +465,7 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
 bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg)
 {
     /* Counts the integer key and two slots for every row: the most a row can take. */
-    double per_row = INDEX_ROW_BYTES + INDEX_INT_KEY_BYTES + 2 * INDEX_SLOT_BYTES;
+    double per_row = INDEX_ROW_BYTES + 2 * INDEX_SLOT_BYTES;
     double table = bytes + (double)rows * per_row;
     return table <= 2.0 * (double)cm_config_broadcast_bytes(cfg);
 }
@@ -478,7 +479,7 @@ static bool index_fits(JoinLocal *l)
         n_slots *= 2;
     }
     int64_t idx =
-        l->own.n_rows * (INDEX_ROW_BYTES + INDEX_INT_KEY_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
+        l->own.n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
     if (!cm_mem_grow(&l->mem, idx)) {
         return false;
     }
@@ -623,6 +624,88 @@ static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n
     l->out.n_rows = n;
 }
 
+/* A cross join (no keys, INNER, no residual) pairs every probe row with
+ * every build row, and nothing depends on which pairs there were: it is
+ * emitted a build row at a time (cross_next). */
+static bool is_cross(const ExJoinSpec *s)
+{
+    return s->n_keys == 0 && s->type == EX_JOIN_INNER && s->residual == NULL;
+}
+
+/* dst's value at the physical positions [0, n) is value p of src (NULL when
+ * that is). */
+static void fill_column(CmVec *dst, const CmVec *src, uint32_t p, int n)
+{
+    if (cm_vec_is_null(src, p)) {
+        memset(dst->validity_buf, 0, sizeof dst->validity_buf);
+        dst->validity = dst->validity_buf;
+        return;
+    }
+    switch (cm_type_width(dst->type)) {
+    case 1: {
+        uint8_t x = ((const uint8_t *)src->data)[p];
+        memset(dst->data, x, (size_t)n);
+        break;
+    }
+    case 4: {
+        int32_t x = ((const int32_t *)src->data)[p];
+        for (int i = 0; i < n; i++) {
+            ((int32_t *)dst->data)[i] = x;
+        }
+        break;
+    }
+    case 8: {
+        int64_t x = ((const int64_t *)src->data)[p];
+        for (int i = 0; i < n; i++) {
+            ((int64_t *)dst->data)[i] = x;
+        }
+        break;
+    }
+    default: {
+        CmStr x = ((const CmStr *)src->data)[p];
+        for (int i = 0; i < n; i++) {
+            ((CmStr *)dst->data)[i] = x;
+        }
+        break;
+    }
+    }
+}
+
+/* The next output of a cross join: one build row against the whole probe
+ * batch, in build order.  The probe columns and selection are the input's
+ * own (no copy; `in` stays valid until this join asks for the next input,
+ * after the consumer has read this output); the build row's values are
+ * repeated at every physical position the selection can name.  Where the
+ * pairs were copied out probe row by probe row, a wide cross join (K-means:
+ * 21 columns a side) spent most of its time copying.  False when every build
+ * row is done. */
+static bool cross_next(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
+{
+    const JoinTable *t = l->table;
+    if (!l->started) {
+        l->cross_row = 0;
+        l->started = true;
+    }
+    if (l->cross_row >= t->n_rows || in->n_rows == 0) {
+        return false;
+    }
+    int64_t r = l->cross_row++;
+    memset(l->probe_matched, 1, (size_t)in->n_rows);
+    cm_batch_reset(&l->out);
+    for (int c = 0; c < s->n_probe_cols; c++) {
+        cm_vec_reference(&l->out.cols[c], &in->cols[c]);
+    }
+    uint32_t pos;
+    const CmBatch *b = row_batch(t, r, &pos);
+    int n_phys = in->sel != NULL ? CM_BATCH_CAP : in->n_rows;
+    for (int c = 0; c < s->n_build_cols; c++) {
+        fill_column(&l->out.cols[s->n_probe_cols + c], &b->cols[c], pos, n_phys);
+    }
+    l->out.sel = in->sel;
+    l->out.n_rows = in->n_rows;
+    return true;
+}
+
 static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const CmBatch *b,
                        uint32_t pos)
 {
@@ -646,7 +729,7 @@ static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const
 static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 {
     const JoinTable *t = l->table;
-    bool int_path = t->int_key != NULL && s->null_eq == 0;
+    bool int_path = t->int_keys;
     if (!l->started) {
         const CmVec *kv = int_path ? &in->cols[s->probe_keys[0]] : NULL;
         int n_live = 0;
@@ -670,7 +753,7 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
          * probe row by probe row: the order a cross join is expected in. */
         for (; l->live_pos < l->n_live && n < CM_BATCH_CAP; l->live_pos++) {
             int i = l->live[l->live_pos];
-            for (; l->cur[i] >= 0 && n < CM_BATCH_CAP; l->cur[i] = t->next[l->cur[i]]) {
+            for (; l->cur[i] >= 0 && n < CM_BATCH_CAP; l->cur[i] = t->rows[l->cur[i]].next) {
                 l->pair_row[n] = (uint32_t)i;
                 l->pair_build[n++] = l->cur[i];
             }
@@ -694,22 +777,19 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
                 continue; /* dropped from the live rows */
             }
             int64_t r = l->cur[i];
+            const JoinRow *row = &t->rows[r];
             bool match;
             if (int_path) {
-                match = t->int_key[r] == l->key[i];
+                match = row->key == l->key[i];
             } else {
-                match = false;
-                if (t->hashes[r] == l->hashes[i]) {
-                    uint32_t pos;
-                    const CmBatch *b = row_batch(t, r, &pos);
-                    match = keys_equal(s, in, cm_batch_pos(in, i), b, pos);
-                }
+                match = row->key == (int64_t)l->hashes[i] &&
+                        keys_equal(s, in, cm_batch_pos(in, i), t->batches[row->batch], row->pos);
             }
             if (match) {
                 l->pair_row[n] = (uint32_t)i;
                 l->pair_build[n++] = r;
             }
-            l->cur[i] = t->next[r];
+            l->cur[i] = row->next;
             l->live[kept] = i;
             kept += l->cur[i] >= 0;
         }
@@ -853,6 +933,13 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
         l->started = false;
         memset(l->probe_matched, 0, (size_t)in->n_rows);
         ex_hash_keys(in, s->n_keys, s->probe_keys, l->hashes);
+    }
+    if (l->phase == 0 && is_cross(s)) {
+        if (cross_next(s, l, in)) {
+            *out = &l->out;
+            return EX_HAVE_MORE;
+        }
+        l->phase = 1;
     }
     if (l->phase == 0) {
         int n = gather_pairs(s, l, in);
