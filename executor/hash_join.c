@@ -565,9 +565,13 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
     }
 }
 
-/* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
- * a NULL `in` makes the probe side NULL.  Column at a time: the positions
- * are resolved once, then each column is one tight loop. */
+/* Build column c of the pairs into dst: each pair's value at its probe
+ * position (SCATTER), or at row i, a NULL source batch leaving it unset (COPY). */
+#define SCATTER_FROM_PAIRS(T)                                                                      \
+    for (int i = 0; i < n; i++) {                                                                  \
+        ((T *)dst->data)[gpos[i]] = ((const T *)src[i]->cols[c].data)[pos[i]];                    \
+    }
+
 #define COPY_FROM_PAIRS(T)                                                                         \
     for (int i = 0; i < n; i++) {                                                                  \
         if (src[i] != NULL) {                                                                      \
@@ -575,9 +579,106 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
         }                                                                                          \
     }
 
+/* True when no probe row is in two of the n pairs: always so when the build
+ * keys are unique, as a primary key's or a grouped subquery's are. */
+static bool pairs_unique(const JoinLocal *l, int n)
+{
+    uint64_t seen[CM_VALIDITY_WORDS] = {0};
+    for (int i = 0; i < n; i++) {
+        uint32_t r = l->pair_row[i];
+        uint64_t bit = (uint64_t)1 << (r & 63);
+        if (seen[r >> 6] & bit) {
+            return false;
+        }
+        seen[r >> 6] |= bit;
+    }
+    return true;
+}
+
+/* The probe column equal to build column c in every pair, or -1: a key
+ * column of an integer type the two sides share, where equal means the same
+ * value (and, for a key where NULL matches NULL, both NULL). */
+static int probe_twin(const ExJoinSpec *s, int c)
+{
+    for (int k = 0; k < s->n_keys; k++) {
+        CmType bt = s->build_types[c], pt = s->probe_types[s->probe_keys[k]];
+        if (s->build_keys[k] == c && bt.id == pt.id &&
+            (bt.id == CM_T_INT32 || bt.id == CM_T_INT64 || bt.id == CM_T_DATE)) {
+            return s->probe_keys[k];
+        }
+    }
+    return -1;
+}
+
+/* assemble for pairs of distinct probe rows: the probe columns are the
+ * input's own (no copy; `in` stays valid until the join asks for the next
+ * input, after the consumer has read this output), the selection names the
+ * pairs' probe positions (in gather_pos, which match_pairs does not write),
+ * and each build value is put at its pair's probe position, or for a key
+ * column is the probe's key column. */
+static void assemble_by_ref(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
+{
+    uint32_t *gpos = l->gather_pos;
+    for (int i = 0; i < n; i++) {
+        gpos[i] = cm_batch_pos(in, (int)l->pair_row[i]);
+    }
+    for (int c = 0; c < s->n_probe_cols; c++) {
+        cm_vec_reference(&l->out.cols[c], &in->cols[c]);
+    }
+    const CmBatch **src = l->pair_src;
+    uint32_t *pos = l->pair_src_pos;
+    for (int i = 0; i < n; i++) {
+        src[i] = row_batch(l->table, l->pair_build[i], &pos[i]);
+    }
+    for (int c = 0; c < s->n_build_cols; c++) {
+        CmVec *dst = &l->out.cols[s->n_probe_cols + c];
+        int twin = probe_twin(s, c);
+        if (twin >= 0) {
+            /* the probe row's key, at the same position: no fetch from the build rows */
+            cm_vec_reference(dst, &in->cols[twin]);
+            continue;
+        }
+        switch (cm_type_width(dst->type)) {
+        case 1:
+            SCATTER_FROM_PAIRS(uint8_t);
+            break;
+        case 4:
+            SCATTER_FROM_PAIRS(int32_t);
+            break;
+        case 8:
+            SCATTER_FROM_PAIRS(int64_t);
+            break;
+        default:
+            SCATTER_FROM_PAIRS(CmStr);
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            if (cm_vec_is_null(&src[i]->cols[c], pos[i])) {
+                cm_vec_set_null(dst, gpos[i]);
+            }
+        }
+    }
+    l->out.sel = gpos;
+    l->out.n_rows = n;
+}
+
+/* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
+ * a NULL `in` makes the probe side NULL.  Column at a time: the positions
+ * are resolved once, then each column is one tight loop. */
 static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
 {
     cm_batch_reset(&l->out);
+    if (in != NULL && l->table != NULL && n > 0 && pairs_unique(l, n)) {
+        /* every pair has a build row: only tail passes -1, and it passes no table rows */
+        bool all_built = true;
+        for (int i = 0; i < n && all_built; i++) {
+            all_built = l->pair_build[i] >= 0;
+        }
+        if (all_built) {
+            assemble_by_ref(s, l, in, n);
+            return;
+        }
+    }
     uint32_t *gpos = l->gather_pos;
     if (in != NULL) {
         for (int i = 0; i < n; i++) {
@@ -805,7 +906,7 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 }
 
 /* Filters the assembled pairs by the residual and records the matches. */
-static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, CmErr *err)
+static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, bool assembled, CmErr *err)
 {
     const CmVec *ok = NULL;
     if (s->residual != NULL) {
@@ -814,16 +915,19 @@ static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, CmErr *err
             return err->code;
         }
     }
+    /* Assembled pairs are at the physical positions of out's selection when
+     * assemble_by_ref made one (never sel_buf), else at 0..n-1. */
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        if (ok != NULL && (cm_vec_is_null(ok, (uint32_t)i) || !((const uint8_t *)ok->data)[i])) {
+        uint32_t p = assembled ? cm_batch_pos(&l->out, i) : (uint32_t)i;
+        if (ok != NULL && (cm_vec_is_null(ok, p) || !((const uint8_t *)ok->data)[p])) {
             continue;
         }
         l->probe_matched[l->pair_row[i]] = 1;
         if (l->table->matched != NULL) {
             l->table->matched[l->pair_build[i]] = 1;
         }
-        l->out.sel_buf[kept++] = (uint32_t)i;
+        l->out.sel_buf[kept++] = p;
     }
     if (ok != NULL) {
         l->out.sel = l->out.sel_buf;
@@ -948,10 +1052,11 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
                 s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT || s->type == EX_JOIN_FULL;
             /* Semi, anti and mark joins only need the pairs' rows to check a
              * residual; without one the matched flags are all they need. */
-            if (emits || s->residual != NULL) {
+            bool assembled = emits || s->residual != NULL;
+            if (assembled) {
                 assemble(s, l, in, n);
             }
-            if (match_pairs(s, l, n, err) != CM_OK) {
+            if (match_pairs(s, l, n, assembled, err) != CM_OK) {
                 l->active = false;
                 return EX_NEED_INPUT;
             }
