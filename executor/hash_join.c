@@ -513,8 +513,7 @@ static bool index_fits(JoinLocal *l)
     while (n_slots < l->own.n_rows * 2) {
         n_slots *= 2;
     }
-    int64_t idx =
-        l->own.n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
+    int64_t idx = l->own.n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
     if (!cm_mem_grow(&l->mem, idx)) {
         return false;
     }
@@ -604,7 +603,7 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
  * position (SCATTER), or at row i, a NULL source batch leaving it unset (COPY). */
 #define SCATTER_FROM_PAIRS(T)                                                                      \
     for (int i = 0; i < n; i++) {                                                                  \
-        ((T *)dst->data)[gpos[i]] = ((const T *)src[i]->cols[c].data)[pos[i]];                    \
+        ((T *)dst->data)[gpos[i]] = ((const T *)src[i]->cols[c].data)[pos[i]];                     \
     }
 
 #define COPY_FROM_PAIRS(T)                                                                         \
