@@ -3,9 +3,11 @@
  * a finished stage (build); with no keys it is a nested-loop join.
  *
  * Design: the build side is read from its shuffle into an ExResult (compacted
- * batches) and indexed by chains: heads[hash & mask] -> first row, next[row]
- * -> following row, in build order.  Rows with a NULL key are stored (an outer
- * join still returns them) but never chained.  Broadcast: one table, shared
+ * batches) and indexed by chains: heads[hash & mask] -> first row, and each
+ * row's JoinRow (key or hash, batch, position) -> following row, in build
+ * order; one integer key whose values span no more than the slots is its own
+ * slot (key - least key; choose_direct).  Rows with a NULL key are stored (an
+ * outer join still returns them) but never chained.  Broadcast: one table, shared
  * read-only, built by the tasks that start while it is being built (each
  * decodes whole maps of the build shuffle; the last indexes, in map order;
  * see shared_table).  A broadcast table that turns out too big (past twice
@@ -20,7 +22,9 @@
  * Probing an input batch runs in two phases: candidate pairs (probe row,
  * build row) are gathered up to a batch, the residual predicate filters them,
  * and matched flags are set; then the rows that depend on the flags (unmatched
- * probe rows, semi/anti selections, marks) are emitted.
+ * probe rows, semi/anti selections, marks) are emitted.  Pairs that name each
+ * probe row once pass the probe columns through by reference (assemble_by_ref);
+ * a cross join emits a build row against the whole probe batch (cross_next).
  */
 #include <pthread.h>
 #include <stdio.h>
