@@ -3,9 +3,11 @@
  * a finished stage (build); with no keys it is a nested-loop join.
  *
  * Design: the build side is read from its shuffle into an ExResult (compacted
- * batches) and indexed by chains: heads[hash & mask] -> first row, next[row]
- * -> following row, in build order.  Rows with a NULL key are stored (an outer
- * join still returns them) but never chained.  Broadcast: one table, shared
+ * batches) and indexed by chains: heads[hash & mask] -> first row, and each
+ * row's JoinRow (key or hash, batch, position) -> following row, in build
+ * order; one integer key whose values span no more than the slots is its own
+ * slot (key - least key; choose_direct).  Rows with a NULL key are stored (an
+ * outer join still returns them) but never chained.  Broadcast: one table, shared
  * read-only, built by the tasks that start while it is being built (each
  * decodes whole maps of the build shuffle; the last indexes, in map order;
  * see shared_table).  A broadcast table that turns out too big (past twice
@@ -20,7 +22,9 @@
  * Probing an input batch runs in two phases: candidate pairs (probe row,
  * build row) are gathered up to a batch, the residual predicate filters them,
  * and matched flags are set; then the rows that depend on the flags (unmatched
- * probe rows, semi/anti selections, marks) are emitted.
+ * probe rows, semi/anti selections, marks) are emitted.  Pairs that name each
+ * probe row once pass the probe columns through by reference (assemble_by_ref);
+ * a cross join emits a build row against the whole probe batch (cross_next).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -31,29 +35,40 @@
 #include "executor/ops.h"
 #include "shuffle/spill.h"
 
+/* What a probe reads of a build row, in one record: following a chain
+ * compares `key` and moves to `next`, and a match finds the row's values by
+ * (batch, pos).  As separate arrays these were a cache miss each per
+ * candidate on a table bigger than the cache; together they are one. */
+typedef struct JoinRow {
+    int64_t key;    /* the integer key (JoinTable.int_keys), else the row's hash */
+    int32_t next;   /* next row in the chain, -1 at the end */
+    uint32_t batch; /* its batch */
+    uint32_t pos;   /* its position in the batch */
+} JoinRow;
+
 typedef struct JoinTable {
     int n_batches, cap_batches;
-    CmBatch **batches;   /* build rows, one batch per shuffle block as decoded; owned */
-    uint32_t *row_batch; /* per row: its batch */
-    uint32_t *row_pos;   /* per row: its position in the batch */
+    CmBatch **batches; /* build rows, one batch per shuffle block as decoded; owned */
     int64_t n_rows;
-    uint64_t *hashes; /* per row */
-    int32_t *next;    /* per row: next row in the chain, -1 at the end */
+    uint64_t *hashes; /* per row, for indexing */
+    JoinRow *rows;    /* per row (index_prepare) */
     int32_t *heads;   /* per slot: first row, -1 when empty (rows < 2^31: index_prepare) */
     uint64_t mask;
     bool has_null_key; /* some build row has a NULL key (IN semantics) */
+    bool int_keys;     /* JoinRow.key is the key: one integer column compared by SQL '='
+                          (the fast path); otherwise it is the hash */
+    bool direct;       /* int_keys whose range fits the slots: a key's slot is key - key_min
+                          (table_slot), not its hash's low bits */
+    int64_t key_min;   /* direct: the least key */
     uint8_t *matched;  /* per row, FULL joins only */
-    int64_t *int_key;  /* per row: the key, when it is one integer column (the fast path) */
     int64_t prepaid;   /* bytes already reserved for the index (index_fits) */
 } JoinTable;
 
 /* Bytes of index per build row, as index_prepare lays them out: the hash,
- * the chain link, the batch and the position, the NULL-key flag, and the
- * integer key when the keys are one integer.  FULL joins add a matched flag
- * a row.  Every slot is a 32-bit chain head, and there are up to two slots
- * a row. */
-#define INDEX_ROW_BYTES (8 + 4 + 4 + 4 + 1)
-#define INDEX_INT_KEY_BYTES 8
+ * the JoinRow (key or hash, chain link, batch and position, padded to 24)
+ * and the NULL-key flag.  FULL joins add a matched flag a row.  Every slot
+ * is a 32-bit chain head, and there are up to two slots a row. */
+#define INDEX_ROW_BYTES (8 + (int64_t)sizeof(JoinRow) + 1)
 #define INDEX_SLOT_BYTES 4
 
 /* Reserves bytes for t's index in mem, first from what index_fits prepaid. */
@@ -125,6 +140,7 @@ typedef struct JoinLocal {
     CmVec mark;
     ExExprState *residual;
     int64_t flush_row; /* FULL: next build row to consider */
+    int64_t cross_row; /* cross_next: the next build row to pair with the probe batch */
     /* Grace mode: a partitioned build that did not fit.  Both sides go to a
      * spill file each; flush joins them one hash class at a time (rows whose
      * hash >> 40 is r modulo m), re-reading the files once per class. */
@@ -165,7 +181,7 @@ enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINA
 #define GRACE_MAX_MOD 4096
 /* Bytes of index per build row a block reserves with its rows (index_prepare's
  * arrays, FULL's flag, two slots). */
-#define BLOCK_INDEX_ROW_BYTES (8 + 8 + 4 + 4 + 1 + 8 + 1 + 16)
+#define BLOCK_INDEX_ROW_BYTES (INDEX_ROW_BYTES + 1 + 16)
 
 /* ---- build ----------------------------------------------------------------------- */
 
@@ -175,21 +191,18 @@ static void table_free(JoinTable *t)
         cm_batch_fini(t->batches[i]);
         cm_free(t->batches[i]);
     }
-    cm_free(t->row_batch);
-    cm_free(t->row_pos);
     cm_free(t->hashes);
-    cm_free(t->next);
+    cm_free(t->rows);
     cm_free(t->heads);
     cm_free(t->matched);
     cm_free(t->batches);
-    cm_free(t->int_key);
     memset(t, 0, sizeof *t);
 }
 
 static inline const CmBatch *row_batch(const JoinTable *t, int64_t r, uint32_t *pos)
 {
-    *pos = t->row_pos[r];
-    return t->batches[t->row_batch[r]];
+    *pos = t->rows[r].pos;
+    return t->batches[t->rows[r].batch];
 }
 
 /* A single INTEGER, BIGINT or DATE key: compared as int64 without a call. */
@@ -219,6 +232,31 @@ static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys, u
     return false;
 }
 
+/* Integer keys that span fewer values than there are slots (ids, dense
+ * surrogate keys: PageRank's vertices, K-means' points) are their own slot
+ * numbers, minus the least.  A key then never shares its chain with another
+ * one, the probe side needs no hashing, and probe keys that come in order
+ * (a table scanned in key order) read the heads in order instead of at
+ * random, which on a table bigger than the cache was a miss per row. */
+static void choose_direct(JoinTable *t, const uint8_t *skip)
+{
+    t->direct = false;
+    if (!t->int_keys) {
+        return;
+    }
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t r = 0; r < t->n_rows; r++) {
+        if (!skip[r]) {
+            lo = t->rows[r].key < lo ? t->rows[r].key : lo;
+            hi = t->rows[r].key > hi ? t->rows[r].key : hi;
+        }
+    }
+    if (lo <= hi && (uint64_t)hi - (uint64_t)lo <= t->mask) {
+        t->direct = true;
+        t->key_min = lo;
+    }
+}
+
 /* Indexing runs in two steps so that several tasks can share the second:
  * index_prepare lays out the per-row arrays (hash, batch and position, the
  * integer key) and marks the rows with a NULL key in *skip; index_insert
@@ -232,7 +270,7 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
         n_slots *= 2;
     }
     size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
-    bool fast = int_keyed(s);
+    bool fast = int_keyed(s) && s->null_eq == 0;
     /* Chains link rows by 32-bit numbers: half the memory of 64-bit links,
      * and twice the links per cache line.  2^31 rows would be 32 GiB of
      * table in one task, past any memory_limit a partitioned join runs in. */
@@ -241,22 +279,18 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
                           "hash join build side of %lld rows in one task: at most 2^31 - 1",
                           (long long)t->n_rows);
     }
-    int64_t row_bytes = INDEX_ROW_BYTES + (fast ? INDEX_INT_KEY_BYTES : 0);
-    if (index_need(t, mem, row_bytes * (int64_t)n + INDEX_SLOT_BYTES * (int64_t)n_slots, err) !=
-        CM_OK) {
+    if (index_need(t, mem, INDEX_ROW_BYTES * (int64_t)n + INDEX_SLOT_BYTES * (int64_t)n_slots,
+                   err) != CM_OK) {
         return err->code;
     }
     t->hashes = cm_malloc(sizeof(uint64_t) * n);
-    t->next = cm_malloc(sizeof(int32_t) * n);
+    t->rows = cm_malloc(sizeof(JoinRow) * n);
     t->heads = cm_malloc(sizeof(int32_t) * (size_t)n_slots);
-    t->row_batch = cm_malloc(sizeof(uint32_t) * n);
-    t->row_pos = cm_malloc(sizeof(uint32_t) * n);
     *skip = cm_malloc(n);
-    t->int_key = fast ? cm_malloc(sizeof(int64_t) * n) : NULL;
-    if (t->hashes == NULL || t->next == NULL || t->heads == NULL || t->row_batch == NULL ||
-        t->row_pos == NULL || *skip == NULL || (fast && t->int_key == NULL)) {
+    if (t->hashes == NULL || t->rows == NULL || t->heads == NULL || *skip == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
     }
+    t->int_keys = fast;
     memset(t->heads, 0xff, sizeof(int32_t) * (size_t)n_slots);
     t->mask = s->n_keys > 0 ? n_slots - 1 : 0;
     int64_t r = 0;
@@ -265,18 +299,24 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
         ex_hash_keys(b, s->n_keys, s->build_keys, t->hashes + r);
         const CmVec *kv = fast ? &b->cols[s->build_keys[0]] : NULL;
         for (int i = 0; i < b->n_rows; i++, r++) {
-            t->row_batch[r] = (uint32_t)bi;
-            t->row_pos[r] = (uint32_t)i;
-            if (fast) {
-                t->int_key[r] = int_at(kv, (uint32_t)i);
-            }
+            JoinRow *row = &t->rows[r];
+            row->key = fast ? int_at(kv, (uint32_t)i) : (int64_t)t->hashes[r];
+            row->next = -1;
+            row->batch = (uint32_t)bi;
+            row->pos = (uint32_t)i;
             /* A NULL key compared by SQL '=' matches nothing: never chained. */
             (*skip)[r] = has_null_key(b, i, s->n_keys, s->build_keys, s->null_eq);
             t->has_null_key |= (*skip)[r];
-            t->next[r] = -1;
         }
     }
+    choose_direct(t, *skip);
     return CM_OK;
+}
+
+/* The slot of build row r. */
+static inline uint64_t table_slot(const JoinTable *t, int64_t r)
+{
+    return t->direct ? (uint64_t)t->rows[r].key - (uint64_t)t->key_min : t->hashes[r] & t->mask;
 }
 
 /* Insert backwards so that every chain lists rows in build order.  The heads
@@ -287,16 +327,16 @@ static void index_insert(JoinTable *t, const uint8_t *skip, uint64_t lo, uint64_
 {
     for (int64_t r = t->n_rows - 1; r >= 0; r--) {
         if (r >= 16) {
-            uint64_t ahead = t->hashes[r - 16] & t->mask;
+            uint64_t ahead = table_slot(t, r - 16);
             if (ahead >= lo && ahead < hi) {
                 __builtin_prefetch(&t->heads[ahead], 1);
             }
         }
-        uint64_t slot = t->hashes[r] & t->mask;
+        uint64_t slot = table_slot(t, r);
         if (skip[r] || slot < lo || slot >= hi) {
             continue;
         }
-        t->next[r] = t->heads[slot];
+        t->rows[r].next = t->heads[slot];
         t->heads[slot] = (int32_t)r;
     }
 }
@@ -464,7 +504,7 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
 bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg)
 {
     /* Counts the integer key and two slots for every row: the most a row can take. */
-    double per_row = INDEX_ROW_BYTES + INDEX_INT_KEY_BYTES + 2 * INDEX_SLOT_BYTES;
+    double per_row = INDEX_ROW_BYTES + 2 * INDEX_SLOT_BYTES;
     double table = bytes + (double)rows * per_row;
     return table <= 2.0 * (double)cm_config_broadcast_bytes(cfg);
 }
@@ -477,8 +517,7 @@ static bool index_fits(JoinLocal *l)
     while (n_slots < l->own.n_rows * 2) {
         n_slots *= 2;
     }
-    int64_t idx =
-        l->own.n_rows * (INDEX_ROW_BYTES + INDEX_INT_KEY_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
+    int64_t idx = l->own.n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
     if (!cm_mem_grow(&l->mem, idx)) {
         return false;
     }
@@ -564,9 +603,13 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
     }
 }
 
-/* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
- * a NULL `in` makes the probe side NULL.  Column at a time: the positions
- * are resolved once, then each column is one tight loop. */
+/* Build column c of the pairs into dst: each pair's value at its probe
+ * position (SCATTER), or at row i, a NULL source batch leaving it unset (COPY). */
+#define SCATTER_FROM_PAIRS(T)                                                                      \
+    for (int i = 0; i < n; i++) {                                                                  \
+        ((T *)dst->data)[gpos[i]] = ((const T *)src[i]->cols[c].data)[pos[i]];                     \
+    }
+
 #define COPY_FROM_PAIRS(T)                                                                         \
     for (int i = 0; i < n; i++) {                                                                  \
         if (src[i] != NULL) {                                                                      \
@@ -574,9 +617,106 @@ static void gather_column(CmVec *dst, const CmVec *src, const uint32_t *pos, int
         }                                                                                          \
     }
 
+/* True when no probe row is in two of the n pairs: always so when the build
+ * keys are unique, as a primary key's or a grouped subquery's are. */
+static bool pairs_unique(const JoinLocal *l, int n)
+{
+    uint64_t seen[CM_VALIDITY_WORDS] = {0};
+    for (int i = 0; i < n; i++) {
+        uint32_t r = l->pair_row[i];
+        uint64_t bit = (uint64_t)1 << (r & 63);
+        if (seen[r >> 6] & bit) {
+            return false;
+        }
+        seen[r >> 6] |= bit;
+    }
+    return true;
+}
+
+/* The probe column equal to build column c in every pair, or -1: a key
+ * column of an integer type the two sides share, where equal means the same
+ * value (and, for a key where NULL matches NULL, both NULL). */
+static int probe_twin(const ExJoinSpec *s, int c)
+{
+    for (int k = 0; k < s->n_keys; k++) {
+        CmType bt = s->build_types[c], pt = s->probe_types[s->probe_keys[k]];
+        if (s->build_keys[k] == c && bt.id == pt.id &&
+            (bt.id == CM_T_INT32 || bt.id == CM_T_INT64 || bt.id == CM_T_DATE)) {
+            return s->probe_keys[k];
+        }
+    }
+    return -1;
+}
+
+/* assemble for pairs of distinct probe rows: the probe columns are the
+ * input's own (no copy; `in` stays valid until the join asks for the next
+ * input, after the consumer has read this output), the selection names the
+ * pairs' probe positions (in gather_pos, which match_pairs does not write),
+ * and each build value is put at its pair's probe position, or for a key
+ * column is the probe's key column. */
+static void assemble_by_ref(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
+{
+    uint32_t *gpos = l->gather_pos;
+    for (int i = 0; i < n; i++) {
+        gpos[i] = cm_batch_pos(in, (int)l->pair_row[i]);
+    }
+    for (int c = 0; c < s->n_probe_cols; c++) {
+        cm_vec_reference(&l->out.cols[c], &in->cols[c]);
+    }
+    const CmBatch **src = l->pair_src;
+    uint32_t *pos = l->pair_src_pos;
+    for (int i = 0; i < n; i++) {
+        src[i] = row_batch(l->table, l->pair_build[i], &pos[i]);
+    }
+    for (int c = 0; c < s->n_build_cols; c++) {
+        CmVec *dst = &l->out.cols[s->n_probe_cols + c];
+        int twin = probe_twin(s, c);
+        if (twin >= 0) {
+            /* the probe row's key, at the same position: no fetch from the build rows */
+            cm_vec_reference(dst, &in->cols[twin]);
+            continue;
+        }
+        switch (cm_type_width(dst->type)) {
+        case 1:
+            SCATTER_FROM_PAIRS(uint8_t);
+            break;
+        case 4:
+            SCATTER_FROM_PAIRS(int32_t);
+            break;
+        case 8:
+            SCATTER_FROM_PAIRS(int64_t);
+            break;
+        default:
+            SCATTER_FROM_PAIRS(CmStr);
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            if (cm_vec_is_null(&src[i]->cols[c], pos[i])) {
+                cm_vec_set_null(dst, gpos[i]);
+            }
+        }
+    }
+    l->out.sel = gpos;
+    l->out.n_rows = n;
+}
+
+/* out row i = probe row pair_row[i] ++ build row pair_build[i] (-1: NULLs);
+ * a NULL `in` makes the probe side NULL.  Column at a time: the positions
+ * are resolved once, then each column is one tight loop. */
 static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n)
 {
     cm_batch_reset(&l->out);
+    if (in != NULL && l->table != NULL && n > 0 && pairs_unique(l, n)) {
+        /* every pair has a build row: only tail passes -1, and it passes no table rows */
+        bool all_built = true;
+        for (int i = 0; i < n && all_built; i++) {
+            all_built = l->pair_build[i] >= 0;
+        }
+        if (all_built) {
+            assemble_by_ref(s, l, in, n);
+            return;
+        }
+    }
     uint32_t *gpos = l->gather_pos;
     if (in != NULL) {
         for (int i = 0; i < n; i++) {
@@ -623,6 +763,88 @@ static void assemble(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in, int n
     l->out.n_rows = n;
 }
 
+/* A cross join (no keys, INNER, no residual) pairs every probe row with
+ * every build row, and nothing depends on which pairs there were: it is
+ * emitted a build row at a time (cross_next). */
+static bool is_cross(const ExJoinSpec *s)
+{
+    return s->n_keys == 0 && s->type == EX_JOIN_INNER && s->residual == NULL;
+}
+
+/* dst's value at the physical positions [0, n) is value p of src (NULL when
+ * that is). */
+static void fill_column(CmVec *dst, const CmVec *src, uint32_t p, int n)
+{
+    if (cm_vec_is_null(src, p)) {
+        memset(dst->validity_buf, 0, sizeof dst->validity_buf);
+        dst->validity = dst->validity_buf;
+        return;
+    }
+    switch (cm_type_width(dst->type)) {
+    case 1: {
+        uint8_t x = ((const uint8_t *)src->data)[p];
+        memset(dst->data, x, (size_t)n);
+        break;
+    }
+    case 4: {
+        int32_t x = ((const int32_t *)src->data)[p];
+        for (int i = 0; i < n; i++) {
+            ((int32_t *)dst->data)[i] = x;
+        }
+        break;
+    }
+    case 8: {
+        int64_t x = ((const int64_t *)src->data)[p];
+        for (int i = 0; i < n; i++) {
+            ((int64_t *)dst->data)[i] = x;
+        }
+        break;
+    }
+    default: {
+        CmStr x = ((const CmStr *)src->data)[p];
+        for (int i = 0; i < n; i++) {
+            ((CmStr *)dst->data)[i] = x;
+        }
+        break;
+    }
+    }
+}
+
+/* The next output of a cross join: one build row against the whole probe
+ * batch, in build order.  The probe columns and selection are the input's
+ * own (no copy; `in` stays valid until this join asks for the next input,
+ * after the consumer has read this output); the build row's values are
+ * repeated at every physical position the selection can name.  Where the
+ * pairs were copied out probe row by probe row, a wide cross join (K-means:
+ * 21 columns a side) spent most of its time copying.  False when every build
+ * row is done. */
+static bool cross_next(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
+{
+    const JoinTable *t = l->table;
+    if (!l->started) {
+        l->cross_row = 0;
+        l->started = true;
+    }
+    if (l->cross_row >= t->n_rows || in->n_rows == 0) {
+        return false;
+    }
+    int64_t r = l->cross_row++;
+    memset(l->probe_matched, 1, (size_t)in->n_rows);
+    cm_batch_reset(&l->out);
+    for (int c = 0; c < s->n_probe_cols; c++) {
+        cm_vec_reference(&l->out.cols[c], &in->cols[c]);
+    }
+    uint32_t pos;
+    const CmBatch *b = row_batch(t, r, &pos);
+    int n_phys = in->sel != NULL ? CM_BATCH_CAP : in->n_rows;
+    for (int c = 0; c < s->n_build_cols; c++) {
+        fill_column(&l->out.cols[s->n_probe_cols + c], &b->cols[c], pos, n_phys);
+    }
+    l->out.sel = in->sel;
+    l->out.n_rows = in->n_rows;
+    return true;
+}
+
 static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const CmBatch *b,
                        uint32_t pos)
 {
@@ -646,7 +868,7 @@ static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const
 static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 {
     const JoinTable *t = l->table;
-    bool int_path = t->int_key != NULL && s->null_eq == 0;
+    bool int_path = t->int_keys;
     if (!l->started) {
         const CmVec *kv = int_path ? &in->cols[s->probe_keys[0]] : NULL;
         int n_live = 0;
@@ -654,9 +876,18 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
             uint32_t p = cm_batch_pos(in, i);
             bool null_key = int_path ? cm_vec_is_null(kv, p)
                                      : has_null_key(in, i, s->n_keys, s->probe_keys, s->null_eq);
-            int64_t head = null_key ? -1 : t->heads[l->hashes[i] & t->mask];
+            int64_t key = int_path && !null_key ? int_at(kv, p) : 0;
+            int64_t head = -1;
+            if (null_key) {
+                /* matches nothing */
+            } else if (t->direct) {
+                uint64_t slot = (uint64_t)key - (uint64_t)t->key_min; /* past mask: no such key */
+                head = slot <= t->mask ? t->heads[slot] : -1;
+            } else {
+                head = t->heads[l->hashes[i] & t->mask];
+            }
             l->cur[i] = head;
-            l->key[i] = int_path ? int_at(kv, p) : 0;
+            l->key[i] = key;
             l->live[n_live] = i;
             n_live += head >= 0;
         }
@@ -670,7 +901,7 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
          * probe row by probe row: the order a cross join is expected in. */
         for (; l->live_pos < l->n_live && n < CM_BATCH_CAP; l->live_pos++) {
             int i = l->live[l->live_pos];
-            for (; l->cur[i] >= 0 && n < CM_BATCH_CAP; l->cur[i] = t->next[l->cur[i]]) {
+            for (; l->cur[i] >= 0 && n < CM_BATCH_CAP; l->cur[i] = t->rows[l->cur[i]].next) {
                 l->pair_row[n] = (uint32_t)i;
                 l->pair_build[n++] = l->cur[i];
             }
@@ -694,22 +925,19 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
                 continue; /* dropped from the live rows */
             }
             int64_t r = l->cur[i];
+            const JoinRow *row = &t->rows[r];
             bool match;
             if (int_path) {
-                match = t->int_key[r] == l->key[i];
+                match = row->key == l->key[i];
             } else {
-                match = false;
-                if (t->hashes[r] == l->hashes[i]) {
-                    uint32_t pos;
-                    const CmBatch *b = row_batch(t, r, &pos);
-                    match = keys_equal(s, in, cm_batch_pos(in, i), b, pos);
-                }
+                match = row->key == (int64_t)l->hashes[i] &&
+                        keys_equal(s, in, cm_batch_pos(in, i), t->batches[row->batch], row->pos);
             }
             if (match) {
                 l->pair_row[n] = (uint32_t)i;
                 l->pair_build[n++] = r;
             }
-            l->cur[i] = t->next[r];
+            l->cur[i] = row->next;
             l->live[kept] = i;
             kept += l->cur[i] >= 0;
         }
@@ -725,7 +953,7 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 }
 
 /* Filters the assembled pairs by the residual and records the matches. */
-static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, CmErr *err)
+static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, bool assembled, CmErr *err)
 {
     const CmVec *ok = NULL;
     if (s->residual != NULL) {
@@ -734,16 +962,19 @@ static CmStatus match_pairs(const ExJoinSpec *s, JoinLocal *l, int n, CmErr *err
             return err->code;
         }
     }
+    /* Assembled pairs are at the physical positions of out's selection when
+     * assemble_by_ref made one (never sel_buf), else at 0..n-1. */
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        if (ok != NULL && (cm_vec_is_null(ok, (uint32_t)i) || !((const uint8_t *)ok->data)[i])) {
+        uint32_t p = assembled ? cm_batch_pos(&l->out, i) : (uint32_t)i;
+        if (ok != NULL && (cm_vec_is_null(ok, p) || !((const uint8_t *)ok->data)[p])) {
             continue;
         }
         l->probe_matched[l->pair_row[i]] = 1;
         if (l->table->matched != NULL) {
             l->table->matched[l->pair_build[i]] = 1;
         }
-        l->out.sel_buf[kept++] = (uint32_t)i;
+        l->out.sel_buf[kept++] = p;
     }
     if (ok != NULL) {
         l->out.sel = l->out.sel_buf;
@@ -852,7 +1083,16 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
         l->phase = 0;
         l->started = false;
         memset(l->probe_matched, 0, (size_t)in->n_rows);
-        ex_hash_keys(in, s->n_keys, s->probe_keys, l->hashes);
+        if (!l->table->direct) {
+            ex_hash_keys(in, s->n_keys, s->probe_keys, l->hashes);
+        }
+    }
+    if (l->phase == 0 && is_cross(s)) {
+        if (cross_next(s, l, in)) {
+            *out = &l->out;
+            return EX_HAVE_MORE;
+        }
+        l->phase = 1;
     }
     if (l->phase == 0) {
         int n = gather_pairs(s, l, in);
@@ -861,10 +1101,11 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
                 s->type == EX_JOIN_INNER || s->type == EX_JOIN_LEFT || s->type == EX_JOIN_FULL;
             /* Semi, anti and mark joins only need the pairs' rows to check a
              * residual; without one the matched flags are all they need. */
-            if (emits || s->residual != NULL) {
+            bool assembled = emits || s->residual != NULL;
+            if (assembled) {
                 assemble(s, l, in, n);
             }
-            if (match_pairs(s, l, n, err) != CM_OK) {
+            if (match_pairs(s, l, n, assembled, err) != CM_OK) {
                 l->active = false;
                 return EX_NEED_INPUT;
             }
