@@ -19,10 +19,6 @@
 #include "common/alloc.h"
 #include "common/mem.h"
 #include "common/value.h"
-#include "storage/csv.h"
-#include "storage/csv_out.h"
-#include "storage/index.h"
-#include "storage/outfile.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
@@ -32,6 +28,10 @@
 #include "planner/physical.h"
 #include "shuffle/block.h"
 #include "shuffle/spill.h"
+#include "storage/csv.h"
+#include "storage/csv_out.h"
+#include "storage/index.h"
+#include "storage/outfile.h"
 
 struct PlSession {
     StCatalog *cat;
@@ -1616,8 +1616,8 @@ static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
         st->err->off = st->ast->path_off;
         return st->err->code;
     }
-    StCsvOutOptions opt = {.delimiter = co->delimiter, .quote = co->quote,
-                           .null_str = co->null_str};
+    StCsvOutOptions opt = {
+        .delimiter = co->delimiter, .quote = co->quote, .null_str = co->null_str};
     CopyWriter w = {.out = st_csv_out_new(out.f, &opt, (int)st->s->cfg.threads, st->err)};
     if (w.out == NULL) {
         st_outfile_abort(&out);

@@ -171,8 +171,7 @@ static bool put_field(const StCsvOut *w, Text *t, const CmVec *v, uint32_t p, Cm
 }
 
 /* Appends rows [from, to) of b as records; false when room was refused. */
-static bool put_rows(const StCsvOut *w, Text *t, const CmBatch *b, int from, int to,
-                     CmMemRes *res)
+static bool put_rows(const StCsvOut *w, Text *t, const CmBatch *b, int from, int to, CmMemRes *res)
 {
     for (int r = from; r < to; r++) {
         uint32_t p = cm_batch_pos(b, r);

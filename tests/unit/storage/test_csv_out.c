@@ -76,10 +76,19 @@ static int min_cap(int n)
 
 Test(st_csv_out, quotes_what_would_read_back_differently)
 {
-    static const char *const strs[] = {"plain", "a,b", "say \"hi\"", "two\nlines", NULL, "",
+    static const char *const strs[] = {"plain",
+                                       "a,b",
+                                       "say \"hi\"",
+                                       "two\nlines",
+                                       NULL,
+                                       "",
                                        "a string longer than the inline part"};
-    static const char *const rows[] = {"1,plain\n", "2,\"a,b\"\n", "3,\"say \"\"hi\"\"\"\n",
-                                       "4,\"two\nlines\"\n", "5,\n", "6,\"\"\n",
+    static const char *const rows[] = {"1,plain\n",
+                                       "2,\"a,b\"\n",
+                                       "3,\"say \"\"hi\"\"\"\n",
+                                       "4,\"two\nlines\"\n",
+                                       "5,\n",
+                                       "6,\"\"\n",
                                        "7,a string longer than the inline part\n"};
     CmBatch b;
     cr_assert_eq(cm_batch_init(&b, 2, TYPES, &err), CM_OK);
