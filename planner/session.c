@@ -19,9 +19,6 @@
 #include "common/alloc.h"
 #include "common/mem.h"
 #include "common/value.h"
-#include "storage/csv.h"
-#include "storage/index.h"
-#include "storage/outfile.h"
 #include "executor/func.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
@@ -31,6 +28,10 @@
 #include "planner/physical.h"
 #include "shuffle/block.h"
 #include "shuffle/spill.h"
+#include "storage/csv.h"
+#include "storage/csv_out.h"
+#include "storage/index.h"
+#include "storage/outfile.h"
 
 struct PlSession {
     StCatalog *cat;
@@ -1590,98 +1591,17 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
     return st->err->code;
 }
 
-/* Whether s[0..n) holds the delimiter, the quote, CR or LF.  One pass that
- * the compiler vectorizes (no early exit): four memchr calls a field took a
- * fifth of the CPU of TeraSort's COPY TO of 2.5M 100-byte rows. */
-static bool has_special(char delim, char quote, const char *s, size_t n)
-{
-    unsigned char any = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        any |= (unsigned char)((c == delim) | (c == quote) | (c == '\n') | (c == '\r'));
-    }
-    return any != 0;
-}
-
-/* Writes one value in CSV form (quoted when it holds the delimiter, a quote
- * or a line break, or would read back as NULL).  f is locked by the caller. */
-static void write_field(FILE *f, const CmVec *v, uint32_t p, const CopyOpts *co)
-{
-    CmValue val;
-    cm_vec_get_value(v, p, &val);
-    if (val.is_null) {
-        fputs(co->null_str, f);
-        return;
-    }
-    char buf[CM_FMT_CAP];
-    size_t n;
-    if (val.type.id == CM_T_LIST) {
-        /* A list's text has no bound: formatted in place, then quoted as a string. */
-        size_t len = cm_fmt_list(&val.l, cm_type_elem(val.type), NULL, 0);
-        char *text = cm_malloc(len + 1);
-        if (text != NULL) {
-            cm_fmt_list(&val.l, cm_type_elem(val.type), text, len + 1);
-            CmValue str = {.type = cm_type_varchar(-1, false), .s = cm_str_make(text, (uint32_t)len)};
-            CmVec one = {.type = str.type, .data = &str.s};
-            write_field(f, &one, 0, co);
-            cm_free(text);
-        }
-        return;
-    }
-    const char *s = cm_fmt_value(&val, buf, &n);
-    bool quote = co->quote != 0 &&
-                 ((n == strlen(co->null_str) && memcmp(s, co->null_str, n) == 0) ||
-                  has_special(co->delimiter, co->quote, s, n));
-    if (!quote) {
-        fwrite_unlocked(s, 1, n, f);
-        return;
-    }
-    putc_unlocked(co->quote, f);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == co->quote) {
-            putc_unlocked(co->quote, f);
-        }
-        putc_unlocked(s[i], f);
-    }
-    putc_unlocked(co->quote, f);
-}
-
 /* Where COPY ... TO writes the rows as its query produces them (ExResultStreamFn). */
 typedef struct CopyWriter {
-    FILE *f;
-    const CopyOpts *co;
-    int n_cols;
+    StCsvOut *out;
     int64_t n_rows;
 } CopyWriter;
 
 static CmStatus write_batch(void *ctx, const CmBatch *b, CmErr *err)
 {
     CopyWriter *w = ctx;
-    flockfile(w->f);
-    for (int r = 0; r < b->n_rows; r++) {
-        uint32_t p = cm_batch_pos(b, r);
-        /* A sorted batch points at strings all over its inputs' heaps: each
-         * first read misses the cache.  Ask for a later row's now. */
-        if (r + 8 < b->n_rows) {
-            uint32_t ahead = cm_batch_pos(b, r + 8);
-            for (int c = 0; c < w->n_cols; c++) {
-                const CmVec *v = &b->cols[c];
-                if (v->type.id == CM_T_VARCHAR && v->kind != CM_VEC_CONST) {
-                    __builtin_prefetch(cm_str_data(&((const CmStr *)v->data)[ahead]));
-                }
-            }
-        }
-        for (int c = 0; c < w->n_cols; c++) {
-            if (c > 0) {
-                putc_unlocked(w->co->delimiter, w->f);
-            }
-            write_field(w->f, &b->cols[c], p, w->co);
-        }
-        putc_unlocked('\n', w->f);
-    }
-    funlockfile(w->f);
     w->n_rows += b->n_rows;
-    return err->code;
+    return st_csv_out_write(w->out, b, err);
 }
 
 /* COPY ... TO: the rows are written through StOutFile as the query produces
@@ -1696,7 +1616,13 @@ static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
         st->err->off = st->ast->path_off;
         return st->err->code;
     }
-    CopyWriter w = {.f = out.f, .co = co, .n_cols = root->n_cols};
+    StCsvOutOptions opt = {
+        .delimiter = co->delimiter, .quote = co->quote, .null_str = co->null_str};
+    CopyWriter w = {.out = st_csv_out_new(out.f, &opt, (int)st->s->cfg.threads, st->err)};
+    if (w.out == NULL) {
+        st_outfile_abort(&out);
+        return st->err->code;
+    }
     for (int c = 0; co->header && c < root->n_cols; c++) {
         fprintf(out.f, "%s%s", c ? (char[]){co->delimiter, 0} : "", root->names[c]);
     }
@@ -1708,6 +1634,10 @@ static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
     run_query(st, root, &plan, NULL);
     st->stream = NULL;
     pl_stage_plan_fini(&plan);
+    if (st->err->code == CM_OK) {
+        st_csv_out_finish(w.out, st->err);
+    }
+    st_csv_out_free(w.out);
     if (st->err->code != CM_OK) {
         st_outfile_abort(&out);
     } else if (st_outfile_commit(&out, st->err) != CM_OK) {
