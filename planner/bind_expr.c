@@ -417,10 +417,9 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
 
 /* ---- names ------------------------------------------------------------------------ */
 
-/* Enclosing column `found` (a group key when o->grouped), seen from a
- * correlated subquery: while discovering, a typed NULL stands in; once the
- * outer values are joined into the subquery's FROM, their column there. */
-static ExExpr *outer_ref(PlBindCtx *ctx, PlOuter *o, int found, CmType t, int64_t off)
+/* The place of enclosing column `found` (a group key when o->grouped) among
+ * o's references, added on first use; -1 (error set) when there is no room. */
+static int outer_index(PlBindCtx *ctx, PlOuter *o, int found, CmType t, int64_t off)
 {
     int k = 0;
     while (k < o->n_refs && o->refs[k] != found) {
@@ -428,10 +427,23 @@ static ExExpr *outer_ref(PlBindCtx *ctx, PlOuter *o, int found, CmType t, int64_
     }
     if (k == o->n_refs) {
         if (k == PL_MAX_CORR || o->inject_offset >= 0) {
-            return fail(ctx, CM_LIMIT, off, "too many outer references in a subquery%s", "");
+            fail(ctx, CM_LIMIT, off, "too many outer references in a subquery%s", "");
+            return -1;
         }
         o->refs[o->n_refs] = found;
         o->types[o->n_refs++] = t;
+    }
+    return k;
+}
+
+/* Enclosing column `found` (a group key when o->grouped), seen from a
+ * correlated subquery: while discovering, a typed NULL stands in; once the
+ * outer values are joined into the subquery's FROM, their column there. */
+static ExExpr *outer_ref(PlBindCtx *ctx, PlOuter *o, int found, CmType t, int64_t off)
+{
+    int k = outer_index(ctx, o, found, t, off);
+    if (k < 0) {
+        return NULL;
     }
     if (o->inject_offset < 0) {
         CmValue null = {.type = t, .is_null = true};
@@ -458,28 +470,44 @@ static bool scope_has(const PlScope *sc, const PsExpr *ast)
     return false;
 }
 
+/* True when `sc`, or with `chain` the scope of an enclosing query at any
+ * level, has a column that `ast` may name. */
+static bool names_found(const PlScope *sc, const PlOuter *chain, const PsExpr *ast)
+{
+    if (sc != NULL && scope_has(sc, ast)) {
+        return true;
+    }
+    for (; chain != NULL; chain = chain->parent) {
+        if (scope_has(chain->scope, ast)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Counts the column references in `ast` (not looking into subqueries), and
- * those of them `sc` has. */
-static void count_names(const PlScope *sc, const PsExpr *ast, int *n, int *n_found)
+ * those of them `sc` (or `chain`, see names_found) has. */
+static void count_names(const PlScope *sc, const PlOuter *chain, const PsExpr *ast, int *n,
+                        int *n_found)
 {
     if (ast == NULL) {
         return;
     }
     if (ast->kind == PS_EX_COLUMN) {
         (*n)++;
-        *n_found += sc != NULL && scope_has(sc, ast);
+        *n_found += names_found(sc, chain, ast);
         return;
     }
-    count_names(sc, ast->left, n, n_found);
-    count_names(sc, ast->right, n, n_found);
-    count_names(sc, ast->escape, n, n_found);
+    count_names(sc, chain, ast->left, n, n_found);
+    count_names(sc, chain, ast->right, n, n_found);
+    count_names(sc, chain, ast->escape, n, n_found);
     for (int i = 0; ast->args != NULL && i < ast->args->n; i++) {
         if (ast->kind == PS_EX_CASE) {
             const PsWhen *w = ast->args->items[i];
-            count_names(sc, w->cond, n, n_found);
-            count_names(sc, w->result, n, n_found);
+            count_names(sc, chain, w->cond, n, n_found);
+            count_names(sc, chain, w->result, n, n_found);
         } else {
-            count_names(sc, ast->args->items[i], n, n_found);
+            count_names(sc, chain, ast->args->items[i], n, n_found);
         }
     }
 }
@@ -489,9 +517,19 @@ static void count_names(const PlScope *sc, const PsExpr *ast, int *n, int *n_fou
 static bool reads_only_outer(const PlScope *local, const PlScope *outer, const PsExpr *ast)
 {
     int n = 0, n_local = 0, n_outer = 0;
-    count_names(local, ast, &n, &n_local);
+    count_names(local, NULL, ast, &n, &n_local);
     n = 0;
-    count_names(outer, ast, &n, &n_outer);
+    count_names(outer, NULL, ast, &n, &n_outer);
+    return n > 0 && n_local == 0 && n_outer == n;
+}
+
+/* As reads_only_outer, where the enclosing columns may be of any level out. */
+static bool reads_only_enclosing(const PlScope *local, const PlOuter *o, const PsExpr *ast)
+{
+    int n = 0, n_local = 0, n_outer = 0;
+    count_names(local, NULL, ast, &n, &n_local);
+    n = 0;
+    count_names(NULL, o, ast, &n, &n_outer);
     return n > 0 && n_local == 0 && n_outer == n;
 }
 
@@ -520,27 +558,103 @@ static ExExpr *grouped_outer(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
     return NULL;
 }
 
-/* A column of the enclosing query, seen from a correlated subquery.  NULL (no
- * error) when not found. */
-static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
+/* The column of `sc` that `ast` (a column reference) names: -1 when none,
+ * -2 (error set) when two do. */
+static int scope_column(PlBindCtx *ctx, const PlScope *sc, const PsExpr *ast)
 {
-    PlOuter *o = ctx->b->outer;
     int found = -1;
-    for (int i = 0; i < o->scope->n; i++) {
-        const PlScopeCol *c = &o->scope->cols[i];
+    for (int i = 0; i < sc->n; i++) {
+        const PlScopeCol *c = &sc->cols[i];
         if ((c->hidden && ast->qualifier == NULL) || strcmp(c->name, ast->name) != 0 ||
             (ast->qualifier != NULL && (c->table == NULL || strcmp(c->table, ast->qualifier) != 0))) {
             continue;
         }
         if (found >= 0) {
-            return fail(ctx, CM_BIND, ast->src_off, "ambiguous column name '%s'", ast->name);
+            fail(ctx, CM_BIND, ast->src_off, "ambiguous column name '%s'", ast->name);
+            return -2;
         }
         found = i;
     }
-    if (found < 0) {
+    return found;
+}
+
+/* Column `at` of o's enclosing query as the reference o keeps: itself, or
+ * after that query's aggregation the group key it equals (-2, error set, when
+ * it equals none). */
+static int outer_key_of(PlBindCtx *ctx, const PlOuter *o, int at, CmType t, const PsExpr *ast)
+{
+    if (o->grouped == NULL) {
+        return at;
+    }
+    ExExpr *c = ex_expr_column(ctx->b->arena, at, t);
+    for (int k = 0; c != NULL && k < o->grouped->n_keys; k++) {
+        if (pl_expr_equal(c, o->grouped->keys[k])) {
+            return k;
+        }
+    }
+    if (c == NULL) {
+        cm_err_set(ctx->b->err, CM_OOM, -1, "out of memory");
+        return -2;
+    }
+    fail(ctx, CM_BIND, ast->src_off,
+         "column '%s' must appear in the GROUP BY clause or be used in an aggregate function",
+         ast->name);
+    return -2;
+}
+
+/* A column of a query two or more levels out, as a column of o->scope.  The
+ * query in between (o's enclosing one) is a correlated subquery itself: the
+ * value becomes its outer reference k, which is joined into its FROM at
+ * parent->inject_offset + k.  -1 when no query out there has the name, -2 on
+ * an error; *discovering while the query in between is still learning its
+ * references, before its outer values are joined (its NULL stand-in then). */
+static int carried_column(PlBindCtx *ctx, PlOuter *o, const PsExpr *ast, CmType *t,
+                          bool *discovering)
+{
+    PlOuter *p = o->parent;
+    if (p == NULL) {
+        return -1;
+    }
+    int at = scope_column(ctx, p->scope, ast);
+    if (at >= 0) {
+        *t = p->scope->cols[at].type;
+    } else if (at == -1) {
+        at = carried_column(ctx, p, ast, t, discovering);
+        if (*discovering) {
+            return at;
+        }
+    }
+    if (at < 0) {
+        return at;
+    }
+    int ref = outer_key_of(ctx, p, at, *t, ast);
+    if (ref < 0) {
+        return ref;
+    }
+    if (p->grouped != NULL) {
+        *t = p->grouped->keys[ref]->type;
+    }
+    int k = outer_index(ctx, p, ref, *t, ast->src_off);
+    if (k < 0) {
+        return -2;
+    }
+    if (p->inject_offset < 0) {
+        *discovering = true;
+        return 0;
+    }
+    return p->inject_offset + k;
+}
+
+/* A column of an enclosing query, seen from a correlated subquery.  NULL (no
+ * error) when not found. */
+static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
+{
+    PlOuter *o = ctx->b->outer;
+    int found = scope_column(ctx, o->scope, ast);
+    if (found == -2) {
         return NULL;
     }
-    if (o->grouped != NULL) {
+    if (found >= 0 && o->grouped != NULL) {
         bool matched;
         ExExpr *e = grouped_outer(ctx, ast, &matched);
         if (!matched) {
@@ -551,7 +665,25 @@ static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
         }
         return e;
     }
-    return outer_ref(ctx, o, found, o->scope->cols[found].type, ast->src_off);
+    if (found >= 0) {
+        return outer_ref(ctx, o, found, o->scope->cols[found].type, ast->src_off);
+    }
+    CmType t;
+    bool discovering = false;
+    int at = carried_column(ctx, o, ast, &t, &discovering);
+    if (at < 0) {
+        return NULL;
+    }
+    if (discovering) {
+        CmValue null = {.type = t, .is_null = true};
+        return ex_expr_const(ctx->b->arena, &null);
+    }
+    t = o->scope->cols[at].type;
+    int ref = outer_key_of(ctx, o, at, t, ast);
+    if (ref < 0) {
+        return NULL;
+    }
+    return outer_ref(ctx, o, ref, o->grouped ? o->grouped->keys[ref]->type : t, ast->src_off);
 }
 
 static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
@@ -594,10 +726,11 @@ static ExExpr *bind_column(PlBindCtx *ctx, const PsExpr *ast)
     }
     if (found < 0) {
         /* `t.nosuch` where t is an enclosing query's table: the column is what is unknown */
-        const PlOuter *o = ctx->b->outer;
-        for (int i = 0; !table_seen && o != NULL && i < o->scope->n; i++) {
-            const char *table = o->scope->cols[i].table;
-            table_seen = table != NULL && strcmp(table, ast->qualifier) == 0;
+        for (const PlOuter *o = ctx->b->outer; !table_seen && o != NULL; o = o->parent) {
+            for (int i = 0; !table_seen && i < o->scope->n; i++) {
+                const char *table = o->scope->cols[i].table;
+                table_seen = table != NULL && strcmp(table, ast->qualifier) == 0;
+            }
         }
         if (!table_seen) {
             return fail(ctx, CM_BIND, ast->src_off, "unknown table '%s'", ast->qualifier);
@@ -952,7 +1085,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     }
     PlOuter *o = ctx->b->outer;
     if (o != NULL && ast->args != NULL && ast->args->n == 1 &&
-        reads_only_outer(ctx->scope, o->scope, ast->args->items[0])) {
+        reads_only_enclosing(ctx->scope, o, ast->args->items[0])) {
         /* SQL makes it an aggregate of the enclosing query, computed over its
          * groups; taking it over the subquery's rows would answer wrongly. */
         return fail(ctx, CM_BIND, ast->src_off,

@@ -859,7 +859,9 @@ PlNode *pl_subquery_outer_refs(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
 {
     PlBinder *b = ctx->b;
     *o = (PlOuter){.scope = ctx->grouped ? ctx->grouped_scope : ctx->mscope,
-                   .grouped = ctx->grouped, .inject_offset = -1};
+                   .parent = b->outer,
+                   .grouped = ctx->grouped,
+                   .inject_offset = -1};
     PlOuter *saved = b->outer;
     b->outer = o;
     PlNode *q = pl_bind_query(b, ast->subquery);

@@ -56,6 +56,9 @@ typedef struct PlAggCtx {
 /* The enclosing query of a subquery: where outer column references resolve. */
 struct PlOuter {
     const PlScope *scope;     /* the enclosing query's columns */
+    PlOuter *parent;          /* the enclosing query's own enclosing query, when it is a
+                               * correlated subquery itself: a name found there is
+                               * carried in as the enclosing query's outer reference */
     const PlAggCtx *grouped;  /* set when the subquery stands after the enclosing query's
                                * aggregation: it reads group keys, and a subtree of outer
                                * columns only (bound over scope) must equal one */
