@@ -84,20 +84,24 @@ int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_t *off, Slu
     if (err != NULL) {
         memset(err, 0, sizeof *err);
     }
+    /* The wrapper first: once a statement has changed the database, nothing may
+     * fail and report it as not done. */
+    SluiceResult *out = cm_calloc(1, sizeof *out);
+    if (out == NULL) {
+        *off = ps_skip_statement(sql, len, *off);
+        cm_err_set(&e, CM_OOM, -1, "out of memory");
+        to_error(&e, NULL, 0, err);
+        return e.code;
+    }
     PlResult *r = NULL;
     if (pl_session_exec(db->session, sql, len, off, &r, &e) != CM_OK) {
+        cm_free(out);
         to_error(&e, sql, len, err);
         return e.code;
     }
     if (r == NULL) {
+        cm_free(out);
         return 0;
-    }
-    SluiceResult *out = cm_calloc(1, sizeof *out);
-    if (out == NULL) {
-        pl_result_free(r);
-        cm_err_set(&e, CM_OOM, -1, "out of memory");
-        to_error(&e, NULL, 0, err);
-        return e.code;
     }
     out->r = r;
     cm_arena_init(&out->text_arena, 64 * 1024);

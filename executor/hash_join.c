@@ -1522,8 +1522,10 @@ static void join_local_fini(ExOp *op, void *local)
     cm_batch_fini(&l->probe_in);
     cm_batch_fini(&l->build_in);
     cm_batch_fini(&l->out);
-    l->view.cols = NULL; /* view_cols is freed below */
-    l->view.n_cols = 0;
+    if (l->view.cols == l->view_cols) {
+        l->view.cols = NULL; /* view_cols is freed below */
+        l->view.n_cols = 0;
+    }
     cm_batch_fini(&l->view);
     cm_free(l->view_cols);
     cm_vec_fini(&l->mark);

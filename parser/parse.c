@@ -53,7 +53,7 @@ PsList *ps_list_append(CmArena *arena, PsList *list, void *item)
 
 /* The offset just past the first ';' at or after `from` that is outside quotes
  * and comments, or len when there is none (or the rest does not lex). */
-static size_t skip_statement(const char *sql, size_t len, size_t from)
+size_t ps_skip_statement(const char *sql, size_t len, size_t from)
 {
     size_t pos = from;
     for (;;) {
@@ -127,7 +127,7 @@ static size_t resume_point(const PsParse *ps, PsToken tok)
     if (tok.type == PS_TK_SEMI) {
         return (size_t)(tok.off + 1);
     }
-    return skip_statement(ps->sql, ps->len, (size_t)tok.off);
+    return ps_skip_statement(ps->sql, ps->len, (size_t)tok.off);
 }
 
 /* Feeds the statement whose first token is `first` into the parser.  On
@@ -199,7 +199,7 @@ CmStatus ps_parse_next(CmArena *arena, const char *sql, size_t len, size_t *off,
     ps.err = err;
     void *parser = ps_grammarAlloc(cm_malloc, &ps);
     if (parser == NULL) {
-        *off = skip_statement(sql, len, (size_t)first.off);
+        *off = ps_skip_statement(sql, len, (size_t)first.off);
         return cm_err_set(err, CM_OOM, first.off, "out of memory while parsing");
     }
     size_t end = len;

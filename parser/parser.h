@@ -27,6 +27,11 @@
 CmStatus ps_parse_next(CmArena *arena, const char *sql, size_t len, size_t *off, PsStmt **stmt,
                        CmErr *err);
 
+/* The offset just past the first ';' at or after `from` that is outside quotes
+ * and comments, or len when there is none (or the rest does not lex).  Lexes
+ * without allocating: a caller that cannot run a statement still skips it. */
+size_t ps_skip_statement(const char *sql, size_t len, size_t from);
+
 /* True when sql[0..len) ends with a complete statement: a ';' outside string
  * literals, quoted identifiers and comments, followed only by white space and
  * comments.  Used by the REPL to decide whether to ask for another line. */

@@ -65,6 +65,12 @@ static ExExpr *fold(PlBinder *b, ExExpr *e)
     cm_err_init(&trial);
     CmValue v;
     if (ex_expr_eval_const(e, b->arena, &v, &trial) != CM_OK) {
+        /* left for run time, where it fails with its position; but a fold that
+         * ran out of memory would bind differently (a key that no longer
+         * matches its folded twin), so that is an error now */
+        if (pl_trial_oom(b, &trial)) {
+            return NULL;
+        }
         e->fold_failed = true;
         return e;
     }
@@ -549,6 +555,9 @@ static ExExpr *grouped_outer(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
     ExExpr *e = pl_bind_expr(&m, ast);
     ctx->b->err = saved_err;
     ctx->b->outer = o;
+    if (pl_trial_oom(ctx->b, &probe)) {
+        return NULL;
+    }
     for (int k = 0; e != NULL && k < o->grouped->n_keys; k++) {
         if (pl_expr_equal(e, o->grouped->keys[k])) {
             *matched = true;
@@ -1294,6 +1303,7 @@ static ExExpr *match_group_key(PlBindCtx *ctx, const PsExpr *ast, bool *matched)
     ExExpr *e = pl_bind_expr(&pre, ast);
     ctx->b->err = saved;
     if (e == NULL) {
+        pl_trial_oom(ctx->b, &probe);
         return NULL;
     }
     return match_bound(ctx, e, ast->src_off, matched);
@@ -1608,6 +1618,9 @@ static int scan_outer_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, Ex
     (void)bind_levels(&m, spine, n, x, &scan);
     ctx->b->err = saved;
     ctx->b->outer = o;
+    if (pl_trial_oom(ctx->b, &probe)) {
+        return -1;
+    }
     if (scan.level == n) {
         return n;
     }
@@ -1640,6 +1653,11 @@ static int scan_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr *
     int start = n;
     if (ctx->b->outer != NULL && ctx->b->outer->grouped != NULL) {
         start = scan_outer_keys(&pre, spine, n, &x);
+        if (start < 0 && probe.code == CM_OOM) {
+            ctx->b->err = saved;
+            pl_trial_oom(ctx->b, &probe);
+            return -1;
+        }
         if (start < 0) {
             cm_err_init(&probe);
             start = n;
@@ -1652,6 +1670,9 @@ static int scan_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr *
     }
     (void)bind_levels(&pre, spine, start, x, &scan);
     ctx->b->err = saved;
+    if (pl_trial_oom(ctx->b, &probe)) {
+        return -1;
+    }
     if (scan.err_level >= 0 && scan.err_level < scan.level) {
         cm_err_set(ctx->b->err, CM_BIND, spine[scan.err_level]->src_off,
                    "this correlated subquery is not supported yet");
@@ -2517,6 +2538,9 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
         ctx->b->err = &probe;
         PlNode *one = pl_bind_in_one_row(ctx, ast);
         ctx->b->err = saved;
+        if (pl_trial_oom(ctx->b, &probe)) {
+            return NULL;
+        }
         if (one != NULL) {
             ctx->agg->post[ctx->agg->n_post] = one;
             return ex_expr_column(ctx->b->arena, PL_POST_BASE + ctx->agg->n_post++,
@@ -2592,7 +2616,13 @@ bool pl_has_predicate_subquery(const PsExpr *ast)
 
 ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
 {
-    return is_chain(ast) ? bind_chain(ctx, ast) : bind_node(ctx, ast);
+    ExExpr *e = is_chain(ast) ? bind_chain(ctx, ast) : bind_node(ctx, ast);
+    if (e == NULL && ctx->b->err->code == CM_OK) {
+        /* a node allocator (ex_expr_column, ...) came back empty-handed; no
+         * other failure is silent, and a silent one would bind a hole */
+        cm_err_set(ctx->b->err, CM_OOM, ast->src_off, "out of memory");
+    }
+    return e;
 }
 
 /* Binds a node that is not a chain (those go to bind_chain, whose innermost

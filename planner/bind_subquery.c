@@ -270,6 +270,9 @@ static bool in_type(PlBinder *b, const ExExpr *x, CmType vt, int64_t off, CmType
         cm_err_init(&probe);
         CmValue v;
         if (ex_cast_value(&x->value, *t, b->arena, &v, &probe) != CM_OK) {
+            if (pl_trial_oom(b, &probe)) {
+                return false;
+            }
             *t = cm_type_varchar(-1, false);
         }
     }

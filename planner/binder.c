@@ -444,6 +444,15 @@ static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
     return n;
 }
 
+bool pl_trial_oom(PlBinder *b, const CmErr *trial)
+{
+    if (trial->code != CM_OOM) {
+        return false;
+    }
+    cm_err_set(b->err, CM_OOM, trial->off, "%s", trial->msg);
+    return true;
+}
+
 PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
 {
     /* A derived table cannot see the columns of an enclosing query (no LATERAL). */

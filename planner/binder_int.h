@@ -157,6 +157,11 @@ const char *pl_source_text(PlBinder *b, int64_t off, int64_t len);
 
 /* Binds one FROM item that is not a join (table, view, CTE, subquery). */
 PlNode *pl_bind_from_item(PlBinder *b, const PsFrom *f, PlScope *sc);
+/* After a trial binding made under its own CmErr, whose failure only means
+ * "not this way": true when it failed for want of memory instead, which is no
+ * answer to the trial.  The error is then copied to b->err and the caller
+ * fails too. */
+bool pl_trial_oom(PlBinder *b, const CmErr *trial);
 
 /* Binds a FROM clause together with its WHERE condition (may be NULL): joins
  * are ordered, single-table conditions pushed below them and equalities made

@@ -50,6 +50,7 @@ typedef struct Stmt {
     const char *sql;
     PsStmt *ast;
     PlResult *res;     /* set by statements that return something */
+    PlResult *spare;   /* an empty result made before the statement ran (empty_result) */
     const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
     int n_insert_defaults;
     PlCacheCtx cache;  /* the statement's use of the session's cache */
@@ -111,6 +112,25 @@ void pl_result_free(PlResult *r)
     }
     cm_free(r->names);
     cm_free(r);
+}
+
+static PlResult *result_new(int n_cols, const char *const *names, CmErr *err);
+
+/* The result of a statement that returns no rows, with `changes` rows changed
+ * (-1: not a statement that changes rows).  It is the spare made before the
+ * statement ran, so that it cannot fail once the statement's changes are in:
+ * a write that reported "out of memory" after it was done would leave the
+ * user believing it was not. */
+static CmStatus empty_result(Stmt *st, int64_t changes)
+{
+    PlResult *r = st->spare != NULL ? st->spare : result_new(0, NULL, st->err);
+    st->spare = NULL;
+    if (r == NULL) {
+        return st->err->code;
+    }
+    r->changes = changes;
+    st->res = r;
+    return CM_OK;
 }
 
 static PlResult *result_new(int n_cols, const char *const *names, CmErr *err)
@@ -241,7 +261,13 @@ static PlNode *bind(Stmt *st, const PsSelect *sel)
     *tail = b.temps;
     PlNode *root = pl_bind_select(&b, sel);
     root = root ? pl_cache_use(&st->cache, root) : NULL;
-    return root ? pl_cache_share(&st->cache, root) : NULL;
+    root = root ? pl_cache_share(&st->cache, root) : NULL;
+    if (root == NULL && st->err->code == CM_OK) {
+        /* an allocation that failed without a word: never a statement that
+         * "succeeds" with nothing */
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    return root;
 }
 
 static CmStatus stmt_select(Stmt *st)
@@ -474,14 +500,6 @@ static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, b
 
 /* CREATE OR REPLACE: drops the old object just before the new one joins the
  * catalog, so that a CTAS may read the table it replaces. Always true. */
-static bool replace_old(Stmt *st)
-{
-    if (st->ast->or_replace) {
-        st_catalog_drop(st->s->cat, st->ast->name);
-    }
-    return true;
-}
-
 /* Where a statement's rows go as its query produces them (ExResultStreamFn). */
 typedef struct Appender {
     StTable *t;
@@ -686,12 +704,15 @@ static CmStatus create_as(Stmt *st)
     /* The table is filled as the query runs and joins the catalog at the end. */
     StTable *t = st_table_new(st->ast->name, root->n_cols, cols, st->err);
     Appender app = {.t = t, .flag_col = -1};
-    if (t != NULL && run_into(st, root, &app) == CM_OK && replace_old(st) &&
-        st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->err) == CM_OK) {
-        t = NULL;
+    if (t == NULL || run_into(st, root, &app) != CM_OK) {
+        st_table_free(t);
+        return st->err->code;
+    }
+    /* the catalog takes t, also when it fails */
+    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->ast->or_replace, st->err) ==
+        CM_OK) {
         mark_temp(st);
     }
-    st_table_free(t);
     return st->err->code;
 }
 
@@ -807,8 +828,7 @@ static CmStatus create_table(Stmt *st)
         st_table_free(t);
         return st->err->code;
     }
-    replace_old(st);
-    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, a), st->err) == CM_OK) {
+    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, a), a->or_replace, st->err) == CM_OK) {
         mark_temp(st);
     }
     return st->err->code;
@@ -832,12 +852,11 @@ static CmStatus create_view(Stmt *st)
                           "view '%s' names %d columns but its query has %d", a->name, n_cols,
                           root->n_cols);
     }
-    const char *select_sql = cm_arena_strndup(st->arena, st->sql + a->select->src_off,
-                                              (size_t)a->select->src_len);
-    replace_old(st);
+    const char *select_sql =
+        cm_arena_strndup(st->arena, st->sql + a->select->src_off, (size_t)a->select->src_len);
     if (st_catalog_add_view(st->s->cat, a->name, select_sql, n_cols,
                             a->columns ? (const char *const *)a->columns->items : NULL,
-                            stmt_text(st, a), st->err) == CM_OK) {
+                            stmt_text(st, a), a->or_replace, st->err) == CM_OK) {
         mark_temp(st);
     }
     return st->err->code;
@@ -942,8 +961,8 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_d
     if (t != NULL && st->err->code == CM_OK && run_into(st, root, &app) == CM_OK) {
         if (written != NULL) {
             returning(st, written, app.n_flagged);
-        } else if ((st->res = result_new(0, NULL, st->err)) != NULL) {
-            st->res->changes = app.n_flagged;
+        } else {
+            empty_result(st, app.n_flagged);
         }
     }
     if (st->err->code == CM_OK) {
@@ -1386,8 +1405,8 @@ static CmStatus insert(Stmt *st)
     }
     if (st->err->code == CM_OK && written != NULL) {
         returning(st, written, changes);
-    } else if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
-        st->res->changes = changes;
+    } else if (st->err->code == CM_OK) {
+        empty_result(st, changes);
     }
     if (st->err->code != CM_OK) {
         st_table_truncate(e->table, before);
@@ -1584,10 +1603,7 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {
         return st->err->code;
     }
-    st->res = result_new(0, NULL, st->err);
-    if (st->res != NULL) {
-        st->res->changes = rows;
-    }
+    empty_result(st, rows);
     return st->err->code;
 }
 
@@ -1643,8 +1659,8 @@ static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
     } else if (st_outfile_commit(&out, st->err) != CM_OK) {
         st->err->off = st->ast->path_off;
     }
-    if (st->err->code == CM_OK && (st->res = result_new(0, NULL, st->err)) != NULL) {
-        st->res->changes = w.n_rows;
+    if (st->err->code == CM_OK) {
+        empty_result(st, w.n_rows);
     }
     return st->err->code;
 }
@@ -1787,7 +1803,8 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
                             .run = run_for_binder, .run_ctx = &st,
                             .is_reusing = s->cfg.subplan_reuse, .err = err};
-    if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL) {
+    if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL &&
+        (st.spare = result_new(0, NULL, err)) != NULL) {
         if (dispatch(&st) != CM_OK && pl_cache_ctx_lost_rows(&st.cache)) {
             /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
              * evicted them to make room): a failed statement changed nothing, so
@@ -1806,7 +1823,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
             dispatch(&st);
         }
         if (err->code == CM_OK && st.res == NULL) {
-            st.res = result_new(0, NULL, err);
+            empty_result(&st, -1);
         }
         if (!st.is_mem_stepped) {
             pl_memmode_step(&st.mem_start, NULL);
@@ -1820,6 +1837,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
         }
     }
     pl_result_free(st.res);
+    pl_result_free(st.spare);
     pl_temps_free(st.temps);
     pl_cache_ctx_fini(&st.cache);
     cm_arena_fini(&arena);

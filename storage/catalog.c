@@ -57,7 +57,9 @@ StEntry *st_catalog_find(StCatalog *cat, const char *name)
     return NULL;
 }
 
-static CmStatus add_entry(StCatalog *cat, StEntry *e, CmErr *err)
+/* Appends e (owned, freed on failure), first dropping the entry named like it
+ * when `replace`: room is made before, so the drop and the append cannot fail. */
+static CmStatus add_entry(StCatalog *cat, StEntry *e, bool replace, CmErr *err)
 {
     if (cat->n_entries == cat->cap_entries) {
         int cap = cat->cap_entries ? cat->cap_entries * 2 : 16;
@@ -69,11 +71,15 @@ static CmStatus add_entry(StCatalog *cat, StEntry *e, CmErr *err)
         cat->entries = grown;
         cat->cap_entries = cap;
     }
+    if (replace) {
+        st_catalog_drop(cat, e->name);
+    }
     cat->entries[cat->n_entries++] = e;
     return CM_OK;
 }
 
-CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create_sql, CmErr *err)
+CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create_sql, bool replace,
+                              CmErr *err)
 {
     StEntry *e = cm_calloc(1, sizeof *e);
     if (e == NULL) {
@@ -88,11 +94,11 @@ CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create
         entry_free(e);
         return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
     }
-    return add_entry(cat, e, err);
+    return add_entry(cat, e, replace, err);
 }
 
-CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *select_sql,
-                             int n_cols, const char *const *cols, const char *create_sql,
+CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *select_sql, int n_cols,
+                             const char *const *cols, const char *create_sql, bool replace,
                              CmErr *err)
 {
     StEntry *e = cm_calloc(1, sizeof *e);
@@ -114,7 +120,7 @@ CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *selec
         entry_free(e);
         return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
     }
-    return add_entry(cat, e, err);
+    return add_entry(cat, e, replace, err);
 }
 
 CmStatus st_catalog_add_index(StCatalog *cat, const char *name, const char *table,
@@ -132,7 +138,7 @@ CmStatus st_catalog_add_index(StCatalog *cat, const char *name, const char *tabl
         entry_free(e);
         return cm_err_set(err, CM_OOM, -1, "out of memory in the catalog");
     }
-    return add_entry(cat, e, err);
+    return add_entry(cat, e, false, err);
 }
 
 static void remove_at(StCatalog *cat, int i)

@@ -37,12 +37,16 @@ void st_catalog_free(StCatalog *cat);
 /* Borrowed until the entry is dropped; NULL when unknown. */
 StEntry *st_catalog_find(StCatalog *cat, const char *name);
 
-/* Adds a table (ownership passes to the catalog, also on failure). */
-CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create_sql, CmErr *err);
+/* Adds a table (ownership passes to the catalog, also on failure).  With
+ * `replace`, an entry of the same name (CREATE OR REPLACE) is dropped in the
+ * same step, once nothing can fail any more: on failure it is still there. */
+CmStatus st_catalog_add_table(StCatalog *cat, StTable *table, const char *create_sql, bool replace,
+                              CmErr *err);
 
-/* Adds a view over `select_sql` with optional column names. */
-CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *select_sql,
-                             int n_cols, const char *const *cols, const char *create_sql,
+/* Adds a view over `select_sql` with optional column names; `replace` as for
+ * a table. */
+CmStatus st_catalog_add_view(StCatalog *cat, const char *name, const char *select_sql, int n_cols,
+                             const char *const *cols, const char *create_sql, bool replace,
                              CmErr *err);
 
 /* Adds an index entry on `table`: the name of an index the table holds

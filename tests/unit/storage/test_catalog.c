@@ -1,6 +1,6 @@
 /*
  * test_catalog.c - unit tests for storage/catalog.c: adding tables and views,
- * lookup (case-sensitive), drop, and creation order after drops.
+ * lookup (case-sensitive), drop, creation order after drops, and replacing.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -37,7 +37,7 @@ static void add_table(const char *name)
 {
     char sql[128];
     snprintf(sql, sizeof sql, "CREATE TABLE %s (x BIGINT)", name);
-    cr_assert_eq(st_catalog_add_table(cat, make_table(name), sql, &err), CM_OK);
+    cr_assert_eq(st_catalog_add_table(cat, make_table(name), sql, false, &err), CM_OK);
 }
 
 static void expect_order(const char *const *names, int n)
@@ -58,7 +58,8 @@ Test(st_catalog, empty)
 Test(st_catalog, add_and_find_table)
 {
     StTable *t = make_table("orders");
-    cr_assert_eq(st_catalog_add_table(cat, t, "CREATE TABLE orders (x BIGINT)", &err), CM_OK);
+    cr_assert_eq(st_catalog_add_table(cat, t, "CREATE TABLE orders (x BIGINT)", false, &err),
+                 CM_OK);
     StEntry *e = st_catalog_find(cat, "orders");
     cr_assert_not_null(e);
     cr_expect_eq(e->kind, ST_ENTRY_TABLE);
@@ -131,10 +132,10 @@ Test(st_catalog, views_with_and_without_columns)
     const char *cols[] = {"a", "b"};
     char select_sql[] = "SELECT 1, 2";
     cr_assert_eq(st_catalog_add_view(cat, "v1", select_sql, 2, cols,
-                                     "CREATE VIEW v1(a, b) AS SELECT 1, 2", &err),
+                                     "CREATE VIEW v1(a, b) AS SELECT 1, 2", false, &err),
                  CM_OK);
     cr_assert_eq(st_catalog_add_view(cat, "v2", "SELECT x FROM t", 0, NULL,
-                                     "CREATE VIEW v2 AS SELECT x FROM t", &err),
+                                     "CREATE VIEW v2 AS SELECT x FROM t", false, &err),
                  CM_OK);
     select_sql[0] = 'X'; /* the catalog keeps its own copy */
     StEntry *v1 = st_catalog_find(cat, "v1");
@@ -157,9 +158,9 @@ Test(st_catalog, views_with_and_without_columns)
 Test(st_catalog, tables_and_views_share_one_namespace_order)
 {
     add_table("t1");
-    cr_assert_eq(
-        st_catalog_add_view(cat, "v", "SELECT 1", 0, NULL, "CREATE VIEW v AS SELECT 1", &err),
-        CM_OK);
+    cr_assert_eq(st_catalog_add_view(cat, "v", "SELECT 1", 0, NULL, "CREATE VIEW v AS SELECT 1",
+                                     false, &err),
+                 CM_OK);
     add_table("t2");
     static const char *names[] = {"t1", "v", "t2"};
     expect_order(names, 3);
@@ -184,8 +185,26 @@ Test(st_catalog, dropped_table_data_is_freed_with_the_entry)
         cr_assert_eq(st_table_append(t, &b, &err), CM_OK);
     }
     cm_batch_fini(&b);
-    cr_assert_eq(st_catalog_add_table(cat, t, "CREATE TABLE big (x BIGINT)", &err), CM_OK);
+    cr_assert_eq(st_catalog_add_table(cat, t, "CREATE TABLE big (x BIGINT)", false, &err), CM_OK);
     cr_expect_eq(st_catalog_find(cat, "big")->table->n_rows, 5 * CM_BATCH_CAP);
     cr_expect(st_catalog_drop(cat, "big"));
     cr_expect_eq(st_catalog_count(cat), 0);
+}
+
+/* CREATE OR REPLACE: the old entry goes in the same step as the new one comes,
+ * and the new one takes the end of the creation order. */
+Test(st_catalog, add_with_replace)
+{
+    add_table("a");
+    add_table("b");
+    StTable *t = make_table("a");
+    cr_assert_eq(st_catalog_add_table(cat, t, "CREATE OR REPLACE TABLE a (x BIGINT)", true, &err),
+                 CM_OK);
+    const char *const names[] = {"b", "a"};
+    expect_order(names, 2);
+    cr_expect_eq(st_catalog_find(cat, "a")->table, t);
+    /* replacing a name nobody holds just adds */
+    cr_assert_eq(
+        st_catalog_add_table(cat, make_table("c"), "CREATE TABLE c (x BIGINT)", true, &err), CM_OK);
+    cr_expect_eq(st_catalog_count(cat), 3);
 }
