@@ -32,6 +32,19 @@ void cm_alloc_collect(void);
 void cm_alloc_set_eager_release(bool eager);
 void cm_free(void *p);
 
+/* Fault injection, for sweeps over the out-of-memory paths (debug builds only;
+ * in release builds arm returns false and the rest do nothing).  After
+ * cm_alloc_fault_arm(nth, count), allocations are counted from 1 and those
+ * numbered nth .. nth + count - 1 fail (count < 0: every one from nth on),
+ * on whichever thread makes them, until cm_alloc_fault_disarm() (nth <= 0:
+ * none fails, they are only counted).  allocs is
+ * how many were asked for since the arm, hits how many of them failed.  With
+ * CM_FAULT_TRACE set in the environment, each failure prints its call stack. */
+bool cm_alloc_fault_arm(long nth, long count);
+void cm_alloc_fault_disarm(void);
+long cm_alloc_fault_allocs(void);
+long cm_alloc_fault_hits(void);
+
 /* Owned copy of a NUL-terminated string (or of its first n bytes). */
 char *cm_strdup(const char *s);
 char *cm_strndup(const char *s, size_t n);
