@@ -89,11 +89,18 @@ static void account_trim(CmArena *arena)
     }
 }
 
-static void chunk_free(CmArena *arena, CmArenaChunk *c)
+/* Gives back what account_take counted for a chunk of `size` usable bytes
+ * (the reservation itself shrinks in account_trim). */
+static void account_give(CmArena *arena, size_t size)
 {
     if (arena->res != NULL) {
-        arena->held -= sizeof(CmArenaChunk) + c->size;
+        arena->held -= sizeof(CmArenaChunk) + size;
     }
+}
+
+static void chunk_free(CmArena *arena, CmArenaChunk *c)
+{
+    account_give(arena, c->size);
     cm_free(c);
 }
 
@@ -144,10 +151,8 @@ static CmArenaChunk *chunk_new(CmArena *arena, size_t size)
     }
     CmArenaChunk *c = cm_malloc(sizeof(CmArenaChunk) + size);
     if (c == NULL) {
-        if (arena->res != NULL) {
-            arena->held -= sizeof(CmArenaChunk) + size;
-            account_trim(arena);
-        }
+        account_give(arena, size);
+        account_trim(arena);
         return NULL;
     }
     c->next = NULL;
