@@ -517,7 +517,11 @@ static const PsSelect *parse_select(PlCacheCtx *ctx, const char *sql, const char
     cm_err_init(&perr);
     if (ps_parse_next(ctx->arena, sql, strlen(sql), &pos, &stmt, &perr) != CM_OK || stmt == NULL ||
         stmt->kind != PS_ST_SELECT) {
-        cm_err_set(ctx->err, CM_BIND, -1, "the query of '%s' no longer parses", what);
+        if (perr.code == CM_OOM) {
+            cm_err_set(ctx->err, CM_OOM, -1, "%s", perr.msg);
+        } else {
+            cm_err_set(ctx->err, CM_BIND, -1, "the query of '%s' no longer parses", what);
+        }
         return NULL;
     }
     return stmt->select;
@@ -1159,6 +1163,19 @@ static CmStatus add_view(PlCacheCtx *ctx, const char *name, const char *select_s
     return CM_OK;
 }
 
+/* Removes and frees the temporary view `name`, if there is one. */
+static void remove_view(PlCache *c, const char *name)
+{
+    for (CacheView **p = &c->views; *p != NULL; p = &(*p)->next) {
+        if (strcmp((*p)->view.name, name) == 0) {
+            CacheView *v = *p;
+            *p = v->next;
+            view_free(v);
+            return;
+        }
+    }
+}
+
 static CmStatus cache_stmt(PlCacheCtx *ctx, const PsStmt *a, const char *sql)
 {
     PlCache *c = ctx->cache;
@@ -1215,10 +1232,16 @@ static CmStatus cache_stmt(PlCacheCtx *ctx, const PsStmt *a, const char *sql)
         tail = &(*tail)->next;
     }
     *tail = e;
-    /* The entry stays when computing its rows fails, as the view would (Spark
-     * creates the view first); the next use computes them again. */
-    if (!e->is_lazy && e->level != PL_CACHE_NONE) {
-        materialize(ctx, e);
+    /* A failed statement leaves nothing behind: when computing the rows fails
+     * (out of memory, an error in the query), the entry and the temporary view
+     * of CACHE TABLE AS go again.  Spark would keep the view it made first;
+     * here a statement is all or nothing, and the same CACHE TABLE can run
+     * again. */
+    if (!e->is_lazy && e->level != PL_CACHE_NONE && materialize(ctx, e) != CM_OK) {
+        unlink_entry(c, e);
+        if (a->select != NULL) {
+            remove_view(c, a->name);
+        }
     }
     return ctx->err->code;
 }

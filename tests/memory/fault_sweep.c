@@ -103,6 +103,31 @@ static const Case cases[] = {
      "COPY t TO '@CSV@' (HEADER true);"
      "CREATE TABLE u(a INTEGER, b VARCHAR, c DOUBLE);",
      "COPY u FROM '@CSV@' (HEADER true)", "SELECT count(*), sum(a), max(b), sum(c) FROM u"},
+    {"copy_to", "CREATE TABLE t AS SELECT i AS a, 'v' || i AS b FROM range(1500) r(i);",
+     "COPY (SELECT a, b, a % 7 AS c FROM t ORDER BY b) TO '@CSV@' (HEADER true)",
+     "SELECT count(*), sum(a), max(b) FROM t"},
+    {"read_csv",
+     "CREATE TABLE t AS SELECT i AS a, 'v' || i AS b, i / 7.0 AS c FROM range(1500) r(i);"
+     "COPY t TO '@CSV@' (HEADER true);",
+     "SELECT count(*), sum(a), max(b), sum(c) FROM read_csv('@CSV@')", "SELECT count(*) FROM t"},
+    {"recursive", "CREATE TABLE e AS SELECT i AS s, (i * 7 + 3) % 200 AS d FROM range(200) r(i);",
+     "WITH RECURSIVE r(n, k) AS (SELECT 0, 0 UNION SELECT e.d, r.k + 1 FROM r JOIN e ON e.s = r.n "
+     "WHERE r.k < 30) SELECT count(*), max(k), sum(n) FROM r",
+     "SELECT count(*) FROM e"},
+    {"cache_table", "CREATE TABLE t AS SELECT i AS a, i % 17 AS g FROM range(3000) r(i);",
+     "CACHE TABLE c OPTIONS ('storageLevel' 'MEMORY_AND_DISK') AS SELECT g, count(*) AS n, "
+     "sum(a) AS s FROM t GROUP BY g",
+     "SELECT count(*), sum(n), sum(s) FROM c"},
+    {"unnest", "CREATE TABLE t AS SELECT i AS a, 'x y ' || i || ' z' AS line FROM range(800) r(i);",
+     "SELECT w, count(*) FROM (SELECT unnest(string_split(line, ' ')) AS w FROM t) GROUP BY w "
+     "ORDER BY 2 DESC, 1 LIMIT 10",
+     "SELECT count(*) FROM t"},
+    {"spill_sort",
+     "SET memory_limit = '2MB';"
+     "CREATE TABLE t AS SELECT i AS a, 'padding padding padding ' || (i * 7919 % 30011) AS b "
+     "FROM range(30000) r(i);",
+     "SELECT a, b, row_number() OVER (ORDER BY b, a) AS r FROM t ORDER BY b DESC, a LIMIT 5",
+     "SELECT count(*) FROM t"},
     {"spill_group",
      "SET memory_limit = '2MB';"
      "CREATE TABLE t AS SELECT i AS a, 'some text to make the row wider ' || i AS b "
