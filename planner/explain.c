@@ -99,6 +99,8 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                  (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes,
                  (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
         emit(ctx, line);
+        snprintf(line, sizeof line, "Total: %.3f ms", (double)plan->total_ns / 1e6);
+        emit(ctx, line);
     }
 }
 
@@ -262,6 +264,7 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
              (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes);
         putf(&j, ", \"peak_temp_bytes\": %lld, \"spilled_bytes\": %lld",
              (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
+        putf(&j, ", \"total_ms\": %.3f", (double)plan->total_ns / 1e6);
     }
     put_lit(&j, "\n}");
     if (j.oom) {

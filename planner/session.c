@@ -212,7 +212,9 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     cm_mem_rss_peak_reset();
     sh_temp_peak_reset();
     sh_store_set_mem_group(plan->store, &q.mem);
+    long long t0 = cm_now_ns();
     pl_run_plan(plan, &q, st->err);
+    plan->total_ns = cm_now_ns() - t0;
     sh_store_set_mem_group(plan->store, NULL);
     plan->peak_memory_bytes = atomic_load(&q.mem.peak);
     detach_memory(plan);

@@ -914,6 +914,17 @@ else
     fail "EXPLAIN ANALYZE shows cache reads and writes" "exit $RC: $(head -c 600 "$OUT")"
 fi
 
+# ---- EXPLAIN ANALYZE ends with the total time (docs/memory.md) ----------------------
+sl -c "CREATE TABLE tt AS SELECT i AS a FROM range(1000) r(i);
+EXPLAIN ANALYZE SELECT count(*) FROM tt;
+EXPLAIN (ANALYZE, FORMAT JSON) SELECT sum(a) FROM tt"
+if [ "$RC" -eq 0 ] && [ "$(grep -cE '^Total: [0-9]+\.[0-9]{3} ms$' "$OUT")" -eq 1 ] &&
+   [ "$(grep -cE '"total_ms": [0-9]+\.[0-9]{3}' "$OUT")" -eq 1 ]; then
+    pass
+else
+    fail "EXPLAIN ANALYZE ends with the total time" "exit $RC: $(head -c 600 "$OUT")"
+fi
+
 # ---- shared subtrees in EXPLAIN ANALYZE (docs/cache.md) -----------------------------
 sl -c "CREATE TABLE st (a INTEGER, b INTEGER); INSERT INTO st VALUES (1, 2), (2, 3), (1, 4);
 EXPLAIN ANALYZE WITH x AS (SELECT a, sum(b) s FROM st GROUP BY a) SELECT * FROM x p JOIN x q ON p.a = q.a"
