@@ -884,6 +884,9 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
  * 4: the index takes at most twice the slots' bytes), and at least. */
 #define DIRECT_PER_SLOT 4
 #define DIRECT_MIN_ENTRIES 4096
+/* Entries (and four times the groups) up to which the index and the groups'
+ * records are taken to be in the cache. */
+#define DIRECT_NEAR 16384
 
 /* Whether spec s may index its groups directly: one integer key. */
 static bool direct_fits_spec(const HashAggSpec *s)
@@ -1034,12 +1037,15 @@ static bool direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
 static void assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
 {
     int nw = s->pack_words;
+    /* A small index and few groups stay in the cache: fetching ahead would
+     * only cost (a GROUP BY of 64 groups took 8% longer with it). */
+    bool is_far = l->direct_n > DIRECT_NEAR || l->n_groups > DIRECT_NEAR / 4;
     for (int i = 0; i < in->n_rows; i++) {
 #if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
-        if (i + 2 * PREFETCH_AHEAD < in->n_rows) {
+        if (is_far && i + 2 * PREFETCH_AHEAD < in->n_rows) {
             __builtin_prefetch(direct_entry(s, l, l->row_key[i + 2 * PREFETCH_AHEAD]));
         }
-        if (i + PREFETCH_AHEAD < in->n_rows) {
+        if (is_far && i + PREFETCH_AHEAD < in->n_rows) {
             uint32_t ahead = *direct_entry(s, l, l->row_key[i + PREFETCH_AHEAD]);
             if (ahead != 0) {
                 __builtin_prefetch(group_key(l, ahead - 1));
