@@ -219,7 +219,18 @@ typedef struct AggLocal {
     size_t state_off;   /* packed keys: the states' offset in a group's record */
     GroupChunks hashes; /* per group its uint64_t hash, for rehashing and spilling */
     Slot *slots;
-    uint64_t mask;   /* slots - 1 */
+    uint64_t mask; /* slots - 1 */
+    /* Direct index (direct_choose): one integer key whose values span few more
+     * entries than the slots is its own entry, direct[key - direct_base], and
+     * then the slots stay empty (still grown and reserved, so that leaving
+     * needs no memory). */
+    uint32_t *direct;     /* group + 1 per key value, 0 = none; owned; NULL when hashing */
+    uint64_t direct_base; /* the key of direct[0] (unsigned: offsets wrap) */
+    uint64_t direct_n;    /* entries */
+    uint32_t direct_null; /* group + 1 of the NULL key, 0 = none */
+    bool has_range;       /* key_lo, key_hi: the least and greatest non-NULL key */
+    int64_t key_lo, key_hi;
+    uint64_t direct_retry; /* after leaving for a span too wide: slots before trying again */
     CmArena strings; /* key and min/max strings */
     uint32_t row_group[CM_BATCH_CAP];
     uint64_t row_hash[CM_BATCH_CAP];
@@ -503,10 +514,26 @@ static CmStatus seen_grow(SeenSet *set, uint64_t n_slots, CmErr *err)
     return CM_OK;
 }
 
+/* Forgets the direct index and the key range (the groups are going), and
+ * gives back the index's memory. */
+static void direct_drop(AggLocal *l)
+{
+    if (l->direct != NULL) {
+        cm_free(l->direct);
+        l->direct = NULL;
+        cm_mem_shrink(&l->res, (int64_t)(l->direct_n * sizeof(uint32_t)));
+    }
+    l->direct_n = 0;
+    l->direct_null = 0;
+    l->has_range = false;
+    l->direct_retry = 0;
+}
+
 /* Empties the table and gives back all but its initial memory, so that
  * other consumers get their share. */
 static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
+    direct_drop(l);
     l->n_groups = 0;
     l->next_out = 0;
     if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
@@ -606,6 +633,7 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
 /* Empties the table, keeping its arrays (and what they reserve) for reuse. */
 static void table_reset(const HashAggSpec *s, AggLocal *l)
 {
+    direct_drop(l);
     l->n_groups = 0;
     l->next_out = 0;
     memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
@@ -800,6 +828,11 @@ static void hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     }
 }
 
+/* Rows between asking for a group's key and comparing it, and again between
+ * asking for its slot and reading it: a miss takes longer than a handful of
+ * rows' work, so fewer leaves the probe waiting. */
+#define PREFETCH_AHEAD 16
+
 /* assign_groups for packed keys (hash_rows done): the same probe, with
  * the keys compared as words and a group's words fetched a few rows ahead. */
 static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
@@ -807,13 +840,14 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     int nw = s->pack_words;
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
-#if CM_BATCH_CAP > 8
-        if (i + 8 < in->n_rows) {
-            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 8], l->mask)]);
+#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
+        if (i + 2 * PREFETCH_AHEAD < in->n_rows) {
+            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 2 * PREFETCH_AHEAD], l->mask)]);
         }
-        if (i + 4 < in->n_rows) {
-            /* its slot came in 4 rows ago: fetch the first candidate's keys */
-            uint32_t ahead = l->slots[slot_home(l->row_hash[i + 4], l->mask)].group;
+        if (i + PREFETCH_AHEAD < in->n_rows) {
+            /* its slot was asked for PREFETCH_AHEAD rows ago: fetch the first
+             * candidate's keys */
+            uint32_t ahead = l->slots[slot_home(l->row_hash[i + PREFETCH_AHEAD], l->mask)].group;
             if (ahead != 0) {
                 __builtin_prefetch(group_key(l, ahead - 1));
             }
@@ -844,6 +878,193 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     }
 }
 
+/* ---- direct index ------------------------------------------------------------ */
+
+/* Direct entries allowed per slot the table has (slots are 8 bytes, entries
+ * 4: the index takes at most twice the slots' bytes), and at least. */
+#define DIRECT_PER_SLOT 4
+#define DIRECT_MIN_ENTRIES 4096
+/* Entries (and four times the groups) up to which the index and the groups'
+ * records are taken to be in the cache. */
+#define DIRECT_NEAR 16384
+
+/* Whether spec s may index its groups directly: one integer key. */
+static bool direct_fits_spec(const HashAggSpec *s)
+{
+    return s->n_keys == 1 && s->pack_words > 0 &&
+           (s->pack_width[0] == 1 || s->pack_width[0] == 4 || s->pack_width[0] == 8);
+}
+
+static inline bool packed_is_null(const HashAggSpec *s, const uint64_t *key)
+{
+    return ((const char *)key)[s->pack_null_off] & 1;
+}
+
+/* The (only) key of packed key words, widened. */
+static inline int64_t packed_int(const HashAggSpec *s, const uint64_t *key)
+{
+    if (s->pack_width[0] == 1) {
+        return *(const uint8_t *)key;
+    }
+    if (s->pack_width[0] == 4) {
+        int32_t x;
+        memcpy(&x, key, 4);
+        return x;
+    }
+    int64_t x;
+    memcpy(&x, key, 8);
+    return x;
+}
+
+/* The entry of group g (with its key packed) in the index or the slots. */
+static uint32_t *direct_entry(const HashAggSpec *s, AggLocal *l, const uint64_t *key)
+{
+    if (packed_is_null(s, key)) {
+        return &l->direct_null;
+    }
+    return &l->direct[(uint64_t)packed_int(s, key) - l->direct_base];
+}
+
+/* Back to hashing: the groups go into the (reserved, empty) slots. */
+static void direct_leave(const HashAggSpec *s, AggLocal *l)
+{
+    if (l->direct == NULL) {
+        return;
+    }
+    cm_free(l->direct);
+    l->direct = NULL;
+    cm_mem_shrink(&l->res, (int64_t)(l->direct_n * sizeof(uint32_t)));
+    l->direct_n = 0;
+    l->direct_null = 0;
+    memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
+    for (int64_t g = 0; g < l->n_groups; g++) {
+        uint64_t h = packed_hash(s, group_key(l, g));
+        uint64_t idx = slot_home(h, l->mask);
+        while (l->slots[idx].group != 0) {
+            idx = (idx + 1) & l->mask;
+        }
+        l->slots[idx].group = (uint32_t)(g + 1);
+        l->slots[idx].tag = (uint32_t)h;
+    }
+}
+
+/*
+ * Decides, before a batch (keys packed into l->row_key, room made), whether
+ * its groups are found through the direct index: true when every non-NULL key
+ * the table has seen lies within DIRECT_PER_SLOT entries per slot and the
+ * index, grown to cover them, is granted its memory.  Otherwise the table
+ * hashes (leaving the index if it had one); after a span too wide it waits
+ * for the slots to double before trying again.  The index grows at least
+ * twofold, its slack split around the keys.
+ */
+static bool direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+{
+    if (!direct_fits_spec(s)) {
+        return false;
+    }
+    int64_t was_lo = l->key_lo, was_hi = l->key_hi; /* with has_range */
+    int64_t lo = l->has_range ? l->key_lo : INT64_MAX;
+    int64_t hi = l->has_range ? l->key_hi : INT64_MIN;
+    for (int i = 0; i < in->n_rows; i++) {
+        if (!packed_is_null(s, l->row_key[i])) {
+            int64_t k = packed_int(s, l->row_key[i]);
+            lo = k < lo ? k : lo;
+            hi = k > hi ? k : hi;
+        }
+    }
+    if (lo > hi) {
+        return l->direct != NULL; /* NULL keys only */
+    }
+    l->has_range = true;
+    l->key_lo = lo;
+    l->key_hi = hi;
+    uint64_t n_slots = l->mask + 1;
+    uint64_t limit = n_slots * DIRECT_PER_SLOT;
+    limit = limit > DIRECT_MIN_ENTRIES ? limit : DIRECT_MIN_ENTRIES;
+    uint64_t span_m1 = (uint64_t)hi - (uint64_t)lo; /* entries - 1 */
+    if (span_m1 >= limit) {
+        direct_leave(s, l);
+        l->direct_retry = n_slots * 2;
+        return false;
+    }
+    uint64_t span = span_m1 + 1;
+    if (l->direct != NULL && (uint64_t)lo - l->direct_base < l->direct_n &&
+        (uint64_t)hi - l->direct_base < l->direct_n) {
+        return true;
+    }
+    if (l->direct == NULL && n_slots < l->direct_retry) {
+        return false;
+    }
+    uint64_t n = l->direct_n * 2 > span ? l->direct_n * 2 : span;
+    n = n < limit ? n : limit;
+    uint64_t base = (uint64_t)lo - (n - span) / 2;
+    int64_t more = (int64_t)((n - l->direct_n) * sizeof(uint32_t));
+    uint32_t *d = NULL;
+    if (l->res.held + more <= l->max_bytes && cm_mem_grow(&l->res, more)) {
+        d = cm_calloc((size_t)n, sizeof(uint32_t));
+        if (d == NULL) {
+            cm_mem_shrink(&l->res, more);
+        }
+    }
+    if (d == NULL) {
+        direct_leave(s, l);
+        l->direct_retry = n_slots * 2;
+        return false;
+    }
+    if (l->direct != NULL) {
+        /* the entries of the keys seen before: [was_lo, was_hi] is within [lo, hi] */
+        memcpy(d + ((uint64_t)was_lo - base), l->direct + ((uint64_t)was_lo - l->direct_base),
+               sizeof(uint32_t) * (size_t)((uint64_t)was_hi - (uint64_t)was_lo + 1));
+        cm_free(l->direct);
+    }
+    bool entering = l->direct == NULL;
+    l->direct = d;
+    l->direct_n = n;
+    l->direct_base = base;
+    if (entering) {
+        for (int64_t g = 0; g < l->n_groups; g++) {
+            *direct_entry(s, l, group_key(l, g)) = (uint32_t)(g + 1);
+        }
+        memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
+    }
+    return true;
+}
+
+/* assign_groups through the direct index (direct_choose said yes): no hash and
+ * no key to compare.  With many groups the index outgrows the cache too, so
+ * as in assign_packed a row's entry is fetched well ahead, and then its
+ * group's record, for the updates that follow. */
+static void assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+{
+    int nw = s->pack_words;
+    /* A small index and few groups stay in the cache: fetching ahead would
+     * only cost (a GROUP BY of 64 groups took 8% longer with it). */
+    bool is_far = l->direct_n > DIRECT_NEAR || l->n_groups > DIRECT_NEAR / 4;
+    for (int i = 0; i < in->n_rows; i++) {
+#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
+        if (is_far && i + 2 * PREFETCH_AHEAD < in->n_rows) {
+            __builtin_prefetch(direct_entry(s, l, l->row_key[i + 2 * PREFETCH_AHEAD]));
+        }
+        if (is_far && i + PREFETCH_AHEAD < in->n_rows) {
+            uint32_t ahead = *direct_entry(s, l, l->row_key[i + PREFETCH_AHEAD]);
+            if (ahead != 0) {
+                __builtin_prefetch(group_key(l, ahead - 1));
+            }
+        }
+#endif
+        const uint64_t *key = l->row_key[i];
+        uint32_t *e = direct_entry(s, l, key);
+        if (*e == 0) {
+            CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
+            int64_t g = l->n_groups++;
+            memcpy(group_key(l, g), key, sizeof(uint64_t) * (size_t)nw);
+            init_states(s, group_states(l, g));
+            *e = (uint32_t)(g + 1);
+        }
+        l->row_group[i] = *e - 1;
+    }
+}
+
 /* Finds or creates the group of every active row into l->row_group. */
 static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
 {
@@ -857,11 +1078,19 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         memset(l->row_group, 0, sizeof(uint32_t) * (size_t)in->n_rows);
         return CM_OK;
     }
-    hash_rows(s, l, in);
     if (s->pack_words > 0) {
+        pack_batch(s, l, in);
+        if (direct_choose(s, l, in)) {
+            assign_direct(s, l, in);
+            return CM_OK;
+        }
+        for (int i = 0; i < in->n_rows; i++) {
+            l->row_hash[i] = packed_hash(s, l->row_key[i]);
+        }
         assign_packed(s, l, in);
         return CM_OK;
     }
+    hash_rows(s, l, in);
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
@@ -1616,6 +1845,7 @@ static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
 static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
                      uint64_t h)
 {
+    CM_ASSERT(l->direct == NULL); /* consume_slice left the direct index */
     uint32_t tag = (uint32_t)h;
     for (uint64_t idx = slot_home(h, l->mask);; idx = (idx + 1) & l->mask) {
         const Slot *slot = &l->slots[idx];
@@ -1682,6 +1912,7 @@ static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *
             return err->code;
         }
         l->spilling = true;
+        direct_leave(x, l); /* probe() reads the slots */
     }
     return spill_rows(x, l, in, is_state, err);
 }
@@ -2561,6 +2792,7 @@ static void agg_local_fini(ExOp *op, void *local)
     chunks_free(&l->states);
     chunks_free(&l->hashes);
     cm_free(l->slots);
+    cm_free(l->direct);
     for (int a = 0; l->seen != NULL && a < s->n_aggs; a++) {
         cm_free(l->seen[a].slots);
     }

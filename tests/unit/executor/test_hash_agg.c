@@ -3,7 +3,8 @@
  * SINGLE mode (NULL keys form one group; count(*), count, sum, min, max, avg
  * with NULL arguments; a global aggregate over no rows returns one row),
  * PARTIAL then FINAL giving the same rows as SINGLE, many groups (growth and
- * rehashing, output over several batches), multi-column and string keys that
+ * rehashing, output over several batches), a dense integer key's direct
+ * index growing and falling back to hashing, multi-column and string keys that
  * outlive their input, selections, and SUM overflow.
  *
  * Input columns: 0 k BIGINT (key), 1 s VARCHAR (key), 2 x BIGINT,
@@ -449,6 +450,82 @@ Test(ex_hash_agg, many_groups_grow_and_span_several_output_batches)
         cr_assert_eq(cell_i(out, r, 1), 2, "group %lld", (long long)g);
         cr_assert_eq(cell_i(out, r, 2), 2 * key);
     }
+    ex_result_free(out);
+    ex_result_free(in);
+}
+
+/* One integer key over a dense span indexes its groups directly (hash_agg.c
+ * direct_choose); the index grows to both sides, keeps a NULL group apart,
+ * and hands its groups over to the hash slots when keys far apart arrive
+ * mid-stream, after which the dense keys still find their groups. */
+static void add_key(Rows *r, int64_t k, bool is_null)
+{
+    CmValue v = is_null ? v_null(cm_type_make(CM_T_INT64)) : v_i64(k);
+    rows_add(r, &v);
+}
+
+Test(ex_hash_agg, dense_key_index_grows_and_falls_back_mid_stream)
+{
+    enum { N_POS = 3000, N_NEG = 2000, N_FAR = 500 };
+    const int64_t far = 1000000000000;
+    CmType t[1] = {cm_type_make(CM_T_INT64)};
+    Rows rows;
+    rows_init(&rows, 1, t);
+    for (int k = 0; k < N_POS; k++) { /* dense: indexed */
+        add_key(&rows, k, false);
+    }
+    for (int k = 1; k <= N_NEG; k++) { /* the span grows to the left */
+        add_key(&rows, -k, false);
+    }
+    for (int i = 0; i < 3; i++) {
+        add_key(&rows, 0, true);
+    }
+    for (int k = N_POS - 1; k >= 0; k--) {
+        add_key(&rows, k, false);
+    }
+    for (int i = 1; i <= N_FAR; i++) { /* far apart: back to hashing */
+        add_key(&rows, i * far, false);
+    }
+    for (int k = -N_NEG; k < N_POS; k++) {
+        add_key(&rows, k, false);
+        if (k % 1000 == 0) {
+            add_key(&rows, 0, true);
+        }
+    }
+    for (int i = N_FAR; i >= 1; i--) {
+        add_key(&rows, i * far, false);
+    }
+    ExResult *in = rows_done(&rows);
+    ExAggSpec a[2];
+    memset(a, 0, sizeof a);
+    a[0].fn = EX_AGG_COUNT_STAR;
+    a[0].arg = -1;
+    a[0].type = t[0];
+    a[1].fn = EX_AGG_SUM;
+    a[1].arg = 0;
+    a[1].arg_type = t[0];
+    a[1].type = t[0];
+    int keys[1] = {0};
+    ExOp *op = ex_hash_agg_new(&arena, EX_AGG_SINGLE, 1, keys, t, 2, a, &err);
+    cr_assert_not_null(op);
+    ExResult *out = run(op, in);
+    cr_assert_eq(ex_result_n_rows(out), N_POS + N_NEG + N_FAR + 1);
+    int64_t n_null_groups = 0;
+    for (int64_t r = 0; r < ex_result_n_rows(out); r++) {
+        if (cell_null(out, r, 0)) {
+            n_null_groups++;
+            cr_expect_eq(cell_i(out, r, 1), 3 + 5, "the NULL key's rows");
+            cr_expect(cell_null(out, r, 2));
+            continue;
+        }
+        int64_t k = cell_i(out, r, 0);
+        int64_t want = k >= far ? 2 : k >= 0 ? 3 : 2;
+        cr_assert(k >= far ? k % far == 0 && k / far <= N_FAR : k >= -N_NEG && k < N_POS,
+                  "unexpected key %lld", (long long)k);
+        cr_assert_eq(cell_i(out, r, 1), want, "key %lld", (long long)k);
+        cr_assert_eq(cell_i(out, r, 2), want * k, "key %lld", (long long)k);
+    }
+    cr_expect_eq(n_null_groups, 1);
     ex_result_free(out);
     ex_result_free(in);
 }
