@@ -259,8 +259,8 @@ static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
     if (ex_sort_key_parallel(keep, s->n_threads) && cm_mem_grow(&s->res, extra)) {
         n_threads = s->n_threads;
     }
-    CmStatus st = ex_sort_refs(s->types, s->keys, s->n_keys, s->batches, s->order, keep,
-                               n_threads, err);
+    CmStatus st =
+        ex_sort_refs(s->types, s->keys, s->n_keys, s->batches, s->order, keep, n_threads, err);
     if (n_threads > 1) {
         cm_mem_shrink(&s->res, extra);
     }
@@ -384,7 +384,8 @@ typedef struct Gather {
 static void gather_values(void *arg, int idx, int worker_id)
 {
     Gather *g = arg;
-    int lo = idx * GATHER_SLICE_ROWS, hi = lo + GATHER_SLICE_ROWS < g->n ? lo + GATHER_SLICE_ROWS : g->n;
+    int lo = idx * GATHER_SLICE_ROWS,
+        hi = lo + GATHER_SLICE_ROWS < g->n ? lo + GATHER_SLICE_ROWS : g->n;
     gather_range(g->s, g->refs, lo, hi, g->out);
     size_t bytes = 0;
     for (int c = 0; c < g->s->n_cols; c++) {
@@ -402,7 +403,8 @@ static void gather_values(void *arg, int idx, int worker_id)
 static void gather_strings(void *arg, int idx, int worker_id)
 {
     Gather *g = arg;
-    int lo = idx * GATHER_SLICE_ROWS, hi = lo + GATHER_SLICE_ROWS < g->n ? lo + GATHER_SLICE_ROWS : g->n;
+    int lo = idx * GATHER_SLICE_ROWS,
+        hi = lo + GATHER_SLICE_ROWS < g->n ? lo + GATHER_SLICE_ROWS : g->n;
     char *at = g->str_at[idx];
     for (int c = 0; c < g->s->n_cols; c++) {
         const CmVec *v = &g->out->cols[c];

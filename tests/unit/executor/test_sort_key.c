@@ -131,8 +131,8 @@ static void check_random_sorts(int n_rows, int n_trials, int n_threads)
         qsort_r(want, (size_t)m, sizeof *want, full_cmp, &ctx);
         CmErr err;
         cm_err_init(&err);
-        cr_assert_eq(ex_sort_refs(types, keys, n_keys, batches, got, m, n_threads, &err), CM_OK, "%s",
-                     err.msg);
+        cr_assert_eq(ex_sort_refs(types, keys, n_keys, batches, got, m, n_threads, &err), CM_OK,
+                     "%s", err.msg);
         for (int i = 0; i < m; i++) {
             cr_assert(got[i].batch == want[i].batch && got[i].row == want[i].row,
                       "trial %d (%d keys, first on column %d): row %d differs", trial, n_keys,
