@@ -51,6 +51,11 @@ static void *sort_local_init(ExOp *op, const ExTask *task, CmErr *err)
         sort_local_fini(op, l);
         return NULL;
     }
+    /* A task alone in its stage (after a gather) sorts on every worker: the
+     * others have nothing else to do meanwhile. */
+    if (task->n_tasks == 1 && task->query != NULL) {
+        ex_sorter_set_threads(l->sorter, (int)task->query->config.threads);
+    }
     return l;
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/thread.h"
 
 /* Encoded key bytes at most: the keys past it are compared in full on ties. */
 #define KEY_MAX_BYTES 40
@@ -28,6 +29,11 @@
 #define STR_PREFIX 12
 /* Buckets this small are insertion-sorted instead of radix-split. */
 #define INSERTION_MAX 24
+/* Fewer rows than this are sorted on the calling thread alone: starting the
+ * threads would cost more than they save. */
+#define PAR_MIN_ROWS 16384
+/* Slices of rows per thread in the parallel sort's passes. */
+#define PAR_SLICES 4
 
 typedef struct Part {
     const ExSortKey *key;
@@ -377,6 +383,131 @@ static void radix_sort(const Radix *r, uint8_t *a, size_t n, int byte)
     }
 }
 
+/* ---- parallel top level ------------------------------------------------------------ */
+
+/* The work of one parallel sort, read by the pool's tasks, each on its own
+ * slice of rows or its own bucket, so no two tasks write the same bytes.
+ * The first radix split is not made in place (a serial chain of swaps) but
+ * into a second array: the entries are encoded, each slice counts its rows'
+ * bytes at the split and copies its entries to its own offsets in each
+ * bucket of the other array, and each bucket is then radix-sorted on the
+ * bytes after the split. */
+typedef struct Par {
+    CmPool *pool;   /* owned by ex_sort_refs */
+    int n_threads;  /* workers of pool, the caller included */
+    uint8_t *tmps;  /* (n_threads + 1) entries: one per worker id */
+    size_t *counts; /* [n_slices][256]: rows of slice s with byte b at the split, then
+                       where the slice's next row of bucket b goes */
+    uint8_t *to;    /* as many entries as ents: the buckets of the split */
+    const Layout *l;
+    const CmBatch *const *batches;
+    ExRowRef *refs;
+    uint8_t *ents;
+    int64_t n;
+    int n_slices;
+    Radix r;           /* tmp unused: each worker has its own */
+    int byte;          /* the byte the first split is made on */
+    size_t start[257]; /* bucket b is entries [start[b], start[b + 1]) of to */
+} Par;
+
+static void par_slice(const Par *p, int idx, int64_t *lo, int64_t *hi)
+{
+    *lo = p->n * idx / p->n_slices;
+    *hi = p->n * (idx + 1) / p->n_slices;
+}
+
+static void par_encode(void *arg, int idx, int worker_id)
+{
+    const Par *p = arg;
+    int64_t lo, hi;
+    par_slice(p, idx, &lo, &hi);
+    size_t es = p->r.es;
+    memset(p->ents + (size_t)lo * es, 0, (size_t)(hi - lo) * es);
+    encode(p->l, p->batches, p->refs + lo, hi - lo, p->ents + (size_t)lo * es);
+}
+
+static void par_count(void *arg, int idx, int worker_id)
+{
+    const Par *p = arg;
+    int64_t lo, hi;
+    par_slice(p, idx, &lo, &hi);
+    size_t *count = p->counts + (size_t)idx * 256;
+    memset(count, 0, 256 * sizeof *count);
+    for (int64_t i = lo; i < hi; i++) {
+        count[p->ents[(size_t)i * p->r.es + (size_t)p->byte]]++;
+    }
+}
+
+static void par_scatter(void *arg, int idx, int worker_id)
+{
+    const Par *p = arg;
+    int64_t lo, hi;
+    par_slice(p, idx, &lo, &hi);
+    size_t *next = p->counts + (size_t)idx * 256, es = p->r.es;
+    for (int64_t i = lo; i < hi; i++) {
+        const uint8_t *e = p->ents + (size_t)i * es;
+        memcpy(p->to + next[e[p->byte]]++ * es, e, es);
+    }
+}
+
+static void par_bucket(void *arg, int idx, int worker_id)
+{
+    const Par *p = arg;
+    size_t lo = p->start[idx], n = p->start[idx + 1] - lo;
+    if (n < 2) {
+        return;
+    }
+    Radix r = p->r;
+    r.tmp = p->tmps + (size_t)worker_id * r.es;
+    radix_sort(&r, p->to + lo * r.es, n, p->byte + 1);
+}
+
+static void par_decode(void *arg, int idx, int worker_id)
+{
+    const Par *p = arg;
+    int64_t lo, hi;
+    par_slice(p, idx, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) {
+        const uint8_t *e = p->to + (size_t)i * p->r.es + p->l->key_bytes;
+        p->refs[i].batch = get_be32(e);
+        p->refs[i].row = get_be32(e + 4);
+    }
+}
+
+/* Sorts p->refs[0..n) as encoding into p->ents, radix_sort and the decoding
+ * after it do, on the pool's threads; the sorted entries end in p->to. */
+static void par_sort(Par *p)
+{
+    cm_pool_run(p->pool, p->n_slices, par_encode, p);
+    for (;;) {
+        cm_pool_run(p->pool, p->n_slices, par_count, p);
+        size_t total = 0;
+        uint8_t first = p->ents[p->byte];
+        for (int s = 0; s < p->n_slices; s++) {
+            total += p->counts[(size_t)s * 256 + first];
+        }
+        if (total < (size_t)p->n) {
+            break;
+        }
+        /* Every entry has the byte: skip the bytes all share (the references
+         * differ, so some byte does). */
+        p->byte = common_bytes(&p->r, p->ents, (size_t)p->n, p->byte + 1);
+    }
+    size_t at = 0;
+    for (int b = 0; b < 256; b++) {
+        p->start[b] = at;
+        for (int s = 0; s < p->n_slices; s++) {
+            size_t *c = &p->counts[(size_t)s * 256 + b], n = *c;
+            *c = at;
+            at += n;
+        }
+    }
+    p->start[256] = at;
+    cm_pool_run(p->pool, p->n_slices, par_scatter, p);
+    cm_pool_run(p->pool, 256, par_bucket, p);
+    cm_pool_run(p->pool, p->n_slices, par_decode, p);
+}
+
 /* ---- the sort ------------------------------------------------------------------------ */
 
 /* Groups this small are sorted by comparison rather than encoded again. */
@@ -436,7 +567,7 @@ static uint32_t common_str_bytes(const SortCtx *c, uint32_t str_off, const ExRow
  * entries, on the keys (or string bytes) the encoding left out: the recursion
  * advances a key or at least 6 bytes of a string, so it ends. */
 static void sort_range(const SortCtx *c, uint32_t str_off, ExRowRef *refs, int64_t n, uint8_t *ents,
-                       size_t es, uint8_t *tmp)
+                       size_t es, uint8_t *tmp, const Par *par)
 {
     if (n <= GROUP_COMPARE_MAX) {
         qsort_r(refs, (size_t)n, sizeof *refs, compare_full, (void *)c);
@@ -451,14 +582,28 @@ static void sort_range(const SortCtx *c, uint32_t str_off, ExRowRef *refs, int64
         qsort_r(refs, (size_t)n, sizeof *refs, compare_full, (void *)c);
         return;
     }
-    memset(ents, 0, (size_t)n * es);
-    encode(&l, c->batches, refs, n, ents);
     Radix r = {.es = es, .n_bytes = l.key_bytes + 8, .tmp = tmp};
-    radix_sort(&r, ents, (size_t)n, 0);
-    for (int64_t i = 0; i < n; i++) {
-        const uint8_t *e = ents + (size_t)i * es + l.key_bytes;
-        refs[i].batch = get_be32(e);
-        refs[i].row = get_be32(e + 4);
+    if (par != NULL) {
+        Par p = *par;
+        p.l = &l;
+        p.batches = c->batches;
+        p.refs = refs;
+        p.ents = ents;
+        p.n = n;
+        p.r = r;
+        p.byte = 0;
+        par_sort(&p);
+        ents = p.to; /* the sorted entries, for the groups below */
+        par = NULL;  /* the groups' sorts use p.to's entries: ents is theirs no more */
+    } else {
+        memset(ents, 0, (size_t)n * es);
+        encode(&l, c->batches, refs, n, ents);
+        radix_sort(&r, ents, (size_t)n, 0);
+        for (int64_t i = 0; i < n; i++) {
+            const uint8_t *e = ents + (size_t)i * es + l.key_bytes;
+            refs[i].batch = get_be32(e);
+            refs[i].row = get_be32(e + 4);
+        }
     }
     for (int64_t i = 0, j; i < n; i = j) {
         const uint8_t *e = ents + (size_t)i * es;
@@ -470,13 +615,19 @@ static void sort_range(const SortCtx *c, uint32_t str_off, ExRowRef *refs, int64
             SortCtx sub = *c;
             sub.keys += k;
             sub.n_keys -= k;
-            sort_range(&sub, off, refs + i, j - i, ents + (size_t)i * es, es, tmp);
+            sort_range(&sub, off, refs + i, j - i, ents + (size_t)i * es, es, tmp, par);
         }
     }
 }
 
+bool ex_sort_key_parallel(int64_t n, int n_threads)
+{
+    return n_threads > 1 && n >= PAR_MIN_ROWS;
+}
+
 CmStatus ex_sort_refs(const CmType *types, const ExSortKey *keys, int n_keys,
-                      const CmBatch *const *batches, ExRowRef *refs, int64_t n, CmErr *err)
+                      const CmBatch *const *batches, ExRowRef *refs, int64_t n, int n_threads,
+                      CmErr *err)
 {
     if (n < 2) {
         return CM_OK;
@@ -489,15 +640,28 @@ CmStatus ex_sort_refs(const CmType *types, const ExSortKey *keys, int n_keys,
         return CM_OK;
     }
     size_t es = (size_t)l.entry_bytes;
-    uint8_t *ents = cm_malloc((size_t)n * es);
-    uint8_t *tmp = cm_malloc(es);
-    if (ents == NULL || tmp == NULL) {
-        cm_free(ents);
-        cm_free(tmp);
-        return cm_err_set(err, CM_OOM, -1, "out of memory sorting %lld rows", (long long)n);
+    if (!ex_sort_key_parallel(n, n_threads)) {
+        n_threads = 1;
     }
-    sort_range(&c, 0, refs, n, ents, es, tmp);
+    uint8_t *ents = cm_malloc((size_t)n * es);
+    uint8_t *tmp = cm_malloc(es * (size_t)(n_threads + 1));
+    Par par = {.n_threads = n_threads, .tmps = tmp, .n_slices = n_threads * PAR_SLICES};
+    if (n_threads > 1) {
+        par.counts = cm_malloc(sizeof(size_t) * 256 * (size_t)par.n_slices);
+        par.to = cm_malloc((size_t)n * es);
+        /* Without them the sort still runs, on this thread alone. */
+        par.pool = par.counts != NULL && par.to != NULL ? cm_pool_new(n_threads) : NULL;
+    }
+    CmStatus st = CM_OK;
+    if (ents == NULL || tmp == NULL) {
+        st = cm_err_set(err, CM_OOM, -1, "out of memory sorting %lld rows", (long long)n);
+    } else {
+        sort_range(&c, 0, refs, n, ents, es, tmp, par.pool != NULL ? &par : NULL);
+    }
+    cm_pool_free(par.pool);
+    cm_free(par.counts);
+    cm_free(par.to);
     cm_free(ents);
     cm_free(tmp);
-    return CM_OK;
+    return st;
 }

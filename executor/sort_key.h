@@ -13,10 +13,11 @@
  * the full values.  The result equals a comparison sort by
  * ex_sort_compare_rows and then (batch, row).
  * Stateless and thread-safe; memory is the caller's to reserve
- * (ex_sort_key_entry_bytes per row).
+ * (ex_sort_key_entry_bytes per row, twice on several threads).
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -27,9 +28,19 @@
 /* Upper bound of the bytes one row takes while ex_sort_refs runs, for rows
  * of `types` sorted on keys[0..n_keys). */
 int64_t ex_sort_key_entry_bytes(const CmType *types, const ExSortKey *keys, int n_keys);
+/* True when ex_sort_refs of n rows on n_threads threads would use them (and
+ * its second array of entries). */
+bool ex_sort_key_parallel(int64_t n, int n_threads);
 
 /* Sorts refs[0..n) (rows of batches[], columns of `types`, no selection) by
- * keys[0..n_keys), ties by (batch, row).  CM_OOM when the work array cannot
- * be allocated (refs are then unchanged). */
+ * keys[0..n_keys), ties by (batch, row).  With n_threads > 1 and enough rows
+ * (ex_sort_key_parallel), the encoding, the first radix split, its buckets and
+ * the decoding run on a pool of n_threads threads started for the call (the
+ * caller among them), with a second array of entries (the caller reserves
+ * both: ex_sort_key_entry_bytes per row each); the order is the same.  When
+ * the second array or the threads cannot be had, the sort runs on the calling
+ * thread.  CM_OOM when the work array cannot be allocated (refs are then
+ * unchanged). */
 CmStatus ex_sort_refs(const CmType *types, const ExSortKey *keys, int n_keys,
-                      const CmBatch *const *batches, ExRowRef *refs, int64_t n, CmErr *err);
+                      const CmBatch *const *batches, ExRowRef *refs, int64_t n, int n_threads,
+                      CmErr *err);

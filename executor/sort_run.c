@@ -24,6 +24,7 @@
 
 #include "common/alloc.h"
 #include "common/datetime.h"
+#include "common/thread.h"
 #include "executor/result.h"
 #include "executor/sort_key.h"
 #include "shuffle/spill.h"
@@ -52,6 +53,8 @@ struct ExSorter {
     int n_keys;
     ExSortKey *keys;          /* owned */
     int64_t limit;            /* -1: all rows */
+    int n_threads;            /* threads of the in-memory sort (ex_sort_refs) and its output */
+    CmPool *pool;             /* owned: gathers the in-memory output when n_threads > 1 */
     int64_t row_width;        /* fixed bytes a buffered row takes, its ExRowRef and its
                                  normalized key while sorted (sort_key.h) included */
     CmMemRes res;             /* buffered rows, then the merge's input batches */
@@ -70,6 +73,9 @@ struct ExSorter {
     CmBatch scratch;   /* a run's batch being written */
     CmBatch single;    /* an input batch that becomes a run alone */
 };
+
+/* In-memory output of fewer rows is gathered on the sorter's thread alone. */
+#define GATHER_MIN_ROWS 16384
 
 /* ---- comparison ---------------------------------------------------------------- */
 
@@ -247,11 +253,27 @@ static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
     if (s->limit >= 0 && s->limit < n / 4) {
         keep = s->limit > 0 ? select_top(s->order, n, s->limit, &ctx) : 0;
     }
-    if (ex_sort_refs(s->types, s->keys, s->n_keys, s->batches, s->order, keep, err) != CM_OK) {
-        return err->code;
+    /* Several threads sort through a second array of entries: only when it is granted. */
+    int n_threads = 1;
+    int64_t extra = keep * ex_sort_key_entry_bytes(s->types, s->keys, s->n_keys);
+    if (ex_sort_key_parallel(keep, s->n_threads) && cm_mem_grow(&s->res, extra)) {
+        n_threads = s->n_threads;
+    }
+    CmStatus st =
+        ex_sort_refs(s->types, s->keys, s->n_keys, s->batches, s->order, keep, n_threads, err);
+    if (n_threads > 1) {
+        cm_mem_shrink(&s->res, extra);
+    }
+    if (st != CM_OK) {
+        return st;
     }
     s->n_order = s->limit >= 0 && s->limit < keep ? s->limit : keep;
     s->next = 0;
+    /* Many sorted rows on several threads: gathering them into batches (cache
+     * misses over all the rows) is shared too. */
+    if (s->pool == NULL && s->n_threads > 1 && s->n_order >= GATHER_MIN_ROWS) {
+        s->pool = cm_pool_new(s->n_threads); /* NULL: gathered on this thread */
+    }
     return CM_OK;
 }
 
@@ -271,6 +293,175 @@ int64_t ex_sorter_row_bytes(const ExSorter *s, const CmBatch *b)
         }
     }
     return bytes;
+}
+
+/* ---- gathering sorted rows into batches ------------------------------------------------ */
+
+/* Copies v's out-of-line strings into out's heap, in order.  In sorted order
+ * they are scattered over the sorter's heaps: here, in a tight loop, several
+ * cache and TLB misses overlap, where the consumer (a COPY TO writer) would
+ * wait for each in turn between its own work (TeraSort's job: 1.7 s of CPU
+ * without the copy, 1.45 s with it). */
+static CmStatus copy_strings(CmBatch *out, CmVec *v, int n, CmErr *err)
+{
+    CmStr *str = v->data;
+    for (int i = 0; i < n && err->code == CM_OK; i++) {
+        if (str[i].len > CM_STR_INLINE && !cm_vec_is_null(v, (uint32_t)i)) {
+            str[i] = cm_str_copy(&out->heap, &str[i], err);
+        }
+    }
+    return err->code;
+}
+
+/* Copies the values of rows refs[lo..hi) of the sorted batches into rows
+ * [lo, hi) of out, a column at a time: a row at a time, the type dispatch per
+ * value cost as much as the copy.  Long strings still point into the sorter's
+ * heaps.  With lo and hi multiples of 64 (or hi = n), tasks on disjoint
+ * ranges write disjoint words of out's bitmaps, which exist already then. */
+static void gather_range(const ExSorter *s, const ExRowRef *refs, int lo, int hi, CmBatch *out)
+{
+    for (int c = 0; c < s->n_cols; c++) {
+        CmVec *dv = &out->cols[c];
+        size_t w = cm_type_width(dv->type);
+        for (int i = lo; i < hi; i++) {
+            const CmVec *sv = &s->batches[refs[i].batch]->cols[c];
+            uint32_t p = sv->kind == CM_VEC_CONST ? 0 : refs[i].row;
+            if (cm_vec_is_null(sv, p)) {
+                cm_vec_set_null(dv, (uint32_t)i);
+                continue;
+            }
+            switch (w) {
+            case 1:
+                ((uint8_t *)dv->data)[i] = ((const uint8_t *)sv->data)[p];
+                break;
+            case 4:
+                ((uint32_t *)dv->data)[i] = ((const uint32_t *)sv->data)[p];
+                break;
+            case 8:
+                ((uint64_t *)dv->data)[i] = ((const uint64_t *)sv->data)[p];
+                break;
+            default:
+                memcpy((char *)dv->data + w * (size_t)i, (const char *)sv->data + w * p, w);
+            }
+        }
+    }
+}
+
+/* Copies the rows refs[0..n) of the sorted batches into the empty batch out.
+ * CM_OOM from the strings' heap. */
+static CmStatus gather_rows(const ExSorter *s, const ExRowRef *refs, int n, CmBatch *out,
+                            CmErr *err)
+{
+    gather_range(s, refs, 0, n, out);
+    for (int c = 0; c < s->n_cols; c++) {
+        CmVec *dv = &out->cols[c];
+        if (dv->type.id == CM_T_VARCHAR && copy_strings(out, dv, n, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    out->n_rows = n;
+    return CM_OK;
+}
+
+/* ---- gathering on several threads ------------------------------------------- */
+
+/* Rows of out per task, a multiple of 64 (a bitmap word). */
+#define GATHER_SLICE_ROWS 256
+#define GATHER_MAX_SLICES ((CM_BATCH_CAP + GATHER_SLICE_ROWS - 1) / GATHER_SLICE_ROWS)
+
+/* One batch of output: each task gathers its slice of rows, counting the
+ * bytes of its long strings; the strings of each slice are then copied into
+ * a region of out's heap taken for it beforehand. */
+typedef struct Gather {
+    const ExSorter *s;
+    const ExRowRef *refs;
+    CmBatch *out;
+    int n, n_slices;
+    size_t str_bytes[GATHER_MAX_SLICES]; /* long strings' bytes of each slice */
+    char *str_at[GATHER_MAX_SLICES];     /* their region in out's heap */
+} Gather;
+
+static void gather_values(void *arg, int idx, int worker_id)
+{
+    Gather *g = arg;
+    int lo = idx * GATHER_SLICE_ROWS,
+        hi = lo + GATHER_SLICE_ROWS < g->n ? lo + GATHER_SLICE_ROWS : g->n;
+    gather_range(g->s, g->refs, lo, hi, g->out);
+    size_t bytes = 0;
+    for (int c = 0; c < g->s->n_cols; c++) {
+        const CmVec *v = &g->out->cols[c];
+        const CmStr *str = v->data;
+        for (int i = lo; i < hi && v->type.id == CM_T_VARCHAR; i++) {
+            if (str[i].len > CM_STR_INLINE && !cm_vec_is_null(v, (uint32_t)i)) {
+                bytes += str[i].len;
+            }
+        }
+    }
+    g->str_bytes[idx] = bytes;
+}
+
+static void gather_strings(void *arg, int idx, int worker_id)
+{
+    Gather *g = arg;
+    int lo = idx * GATHER_SLICE_ROWS,
+        hi = lo + GATHER_SLICE_ROWS < g->n ? lo + GATHER_SLICE_ROWS : g->n;
+    char *at = g->str_at[idx];
+    for (int c = 0; c < g->s->n_cols; c++) {
+        const CmVec *v = &g->out->cols[c];
+        CmStr *str = v->data;
+        for (int i = lo; i < hi && v->type.id == CM_T_VARCHAR; i++) {
+            if (str[i].len > CM_STR_INLINE && !cm_vec_is_null(v, (uint32_t)i)) {
+                memcpy(at, str[i].ptr, str[i].len);
+                str[i] = cm_str_make(at, str[i].len);
+                at += str[i].len;
+            }
+        }
+    }
+}
+
+/* gather_rows on the sorter's pool. */
+static CmStatus gather_rows_par(const ExSorter *s, const ExRowRef *refs, int n, CmBatch *out,
+                                CmErr *err)
+{
+    Gather g = {.s = s, .refs = refs, .out = out, .n = n};
+    g.n_slices = (n + GATHER_SLICE_ROWS - 1) / GATHER_SLICE_ROWS;
+    for (int c = 0; c < s->n_cols; c++) { /* every bitmap exists: tasks only clear bits */
+        cm_vec_set_null(&out->cols[c], 0);
+        out->cols[c].validity[0] = ~(uint64_t)0;
+    }
+    cm_pool_run(s->pool, g.n_slices, gather_values, &g);
+    bool has_strings = false;
+    for (int i = 0; i < g.n_slices; i++) {
+        has_strings |= g.str_bytes[i] > 0;
+        g.str_at[i] = g.str_bytes[i] > 0 ? cm_arena_alloc(&out->heap, g.str_bytes[i]) : NULL;
+        if (g.str_bytes[i] > 0 && g.str_at[i] == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory copying sorted strings");
+        }
+    }
+    if (has_strings) {
+        cm_pool_run(s->pool, g.n_slices, gather_strings, &g);
+    }
+    for (int c = 0; c < s->n_cols; c++) { /* no NULL set: no bitmap, as gather_rows leaves it */
+        CmVec *v = &out->cols[c];
+        bool is_all_valid = true;
+        for (int w = 0; w < (n + 63) / 64; w++) {
+            uint64_t mask = n - w * 64 >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (n - w * 64)) - 1;
+            is_all_valid &= (v->validity[w] & mask) == mask;
+        }
+        if (is_all_valid) {
+            v->validity = NULL;
+        }
+    }
+    out->n_rows = n;
+    return CM_OK;
+}
+
+/* Copies the rows refs[0..n) of the sorted rows into the empty batch out: on
+ * the sorter's pool when it has one and the batch is large enough. */
+static CmStatus gather(const ExSorter *s, const ExRowRef *refs, int n, CmBatch *out, CmErr *err)
+{
+    return s->pool != NULL && n >= 2 * GATHER_SLICE_ROWS ? gather_rows_par(s, refs, n, out, err)
+                                                         : gather_rows(s, refs, n, out, err);
 }
 
 /* ---- runs ------------------------------------------------------------------------------ */
@@ -353,13 +544,10 @@ static CmStatus write_run(ExSorter *s, const CmBatch *single, CmErr *err)
         return err->code;
     }
     int idx = s->n_runs - 1;
-    for (int64_t i = 0; i < s->n_order; i++) {
-        const ExRowRef *ref = &s->order[i];
-        if (cm_batch_append_row(&s->scratch, s->batches[ref->batch], (int)ref->row, true, err) !=
-            CM_OK) {
-            return err->code;
-        }
-        if (s->scratch.n_rows == CM_BATCH_CAP && write_scratch(s, idx, err) != CM_OK) {
+    for (int64_t i = 0; i < s->n_order; i += CM_BATCH_CAP) {
+        int n = s->n_order - i < CM_BATCH_CAP ? (int)(s->n_order - i) : CM_BATCH_CAP;
+        if (gather(s, &s->order[i], n, &s->scratch, err) != CM_OK ||
+            write_scratch(s, idx, err) != CM_OK) {
             return err->code;
         }
     }
@@ -605,6 +793,7 @@ ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, cons
     s->n_cols = n_cols;
     s->n_keys = n_keys;
     s->limit = limit;
+    s->n_threads = 1;
     s->types = cm_malloc(sizeof(CmType) * (size_t)(n_cols ? n_cols : 1));
     s->keys = cm_malloc(sizeof(ExSortKey) * (size_t)(n_keys ? n_keys : 1));
     if (s->types == NULL || s->keys == NULL) {
@@ -629,11 +818,17 @@ ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, cons
     return s;
 }
 
+void ex_sorter_set_threads(ExSorter *s, int n_threads)
+{
+    s->n_threads = n_threads > 1 ? n_threads : 1;
+}
+
 void ex_sorter_free(ExSorter *s)
 {
     if (s == NULL) {
         return;
     }
+    cm_pool_free(s->pool);
     merge_close(&s->merge);
     for (int i = 0; i < s->n_runs; i++) {
         sh_spill_free(s->runs[i]);
@@ -695,60 +890,6 @@ CmStatus ex_sorter_finish(ExSorter *s, CmErr *err)
     return prepare_merge(s, err);
 }
 
-/* Copies v's out-of-line strings into out's heap, in order.  In sorted order
- * they are scattered over the sorter's heaps: here, in a tight loop, several
- * cache and TLB misses overlap, where the consumer (a COPY TO writer) would
- * wait for each in turn between its own work (TeraSort's job: 1.7 s of CPU
- * without the copy, 1.45 s with it). */
-static CmStatus copy_strings(CmBatch *out, CmVec *v, int n, CmErr *err)
-{
-    CmStr *str = v->data;
-    for (int i = 0; i < n && err->code == CM_OK; i++) {
-        if (str[i].len > CM_STR_INLINE && !cm_vec_is_null(v, (uint32_t)i)) {
-            str[i] = cm_str_copy(&out->heap, &str[i], err);
-        }
-    }
-    return err->code;
-}
-
-/* Copies the rows refs[0..n) of the sorted batches into the empty batch out, a
- * column at a time: a row at a time, the type dispatch per value cost as much
- * as the copy.  CM_OOM from the strings' heap. */
-static CmStatus gather_rows(const ExSorter *s, const ExRowRef *refs, int n, CmBatch *out,
-                            CmErr *err)
-{
-    for (int c = 0; c < s->n_cols; c++) {
-        CmVec *dv = &out->cols[c];
-        size_t w = cm_type_width(dv->type);
-        for (int i = 0; i < n; i++) {
-            const CmVec *sv = &s->batches[refs[i].batch]->cols[c];
-            uint32_t p = sv->kind == CM_VEC_CONST ? 0 : refs[i].row;
-            if (cm_vec_is_null(sv, p)) {
-                cm_vec_set_null(dv, (uint32_t)i);
-                continue;
-            }
-            switch (w) {
-            case 1:
-                ((uint8_t *)dv->data)[i] = ((const uint8_t *)sv->data)[p];
-                break;
-            case 4:
-                ((uint32_t *)dv->data)[i] = ((const uint32_t *)sv->data)[p];
-                break;
-            case 8:
-                ((uint64_t *)dv->data)[i] = ((const uint64_t *)sv->data)[p];
-                break;
-            default:
-                memcpy((char *)dv->data + w * (size_t)i, (const char *)sv->data + w * p, w);
-            }
-        }
-        if (dv->type.id == CM_T_VARCHAR && copy_strings(out, dv, n, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    out->n_rows = n;
-    return CM_OK;
-}
-
 CmStatus ex_sorter_next(ExSorter *s, CmBatch *out, bool *has_more, CmErr *err)
 {
     cm_batch_reset(out);
@@ -763,7 +904,7 @@ CmStatus ex_sorter_next(ExSorter *s, CmBatch *out, bool *has_more, CmErr *err)
         return CM_OK;
     }
     int n = s->n_order - s->next < CM_BATCH_CAP ? (int)(s->n_order - s->next) : CM_BATCH_CAP;
-    if (gather_rows(s, &s->order[s->next], n, out, err) != CM_OK) {
+    if (gather(s, &s->order[s->next], n, out, err) != CM_OK) {
         return err->code;
     }
     s->next += n;

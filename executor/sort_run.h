@@ -62,6 +62,10 @@ int ex_sort_compare_refs(const ExSortKey *keys, int n_keys, const CmBatch *const
  * Owned (ex_sorter_free); NULL with err. */
 ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, const CmType *types,
                         int n_keys, const ExSortKey *keys, int64_t limit, CmErr *err);
+/* Sorts buffered rows (in memory, or before writing a run) on n_threads
+ * threads (default 1): for a sorter whose task runs alone in its stage, so
+ * that the other workers would otherwise wait. */
+void ex_sorter_set_threads(ExSorter *s, int n_threads);
 /* Frees s, its rows, its spill files and its reservation.  NULL is fine. */
 void ex_sorter_free(ExSorter *s);
 

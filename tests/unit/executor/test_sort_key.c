@@ -18,9 +18,11 @@
 
 #define N_COLS 6
 #define N_ROWS 3000
+/* Enough rows for ex_sort_refs to sort on several threads. */
+#define PAR_ROWS 40000
 
 static CmType types[N_COLS];
-static char words[N_ROWS][40]; /* the strings' bytes, alive for the whole test */
+static char words[PAR_ROWS][40]; /* the strings' bytes, alive for the whole test */
 
 static void setup(void)
 {
@@ -81,12 +83,14 @@ static int full_cmp(const void *x, const void *y, void *arg)
     return (a->row > b->row) - (a->row < b->row);
 }
 
-Test(ex_sort_key, random_rows_sort_as_the_full_comparison)
+/* n_trials random ORDER BY lists over n_rows random rows, each sorted by
+ * ex_sort_refs on n_threads threads and checked against the comparison sort. */
+static void check_random_sorts(int n_rows, int n_trials, int n_threads)
 {
     unsigned seed = 12345;
     Rows rows;
     rows_init(&rows, N_COLS, types);
-    for (int r = 0; r < N_ROWS; r++) {
+    for (int r = 0; r < n_rows; r++) {
         CmValue v[N_COLS];
         for (int c = 0; c < N_COLS; c++) {
             v[c] = random_value(c, r, &seed);
@@ -98,7 +102,8 @@ Test(ex_sort_key, random_rows_sort_as_the_full_comparison)
     ExResult *res = rows_done(&rows);
     int n_batches = ex_result_n_batches(res);
     const CmBatch **batches = cm_malloc(sizeof *batches * (size_t)n_batches);
-    ExRowRef *got = cm_malloc(sizeof *got * N_ROWS), *want = cm_malloc(sizeof *want * N_ROWS);
+    ExRowRef *got = cm_malloc(sizeof *got * (size_t)n_rows),
+             *want = cm_malloc(sizeof *want * (size_t)n_rows);
     cr_assert(batches != NULL && got != NULL && want != NULL);
     int n = 0;
     for (int b = 0; b < n_batches; b++) {
@@ -107,8 +112,8 @@ Test(ex_sort_key, random_rows_sort_as_the_full_comparison)
             want[n++] = (ExRowRef){.batch = (uint32_t)b, .row = (uint32_t)r};
         }
     }
-    cr_assert_eq(n, N_ROWS);
-    for (int trial = 0; trial < 200; trial++) {
+    cr_assert_eq(n, n_rows);
+    for (int trial = 0; trial < n_trials; trial++) {
         ExSortKey keys[8];
         int n_keys = 1 + (int)(rand_r(&seed) % 8);
         for (int k = 0; k < n_keys; k++) {
@@ -117,17 +122,17 @@ Test(ex_sort_key, random_rows_sort_as_the_full_comparison)
                                   .nulls_first = rand_r(&seed) % 2};
         }
         /* Sort a random subset (a top-N's survivors are any refs). */
-        int m = trial % 4 == 0 ? N_ROWS / 7 : N_ROWS;
+        int m = trial % 4 == 0 ? n_rows / 7 : n_rows;
         for (int i = 0; i < m; i++) {
-            got[i] = want[(i * (trial % 4 == 0 ? 7 : 1)) % N_ROWS];
+            got[i] = want[(i * (trial % 4 == 0 ? 7 : 1)) % n_rows];
         }
         memcpy(want, got, sizeof *got * (size_t)m);
         Ctx ctx = {.keys = keys, .n_keys = n_keys, .batches = batches};
         qsort_r(want, (size_t)m, sizeof *want, full_cmp, &ctx);
         CmErr err;
         cm_err_init(&err);
-        cr_assert_eq(ex_sort_refs(types, keys, n_keys, batches, got, m, &err), CM_OK, "%s",
-                     err.msg);
+        cr_assert_eq(ex_sort_refs(types, keys, n_keys, batches, got, m, n_threads, &err), CM_OK,
+                     "%s", err.msg);
         for (int i = 0; i < m; i++) {
             cr_assert(got[i].batch == want[i].batch && got[i].row == want[i].row,
                       "trial %d (%d keys, first on column %d): row %d differs", trial, n_keys,
@@ -145,4 +150,17 @@ Test(ex_sort_key, random_rows_sort_as_the_full_comparison)
     cm_free(got);
     cm_free(want);
     ex_result_free(res);
+}
+
+Test(ex_sort_key, random_rows_sort_as_the_full_comparison)
+{
+    check_random_sorts(N_ROWS, 200, 1);
+}
+
+/* Past the rows a parallel sort needs: the threads' buckets and slices give
+ * the same order (duplicates, NULLs, DESC and long common prefixes). */
+Test(ex_sort_key, parallel_sort_equals_the_full_comparison, .timeout = 120)
+{
+    check_random_sorts(PAR_ROWS, 12, 2);
+    check_random_sorts(PAR_ROWS, 4, 3);
 }

@@ -3,7 +3,8 @@
  * hand-built batches: under a memory limit far below the input it writes
  * sorted runs, merges them (in several passes when the fan-in is small) and
  * returns exactly the stable in-memory order; a limit cuts the runs; an input
- * that fits stays in memory; an unwritable temp directory is a clean CM_IO.
+ * that fits stays in memory; an unwritable temp directory is a clean CM_IO;
+ * on two threads (the sort and the output's gathering) the order is the same.
  *
  * Columns: 0 a BIGINT (few values, NULL when idx % 7 == 3), 1 b VARCHAR (short
  * and out-of-line strings), 2 idx BIGINT (input position, for stability).
@@ -22,6 +23,7 @@ static CmErr err;
 static CmType types[3];
 static ExQuery query;
 static ExOp *op;
+static int n_threads; /* the sorters' (ex_sorter_set_threads) */
 
 static const char *WORDS[] = {"delta", "alpha", "a much longer string, out of line", "",
                               "a much longer string, out of lineZ", "Zulu"};
@@ -35,6 +37,7 @@ static void setup(void)
     types[2] = cm_type_make(CM_T_INT64);
     memset(&query, 0, sizeof query);
     cm_config_init(&query.config);
+    n_threads = 1;
     ExSortKey none = {0};
     op = ex_sort_new(&arena, 1, &none, 3, types, -1, &err);
     cr_assert_not_null(op);
@@ -117,6 +120,7 @@ static int check_sort(int n, int slice, int64_t limit, bool expect_spill)
     ExResult *in = make_input(n);
     ExSorter *s = ex_sorter_new(op, &query, "test sort", 3, types, 2, KEYS, limit, &err);
     cr_assert_not_null(s, "%s", err.msg);
+    ex_sorter_set_threads(s, n_threads);
     cr_assert_eq(feed(s, in, slice), CM_OK, "%s", err.msg);
     cr_assert_eq(ex_sorter_finish(s, &err), CM_OK, "%s", err.msg);
     const CmBatch *const *batches;
@@ -161,6 +165,22 @@ Test(ex_sorter, fits_in_memory_without_spilling)
 {
     cr_assert_eq(check_sort(5000, 97, -1, false), 0);
     cr_assert_eq(atomic_load(&op->spilled_bytes), 0);
+}
+
+/* Past the rows that make the sort and the gathering of its output parallel. */
+Test(ex_sorter, two_threads_sort_and_gather_in_memory, .timeout = 60)
+{
+    n_threads = 2;
+    cr_assert_eq(check_sort(50000, 1000, -1, false), 0);
+    check_sort(50000, 1000, 20000, false);
+}
+
+Test(ex_sorter, two_threads_sort_spilled_runs, .timeout = 60)
+{
+    n_threads = 2;
+    cm_mem_set_limit(4 * 1024 * 1024);
+    int n_runs = check_sort(120000, 1000, -1, true);
+    cr_assert_gt(n_runs, 1);
 }
 
 Test(ex_sorter, spills_runs_and_merges_them_stably)
