@@ -1209,6 +1209,7 @@ static PlNode *filter_with(PlBinder *b, PlNode *n, PlNode *base, const PlScope *
                      .js = js, .clause = "WHERE"};
     ExExpr *pred = NULL;
     for (int i = 0; i < n_asts; i++) {
+        ctx.filter_top = asts[i];
         ExExpr *e = pl_bind_expr(&ctx, asts[i]);
         e = e ? pl_cast(b, e, cm_type_make(CM_T_BOOL), asts[i]->src_off) : NULL;
         pred = e && pred ? pl_make_and(b, pred, e) : e;

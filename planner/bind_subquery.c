@@ -406,7 +406,8 @@ static ExExpr *subset_mark(PlBindCtx *ctx, PlNode *q, int nc, const int *lkeys, 
  * with a residual that every other item is NULL on one side.  Taking the
  * subquery's distinct (K values, NULL flags) bounds the residual's work to
  * 2^(n-|K|) rows per probe row; the joins are hash joins but for K empty
- * (without correlation), whose build side has at most 2^n rows. */
+ * (without correlation), whose build side has at most 2^n rows.  A WHERE
+ * conjunct that is the IN itself (not NOT IN) needs the exact match only. */
 static ExExpr *row_in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int nc,
                              const int *lkeys)
 {
@@ -437,6 +438,11 @@ static ExExpr *row_in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n
         }
     }
     unsigned full = (1u << n) - 1;
+    if (ctx->filter_top == ast && !ast->negated) {
+        /* A WHERE conjunct: NULL drops the row as FALSE does, so only the exact
+         * match counts, one join instead of 2^n. */
+        return subset_mark(ctx, q, nc, lkeys, n, t, xcol, full, ast->src_off);
+    }
     ExExpr *exact = NULL, *could = NULL;
     for (unsigned k = full + 1; k-- > 0;) {
         ExExpr *m = subset_mark(ctx, q, nc, lkeys, n, t, xcol, k, ast->src_off);

@@ -128,6 +128,9 @@ typedef struct PlBindCtx {
                                * FROM clause's columns in grouped_scope */
     const PlScope *grouped_scope;
     const char *clause;       /* "WHERE", "GROUP BY", ... for messages */
+    const PsExpr *filter_top; /* a WHERE conjunct being bound as a whole: there NULL and
+                               * FALSE both drop the row, so an IN need not tell them
+                               * apart (row_in_select) */
 } PlBindCtx;
 
 /* The deepest bound expression tree: evaluation and the planner's walks over
