@@ -500,8 +500,6 @@ static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, b
                       name);
 }
 
-/* CREATE OR REPLACE: drops the old object just before the new one joins the
- * catalog, so that a CTAS may read the table it replaces. Always true. */
 /* Where a statement's rows go as its query produces them (ExResultStreamFn). */
 typedef struct Appender {
     StTable *t;
