@@ -520,23 +520,25 @@ static void count_names(const PlScope *sc, const PlOuter *chain, const PsExpr *a
 
 /* True when `ast` names columns, all of the enclosing query (`outer`), none
  * of the subquery's own (`local`). */
-static bool reads_only_outer(const PlScope *local, const PlScope *outer, const PsExpr *ast)
+static bool reads_only(const PlScope *local, const PlScope *outer, const PlOuter *chain,
+                       const PsExpr *ast)
 {
     int n = 0, n_local = 0, n_outer = 0;
     count_names(local, NULL, ast, &n, &n_local);
     n = 0;
-    count_names(outer, NULL, ast, &n, &n_outer);
+    count_names(outer, chain, ast, &n, &n_outer);
     return n > 0 && n_local == 0 && n_outer == n;
+}
+
+static bool reads_only_outer(const PlScope *local, const PlScope *outer, const PsExpr *ast)
+{
+    return reads_only(local, outer, NULL, ast);
 }
 
 /* As reads_only_outer, where the enclosing columns may be of any level out. */
 static bool reads_only_enclosing(const PlScope *local, const PlOuter *o, const PsExpr *ast)
 {
-    int n = 0, n_local = 0, n_outer = 0;
-    count_names(local, NULL, ast, &n, &n_local);
-    n = 0;
-    count_names(NULL, o, ast, &n, &n_outer);
-    return n > 0 && n_local == 0 && n_outer == n;
+    return reads_only(local, NULL, o, ast);
 }
 
 /* After the enclosing query's aggregation: `ast`, which reads only enclosing
@@ -659,35 +661,20 @@ static int carried_column(PlBindCtx *ctx, PlOuter *o, const PsExpr *ast, CmType 
 static ExExpr *bind_outer_column(PlBindCtx *ctx, const PsExpr *ast)
 {
     PlOuter *o = ctx->b->outer;
-    int found = scope_column(ctx, o->scope, ast);
-    if (found == -2) {
-        return NULL;
-    }
-    if (found >= 0 && o->grouped != NULL) {
-        bool matched;
-        ExExpr *e = grouped_outer(ctx, ast, &matched);
-        if (!matched) {
-            return fail(ctx, CM_BIND, ast->src_off,
-                        "column '%s' must appear in the GROUP BY clause or be used in an "
-                        "aggregate function",
-                        ast->name);
+    int at = scope_column(ctx, o->scope, ast);
+    if (at == -1) {
+        CmType t;
+        bool discovering = false;
+        at = carried_column(ctx, o, ast, &t, &discovering);
+        if (at >= 0 && discovering) {
+            CmValue null = {.type = t, .is_null = true};
+            return ex_expr_const(ctx->b->arena, &null);
         }
-        return e;
     }
-    if (found >= 0) {
-        return outer_ref(ctx, o, found, o->scope->cols[found].type, ast->src_off);
-    }
-    CmType t;
-    bool discovering = false;
-    int at = carried_column(ctx, o, ast, &t, &discovering);
     if (at < 0) {
         return NULL;
     }
-    if (discovering) {
-        CmValue null = {.type = t, .is_null = true};
-        return ex_expr_const(ctx->b->arena, &null);
-    }
-    t = o->scope->cols[at].type;
+    CmType t = o->scope->cols[at].type;
     int ref = outer_key_of(ctx, o, at, t, ast);
     if (ref < 0) {
         return NULL;
