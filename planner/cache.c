@@ -1336,18 +1336,12 @@ CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_d
                        : NULL;
     if (v != NULL) {
         /* Spark: dropping the temporary view uncaches it and what reads it. */
-        for (CacheView **p = &c->views; *p != NULL; p = &(*p)->next) {
-            if (*p == v) {
-                *p = v->next;
-                break;
-            }
-        }
         PlCacheEntry *e = find_entry(c, a->name);
         if (e != NULL) {
             unlink_entry(c, e);
         }
         invalidate(c, a->name, true);
-        view_free(v);
+        remove_view(c, a->name);
         *is_done = true;
     }
     return CM_OK;
