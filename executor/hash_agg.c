@@ -514,9 +514,9 @@ static CmStatus seen_grow(SeenSet *set, uint64_t n_slots, CmErr *err)
     return CM_OK;
 }
 
-/* Forgets the direct index and the key range (the groups are going), and
- * gives back the index's memory. */
-static void direct_drop(AggLocal *l)
+/* Frees the direct index, with the NULL key's entry, and gives back its
+ * memory. */
+static void direct_free(AggLocal *l)
 {
     if (l->direct != NULL) {
         cm_free(l->direct);
@@ -525,6 +525,12 @@ static void direct_drop(AggLocal *l)
     }
     l->direct_n = 0;
     l->direct_null = 0;
+}
+
+/* Forgets the direct index and the key range (the groups are going). */
+static void direct_drop(AggLocal *l)
+{
+    direct_free(l);
     l->has_range = false;
     l->direct_retry = 0;
 }
@@ -931,11 +937,7 @@ static void direct_leave(const HashAggSpec *s, AggLocal *l)
     if (l->direct == NULL) {
         return;
     }
-    cm_free(l->direct);
-    l->direct = NULL;
-    cm_mem_shrink(&l->res, (int64_t)(l->direct_n * sizeof(uint32_t)));
-    l->direct_n = 0;
-    l->direct_null = 0;
+    direct_free(l);
     memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
     for (int64_t g = 0; g < l->n_groups; g++) {
         uint64_t h = packed_hash(s, group_key(l, g));
