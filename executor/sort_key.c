@@ -267,6 +267,17 @@ static void encode(const Layout *l, const CmBatch *const *batches, const ExRowRe
     }
 }
 
+/* The references of sorted entries ents[0..n), es bytes apart (each holds its
+ * batch and row after the key bytes), into refs[0..n). */
+static void decode(const Layout *l, const uint8_t *ents, size_t es, int64_t n, ExRowRef *refs)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *e = ents + (size_t)i * es + l->key_bytes;
+        refs[i].batch = get_be32(e);
+        refs[i].row = get_be32(e + 4);
+    }
+}
+
 /* Rows whose encoded keys equal e are ordered by the keys from index *k on
  * (the keys before are equal), a string key from byte *str_off on; false when
  * they are equal rows (every key encoded, no string cut). */
@@ -467,11 +478,7 @@ static void par_decode(void *arg, int idx, int worker_id)
     const Par *p = arg;
     int64_t lo, hi;
     par_slice(p, idx, &lo, &hi);
-    for (int64_t i = lo; i < hi; i++) {
-        const uint8_t *e = p->to + (size_t)i * p->r.es + p->l->key_bytes;
-        p->refs[i].batch = get_be32(e);
-        p->refs[i].row = get_be32(e + 4);
-    }
+    decode(p->l, p->to + (size_t)lo * p->r.es, p->r.es, hi - lo, p->refs + lo);
 }
 
 /* Sorts p->refs[0..n) as encoding into p->ents, radix_sort and the decoding
@@ -599,11 +606,7 @@ static void sort_range(const SortCtx *c, uint32_t str_off, ExRowRef *refs, int64
         memset(ents, 0, (size_t)n * es);
         encode(&l, c->batches, refs, n, ents);
         radix_sort(&r, ents, (size_t)n, 0);
-        for (int64_t i = 0; i < n; i++) {
-            const uint8_t *e = ents + (size_t)i * es + l.key_bytes;
-            refs[i].batch = get_be32(e);
-            refs[i].row = get_be32(e + 4);
-        }
+        decode(&l, ents, es, n, refs);
     }
     for (int64_t i = 0, j; i < n; i = j) {
         const uint8_t *e = ents + (size_t)i * es;
