@@ -410,6 +410,22 @@ Test(ex_hash_agg, single_matches_a_direct_computation)
     ex_result_free(in);
 }
 
+/* count(*) and sum(column `col`) of rows of types t, grouped by column 0. */
+static ExOp *count_and_sum(const CmType *t, int col)
+{
+    ExAggSpec a[2];
+    memset(a, 0, sizeof a);
+    a[0].fn = EX_AGG_COUNT_STAR;
+    a[0].arg = -1;
+    a[0].type = t[0];
+    a[1].fn = EX_AGG_SUM;
+    a[1].arg = col;
+    a[1].arg_type = t[col];
+    a[1].type = t[col];
+    int keys[1] = {0};
+    return ex_hash_agg_new(&arena, EX_AGG_SINGLE, 1, keys, t, 2, a, &err);
+}
+
 Test(ex_hash_agg, many_groups_grow_and_span_several_output_batches)
 {
     enum { N_GROUPS = 5000 };
@@ -424,17 +440,7 @@ Test(ex_hash_agg, many_groups_grow_and_span_several_output_batches)
         }
     }
     ExResult *in = rows_done(&rows);
-    ExAggSpec a[2];
-    memset(a, 0, sizeof a);
-    a[0].fn = EX_AGG_COUNT_STAR;
-    a[0].arg = -1;
-    a[0].type = t[0];
-    a[1].fn = EX_AGG_SUM;
-    a[1].arg = 0;
-    a[1].arg_type = t[0];
-    a[1].type = t[0];
-    int keys[1] = {0};
-    ExOp *op = ex_hash_agg_new(&arena, EX_AGG_SINGLE, 1, keys, t, 2, a, &err);
+    ExOp *op = count_and_sum(t, 0);
     cr_assert_not_null(op);
     ExResult *out = run(op, in);
     cr_assert_eq(ex_result_n_rows(out), N_GROUPS);
@@ -496,17 +502,7 @@ Test(ex_hash_agg, dense_key_index_grows_and_falls_back_mid_stream)
         add_key(&rows, i * far, false);
     }
     ExResult *in = rows_done(&rows);
-    ExAggSpec a[2];
-    memset(a, 0, sizeof a);
-    a[0].fn = EX_AGG_COUNT_STAR;
-    a[0].arg = -1;
-    a[0].type = t[0];
-    a[1].fn = EX_AGG_SUM;
-    a[1].arg = 0;
-    a[1].arg_type = t[0];
-    a[1].type = t[0];
-    int keys[1] = {0};
-    ExOp *op = ex_hash_agg_new(&arena, EX_AGG_SINGLE, 1, keys, t, 2, a, &err);
+    ExOp *op = count_and_sum(t, 0);
     cr_assert_not_null(op);
     ExResult *out = run(op, in);
     cr_assert_eq(ex_result_n_rows(out), N_POS + N_NEG + N_FAR + 1);
@@ -558,17 +554,7 @@ Test(ex_hash_agg, selection_limits_the_rows)
         }
     }
     ExResult *in = rows_done(&rows);
-    ExAggSpec a[2];
-    memset(a, 0, sizeof a);
-    a[0].fn = EX_AGG_COUNT_STAR;
-    a[0].arg = -1;
-    a[0].type = t[0];
-    a[1].fn = EX_AGG_SUM;
-    a[1].arg = 1;
-    a[1].arg_type = t[1];
-    a[1].type = t[1];
-    int keys[1] = {0};
-    ExOp *op = ex_hash_agg_new(&arena, EX_AGG_SINGLE, 1, keys, t, 2, a, &err);
+    ExOp *op = count_and_sum(t, 1);
     ExResult *out;
     cr_assert_eq(drive_op(op, in, every_third_row, &out, &err), CM_OK);
     cr_assert_eq(ex_result_n_rows(out), 2);
