@@ -16,15 +16,38 @@
  */
 #pragma once
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/types.h"
 
 /* Wide accumulator for DECIMAL sums.  __extension__ keeps -Wpedantic quiet;
  * use this name rather than spelling __int128 elsewhere. */
 __extension__ typedef __int128 CmInt128;
+
+/* DOUBLE's order in SQL, total: -0 equals 0, and NaN equals NaN and sorts after
+ * +Infinity, as in PostgreSQL and DuckDB.  Comparisons, min/max, sorting and
+ * grouping all use it, so that NaN (0.0 / 0, 'nan') is one value everywhere. */
+static inline int cm_f64_cmp(double x, double y)
+{
+    if (isnan(x) || isnan(y)) {
+        return isnan(x) - isnan(y);
+    }
+    return (x > y) - (x < y);
+}
+
+/* The bits that stand for x in hashes and packed keys: one zero and one NaN, so
+ * that values cm_f64_cmp calls equal hash alike. */
+static inline uint64_t cm_f64_key_bits(double x)
+{
+    double d = x == 0 ? 0.0 : isnan(x) ? NAN : x;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
 
 /* Room for any formatted scalar, NUL included. */
 #define CM_FMT_CAP 96 /* the longest INTERVAL text is about 75 */

@@ -105,12 +105,10 @@ CHECKED_BINARY(
 PLAIN_BINARY(add_f64, double, double, double, a[p] + b[p])
 PLAIN_BINARY(sub_f64, double, double, double, a[p] - b[p])
 PLAIN_BINARY(mul_f64, double, double, double, a[p] * b[p])
-CHECKED_BINARY(
-    div_f64, double, double, double,
-    if (b[p] == 0) { return div_zero(e, err); } r[p] = a[p] / b[p];)
-CHECKED_BINARY(
-    mod_f64, double, double, double,
-    if (b[p] == 0) { return div_zero(e, err); } r[p] = fmod(a[p], b[p]);)
+/* DOUBLE / and % follow IEEE 754, as DuckDB does: x / 0 is +-Infinity, 0 / 0 and
+ * x % 0 are NaN.  Integer and DECIMAL division keep the error (docs/conformance.md). */
+PLAIN_BINARY(div_f64, double, double, double, a[p] / b[p])
+PLAIN_BINARY(mod_f64, double, double, double, fmod(a[p], b[p]))
 /* Decimal + and - work on operands already rescaled to the result's scale; the
  * result must stay within 18 digits. */
 CHECKED_BINARY(
@@ -214,7 +212,7 @@ static CmStatus abs_f64(KERNEL_ARGS)
 
 CMP_KERNELS(i32, int32_t, NUM_CMP)
 CMP_KERNELS(i64, int64_t, NUM_CMP)
-CMP_KERNELS(f64, double, NUM_CMP)
+CMP_KERNELS(f64, double, cm_f64_cmp) /* NaN = NaN, and NaN > +Infinity */
 CMP_KERNELS(u8, uint8_t, NUM_CMP)
 #define IV_CMP(x, y) cm_interval_cmp(&(x), &(y))
 CMP_KERNELS(iv, CmInterval, IV_CMP)

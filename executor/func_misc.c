@@ -60,7 +60,8 @@
 EXTREME_KERNEL(extreme_u8, uint8_t, NUM_CMP)
 EXTREME_KERNEL(extreme_i32, int32_t, NUM_CMP)
 EXTREME_KERNEL(extreme_i64, int64_t, NUM_CMP)
-EXTREME_KERNEL(extreme_f64, double, NUM_CMP)
+#define F64_CMP(x, y) cm_f64_cmp(*(x), *(y))
+EXTREME_KERNEL(extreme_f64, double, F64_CMP) /* NaN is the greatest */
 EXTREME_KERNEL(extreme_str, CmStr, cm_str_cmp)
 EXTREME_KERNEL(extreme_iv, CmInterval, cm_interval_cmp)
 
@@ -131,13 +132,8 @@ static uint64_t hash_one(const CmVec *v, uint32_t p)
         const CmStr *s = &((const CmStr *)v->data)[p];
         return cm_hash_bytes(cm_str_data(s), s->len);
     }
-    case CM_T_DOUBLE: {
-        double d = ((const double *)v->data)[p];
-        uint64_t bits;
-        d = d == 0 ? 0 : isnan(d) ? NAN : d;
-        memcpy(&bits, &d, sizeof bits);
-        return cm_hash_u64(bits);
-    }
+    case CM_T_DOUBLE:
+        return cm_hash_u64(cm_f64_key_bits(((const double *)v->data)[p]));
     case CM_T_BOOL:
         return cm_hash_u64(((const uint8_t *)v->data)[p]);
     case CM_T_DATE:

@@ -760,9 +760,8 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
                 return false;
             }
         } else if (s->key_types[k].id == CM_T_DOUBLE) {
-            double x = *(const double *)stored, y = ((const double *)v->data)[p];
-            if (x != y && !(isnan(x) && isnan(y))) { /* NaNs group together */
-                return false;
+            if (cm_f64_cmp(*(const double *)stored, ((const double *)v->data)[p]) != 0) {
+                return false; /* NaNs group together, -0 with 0 */
             }
         } else if (s->key_types[k].id == CM_T_INTERVAL) { /* '1 month' = '30 days' */
             if (cm_interval_cmp((const CmInterval *)stored, &((const CmInterval *)v->data)[p])) {
@@ -1165,8 +1164,7 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
 {
     switch ((CmTypeId)v->type.id) {
     case CM_T_DOUBLE: {
-        double a = st->d, b = ((const double *)v->data)[p];
-        return (a > b) - (a < b);
+        return cm_f64_cmp(st->d, ((const double *)v->data)[p]);
     }
     case CM_T_VARCHAR:
         return cm_str_cmp(&st->s, &((const CmStr *)v->data)[p]);
@@ -2061,7 +2059,7 @@ static int cmp_entry_value(const CmValue *x, const CmValue *y)
     case CM_T_VARCHAR:
         return cm_str_cmp(&x->s, &y->s);
     case CM_T_DOUBLE:
-        return (x->d > y->d) - (x->d < y->d);
+        return cm_f64_cmp(x->d, y->d);
     default:
         return (x->i > y->i) - (x->i < y->i);
     }

@@ -53,15 +53,8 @@ static uint64_t hash_value(const CmVec *v, uint32_t p)
         CmInt128 span = cm_interval_span(&((const CmInterval *)v->data)[p]);
         return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
     }
-    case CM_T_DOUBLE: {
-        double d = ((const double *)v->data)[p];
-        if (d == 0) {
-            d = 0; /* -0.0 groups with 0.0 */
-        }
-        uint64_t bits;
-        memcpy(&bits, &d, sizeof bits);
-        return cm_hash_u64(bits);
-    }
+    case CM_T_DOUBLE: /* -0.0 groups with 0.0, and every NaN with every other */
+        return cm_hash_u64(cm_f64_key_bits(((const double *)v->data)[p]));
     case CM_T_VARCHAR: {
         const CmStr *s = &((const CmStr *)v->data)[p];
         return cm_hash_bytes(cm_str_data(s), s->len);
@@ -140,8 +133,7 @@ int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
         return cm_interval_cmp(&((const CmInterval *)a->data)[pa],
                                &((const CmInterval *)b->data)[pb]) == 0;
     case CM_T_DOUBLE: {
-        double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];
-        return x == y || (isnan(x) && isnan(y));
+        return cm_f64_cmp(((const double *)a->data)[pa], ((const double *)b->data)[pb]) == 0;
     }
     case CM_T_VARCHAR:
         return cm_str_eq(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);

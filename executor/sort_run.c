@@ -125,11 +125,7 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
     }
     case CM_T_DOUBLE: {
         /* NaN sorts after every number (PostgreSQL), so the order is total. */
-        double x = ((const double *)a->data)[pa], y = ((const double *)b->data)[pb];
-        if (isnan(x) || isnan(y)) {
-            return isnan(x) - isnan(y);
-        }
-        return (x > y) - (x < y);
+        return cm_f64_cmp(((const double *)a->data)[pa], ((const double *)b->data)[pb]);
     }
     case CM_T_VARCHAR:
         return cm_str_cmp(&((const CmStr *)a->data)[pa], &((const CmStr *)b->data)[pb]);

@@ -117,13 +117,8 @@ static uint64_t hash_value(CmType type, const void *data, uint32_t i)
     case CM_T_INT32:
     case CM_T_DATE:
         return cm_hash_u64((uint64_t)(int64_t)((const int32_t *)data)[i]);
-    case CM_T_DOUBLE: {
-        double d = ((const double *)data)[i];
-        d = d == 0.0 ? 0.0 : isnan(d) ? NAN : d;
-        uint64_t bits;
-        memcpy(&bits, &d, sizeof bits);
-        return cm_hash_u64(bits);
-    }
+    case CM_T_DOUBLE:
+        return cm_hash_u64(cm_f64_key_bits(((const double *)data)[i]));
     case CM_T_VARCHAR: {
         const CmStr *s = &((const CmStr *)data)[i];
         return cm_hash_bytes(cm_str_data(s), s->len);

@@ -302,16 +302,29 @@ Test(ex_func, negation_overflow)
 Test(ex_func, division_by_zero_is_a_runtime_error)
 {
     static const char *ops[] = {"/", "%"};
+    CmValue out;
     for (int k = 0; k < 2; k++) {
-        CmValue out;
         cr_expect_eq(calc(ops[k], v_i64(1), v_i64(0), &out), CM_RUNTIME, "integer %s", ops[k]);
         cr_expect_str_eq(err.msg, "division by zero");
-        cr_expect_eq(calc(ops[k], v_f64(1.5), v_f64(0.0), &out), CM_RUNTIME, "double %s", ops[k]);
-        cr_expect_str_eq(err.msg, "division by zero");
-        cr_expect_eq(calc(ops[k], v_dec(150, 5, 2), v_dec(0, 5, 2), &out), CM_RUNTIME, "decimal %s",
-                     ops[k]);
-        cr_expect_str_eq(err.msg, "division by zero");
     }
+    cr_expect_eq(calc("%", v_dec(150, 5, 2), v_dec(0, 5, 2), &out), CM_RUNTIME, "decimal %%");
+    cr_expect_str_eq(err.msg, "division by zero");
+}
+
+Test(ex_func, double_division_by_zero_follows_ieee)
+{
+    CmValue out;
+    cr_assert_eq(calc("/", v_f64(1.5), v_f64(0.0), &out), CM_OK);
+    cr_expect(isinf(out.d) && out.d > 0);
+    cr_assert_eq(calc("/", v_f64(-1.5), v_f64(0.0), &out), CM_OK);
+    cr_expect(isinf(out.d) && out.d < 0);
+    cr_assert_eq(calc("/", v_f64(0.0), v_f64(0.0), &out), CM_OK);
+    cr_expect(isnan(out.d));
+    cr_assert_eq(calc("%", v_f64(1.5), v_f64(0.0), &out), CM_OK);
+    cr_expect(isnan(out.d));
+    /* a DECIMAL quotient is a DOUBLE */
+    cr_assert_eq(calc("/", v_dec(150, 5, 2), v_dec(0, 5, 2), &out), CM_OK);
+    cr_expect(isinf(out.d) && out.d > 0);
 }
 
 Test(ex_func, null_operands_skip_the_checks)
