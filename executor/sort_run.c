@@ -42,7 +42,14 @@ typedef struct Merge {
     int n_ins;
     int *heap; /* owned: indexes of inputs with rows left, a min-heap */
     int n_heap;
+    /* The rows taken from the heap and not yet copied out, in output order:
+     * input pend_in[i], row pend_pos[i].  Copied a column at a time (merge_emit)
+     * before any of those inputs' batches is replaced.  Owned, CM_BATCH_CAP each. */
+    uint8_t *pend_in;
+    uint32_t *pend_pos;
+    int n_pend;
 } Merge;
+_Static_assert(EX_SORTER_MAX_FANIN <= 256, "Merge.pend_in holds an input index in a byte");
 
 struct ExSorter {
     ExOp *op; /* borrowed: counts spills and memory */
@@ -619,6 +626,8 @@ static void merge_close(Merge *m)
     }
     cm_free(m->ins);
     cm_free(m->heap);
+    cm_free(m->pend_in);
+    cm_free(m->pend_pos);
     memset(m, 0, sizeof *m);
 }
 
@@ -628,7 +637,9 @@ static CmStatus merge_open(ExSorter *s, Merge *m, ShSpill **runs, int n, CmErr *
     memset(m, 0, sizeof *m);
     m->ins = cm_calloc((size_t)n, sizeof *m->ins);
     m->heap = cm_malloc(sizeof(int) * (size_t)n);
-    if (m->ins == NULL || m->heap == NULL) {
+    m->pend_in = cm_malloc(CM_BATCH_CAP);
+    m->pend_pos = cm_malloc(sizeof(uint32_t) * CM_BATCH_CAP);
+    if (m->ins == NULL || m->heap == NULL || m->pend_in == NULL || m->pend_pos == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory merging sorted runs");
     }
     m->n_ins = n;
@@ -653,18 +664,81 @@ static CmStatus merge_open(ExSorter *s, Merge *m, ShSpill **runs, int n, CmErr *
     return CM_OK;
 }
 
+/* Copies the pending rows to the end of out, a column at a time, and the long
+ * strings among them into one region of out's heap: a row at a time, the type
+ * dispatch per value and an arena call per string cost more than the copy. */
+static CmStatus merge_emit(const ExSorter *s, Merge *m, CmBatch *out, CmErr *err)
+{
+    int n = m->n_pend;
+    uint32_t at = (uint32_t)out->n_rows;
+    for (int c = 0; c < s->n_cols && n > 0; c++) {
+        CmVec *dv = &out->cols[c];
+        size_t w = cm_type_width(dv->type);
+        size_t str_bytes = 0;
+        for (int i = 0; i < n; i++) {
+            const CmVec *sv = &m->ins[m->pend_in[i]].batch.cols[c];
+            uint32_t p = sv->kind == CM_VEC_CONST ? 0 : m->pend_pos[i], to = at + (uint32_t)i;
+            if (cm_vec_is_null(sv, p)) {
+                cm_vec_set_null(dv, to);
+                continue;
+            }
+            if (dv->validity != NULL) {
+                cm_vec_set_valid(dv, to);
+            }
+            switch (w) {
+            case 1:
+                ((uint8_t *)dv->data)[to] = ((const uint8_t *)sv->data)[p];
+                break;
+            case 4:
+                ((uint32_t *)dv->data)[to] = ((const uint32_t *)sv->data)[p];
+                break;
+            case 8:
+                ((uint64_t *)dv->data)[to] = ((const uint64_t *)sv->data)[p];
+                break;
+            default:
+                memcpy((char *)dv->data + w * to, (const char *)sv->data + w * p, w);
+            }
+            if (dv->type.id == CM_T_VARCHAR && ((const CmStr *)sv->data)[p].len > CM_STR_INLINE) {
+                str_bytes += ((const CmStr *)sv->data)[p].len;
+            } else if (dv->type.id == CM_T_LIST) {
+                CmList *l = &((CmList *)dv->data)[to];
+                *l = cm_list_copy(&out->heap, l, cm_type_elem(dv->type), err);
+            }
+        }
+        if (str_bytes == 0) {
+            continue;
+        }
+        char *dst = cm_arena_alloc(&out->heap, str_bytes);
+        if (dst == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory merging sorted runs");
+        }
+        CmStr *str = (CmStr *)dv->data + at;
+        for (int i = 0; i < n; i++) {
+            if (str[i].len > CM_STR_INLINE && !cm_vec_is_null(dv, at + (uint32_t)i)) {
+                memcpy(dst, str[i].ptr, str[i].len);
+                str[i] = cm_str_make(dst, str[i].len);
+                dst += str[i].len;
+            }
+        }
+    }
+    out->n_rows += n;
+    m->n_pend = 0;
+    return err->code;
+}
+
 /* Appends the next rows of the merge to out, up to a full batch or max_rows. */
 static CmStatus merge_fill(ExSorter *s, Merge *m, CmBatch *out, int64_t max_rows, CmErr *err)
 {
-    while (m->n_heap > 0 && out->n_rows < CM_BATCH_CAP && max_rows > 0) {
-        MergeIn *in = &m->ins[m->heap[0]];
-        if (cm_batch_append_row(out, &in->batch, in->pos, true, err) != CM_OK) {
-            return err->code;
-        }
+    while (m->n_heap > 0 && out->n_rows + m->n_pend < CM_BATCH_CAP && max_rows > 0) {
+        int top = m->heap[0];
+        MergeIn *in = &m->ins[top];
+        m->pend_in[m->n_pend] = (uint8_t)top;
+        m->pend_pos[m->n_pend++] = (uint32_t)in->pos;
         max_rows--;
         if (++in->pos == in->batch.n_rows) {
             bool eof = false;
-            if (in_read(in, &eof, err) != CM_OK) {
+            /* the pending rows may be in the batch the read replaces */
+            if (merge_emit(s, m, out, err) != CM_OK || in_read(in, &eof, err) != CM_OK) {
                 return err->code;
             }
             if (eof) {
@@ -673,7 +747,7 @@ static CmStatus merge_fill(ExSorter *s, Merge *m, CmBatch *out, int64_t max_rows
         }
         heap_down(s, m, 0);
     }
-    return CM_OK;
+    return merge_emit(s, m, out, err);
 }
 
 /* Reserves one input batch per run for up to `want` runs: how many the
