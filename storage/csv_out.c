@@ -82,13 +82,32 @@ static bool reserve(Text *t, size_t need, CmMemRes *res)
     return true;
 }
 
-/* Whether s[0..n) holds the delimiter, the quote, CR or LF.  One pass that
- * the compiler vectorizes (no early exit): four memchr calls a field took a
- * fifth of the CPU of TeraSort's COPY TO of 2.5M 100-byte rows. */
+/* Whether the 8 bytes of x hold a zero byte (exact: a borrow into a byte only
+ * comes from a zero byte below it, which is then reported anyway). */
+static inline uint64_t zero_byte(uint64_t x)
+{
+    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+}
+
+/* Whether s[0..n) holds the delimiter, the quote, CR or LF: eight bytes at a
+ * time (the compiler does not vectorize a byte loop at -O2), then the tail.
+ * Four memchr calls a field took a fifth of the CPU of TeraSort's COPY TO of
+ * 2.5M 100-byte rows, and the byte loop a sixth. */
 static bool has_special(char delim, char quote, const char *s, size_t n)
 {
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t d = ones * (unsigned char)delim, q = ones * (unsigned char)quote,
+             lf = ones * (unsigned char)'\n', cr = ones * (unsigned char)'\r';
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (zero_byte(x ^ d) | zero_byte(x ^ q) | zero_byte(x ^ lf) | zero_byte(x ^ cr)) {
+            return true;
+        }
+    }
     unsigned char any = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (; i < n; i++) {
         char c = s[i];
         any |= (unsigned char)((c == delim) | (c == quote) | (c == '\n') | (c == '\r'));
     }

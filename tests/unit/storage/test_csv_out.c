@@ -191,3 +191,46 @@ Test(st_csv_out, refused_buffers_fall_back_to_rows)
     free(want);
     free(got);
 }
+
+/* One row (1, s) written alone; owned text (free). */
+static char *write_one(const char *s)
+{
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 2, TYPES, &err), CM_OK);
+    const char *strs[] = {s};
+    fill(&b, 1, 1, strs, 1);
+    CmBatch *bs[] = {&b};
+    char *text = write_all(bs, 1, 1, "");
+    cm_batch_fini(&b);
+    return text;
+}
+
+/* The scan for characters that need quotes goes eight bytes at a time: each of
+ * them is found at every position of strings up to three words long, and bytes
+ * one off from them (where a borrow between bytes would show) are not. */
+Test(st_csv_out, quotes_are_found_at_every_position)
+{
+    static const char special[] = {',', '"', '\n', '\r'};
+    static const char near[] = {'+', '-', '!', '#', 0x09, 0x0b, 0x0c, 0x0e, (char)0x80, (char)0xff};
+    char s[32];
+    for (size_t n = 1; n <= 24; n++) {
+        for (size_t i = 0; i < n; i++) {
+            s[i] = near[i % sizeof near];
+        }
+        s[n] = 0;
+        char *text = write_one(s);
+        cr_expect_neq(text[2], '"', "length %zu quoted without a special byte", n);
+        free(text);
+        for (size_t pos = 0; pos < n; pos++) {
+            for (size_t k = 0; k < sizeof special; k++) {
+                char saved = s[pos];
+                s[pos] = special[k];
+                text = write_one(s);
+                cr_expect_eq(text[2], '"', "byte 0x%02x at %zu of %zu not quoted", special[k], pos,
+                             n);
+                free(text);
+                s[pos] = saved;
+            }
+        }
+    }
+}
