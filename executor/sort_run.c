@@ -316,6 +316,31 @@ static CmStatus copy_strings(CmBatch *out, CmVec *v, int n, CmErr *err)
     return err->code;
 }
 
+/* Copies the value slot p of sv (w bytes wide) into slot `to` of dv.  Each width
+ * is its own case so that the copy is inlined: a call to memcpy per 16-byte
+ * string slot took an eighth of the CPU of TeraSort's sort. */
+static inline void copy_slot(CmVec *dv, uint32_t to, const CmVec *sv, uint32_t p, size_t w)
+{
+    char *d = dv->data;
+    const char *v = sv->data;
+    switch (w) {
+    case 1:
+        d[to] = v[p];
+        break;
+    case 4:
+        memcpy(d + 4 * (size_t)to, v + 4 * (size_t)p, 4);
+        break;
+    case 8:
+        memcpy(d + 8 * (size_t)to, v + 8 * (size_t)p, 8);
+        break;
+    case 16:
+        memcpy(d + 16 * (size_t)to, v + 16 * (size_t)p, 16);
+        break;
+    default:
+        memcpy(d + w * to, v + w * p, w);
+    }
+}
+
 /* Copies the values of rows refs[lo..hi) of the sorted batches into rows
  * [lo, hi) of out, a column at a time: a row at a time, the type dispatch per
  * value cost as much as the copy.  Long strings still point into the sorter's
@@ -333,19 +358,7 @@ static void gather_range(const ExSorter *s, const ExRowRef *refs, int lo, int hi
                 cm_vec_set_null(dv, (uint32_t)i);
                 continue;
             }
-            switch (w) {
-            case 1:
-                ((uint8_t *)dv->data)[i] = ((const uint8_t *)sv->data)[p];
-                break;
-            case 4:
-                ((uint32_t *)dv->data)[i] = ((const uint32_t *)sv->data)[p];
-                break;
-            case 8:
-                ((uint64_t *)dv->data)[i] = ((const uint64_t *)sv->data)[p];
-                break;
-            default:
-                memcpy((char *)dv->data + w * (size_t)i, (const char *)sv->data + w * p, w);
-            }
+            copy_slot(dv, (uint32_t)i, sv, p, w);
         }
     }
 }
@@ -685,19 +698,7 @@ static CmStatus merge_emit(const ExSorter *s, Merge *m, CmBatch *out, CmErr *err
             if (dv->validity != NULL) {
                 cm_vec_set_valid(dv, to);
             }
-            switch (w) {
-            case 1:
-                ((uint8_t *)dv->data)[to] = ((const uint8_t *)sv->data)[p];
-                break;
-            case 4:
-                ((uint32_t *)dv->data)[to] = ((const uint32_t *)sv->data)[p];
-                break;
-            case 8:
-                ((uint64_t *)dv->data)[to] = ((const uint64_t *)sv->data)[p];
-                break;
-            default:
-                memcpy((char *)dv->data + w * to, (const char *)sv->data + w * p, w);
-            }
+            copy_slot(dv, to, sv, p, w);
             if (dv->type.id == CM_T_VARCHAR && ((const CmStr *)sv->data)[p].len > CM_STR_INLINE) {
                 str_bytes += ((const CmStr *)sv->data)[p].len;
             } else if (dv->type.id == CM_T_LIST) {
