@@ -375,6 +375,58 @@ static int pack(const Sizes *z, const uint8_t *skew, bool coalesce, int64_t targ
     return n;
 }
 
+/*
+ * How many tasks the coalesced partitions become when none is skewed: enough
+ * that each reads at most the advisory size, and, when there are partitions
+ * enough, at least one per worker and a multiple of the workers.  Greedy
+ * packing to a target of total / workers makes workers + 1 tasks as often as
+ * not (eight equal partitions on two workers became 3 + 3 + 2), and the last
+ * task then runs alone while the other worker waits.  Never so many that a
+ * task reads less than adaptive_min_partition_size, nor more than the
+ * non-empty partitions.
+ */
+static int even_count(const Sizes *z, const CmConfig *cfg, int threads)
+{
+    int64_t adv = cfg->adaptive_advisory_partition_size;
+    int64_t n = (z->total + adv - 1) / adv;
+    if (z->non_empty >= threads) {
+        n = n > threads ? n : threads;
+        n = (n + threads - 1) / threads * threads;
+    }
+    int64_t by_min = z->total / cfg->adaptive_min_partition_size;
+    n = n < by_min ? n : by_min;
+    n = n < z->non_empty ? n : z->non_empty;
+    return n > 1 ? (int)n : 1;
+}
+
+/* Cuts the non-empty partitions, in order, into n contiguous groups of about
+ * total / n bytes: a partition starts the next group when its middle lies past
+ * that group's share of the bytes, or when the partitions left are just enough
+ * to give every group left one.  Writes start[0..n] as pack() does. */
+static int pack_even(const Sizes *z, int n, int *start)
+{
+    int g = 0;
+    int left = z->non_empty;
+    int64_t before = 0; /* bytes of the partitions before p */
+    for (int p = 0; p < z->n_parts; p++) {
+        if (z->bytes[p] == 0) {
+            continue;
+        }
+        double share = (double)z->total * g / n;
+        if (g == 0 || (g < n && ((double)before + (double)z->bytes[p] / 2 > share ||
+                                 left == n - g))) {
+            start[g++] = p;
+        }
+        before += z->bytes[p];
+        left--;
+    }
+    if (g == 0) {
+        start[g++] = 0; /* all empty: one task still runs (aggregates over no rows) */
+    }
+    start[g] = z->n_parts;
+    return g;
+}
+
 /* A group of partitions read together, and for a skewed one its map ranges:
  * source range i is [scuts[i], scuts[i+1]) (NULL: all maps), likewise bcuts. */
 typedef struct Group {
@@ -476,7 +528,9 @@ static CmStatus try_coalesce_and_split(Aqe *x, int j)
     if (!cfg->adaptive_coalesce && n_skewed == 0) {
         return CM_OK;
     }
-    int n = pack(&z, skew, cfg->adaptive_coalesce, pack_target(&z, cfg, threads), start);
+    int n = cfg->adaptive_coalesce && n_skewed == 0
+                ? pack_even(&z, even_count(&z, cfg, threads), start)
+                : pack(&z, skew, cfg->adaptive_coalesce, pack_target(&z, cfg, threads), start);
     if (n >= z.n_parts && n_skewed == 0) {
         return CM_OK; /* one task per partition, as planned */
     }

@@ -52,6 +52,25 @@ check "coalesce: EXPLAIN ANALYZE shows the initial and the final plan" \
        echo "$text" | grep -q '^Adaptive: {"rule": "coalesce"'; echo $?)"
 json=$("$SLUICE" -c "$setup set adaptive_coalesce = off; explain (analyze, format json) $agg")
 check "coalesce: off when adaptive_coalesce is off" "$([ "$(has "$json" coalesce)" -ne 0 ]; echo $?)"
+# Coalesced tasks come in multiples of the workers: a million groups make eight
+# partitions of about 2 MB; packing them greedily to a share of 16/threads MB
+# gave 3 tasks on 2 workers and 4 on 3, so one worker ran the last task alone.
+many="select count(*), sum(c) from (select id, count(*) as c from big group by id);"
+tasks() { # threads, advisory size -> the coalesced task count
+    "$SLUICE" -c "$setup set adaptive_min_partition_size = '64KB'; set threads = $1;
+      set adaptive_advisory_partition_size = '$2'; explain (analyze, format json) $many" |
+        grep -o '"partitions_after": [0-9]*' | head -1 | grep -o '[0-9]*$'
+}
+for case in "2 64MB 2" "3 64MB 3" "2 5MB 4" "3 5MB 6"; do
+    set -- $case
+    got=$(tasks "$1" "$2")
+    check "coalesce: $1 workers, advisory $2: $3 tasks (got ${got:-none})" \
+        "$([ "${got:-0}" = "$3" ]; echo $?)"
+done
+check "coalesce: same result in multiples of the workers" \
+    "$([ "$("$SLUICE" -c "$setup set threads = 3; $many")" = "$(printf '1000000\t1000000')" ]; echo $?)"
+set -- "$SLUICE"
+
 json=$("$SLUICE" -c "$setup set adaptive = off; explain (analyze, format json) $agg")
 check "no rule fires with adaptive off" "$(echo "$json" | grep -q '"adaptive": \[\]'; echo $?)"
 check "no initial plan when nothing changed" "$(echo "$json" | grep -q initial_plan; [ $? -ne 0 ]; echo $?)"
