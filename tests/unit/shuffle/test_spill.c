@@ -120,3 +120,88 @@ Test(sh_spill, bad_directory_names_it)
     cr_expect_eq(err.code, CM_IO);
     cr_expect(strstr(err.msg, "/nonexistent/dir") != NULL, "%s", err.msg);
 }
+
+/* Batch i of the mixed test: 1 + i % 5 rows, or a whole batch; every 9th has
+ * a string of 50,000 bytes, larger than a read window. */
+static void fill_mixed(CmBatch *b, int i, char *big)
+{
+    cm_batch_reset(b);
+    int n = i % 4 == 3 ? CM_BATCH_CAP : 1 + i % 5;
+    n = n < CM_BATCH_CAP ? n : CM_BATCH_CAP;
+    for (int r = 0; r < n; r++) {
+        ((int64_t *)b->cols[0].data)[r] = (int64_t)i * 100000 + r;
+        cm_vec_set_valid(&b->cols[1], (uint32_t)r);
+        size_t len = i % 9 == 0 && r == 0 ? 50000 : (size_t)(i % 13);
+        memset(big, 'a' + i % 26, len);
+        char *copy = cm_arena_strndup(&b->heap, big, len);
+        ((CmStr *)b->cols[1].data)[r] = cm_str_make(copy, (uint32_t)len);
+    }
+    b->n_rows = n;
+}
+
+static void expect_mixed(const CmBatch *out, int i)
+{
+    int n = i % 4 == 3 ? CM_BATCH_CAP : 1 + i % 5;
+    n = n < CM_BATCH_CAP ? n : CM_BATCH_CAP;
+    cr_assert_eq(out->n_rows, n, "batch %d", i);
+    for (int r = 0; r < n; r++) {
+        cr_assert_eq(((int64_t *)out->cols[0].data)[r], (int64_t)i * 100000 + r);
+        CmStr str = ((CmStr *)out->cols[1].data)[r];
+        size_t len = i % 9 == 0 && r == 0 ? 50000 : (size_t)(i % 13);
+        cr_assert_eq(str.len, len, "batch %d row %d", i, r);
+        const char *d = cm_str_data(&str);
+        for (size_t k = 0; k < len; k++) {
+            cr_assert_eq(d[k], 'a' + i % 26);
+        }
+    }
+}
+
+/* Reads come through a window of several records: small records, records
+ * larger than the window and records across its edge read back in order, and
+ * seeking back and forth to remembered positions reads the same batches. */
+Test(sh_spill, small_and_large_records_through_the_read_window)
+{
+    CmErr err;
+    cm_err_init(&err);
+    CmBatch b, out;
+    cr_assert_eq(cm_batch_init(&b, 2, types, &err), CM_OK);
+    cr_assert_eq(cm_batch_init(&out, 2, types, &err), CM_OK);
+    char *big = cm_malloc(50000);
+    cr_assert_not_null(big);
+    ShSpill *s = sh_spill_new("/tmp", 0, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    enum { N = 400 };
+    for (int i = 0; i < N; i++) {
+        fill_mixed(&b, i, big);
+        cr_assert_eq(sh_spill_append(s, &b, &err), CM_OK, "%s", err.msg);
+    }
+    cr_assert_eq(sh_spill_rewind(s, &err), CM_OK);
+    static int64_t pos[N + 1];
+    bool eof = false;
+    for (int i = 0; i < N; i++) {
+        pos[i] = sh_spill_tell(s);
+        cr_assert_eq(sh_spill_read(s, &out, &eof, &err), CM_OK, "%s", err.msg);
+        cr_assert(!eof, "batch %d", i);
+        expect_mixed(&out, i);
+    }
+    pos[N] = sh_spill_tell(s);
+    cr_assert_eq(sh_spill_read(s, &out, &eof, &err), CM_OK);
+    cr_assert(eof);
+    /* Backwards, then a stride through the file, each from its position. */
+    for (int i = N - 1; i >= 0; i -= 3) {
+        sh_spill_seek(s, pos[i]);
+        cr_assert_eq(sh_spill_read(s, &out, &eof, &err), CM_OK, "%s", err.msg);
+        expect_mixed(&out, i);
+        cr_assert_eq(sh_spill_tell(s), pos[i + 1]);
+    }
+    for (int k = 0; k < N; k++) {
+        int i = (k * 37) % N;
+        sh_spill_seek(s, pos[i]);
+        cr_assert_eq(sh_spill_read(s, &out, &eof, &err), CM_OK, "%s", err.msg);
+        expect_mixed(&out, i);
+    }
+    sh_spill_free(s);
+    cm_free(big);
+    cm_batch_fini(&b);
+    cm_batch_fini(&out);
+}
