@@ -25,10 +25,8 @@ void cm_alloc_collect(void);
 /* Whether freed memory goes back to the operating system at once (true) or
  * after the allocator's short delay (false, the default: memory freed and
  * allocated again soon, as a statement's hash tables are, is not faulted in
- * twice).  cm_mem_set_limit turns it on under a memory_limit below the
- * default, where resident memory is what the user bounded: a PageRank job at
- * 37 MiB peaked at 76 MiB resident with the delay and 54 MiB without, for
- * about 5% more system time. */
+ * twice).  Under a memory_limit below the default the memory manager turns
+ * it on and off by resident memory (cm_mem_release_is_eager, common/mem.h). */
 void cm_alloc_set_eager_release(bool eager);
 void cm_free(void *p);
 

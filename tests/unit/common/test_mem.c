@@ -5,7 +5,9 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/alloc.h"
 #include "common/arena.h"
 #include "common/mem.h"
 
@@ -192,8 +194,9 @@ Test(cm_mem, auto_boundary_moves_the_floor_and_restarts_with_the_mode)
 #include <mimalloc.h>
 
 /* Under a limit below the default, freed memory goes back to the system at
- * once (resident memory is what the user bounded); at the default it waits
- * the allocator's delay, to be reused without faulting it in again. */
+ * once until the manager has seen resident memory low enough (below); at the
+ * default it waits the allocator's delay, to be reused without faulting it in
+ * again. */
 Test(cm_mem, a_tight_limit_releases_freed_memory_at_once)
 {
     cm_mem_set_limit(64 << 20);
@@ -202,6 +205,37 @@ Test(cm_mem, a_tight_limit_releases_freed_memory_at_once)
     cr_expect_gt(mi_option_get(mi_option_decommit_delay), 0);
 }
 #endif
+
+/* Under a tight limit the manager looks at resident memory when memory is
+ * reserved (at most every 2 ms): past the limit + 5% + 16 MiB freed pages go
+ * back at once, and once RSS is 8 MiB below that again they wait the
+ * allocator's delay.  A statement setting the same limit again changes
+ * nothing. */
+Test(cm_mem, freed_memory_goes_back_at_once_only_when_resident_memory_is_high)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+    CmMemRes r;
+    cm_mem_res_init(&r, CM_MEM_EXECUTION, "test consumer", NULL);
+    cm_mem_set_limit(16 << 20); /* released at once above 32.8 MiB, kept below 24.8 */
+    cr_expect(cm_mem_release_is_eager(), "a new tight limit starts on the safe side");
+    size_t n = (size_t)48 << 20;
+    char *big = cm_malloc(n);
+    cr_assert_not_null(big);
+    memset(big, 1, n); /* resident */
+    nanosleep(&pause, NULL);
+    cm_mem_grow(&r, 1);
+    cm_mem_shrink(&r, 1);
+    cr_expect(cm_mem_release_is_eager(), "48 MiB resident, over 32.8 MiB");
+    cm_mem_set_limit(16 << 20);
+    cr_expect(cm_mem_release_is_eager(), "the same limit again keeps the state");
+    cm_free(big);
+    nanosleep(&pause, NULL);
+    cm_mem_grow(&r, 1);
+    cm_mem_shrink(&r, 1);
+    cr_expect(!cm_mem_release_is_eager(), "48 MiB given back: freed pages may wait (rss %lld)", (long long)cm_mem_rss());
+    cm_mem_set_limit(cm_mem_default_limit());
+    cr_expect(!cm_mem_release_is_eager(), "the default limit never releases at once");
+}
 
 /* An accounted arena reserves its chunks beyond the free allowance before it
  * allocates them, fails cleanly with the manager's message when refused, and
