@@ -45,6 +45,20 @@ struct StBlock {
     StBlock *lru_prev, *lru_next;
 };
 
+/* What one load needs besides the batch: a decompression context (a zstd one
+ * is costly to make) and the buffer the record is read into.  Both are kept
+ * for the next load: a table scanned at a quarter of its size evicts and
+ * reads back a block for every block it pins, and a buffer made and freed
+ * each time is pages given back and faulted in again. */
+typedef struct Loader {
+    ShDecoder dec;
+    unsigned char *rec; /* owned */
+    size_t cap;
+} Loader;
+
+/* Read and write buffers larger than this are not kept. */
+#define KEEP_BUF_BYTES ((size_t)1 << 20)
+
 typedef struct Extent {
     int64_t offset, bytes;
 } Extent;
@@ -65,10 +79,12 @@ typedef struct Store {
     bool evict_on_unpin;    /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
                                unpinned (a test setting: a stale pointer to a block's data
                                then reads freed memory, which ASan reports) */
-    ShDecoder *decoders[8]; /* idle decompression contexts, kept for the next loads */
-    int n_decoders;
+    Loader *loaders[8]; /* idle decompression contexts and read buffers, for the next loads */
+    int n_loaders;
     CmMutex io_lock; /* serializes writers: one compression context */
     ShCompressor *cctx; /* of the disk codec when it was last used; owned, under io_lock */
+    unsigned char *wrec; /* the record being written, kept for the next; under io_lock */
+    size_t wrec_cap;
 } Store;
 
 static Store g;
@@ -321,12 +337,17 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
     }
     size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
     size_t stored = (size_t)blk->hdr.stored_bytes;
-    rec = cm_malloc(SH_DISK_HDR_BYTES +
-                    (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored)));
-    if (rec == NULL) {
-        st = cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
-        goto done;
+    size_t need = SH_DISK_HDR_BYTES + (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
+    if (need > s->wrec_cap) {
+        cm_free(s->wrec);
+        s->wrec_cap = 0;
+        if ((s->wrec = cm_malloc(need)) == NULL) {
+            st = cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
+            goto done;
+        }
+        s->wrec_cap = need;
     }
+    rec = s->wrec;
     int64_t bytes = sh_block_lay_record(blk, s->cctx, rec);
     int64_t offset = 0;
     cm_mutex_lock(&s->lock);
@@ -353,42 +374,69 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
     s->stats.disk_bytes += bytes;
     cm_mutex_unlock(&s->lock);
 done:
+    if (s->wrec_cap > KEEP_BUF_BYTES) {
+        cm_free(s->wrec);
+        s->wrec = NULL;
+        s->wrec_cap = 0;
+    }
     cm_mutex_unlock(&s->io_lock);
-    cm_free(rec);
     cm_free(blk);
     return st;
 }
 
-/* A decoder for one load: an idle one (a zstd context is costly to make), or
- * a new one; NULL when memory is short. */
-static ShDecoder *decoder_take(Store *s)
+/* A loader for one load whose record is `bytes` long: an idle one, or a new
+ * one; NULL when memory is short. */
+static Loader *loader_take(Store *s, size_t bytes)
 {
-    ShDecoder *dec = NULL;
+    Loader *ld = NULL;
     cm_mutex_lock(&s->lock);
-    if (s->n_decoders > 0) {
-        dec = s->decoders[--s->n_decoders];
+    if (s->n_loaders > 0) {
+        ld = s->loaders[--s->n_loaders];
     }
     cm_mutex_unlock(&s->lock);
-    if (dec == NULL && (dec = cm_malloc(sizeof *dec)) != NULL) {
-        sh_decoder_init(dec);
+    if (ld == NULL && (ld = cm_calloc(1, sizeof *ld)) != NULL) {
+        sh_decoder_init(&ld->dec);
     }
-    return dec;
+    if (ld != NULL && bytes > ld->cap) {
+        cm_free(ld->rec);
+        ld->cap = 0;
+        if ((ld->rec = cm_malloc(bytes)) != NULL) {
+            ld->cap = bytes;
+        }
+    }
+    if (ld != NULL && ld->rec == NULL) {
+        sh_decoder_fini(&ld->dec);
+        cm_free(ld);
+        ld = NULL;
+    }
+    return ld;
 }
 
-static void decoder_give(Store *s, ShDecoder *dec)
+static void loader_free(Loader *ld)
 {
-    if (dec == NULL) {
+    sh_decoder_fini(&ld->dec);
+    cm_free(ld->rec);
+    cm_free(ld);
+}
+
+static void loader_give(Store *s, Loader *ld)
+{
+    if (ld == NULL) {
         return;
     }
+    if (ld->cap > KEEP_BUF_BYTES) {
+        cm_free(ld->rec);
+        ld->rec = NULL;
+        ld->cap = 0;
+    }
     cm_mutex_lock(&s->lock);
-    bool kept = s->n_decoders < (int)(sizeof s->decoders / sizeof s->decoders[0]);
+    bool kept = s->n_loaders < (int)(sizeof s->loaders / sizeof s->loaders[0]);
     if (kept) {
-        s->decoders[s->n_decoders++] = dec;
+        s->loaders[s->n_loaders++] = ld;
     }
     cm_mutex_unlock(&s->lock);
     if (!kept) {
-        sh_decoder_fini(dec);
-        cm_free(dec);
+        loader_free(ld);
     }
 }
 
@@ -396,12 +444,13 @@ static void decoder_give(Store *s, ShDecoder *dec)
 static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
 {
     CmBatch *batch = NULL;
-    unsigned char *rec = cm_malloc((size_t)b->loc.bytes);
-    ShDecoder *dec = decoder_take(s);
-    if (rec == NULL || dec == NULL) {
+    Loader *ld = loader_take(s, (size_t)b->loc.bytes);
+    if (ld == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory reading a block");
         goto done;
     }
+    unsigned char *rec = ld->rec;
+    ShDecoder *dec = &ld->dec;
     ShBlockHeader h;
     if (!sh_pread_all(b->loc.fd, rec, (size_t)b->loc.bytes, b->loc.offset)) {
         cm_err_set(err, CM_IO, -1, "cannot read the block file in temp_directory '%s': %s", s->dir,
@@ -419,8 +468,7 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
         batch = NULL;
     }
 done:
-    decoder_give(s, dec);
-    cm_free(rec);
+    loader_give(s, ld);
     return batch;
 }
 
