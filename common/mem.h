@@ -76,7 +76,7 @@ void cm_mem_set_limit(int64_t bytes);
 /* Whether freed memory goes back to the system at once.  Under a limit below
  * the default the manager decides by resident memory, looked at when memory
  * is reserved: freed pages are kept (the allocator's short delay) while RSS is
- * under the limit plus 5% plus 16 MiB, and given back at once above it. */
+ * under the limit + 8 MiB, and given back at once above it. */
 bool cm_mem_release_is_eager(void);
 int64_t cm_mem_limit(void);
 /* Sets the mode and the shares of the limit (each in [0, 1], their sum <= 1;

@@ -207,16 +207,16 @@ Test(cm_mem, a_tight_limit_releases_freed_memory_at_once)
 #endif
 
 /* Under a tight limit the manager looks at resident memory when memory is
- * reserved (at most every 2 ms): past the limit + 5% + 16 MiB freed pages go
- * back at once, and once RSS is 8 MiB below that again they wait the
- * allocator's delay.  A statement setting the same limit again changes
+ * reserved (at most every 2 ms): past the limit + 8 MiB freed pages go back
+ * at once, and once RSS is 8 MiB below that again they wait the allocator's
+ * delay.  A statement setting the same limit again changes
  * nothing. */
 Test(cm_mem, freed_memory_goes_back_at_once_only_when_resident_memory_is_high)
 {
     struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
     CmMemRes r;
     cm_mem_res_init(&r, CM_MEM_EXECUTION, "test consumer", NULL);
-    cm_mem_set_limit(16 << 20); /* released at once above 32.8 MiB, kept below 24.8 */
+    cm_mem_set_limit(16 << 20); /* released at once above 24 MiB, kept below 16 */
     cr_expect(cm_mem_release_is_eager(), "a new tight limit starts on the safe side");
     size_t n = (size_t)48 << 20;
     char *big = cm_malloc(n);
@@ -225,7 +225,7 @@ Test(cm_mem, freed_memory_goes_back_at_once_only_when_resident_memory_is_high)
     nanosleep(&pause, NULL);
     cm_mem_grow(&r, 1);
     cm_mem_shrink(&r, 1);
-    cr_expect(cm_mem_release_is_eager(), "48 MiB resident, over 32.8 MiB");
+    cr_expect(cm_mem_release_is_eager(), "48 MiB resident, over 24 MiB");
     cm_mem_set_limit(16 << 20);
     cr_expect(cm_mem_release_is_eager(), "the same limit again keeps the state");
     cm_free(big);
