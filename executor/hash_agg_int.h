@@ -169,10 +169,9 @@ typedef struct AggLocal {
     GroupChunks hashes; /* per group its uint64_t hash, for rehashing and spilling */
     Slot *slots;
     uint64_t mask; /* slots - 1 */
-    /* Direct index (direct_choose): one integer key whose values span few more
-     * entries than the slots is its own entry, direct[key - direct_base], and
-     * then the slots stay empty (still grown and reserved, so that leaving
-     * needs no memory). */
+    /* Direct index (ex_hash_agg_direct_choose, hash_agg_fast.c): one integer key whose values span
+     * few more entries than the slots is its own entry, direct[key - direct_base], and then the
+     * slots stay empty (still grown and reserved, so that leaving needs no memory). */
     uint32_t *direct;     /* group + 1 per key value, 0 = none; owned; NULL when hashing */
     uint64_t direct_base; /* the key of direct[0] (unsigned: offsets wrap) */
     uint64_t direct_n;    /* entries */
@@ -324,3 +323,23 @@ static inline CmStatus sum_overflow(CmErr *err)
 {
     return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM");
 }
+
+/* ---- hash_agg_fast.c ---------------------------------------------------------- */
+
+/* Forgets the direct index and the key range (the groups are going). */
+void ex_hash_agg_direct_drop(AggLocal *l);
+/* Back to hashing: the groups go into the (reserved, empty) slots.  Does
+ * nothing without a direct index. */
+void ex_hash_agg_direct_leave(const HashAggSpec *s, AggLocal *l);
+/* Before a batch (its keys packed into l->row_key, room made): true when its
+ * groups are found through the direct index, which it enters or grows. */
+bool ex_hash_agg_direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* The group of every active row into l->row_group, through the direct index
+ * (ex_hash_agg_direct_choose said yes). */
+void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* Aggregate a over the batch's rows when it is count(*), count(x) or sum/avg
+ * of a DOUBLE, BIGINT or DECIMAL without DISTINCT: true with *rc set (an
+ * overflow in err); false, *rc untouched, for the others. */
+bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode,
+                             const CmVec *v, const CmVec *v2, bool final_count, const CmBatch *in,
+                             CmStatus *rc, CmErr *err);
