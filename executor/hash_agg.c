@@ -34,7 +34,8 @@
  *
  * Files: this one holds the group table, the updates, the output, push and
  * flush, and the lifecycle; hash_agg_fast.c the direct index and the typed
- * update loops; the types they share are in hash_agg_int.h.
+ * update loops; hash_agg_spill.c spilling and the partitions' aggregation at
+ * flush; the types they share are in hash_agg_int.h.
  */
 #include <math.h>
 #include <stdio.h>
@@ -250,7 +251,7 @@ static CmStatus seen_grow(SeenSet *set, uint64_t n_slots, CmErr *err)
 
 /* Empties the table and gives back all but its initial memory, so that
  * other consumers get their share. */
-static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
+CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     ex_hash_agg_direct_drop(l);
     l->n_groups = 0;
@@ -288,8 +289,8 @@ static bool reserve(AggLocal *l, int64_t bytes, bool must, CmErr *err)
  * the caller spills; what was granted stays) or on an error (err set).
  * Growing before the batch keeps the row loops free of checks.
  */
-static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
-                      bool must, CmErr *err)
+bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
+                           bool must, CmErr *err)
 {
     /* All or nothing: one reservation covers every structure that grows. */
     int64_t bytes = 0;
@@ -350,7 +351,7 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
 }
 
 /* Empties the table, keeping its arrays (and what they reserve) for reuse. */
-static void table_reset(const HashAggSpec *s, AggLocal *l)
+void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l)
 {
     ex_hash_agg_direct_drop(l);
     l->n_groups = 0;
@@ -444,8 +445,8 @@ static bool packed_eq(const uint64_t *x, const uint64_t *y, int n_words)
     return eq;
 }
 
-static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
-                        uint32_t p)
+bool ex_hash_agg_key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
+                             uint32_t p)
 {
     if (s->pack_words > 0) {
         uint64_t row[PACK_MAX_WORDS];
@@ -524,7 +525,7 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
 
 /* The hashes of the active rows of `in` into l->row_hash, and for packed keys
  * their packed keys into l->row_key. */
-static void hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
 {
     if (s->pack_words == 0) {
         ex_hash_keys(in, s->n_keys, s->keys, l->row_hash);
@@ -606,7 +607,7 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         assign_packed(s, l, in);
         return CM_OK;
     }
-    hash_rows(s, l, in);
+    ex_hash_agg_hash_rows(s, l, in);
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
@@ -632,7 +633,7 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
                 l->row_group[i] = (uint32_t)g;
                 break;
             }
-            if (slot->tag == tag && key_matches(s, l, slot->group - 1, in, p)) {
+            if (slot->tag == tag && ex_hash_agg_key_matches(s, l, slot->group - 1, in, p)) {
                 l->row_group[i] = slot->group - 1;
                 break;
             }
@@ -881,7 +882,8 @@ static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint
     return CM_OK;
 }
 
-static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in, CmErr *err)
+CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
+                                CmErr *err)
 {
     const ExAggSpec *agg = &s->aggs[a];
     ExAggFn fn = agg->fn;
@@ -1141,123 +1143,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
     }
 }
 
-static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
-                      uint32_t row);
-
-/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
- * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
-static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out, uint32_t row,
-                       bool as_state)
-{
-    emit_keys(s, l, g, out, row);
-    int col = s->n_keys;
-    bool partial = as_state || s->mode == EX_AGG_PARTIAL;
-    for (int a = 0; a < s->n_aggs; a++) {
-        if (as_state && keeps_values(&s->aggs[a])) {
-            cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
-            continue;
-        }
-        col += emit_agg(s, group_states(l, g) + a, a, out, col, row, partial);
-    }
-}
-
-/* Fills l->out with the next groups of the table (from l->next_out). */
-static void emit_batch(const HashAggSpec *s, AggLocal *l)
-{
-    cm_batch_reset(&l->out);
-    uint32_t row = 0;
-    while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
-        emit_group(s, l, l->next_out++, &l->out, row++, false);
-    }
-    l->out.n_rows = (int)row;
-}
-
-/* Aggregates the active rows of `in`, laid out for spec x, into the table
- * (make_room has made room for them). */
-static CmStatus absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
-{
-    if (assign_groups(x, l, in, err) != CM_OK) {
-        return err->code;
-    }
-    for (int a = 0; a < x->n_aggs; a++) {
-        if (update_one(x, l, a, in, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* ---- spilling ------------------------------------------------------------------ */
-
-/* The partition of hash h at spill level `depth`: SPILL_BITS bits, from the top. */
-static int spill_part(uint64_t h, int depth)
-{
-    return (int)((h >> (64 - SPILL_BITS * (depth + 1))) & (SPILL_FANOUT - 1));
-}
-
-/* The state or raw file of partition `part` at level l->depth, made at first
- * use (b: a batch of its rows, for the raw layout).  Borrowed; NULL with err. */
-static ShSpill *spill_file(AggLocal *l, const CmBatch *b, int part, bool is_state, CmErr *err)
-{
-    while (l->n_levels <= l->depth) {
-        memset(&l->levels[l->n_levels], 0, sizeof(SpillLevel));
-        l->n_levels++;
-    }
-    SpillLevel *lv = &l->levels[l->depth];
-    ShSpill **f = is_state ? &lv->state[part] : &lv->raw[part];
-    if (*f != NULL) {
-        return *f;
-    }
-    if (!is_state && l->in_types == NULL) {
-        l->in_types = cm_malloc(sizeof(CmType) * (size_t)(b->n_cols ? b->n_cols : 1));
-        if (l->in_types == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
-            return NULL;
-        }
-        for (int c = 0; c < b->n_cols; c++) {
-            l->in_types[c] = b->cols[c].type;
-        }
-        l->n_in_cols = b->n_cols;
-    }
-    *f = sh_spill_new(l->temp_dir, l->max_temp, err);
-    return *f;
-}
-
-/* Appends the rows at positions pos[0..n) of b, whose key hashes are
- * hash[0..n), to their partitions at level l->depth. */
-static CmStatus route(AggLocal *l, const CmBatch *b, int n, const uint32_t *pos,
-                      const uint64_t *hash, bool is_state, CmErr *err)
-{
-    int count[SPILL_FANOUT] = {0}, start[SPILL_FANOUT], fill[SPILL_FANOUT];
-    for (int i = 0; i < n; i++) {
-        int part = spill_part(hash[i], l->depth);
-        l->route_part[i] = (uint8_t)part;
-        count[part]++;
-    }
-    for (int part = 0, at = 0; part < SPILL_FANOUT; part++) {
-        start[part] = fill[part] = at;
-        at += count[part];
-    }
-    for (int i = 0; i < n; i++) {
-        l->route_pos[fill[l->route_part[i]]++] = pos[i];
-    }
-    for (int part = 0; part < SPILL_FANOUT; part++) {
-        if (count[part] == 0) {
-            continue;
-        }
-        CmBatch view = *b;
-        view.sel = &l->route_pos[start[part]];
-        view.n_rows = count[part];
-        ShSpill *f = spill_file(l, b, part, is_state, err);
-        if (f == NULL || sh_spill_append(f, &view, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
-                      uint32_t row)
+void ex_hash_agg_emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
+                           uint32_t row)
 {
     if (s->pack_words > 0) {
         const char *b = (const char *)group_key(l, g);
@@ -1283,239 +1170,45 @@ static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatc
     }
 }
 
-/* Writes the DISTINCT values of aggregate a as state rows (keys, the value in
- * the aggregate's column, NULL elsewhere) to their groups' partitions. */
-static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
+/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
+ * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
+void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out,
+                            uint32_t row, bool as_state)
 {
-    const HashAggSpec *m = x->merge;
-    CmBatch *b = &l->state_buf;
-    const SeenSet *set = &l->seen[a];
-    bool counts = counts_values(&x->aggs[a]);
-    int row = 0;
-    for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
-        const SeenEntry *e = &set->slots[i];
-        /* A value counted n times goes out as n rows (read back, they count again). */
-        for (int64_t k = 0; e->hash != 0 && k < (counts ? (int64_t)e->n : 1); k++) {
-            if (row == 0) {
-                cm_batch_reset(b);
-            }
-            emit_keys(x, l, e->group, b, (uint32_t)row);
-            for (int c = x->n_keys; c < m->n_state_cols; c++) {
-                if (c != m->in_col[a]) {
-                    cm_vec_set_null(&b->cols[c], (uint32_t)row);
-                }
-            }
-            cm_vec_set_value(&b->cols[m->in_col[a]], (uint32_t)row, &e->value);
-            l->miss_hash[row] = group_hash_of(x, l, e->group);
-            l->hit_pos[row] = (uint32_t)row;
-            row++;
-            if (row == CM_BATCH_CAP && k + 1 < (counts ? (int64_t)e->n : 1)) {
-                b->n_rows = row;
-                if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
-                    return err->code;
-                }
-                row = 0;
-            }
-        }
-        if (row == CM_BATCH_CAP || (row > 0 && i == set->mask)) {
-            b->n_rows = row;
-            if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
-                return err->code;
-            }
-            row = 0;
-        }
-    }
-    return CM_OK;
-}
-
-/* Writes the table out as state rows to the partitions at level l->depth
- * and empties it (its memory stays reserved, for reuse). */
-static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
-{
-    CmBatch *b = &l->state_buf;
-    for (int64_t g0 = 0; g0 < l->n_groups; g0 += CM_BATCH_CAP) {
-        int n = l->n_groups - g0 < CM_BATCH_CAP ? (int)(l->n_groups - g0) : CM_BATCH_CAP;
-        cm_batch_reset(b);
-        for (int i = 0; i < n; i++) {
-            emit_group(x, l, g0 + i, b, (uint32_t)i, true);
-            l->hit_pos[i] = (uint32_t)i;
-            l->hit_hash[i] = group_hash_of(x, l, g0 + i);
-        }
-        b->n_rows = n;
-        if (route(l, b, n, l->hit_pos, l->hit_hash, true, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    for (int a = 0; a < x->n_aggs; a++) {
-        if (keeps_values(&x->aggs[a]) && dump_seen(x, l, a, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    table_reset(x, l);
-    return CM_OK;
-}
-
-/* The group of the row at position p with hash h, or -1 when the table has none. */
-static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
-                     uint64_t h)
-{
-    CM_ASSERT(l->direct == NULL); /* consume_slice left the direct index */
-    uint32_t tag = (uint32_t)h;
-    for (uint64_t idx = slot_home(h, l->mask);; idx = (idx + 1) & l->mask) {
-        const Slot *slot = &l->slots[idx];
-        if (slot->group == 0) {
-            return -1;
-        }
-        if (slot->tag == tag && key_matches(x, l, slot->group - 1, in, p)) {
-            return slot->group - 1;
-        }
-    }
-}
-
-/* While spilling: rows of groups in the table update them; the others go to
- * their partitions as raw rows.  When the updates themselves are refused
- * memory, the table is written out first (and everything goes). */
-static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                           CmErr *err)
-{
-    if (l->n_groups > 0 && !make_room(x, l, 0, in->n_rows, false, err)) {
-        if (err->code != CM_OK || dump_table(x, l, err) != CM_OK ||
-            table_shrink(x, l, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    hash_rows(x, l, in);
-    int n_hit = 0, n_miss = 0;
-    for (int i = 0; i < in->n_rows; i++) {
-        uint32_t p = cm_batch_pos(in, i);
-        int64_t g = l->n_groups > 0 ? probe(x, l, in, p, l->row_hash[i]) : -1;
-        if (g >= 0) {
-            l->row_group[n_hit] = (uint32_t)g;
-            l->hit_pos[n_hit++] = p;
-        } else {
-            l->miss_pos[n_miss] = p;
-            l->miss_hash[n_miss++] = l->row_hash[i];
-        }
-    }
-    if (n_hit > 0) {
-        CmBatch view = *in;
-        view.sel = l->hit_pos;
-        view.n_rows = n_hit;
-        for (int a = 0; a < x->n_aggs; a++) {
-            if (update_one(x, l, a, &view, err) != CM_OK) {
-                return err->code;
-            }
-        }
-    }
-    return route(l, in, n_miss, l->miss_pos, l->miss_hash, is_state, err);
-}
-
-/* SINGLE, FINAL: aggregates `in` (laid out for x: the op's spec, or its merge
- * spec for state rows).  From the first refusal on, the table takes no new
- * groups (spill_rows).  Without keys (one group) or at the deepest level
- * spilling cannot help: then a refusal is an OOM. */
-static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                              CmErr *err)
-{
-    if (!l->spilling) {
-        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input;
-        if (make_room(x, l, x->n_keys ? in->n_rows : 0, in->n_rows, must, err)) {
-            return absorb(x, l, in, err);
-        }
-        if (err->code != CM_OK) {
-            return err->code;
-        }
-        l->spilling = true;
-        ex_hash_agg_direct_leave(x, l); /* probe() reads the slots */
-    }
-    return spill_rows(x, l, in, is_state, err);
-}
-
-static CmStatus consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                        CmErr *err)
-{
-    int64_t n_new = x->n_keys ? in->n_rows : 0;
-    if (l->spilling || in->n_rows <= SLICE_ROWS || make_room(x, l, n_new, in->n_rows, false, err)) {
-        return err->code != CM_OK ? err->code : consume_slice(x, l, in, is_state, err);
-    }
-    for (int at = 0; at < in->n_rows; at += SLICE_ROWS) {
-        CmBatch view = *in;
-        view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
-        for (int i = 0; i < view.n_rows; i++) {
-            l->slice_pos[i] = cm_batch_pos(in, at + i);
-        }
-        view.sel = l->slice_pos;
-        if (consume_slice(x, l, &view, is_state, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* The next spilled partition to aggregate, deepest level first (levels are
- * dropped as they run out); false when none is left. */
-static bool next_partition(AggLocal *l, int *level, int *part)
-{
-    while (l->n_levels > 0) {
-        SpillLevel *lv = &l->levels[l->n_levels - 1];
-        while (lv->next < SPILL_FANOUT) {
-            int p = lv->next++;
-            if (lv->state[p] != NULL || lv->raw[p] != NULL) {
-                *level = l->n_levels - 1;
-                *part = p;
-                return true;
-            }
-        }
-        l->n_levels--;
-    }
-    return false;
-}
-
-/* Aggregates partition `part` of `level` into the emptied table: its state
- * rows merged, then its raw rows added; what does not fit spills a level
- * deeper.  Each file is freed once read. */
-static CmStatus load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr *err)
-{
-    const HashAggSpec *s = op->spec;
-    SpillLevel *lv = &l->levels[level];
-    l->loading[0] = lv->state[part];
-    l->loading[1] = lv->raw[part];
-    lv->state[part] = lv->raw[part] = NULL;
-    l->depth = level + 1;
-    l->spilling = false;
-    if (table_shrink(s, l, err) != CM_OK) {
-        return err->code;
-    }
-    for (int f = 0; f < 2; f++) {
-        ShSpill *file = l->loading[f];
-        if (file == NULL) {
+    ex_hash_agg_emit_keys(s, l, g, out, row);
+    int col = s->n_keys;
+    bool partial = as_state || s->mode == EX_AGG_PARTIAL;
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (as_state && keeps_values(&s->aggs[a])) {
+            cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
             continue;
         }
-        if (sh_spill_rewind(file, err) != CM_OK) {
+        col += emit_agg(s, group_states(l, g) + a, a, out, col, row, partial);
+    }
+}
+
+/* Fills l->out with the next groups of the table (from l->next_out). */
+static void emit_batch(const HashAggSpec *s, AggLocal *l)
+{
+    cm_batch_reset(&l->out);
+    uint32_t row = 0;
+    while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
+        ex_hash_agg_emit_group(s, l, l->next_out++, &l->out, row++, false);
+    }
+    l->out.n_rows = (int)row;
+}
+
+/* Aggregates the active rows of `in`, laid out for spec x, into the table
+ * (make_room has made room for them). */
+CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
+{
+    if (assign_groups(x, l, in, err) != CM_OK) {
+        return err->code;
+    }
+    for (int a = 0; a < x->n_aggs; a++) {
+        if (ex_hash_agg_update_one(x, l, a, in, err) != CM_OK) {
             return err->code;
         }
-        ex_op_count_spill(op, sh_spill_bytes(file));
-        if (f == 1 && !l->has_raw_buf) {
-            if (cm_batch_init(&l->raw_buf, l->n_in_cols, l->in_types, err) != CM_OK) {
-                return err->code;
-            }
-            l->has_raw_buf = true;
-        }
-        CmBatch *b = f == 0 ? &l->state_in : &l->raw_buf;
-        for (;;) {
-            bool eof = false;
-            if (sh_spill_read(file, b, &eof, err) != CM_OK) {
-                return err->code;
-            }
-            if (eof) {
-                break;
-            }
-            if (consume(f == 0 ? s->merge : s, l, b, f == 0, err) != CM_OK) {
-                return err->code;
-            }
-        }
-        sh_spill_free(file);
-        l->loading[f] = NULL;
     }
     return CM_OK;
 }
@@ -2123,7 +1816,7 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
             return EX_HAVE_MORE;
         }
         l->draining = false;
-        if (table_shrink(s, l, err) != CM_OK) {
+        if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
     }
@@ -2142,11 +1835,13 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
         int b = n;
         if (l->n_groups > 0 &&
             (l->n_groups >= SORTED_DRAIN_GROUPS || l->res.held > l->max_bytes / 8)) {
-            for (b = 0; b < n && key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]); b++) {
+            for (b = 0;
+                 b < n && ex_hash_agg_key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]);
+                 b++) {
             }
         }
         view.n_rows = b;
-        if (b > 0 && consume(s, l, &view, false, err) != CM_OK) {
+        if (b > 0 && ex_hash_agg_consume(s, l, &view, false, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
         if (b == n) {
@@ -2172,7 +1867,7 @@ static CmStatus finish_table(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->next_out = 0;
     l->emitting = l->n_levels <= l->depth;
-    return l->emitting ? finish_holistic(s, l, err) : dump_table(s, l, err);
+    return l->emitting ? finish_holistic(s, l, err) : ex_hash_agg_dump_table(s, l, err);
 }
 
 /* Emits the table, then each spilled partition aggregated in turn. */
@@ -2210,11 +1905,12 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
             }
         }
         int level, part;
-        if (!next_partition(l, &level, &part)) {
+        if (!ex_hash_agg_next_partition(l, &level, &part)) {
             *out = NULL;
             return EX_DONE;
         }
-        if (load_partition(op, l, level, part, err) != CM_OK || finish_table(s, l, err) != CM_OK) {
+        if (ex_hash_agg_load_partition(op, l, level, part, err) != CM_OK ||
+            finish_table(s, l, err) != CM_OK) {
             return EX_DONE;
         }
     }
@@ -2227,14 +1923,14 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
 {
     if (l->draining && l->next_out == l->n_groups) { /* the last batch was taken */
         l->draining = false;
-        if (table_shrink(s, l, err) != CM_OK) {
+        if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
     }
     if (!l->draining) {
         if (l->resume_at == 0 &&
-            make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
-            absorb(s, l, in, err);
+            ex_hash_agg_make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
+            ex_hash_agg_absorb(s, l, in, err);
             return EX_NEED_INPUT;
         }
         /* Refused: the batch goes in slices, the groups out whenever a slice
@@ -2246,8 +1942,9 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
                 l->slice_pos[i] = cm_batch_pos(in, at + i);
             }
             view.sel = l->slice_pos;
-            if (make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows, l->n_groups == 0, err)) {
-                absorb(s, l, &view, err);
+            if (ex_hash_agg_make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows,
+                                      l->n_groups == 0, err)) {
+                ex_hash_agg_absorb(s, l, &view, err);
             } else if (err->code == CM_OK) {
                 l->resume_at = at;
                 l->draining = true;
@@ -2279,7 +1976,7 @@ static ExOpResult agg_push(ExOp *op, void *local, const CmBatch *in, const CmBat
     if (l->sorters != NULL && sorter_add(s, l, in, err) != CM_OK) {
         return EX_NEED_INPUT;
     }
-    consume(s, l, in, false, err);
+    ex_hash_agg_consume(s, l, in, false, err);
     return EX_NEED_INPUT;
 }
 

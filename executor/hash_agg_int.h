@@ -324,6 +324,37 @@ static inline CmStatus sum_overflow(CmErr *err)
     return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM");
 }
 
+/* ---- hash_agg.c --------------------------------------------------------------- */
+
+/* Empties the table and gives back all but its initial memory. */
+CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err);
+/* Empties the table, keeping its arrays (and what they reserve) for reuse. */
+void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l);
+/* Makes room (reserved) for n_groups more groups and n_values more values in
+ * each DISTINCT set.  False when refused (err unset: the caller spills) or on
+ * an error (err set); `must` turns a refusal into CM_OOM. */
+bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
+                           bool must, CmErr *err);
+/* Whether group g has the keys of the row at position p of `in`. */
+bool ex_hash_agg_key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
+                             uint32_t p);
+/* The hashes of the active rows of `in` into l->row_hash (and for packed keys
+ * their keys into l->row_key). */
+void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* Updates aggregate a of the groups in l->row_group with the active rows of `in`. */
+CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
+                                CmErr *err);
+/* Aggregates the active rows of `in`, laid out for spec x, into the table
+ * (room made). */
+CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err);
+/* Writes group g's keys as row `row` of out's first columns. */
+void ex_hash_agg_emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
+                           uint32_t row);
+/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
+ * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
+void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out,
+                            uint32_t row, bool as_state);
+
 /* ---- hash_agg_fast.c ---------------------------------------------------------- */
 
 /* Forgets the direct index and the key range (the groups are going). */
@@ -343,3 +374,20 @@ void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch 
 bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode,
                              const CmVec *v, const CmVec *v2, bool final_count, const CmBatch *in,
                              CmStatus *rc, CmErr *err);
+
+/* ---- hash_agg_spill.c --------------------------------------------------------- */
+
+/* SINGLE, FINAL: aggregates `in` (laid out for x: the op's spec, or its merge
+ * spec for state rows), spilling from the first refusal on; a refused batch
+ * is tried in slices of SLICE_ROWS. */
+CmStatus ex_hash_agg_consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
+                             CmErr *err);
+/* Writes the table out as state rows to the partitions at level l->depth and
+ * empties it (its memory stays reserved, for reuse). */
+CmStatus ex_hash_agg_dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err);
+/* The next spilled partition to aggregate, deepest level first; false when
+ * none is left. */
+bool ex_hash_agg_next_partition(AggLocal *l, int *level, int *part);
+/* Aggregates partition `part` of `level` into the emptied table, spilling a
+ * level deeper what does not fit; each file is freed once read. */
+CmStatus ex_hash_agg_load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr *err);
