@@ -354,6 +354,11 @@ void ex_hash_agg_emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, C
  * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
 void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out,
                             uint32_t row, bool as_state);
+/* Sets min/max-like state st to value p of v (strings and lists copied into
+ * the table's string arena). */
+CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, CmErr *err);
+/* Whether two non-NULL values of one type are equal (as a SeenSet compares them). */
+bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y);
 
 /* ---- hash_agg_fast.c ---------------------------------------------------------- */
 
@@ -391,3 +396,18 @@ bool ex_hash_agg_next_partition(AggLocal *l, int *level, int *part);
 /* Aggregates partition `part` of `level` into the emptied table, spilling a
  * level deeper what does not fit; each file is freed once read. */
 CmStatus ex_hash_agg_load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr *err);
+
+/* ---- hash_agg_holistic.c ------------------------------------------------------ */
+
+/* Before the table is emitted: each holistic aggregate's entries are sorted
+ * by group and computed into the groups' states (reserved with cm_mem_need:
+ * they cannot spill). */
+CmStatus ex_hash_agg_finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err);
+/* Makes the sorter of every by_sorter aggregate (l->sorters, owned). */
+CmStatus ex_hash_agg_sorters_init(ExOp *op, const ExTask *task, AggLocal *l, CmErr *err);
+/* Hands the rows of `in` whose argument is not NULL (first, last: every row)
+ * to each sorter. */
+CmStatus ex_hash_agg_sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err);
+/* Reads aggregate a's sorter back in order into the one group's state, and
+ * frees the sorter. */
+CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err);
