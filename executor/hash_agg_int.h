@@ -1,17 +1,17 @@
 /*
- * hash_agg_int.h - what the files of the hash aggregate share: hash_agg.c (the
- * group table, updates, output, push/flush and lifecycle), hash_agg_fast.c (the
- * direct index and the typed update loops), hash_agg_spill.c (spilling and
- * reading partitions back) and hash_agg_holistic.c (holistic aggregates and
- * the sorters of ungrouped and ordered ones).  Only those files include it;
- * the rest of the engine sees executor/ops.h.
- *
- * Ownership: HashAggSpec is built once in the query arena by ex_hash_agg_new
- * and read-only afterwards, shared by every task.  AggLocal is one task's
- * table and owns everything it points to (group chunks, slots, the direct
- * index, DISTINCT sets, spill files, sorters), freed in agg_local_fini; no
- * lock: a task never shares it.  The static inline helpers below are called
- * per row and must stay inline (this is the engine's hottest code).
+ * hash_agg_int.h - shared by the files of the hash aggregate, and included by
+ * no others (the engine sees executor/ops.h): hash_agg.c (group table,
+ * updates, output, push/flush, lifecycle), hash_agg_fast.c (direct index,
+ * typed update loops), hash_agg_spill.c (spilling) and hash_agg_holistic.c
+ * (holistic results, sorters).  Ownership: HashAggSpec is built once in the
+ * query arena by ex_hash_agg_new and read-only after, shared by all tasks.
+ * AggLocal is one task's table, never shared (no lock), and owns what it
+ * points to, freed in agg_local_fini: its GroupChunks (each owns its
+ * chunks), slots, direct index, SeenSets (own their slots; strings in the
+ * table's string arena), SpillLevels (own their files) and sorters.
+ * AggState is plain data inside a chunk; its strings, lists and sketches are
+ * in the string arena (a sorter's result in AggLocal.sorted_buf).  The static
+ * inline helpers below run per row and must stay inline (hottest loop).
  */
 #pragma once
 
@@ -374,8 +374,9 @@ bool ex_hash_agg_direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch 
  * (ex_hash_agg_direct_choose said yes). */
 void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
 /* Aggregate a over the batch's rows when it is count(*), count(x) or sum/avg
- * of a DOUBLE, BIGINT or DECIMAL without DISTINCT: true with *rc set (an
- * overflow in err); false, *rc untouched, for the others. */
+ * of a DOUBLE, BIGINT or DECIMAL without DISTINCT and its argument is not a
+ * constant: true with *rc set (an overflow in err); false, *rc untouched,
+ * for the others. */
 bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode,
                              const CmVec *v, const CmVec *v2, bool final_count, const CmBatch *in,
                              CmStatus *rc, CmErr *err);
