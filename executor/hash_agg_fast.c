@@ -223,13 +223,22 @@ void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch 
 
 /* ---- typed update loops ------------------------------------------------------- */
 
+/* With many groups every row's state misses the cache: EACH_ROW_STATE fetches
+ * that of the row 8 ahead (in batches that have one, as update_one). */
+#if CM_BATCH_CAP > 8
+#define PREFETCH_STATE_AHEAD(i)                                                                    \
+    if ((i) + 8 < in->n_rows) {                                                                    \
+        __builtin_prefetch(group_states(l, l->row_group[(i) + 8]) + a);                            \
+    }
+#else
+#define PREFETCH_STATE_AHEAD(i)
+#endif
+
 /* The rows of `in` against their groups' states of aggregate a; BODY reads st
  * (the state) and p (the row's position). */
 #define EACH_ROW_STATE(BODY)                                                                       \
     for (int i = 0; i < in->n_rows; i++) {                                                         \
-        if (i + 8 < in->n_rows) { /* with many groups every row's state misses the cache */        \
-            __builtin_prefetch(group_states(l, l->row_group[i + 8]) + a);                          \
-        }                                                                                          \
+        PREFETCH_STATE_AHEAD(i)                                                                    \
         AggState *st = group_states(l, l->row_group[i]) + a;                                       \
         uint32_t p = cm_batch_pos(in, i);                                                          \
         BODY                                                                                       \
