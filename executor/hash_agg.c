@@ -31,252 +31,28 @@
  * table that spilled writes out the rest too; each partition is then
  * aggregated alone (state rows merged, raw rows added), spilling on the next
  * hash bits when it still does not fit, down to SPILL_MAX_LEVELS.
+ *
+ * Files: this one holds the group table, the updates, the output, push and
+ * flush, and the lifecycle; hash_agg_fast.c the direct index and the typed
+ * update loops; hash_agg_spill.c spilling and the partitions' aggregation at
+ * flush; hash_agg_holistic.c the results of holistic aggregates and the
+ * sorters of ungrouped and ordered ones.  The types they share are in
+ * hash_agg_int.h.
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/datetime.h"
 #include "common/hash.h"
 #include "common/value.h"
+#include "executor/hash_agg_int.h"
 #include "executor/hashing.h"
 #include "executor/ops.h"
 #include "executor/sort_run.h"
 #include "shuffle/spill.h"
 #include "storage/stats.h"
-
-/* Partitions per spill level, and the hash bits that pick one (the top bits
- * first: the shuffle before a FINAL aggregate partitions on bits 32 and up,
- * the slots on the low bits). */
-#define SPILL_BITS 4
-#define SPILL_FANOUT (1 << SPILL_BITS)
-/* Levels of spilling before a partition that still does not fit is an OOM. */
-#define SPILL_MAX_LEVELS 5
-/* Groups a table starts with, and shrinks back to after it spills. */
-#define INITIAL_GROUPS 256
-/* The most 64-bit words a group's packed keys take (HashAggSpec.pack_words). */
-#define PACK_MAX_WORDS 3
-
-typedef struct AggState {
-    union {
-        int64_t i;
-        double d; /* also the running mean of the variances */
-        CmStr s;
-        CmList l;      /* list(): the values, in the table's string arena */
-        CmInterval iv; /* min/max of an INTERVAL */
-    };
-    int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
-    union {
-        double m2;       /* variances: sum of squared deviations from the mean (Welford);
-                            first/last: 1 when the value kept is NULL */
-        CmValue *x;      /* arg_min/arg_max (the union holds y): x of that row, in the string
-                            arena */
-        StColStats *hll; /* approx_count_distinct: its sketch, in the string arena, or NULL */
-    };
-} AggState;
-
-typedef struct HashAggSpec HashAggSpec;
-
-struct HashAggSpec {
-    ExAggMode mode;
-    int n_keys;
-    int *keys;
-    CmType *key_types;
-    int n_aggs;
-    ExAggSpec *aggs;
-    int *in_col;       /* per aggregate: its (first) input column */
-    int empty_gid_key; /* the grouping-set key of an empty set (), or -1 */
-    int64_t empty_gid; /* ... and the set's number */
-    /* SINGLE and FINAL: how spilled state rows are read back (mode FINAL, keys
-     * first, then per aggregate its partial state, or for a DISTINCT one the
-     * raw value), and their column types.  In the query arena. */
-    HashAggSpec *merge;
-    int n_state_cols;
-    CmType *state_types;
-    /* SINGLE without keys: per aggregate, true when its values go through a
-     * sorter of its own instead of a SeenSet (string_agg, list, quantiles and
-     * mode; not a DISTINCT quantile), so that they spill.  In the query arena. */
-    bool *by_sorter;
-    /* SINGLE with keys and an ORDER BY inside a call: the input arrives sorted
-     * by (keys, that ORDER BY), so groups arrive one after the other; the
-     * table emits its complete groups as it goes and never spills. */
-    bool sorted_input;
-    /* Keys that are all integers, dates, times or decimals, together with a
-     * null bit each in at most PACK_MAX_WORDS words, are stored packed per
-     * group (AggLocal.packed) instead of column by column: a probe compares
-     * one to three words of one cache line, where the columns cost a miss
-     * and a memcmp each.  Key k's bytes are at byte pack_off[k] (zero when
-     * NULL), the null bits from byte pack_null_off.  0 words: not packed. */
-    int pack_words;
-    int pack_null_off;
-    int *pack_off;   /* n_keys; in the query arena */
-    int *pack_width; /* n_keys: each key's bytes (1, 4 or 8); in the query arena */
-};
-
-/* Per-group storage that grows without moving: chunk 0 holds groups
- * [0, INITIAL_GROUPS), chunk c >= 1 holds [INITIAL_GROUPS << (c - 1),
- * INITIAL_GROUPS << c).  Each new chunk doubles the capacity, and growing
- * never copies what the groups hold (nor faults its pages in twice). */
-#define MAX_CHUNKS 48
-typedef struct GroupChunks {
-    char *chunk[MAX_CHUNKS]; /* owned */
-    int n_chunks;
-    size_t width; /* bytes per group */
-} GroupChunks;
-
-static inline void *chunk_at(const GroupChunks *c, int64_t g)
-{
-    uint64_t q = (uint64_t)g / INITIAL_GROUPS;
-    int k = q == 0 ? 0 : 64 - __builtin_clzll(q);
-    int64_t base = k == 0 ? 0 : (int64_t)INITIAL_GROUPS << (k - 1);
-    return c->chunk[k] + (size_t)(g - base) * c->width;
-}
-
-/* Gives c the chunks of cap groups (INITIAL_GROUPS times a power of two),
- * freeing or allocating whole chunks. */
-static CmStatus chunks_resize(GroupChunks *c, int64_t cap, CmErr *err)
-{
-    int want = 1;
-    for (int64_t have = INITIAL_GROUPS; have < cap; have *= 2) {
-        want++;
-    }
-    CM_ASSERT(want <= MAX_CHUNKS && ((int64_t)INITIAL_GROUPS << (want - 1)) == cap);
-    while (c->n_chunks > want) {
-        cm_free(c->chunk[--c->n_chunks]);
-    }
-    while (c->n_chunks < want) {
-        int k = c->n_chunks;
-        int64_t n = k == 0 ? INITIAL_GROUPS : (int64_t)INITIAL_GROUPS << (k - 1);
-        char *d = cm_malloc((size_t)n * c->width);
-        if (d == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
-        }
-        c->chunk[c->n_chunks++] = d;
-    }
-    return CM_OK;
-}
-
-static void chunks_free(GroupChunks *c)
-{
-    while (c->n_chunks > 0) {
-        cm_free(c->chunk[--c->n_chunks]);
-    }
-}
-
-typedef struct KeyCol {
-    void *data;     /* cap values of the key's physical type */
-    uint8_t *nulls; /* cap flags */
-} KeyCol;
-
-typedef struct Slot {
-    uint32_t group; /* group + 1; 0 = empty */
-    uint32_t tag;   /* lower 32 bits of the hash, which give the home slot (slot_home) */
-} Slot;
-
-/* The slot a hash probes from.  It comes from the bits a slot keeps, so that a
- * rehash reads the old slots in order, and each one's entry lands in one of
- * two runs of the new slots that advance with it, instead of fetching every
- * group's hash and missing the cache once per group. */
-static inline uint64_t slot_home(uint64_t h, uint64_t mask)
-{
-    return (uint64_t)(uint32_t)h & mask;
-}
-
-/* The (group, value) pairs a DISTINCT aggregate has seen: open addressing over
- * entries that keep the value (strings copied into the agg's arena). */
-typedef struct SeenEntry {
-    uint64_t hash;  /* 0 = empty (real hashes are forced odd) */
-    uint32_t group; /* groups fit 32 bits, as in Slot */
-    uint32_t n;     /* quantiles and mode: rows with this value (a full count starts
-                       another entry); otherwise the set's size when it came (arrival
-                       order, for string_agg).  Beside `group`, so the entry stays 48 bytes */
-    CmValue value;
-} SeenEntry;
-
-typedef struct SeenSet {
-    SeenEntry *slots;
-    uint64_t mask;
-    int64_t n;
-} SeenSet;
-
-/* One level of spilling: a state and a raw file per partition. */
-typedef struct SpillLevel {
-    ShSpill *state[SPILL_FANOUT]; /* state rows (merge layout); owned, NULL until written */
-    ShSpill *raw[SPILL_FANOUT]; /* input rows (the op's input layout); owned, NULL until written */
-    int next;                   /* the next partition to aggregate at flush */
-} SpillLevel;
-
-typedef struct AggLocal {
-    int64_t n_groups, cap_groups;
-    KeyCol *keys;       /* n_keys; unused when the keys are packed */
-    GroupChunks packed; /* per group pack_words words and then, at state_off, its
-                           states, when the keys are packed: the state a row updates
-                           is in the cache line its key was just compared in */
-    GroupChunks states; /* per group n_aggs AggStates (one when there are none), when
-                           the keys are not packed */
-    size_t state_off;   /* packed keys: the states' offset in a group's record */
-    GroupChunks hashes; /* per group its uint64_t hash, for rehashing and spilling */
-    Slot *slots;
-    uint64_t mask; /* slots - 1 */
-    /* Direct index (direct_choose): one integer key whose values span few more
-     * entries than the slots is its own entry, direct[key - direct_base], and
-     * then the slots stay empty (still grown and reserved, so that leaving
-     * needs no memory). */
-    uint32_t *direct;     /* group + 1 per key value, 0 = none; owned; NULL when hashing */
-    uint64_t direct_base; /* the key of direct[0] (unsigned: offsets wrap) */
-    uint64_t direct_n;    /* entries */
-    uint32_t direct_null; /* group + 1 of the NULL key, 0 = none */
-    bool has_range;       /* key_lo, key_hi: the least and greatest non-NULL key */
-    int64_t key_lo, key_hi;
-    uint64_t direct_retry; /* after leaving for a span too wide: slots before trying again */
-    CmArena strings; /* key and min/max strings */
-    uint32_t row_group[CM_BATCH_CAP];
-    uint64_t row_hash[CM_BATCH_CAP];
-    uint64_t row_key[CM_BATCH_CAP][PACK_MAX_WORDS]; /* packed keys of the batch's rows */
-    CmBatch out;
-    int64_t next_out; /* flush position */
-    bool flushed_empty;
-    SeenSet *seen; /* per aggregate, for DISTINCT ones; owned */
-    /* memory */
-    CmMemRes res;         /* what the table holds: arrays, slots, DISTINCT sets, strings */
-    int64_t str_reserved; /* the part of res covering the string arena */
-    int64_t max_bytes;    /* the most the table reserves before it spills: its slice of the
-                             budget among the stage's tasks that run at once */
-    bool draining;        /* PARTIAL: emitting the groups of a refused table */
-    int resume_at;        /* PARTIAL: the row of the input batch to go on from after draining */
-    /* spilling (SINGLE, FINAL) */
-    const char *temp_dir; /* borrowed from the query's config */
-    int64_t max_temp;
-    bool spilling; /* the table takes no new groups; their rows go to levels[depth] */
-    int depth;     /* spill levels the table's input went through */
-    int n_levels;  /* levels holding files (a stack: deeper ones are aggregated first) */
-    SpillLevel levels[SPILL_MAX_LEVELS];
-    ShSpill *loading[2]; /* the partition's files being read at flush; owned */
-    bool emitting;       /* flush: emitting the table */
-    bool flush_started;
-    int n_in_cols;     /* the input's columns, as raw rows spill them */
-    CmType *in_types;  /* owned */
-    CmBatch state_buf; /* state rows written out (merge layout) */
-    CmBatch state_in;  /* state rows read back */
-    CmBatch raw_buf;   /* raw rows read back; initialised at first use */
-    bool has_raw_buf;
-    uint32_t hit_pos[CM_BATCH_CAP];   /* positions 0..n of state rows being written */
-    uint64_t hit_hash[CM_BATCH_CAP];  /* their groups' hashes */
-    uint32_t miss_pos[CM_BATCH_CAP];  /* positions of raw rows being written */
-    uint64_t miss_hash[CM_BATCH_CAP]; /* hashes of DISTINCT value rows being written */
-    uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
-    uint32_t slice_pos[CM_BATCH_CAP]; /* the rows of a slice of a refused batch */
-    uint8_t route_part[CM_BATCH_CAP];
-    /* by_sorter aggregates (ungrouped) */
-    ExSorter **sorters; /* per aggregate, NULL for the others; owned */
-    int64_t *sorted_n;  /* per aggregate: the non-NULL values added */
-    char **sorted_buf;  /* per aggregate: string_agg's result, list's elements; owned */
-    uint32_t sorter_pos[CM_BATCH_CAP]; /* the rows whose argument is not NULL */
-    /* sorted_input: the rows of the batch from resume_at on */
-    uint32_t sorted_pos[CM_BATCH_CAP];
-} AggLocal;
 
 /* ---- types ------------------------------------------------------------------ */
 
@@ -284,26 +60,6 @@ bool ex_agg_is_holistic(ExAggFn fn)
 {
     return fn == EX_AGG_STRING_AGG || fn == EX_AGG_QUANTILE_CONT || fn == EX_AGG_QUANTILE_DISC ||
            fn == EX_AGG_MODE || fn == EX_AGG_LIST;
-}
-
-/* The aggregate keeps (group, value) entries in a SeenSet: DISTINCT ones and
- * the holistic ones. */
-static bool keeps_values(const ExAggSpec *agg)
-{
-    return agg->distinct || ex_agg_is_holistic(agg->fn);
-}
-
-/* string_agg and list keep each row, in arrival order. */
-static bool in_arrival_order(ExAggFn fn)
-{
-    return fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST;
-}
-
-/* Equal values share one entry with a count (quantiles and mode, unless
- * DISTINCT); string_agg and list keep each row, in order. */
-static bool counts_values(const ExAggSpec *agg)
-{
-    return !agg->distinct && !in_arrival_order(agg->fn);
 }
 
 static CmType sum_type(CmType arg)
@@ -369,6 +125,37 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
 
 /* ---- group table ---------------------------------------------------------- */
 
+/* Gives c the chunks of cap groups (INITIAL_GROUPS times a power of two),
+ * freeing or allocating whole chunks. */
+static CmStatus chunks_resize(GroupChunks *c, int64_t cap, CmErr *err)
+{
+    int want = 1;
+    for (int64_t have = INITIAL_GROUPS; have < cap; have *= 2) {
+        want++;
+    }
+    CM_ASSERT(want <= MAX_CHUNKS && ((int64_t)INITIAL_GROUPS << (want - 1)) == cap);
+    while (c->n_chunks > want) {
+        cm_free(c->chunk[--c->n_chunks]);
+    }
+    while (c->n_chunks < want) {
+        int k = c->n_chunks;
+        int64_t n = k == 0 ? INITIAL_GROUPS : (int64_t)INITIAL_GROUPS << (k - 1);
+        char *d = cm_malloc((size_t)n * c->width);
+        if (d == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+        }
+        c->chunk[c->n_chunks++] = d;
+    }
+    return CM_OK;
+}
+
+static void chunks_free(GroupChunks *c)
+{
+    while (c->n_chunks > 0) {
+        cm_free(c->chunk[--c->n_chunks]);
+    }
+}
+
 /* Bytes per group of the key, state and hash arrays. */
 static int64_t group_bytes(const HashAggSpec *s)
 {
@@ -407,57 +194,6 @@ static CmStatus grow_groups(const HashAggSpec *s, AggLocal *l, int64_t cap, CmEr
     }
     l->cap_groups = cap;
     return CM_OK;
-}
-
-static inline AggState *group_states(const AggLocal *l, int64_t g)
-{
-    if (l->state_off > 0) {
-        return (AggState *)((char *)chunk_at(&l->packed, g) + l->state_off);
-    }
-    return chunk_at(&l->states, g);
-}
-
-static inline uint64_t *group_hash(const AggLocal *l, int64_t g)
-{
-    return chunk_at(&l->hashes, g);
-}
-
-static inline uint64_t *group_key(const AggLocal *l, int64_t g)
-{
-    return chunk_at(&l->packed, g);
-}
-
-/* The hash of packed keys: ex_hash_keys's, bit for bit (hashing.c), so that
- * spill partitions do not depend on how the keys are stored. */
-static inline uint64_t packed_hash(const HashAggSpec *s, const uint64_t *key)
-{
-    const char *b = (const char *)key;
-    uint64_t h = 0;
-    for (int k = 0; k < s->n_keys; k++) {
-        uint64_t hv;
-        if (b[s->pack_null_off + k / 8] & (1 << (k % 8))) {
-            hv = CM_HASH_NULL;
-        } else if (s->pack_width[k] == 1) {
-            hv = cm_hash_u64((uint8_t)b[s->pack_off[k]]);
-        } else if (s->pack_width[k] == 4) {
-            int32_t x;
-            memcpy(&x, b + s->pack_off[k], 4);
-            hv = cm_hash_u64((uint64_t)(int64_t)x);
-        } else {
-            int64_t x;
-            memcpy(&x, b + s->pack_off[k], 8);
-            hv = cm_hash_u64((uint64_t)x);
-        }
-        h = k == 0 ? hv : cm_hash_combine(h, hv);
-    }
-    return h;
-}
-
-/* Group g's hash: kept per group, or for packed keys computed from them
- * (which saves the 8 bytes a group). */
-static uint64_t group_hash_of(const HashAggSpec *s, const AggLocal *l, int64_t g)
-{
-    return s->pack_words > 0 ? packed_hash(s, group_key(l, g)) : *group_hash(l, g);
 }
 
 /* Rebuilds the index over n_slots slots (a power of two, reserved by the caller). */
@@ -514,32 +250,11 @@ static CmStatus seen_grow(SeenSet *set, uint64_t n_slots, CmErr *err)
     return CM_OK;
 }
 
-/* Frees the direct index, with the NULL key's entry, and gives back its
- * memory. */
-static void direct_free(AggLocal *l)
-{
-    if (l->direct != NULL) {
-        cm_free(l->direct);
-        l->direct = NULL;
-        cm_mem_shrink(&l->res, (int64_t)(l->direct_n * sizeof(uint32_t)));
-    }
-    l->direct_n = 0;
-    l->direct_null = 0;
-}
-
-/* Forgets the direct index and the key range (the groups are going). */
-static void direct_drop(AggLocal *l)
-{
-    direct_free(l);
-    l->has_range = false;
-    l->direct_retry = 0;
-}
-
 /* Empties the table and gives back all but its initial memory, so that
  * other consumers get their share. */
-static CmStatus table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
+CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
-    direct_drop(l);
+    ex_hash_agg_direct_drop(l);
     l->n_groups = 0;
     l->next_out = 0;
     if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
@@ -575,8 +290,8 @@ static bool reserve(AggLocal *l, int64_t bytes, bool must, CmErr *err)
  * the caller spills; what was granted stays) or on an error (err set).
  * Growing before the batch keeps the row loops free of checks.
  */
-static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
-                      bool must, CmErr *err)
+bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
+                           bool must, CmErr *err)
 {
     /* All or nothing: one reservation covers every structure that grows. */
     int64_t bytes = 0;
@@ -637,9 +352,9 @@ static bool make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64
 }
 
 /* Empties the table, keeping its arrays (and what they reserve) for reuse. */
-static void table_reset(const HashAggSpec *s, AggLocal *l)
+void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l)
 {
-    direct_drop(l);
+    ex_hash_agg_direct_drop(l);
     l->n_groups = 0;
     l->next_out = 0;
     memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
@@ -731,8 +446,8 @@ static bool packed_eq(const uint64_t *x, const uint64_t *y, int n_words)
     return eq;
 }
 
-static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
-                        uint32_t p)
+bool ex_hash_agg_key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
+                             uint32_t p)
 {
     if (s->pack_words > 0) {
         uint64_t row[PACK_MAX_WORDS];
@@ -774,16 +489,6 @@ static bool key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, cons
     return true;
 }
 
-static void init_states(const HashAggSpec *s, AggState *st)
-{
-    /* Not even an empty memset without aggregates: st is then in memory never
-     * written, and a masked store of no bytes to a page not yet touched costs
-     * the processor a microcode assist (it was 40% of a UNION's CPU). */
-    if (s->n_aggs > 0) {
-        memset(st, 0, sizeof(AggState) * (size_t)s->n_aggs);
-    }
-}
-
 static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, uint32_t p,
                           uint64_t h, int64_t *g_out, CmErr *err)
 {
@@ -821,7 +526,7 @@ static CmStatus new_group(const HashAggSpec *s, AggLocal *l, const CmBatch *in, 
 
 /* The hashes of the active rows of `in` into l->row_hash, and for packed keys
  * their packed keys into l->row_key. */
-static void hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
 {
     if (s->pack_words == 0) {
         ex_hash_keys(in, s->n_keys, s->keys, l->row_hash);
@@ -832,11 +537,6 @@ static void hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
         l->row_hash[i] = packed_hash(s, l->row_key[i]);
     }
 }
-
-/* Rows between asking for a group's key and comparing it, and again between
- * asking for its slot and reading it: a miss takes longer than a handful of
- * rows' work, so fewer leaves the probe waiting. */
-#define PREFETCH_AHEAD 16
 
 /* assign_groups for packed keys (hash_rows done): the same probe, with
  * the keys compared as words and a group's words fetched a few rows ahead. */
@@ -883,191 +583,6 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     }
 }
 
-/* ---- direct index ------------------------------------------------------------ */
-
-/* Direct entries allowed per slot the table has (slots are 8 bytes, entries
- * 4: the index takes at most twice the slots' bytes), and at least. */
-#define DIRECT_PER_SLOT 4
-#define DIRECT_MIN_ENTRIES 4096
-/* Entries (and four times the groups) up to which the index and the groups'
- * records are taken to be in the cache. */
-#define DIRECT_NEAR 16384
-
-/* Whether spec s may index its groups directly: one integer key. */
-static bool direct_fits_spec(const HashAggSpec *s)
-{
-    return s->n_keys == 1 && s->pack_words > 0 &&
-           (s->pack_width[0] == 1 || s->pack_width[0] == 4 || s->pack_width[0] == 8);
-}
-
-static inline bool packed_is_null(const HashAggSpec *s, const uint64_t *key)
-{
-    return ((const char *)key)[s->pack_null_off] & 1;
-}
-
-/* The (only) key of packed key words, widened. */
-static inline int64_t packed_int(const HashAggSpec *s, const uint64_t *key)
-{
-    if (s->pack_width[0] == 1) {
-        return *(const uint8_t *)key;
-    }
-    if (s->pack_width[0] == 4) {
-        int32_t x;
-        memcpy(&x, key, 4);
-        return x;
-    }
-    int64_t x;
-    memcpy(&x, key, 8);
-    return x;
-}
-
-/* The entry of group g (with its key packed) in the index or the slots. */
-static uint32_t *direct_entry(const HashAggSpec *s, AggLocal *l, const uint64_t *key)
-{
-    if (packed_is_null(s, key)) {
-        return &l->direct_null;
-    }
-    return &l->direct[(uint64_t)packed_int(s, key) - l->direct_base];
-}
-
-/* Back to hashing: the groups go into the (reserved, empty) slots. */
-static void direct_leave(const HashAggSpec *s, AggLocal *l)
-{
-    if (l->direct == NULL) {
-        return;
-    }
-    direct_free(l);
-    memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
-    for (int64_t g = 0; g < l->n_groups; g++) {
-        uint64_t h = packed_hash(s, group_key(l, g));
-        uint64_t idx = slot_home(h, l->mask);
-        while (l->slots[idx].group != 0) {
-            idx = (idx + 1) & l->mask;
-        }
-        l->slots[idx].group = (uint32_t)(g + 1);
-        l->slots[idx].tag = (uint32_t)h;
-    }
-}
-
-/*
- * Decides, before a batch (keys packed into l->row_key, room made), whether
- * its groups are found through the direct index: true when every non-NULL key
- * the table has seen lies within DIRECT_PER_SLOT entries per slot and the
- * index, grown to cover them, is granted its memory.  Otherwise the table
- * hashes (leaving the index if it had one); after a span too wide it waits
- * for the slots to double before trying again.  The index grows at least
- * twofold, its slack split around the keys.
- */
-static bool direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
-{
-    if (!direct_fits_spec(s)) {
-        return false;
-    }
-    int64_t was_lo = l->key_lo, was_hi = l->key_hi; /* with has_range */
-    int64_t lo = l->has_range ? l->key_lo : INT64_MAX;
-    int64_t hi = l->has_range ? l->key_hi : INT64_MIN;
-    for (int i = 0; i < in->n_rows; i++) {
-        if (!packed_is_null(s, l->row_key[i])) {
-            int64_t k = packed_int(s, l->row_key[i]);
-            lo = k < lo ? k : lo;
-            hi = k > hi ? k : hi;
-        }
-    }
-    if (lo > hi) {
-        return l->direct != NULL; /* NULL keys only */
-    }
-    l->has_range = true;
-    l->key_lo = lo;
-    l->key_hi = hi;
-    uint64_t n_slots = l->mask + 1;
-    uint64_t limit = n_slots * DIRECT_PER_SLOT;
-    limit = limit > DIRECT_MIN_ENTRIES ? limit : DIRECT_MIN_ENTRIES;
-    uint64_t span_m1 = (uint64_t)hi - (uint64_t)lo; /* entries - 1 */
-    if (span_m1 >= limit) {
-        direct_leave(s, l);
-        l->direct_retry = n_slots * 2;
-        return false;
-    }
-    uint64_t span = span_m1 + 1;
-    if (l->direct != NULL && (uint64_t)lo - l->direct_base < l->direct_n &&
-        (uint64_t)hi - l->direct_base < l->direct_n) {
-        return true;
-    }
-    if (l->direct == NULL && n_slots < l->direct_retry) {
-        return false;
-    }
-    uint64_t n = l->direct_n * 2 > span ? l->direct_n * 2 : span;
-    n = n < limit ? n : limit;
-    uint64_t base = (uint64_t)lo - (n - span) / 2;
-    int64_t more = (int64_t)((n - l->direct_n) * sizeof(uint32_t));
-    uint32_t *d = NULL;
-    if (l->res.held + more <= l->max_bytes && cm_mem_grow(&l->res, more)) {
-        d = cm_calloc((size_t)n, sizeof(uint32_t));
-        if (d == NULL) {
-            cm_mem_shrink(&l->res, more);
-        }
-    }
-    if (d == NULL) {
-        direct_leave(s, l);
-        l->direct_retry = n_slots * 2;
-        return false;
-    }
-    if (l->direct != NULL) {
-        /* the entries of the keys seen before: [was_lo, was_hi] is within [lo, hi] */
-        memcpy(d + ((uint64_t)was_lo - base), l->direct + ((uint64_t)was_lo - l->direct_base),
-               sizeof(uint32_t) * (size_t)((uint64_t)was_hi - (uint64_t)was_lo + 1));
-        cm_free(l->direct);
-    }
-    bool entering = l->direct == NULL;
-    l->direct = d;
-    l->direct_n = n;
-    l->direct_base = base;
-    if (entering) {
-        for (int64_t g = 0; g < l->n_groups; g++) {
-            *direct_entry(s, l, group_key(l, g)) = (uint32_t)(g + 1);
-        }
-        memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
-    }
-    return true;
-}
-
-/* assign_groups through the direct index (direct_choose said yes): no hash and
- * no key to compare.  With many groups the index outgrows the cache too, so
- * as in assign_packed a row's entry is fetched well ahead, and then its
- * group's record, for the updates that follow. */
-static void assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
-{
-    int nw = s->pack_words;
-    /* A small index and few groups stay in the cache: fetching ahead would
-     * only cost (a GROUP BY of 64 groups took 8% longer with it). */
-#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
-    bool is_far = l->direct_n > DIRECT_NEAR || l->n_groups > DIRECT_NEAR / 4;
-#endif
-    for (int i = 0; i < in->n_rows; i++) {
-#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
-        if (is_far && i + 2 * PREFETCH_AHEAD < in->n_rows) {
-            __builtin_prefetch(direct_entry(s, l, l->row_key[i + 2 * PREFETCH_AHEAD]));
-        }
-        if (is_far && i + PREFETCH_AHEAD < in->n_rows) {
-            uint32_t ahead = *direct_entry(s, l, l->row_key[i + PREFETCH_AHEAD]);
-            if (ahead != 0) {
-                __builtin_prefetch(group_key(l, ahead - 1));
-            }
-        }
-#endif
-        const uint64_t *key = l->row_key[i];
-        uint32_t *e = direct_entry(s, l, key);
-        if (*e == 0) {
-            CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
-            int64_t g = l->n_groups++;
-            memcpy(group_key(l, g), key, sizeof(uint64_t) * (size_t)nw);
-            init_states(s, group_states(l, g));
-            *e = (uint32_t)(g + 1);
-        }
-        l->row_group[i] = *e - 1;
-    }
-}
-
 /* Finds or creates the group of every active row into l->row_group. */
 static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
 {
@@ -1083,8 +598,8 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
     }
     if (s->pack_words > 0) {
         pack_batch(s, l, in);
-        if (direct_choose(s, l, in)) {
-            assign_direct(s, l, in);
+        if (ex_hash_agg_direct_choose(s, l, in)) {
+            ex_hash_agg_assign_direct(s, l, in);
             return CM_OK;
         }
         for (int i = 0; i < in->n_rows; i++) {
@@ -1093,7 +608,7 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         assign_packed(s, l, in);
         return CM_OK;
     }
-    hash_rows(s, l, in);
+    ex_hash_agg_hash_rows(s, l, in);
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
@@ -1119,7 +634,7 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
                 l->row_group[i] = (uint32_t)g;
                 break;
             }
-            if (slot->tag == tag && key_matches(s, l, slot->group - 1, in, p)) {
+            if (slot->tag == tag && ex_hash_agg_key_matches(s, l, slot->group - 1, in, p)) {
                 l->row_group[i] = slot->group - 1;
                 break;
             }
@@ -1130,11 +645,6 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
 }
 
 /* ---- updates ---------------------------------------------------------------- */
-
-static CmStatus sum_overflow(CmErr *err)
-{
-    return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM");
-}
 
 /* Adds value p of v into st (SUM/AVG of a raw or partial value). */
 static CmStatus add_value(AggState *st, const CmVec *v, uint32_t p, CmErr *err)
@@ -1178,7 +688,7 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
     }
 }
 
-static CmStatus set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, CmErr *err)
+CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, CmErr *err)
 {
     if (v->type.id == CM_T_VARCHAR) {
         CmStr str = ((const CmStr *)v->data)[p];
@@ -1238,7 +748,7 @@ static void variance_add(ExAggMode mode, AggState *st, const CmBatch *in, const 
     st->n = n;
 }
 
-static bool same_value(const CmValue *x, const CmValue *y)
+bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y)
 {
     switch ((CmTypeId)x->type.id) {
     case CM_T_VARCHAR:
@@ -1303,8 +813,8 @@ static bool first_sight_as(SeenSet *set, AggLocal *l, int64_t group, const CmVec
             set->n++;
             return true;
         }
-        if (!append && e->hash == h && e->group == (uint32_t)group && same_value(&e->value, &x) &&
-            (!count || e->n < UINT32_MAX)) {
+        if (!append && e->hash == h && e->group == (uint32_t)group &&
+            ex_hash_agg_same_value(&e->value, &x) && (!count || e->n < UINT32_MAX)) {
             e->n += count;
             return false;
         }
@@ -1342,7 +852,7 @@ static CmStatus arg_update(ExAggFn fn, AggState *st, const CmVec *x, const CmVec
         kept->l = cm_list_copy(&l->strings, &kept->l, cm_type_elem(kept->type), err);
     }
     st->x = kept;
-    return set_minmax(st, by, p, l, err);
+    return ex_hash_agg_set_minmax(st, by, p, l, err);
 }
 
 /* approx_count_distinct: adds value p of v to the group's sketch, or in FINAL
@@ -1373,68 +883,8 @@ static CmStatus approx_update(AggState *st, const CmVec *v, const CmVec *n, uint
     return CM_OK;
 }
 
-/* The rows of `in` against their groups' states of aggregate a; BODY reads st
- * (the state) and p (the row's position). */
-#define EACH_ROW_STATE(BODY)                                                                       \
-    for (int i = 0; i < in->n_rows; i++) {                                                         \
-        if (i + 8 < in->n_rows) { /* with many groups every row's state misses the cache */        \
-            __builtin_prefetch(group_states(l, l->row_group[i + 8]) + a);                          \
-        }                                                                                          \
-        AggState *st = group_states(l, l->row_group[i]) + a;                                       \
-        uint32_t p = cm_batch_pos(in, i);                                                          \
-        BODY                                                                                       \
-    }
-
-/* count(*), count(x) and sum/avg of a DOUBLE, BIGINT or DECIMAL without DISTINCT
- * (PageRank's sum, TPC-DS's sums and counts) in loops of their own: update_one's
- * row loop tests a dozen cases per row.  The same state changes as there.  False
- * when aggregate a is not one of these; *rc is then untouched. */
-static bool update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode, const CmVec *v,
-                        const CmVec *v2, bool final_count, const CmBatch *in, CmStatus *rc,
-                        CmErr *err)
-{
-    ExAggFn fn = s->aggs[a].fn;
-    if (s->aggs[a].distinct) {
-        return false;
-    }
-    *rc = CM_OK;
-    if (v == NULL) {
-        EACH_ROW_STATE(st->n++; (void)p;)
-        return true;
-    }
-    if (v->kind == CM_VEC_CONST) {
-        return false;
-    }
-    bool sum = fn == EX_AGG_SUM || fn == EX_AGG_AVG;
-    if (final_count) {
-        const int64_t *x = v->data;
-        EACH_ROW_STATE(if (!cm_vec_is_null(v, p)) { st->n += x[p]; })
-    } else if (fn == EX_AGG_COUNT && mode != EX_AGG_FINAL) {
-        EACH_ROW_STATE(st->n += !cm_vec_is_null(v, p);)
-    } else if (sum && v->type.id == CM_T_DOUBLE) {
-        const double *x = v->data;
-        const int64_t *c = v2 != NULL ? v2->data : NULL;
-        EACH_ROW_STATE(if (!cm_vec_is_null(v, p)) {
-            st->d += x[p];
-            st->n += c != NULL ? c[p] : 1;
-        })
-    } else if (sum && (v->type.id == CM_T_INT64 || v->type.id == CM_T_DECIMAL)) {
-        const int64_t *x = v->data;
-        const int64_t *c = v2 != NULL ? v2->data : NULL;
-        EACH_ROW_STATE(if (!cm_vec_is_null(v, p)) {
-            if (__builtin_add_overflow(st->i, x[p], &st->i)) {
-                *rc = sum_overflow(err);
-                return true;
-            }
-            st->n += c != NULL ? c[p] : 1;
-        })
-    } else {
-        return false;
-    }
-    return true;
-}
-
-static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in, CmErr *err)
+CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
+                                CmErr *err)
 {
     const ExAggSpec *agg = &s->aggs[a];
     ExAggFn fn = agg->fn;
@@ -1456,7 +906,7 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
     bool final_count = fn == EX_AGG_SUM_COUNT ||
                        (mode == EX_AGG_FINAL && (fn == EX_AGG_COUNT || fn == EX_AGG_COUNT_STAR));
     CmStatus rc;
-    if (!holistic && update_fast(s, l, a, mode, v, v2, final_count, in, &rc, err)) {
+    if (!holistic && ex_hash_agg_update_fast(s, l, a, mode, v, v2, final_count, in, &rc, err)) {
         return rc;
     }
     for (int i = 0; i < in->n_rows; i++) {
@@ -1479,7 +929,7 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
             }
             if (fn == EX_AGG_LAST || st->n == 0) {
                 st->m2 = cm_vec_is_null(v, p);
-                if (!cm_vec_is_null(v, p) && set_minmax(st, v, p, l, err) != CM_OK) {
+                if (!cm_vec_is_null(v, p) && ex_hash_agg_set_minmax(st, v, p, l, err) != CM_OK) {
                     return err->code;
                 }
             }
@@ -1540,7 +990,7 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
                 return cm_err_set(err, CM_RUNTIME, -1,
                                   "more than one row returned by a subquery used as an expression");
             }
-            if (set_minmax(st, v, p, l, err) != CM_OK) {
+            if (ex_hash_agg_set_minmax(st, v, p, l, err) != CM_OK) {
                 return err->code;
             }
             st->n++;
@@ -1549,7 +999,7 @@ static CmStatus update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBat
         case EX_AGG_MAX: {
             int c = st->n == 0 ? 0 : compare_value(st, v, p);
             if (st->n == 0 || (fn == EX_AGG_MIN ? c > 0 : c < 0)) {
-                if (set_minmax(st, v, p, l, err) != CM_OK) {
+                if (ex_hash_agg_set_minmax(st, v, p, l, err) != CM_OK) {
                     return err->code;
                 }
             }
@@ -1694,123 +1144,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
     }
 }
 
-static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
-                      uint32_t row);
-
-/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
- * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
-static void emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out, uint32_t row,
-                       bool as_state)
-{
-    emit_keys(s, l, g, out, row);
-    int col = s->n_keys;
-    bool partial = as_state || s->mode == EX_AGG_PARTIAL;
-    for (int a = 0; a < s->n_aggs; a++) {
-        if (as_state && keeps_values(&s->aggs[a])) {
-            cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
-            continue;
-        }
-        col += emit_agg(s, group_states(l, g) + a, a, out, col, row, partial);
-    }
-}
-
-/* Fills l->out with the next groups of the table (from l->next_out). */
-static void emit_batch(const HashAggSpec *s, AggLocal *l)
-{
-    cm_batch_reset(&l->out);
-    uint32_t row = 0;
-    while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
-        emit_group(s, l, l->next_out++, &l->out, row++, false);
-    }
-    l->out.n_rows = (int)row;
-}
-
-/* Aggregates the active rows of `in`, laid out for spec x, into the table
- * (make_room has made room for them). */
-static CmStatus absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
-{
-    if (assign_groups(x, l, in, err) != CM_OK) {
-        return err->code;
-    }
-    for (int a = 0; a < x->n_aggs; a++) {
-        if (update_one(x, l, a, in, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* ---- spilling ------------------------------------------------------------------ */
-
-/* The partition of hash h at spill level `depth`: SPILL_BITS bits, from the top. */
-static int spill_part(uint64_t h, int depth)
-{
-    return (int)((h >> (64 - SPILL_BITS * (depth + 1))) & (SPILL_FANOUT - 1));
-}
-
-/* The state or raw file of partition `part` at level l->depth, made at first
- * use (b: a batch of its rows, for the raw layout).  Borrowed; NULL with err. */
-static ShSpill *spill_file(AggLocal *l, const CmBatch *b, int part, bool is_state, CmErr *err)
-{
-    while (l->n_levels <= l->depth) {
-        memset(&l->levels[l->n_levels], 0, sizeof(SpillLevel));
-        l->n_levels++;
-    }
-    SpillLevel *lv = &l->levels[l->depth];
-    ShSpill **f = is_state ? &lv->state[part] : &lv->raw[part];
-    if (*f != NULL) {
-        return *f;
-    }
-    if (!is_state && l->in_types == NULL) {
-        l->in_types = cm_malloc(sizeof(CmType) * (size_t)(b->n_cols ? b->n_cols : 1));
-        if (l->in_types == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
-            return NULL;
-        }
-        for (int c = 0; c < b->n_cols; c++) {
-            l->in_types[c] = b->cols[c].type;
-        }
-        l->n_in_cols = b->n_cols;
-    }
-    *f = sh_spill_new(l->temp_dir, l->max_temp, err);
-    return *f;
-}
-
-/* Appends the rows at positions pos[0..n) of b, whose key hashes are
- * hash[0..n), to their partitions at level l->depth. */
-static CmStatus route(AggLocal *l, const CmBatch *b, int n, const uint32_t *pos,
-                      const uint64_t *hash, bool is_state, CmErr *err)
-{
-    int count[SPILL_FANOUT] = {0}, start[SPILL_FANOUT], fill[SPILL_FANOUT];
-    for (int i = 0; i < n; i++) {
-        int part = spill_part(hash[i], l->depth);
-        l->route_part[i] = (uint8_t)part;
-        count[part]++;
-    }
-    for (int part = 0, at = 0; part < SPILL_FANOUT; part++) {
-        start[part] = fill[part] = at;
-        at += count[part];
-    }
-    for (int i = 0; i < n; i++) {
-        l->route_pos[fill[l->route_part[i]]++] = pos[i];
-    }
-    for (int part = 0; part < SPILL_FANOUT; part++) {
-        if (count[part] == 0) {
-            continue;
-        }
-        CmBatch view = *b;
-        view.sel = &l->route_pos[start[part]];
-        view.n_rows = count[part];
-        ShSpill *f = spill_file(l, b, part, is_state, err);
-        if (f == NULL || sh_spill_append(f, &view, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
-                      uint32_t row)
+void ex_hash_agg_emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
+                           uint32_t row)
 {
     if (s->pack_words > 0) {
         const char *b = (const char *)group_key(l, g);
@@ -1836,244 +1171,45 @@ static void emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatc
     }
 }
 
-/* Writes the DISTINCT values of aggregate a as state rows (keys, the value in
- * the aggregate's column, NULL elsewhere) to their groups' partitions. */
-static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
+/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
+ * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
+void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out,
+                            uint32_t row, bool as_state)
 {
-    const HashAggSpec *m = x->merge;
-    CmBatch *b = &l->state_buf;
-    const SeenSet *set = &l->seen[a];
-    bool counts = counts_values(&x->aggs[a]);
-    int row = 0;
-    for (uint64_t i = 0; set->slots != NULL && i <= set->mask; i++) {
-        const SeenEntry *e = &set->slots[i];
-        /* A value counted n times goes out as n rows (read back, they count again). */
-        for (int64_t k = 0; e->hash != 0 && k < (counts ? (int64_t)e->n : 1); k++) {
-            if (row == 0) {
-                cm_batch_reset(b);
-            }
-            emit_keys(x, l, e->group, b, (uint32_t)row);
-            for (int c = x->n_keys; c < m->n_state_cols; c++) {
-                if (c != m->in_col[a]) {
-                    cm_vec_set_null(&b->cols[c], (uint32_t)row);
-                }
-            }
-            cm_vec_set_value(&b->cols[m->in_col[a]], (uint32_t)row, &e->value);
-            l->miss_hash[row] = group_hash_of(x, l, e->group);
-            l->hit_pos[row] = (uint32_t)row;
-            row++;
-            if (row == CM_BATCH_CAP && k + 1 < (counts ? (int64_t)e->n : 1)) {
-                b->n_rows = row;
-                if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
-                    return err->code;
-                }
-                row = 0;
-            }
-        }
-        if (row == CM_BATCH_CAP || (row > 0 && i == set->mask)) {
-            b->n_rows = row;
-            if (route(l, b, row, l->hit_pos, l->miss_hash, true, err) != CM_OK) {
-                return err->code;
-            }
-            row = 0;
-        }
-    }
-    return CM_OK;
-}
-
-/* Writes the table out as state rows to the partitions at level l->depth
- * and empties it (its memory stays reserved, for reuse). */
-static CmStatus dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
-{
-    CmBatch *b = &l->state_buf;
-    for (int64_t g0 = 0; g0 < l->n_groups; g0 += CM_BATCH_CAP) {
-        int n = l->n_groups - g0 < CM_BATCH_CAP ? (int)(l->n_groups - g0) : CM_BATCH_CAP;
-        cm_batch_reset(b);
-        for (int i = 0; i < n; i++) {
-            emit_group(x, l, g0 + i, b, (uint32_t)i, true);
-            l->hit_pos[i] = (uint32_t)i;
-            l->hit_hash[i] = group_hash_of(x, l, g0 + i);
-        }
-        b->n_rows = n;
-        if (route(l, b, n, l->hit_pos, l->hit_hash, true, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    for (int a = 0; a < x->n_aggs; a++) {
-        if (keeps_values(&x->aggs[a]) && dump_seen(x, l, a, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    table_reset(x, l);
-    return CM_OK;
-}
-
-/* The group of the row at position p with hash h, or -1 when the table has none. */
-static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
-                     uint64_t h)
-{
-    CM_ASSERT(l->direct == NULL); /* consume_slice left the direct index */
-    uint32_t tag = (uint32_t)h;
-    for (uint64_t idx = slot_home(h, l->mask);; idx = (idx + 1) & l->mask) {
-        const Slot *slot = &l->slots[idx];
-        if (slot->group == 0) {
-            return -1;
-        }
-        if (slot->tag == tag && key_matches(x, l, slot->group - 1, in, p)) {
-            return slot->group - 1;
-        }
-    }
-}
-
-/* While spilling: rows of groups in the table update them; the others go to
- * their partitions as raw rows.  When the updates themselves are refused
- * memory, the table is written out first (and everything goes). */
-static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                           CmErr *err)
-{
-    if (l->n_groups > 0 && !make_room(x, l, 0, in->n_rows, false, err)) {
-        if (err->code != CM_OK || dump_table(x, l, err) != CM_OK ||
-            table_shrink(x, l, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    hash_rows(x, l, in);
-    int n_hit = 0, n_miss = 0;
-    for (int i = 0; i < in->n_rows; i++) {
-        uint32_t p = cm_batch_pos(in, i);
-        int64_t g = l->n_groups > 0 ? probe(x, l, in, p, l->row_hash[i]) : -1;
-        if (g >= 0) {
-            l->row_group[n_hit] = (uint32_t)g;
-            l->hit_pos[n_hit++] = p;
-        } else {
-            l->miss_pos[n_miss] = p;
-            l->miss_hash[n_miss++] = l->row_hash[i];
-        }
-    }
-    if (n_hit > 0) {
-        CmBatch view = *in;
-        view.sel = l->hit_pos;
-        view.n_rows = n_hit;
-        for (int a = 0; a < x->n_aggs; a++) {
-            if (update_one(x, l, a, &view, err) != CM_OK) {
-                return err->code;
-            }
-        }
-    }
-    return route(l, in, n_miss, l->miss_pos, l->miss_hash, is_state, err);
-}
-
-/* SINGLE, FINAL: aggregates `in` (laid out for x: the op's spec, or its merge
- * spec for state rows).  From the first refusal on, the table takes no new
- * groups (spill_rows).  Without keys (one group) or at the deepest level
- * spilling cannot help: then a refusal is an OOM. */
-static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                              CmErr *err)
-{
-    if (!l->spilling) {
-        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input;
-        if (make_room(x, l, x->n_keys ? in->n_rows : 0, in->n_rows, must, err)) {
-            return absorb(x, l, in, err);
-        }
-        if (err->code != CM_OK) {
-            return err->code;
-        }
-        l->spilling = true;
-        direct_leave(x, l); /* probe() reads the slots */
-    }
-    return spill_rows(x, l, in, is_state, err);
-}
-
-/* Slices a refused batch takes, so that a table in a small budget (whose room
- * for a whole batch of new groups and DISTINCT values may be most of it)
- * still aggregates in memory. */
-#define SLICE_ROWS 128
-
-static CmStatus consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
-                        CmErr *err)
-{
-    int64_t n_new = x->n_keys ? in->n_rows : 0;
-    if (l->spilling || in->n_rows <= SLICE_ROWS || make_room(x, l, n_new, in->n_rows, false, err)) {
-        return err->code != CM_OK ? err->code : consume_slice(x, l, in, is_state, err);
-    }
-    for (int at = 0; at < in->n_rows; at += SLICE_ROWS) {
-        CmBatch view = *in;
-        view.n_rows = in->n_rows - at < SLICE_ROWS ? in->n_rows - at : SLICE_ROWS;
-        for (int i = 0; i < view.n_rows; i++) {
-            l->slice_pos[i] = cm_batch_pos(in, at + i);
-        }
-        view.sel = l->slice_pos;
-        if (consume_slice(x, l, &view, is_state, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* The next spilled partition to aggregate, deepest level first (levels are
- * dropped as they run out); false when none is left. */
-static bool next_partition(AggLocal *l, int *level, int *part)
-{
-    while (l->n_levels > 0) {
-        SpillLevel *lv = &l->levels[l->n_levels - 1];
-        while (lv->next < SPILL_FANOUT) {
-            int p = lv->next++;
-            if (lv->state[p] != NULL || lv->raw[p] != NULL) {
-                *level = l->n_levels - 1;
-                *part = p;
-                return true;
-            }
-        }
-        l->n_levels--;
-    }
-    return false;
-}
-
-/* Aggregates partition `part` of `level` into the emptied table: its state
- * rows merged, then its raw rows added; what does not fit spills a level
- * deeper.  Each file is freed once read. */
-static CmStatus load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr *err)
-{
-    const HashAggSpec *s = op->spec;
-    SpillLevel *lv = &l->levels[level];
-    l->loading[0] = lv->state[part];
-    l->loading[1] = lv->raw[part];
-    lv->state[part] = lv->raw[part] = NULL;
-    l->depth = level + 1;
-    l->spilling = false;
-    if (table_shrink(s, l, err) != CM_OK) {
-        return err->code;
-    }
-    for (int f = 0; f < 2; f++) {
-        ShSpill *file = l->loading[f];
-        if (file == NULL) {
+    ex_hash_agg_emit_keys(s, l, g, out, row);
+    int col = s->n_keys;
+    bool partial = as_state || s->mode == EX_AGG_PARTIAL;
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (as_state && keeps_values(&s->aggs[a])) {
+            cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
             continue;
         }
-        if (sh_spill_rewind(file, err) != CM_OK) {
+        col += emit_agg(s, group_states(l, g) + a, a, out, col, row, partial);
+    }
+}
+
+/* Fills l->out with the next groups of the table (from l->next_out). */
+static void emit_batch(const HashAggSpec *s, AggLocal *l)
+{
+    cm_batch_reset(&l->out);
+    uint32_t row = 0;
+    while (l->next_out < l->n_groups && row < CM_BATCH_CAP) {
+        ex_hash_agg_emit_group(s, l, l->next_out++, &l->out, row++, false);
+    }
+    l->out.n_rows = (int)row;
+}
+
+/* Aggregates the active rows of `in`, laid out for spec x, into the table
+ * (make_room has made room for them). */
+CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
+{
+    if (assign_groups(x, l, in, err) != CM_OK) {
+        return err->code;
+    }
+    for (int a = 0; a < x->n_aggs; a++) {
+        if (ex_hash_agg_update_one(x, l, a, in, err) != CM_OK) {
             return err->code;
         }
-        ex_op_count_spill(op, sh_spill_bytes(file));
-        if (f == 1 && !l->has_raw_buf) {
-            if (cm_batch_init(&l->raw_buf, l->n_in_cols, l->in_types, err) != CM_OK) {
-                return err->code;
-            }
-            l->has_raw_buf = true;
-        }
-        CmBatch *b = f == 0 ? &l->state_in : &l->raw_buf;
-        for (;;) {
-            bool eof = false;
-            if (sh_spill_read(file, b, &eof, err) != CM_OK) {
-                return err->code;
-            }
-            if (eof) {
-                break;
-            }
-            if (consume(f == 0 ? s->merge : s, l, b, f == 0, err) != CM_OK) {
-                return err->code;
-            }
-        }
-        sh_spill_free(file);
-        l->loading[f] = NULL;
     }
     return CM_OK;
 }
@@ -2116,550 +1252,6 @@ static CmStatus flush_empty(const HashAggSpec *s, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
-/* ---- holistic aggregates ---------------------------------------------------------- */
-
-static int cmp_entry_value(const CmValue *x, const CmValue *y)
-{
-    switch ((CmTypeId)x->type.id) {
-    case CM_T_VARCHAR:
-        return cm_str_cmp(&x->s, &y->s);
-    case CM_T_DOUBLE:
-        return cm_f64_cmp(x->d, y->d);
-    default:
-        return (x->i > y->i) - (x->i < y->i);
-    }
-}
-
-/* qsort orders: by group, then value (quantiles, mode) or arrival (string_agg). */
-static int by_group_value(const void *pa, const void *pb)
-{
-    const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
-    if (a->group != b->group) {
-        return a->group < b->group ? -1 : 1;
-    }
-    return cmp_entry_value(&a->value, &b->value);
-}
-
-static int by_group_arrival(const void *pa, const void *pb)
-{
-    const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
-    if (a->group != b->group) {
-        return a->group < b->group ? -1 : 1;
-    }
-    return (a->n > b->n) - (a->n < b->n);
-}
-
-/* The value at 0-based position k of the sorted values e[0..n), each e[i]
- * standing for its count (w) rows. */
-static const CmValue *value_at(SeenEntry *const *e, int64_t n, bool counts, int64_t k)
-{
-    for (int64_t i = 0; i < n; i++) {
-        int64_t w = counts ? (int64_t)e[i]->n : 1;
-        if (k < w) {
-            return &e[i]->value;
-        }
-        k -= w;
-    }
-    return &e[n - 1]->value;
-}
-
-static void set_state_value(AggState *st, const CmValue *v)
-{
-    if (v->type.id == CM_T_DOUBLE) {
-        st->d = v->d;
-    } else if (v->type.id == CM_T_VARCHAR) {
-        st->s = v->s;
-    } else {
-        st->i = v->i;
-    }
-}
-
-/* The result of holistic aggregate `agg` over one group's sorted entries
- * e[0..n) into st (strings of string_agg into the table's string arena, which
- * finish_holistic has reserved for). */
-static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *const *e, int64_t n,
-                               AggState *st, CmErr *err)
-{
-    bool counts = counts_values(agg);
-    int64_t total = 0;
-    for (int64_t i = 0; i < n; i++) {
-        total += counts ? (int64_t)e[i]->n : 1;
-    }
-    st->n = total;
-    switch (agg->fn) {
-    case EX_AGG_STRING_AGG: {
-        const CmStr *sep = &agg->param.s;
-        size_t len = (size_t)(n - 1) * sep->len;
-        for (int64_t i = 0; i < n; i++) {
-            len += e[i]->value.s.len;
-        }
-        if (len > UINT32_MAX) {
-            return cm_err_set(err, CM_LIMIT, -1, "result of string_agg is too long");
-        }
-        char *d = cm_arena_alloc(&l->strings, len ? len : 1);
-        if (d == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory in string_agg");
-        }
-        size_t w = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (i > 0) {
-                memcpy(d + w, cm_str_data(sep), sep->len);
-                w += sep->len;
-            }
-            memcpy(d + w, cm_str_data(&e[i]->value.s), e[i]->value.s.len);
-            w += e[i]->value.s.len;
-        }
-        st->s = cm_str_make(d, (uint32_t)len);
-        return CM_OK;
-    }
-    case EX_AGG_QUANTILE_CONT: {
-        /* (n - 1) q between its neighbours, as DuckDB and PostgreSQL's percentile_cont. */
-        double rn = (double)(total - 1) * agg->param.d;
-        int64_t lo = (int64_t)floor(rn), hi = (int64_t)ceil(rn);
-        double x = value_at(e, n, counts, lo)->d, y = value_at(e, n, counts, hi)->d;
-        st->d = lo == hi ? x : x + (rn - (double)lo) * (y - x);
-        return CM_OK;
-    }
-    case EX_AGG_QUANTILE_DISC: {
-        /* The first value whose cumulative share reaches q (percentile_disc). */
-        int64_t k = (int64_t)ceil((double)total * agg->param.d) - 1;
-        set_state_value(st, value_at(e, n, counts, k < 0 ? 0 : k));
-        return CM_OK;
-    }
-    case EX_AGG_LIST: {
-        /* The entries' strings are in the string arena already: the list points at them. */
-        size_t w = cm_type_width(agg->arg_type);
-        char *d = cm_arena_alloc(&l->strings, cm_list_bytes((uint32_t)n, w, false));
-        if (d == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory in list");
-        }
-        CmVec elems = {.type = agg->arg_type, .data = d};
-        for (int64_t i = 0; i < n; i++) {
-            cm_vec_set_value(&elems, (uint32_t)i, &e[i]->value);
-        }
-        st->l = (CmList){.len = (uint32_t)n, .data = d};
-        return CM_OK;
-    }
-    default: { /* MODE */
-        int64_t best = 0;
-        for (int64_t i = 1; i < n; i++) {
-            if (counts && e[i]->n > e[best]->n) {
-                best = i;
-            }
-        }
-        set_state_value(st, &e[best]->value);
-        return CM_OK;
-    }
-    }
-}
-
-/* Before the table is emitted: each holistic aggregate's entries are sorted by
- * group and computed into the groups' states.  The sort's index and
- * string_agg's results are reserved first (cm_mem_need: they cannot spill). */
-static CmStatus finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err)
-{
-    for (int a = 0; a < s->n_aggs; a++) {
-        const ExAggSpec *agg = &s->aggs[a];
-        SeenSet *set = &l->seen[a];
-        if (!ex_agg_is_holistic(agg->fn) || set->n == 0) {
-            continue;
-        }
-        int64_t idx_bytes = set->n * (int64_t)sizeof(SeenEntry *);
-        if (agg->fn == EX_AGG_STRING_AGG) {
-            /* Every value once more, and a separator per value. */
-            int64_t str_bytes = 0;
-            for (uint64_t i = 0; i <= set->mask; i++) {
-                if (set->slots[i].hash != 0) {
-                    str_bytes += set->slots[i].value.s.len + agg->param.s.len;
-                }
-            }
-            if (cm_mem_need(&l->res, str_bytes, err) != CM_OK) {
-                return err->code;
-            }
-            l->str_reserved += str_bytes;
-        }
-        if (agg->fn == EX_AGG_LIST) {
-            /* Each group's list: a slot per value, plus alignment. */
-            int64_t list_bytes = set->n * (int64_t)cm_type_width(agg->arg_type) + 8 * set->n;
-            if (cm_mem_need(&l->res, list_bytes, err) != CM_OK) {
-                return err->code;
-            }
-            l->str_reserved += list_bytes;
-        }
-        if (cm_mem_need(&l->res, idx_bytes, err) != CM_OK) {
-            return err->code;
-        }
-        SeenEntry **e = cm_malloc((size_t)idx_bytes);
-        if (e == NULL) {
-            cm_mem_shrink(&l->res, idx_bytes);
-            return cm_err_set(err, CM_OOM, -1, "out of memory in %s", "an aggregate");
-        }
-        int64_t n = 0;
-        for (uint64_t i = 0; i <= set->mask; i++) {
-            if (set->slots[i].hash != 0) {
-                e[n++] = &set->slots[i];
-            }
-        }
-        qsort(e, (size_t)n, sizeof *e,
-              in_arrival_order(agg->fn) ? by_group_arrival : by_group_value);
-        for (int64_t i = 0, j; i < n && err->code == CM_OK; i = j) {
-            for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
-            }
-            holistic_group(agg, l, e + i, j - i, group_states(l, e[i]->group) + a, err);
-        }
-        cm_free(e);
-        cm_mem_shrink(&l->res, idx_bytes);
-        if (err->code != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* ---- ungrouped holistic and ordered aggregates: sorters ------------------------- */
-
-/*
- * Without keys a holistic aggregate's values are all in one group, which the
- * hash partitions of spilling cannot split.  So each one (by_sorter) hands
- * its non-NULL values, with its ORDER BY keys, to an external sorter of its
- * own (sort_run.h), which spills sorted runs and merges them; at the end the
- * values are read back in order, once, and only the result is kept:
- * string_agg's string and list's elements grow as they come (cm_mem_need: a
- * result cannot spill), a quantile reads on to its position (the count is
- * known), mode counts runs of equal values and DISTINCT skips a value equal
- * to the one before; first and last with ORDER BY (NULLs included) take the
- * first row read back or the last.  Sorter layout: the argument, then the
- * ORDER BY keys.
- */
-
-/* first and last with ORDER BY: the value of one row in that order, NULL
- * included; DISTINCT changes nothing (the first value is the first distinct one). */
-static bool takes_one(ExAggFn fn)
-{
-    return fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
-}
-
-/* The sorter of aggregate agg: its columns' types into types, its keys into
- * keys; the number of keys. */
-static int sorter_layout(const ExAggSpec *agg, CmType *types, ExSortKey *keys)
-{
-    types[0] = agg->arg_type;
-    int n = 0;
-    for (int k = 0; k < agg->n_order; k++) {
-        types[1 + k] = agg->order_types[k];
-        keys[n] = agg->order[k];
-        keys[n++].col = 1 + k;
-    }
-    bool in_order = (in_arrival_order(agg->fn) && !agg->distinct) || takes_one(agg->fn);
-    if (!in_order) {
-        /* equal values next to each other: DISTINCT, quantiles and mode */
-        keys[n++] = (ExSortKey){.col = 0};
-    }
-    return n;
-}
-
-static CmStatus sorters_init(ExOp *op, const ExTask *task, AggLocal *l, CmErr *err)
-{
-    const HashAggSpec *s = op->spec;
-    l->sorters = cm_calloc((size_t)s->n_aggs, sizeof(ExSorter *));
-    l->sorted_n = cm_calloc((size_t)s->n_aggs, sizeof(int64_t));
-    l->sorted_buf = cm_calloc((size_t)s->n_aggs, sizeof(char *));
-    if (l->sorters == NULL || l->sorted_n == NULL || l->sorted_buf == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory");
-    }
-    for (int a = 0; a < s->n_aggs; a++) {
-        if (!s->by_sorter[a]) {
-            continue;
-        }
-        CmType types[1 + s->aggs[a].n_order];
-        ExSortKey keys[2 + s->aggs[a].n_order];
-        int n_keys = sorter_layout(&s->aggs[a], types, keys);
-        l->sorters[a] = ex_sorter_new(op, task->query, "aggregate sort", 1 + s->aggs[a].n_order,
-                                      types, n_keys, keys, -1, err);
-        if (l->sorters[a] == NULL) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* Hands the rows of `in` whose argument is not NULL (first, last: every row)
- * to each sorter. */
-static CmStatus sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
-{
-    for (int a = 0; a < s->n_aggs; a++) {
-        if (l->sorters == NULL || l->sorters[a] == NULL) {
-            continue;
-        }
-        const ExAggSpec *agg = &s->aggs[a];
-        CmVec cols[1 + agg->n_order];
-        cols[0] = in->cols[agg->arg];
-        for (int k = 0; k < agg->n_order; k++) {
-            cols[1 + k] = in->cols[agg->order[k].col];
-        }
-        int n = 0;
-        for (int i = 0; i < in->n_rows; i++) {
-            uint32_t p = cm_batch_pos(in, i);
-            if (takes_one(agg->fn) || !cm_vec_is_null(&cols[0], p)) {
-                l->sorter_pos[n++] = p;
-            }
-        }
-        CmBatch view = {
-            .n_rows = n, .n_cols = 1 + agg->n_order, .cols = cols, .sel = l->sorter_pos};
-        l->sorted_n[a] += n;
-        if (n > 0 && ex_sorter_add(l->sorters[a], &view, err) != CM_OK) {
-            return err->code;
-        }
-    }
-    return CM_OK;
-}
-
-/* Makes (*buf, *cap) hold at least `need` bytes, reserving what it adds. */
-static CmStatus sorted_grow(AggLocal *l, char **buf, int64_t *cap, int64_t need, bool reserve,
-                            CmErr *err)
-{
-    if (need <= *cap) {
-        return CM_OK;
-    }
-    int64_t to = *cap > 0 ? *cap : 256;
-    while (to < need) {
-        to *= 2;
-    }
-    if (reserve && cm_mem_need(&l->res, to - *cap, err) != CM_OK) {
-        return err->code;
-    }
-    char *nb = cm_realloc(*buf, (size_t)to);
-    if (nb == NULL) {
-        if (reserve) {
-            cm_mem_shrink(&l->res, to - *cap);
-        }
-        return cm_err_set(err, CM_OOM, -1, "out of memory in an aggregate");
-    }
-    *buf = nb;
-    *cap = to;
-    return CM_OK;
-}
-
-/* Copies v into the owned buffer (*buf, *cap) when it is a string, so that it
- * outlives the sorter's batch. */
-static CmStatus keep_value(AggLocal *l, CmValue *dst, const CmValue *v, char **buf, int64_t *cap,
-                           CmErr *err)
-{
-    *dst = *v;
-    if (v->type.id == CM_T_VARCHAR) {
-        if (sorted_grow(l, buf, cap, v->s.len + 1, false, err) != CM_OK) {
-            return err->code;
-        }
-        memcpy(*buf, cm_str_data(&v->s), v->s.len);
-        dst->s = cm_str_make(*buf, v->s.len);
-    }
-    return CM_OK;
-}
-
-/* *x = v with its string (if any) copied into the table's string arena, reserved. */
-static CmStatus arena_value(AggLocal *l, CmValue *x, const CmValue *v, CmErr *err)
-{
-    *x = *v;
-    if (v->type.id == CM_T_VARCHAR && v->s.len > 0) {
-        char *d = NULL;
-        if (cm_mem_need(&l->res, v->s.len, err) != CM_OK ||
-            (d = cm_arena_alloc(&l->strings, v->s.len)) == NULL) {
-            return err->code != CM_OK ? err->code : cm_err_set(err, CM_OOM, -1, "out of memory");
-        }
-        l->str_reserved += v->s.len;
-        memcpy(d, cm_str_data(&v->s), v->s.len);
-        x->s = cm_str_make(d, v->s.len);
-    }
-    return CM_OK;
-}
-
-/* A value the result keeps (quantile_disc, mode). */
-static CmStatus set_kept_value(AggLocal *l, AggState *st, const CmValue *v, CmErr *err)
-{
-    CmValue x;
-    if (arena_value(l, &x, v, err) != CM_OK) {
-        return err->code;
-    }
-    set_state_value(st, &x);
-    return CM_OK;
-}
-
-/* The streaming state of one by_sorter aggregate as its values are read back. */
-typedef struct SortedRead {
-    int64_t n_taken;  /* values taken (DISTINCT: distinct ones) */
-    int64_t len, cap; /* string_agg: bytes written; capacity of sorted_buf */
-    int64_t lo, hi;   /* quantiles: the positions read */
-    double x, y;      /* quantile_cont: the values there */
-    CmValue prev;     /* the value before (DISTINCT, mode), its string in prev_buf */
-    bool has_prev;
-    char *prev_buf, *best_buf;
-    int64_t prev_cap, best_cap;
-    CmValue best; /* mode: the value of the longest run so far, its string in best_buf */
-    int64_t best_n, run_n;
-} SortedRead;
-
-/* Takes value v (not NULL) of aggregate agg, in its sorter's order. */
-static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead *r,
-                            const CmValue *v, CmErr *err)
-{
-    bool same = r->has_prev && same_value(&r->prev, v);
-    if (agg->distinct && same) {
-        return CM_OK;
-    }
-    AggState *st = group_states(l, 0) + a;
-    switch (agg->fn) {
-    case EX_AGG_STRING_AGG: {
-        const CmStr *sep = &agg->param.s;
-        int64_t add = (r->n_taken > 0 ? sep->len : 0) + v->s.len;
-        if (r->len + add > UINT32_MAX) {
-            return cm_err_set(err, CM_LIMIT, -1, "result of string_agg is too long");
-        }
-        if (sorted_grow(l, &l->sorted_buf[a], &r->cap, r->len + add, true, err) != CM_OK) {
-            return err->code;
-        }
-        if (r->n_taken > 0) {
-            memcpy(l->sorted_buf[a] + r->len, cm_str_data(sep), sep->len);
-            r->len += sep->len;
-        }
-        memcpy(l->sorted_buf[a] + r->len, cm_str_data(&v->s), v->s.len);
-        r->len += v->s.len;
-        break;
-    }
-    case EX_AGG_LIST: {
-        size_t w = cm_type_width(agg->arg_type);
-        int64_t need = (int64_t)cm_list_bytes((uint32_t)(r->n_taken + 1), w, false);
-        if (sorted_grow(l, &l->sorted_buf[a], &r->cap, need, true, err) != CM_OK) {
-            return err->code;
-        }
-        CmValue x;
-        if (arena_value(l, &x, v, err) != CM_OK) {
-            return err->code;
-        }
-        CmVec elems = {.type = agg->arg_type, .data = l->sorted_buf[a]};
-        cm_vec_set_value(&elems, (uint32_t)r->n_taken, &x);
-        break;
-    }
-    case EX_AGG_QUANTILE_CONT:
-        if (r->n_taken == r->lo) {
-            r->x = v->d;
-        }
-        if (r->n_taken == r->hi) {
-            r->y = v->d;
-        }
-        break;
-    case EX_AGG_QUANTILE_DISC:
-        if (r->n_taken == r->lo && set_kept_value(l, st, v, err) != CM_OK) {
-            return err->code;
-        }
-        break;
-    default: /* MODE: runs of equal values; the first of the longest is the least */
-        if (same) {
-            r->run_n++;
-            break;
-        }
-        if (r->has_prev && r->run_n > r->best_n &&
-            keep_value(l, &r->best, &r->prev, &r->best_buf, &r->best_cap, err) != CM_OK) {
-            return err->code;
-        }
-        r->best_n = r->has_prev && r->run_n > r->best_n ? r->run_n : r->best_n;
-        r->run_n = 1;
-        break;
-    }
-    r->n_taken++;
-    if (agg->distinct || agg->fn == EX_AGG_MODE) {
-        if (keep_value(l, &r->prev, v, &r->prev_buf, &r->prev_cap, err) != CM_OK) {
-            return err->code;
-        }
-        r->has_prev = true;
-    }
-    return CM_OK;
-}
-
-/* Reads aggregate a's sorter back in order into the one group's state. */
-static CmStatus finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
-{
-    const ExAggSpec *agg = &s->aggs[a];
-    AggState *st = group_states(l, 0) + a;
-    CmType types[1 + agg->n_order];
-    ExSortKey keys[2 + agg->n_order];
-    sorter_layout(agg, types, keys);
-    CmBatch out = {0};
-    SortedRead r = {0};
-    int64_t total = l->sorted_n[a];
-    if (agg->fn == EX_AGG_QUANTILE_CONT) {
-        /* (n - 1) q between its neighbours, as holistic_group */
-        double rn = (double)(total - 1) * agg->param.d;
-        r.lo = (int64_t)floor(rn);
-        r.hi = (int64_t)ceil(rn);
-    } else if (agg->fn == EX_AGG_QUANTILE_DISC) {
-        r.lo = (int64_t)ceil((double)total * agg->param.d) - 1;
-        r.lo = r.lo < 0 ? 0 : r.lo;
-    }
-    if (ex_sorter_finish(l->sorters[a], err) != CM_OK ||
-        cm_batch_init(&out, 1 + agg->n_order, types, err) != CM_OK) {
-        goto done;
-    }
-    for (bool more = total > 0; more;) {
-        if (ex_sorter_next(l->sorters[a], &out, &more, err) != CM_OK) {
-            goto done;
-        }
-        if (takes_one(agg->fn)) {
-            /* first: the first row of the first batch; last: the last of the last */
-            bool is_first = agg->fn == EX_AGG_FIRST;
-            if (out.n_rows > 0 && (is_first ? r.n_taken == 0 : !more)) {
-                uint32_t p = cm_batch_pos(&out, is_first ? 0 : out.n_rows - 1);
-                st->m2 = cm_vec_is_null(&out.cols[0], p);
-                if (!st->m2 && set_minmax(st, &out.cols[0], p, l, err) != CM_OK) {
-                    goto done;
-                }
-            }
-            r.n_taken += out.n_rows;
-            continue;
-        }
-        for (int i = 0; i < out.n_rows; i++) {
-            CmValue v;
-            cm_vec_get_value(&out.cols[0], cm_batch_pos(&out, i), &v);
-            if (sorted_take(agg, l, a, &r, &v, err) != CM_OK) {
-                goto done;
-            }
-        }
-    }
-    st->n = r.n_taken;
-    if (r.n_taken == 0) {
-        goto done;
-    }
-    switch (agg->fn) {
-    case EX_AGG_STRING_AGG:
-        st->s = cm_str_make(l->sorted_buf[a], (uint32_t)r.len);
-        break;
-    case EX_AGG_LIST:
-        st->l = (CmList){.len = (uint32_t)r.n_taken, .data = l->sorted_buf[a]};
-        break;
-    case EX_AGG_QUANTILE_CONT:
-        st->d = r.lo == r.hi
-                    ? r.x
-                    : r.x + ((double)(total - 1) * agg->param.d - (double)r.lo) * (r.y - r.x);
-        break;
-    case EX_AGG_QUANTILE_DISC:
-    case EX_AGG_FIRST:
-    case EX_AGG_LAST:
-        break;
-    default:
-        if (r.run_n > r.best_n) {
-            r.best = r.prev;
-        }
-        set_kept_value(l, st, &r.best, err);
-        break;
-    }
-done:
-    cm_batch_fini(&out);
-    cm_free(r.prev_buf);
-    cm_free(r.best_buf);
-    ex_sorter_free(l->sorters[a]);
-    l->sorters[a] = NULL;
-    return err->code;
-}
-
 /* ---- sorted input: groups one after the other --------------------------------------- */
 
 /* Groups a sorted-input table holds before it emits the complete ones. */
@@ -2681,7 +1273,7 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
             return EX_HAVE_MORE;
         }
         l->draining = false;
-        if (table_shrink(s, l, err) != CM_OK) {
+        if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
     }
@@ -2700,17 +1292,19 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
         int b = n;
         if (l->n_groups > 0 &&
             (l->n_groups >= SORTED_DRAIN_GROUPS || l->res.held > l->max_bytes / 8)) {
-            for (b = 0; b < n && key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]); b++) {
+            for (b = 0;
+                 b < n && ex_hash_agg_key_matches(s, l, l->n_groups - 1, in, l->sorted_pos[b]);
+                 b++) {
             }
         }
         view.n_rows = b;
-        if (b > 0 && consume(s, l, &view, false, err) != CM_OK) {
+        if (b > 0 && ex_hash_agg_consume(s, l, &view, false, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
         if (b == n) {
             continue;
         }
-        if (finish_holistic(s, l, err) != CM_OK) {
+        if (ex_hash_agg_finish_holistic(s, l, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
         l->resume_at = at + b;
@@ -2730,7 +1324,7 @@ static CmStatus finish_table(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->next_out = 0;
     l->emitting = l->n_levels <= l->depth;
-    return l->emitting ? finish_holistic(s, l, err) : dump_table(s, l, err);
+    return l->emitting ? ex_hash_agg_finish_holistic(s, l, err) : ex_hash_agg_dump_table(s, l, err);
 }
 
 /* Emits the table, then each spilled partition aggregated in turn. */
@@ -2744,7 +1338,7 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
             return EX_DONE;
         }
         for (int a = 0; l->sorters != NULL && a < s->n_aggs; a++) {
-            if (l->sorters[a] != NULL && finish_sorted(s, l, a, err) != CM_OK) {
+            if (l->sorters[a] != NULL && ex_hash_agg_finish_sorted(s, l, a, err) != CM_OK) {
                 return EX_DONE;
             }
         }
@@ -2768,11 +1362,12 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
             }
         }
         int level, part;
-        if (!next_partition(l, &level, &part)) {
+        if (!ex_hash_agg_next_partition(l, &level, &part)) {
             *out = NULL;
             return EX_DONE;
         }
-        if (load_partition(op, l, level, part, err) != CM_OK || finish_table(s, l, err) != CM_OK) {
+        if (ex_hash_agg_load_partition(op, l, level, part, err) != CM_OK ||
+            finish_table(s, l, err) != CM_OK) {
             return EX_DONE;
         }
     }
@@ -2785,14 +1380,14 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
 {
     if (l->draining && l->next_out == l->n_groups) { /* the last batch was taken */
         l->draining = false;
-        if (table_shrink(s, l, err) != CM_OK) {
+        if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
     }
     if (!l->draining) {
         if (l->resume_at == 0 &&
-            make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
-            absorb(s, l, in, err);
+            ex_hash_agg_make_room(s, l, s->n_keys ? in->n_rows : 0, in->n_rows, false, err)) {
+            ex_hash_agg_absorb(s, l, in, err);
             return EX_NEED_INPUT;
         }
         /* Refused: the batch goes in slices, the groups out whenever a slice
@@ -2804,8 +1399,9 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
                 l->slice_pos[i] = cm_batch_pos(in, at + i);
             }
             view.sel = l->slice_pos;
-            if (make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows, l->n_groups == 0, err)) {
-                absorb(s, l, &view, err);
+            if (ex_hash_agg_make_room(s, l, s->n_keys ? view.n_rows : 0, view.n_rows,
+                                      l->n_groups == 0, err)) {
+                ex_hash_agg_absorb(s, l, &view, err);
             } else if (err->code == CM_OK) {
                 l->resume_at = at;
                 l->draining = true;
@@ -2834,10 +1430,10 @@ static ExOpResult agg_push(ExOp *op, void *local, const CmBatch *in, const CmBat
     if (s->sorted_input) {
         return sorted_push(s, l, in, out, err);
     }
-    if (l->sorters != NULL && sorter_add(s, l, in, err) != CM_OK) {
+    if (l->sorters != NULL && ex_hash_agg_sorter_add(s, l, in, err) != CM_OK) {
         return EX_NEED_INPUT;
     }
-    consume(s, l, in, false, err);
+    ex_hash_agg_consume(s, l, in, false, err);
     return EX_NEED_INPUT;
 }
 
@@ -2935,7 +1531,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         agg_local_fini(op, l);
         return NULL;
     }
-    if (s->by_sorter != NULL && sorters_init(op, task, l, err) != CM_OK) {
+    if (s->by_sorter != NULL && ex_hash_agg_sorters_init(op, task, l, err) != CM_OK) {
         agg_local_fini(op, l);
         return NULL;
     }

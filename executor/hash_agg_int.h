@@ -1,0 +1,414 @@
+/*
+ * hash_agg_int.h - shared by the files of the hash aggregate, and included by
+ * no others (the engine sees executor/ops.h): hash_agg.c (group table,
+ * updates, output, push/flush, lifecycle), hash_agg_fast.c (direct index,
+ * typed update loops), hash_agg_spill.c (spilling) and hash_agg_holistic.c
+ * (holistic results, sorters).  Ownership: HashAggSpec is built once in the
+ * query arena by ex_hash_agg_new and read-only after, shared by all tasks.
+ * AggLocal is one task's table, never shared (no lock), and owns what it
+ * points to, freed in agg_local_fini: its GroupChunks (each owns its
+ * chunks), slots, direct index, SeenSets (own their slots; strings in the
+ * table's string arena), SpillLevels (own their files) and sorters.
+ * AggState is plain data inside a chunk; its strings, lists and sketches are
+ * in the string arena (a sorter's result in AggLocal.sorted_buf).  The static
+ * inline helpers below run per row and must stay inline (hottest loop).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "common/mem.h"
+#include "common/value.h"
+#include "executor/ops.h"
+#include "executor/sort_run.h"
+#include "shuffle/spill.h"
+#include "storage/stats.h"
+
+/* Partitions per spill level, and the hash bits that pick one (the top bits
+ * first: the shuffle before a FINAL aggregate partitions on bits 32 and up,
+ * the slots on the low bits). */
+#define SPILL_BITS 4
+#define SPILL_FANOUT (1 << SPILL_BITS)
+/* Levels of spilling before a partition that still does not fit is an OOM. */
+#define SPILL_MAX_LEVELS 5
+/* Groups a table starts with, and shrinks back to after it spills. */
+#define INITIAL_GROUPS 256
+/* The most 64-bit words a group's packed keys take (HashAggSpec.pack_words). */
+#define PACK_MAX_WORDS 3
+
+typedef struct AggState {
+    union {
+        int64_t i;
+        double d; /* also the running mean of the variances */
+        CmStr s;
+        CmList l;      /* list(): the values, in the table's string arena */
+        CmInterval iv; /* min/max of an INTERVAL */
+    };
+    int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
+    union {
+        double m2;       /* variances: sum of squared deviations from the mean (Welford);
+                            first/last: 1 when the value kept is NULL */
+        CmValue *x;      /* arg_min/arg_max (the union holds y): x of that row, in the string
+                            arena */
+        StColStats *hll; /* approx_count_distinct: its sketch, in the string arena, or NULL */
+    };
+} AggState;
+
+typedef struct HashAggSpec HashAggSpec;
+
+struct HashAggSpec {
+    ExAggMode mode;
+    int n_keys;
+    int *keys;
+    CmType *key_types;
+    int n_aggs;
+    ExAggSpec *aggs;
+    int *in_col;       /* per aggregate: its (first) input column */
+    int empty_gid_key; /* the grouping-set key of an empty set (), or -1 */
+    int64_t empty_gid; /* ... and the set's number */
+    /* SINGLE and FINAL: how spilled state rows are read back (mode FINAL, keys
+     * first, then per aggregate its partial state, or for a DISTINCT one the
+     * raw value), and their column types.  In the query arena. */
+    HashAggSpec *merge;
+    int n_state_cols;
+    CmType *state_types;
+    /* SINGLE without keys: per aggregate, true when its values go through a
+     * sorter of its own instead of a SeenSet (string_agg, list, quantiles and
+     * mode; not a DISTINCT quantile), so that they spill.  In the query arena. */
+    bool *by_sorter;
+    /* SINGLE with keys and an ORDER BY inside a call: the input arrives sorted
+     * by (keys, that ORDER BY), so groups arrive one after the other; the
+     * table emits its complete groups as it goes and never spills. */
+    bool sorted_input;
+    /* Keys that are all integers, dates, times or decimals, together with a
+     * null bit each in at most PACK_MAX_WORDS words, are stored packed per
+     * group (AggLocal.packed) instead of column by column: a probe compares
+     * one to three words of one cache line, where the columns cost a miss
+     * and a memcmp each.  Key k's bytes are at byte pack_off[k] (zero when
+     * NULL), the null bits from byte pack_null_off.  0 words: not packed. */
+    int pack_words;
+    int pack_null_off;
+    int *pack_off;   /* n_keys; in the query arena */
+    int *pack_width; /* n_keys: each key's bytes (1, 4 or 8); in the query arena */
+};
+
+/* Per-group storage that grows without moving: chunk 0 holds groups
+ * [0, INITIAL_GROUPS), chunk c >= 1 holds [INITIAL_GROUPS << (c - 1),
+ * INITIAL_GROUPS << c).  Each new chunk doubles the capacity, and growing
+ * never copies what the groups hold (nor faults its pages in twice). */
+#define MAX_CHUNKS 48
+typedef struct GroupChunks {
+    char *chunk[MAX_CHUNKS]; /* owned */
+    int n_chunks;
+    size_t width; /* bytes per group */
+} GroupChunks;
+
+static inline void *chunk_at(const GroupChunks *c, int64_t g)
+{
+    uint64_t q = (uint64_t)g / INITIAL_GROUPS;
+    int k = q == 0 ? 0 : 64 - __builtin_clzll(q);
+    int64_t base = k == 0 ? 0 : (int64_t)INITIAL_GROUPS << (k - 1);
+    return c->chunk[k] + (size_t)(g - base) * c->width;
+}
+
+typedef struct KeyCol {
+    void *data;     /* cap values of the key's physical type */
+    uint8_t *nulls; /* cap flags */
+} KeyCol;
+
+typedef struct Slot {
+    uint32_t group; /* group + 1; 0 = empty */
+    uint32_t tag;   /* lower 32 bits of the hash, which give the home slot (slot_home) */
+} Slot;
+
+/* The slot a hash probes from.  It comes from the bits a slot keeps, so that a
+ * rehash reads the old slots in order, and each one's entry lands in one of
+ * two runs of the new slots that advance with it, instead of fetching every
+ * group's hash and missing the cache once per group. */
+static inline uint64_t slot_home(uint64_t h, uint64_t mask)
+{
+    return (uint64_t)(uint32_t)h & mask;
+}
+
+/* The (group, value) pairs a DISTINCT aggregate has seen: open addressing over
+ * entries that keep the value (strings copied into the agg's arena). */
+typedef struct SeenEntry {
+    uint64_t hash;  /* 0 = empty (real hashes are forced odd) */
+    uint32_t group; /* groups fit 32 bits, as in Slot */
+    uint32_t n;     /* quantiles and mode: rows with this value (a full count starts
+                       another entry); otherwise the set's size when it came (arrival
+                       order, for string_agg).  Beside `group`, so the entry stays 48 bytes */
+    CmValue value;
+} SeenEntry;
+
+typedef struct SeenSet {
+    SeenEntry *slots;
+    uint64_t mask;
+    int64_t n;
+} SeenSet;
+
+/* One level of spilling: a state and a raw file per partition. */
+typedef struct SpillLevel {
+    ShSpill *state[SPILL_FANOUT]; /* state rows (merge layout); owned, NULL until written */
+    ShSpill *raw[SPILL_FANOUT]; /* input rows (the op's input layout); owned, NULL until written */
+    int next;                   /* the next partition to aggregate at flush */
+} SpillLevel;
+
+typedef struct AggLocal {
+    int64_t n_groups, cap_groups;
+    KeyCol *keys;       /* n_keys; unused when the keys are packed */
+    GroupChunks packed; /* per group pack_words words and then, at state_off, its
+                           states, when the keys are packed: the state a row updates
+                           is in the cache line its key was just compared in */
+    GroupChunks states; /* per group n_aggs AggStates (one when there are none), when
+                           the keys are not packed */
+    size_t state_off;   /* packed keys: the states' offset in a group's record */
+    GroupChunks hashes; /* per group its uint64_t hash, for rehashing and spilling */
+    Slot *slots;
+    uint64_t mask; /* slots - 1 */
+    /* Direct index (ex_hash_agg_direct_choose, hash_agg_fast.c): one integer key whose values span
+     * few more entries than the slots is its own entry, direct[key - direct_base], and then the
+     * slots stay empty (still grown and reserved, so that leaving needs no memory). */
+    uint32_t *direct;     /* group + 1 per key value, 0 = none; owned; NULL when hashing */
+    uint64_t direct_base; /* the key of direct[0] (unsigned: offsets wrap) */
+    uint64_t direct_n;    /* entries */
+    uint32_t direct_null; /* group + 1 of the NULL key, 0 = none */
+    bool has_range;       /* key_lo, key_hi: the least and greatest non-NULL key */
+    int64_t key_lo, key_hi;
+    uint64_t direct_retry; /* after leaving for a span too wide: slots before trying again */
+    CmArena strings;       /* key and min/max strings */
+    uint32_t row_group[CM_BATCH_CAP];
+    uint64_t row_hash[CM_BATCH_CAP];
+    uint64_t row_key[CM_BATCH_CAP][PACK_MAX_WORDS]; /* packed keys of the batch's rows */
+    CmBatch out;
+    int64_t next_out; /* flush position */
+    bool flushed_empty;
+    SeenSet *seen; /* per aggregate, for DISTINCT ones; owned */
+    /* memory */
+    CmMemRes res;         /* what the table holds: arrays, slots, DISTINCT sets, strings */
+    int64_t str_reserved; /* the part of res covering the string arena */
+    int64_t max_bytes;    /* the most the table reserves before it spills: its slice of the
+                             budget among the stage's tasks that run at once */
+    bool draining;        /* PARTIAL: emitting the groups of a refused table */
+    int resume_at;        /* PARTIAL: the row of the input batch to go on from after draining */
+    /* spilling (SINGLE, FINAL) */
+    const char *temp_dir; /* borrowed from the query's config */
+    int64_t max_temp;
+    bool spilling; /* the table takes no new groups; their rows go to levels[depth] */
+    int depth;     /* spill levels the table's input went through */
+    int n_levels;  /* levels holding files (a stack: deeper ones are aggregated first) */
+    SpillLevel levels[SPILL_MAX_LEVELS];
+    ShSpill *loading[2]; /* the partition's files being read at flush; owned */
+    bool emitting;       /* flush: emitting the table */
+    bool flush_started;
+    int n_in_cols;     /* the input's columns, as raw rows spill them */
+    CmType *in_types;  /* owned */
+    CmBatch state_buf; /* state rows written out (merge layout) */
+    CmBatch state_in;  /* state rows read back */
+    CmBatch raw_buf;   /* raw rows read back; initialised at first use */
+    bool has_raw_buf;
+    uint32_t hit_pos[CM_BATCH_CAP];   /* positions 0..n of state rows being written */
+    uint64_t hit_hash[CM_BATCH_CAP];  /* their groups' hashes */
+    uint32_t miss_pos[CM_BATCH_CAP];  /* positions of raw rows being written */
+    uint64_t miss_hash[CM_BATCH_CAP]; /* hashes of DISTINCT value rows being written */
+    uint32_t route_pos[CM_BATCH_CAP]; /* rows ordered by partition */
+    uint32_t slice_pos[CM_BATCH_CAP]; /* the rows of a slice of a refused batch */
+    uint8_t route_part[CM_BATCH_CAP];
+    /* by_sorter aggregates (ungrouped) */
+    ExSorter **sorters; /* per aggregate, NULL for the others; owned */
+    int64_t *sorted_n;  /* per aggregate: the non-NULL values added */
+    char **sorted_buf;  /* per aggregate: string_agg's result, list's elements; owned */
+    uint32_t sorter_pos[CM_BATCH_CAP]; /* the rows whose argument is not NULL */
+    /* sorted_input: the rows of the batch from resume_at on */
+    uint32_t sorted_pos[CM_BATCH_CAP];
+} AggLocal;
+
+/* ---- inline helpers --------------------------------------------------------- */
+
+/* Rows between asking for a group's key and comparing it, and again between
+ * asking for its slot and reading it: a miss takes longer than a handful of
+ * rows' work, so fewer leaves the probe waiting. */
+#define PREFETCH_AHEAD 16
+
+/* Slices a refused batch takes, so that a table in a small budget (whose room
+ * for a whole batch of new groups and DISTINCT values may be most of it)
+ * still aggregates in memory. */
+#define SLICE_ROWS 128
+
+/* The aggregate keeps (group, value) entries in a SeenSet: DISTINCT ones and
+ * the holistic ones. */
+static inline bool keeps_values(const ExAggSpec *agg)
+{
+    return agg->distinct || ex_agg_is_holistic(agg->fn);
+}
+
+/* string_agg and list keep each row, in arrival order. */
+static inline bool in_arrival_order(ExAggFn fn)
+{
+    return fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST;
+}
+
+/* Equal values share one entry with a count (quantiles and mode, unless
+ * DISTINCT); string_agg and list keep each row, in order. */
+static inline bool counts_values(const ExAggSpec *agg)
+{
+    return !agg->distinct && !in_arrival_order(agg->fn);
+}
+
+static inline AggState *group_states(const AggLocal *l, int64_t g)
+{
+    if (l->state_off > 0) {
+        return (AggState *)((char *)chunk_at(&l->packed, g) + l->state_off);
+    }
+    return chunk_at(&l->states, g);
+}
+
+static inline uint64_t *group_hash(const AggLocal *l, int64_t g)
+{
+    return chunk_at(&l->hashes, g);
+}
+
+static inline uint64_t *group_key(const AggLocal *l, int64_t g)
+{
+    return chunk_at(&l->packed, g);
+}
+
+/* The hash of packed keys: ex_hash_keys's, bit for bit (hashing.c), so that
+ * spill partitions do not depend on how the keys are stored. */
+static inline uint64_t packed_hash(const HashAggSpec *s, const uint64_t *key)
+{
+    const char *b = (const char *)key;
+    uint64_t h = 0;
+    for (int k = 0; k < s->n_keys; k++) {
+        uint64_t hv;
+        if (b[s->pack_null_off + k / 8] & (1 << (k % 8))) {
+            hv = CM_HASH_NULL;
+        } else if (s->pack_width[k] == 1) {
+            hv = cm_hash_u64((uint8_t)b[s->pack_off[k]]);
+        } else if (s->pack_width[k] == 4) {
+            int32_t x;
+            memcpy(&x, b + s->pack_off[k], 4);
+            hv = cm_hash_u64((uint64_t)(int64_t)x);
+        } else {
+            int64_t x;
+            memcpy(&x, b + s->pack_off[k], 8);
+            hv = cm_hash_u64((uint64_t)x);
+        }
+        h = k == 0 ? hv : cm_hash_combine(h, hv);
+    }
+    return h;
+}
+
+/* Group g's hash: kept per group, or for packed keys computed from them
+ * (which saves the 8 bytes a group). */
+static inline uint64_t group_hash_of(const HashAggSpec *s, const AggLocal *l, int64_t g)
+{
+    return s->pack_words > 0 ? packed_hash(s, group_key(l, g)) : *group_hash(l, g);
+}
+
+static inline void init_states(const HashAggSpec *s, AggState *st)
+{
+    /* Not even an empty memset without aggregates: st is then in memory never
+     * written, and a masked store of no bytes to a page not yet touched costs
+     * the processor a microcode assist (it was 40% of a UNION's CPU). */
+    if (s->n_aggs > 0) {
+        memset(st, 0, sizeof(AggState) * (size_t)s->n_aggs);
+    }
+}
+
+static inline CmStatus sum_overflow(CmErr *err)
+{
+    return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM");
+}
+
+/* ---- hash_agg.c --------------------------------------------------------------- */
+
+/* Empties the table and gives back all but its initial memory. */
+CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err);
+/* Empties the table, keeping its arrays (and what they reserve) for reuse. */
+void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l);
+/* Makes room (reserved) for n_groups more groups and n_values more values in
+ * each DISTINCT set.  False when refused (err unset: the caller spills) or on
+ * an error (err set); `must` turns a refusal into CM_OOM. */
+bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
+                           bool must, CmErr *err);
+/* Whether group g has the keys of the row at position p of `in`. */
+bool ex_hash_agg_key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
+                             uint32_t p);
+/* The hashes of the active rows of `in` into l->row_hash (and for packed keys
+ * their keys into l->row_key). */
+void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* Updates aggregate a of the groups in l->row_group with the active rows of `in`. */
+CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
+                                CmErr *err);
+/* Aggregates the active rows of `in`, laid out for spec x, into the table
+ * (room made). */
+CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err);
+/* Writes group g's keys as row `row` of out's first columns. */
+void ex_hash_agg_emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
+                           uint32_t row);
+/* Writes group g as row `row` of out: final values, partial states (PARTIAL),
+ * or state rows (as_state: partial states, NULL for DISTINCT aggregates). */
+void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatch *out,
+                            uint32_t row, bool as_state);
+/* Sets min/max-like state st to value p of v (strings and lists copied into
+ * the table's string arena). */
+CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, CmErr *err);
+/* Whether two non-NULL values of one type are equal (as a SeenSet compares them). */
+bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y);
+
+/* ---- hash_agg_fast.c ---------------------------------------------------------- */
+
+/* Forgets the direct index and the key range (the groups are going). */
+void ex_hash_agg_direct_drop(AggLocal *l);
+/* Back to hashing: the groups go into the (reserved, empty) slots.  Does
+ * nothing without a direct index. */
+void ex_hash_agg_direct_leave(const HashAggSpec *s, AggLocal *l);
+/* Before a batch (its keys packed into l->row_key, room made): true when its
+ * groups are found through the direct index, which it enters or grows. */
+bool ex_hash_agg_direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* The group of every active row into l->row_group, through the direct index
+ * (ex_hash_agg_direct_choose said yes). */
+void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* Aggregate a over the batch's rows when it is count(*), count(x) or sum/avg
+ * of a DOUBLE, BIGINT or DECIMAL without DISTINCT and its argument is not a
+ * constant: true with *rc set (an overflow in err); false, *rc untouched,
+ * for the others. */
+bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode,
+                             const CmVec *v, const CmVec *v2, bool final_count, const CmBatch *in,
+                             CmStatus *rc, CmErr *err);
+
+/* ---- hash_agg_spill.c --------------------------------------------------------- */
+
+/* SINGLE, FINAL: aggregates `in` (laid out for x: the op's spec, or its merge
+ * spec for state rows), spilling from the first refusal on; a refused batch
+ * is tried in slices of SLICE_ROWS. */
+CmStatus ex_hash_agg_consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
+                             CmErr *err);
+/* Writes the table out as state rows to the partitions at level l->depth and
+ * empties it (its memory stays reserved, for reuse). */
+CmStatus ex_hash_agg_dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err);
+/* The next spilled partition to aggregate, deepest level first; false when
+ * none is left. */
+bool ex_hash_agg_next_partition(AggLocal *l, int *level, int *part);
+/* Aggregates partition `part` of `level` into the emptied table, spilling a
+ * level deeper what does not fit; each file is freed once read. */
+CmStatus ex_hash_agg_load_partition(ExOp *op, AggLocal *l, int level, int part, CmErr *err);
+
+/* ---- hash_agg_holistic.c ------------------------------------------------------ */
+
+/* Before the table is emitted: each holistic aggregate's entries are sorted
+ * by group and computed into the groups' states (reserved with cm_mem_need:
+ * they cannot spill). */
+CmStatus ex_hash_agg_finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *err);
+/* Makes the sorter of every by_sorter aggregate (l->sorters, owned). */
+CmStatus ex_hash_agg_sorters_init(ExOp *op, const ExTask *task, AggLocal *l, CmErr *err);
+/* Hands the rows of `in` whose argument is not NULL (first, last: every row)
+ * to each sorter. */
+CmStatus ex_hash_agg_sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err);
+/* Reads aggregate a's sorter back in order into the one group's state, and
+ * frees the sorter. */
+CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err);
