@@ -354,7 +354,7 @@ bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, 
 /* Empties the table, keeping its arrays (and what they reserve) for reuse. */
 void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l)
 {
-    ex_hash_agg_direct_drop(l);
+    ex_hash_agg_direct_clear(l);
     l->n_groups = 0;
     l->next_out = 0;
     memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
@@ -1374,15 +1374,16 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
 }
 
 /* PARTIAL: when the table is refused memory, its groups go downstream as
- * partial states (EX_HAVE_MORE, batch by batch) and it starts over. */
+ * partial states (EX_HAVE_MORE, batch by batch) and it starts over with the
+ * arrays, direct index and reservation it has: it is about to fill them
+ * again, and giving them back only to grow them anew made every page a fault
+ * under a tight limit. */
 static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch *in,
                                const CmBatch **out, CmErr *err)
 {
     if (l->draining && l->next_out == l->n_groups) { /* the last batch was taken */
         l->draining = false;
-        if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
-            return EX_NEED_INPUT;
-        }
+        ex_hash_agg_table_reset(s, l);
     }
     if (!l->draining) {
         if (l->resume_at == 0 &&

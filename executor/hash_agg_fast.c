@@ -36,6 +36,18 @@ void ex_hash_agg_direct_drop(AggLocal *l)
     l->direct_retry = 0;
 }
 
+/* Empties the direct index, keeping it and the key range (the groups are
+ * going, the table stays): a table that empties and fills again, as a
+ * partial aggregate does whenever memory refuses it, would otherwise make
+ * and fault in its index anew every time. */
+void ex_hash_agg_direct_clear(AggLocal *l)
+{
+    if (l->direct != NULL) {
+        memset(l->direct, 0, sizeof(uint32_t) * (size_t)l->direct_n);
+    }
+    l->direct_null = 0;
+}
+
 /* ---- direct index ------------------------------------------------------------ */
 
 /* Direct entries allowed per slot the table has (slots are 8 bytes, entries

@@ -363,6 +363,7 @@ bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y);
 /* ---- hash_agg_fast.c ---------------------------------------------------------- */
 
 /* Forgets the direct index and the key range (the groups are going). */
+void ex_hash_agg_direct_clear(AggLocal *l);
 void ex_hash_agg_direct_drop(AggLocal *l);
 /* Back to hashing: the groups go into the (reserved, empty) slots.  Does
  * nothing without a direct index. */

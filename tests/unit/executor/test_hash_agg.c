@@ -840,3 +840,28 @@ Test(ex_hash_agg, partial_emits_early_within_a_small_limit)
     ex_result_free(single);
     ex_result_free(in);
 }
+
+/* A partial table that memory refuses empties and fills again, keeping its
+ * direct index (hash_agg_fast.c ex_hash_agg_direct_clear): 3,000 dense keys,
+ * within the index's first size, drained several times at 256 KB.  An entry
+ * left over from before a drain would send rows to a group that is gone. */
+Test(ex_hash_agg, partial_reuses_its_direct_index_after_each_drain)
+{
+    ExResult *in = grouped_input(60000, 3000);
+    ExAggSpec aggs[16];
+    int n_aggs = basic_aggs(aggs);
+    int keys[1] = {0};
+    ExResult *single = run(agg_op(EX_AGG_SINGLE, 1, keys, n_aggs, aggs), in);
+    int64_t limit = cm_mem_limit();
+    cm_mem_set_limit(256 * 1024);
+    ExResult *partials = run(agg_op(EX_AGG_PARTIAL, 1, keys, n_aggs, aggs), in);
+    cm_mem_set_limit(limit);
+    cr_expect_gt(ex_result_n_rows(partials), 2 * ex_result_n_rows(single),
+                 "the table drained more than once");
+    ExResult *final = run(agg_op(EX_AGG_FINAL, 1, keys, n_aggs, aggs), partials);
+    expect_same_rows(single, final);
+    ex_result_free(final);
+    ex_result_free(partials);
+    ex_result_free(single);
+    ex_result_free(in);
+}
