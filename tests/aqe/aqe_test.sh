@@ -56,16 +56,25 @@ check "coalesce: off when adaptive_coalesce is off" "$([ "$(has "$json" coalesce
 # partitions of about 2 MB; packing them greedily to a share of 16/threads MB
 # gave 3 tasks on 2 workers and 4 on 3, so one worker ran the last task alone.
 many="select count(*), sum(c) from (select id, count(*) as c from big group by id);"
-tasks() { # threads, advisory size -> the coalesced task count
+coalesced() { # threads, advisory size -> "tasks bytes" of the coalesce decision
     "$SLUICE" -c "$setup set adaptive_min_partition_size = '64KB'; set threads = $1;
       set adaptive_advisory_partition_size = '$2'; explain (analyze, format json) $many" |
-        grep -o '"partitions_after": [0-9]*' | head -1 | grep -o '[0-9]*$'
+        grep -o '"partitions_after": [0-9]*, "bytes": [0-9]*' | head -1 | grep -o '[0-9]*' | tr '\n' ' '
 }
-for case in "2 64MB 2" "3 64MB 3" "2 5MB 4" "3 5MB 6"; do
-    set -- $case
-    got=$(tasks "$1" "$2")
-    check "coalesce: $1 workers, advisory $2: $3 tasks (got ${got:-none})" \
-        "$([ "${got:-0}" = "$3" ]; echo $?)"
+# An advisory size above the whole shuffle: one task per worker.
+for t in 2 3; do
+    set -- $(coalesced "$t" 64MB)
+    check "coalesce: $t workers, advisory 64MB: $t tasks (got ${1:-none})" "$([ "${1:-0}" = "$t" ]; echo $?)"
+done
+# A smaller one: enough tasks for it, in a multiple of the workers (the bytes
+# depend on the batch size, so the count is worked out from them).
+for t in 2 3; do
+    set -- $(coalesced "$t" 5MB)
+    want=$(( (${2:-0} + 5242879) / 5242880 ))
+    want=$(( want < t ? t : want ))
+    want=$(( (want + t - 1) / t * t ))
+    check "coalesce: $t workers, advisory 5MB, ${2:-?} bytes: $want tasks (got ${1:-none})" \
+        "$([ "${1:-0}" = "$want" ]; echo $?)"
 done
 check "coalesce: same result in multiples of the workers" \
     "$([ "$("$SLUICE" -c "$setup set threads = 3; $many")" = "$(printf '1000000\t1000000')" ]; echo $?)"
