@@ -8,8 +8,9 @@
  * few rows per file at a time, and a pread for each header and each payload
  * of those (98,000 of 2.7 KB on average in a PageRank job at a quarter of its
  * memory) cost more system time than the reading itself.  The file is read
- * front to back once, unless a reader seeks (sh_spill_seek).  The temp-space counter is charged before each write and released
- * when the file is freed.
+ * front to back once, unless a reader seeks (sh_spill_seek).  The
+ * temp-space counter is charged before each write and released when the file
+ * is freed.
  */
 #define _GNU_SOURCE
 #include "shuffle/spill.h"
@@ -43,8 +44,8 @@ struct ShSpill {
     int64_t read_pos;   /* next record to read; -1 while writing */
     unsigned char *buf; /* write buffer, then read window; owned */
     size_t fill, cap;
-    int64_t win_pos; /* reading: file offset of buf[0] */
-    size_t win_len;  /* ... and the bytes of the file buf holds from there */
+    int64_t win_pos;    /* reading: file offset of buf[0] */
+    size_t win_len;     /* ... and the bytes of the file buf holds from there */
     ShCompressor *cctx; /* while writing, when the disk codec compresses; owned */
     ShDecoder dec;
     int64_t seq;

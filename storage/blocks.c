@@ -79,7 +79,7 @@ typedef struct Store {
     bool evict_on_unpin;    /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
                                unpinned (a test setting: a stale pointer to a block's data
                                then reads freed memory, which ASan reports) */
-    Loader *loaders[8]; /* idle decompression contexts and read buffers, for the next loads */
+    Loader *loaders[8];     /* idle decompression contexts and read buffers, for the next loads */
     int n_loaders;
     CmMutex io_lock; /* serializes writers: one compression context */
     ShCompressor *cctx; /* of the disk codec when it was last used; owned, under io_lock */

@@ -413,8 +413,8 @@ static int pack_even(const Sizes *z, int n, int *start)
             continue;
         }
         double share = (double)z->total * g / n;
-        if (g == 0 || (g < n && ((double)before + (double)z->bytes[p] / 2 > share ||
-                                 left == n - g))) {
+        if (g == 0 ||
+            (g < n && ((double)before + (double)z->bytes[p] / 2 > share || left == n - g))) {
             start[g++] = p;
         }
         before += z->bytes[p];
