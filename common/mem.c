@@ -167,8 +167,8 @@ void cm_mem_set_limit(int64_t bytes)
     m->limit = bytes > 0 ? bytes : 1;
     cm_mutex_unlock(&m->lock);
     bool governed = bytes < cm_mem_default_limit();
-    long long was = atomic_exchange(&g_govern_limit, governed ? (long long)m->limit : 0);
-    if (was != atomic_load(&g_govern_limit)) {
+    long long now = governed ? (long long)(bytes > 0 ? bytes : 1) : 0;
+    if (atomic_exchange(&g_govern_limit, now) != now) {
         /* A new limit (every statement sets it): start on the safe side, and
          * let the first reservation look at RSS. */
         atomic_store(&g_govern_at, 0);

@@ -384,6 +384,13 @@ done:
     return st;
 }
 
+static void loader_free(Loader *ld)
+{
+    sh_decoder_fini(&ld->dec);
+    cm_free(ld->rec);
+    cm_free(ld);
+}
+
 /* A loader for one load whose record is `bytes` long: an idle one, or a new
  * one; NULL when memory is short. */
 static Loader *loader_take(Store *s, size_t bytes)
@@ -405,18 +412,10 @@ static Loader *loader_take(Store *s, size_t bytes)
         }
     }
     if (ld != NULL && ld->rec == NULL) {
-        sh_decoder_fini(&ld->dec);
-        cm_free(ld);
+        loader_free(ld);
         ld = NULL;
     }
     return ld;
-}
-
-static void loader_free(Loader *ld)
-{
-    sh_decoder_fini(&ld->dec);
-    cm_free(ld->rec);
-    cm_free(ld);
 }
 
 static void loader_give(Store *s, Loader *ld)
