@@ -87,7 +87,8 @@ int64_t cm_mem_default_limit(void)
  * the limit + 16 MiB it peaked at up to 230 MiB, its bound, and up to the
  * limit + 8 MiB at 216 MiB (faults 700,000 → 300,000).  RSS is read from
  * /proc/self/statm (one pread) at most every GOVERN_EVERY_NS, by whichever
- * thread reserves memory first after that. */
+ * thread reserves memory first after that; the same samples give a query its
+ * peak RSS (cm_mem_rss_span_peak), with or without a limit. */
 #define GOVERN_EVERY_NS 2000000LL
 #define RELEASE_ABOVE ((int64_t)8 << 20)
 #define RELEASE_HYSTERESIS ((int64_t)8 << 20)
@@ -96,6 +97,8 @@ static atomic_llong g_govern_limit; /* the limit while governed, else 0 */
 static atomic_llong g_govern_at;    /* cm_now_ns() of the next check */
 static atomic_bool g_eager;         /* freed pages go back at once */
 static atomic_int g_statm = -1;     /* /proc/self/statm, opened on first use */
+static atomic_llong g_span_hwm;     /* VmHWM when the span began (cm_mem_rss_span_begin) */
+static atomic_llong g_span_max;     /* the largest RSS sampled since */
 
 /* Resident bytes now, or -1 when /proc cannot say. */
 static int64_t rss_now(void)
@@ -134,16 +137,19 @@ static void set_eager(bool eager)
 /* Keeps or gives back freed pages by RSS (see above); cheap when not due. */
 static void govern_release(void)
 {
-    int64_t limit = atomic_load_explicit(&g_govern_limit, memory_order_relaxed);
-    if (limit == 0) {
-        return;
-    }
     long long now = cm_now_ns();
     long long at = atomic_load_explicit(&g_govern_at, memory_order_relaxed);
     if (now < at || !atomic_compare_exchange_strong(&g_govern_at, &at, now + GOVERN_EVERY_NS)) {
         return;
     }
     int64_t rss = rss_now();
+    long long max = atomic_load(&g_span_max);
+    while (rss > max && !atomic_compare_exchange_weak(&g_span_max, &max, rss)) {
+    }
+    int64_t limit = atomic_load_explicit(&g_govern_limit, memory_order_relaxed);
+    if (limit == 0) {
+        return;
+    }
     int64_t above = limit + RELEASE_ABOVE;
     bool eager = atomic_load(&g_eager);
     if (rss < 0 && !eager) {
@@ -551,13 +557,18 @@ int64_t cm_mem_rss_peak(void)
     return hwm > rss ? hwm : rss;
 }
 
-bool cm_mem_rss_peak_reset(void)
+void cm_mem_rss_span_begin(void)
 {
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f == NULL) {
-        return false;
+    atomic_store(&g_span_hwm, cm_mem_rss_peak());
+    atomic_store(&g_span_max, cm_mem_rss());
+}
+
+int64_t cm_mem_rss_span_peak(void)
+{
+    int64_t hwm = cm_mem_rss_peak(), rss = cm_mem_rss();
+    if (hwm > atomic_load(&g_span_hwm)) {
+        return hwm; /* the process's peak was reached during the span */
     }
-    bool ok = fputs("5", f) >= 0;
-    ok = fclose(f) == 0 && ok;
-    return ok;
+    int64_t sampled = atomic_load(&g_span_max);
+    return sampled > rss ? sampled : rss;
 }

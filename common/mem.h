@@ -146,10 +146,17 @@ void cm_mem_each(void (*fn)(void *ctx, const CmMemRes *r), void *ctx);
 /* Pool name: "execution" or "storage". */
 const char *cm_mem_pool_name(CmMemPool pool);
 
-/* Resident set size now and at its peak (VmRSS, VmHWM of /proc/self/status),
- * in bytes; 0 when unknown. */
+/* Resident set size now and the process's peak (VmRSS, VmHWM of
+ * /proc/self/status), in bytes; 0 when unknown. */
 int64_t cm_mem_rss(void);
 int64_t cm_mem_rss_peak(void);
-/* Resets the peak RSS to the current RSS (Linux clear_refs), so a query can
- * report its own; false when the kernel refuses. */
-bool cm_mem_rss_peak_reset(void);
+/* The peak RSS of a span of work (a query).  The process's high-water mark is
+ * never reset: getrusage's ru_maxrss, /usr/bin/time and the program that
+ * embeds Sluice read it, and resetting it (clear_refs) made them report the
+ * last query's peak as the whole run's.  So when VmHWM rose during the span,
+ * the span's peak is VmHWM, exactly; otherwise the span stayed under an
+ * earlier peak, and its peak is the largest RSS sampled during it (a
+ * reservation samples RSS at most every 2 ms), a lower bound.  One span at a
+ * time in a process. */
+void cm_mem_rss_span_begin(void);
+int64_t cm_mem_rss_span_peak(void);

@@ -209,7 +209,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     q.interrupt = &st->s->interrupt;
     cm_mutex_init(&q.lock);
     cm_err_init(&q.err);
-    cm_mem_rss_peak_reset();
+    cm_mem_rss_span_begin();
     sh_temp_peak_reset();
     sh_store_set_mem_group(plan->store, &q.mem);
     long long t0 = cm_now_ns();
@@ -218,7 +218,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     sh_store_set_mem_group(plan->store, NULL);
     plan->peak_memory_bytes = atomic_load(&q.mem.peak);
     detach_memory(plan);
-    plan->peak_rss_bytes = cm_mem_rss_peak();
+    plan->peak_rss_bytes = cm_mem_rss_span_peak();
     plan->peak_temp_bytes = sh_temp_peak();
     cm_mutex_fini(&q.lock);
     if (st->err->code == CM_OK && rows != NULL) {

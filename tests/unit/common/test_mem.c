@@ -5,6 +5,8 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/alloc.h"
@@ -104,6 +106,37 @@ Test(cm_mem, default_limit_is_most_of_physical_memory)
     int64_t rss = cm_mem_rss(); /* read first: the peak read after it is at least it */
     cr_expect_gt(rss, 0);
     cr_expect_geq(cm_mem_rss_peak(), rss);
+}
+
+/* Touches `mb` MiB of fresh pages and gives them back to the kernel. */
+static void spike(int mb)
+{
+    size_t n = (size_t)mb << 20;
+    char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(p != MAP_FAILED);
+    memset(p, 1, n);
+    munmap(p, n);
+}
+
+/* A query's peak RSS must not come from resetting the process's high-water
+ * mark: ru_maxrss (what /usr/bin/time and bench/memory read) would then tell
+ * the last query's peak as the whole run's. */
+Test(cm_mem, a_span_reports_its_own_peak_and_leaves_the_process_peak_alone)
+{
+    int64_t mib = (int64_t)1 << 20;
+    spike(96);
+    int64_t before = cm_mem_rss_peak();
+    cr_assert_geq(before, 96 * mib);
+    cm_mem_rss_span_begin();
+    int64_t quiet = cm_mem_rss_span_peak();
+    cr_expect_lt(quiet, before - 64 * mib, "a span after the spike does not report it");
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cr_expect_geq((int64_t)ru.ru_maxrss * 1024, 96 * mib, "the process's peak is kept");
+    cr_expect_geq(cm_mem_rss_peak(), before);
+    cm_mem_rss_span_begin();
+    spike(160);
+    cr_expect_geq(cm_mem_rss_span_peak(), 160 * mib, "a new process peak is the span's, exactly");
 }
 
 /* ---- memory modes ------------------------------------------------------------- */
