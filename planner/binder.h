@@ -91,9 +91,13 @@ PlNode *pl_bind_select(PlBinder *b, const PsSelect *sel);
  * where it stands, for messages, e.g. "WHERE"). */
 ExExpr *pl_bind_scalar(PlBinder *b, const PlScope *scope, const PsExpr *ast, const char *clause);
 
-/* Runs a plan to completion, its physical plan in `arena`; the rows (owned)
- * or NULL with err. */
-typedef ExResult *(*PlRunFn)(void *ctx, CmArena *arena, const PlNode *root, CmErr *err);
+/* Runs a plan to completion, its physical plan in `arena`, handing its rows to
+ * fn(fn_ctx, batch) as they come (from worker threads, one call at a time, in
+ * order) instead of keeping them: the caller appends them where they belong,
+ * to a table in the block store, which moves them to disk under pressure.  An
+ * error of fn fails the run. */
+typedef CmStatus (*PlRunFn)(void *ctx, CmArena *arena, const PlNode *root, ExResultStreamFn fn,
+                            void *fn_ctx, CmErr *err);
 
 /* WITH RECURSIVE: computes every recursive CTE of `sel` to its fixpoint
  * (iterating its recursive term over the rows the previous step added) into

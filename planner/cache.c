@@ -597,28 +597,32 @@ static StTable *empty_table(const char *name, const PlNode *root, CmErr *err)
     return t;
 }
 
+/* A run's rows go straight to their table (PlRunFn): never a whole result in
+ * memory beside it. */
+static CmStatus append_rows(void *table, const CmBatch *b, CmErr *err)
+{
+    StTable *t = table;
+    CmBatch view = *b;
+    view.n_cols = t->n_cols; /* the plan's columns, in the table's order */
+    return st_table_append(t, &view, err);
+}
+
 static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
 {
     e->is_busy = true;
-    ExResult *rows = NULL;
     StTable *t = NULL;
     PlNode *root = bind_entry(ctx, e);
     if (root != NULL && (root = pl_cache_use(ctx, root)) != NULL &&
-        (rows = ctx->run(ctx->run_ctx, ctx->arena, root, ctx->err)) != NULL &&
-        (t = st_table_new_like(e->table, ctx->err)) != NULL &&
-        st_table_reserve(t, ex_result_n_rows(rows), ctx->err) == CM_OK) {
+        (t = st_table_new_like(e->table, ctx->err)) != NULL) {
         st_table_set_level(t, e->level == PL_CACHE_MEMORY_ONLY ? ST_BLOCK_MEMORY_ONLY
                               : e->level == PL_CACHE_DISK_ONLY ? ST_BLOCK_DISK_ONLY
                                                                : ST_BLOCK_MEMORY_AND_DISK);
-        for (int i = 0; i < ex_result_n_batches(rows) && ctx->err->code == CM_OK; i++) {
-            st_table_append(t, ex_result_batch(rows, i), ctx->err);
-        }
+        ctx->run(ctx->run_ctx, ctx->arena, root, append_rows, t, ctx->err);
     }
     e->is_busy = false;
-    if (ctx->err->code == CM_OK && rows == NULL) {
+    if (ctx->err->code == CM_OK && t == NULL) {
         cm_err_set(ctx->err, CM_INTERNAL, -1, "cached query '%s' gave no result", e->name);
     }
-    ex_result_free(rows);
     if (ctx->err->code != CM_OK) {
         st_table_free(t);
         return ctx->err->code;
@@ -958,16 +962,7 @@ static PlNode *share_replace(PlCacheCtx *ctx, const Fp *f, const ShareRec *sr, P
 /* Runs shared[k]'s plan into its table. */
 static CmStatus share_compute(PlCacheCtx *ctx, PlShared *s)
 {
-    ExResult *rows = ctx->run(ctx->run_ctx, ctx->arena, s->plan, ctx->err);
-    if (rows != NULL && st_table_reserve(s->table, ex_result_n_rows(rows), ctx->err) == CM_OK) {
-        for (int i = 0; i < ex_result_n_batches(rows) && ctx->err->code == CM_OK; i++) {
-            st_table_append(s->table, ex_result_batch(rows, i), ctx->err);
-        }
-    } else if (rows == NULL && ctx->err->code == CM_OK) {
-        cm_err_set(ctx->err, CM_INTERNAL, -1, "a shared subtree gave no result");
-    }
-    ex_result_free(rows);
-    return ctx->err->code;
+    return ctx->run(ctx->run_ctx, ctx->arena, s->plan, append_rows, s->table, ctx->err);
 }
 
 PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root)

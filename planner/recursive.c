@@ -151,28 +151,34 @@ static void seen_fini(Seen *s)
 
 /* ---- the loop ------------------------------------------------------------------------ */
 
-/* Appends the rows (only unseen ones when `seen`) to the result and to the
- * next working set; *added counts them. */
-static CmStatus add_rows(StTable *result, StTable *work, const ExResult *rows, Seen *seen,
-                         int64_t *added, CmErr *err)
+/* Where a round's rows go: the result, and the next working set. */
+typedef struct Adder {
+    StTable *result;
+    StTable *work;
+    Seen *seen;    /* UNION: only rows never seen before; NULL for UNION ALL */
+    int64_t added; /* rows added this round */
+} Adder;
+
+/* The stream of a round (PlRunFn): appends the batch's rows (only unseen ones
+ * when a->seen) to the result and to the next working set. */
+static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
 {
-    *added = 0;
+    Adder *a = ctx;
     char key[4096];
-    for (int i = 0; i < ex_result_n_batches(rows) && err->code == CM_OK; i++) {
-        CmBatch b = *ex_result_batch(rows, i);
-        uint32_t sel[CM_BATCH_CAP];
-        int n = 0;
-        for (int r = 0; r < b.n_rows && err->code == CM_OK; r++) {
-            if (seen == NULL || seen_insert(seen, key, row_key(&b, r, key, sizeof key), err)) {
-                sel[n++] = (uint32_t)r;
-            }
+    CmBatch b = *in;
+    b.n_cols = a->result->n_cols;
+    uint32_t sel[CM_BATCH_CAP];
+    int n = 0;
+    for (int r = 0; r < b.n_rows && err->code == CM_OK; r++) {
+        if (a->seen == NULL || seen_insert(a->seen, key, row_key(&b, r, key, sizeof key), err)) {
+            sel[n++] = cm_batch_pos(in, r);
         }
-        b.sel = sel;
-        b.n_rows = n;
-        if (err->code == CM_OK && n > 0 && st_table_append(result, &b, err) == CM_OK &&
-            st_table_append(work, &b, err) == CM_OK) {
-            *added += n;
-        }
+    }
+    b.sel = sel;
+    b.n_rows = n;
+    if (err->code == CM_OK && n > 0 && st_table_append(a->result, &b, err) == CM_OK &&
+        st_table_append(a->work, &b, err) == CM_OK) {
+        a->added += n;
     }
     return err->code;
 }
@@ -247,19 +253,17 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
                           cte->name);
     }
     PlNode *anchor = pl_bind_select(b, sel->left);
-    ExResult *rows = anchor ? run(ctx, b->arena, anchor, b->err) : NULL;
-    StTable *result = rows ? new_table(cte->name, anchor, cte, b->err) : NULL;
+    StTable *result = anchor ? new_table(cte->name, anchor, cte, b->err) : NULL;
     StTable *work = result ? new_table(cte->name, anchor, cte, b->err) : NULL;
     Seen seen = {0};
     cm_arena_init(&seen.arena, 64 * 1024);
     CmArena round_arena;
     cm_arena_init(&round_arena, 64 * 1024);
-    Seen *dedupe = sel->all ? NULL : &seen;
-    int64_t added = 0;
+    Adder add = {.result = result, .work = work, .seen = sel->all ? NULL : &seen};
     if (work != NULL) {
-        add_rows(result, work, rows, dedupe, &added, b->err);
+        run(ctx, b->arena, anchor, add_rows, &add, b->err);
     }
-    for (int round = 0; b->err->code == CM_OK && added > 0; round++) {
+    for (int round = 0; b->err->code == CM_OK && add.added > 0; round++) {
         if (round == MAX_ROUNDS) {
             cm_err_set(b->err, CM_LIMIT, cte->src_off,
                        "recursive '%s' did not end after %d rounds", cte->name, MAX_ROUNDS);
@@ -275,20 +279,19 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
         b->arena = &round_arena;
         PlNode *step = pl_bind_select(b, sel->right);
         step = step ? cast_to(b, step, result, sel->right->src_off) : NULL;
-        ex_result_free(rows);
-        rows = step ? run(ctx, &round_arena, step, b->err) : NULL;
+        work = step ? new_table(cte->name, anchor, cte, b->err) : NULL;
+        add.work = work;
+        add.added = 0;
+        if (work != NULL) {
+            run(ctx, &round_arena, step, add_rows, &add, b->err);
+        }
         b->arena = stmt_arena;
         PlTemp *top = b->temps;
         b->temps = top->next;
         st_table_free(top->table);
         cm_free(top);
-        work = rows ? new_table(cte->name, anchor, cte, b->err) : NULL;
-        if (work != NULL) {
-            add_rows(result, work, rows, dedupe, &added, b->err);
-        }
     }
     st_table_free(work);
-    ex_result_free(rows);
     seen_fini(&seen);
     cm_arena_fini(&round_arena);
     if (b->err->code != CM_OK) {

@@ -228,18 +228,29 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     return st->err->code;
 }
 
-static ExResult *run_for_binder(void *ctx, CmArena *arena, const PlNode *root, CmErr *err)
+static CmStatus run_for_binder(void *ctx, CmArena *arena, const PlNode *root, ExResultStreamFn fn,
+                               void *fn_ctx, CmErr *err)
 {
     Stmt *st = ctx;
     PlStagePlan plan;
-    ExResult *rows = NULL;
     CmArena *stmt_arena = st->arena;
+    /* A run may start while the statement's own stream waits for its query
+     * (a cached entry computed while that query is planned): keep it. */
+    ExResultStreamFn outer = st->stream;
+    void *outer_ctx = st->stream_ctx;
+    bool outer_blocks = st->rows_in_blocks;
     st->arena = arena;
-    run_query(st, root, &plan, &rows);
+    st->stream = fn;
+    st->stream_ctx = fn_ctx;
+    st->rows_in_blocks = false;
+    run_query(st, root, &plan, NULL);
     pl_stage_plan_fini(&plan);
+    st->stream = outer;
+    st->stream_ctx = outer_ctx;
+    st->rows_in_blocks = outer_blocks;
     st->arena = stmt_arena;
     (void)err; /* run_query reports into st->err, which is the binder's err */
-    return rows;
+    return st->err->code;
 }
 
 static PlNode *bind(Stmt *st, const PsSelect *sel)
