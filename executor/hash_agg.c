@@ -70,6 +70,9 @@ static CmType sum_type(CmType arg)
     if (arg.id == CM_T_DECIMAL) {
         return cm_type_decimal(18, arg.scale);
     }
+    if (arg.id == CM_T_DECIMAL128) {
+        return cm_type_decimal(38, arg.scale);
+    }
     return cm_type_make(CM_T_INT64);
 }
 
@@ -661,6 +664,8 @@ static CmStatus add_value(AggState *st, const CmVec *v, uint32_t p, CmErr *err)
     case CM_T_BOOL:
         st->i += ((const uint8_t *)v->data)[p];
         break;
+    case CM_T_DECIMAL128:
+        return sum_add_wide(st, cm_i128_get((const char *)v->data + 16 * (size_t)p), err);
     default:
         if (__builtin_add_overflow(st->i, ((const int64_t *)v->data)[p], &st->i)) {
             return sum_overflow(err);
@@ -680,6 +685,10 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
         return cm_str_cmp(&st->s, &((const CmStr *)v->data)[p]);
     case CM_T_INTERVAL:
         return cm_interval_cmp(&st->iv, &((const CmInterval *)v->data)[p]);
+    case CM_T_DECIMAL128: {
+        CmInt128 x = cm_i128_get(st->h), y = cm_i128_get((const char *)v->data + 16 * (size_t)p);
+        return (x > y) - (x < y);
+    }
     default: {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -700,6 +709,8 @@ CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLoc
         st->d = ((const double *)v->data)[p];
     } else if (v->type.id == CM_T_INTERVAL) {
         st->iv = ((const CmInterval *)v->data)[p];
+    } else if (v->type.id == CM_T_DECIMAL128) {
+        memcpy(st->h, (const char *)v->data + 16 * (size_t)p, 16);
     } else {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -717,6 +728,8 @@ static double as_double(const CmVec *v, uint32_t p)
         return x.d;
     case CM_T_DECIMAL:
         return (double)x.i / (double)cm_pow10(x.type.scale);
+    case CM_T_DECIMAL128:
+        return (double)cm_i128_get(x.h) / (double)cm_pow10_128(x.type.scale);
     default:
         return (double)x.i;
     }
@@ -757,6 +770,8 @@ bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y)
         return x->d == y->d;
     case CM_T_INTERVAL:
         return cm_interval_cmp(&x->iv, &y->iv) == 0;
+    case CM_T_DECIMAL128:
+        return memcmp(x->h, y->h, sizeof x->h) == 0;
     default:
         return x->i == y->i;
     }
@@ -780,6 +795,9 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
         h = cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
         break;
     }
+    case CM_T_DECIMAL128:
+        h = cm_hash_combine(cm_hash_u64(x->h[0]), cm_hash_u64(x->h[1]));
+        break;
     default:
         h = cm_hash_u64((uint64_t)x->i);
         break;
@@ -1056,6 +1074,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
                 cm_vec_set_null(v, row);
             } else if (v->type.id == CM_T_DOUBLE) {
                 ((double *)v->data)[row] = st->d;
+            } else if (v->type.id == CM_T_DECIMAL128) {
+                cm_i128_put((char *)v->data + 16 * (size_t)row, sum_get(st));
             } else {
                 ((int64_t *)v->data)[row] = st->i;
             }
@@ -1066,8 +1086,9 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             cm_vec_set_null(v, row);
         } else {
             CmType t = sum_type(agg->arg_type);
-            double sum = t.id == CM_T_DOUBLE
-                             ? st->d
+            double sum = t.id == CM_T_DOUBLE ? st->d
+                         : t.id == CM_T_DECIMAL128
+                             ? (double)sum_get(st) / (double)cm_pow10_128(t.scale)
                              : (double)st->i / (double)cm_pow10(t.id == CM_T_DECIMAL ? t.scale : 0);
             ((double *)v->data)[row] = sum / (double)st->n;
         }
@@ -1102,6 +1123,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = st->d;
         } else if (v->type.id == CM_T_VARCHAR) {
             ((CmStr *)v->data)[row] = st->s;
+        } else if (v->type.id == CM_T_DECIMAL128) {
+            memcpy((char *)v->data + 16 * (size_t)row, st->h, 16);
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);
@@ -1120,6 +1143,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((CmStr *)v->data)[row] = st->s;
         } else if (v->type.id == CM_T_LIST) {
             ((CmList *)v->data)[row] = st->l;
+        } else if (v->type.id == CM_T_DECIMAL128) {
+            memcpy((char *)v->data + 16 * (size_t)row, st->h, 16);
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);
@@ -1136,6 +1161,10 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((CmList *)v->data)[row] = st->l;
         } else if (v->type.id == CM_T_INTERVAL) {
             ((CmInterval *)v->data)[row] = st->iv;
+        } else if (v->type.id == CM_T_DECIMAL128 && agg->fn == EX_AGG_SUM) {
+            cm_i128_put((char *)v->data + 16 * (size_t)row, sum_get(st));
+        } else if (v->type.id == CM_T_DECIMAL128) {
+            memcpy((char *)v->data + 16 * (size_t)row, st->h, 16);
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);

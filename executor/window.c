@@ -156,9 +156,11 @@ static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc)
     } else if (s->fn == EX_WIN_MIN || s->fn == EX_WIN_MAX) {
         int c = 0;
         if (acc->has_best) {
-            c = x.type.id == CM_T_DOUBLE    ? cm_f64_cmp(x.d, acc->best.d)
-                : x.type.id == CM_T_VARCHAR ? cm_str_cmp(&x.s, &acc->best.s)
-                                            : (x.i > acc->best.i) - (x.i < acc->best.i);
+            c = x.type.id == CM_T_DOUBLE       ? cm_f64_cmp(x.d, acc->best.d)
+                : x.type.id == CM_T_VARCHAR    ? cm_str_cmp(&x.s, &acc->best.s)
+                : x.type.id == CM_T_DECIMAL128 ? (cm_i128_get(x.h) > cm_i128_get(acc->best.h)) -
+                                                     (cm_i128_get(x.h) < cm_i128_get(acc->best.h))
+                                               : (x.i > acc->best.i) - (x.i < acc->best.i);
         }
         if (!acc->has_best || (s->fn == EX_WIN_MIN ? c < 0 : c > 0)) {
             acc->best = x;
