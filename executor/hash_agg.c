@@ -62,18 +62,15 @@ bool ex_agg_is_holistic(ExAggFn fn)
            fn == EX_AGG_MODE || fn == EX_AGG_LIST;
 }
 
+/* sum and avg of an exact type accumulate in 128 bits and sum is
+ * DECIMAL(38, scale), as DuckDB's sum is HUGEINT or DECIMAL(38,s); the
+ * partial state has that type too. */
 static CmType sum_type(CmType arg)
 {
     if (arg.id == CM_T_DOUBLE) {
         return arg;
     }
-    if (arg.id == CM_T_DECIMAL) {
-        return cm_type_decimal(18, arg.scale);
-    }
-    if (arg.id == CM_T_DECIMAL128) {
-        return cm_type_decimal(38, arg.scale);
-    }
-    return cm_type_make(CM_T_INT64);
+    return cm_type_decimal(38, cm_type_is_decimal(arg) ? arg.scale : 0);
 }
 
 int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
@@ -657,9 +654,7 @@ static CmStatus add_value(AggState *st, const CmVec *v, uint32_t p, CmErr *err)
         st->d += ((const double *)v->data)[p];
         break;
     case CM_T_INT32:
-        if (__builtin_add_overflow(st->i, (int64_t)((const int32_t *)v->data)[p], &st->i)) {
-            return sum_overflow(err);
-        }
+        sum_add_i64(st, ((const int32_t *)v->data)[p]);
         break;
     case CM_T_BOOL:
         st->i += ((const uint8_t *)v->data)[p];
@@ -667,9 +662,7 @@ static CmStatus add_value(AggState *st, const CmVec *v, uint32_t p, CmErr *err)
     case CM_T_DECIMAL128:
         return sum_add_wide(st, cm_i128_get((const char *)v->data + 16 * (size_t)p), err);
     default:
-        if (__builtin_add_overflow(st->i, ((const int64_t *)v->data)[p], &st->i)) {
-            return sum_overflow(err);
-        }
+        sum_add_i64(st, ((const int64_t *)v->data)[p]);
         break;
     }
     return CM_OK;
@@ -1217,8 +1210,9 @@ void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatc
     }
 }
 
-/* Fills l->out with the next groups of the table (from l->next_out). */
-static void emit_batch(const HashAggSpec *s, AggLocal *l)
+/* Fills l->out with the next groups of the table (from l->next_out).  A final
+ * DECIMAL(38,s) sum past 38 digits is an error, never a value shown. */
+static CmStatus emit_batch(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     cm_batch_reset(&l->out);
     uint32_t row = 0;
@@ -1226,6 +1220,21 @@ static void emit_batch(const HashAggSpec *s, AggLocal *l)
         ex_hash_agg_emit_group(s, l, l->next_out++, &l->out, row++, false);
     }
     l->out.n_rows = (int)row;
+    for (int a = 0; a < s->n_aggs && s->mode != EX_AGG_PARTIAL; a++) {
+        const CmVec *v = &l->out.cols[s->n_keys + a];
+        if (s->aggs[a].fn != EX_AGG_SUM || v->type.id != CM_T_DECIMAL128) {
+            continue;
+        }
+        CmInt128 lim = cm_pow10_128(38);
+        for (uint32_t r = 0; r < row; r++) {
+            CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)r);
+            if (!cm_vec_is_null(v, r) && (x >= lim || x <= -lim)) {
+                return cm_err_set(err, CM_RUNTIME, -1,
+                                  "overflow in SUM: the sum exceeds DECIMAL(38)");
+            }
+        }
+    }
+    return CM_OK;
 }
 
 /* Aggregates the active rows of `in`, laid out for spec x, into the table
@@ -1297,7 +1306,9 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
 {
     if (l->draining) {
         if (l->next_out < l->n_groups) {
-            emit_batch(s, l);
+            if (emit_batch(s, l, err) != CM_OK) {
+                return EX_NEED_INPUT;
+            }
             *out = &l->out;
             return EX_HAVE_MORE;
         }
@@ -1340,7 +1351,9 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
         l->draining = true;
         l->flushed_empty = true; /* rows came: an empty grouping set has no row of its own */
         l->next_out = 0;
-        emit_batch(s, l);
+        if (emit_batch(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
         *out = &l->out;
         return EX_HAVE_MORE;
     }
@@ -1377,7 +1390,9 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
     }
     for (;;) {
         if (l->emitting) {
-            emit_batch(s, l);
+            if (emit_batch(s, l, err) != CM_OK) {
+                return EX_DONE;
+            }
             *out = &l->out;
             if (l->next_out < l->n_groups) {
                 return EX_HAVE_MORE;
@@ -1444,7 +1459,9 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
             return EX_NEED_INPUT;
         }
     }
-    emit_batch(s, l);
+    if (emit_batch(s, l, err) != CM_OK) {
+        return EX_NEED_INPUT;
+    }
     *out = &l->out;
     return EX_HAVE_MORE;
 }

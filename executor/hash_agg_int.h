@@ -322,11 +322,6 @@ static inline void init_states(const HashAggSpec *s, AggState *st)
     }
 }
 
-static inline CmStatus sum_overflow(CmErr *err)
-{
-    return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM");
-}
-
 /* An exact sum's 128-bit value (AggState.hi and .i). */
 static inline CmInt128 sum_get(const AggState *st)
 {
@@ -339,11 +334,23 @@ static inline void sum_set(AggState *st, CmInt128 v)
     st->hi = (int64_t)((v - st->i) / ((CmInt128)1 << 64));
 }
 
-/* st's exact sum plus x, within DECIMAL(38): past it, an error (never a wrap). */
+/* st's exact sum plus x: i wraps and hi counts the wraps, so the int64 add
+ * (and its overflow flag) is all the hot loop pays.  2^64 rows would be
+ * needed to carry past 38 digits; a merge of partial sums checks that. */
+static inline void sum_add_i64(AggState *st, int64_t x)
+{
+    if (__builtin_add_overflow(st->i, x, &st->i)) {
+        st->hi += x < 0 ? -1 : 1;
+    }
+}
+
+/* st's exact sum plus x.  On the way the sum may pass 38 digits and come back
+ * (as DuckDB's HUGEINT sum may); past 128 bits it is an error, and a final
+ * value past 38 digits is one too (emit_batch checks). */
 static inline CmStatus sum_add_wide(AggState *st, CmInt128 x, CmErr *err)
 {
     CmInt128 r;
-    if (!cm_i128_add_checked(sum_get(st), x, 38, &r)) {
+    if (__builtin_add_overflow(sum_get(st), x, &r)) {
         return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM: the sum exceeds DECIMAL(38)");
     }
     sum_set(st, r);

@@ -825,13 +825,13 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_QUANTILE_CONT: return cm_type_make(CM_T_DOUBLE);
     case EX_AGG_LIST: return cm_type_list(arg);
     case EX_AGG_SUM:
+        /* DuckDB's sum of an integer is HUGEINT, spelled DECIMAL(38,0) here,
+         * and of a DECIMAL(p,s) DECIMAL(38,s): 128 bits, never an overflow
+         * short of 38 digits (hash_agg.c's sum_type, the same rule) */
         if (arg.id == CM_T_DOUBLE) {
             return arg;
         }
-        if (arg.id == CM_T_DECIMAL128) {
-            return cm_type_decimal(38, arg.scale);
-        }
-        return arg.id == CM_T_DECIMAL ? cm_type_decimal(18, arg.scale) : cm_type_make(CM_T_INT64);
+        return cm_type_decimal(38, cm_type_is_decimal(arg) ? arg.scale : 0);
     default: return arg;
     }
 }
@@ -2190,10 +2190,6 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
             fn != EX_WIN_COUNT) {
             return list_arg_fail(ctx, ast, s->arg_type);
         }
-        /* the window accumulators are 64-bit */
-        if (s->arg_type.id == CM_T_DECIMAL128 && (fn == EX_WIN_SUM || fn == EX_WIN_AVG)) {
-            return list_arg_fail(ctx, ast, s->arg_type);
-        }
     }
     if ((fn == EX_WIN_LAG || fn == EX_WIN_LEAD)) {
         s->start_off = 1;
@@ -2715,6 +2711,13 @@ bool pl_expr_equal(const ExExpr *a, const ExExpr *b)
         }
         if (a->type.id == CM_T_LIST) {
             return cm_list_eq(&a->value.l, &b->value.l, cm_type_elem(a->type));
+        }
+        if (a->type.id == CM_T_DECIMAL128) {
+            return memcmp(a->value.h, b->value.h, sizeof a->value.h) == 0;
+        }
+        if (a->type.id == CM_T_INTERVAL) {
+            return a->value.iv.months == b->value.iv.months &&
+                   a->value.iv.days == b->value.iv.days && a->value.iv.micros == b->value.iv.micros;
         }
         return a->type.id == CM_T_DOUBLE ? a->value.d == b->value.d : a->value.i == b->value.i;
     case EX_E_FUNC:
