@@ -159,6 +159,10 @@ WIDE_BINARY(
     mul_i128, if (!cm_i128_mul_checked(x, y, (int)e->aux, &v)) { return wide_overflow(e, err); })
 WIDE_BINARY(
     mod_i128, if (y == 0) { return div_zero(e, err); } v = x % y;)
+/* Integers in 128 bits (a DECIMAL(p,0), as sum of an integer is) divide as
+ * integers do here, truncating; |x / y| <= |x| always fits. */
+WIDE_BINARY(
+    div_i128, if (y == 0) { return div_zero(e, err); } v = x / y;)
 
 /* - (aux 0) and abs (aux 1) of a DECIMAL128: within 38 digits, never past
  * them; unsigned, since a NULL slot may hold anything. */
@@ -537,6 +541,14 @@ static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *
     CmType t[2] = {a, b};
     int pa = precision_of(a), pb = precision_of(b);
     bool has_wide = a.id == CM_T_DECIMAL128 || b.id == CM_T_DECIMAL128;
+    if (op == '/' && sa == 0 && sb == 0 && (pa > 18 || pb > 18)) {
+        /* sum(x) / count(*) stays the integer division BIGINT / BIGINT was */
+        m->arg_types[0] = m->arg_types[1] = m->result = cm_type_decimal(38, 0);
+        m->kernel = div_i128;
+        m->aux = 38;
+        keep_decimal_scale(t, m);
+        return CM_OK;
+    }
     if ((op == '+' || op == '-' || op == '*' || (op == '%' && has_wide)) && (pa > 18 || pb > 18)) {
         /* DuckDB's widths: + and - one digit past the wider integer part,
          * * the sum of both; 38 at most, and a result past it an error. */
