@@ -156,7 +156,8 @@ static void put_value(Fp *f, const CmValue *v)
     } else if (v->type.id == CM_T_DECIMAL128) {
         put(f, v->h, sizeof v->h); /* all 16 bytes: i is only the low half */
     } else if (v->type.id == CM_T_INTERVAL) {
-        put_i64(f, (int64_t)v->iv.months << 32 | (uint32_t)v->iv.days);
+        put_i64(f, v->iv.months);
+        put_i64(f, v->iv.days);
         put_i64(f, v->iv.micros);
     } else {
         put_i64(f, v->i);
