@@ -191,7 +191,9 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
     case CM_T_INT32: return SLUICE_INTEGER;
     case CM_T_INT64: return SLUICE_BIGINT;
     case CM_T_DOUBLE: return SLUICE_DOUBLE;
-    case CM_T_DECIMAL: return SLUICE_DECIMAL;
+    case CM_T_DECIMAL:
+    case CM_T_DECIMAL128:
+        return SLUICE_DECIMAL;
     case CM_T_VARCHAR: return SLUICE_VARCHAR;
     case CM_T_DATE: return SLUICE_DATE;
     case CM_T_TIME: return SLUICE_TIME;
@@ -205,7 +207,7 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
 bool sluice_result_column_decimal(const SluiceResult *res, int col, int *precision, int *scale)
 {
     CmType t = ex_result_type(res->r->rows, col);
-    bool is_decimal = t.id == CM_T_DECIMAL;
+    bool is_decimal = cm_type_is_decimal(t);
     *precision = is_decimal ? t.precision : 0;
     *scale = is_decimal ? t.scale : 0;
     return is_decimal;

@@ -27,7 +27,9 @@ CmType cm_type_make(CmTypeId id)
 
 CmType cm_type_decimal(int precision, int scale)
 {
-    CmType t = {.id = CM_T_DECIMAL, .precision = (uint8_t)precision, .scale = (uint8_t)scale,
+    CmType t = {.id = precision > 18 ? CM_T_DECIMAL128 : CM_T_DECIMAL,
+                .precision = (uint8_t)precision,
+                .scale = (uint8_t)scale,
                 .length = -1};
     return t;
 }
@@ -47,7 +49,7 @@ CmType cm_type_list(CmType elem)
 
 CmType cm_type_elem(CmType list)
 {
-    if (list.child == CM_T_DECIMAL) {
+    if (list.child == CM_T_DECIMAL || list.child == CM_T_DECIMAL128) {
         return cm_type_decimal(list.precision, list.scale);
     }
     return cm_type_make((CmTypeId)list.child);
@@ -66,6 +68,8 @@ size_t cm_type_width(CmType t)
     case CM_T_TIMESTAMP:
     case CM_T_DOUBLE: return 8;
     case CM_T_INTERVAL: return sizeof(CmInterval);
+    case CM_T_DECIMAL128:
+        return sizeof(CmInt128);
     case CM_T_VARCHAR: return sizeof(CmStr);
     case CM_T_LIST: return sizeof(CmList);
     }
@@ -80,7 +84,7 @@ bool cm_type_eq(CmType a, CmType b)
     if (a.id == CM_T_LIST) {
         return cm_type_eq(cm_type_elem(a), cm_type_elem(b));
     }
-    if (a.id == CM_T_DECIMAL) {
+    if (cm_type_is_decimal(a)) {
         return a.precision == b.precision && a.scale == b.scale;
     }
     return true;
@@ -89,7 +93,7 @@ bool cm_type_eq(CmType a, CmType b)
 bool cm_type_is_numeric(CmType t)
 {
     return t.id == CM_T_INT32 || t.id == CM_T_INT64 || t.id == CM_T_DOUBLE ||
-           t.id == CM_T_DECIMAL;
+           t.id == CM_T_DECIMAL || t.id == CM_T_DECIMAL128;
 }
 
 bool cm_type_is_integer(CmType t)
@@ -105,7 +109,10 @@ const char *cm_type_name(CmType t, char *buf, size_t cap)
     case CM_T_INT32: snprintf(buf, cap, "INTEGER"); break;
     case CM_T_INT64: snprintf(buf, cap, "BIGINT"); break;
     case CM_T_DOUBLE: snprintf(buf, cap, "DOUBLE"); break;
-    case CM_T_DECIMAL: snprintf(buf, cap, "DECIMAL(%d,%d)", t.precision, t.scale); break;
+    case CM_T_DECIMAL:
+    case CM_T_DECIMAL128:
+        snprintf(buf, cap, "DECIMAL(%d,%d)", t.precision, t.scale);
+        break;
     case CM_T_DATE: snprintf(buf, cap, "DATE"); break;
     case CM_T_TIME: snprintf(buf, cap, "TIME"); break;
     case CM_T_TIMESTAMP: snprintf(buf, cap, "TIMESTAMP"); break;

@@ -3,7 +3,8 @@
  *
  * Each logical type has one physical representation in vectors:
  *   BOOLEAN uint8_t (0/1), INTEGER int32_t, DATE int32_t (days since 1970-01-01),
- *   BIGINT int64_t, DECIMAL(p,s) int64_t scaled by 10^s (p <= 18), DOUBLE double,
+ *   BIGINT int64_t, DECIMAL(p,s) int64_t scaled by 10^s (p <= 18; DECIMAL128 for
+ *   19 <= p <= 38: 16 bytes holding a CmInt128, read through cm_i128_get), DOUBLE double,
  *   TIME int64_t (microseconds since midnight), TIMESTAMP int64_t
  *   (microseconds since 1970-01-01 00:00:00, no time zone), INTERVAL
  *   CmInterval (16 bytes: months, days, microseconds, as PostgreSQL),
@@ -33,15 +34,35 @@ typedef enum CmTypeId {
     CM_T_DECIMAL,
     CM_T_VARCHAR,
     CM_T_DATE,
-    CM_T_TIME,   /* time of day: int64 microseconds since midnight */
-    CM_T_LIST,   /* elements of type `child` (a scalar id), CmList */
-    CM_T_TIMESTAMP, /* int64 microseconds since 1970-01-01 00:00:00 */
-    CM_T_INTERVAL,  /* CmInterval */
+    CM_T_TIME,       /* time of day: int64 microseconds since midnight */
+    CM_T_LIST,       /* elements of type `child` (a scalar id), CmList */
+    CM_T_TIMESTAMP,  /* int64 microseconds since 1970-01-01 00:00:00 */
+    CM_T_INTERVAL,   /* CmInterval */
+    CM_T_DECIMAL128, /* DECIMAL(19..38, s): a CmInt128 scaled by 10^s, 16 bytes */
 } CmTypeId;
+
+/* A 128-bit integer: the wide DECIMAL's value and the exact accumulators.
+ * __extension__ keeps -Wpedantic quiet; use this name rather than spelling
+ * __int128 elsewhere.  Vectors and arenas promise no 16-byte alignment, so a
+ * stored one is read and written through cm_i128_get/cm_i128_put only. */
+__extension__ typedef __int128 CmInt128;
+__extension__ typedef unsigned __int128 CmUInt128;
+
+static inline CmInt128 cm_i128_get(const void *p)
+{
+    CmInt128 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void cm_i128_put(void *p, CmInt128 v)
+{
+    memcpy(p, &v, sizeof v);
+}
 
 typedef struct CmType {
     uint8_t id;        /* CmTypeId */
-    uint8_t precision; /* DECIMAL: total digits, 1..18 */
+    uint8_t precision; /* DECIMAL: total digits, 1..18; DECIMAL128: 19..38 */
     uint8_t scale;     /* DECIMAL: digits after the point */
     uint8_t is_char;   /* VARCHAR: declared CHAR(n) (blank-padded semantics) */
     int32_t length;    /* VARCHAR/CHAR: declared max length, -1 when unbounded */
@@ -83,6 +104,7 @@ typedef struct CmValue {
     bool is_null;
     union {
         int64_t i;  /* BOOL, INT32, INT64, DECIMAL, DATE, TIME, TIMESTAMP */
+        uint64_t h[2]; /* DECIMAL128: a CmInt128 (cm_i128_get(v.h)), never read as i */
         double d;   /* DOUBLE */
         CmStr s;    /* VARCHAR: bytes in the owner's arena */
         CmList l;   /* LIST: elements in the owner's arena */
@@ -125,6 +147,7 @@ static inline bool cm_str_eq(const CmStr *a, const CmStr *b)
 int cm_str_cmp(const CmStr *a, const CmStr *b);
 
 CmType cm_type_make(CmTypeId id);
+/* DECIMAL(p,s): CM_T_DECIMAL for p <= 18, CM_T_DECIMAL128 for 19..38. */
 CmType cm_type_decimal(int precision, int scale);
 CmType cm_type_varchar(int32_t length, bool is_char);
 /* The LIST type of elements `elem` (a scalar type), and a LIST's element type. */
@@ -157,6 +180,11 @@ size_t cm_type_width(CmType t);
 bool cm_type_eq(CmType a, CmType b);
 bool cm_type_is_numeric(CmType t);
 bool cm_type_is_integer(CmType t);
+/* DECIMAL of either width. */
+static inline bool cm_type_is_decimal(CmType t)
+{
+    return t.id == CM_T_DECIMAL || t.id == CM_T_DECIMAL128;
+}
 
 /* The SQL name, e.g. "INTEGER", "DECIMAL(7,2)", "VARCHAR(10)"; in buf (>= 32 bytes). */
 const char *cm_type_name(CmType t, char *buf, size_t cap);

@@ -27,9 +27,6 @@
 #include "common/err.h"
 #include "common/types.h"
 
-/* Magnitudes of wide decimals; signed CmInt128 cannot hold -INT128_MIN. */
-__extension__ typedef unsigned __int128 CmUInt128;
-
 /* ---------------------------------------------------------------------------
  * Shared helpers
  * ------------------------------------------------------------------------- */
@@ -517,6 +514,94 @@ bool cm_parse_decimal(const char *s, size_t len, int precision, int scale, int64
     return true;
 }
 
+CmInt128 cm_pow10_128(int n)
+{
+    CM_ASSERT(n >= 0 && n <= 38);
+    if (n <= 18) {
+        return cm_pow10(n);
+    }
+    if (n <= 36) {
+        return (CmInt128)cm_pow10(18) * cm_pow10(n - 18);
+    }
+    return (CmInt128)cm_pow10(18) * cm_pow10(18) * cm_pow10(n - 36);
+}
+
+/* The 128-bit twin of decimal_magnitude (bound below 10^38). */
+static bool decimal_magnitude128(const NumText *num, int scale, CmUInt128 bound, CmUInt128 *out)
+{
+    int64_t n_digits = (int64_t)(num->n_int + num->n_frac);
+    int64_t shift = num->exp - (int64_t)num->n_frac + scale;
+    int64_t n_keep = shift >= 0 ? n_digits : n_digits + shift;
+    CmUInt128 acc = 0;
+    for (int64_t i = 0; i < n_keep; i++) {
+        unsigned digit = (unsigned)num_digit(num, (size_t)i);
+        if (acc > (bound - digit) / 10) {
+            return false;
+        }
+        acc = acc * 10 + digit;
+    }
+    if (shift < 0 && n_keep >= 0 && num_digit(num, (size_t)n_keep) >= 5) {
+        if (acc == bound) {
+            return false;
+        }
+        acc++;
+    }
+    for (int64_t i = 0; i < shift && acc != 0; i++) {
+        if (acc > bound / 10) {
+            return false;
+        }
+        acc *= 10;
+    }
+    *out = acc;
+    return true;
+}
+
+bool cm_parse_decimal128(const char *s, size_t len, int precision, int scale, CmInt128 *out)
+{
+    if (precision < 1 || precision > 38 || scale < 0 || scale > precision) {
+        return false;
+    }
+    trim_blanks(&s, &len);
+    NumText num;
+    if (!scan_number(s, len, &num)) {
+        return false;
+    }
+    CmUInt128 mag = 0;
+    if (!decimal_magnitude128(&num, scale, (CmUInt128)cm_pow10_128(precision) - 1, &mag)) {
+        return false;
+    }
+    *out = num.is_neg ? -(CmInt128)mag : (CmInt128)mag;
+    return true;
+}
+
+bool cm_i128_mul_checked(CmInt128 a, CmInt128 b, int precision, CmInt128 *out)
+{
+    CmInt128 r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+        return false;
+    }
+    CmInt128 lim = cm_pow10_128(precision);
+    if (r >= lim || r <= -lim) {
+        return false;
+    }
+    *out = r;
+    return true;
+}
+
+bool cm_i128_add_checked(CmInt128 a, CmInt128 b, int precision, CmInt128 *out)
+{
+    CmInt128 r;
+    if (__builtin_add_overflow(a, b, &r)) {
+        return false;
+    }
+    CmInt128 lim = cm_pow10_128(precision);
+    if (r >= lim || r <= -lim) {
+        return false;
+    }
+    *out = r;
+    return true;
+}
+
 /* ---------------------------------------------------------------------------
  * DATE
  *
@@ -800,6 +885,9 @@ const char *cm_fmt_value(const CmValue *v, char *buf, size_t *len)
     case CM_T_VARCHAR: *len = v->s.len; return cm_str_data(&v->s);
     case CM_T_DOUBLE: n = cm_fmt_double(v->d, buf); break;
     case CM_T_DECIMAL: n = cm_fmt_decimal(v->i, v->type.scale, buf); break;
+    case CM_T_DECIMAL128:
+        n = cm_fmt_int128_decimal(cm_i128_get(v->h), v->type.scale, buf);
+        break;
     case CM_T_DATE: n = cm_fmt_date((int32_t)v->i, buf); break;
     case CM_T_TIME: n = cm_fmt_time(v->i, buf); break;
     case CM_T_TIMESTAMP: n = cm_fmt_timestamp(v->i, buf); break;
@@ -878,6 +966,9 @@ size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap)
             case CM_T_TIMESTAMP: n = (size_t)cm_fmt_timestamp(*(const int64_t *)p, tmp); break;
             case CM_T_INTERVAL: n = (size_t)cm_fmt_interval((const CmInterval *)p, tmp); break;
             case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(*(const int64_t *)p, elem.scale, tmp); break;
+            case CM_T_DECIMAL128:
+                n = (size_t)cm_fmt_int128_decimal(cm_i128_get(p), elem.scale, tmp);
+                break;
             case CM_T_DOUBLE: n = (size_t)cm_fmt_double(*(const double *)p, tmp); break;
             case CM_T_VARCHAR:
                 text = cm_str_data((const CmStr *)p);

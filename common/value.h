@@ -24,10 +24,6 @@
 
 #include "common/types.h"
 
-/* Wide accumulator for DECIMAL sums.  __extension__ keeps -Wpedantic quiet;
- * use this name rather than spelling __int128 elsewhere. */
-__extension__ typedef __int128 CmInt128;
-
 /* DOUBLE's order in SQL, total: -0 equals 0, and NaN equals NaN and sorts after
  * +Infinity, as in PostgreSQL and DuckDB.  Comparisons, min/max, sorting and
  * grouping all use it, so that NaN (0.0 / 0, 'nan') is one value everywhere. */
@@ -100,3 +96,13 @@ bool cm_parse_decimal(const char *s, size_t len, int precision, int scale, int64
 
 /* 10^n for 0 <= n <= 18. */
 int64_t cm_pow10(int n);
+/* 10^n for 0 <= n <= 38. */
+CmInt128 cm_pow10_128(int n);
+
+/* cm_parse_decimal for DECIMAL(precision <= 38, scale): the scaled value in
+ * 128 bits, |value| < 10^precision. */
+bool cm_parse_decimal128(const char *s, size_t len, int precision, int scale, CmInt128 *out);
+/* a * b and a + b when the result has at most `precision` (<= 38) digits:
+ * false, *out untouched, otherwise (never a wrapped value). */
+bool cm_i128_mul_checked(CmInt128 a, CmInt128 b, int precision, CmInt128 *out);
+bool cm_i128_add_checked(CmInt128 a, CmInt128 b, int precision, CmInt128 *out);

@@ -268,7 +268,7 @@ void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
     out->type = v->type;
     out->is_null = cm_vec_is_null(v, pos);
     if (out->is_null) {
-        out->i = 0;
+        memset(out->h, 0, sizeof out->h);
         return;
     }
     switch ((CmTypeId)v->type.id) {
@@ -281,6 +281,9 @@ void cm_vec_get_value(const CmVec *v, uint32_t pos, CmValue *out)
     case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: out->i = ((const int64_t *)v->data)[pos]; break;
     case CM_T_INTERVAL: out->iv = ((const CmInterval *)v->data)[pos]; break;
+    case CM_T_DECIMAL128:
+        memcpy(out->h, (const char *)v->data + 16 * (size_t)pos, 16);
+        break;
     case CM_T_DOUBLE: out->d = ((const double *)v->data)[pos]; break;
     case CM_T_VARCHAR: out->s = ((const CmStr *)v->data)[pos]; break;
     case CM_T_LIST: out->l = ((const CmList *)v->data)[pos]; break;
@@ -304,6 +307,9 @@ void cm_vec_set_value(CmVec *v, uint32_t pos, const CmValue *val)
     case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: ((int64_t *)v->data)[pos] = val->i; break;
     case CM_T_INTERVAL: ((CmInterval *)v->data)[pos] = val->iv; break;
+    case CM_T_DECIMAL128:
+        memcpy((char *)v->data + 16 * (size_t)pos, val->h, 16);
+        break;
     case CM_T_DOUBLE: ((double *)v->data)[pos] = val->d; break;
     case CM_T_VARCHAR: ((CmStr *)v->data)[pos] = val->s; break;
     case CM_T_LIST: ((CmList *)v->data)[pos] = val->l; break;

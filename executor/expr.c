@@ -435,6 +435,9 @@ static void value_text(const CmValue *v, char *buf, size_t cap)
     case CM_T_BOOL: snprintf(buf, cap, "%s", v->i ? "true" : "false"); return;
     case CM_T_DOUBLE: cm_fmt_double(v->d, tmp); break;
     case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, tmp); break;
+    case CM_T_DECIMAL128:
+        cm_fmt_int128_decimal(cm_i128_get(v->h), v->type.scale, tmp);
+        break;
     case CM_T_DATE: cm_fmt_date((int32_t)v->i, tmp); snprintf(buf, cap, "DATE '%s'", tmp); return;
     case CM_T_TIME: cm_fmt_time(v->i, tmp); snprintf(buf, cap, "TIME '%s'", tmp); return;
     case CM_T_TIMESTAMP:

@@ -133,6 +133,53 @@ CHECKED_BINARY(
     mul_dec, int64_t, int64_t, int64_t, CmInt128 v = (CmInt128)a[p] * b[p];
     if (v >= cm_pow10(18) || v <= -cm_pow10(18)) { return overflow(e, err); } r[p] = (int64_t)v;)
 
+/* DECIMAL128 arithmetic on operands already at the result's scale (aux: the
+ * result's precision): a result past it is an error, never a wrap.  Slots
+ * are 16 bytes with no alignment promised, read through Wide. */
+typedef struct Wide {
+    unsigned char b[16];
+} Wide;
+
+static CmStatus wide_overflow(const ExExpr *e, CmErr *err)
+{
+    return cm_err_set(err, CM_RUNTIME, e->src_off,
+                      "overflow in '%s': the result exceeds DECIMAL(%d)", e->name, (int)e->aux);
+}
+
+#define WIDE_BINARY(NAME, BODY)                                                                    \
+    CHECKED_BINARY(NAME, Wide, Wide, Wide, CmInt128 x = cm_i128_get(a[p].b);                       \
+                   CmInt128 y = cm_i128_get(b[p].b); CmInt128 v; BODY cm_i128_put(r[p].b, v);)
+WIDE_BINARY(
+    add_i128, if (!cm_i128_add_checked(x, y, (int)e->aux, &v)) { return wide_overflow(e, err); })
+WIDE_BINARY(
+    sub_i128, if (__builtin_sub_overflow(x, y, &v) || !cm_i128_add_checked(v, 0, (int)e->aux, &v)) {
+        return wide_overflow(e, err);
+    })
+WIDE_BINARY(
+    mul_i128, if (!cm_i128_mul_checked(x, y, (int)e->aux, &v)) { return wide_overflow(e, err); })
+WIDE_BINARY(
+    mod_i128, if (y == 0) { return div_zero(e, err); } v = x % y;)
+/* Integers in 128 bits (a DECIMAL(p,0), as sum of an integer is) divide as
+ * integers do here, truncating; |x / y| <= |x| always fits. */
+WIDE_BINARY(
+    div_i128, if (y == 0) { return div_zero(e, err); } v = x / y;)
+
+/* - (aux 0) and abs (aux 1) of a DECIMAL128: within 38 digits, never past
+ * them; unsigned, since a NULL slot may hold anything. */
+static CmStatus neg_i128(KERNEL_ARGS)
+{
+    const Wide *a = args[0]->data;
+    Wide *r = out->data;
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        CmInt128 x = cm_i128_get(a[p].b);
+        CmInt128 neg = (CmInt128)((CmUInt128)0 - (CmUInt128)x);
+        cm_i128_put(r[p].b, e->aux != 0 && x >= 0 ? x : neg);
+    }
+    return CM_OK;
+}
+
 /* Date arithmetic: DATE +/- days, DATE - DATE (days + DATE swaps its
  * arguments to use add_date_i64). */
 CHECKED_BINARY(
@@ -216,6 +263,13 @@ CMP_KERNELS(f64, double, cm_f64_cmp) /* NaN = NaN, and NaN > +Infinity */
 CMP_KERNELS(u8, uint8_t, NUM_CMP)
 #define IV_CMP(x, y) cm_interval_cmp(&(x), &(y))
 CMP_KERNELS(iv, CmInterval, IV_CMP)
+static inline int wide_cmp(const Wide *x, const Wide *y)
+{
+    CmInt128 u = cm_i128_get(x->b), v = cm_i128_get(y->b);
+    return (u > v) - (u < v);
+}
+#define WIDE_CMP(x, y) wide_cmp(&(x), &(y))
+CMP_KERNELS(i128, Wide, WIDE_CMP)
 /* Strings are compared only where both sides are valid: the slot under a NULL
  * may hold no string at all. */
 #define STR_KERNEL(NAME, TEST)                                                                     \
@@ -241,7 +295,8 @@ typedef struct CmpSet {
     }
 
 static const CmpSet CMP_I32 = CMP_SET(i32), CMP_I64 = CMP_SET(i64), CMP_F64 = CMP_SET(f64),
-                    CMP_U8 = CMP_SET(u8), CMP_STR = CMP_SET(str), CMP_IV = CMP_SET(iv);
+                    CMP_U8 = CMP_SET(u8), CMP_STR = CMP_SET(str), CMP_IV = CMP_SET(iv),
+                    CMP_I128 = CMP_SET(i128);
 
 /* ---- logic and NULL tests --------------------------------------------------- */
 
@@ -303,12 +358,19 @@ static int rank(CmType t)
     case CM_T_INT64:
         return 2;
     case CM_T_DECIMAL:
+    case CM_T_DECIMAL128:
         return 3;
     case CM_T_DOUBLE:
         return 4;
     default:
         return 0;
     }
+}
+
+/* Decimal digits a value of exact type t may need: DuckDB's widths. */
+static int precision_of(CmType t)
+{
+    return t.id == CM_T_INT32 ? 10 : t.id == CM_T_INT64 ? 19 : t.precision;
 }
 
 bool ex_common_type(CmType a, CmType b, CmType *out)
@@ -335,7 +397,7 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
         *out = cm_type_make(CM_T_TIMESTAMP); /* a date is its midnight, as DuckDB */
         return true;
     }
-    if (a.id == b.id && a.id != CM_T_DECIMAL) {
+    if (a.id == b.id && !cm_type_is_decimal(a)) {
         *out = a.id == CM_T_VARCHAR ? cm_type_varchar(-1, false) : a;
         return true;
     }
@@ -346,8 +408,18 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
                 *out = cm_type_make(CM_T_DOUBLE);
                 return true;
             }
-            int sa = a.id == CM_T_DECIMAL ? a.scale : 0, sb = b.id == CM_T_DECIMAL ? b.scale : 0;
+            int sa = cm_type_is_decimal(a) ? a.scale : 0, sb = cm_type_is_decimal(b) ? b.scale : 0;
             int s = sa > sb ? sa : sb;
+            if (a.id == CM_T_DECIMAL128 || b.id == CM_T_DECIMAL128) {
+                /* the integer digits of the wider side and the larger scale;
+                 * past 38 digits the scale gives way, as in DuckDB (a
+                 * comparison then compares DOUBLEs: resolve_compare) */
+                int ia = precision_of(a) - sa, ib = precision_of(b) - sb;
+                int i = ia > ib ? ia : ib;
+                s = i + s > 38 ? 38 - i : s;
+                *out = cm_type_decimal(i + s < 19 ? 19 : i + s, s);
+                return true;
+            }
             /* Every value of both sides must fit 18 digits at scale s: a BIGINT
              * (19 digits) does only without a fraction, an INTEGER (10) up to
              * scale 8.  Otherwise compare as DOUBLE rather than fail. */
@@ -403,7 +475,7 @@ static int cmp_index(const char *name)
 static void keep_decimal_scale(const CmType *t, ExFuncMatch *m)
 {
     for (int i = 0; i < 2; i++) {
-        if (t[i].id == CM_T_DECIMAL && m->arg_types[i].id == CM_T_DECIMAL &&
+        if (cm_type_is_decimal(t[i]) && t[i].id == m->arg_types[i].id &&
             t[i].scale == m->arg_types[i].scale) {
             m->arg_types[i] = t[i];
         }
@@ -419,6 +491,10 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     }
     if (c.id == CM_T_NULL) {
         c = cm_type_make(CM_T_BOOL);
+    }
+    if (c.id == CM_T_DECIMAL128 && ((cm_type_is_decimal(t[0]) && t[0].scale > c.scale) ||
+                                    (cm_type_is_decimal(t[1]) && t[1].scale > c.scale))) {
+        c = cm_type_make(CM_T_DOUBLE); /* the common type rounds: compare unrounded */
     }
     if (c.id == CM_T_LIST) {
         static const char *ops[] = {"=", "<>", "<", "<=", ">", ">="};
@@ -439,6 +515,9 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
     case CM_T_INTERVAL:
         set = &CMP_IV;
         break;
+    case CM_T_DECIMAL128:
+        set = &CMP_I128;
+        break;
     case CM_T_DOUBLE:
         set = &CMP_F64;
         break;
@@ -458,8 +537,38 @@ static CmStatus resolve_compare(int op, const CmType *t, int64_t off, ExFuncMatc
 
 static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *m)
 {
-    int sa = a.id == CM_T_DECIMAL ? a.scale : 0, sb = b.id == CM_T_DECIMAL ? b.scale : 0;
+    int sa = cm_type_is_decimal(a) ? a.scale : 0, sb = cm_type_is_decimal(b) ? b.scale : 0;
     CmType t[2] = {a, b};
+    int pa = precision_of(a), pb = precision_of(b);
+    bool has_wide = a.id == CM_T_DECIMAL128 || b.id == CM_T_DECIMAL128;
+    if (op == '/' && sa == 0 && sb == 0 && (pa > 18 || pb > 18)) {
+        /* sum(x) / count(*) stays the integer division BIGINT / BIGINT was */
+        m->arg_types[0] = m->arg_types[1] = m->result = cm_type_decimal(38, 0);
+        m->kernel = div_i128;
+        m->aux = 38;
+        keep_decimal_scale(t, m);
+        return CM_OK;
+    }
+    if ((op == '+' || op == '-' || op == '*' || (op == '%' && has_wide)) && (pa > 18 || pb > 18)) {
+        /* DuckDB's widths: + and - one digit past the wider integer part,
+         * * the sum of both; 38 at most, and a result past it an error. */
+        int s = op == '*' ? sa + sb : sa > sb ? sa : sb;
+        int ia = pa - sa, ib = pb - sb;
+        int p = op == '*' ? pa + pb : op == '%' ? 38 : (ia > ib ? ia : ib) + s + 1;
+        if (s <= 38) {
+            p = p > 38 ? 38 : p < s ? s : p;
+            m->arg_types[0] = cm_type_decimal(38, op == '*' ? sa : s);
+            m->arg_types[1] = cm_type_decimal(38, op == '*' ? sb : s);
+            m->result = cm_type_decimal(p < 19 ? 19 : p, s);
+            m->kernel = op == '+'   ? add_i128
+                        : op == '-' ? sub_i128
+                        : op == '*' ? mul_i128
+                                    : mod_i128;
+            m->aux = p < 19 ? 19 : p;
+            keep_decimal_scale(t, m);
+            return CM_OK;
+        }
+    }
     if (op == '*' && sa + sb <= 18) {
         m->arg_types[0] = cm_type_decimal(18, sa);
         m->arg_types[1] = cm_type_decimal(18, sb);
@@ -570,6 +679,12 @@ static CmStatus resolve_unary(const char *name, CmType t, int64_t off, ExFuncMat
     bool is_neg = strcmp(name, "neg") == 0;
     if (t.id == CM_T_NULL || t.id == CM_T_VARCHAR) {
         t = cm_type_make(CM_T_INT64);
+    }
+    if (t.id == CM_T_DECIMAL128) {
+        m->arg_types[0] = m->result = t;
+        m->kernel = neg_i128;
+        m->aux = !is_neg;
+        return CM_OK;
     }
     if (cm_type_is_integer(t) || t.id == CM_T_DECIMAL) {
         m->arg_types[0] = m->result = t.id == CM_T_DECIMAL ? t : cm_type_make(CM_T_INT64);

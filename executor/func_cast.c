@@ -28,34 +28,55 @@ static CmStatus cast_fail(const CmValue *in, CmType to, CmErr *err)
                           (int)(in->s.len > 64 ? 64 : in->s.len), cm_str_data(&in->s), tn);
     case CM_T_DOUBLE: cm_fmt_double(in->d, text); break;
     case CM_T_DECIMAL: cm_fmt_decimal(in->i, in->type.scale, text); break;
+    case CM_T_DECIMAL128:
+        cm_fmt_int128_decimal(cm_i128_get(in->h), in->type.scale, text);
+        break;
     default: cm_fmt_int64(in->i, text); break;
     }
     return cm_err_set(err, CM_RUNTIME, -1, "value %s is out of range for type %s", text, tn);
 }
 
-/* Rounds v / 10^shift half away from zero. */
-static int64_t round_div(CmInt128 v, int shift)
+/* Rounds v / 10^shift (0 <= shift <= 38) half away from zero. */
+static CmInt128 round_div(CmInt128 v, int shift)
 {
     if (shift <= 0) {
-        return (int64_t)v;
+        return v;
     }
-    CmInt128 d = cm_pow10(shift);
+    CmInt128 d = cm_pow10_128(shift);
     CmInt128 q = v / d, r = v % d;
-    if (r * 2 >= d) {
+    if (r >= d - r) {
         q++;
-    } else if (r * 2 <= -d) {
+    } else if (-r >= d + r) {
         q--;
     }
-    return (int64_t)q;
+    return q;
 }
 
-static bool fits_precision(int64_t v, int precision)
+static bool fits_precision(CmInt128 v, int precision)
 {
-    if (precision >= 19) {
-        return true;
-    }
-    int64_t lim = cm_pow10(precision);
+    CmInt128 lim = cm_pow10_128(precision);
     return v < lim && v > -lim;
+}
+
+/* An exact number (BOOL, INTEGER, BIGINT, DECIMAL of either width) as a
+ * 128-bit integer and its scale; false for other types. */
+static bool as_wide(const CmValue *in, CmInt128 *v, int *scale)
+{
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_BOOL:
+    case CM_T_INT32:
+    case CM_T_INT64:
+        *v = in->i, *scale = 0;
+        return true;
+    case CM_T_DECIMAL:
+        *v = in->i, *scale = in->type.scale;
+        return true;
+    case CM_T_DECIMAL128:
+        *v = cm_i128_get(in->h), *scale = in->type.scale;
+        return true;
+    default:
+        return false;
+    }
 }
 
 static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
@@ -64,7 +85,17 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
     case CM_T_BOOL:
     case CM_T_INT32:
     case CM_T_INT64: *out = in->i; break;
-    case CM_T_DECIMAL: *out = round_div(in->i, in->type.scale); break;
+    case CM_T_DECIMAL:
+        *out = (int64_t)round_div(in->i, in->type.scale);
+        break;
+    case CM_T_DECIMAL128: {
+        CmInt128 q = round_div(cm_i128_get(in->h), in->type.scale);
+        if (q > INT64_MAX || q < INT64_MIN) {
+            return cast_fail(in, to, err);
+        }
+        *out = (int64_t)q;
+        break;
+    }
     case CM_T_DOUBLE: {
         /* Halves round to even, as PostgreSQL and DuckDB do; 2^63 is exact as a
          * double, and rounding can reach it from below. */
@@ -91,47 +122,30 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
     return CM_OK;
 }
 
-static CmStatus to_decimal(const CmValue *in, CmType to, int64_t *out, CmErr *err)
+/* To DECIMAL(p,s) of either width: the scaled value in 128 bits, within
+ * p digits (the caller stores it as int64 when p <= 18). */
+static CmStatus to_decimal(const CmValue *in, CmType to, CmInt128 *out, CmErr *err)
 {
-    int s = to.scale;
-    switch ((CmTypeId)in->type.id) {
-    case CM_T_BOOL:
-    case CM_T_INT32:
-    case CM_T_INT64: {
-        CmInt128 v = (CmInt128)in->i * cm_pow10(s);
-        if (v > INT64_MAX || v < -INT64_MAX) {
-            return cast_fail(in, to, err);
-        }
-        *out = (int64_t)v;
-        break;
-    }
-    case CM_T_DECIMAL: {
-        int from = in->type.scale;
+    int s = to.scale, from;
+    CmInt128 v;
+    if (as_wide(in, &v, &from)) {
         if (from >= s) {
-            *out = round_div(in->i, from - s);
-        } else {
-            CmInt128 v = (CmInt128)in->i * cm_pow10(s - from);
-            if (v > INT64_MAX || v < -INT64_MAX) {
-                return cast_fail(in, to, err);
-            }
-            *out = (int64_t)v;
-        }
-        break;
-    }
-    case CM_T_DOUBLE: {
-        double v = in->d * (double)cm_pow10(s);
-        if (!(v > -9.2e18 && v < 9.2e18)) {
+            *out = round_div(v, from - s);
+        } else if (__builtin_mul_overflow(v, cm_pow10_128(s - from), out)) {
             return cast_fail(in, to, err);
         }
-        *out = (int64_t)llround(v);
-        break;
-    }
-    case CM_T_VARCHAR:
-        if (!cm_parse_decimal(cm_str_data(&in->s), in->s.len, to.precision, s, out)) {
+    } else if (in->type.id == CM_T_DOUBLE) {
+        double x = in->d * (double)cm_pow10_128(s);
+        if (!(x > -1e38 && x < 1e38)) {
             return cast_fail(in, to, err);
         }
-        break;
-    default: return cast_fail(in, to, err);
+        *out = (CmInt128)round(x);
+    } else if (in->type.id == CM_T_VARCHAR) {
+        if (!cm_parse_decimal128(cm_str_data(&in->s), in->s.len, to.precision, s, out)) {
+            return cast_fail(in, to, err);
+        }
+    } else {
+        return cast_fail(in, to, err);
     }
     if (!fits_precision(*out, to.precision)) {
         return cast_fail(in, to, err);
@@ -146,6 +160,9 @@ static CmStatus to_double(const CmValue *in, CmType to, double *out, CmErr *err)
     case CM_T_INT32:
     case CM_T_INT64: *out = (double)in->i; return CM_OK;
     case CM_T_DECIMAL: *out = (double)in->i / (double)cm_pow10(in->type.scale); return CM_OK;
+    case CM_T_DECIMAL128:
+        *out = (double)cm_i128_get(in->h) / (double)cm_pow10_128(in->type.scale);
+        return CM_OK;
     case CM_T_DOUBLE: *out = in->d; return CM_OK;
     case CM_T_VARCHAR:
         if (cm_parse_double(cm_str_data(&in->s), in->s.len, out)) {
@@ -167,6 +184,9 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
     case CM_T_INT64: n = cm_fmt_int64(in->i, buf); break;
     case CM_T_DOUBLE: n = cm_fmt_double(in->d, buf); break;
     case CM_T_DECIMAL: n = cm_fmt_decimal(in->i, in->type.scale, buf); break;
+    case CM_T_DECIMAL128:
+        n = cm_fmt_int128_decimal(cm_i128_get(in->h), in->type.scale, buf);
+        break;
     case CM_T_DATE: n = cm_fmt_date((int32_t)in->i, buf); break;
     case CM_T_TIME: n = cm_fmt_time(in->i, buf); break;
     case CM_T_TIMESTAMP: n = cm_fmt_timestamp(in->i, buf); break;
@@ -317,6 +337,8 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
             r.i = in->d != 0;
         } else if (in->type.id == CM_T_DATE) {
             return cast_fail(in, to, err);
+        } else if (in->type.id == CM_T_DECIMAL128) {
+            r.i = cm_i128_get(in->h) != 0;
         } else {
             r.i = in->i != 0;
         }
@@ -328,7 +350,17 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
         }
         st = to_int(in, to, &r.i, err);
         break;
-    case CM_T_DECIMAL: st = to_decimal(in, to, &r.i, err); break;
+    case CM_T_DECIMAL:
+    case CM_T_DECIMAL128: {
+        CmInt128 v = 0;
+        st = to_decimal(in, to, &v, err);
+        if (to.id == CM_T_DECIMAL) {
+            r.i = (int64_t)v; /* within 18 digits */
+        } else {
+            cm_i128_put(r.h, v);
+        }
+        break;
+    }
     case CM_T_DOUBLE: st = to_double(in, to, &r.d, err); break;
     case CM_T_VARCHAR: st = to_varchar(in, a, &r.s, err); break;
     case CM_T_LIST: st = to_list(in, to, a, &r.l, err); break;
@@ -436,6 +468,24 @@ static CmStatus cast_dec_widen(const ExExpr *e, const CmBatch *in, const CmVec *
     return CM_OK;
 }
 
+/* INTEGER, BIGINT or DECIMAL to a DECIMAL128 with room for every value:
+ * exact, a multiply by 10^(scale difference) in 128 bits. */
+static CmStatus cast_to_wide(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
+                             CmVec *out, CmArena *heap, CmErr *err)
+{
+    const CmVec *a = args[0];
+    int from = a->type.id == CM_T_DECIMAL ? a->type.scale : 0;
+    CmInt128 f = cm_pow10_128(e->type.scale - from);
+    copy_validity(in, a, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        int64_t x = a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p]
+                                             : ((const int64_t *)a->data)[p];
+        cm_i128_put((char *)out->data + 16 * (size_t)p, (CmInt128)x * f);
+    }
+    return CM_OK;
+}
+
 static CmStatus cast_i32_dec(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
                              CmVec *out, CmArena *heap, CmErr *err)
 {
@@ -517,6 +567,14 @@ ExKernel ex_cast_kernel(CmType from, CmType to)
     if (from.id == CM_T_INT32 && to.id == CM_T_DECIMAL && to.precision - to.scale >= 10 &&
         to.precision <= 18) {
         return cast_i32_dec;
+    }
+    if (to.id == CM_T_DECIMAL128 &&
+        (from.id == CM_T_INT32 || from.id == CM_T_INT64 || from.id == CM_T_DECIMAL)) {
+        int fs = from.id == CM_T_DECIMAL ? from.scale : 0;
+        int fi = from.id == CM_T_INT32 ? 10 : from.id == CM_T_INT64 ? 19 : from.precision - fs;
+        if (to.scale >= fs && to.precision - to.scale >= fi) {
+            return cast_to_wide;
+        }
     }
     if (from.id == CM_T_LIST || to.id == CM_T_LIST) {
         /* list to list element by element, and a list's text; nothing else */

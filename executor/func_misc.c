@@ -64,6 +64,16 @@ EXTREME_KERNEL(extreme_i64, int64_t, NUM_CMP)
 EXTREME_KERNEL(extreme_f64, double, F64_CMP) /* NaN is the greatest */
 EXTREME_KERNEL(extreme_str, CmStr, cm_str_cmp)
 EXTREME_KERNEL(extreme_iv, CmInterval, cm_interval_cmp)
+/* A DECIMAL128 slot: 16 bytes with no alignment promised, compared as a CmInt128. */
+typedef struct Wide {
+    unsigned char b[16];
+} Wide;
+static int wide_cmp(const Wide *x, const Wide *y)
+{
+    CmInt128 a = cm_i128_get(x->b), b = cm_i128_get(y->b);
+    return (a > b) - (a < b);
+}
+EXTREME_KERNEL(extreme_i128, Wide, wide_cmp)
 
 static CmStatus resolve_extreme(const char *name, int n_args, const CmType *types, int64_t off,
                                 ExFuncMatch *m, CmErr *err)
@@ -111,6 +121,9 @@ static CmStatus resolve_extreme(const char *name, int n_args, const CmType *type
     case CM_T_INTERVAL:
         m->kernel = extreme_iv;
         break;
+    case CM_T_DECIMAL128:
+        m->kernel = extreme_i128;
+        break;
     default:
         m->kernel = extreme_i64;
         break; /* BIGINT, DECIMAL (one scale), TIME */
@@ -142,6 +155,10 @@ static uint64_t hash_one(const CmVec *v, uint32_t p)
     case CM_T_INTERVAL: {
         CmInt128 span = cm_interval_span(&((const CmInterval *)v->data)[p]);
         return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
+    }
+    case CM_T_DECIMAL128: {
+        CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)p);
+        return cm_hash_combine(cm_hash_u64((uint64_t)x), cm_hash_u64((uint64_t)(x >> 64)));
     }
     default:
         return cm_hash_u64((uint64_t)((const int64_t *)v->data)[p]);

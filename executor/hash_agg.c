@@ -62,15 +62,15 @@ bool ex_agg_is_holistic(ExAggFn fn)
            fn == EX_AGG_MODE || fn == EX_AGG_LIST;
 }
 
+/* sum and avg of an exact type accumulate in 128 bits and sum is
+ * DECIMAL(38, scale), as DuckDB's sum is HUGEINT or DECIMAL(38,s); the
+ * partial state has that type too. */
 static CmType sum_type(CmType arg)
 {
     if (arg.id == CM_T_DOUBLE) {
         return arg;
     }
-    if (arg.id == CM_T_DECIMAL) {
-        return cm_type_decimal(18, arg.scale);
-    }
-    return cm_type_make(CM_T_INT64);
+    return cm_type_decimal(38, cm_type_is_decimal(arg) ? arg.scale : 0);
 }
 
 int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
@@ -654,17 +654,15 @@ static CmStatus add_value(AggState *st, const CmVec *v, uint32_t p, CmErr *err)
         st->d += ((const double *)v->data)[p];
         break;
     case CM_T_INT32:
-        if (__builtin_add_overflow(st->i, (int64_t)((const int32_t *)v->data)[p], &st->i)) {
-            return sum_overflow(err);
-        }
+        sum_add_i64(st, ((const int32_t *)v->data)[p]);
         break;
     case CM_T_BOOL:
         st->i += ((const uint8_t *)v->data)[p];
         break;
+    case CM_T_DECIMAL128:
+        return sum_add_wide(st, cm_i128_get((const char *)v->data + 16 * (size_t)p), err);
     default:
-        if (__builtin_add_overflow(st->i, ((const int64_t *)v->data)[p], &st->i)) {
-            return sum_overflow(err);
-        }
+        sum_add_i64(st, ((const int64_t *)v->data)[p]);
         break;
     }
     return CM_OK;
@@ -680,6 +678,10 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
         return cm_str_cmp(&st->s, &((const CmStr *)v->data)[p]);
     case CM_T_INTERVAL:
         return cm_interval_cmp(&st->iv, &((const CmInterval *)v->data)[p]);
+    case CM_T_DECIMAL128: {
+        CmInt128 x = cm_i128_get(st->h), y = cm_i128_get((const char *)v->data + 16 * (size_t)p);
+        return (x > y) - (x < y);
+    }
     default: {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -700,6 +702,8 @@ CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLoc
         st->d = ((const double *)v->data)[p];
     } else if (v->type.id == CM_T_INTERVAL) {
         st->iv = ((const CmInterval *)v->data)[p];
+    } else if (v->type.id == CM_T_DECIMAL128) {
+        memcpy(st->h, (const char *)v->data + 16 * (size_t)p, 16);
     } else {
         CmValue val;
         cm_vec_get_value(v, p, &val);
@@ -717,6 +721,8 @@ static double as_double(const CmVec *v, uint32_t p)
         return x.d;
     case CM_T_DECIMAL:
         return (double)x.i / (double)cm_pow10(x.type.scale);
+    case CM_T_DECIMAL128:
+        return (double)cm_i128_get(x.h) / (double)cm_pow10_128(x.type.scale);
     default:
         return (double)x.i;
     }
@@ -757,6 +763,8 @@ bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y)
         return x->d == y->d;
     case CM_T_INTERVAL:
         return cm_interval_cmp(&x->iv, &y->iv) == 0;
+    case CM_T_DECIMAL128:
+        return memcmp(x->h, y->h, sizeof x->h) == 0;
     default:
         return x->i == y->i;
     }
@@ -780,6 +788,9 @@ static uint64_t value_hash(const CmValue *x, int64_t group)
         h = cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
         break;
     }
+    case CM_T_DECIMAL128:
+        h = cm_hash_combine(cm_hash_u64(x->h[0]), cm_hash_u64(x->h[1]));
+        break;
     default:
         h = cm_hash_u64((uint64_t)x->i);
         break;
@@ -1056,6 +1067,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
                 cm_vec_set_null(v, row);
             } else if (v->type.id == CM_T_DOUBLE) {
                 ((double *)v->data)[row] = st->d;
+            } else if (v->type.id == CM_T_DECIMAL128) {
+                cm_i128_put((char *)v->data + 16 * (size_t)row, sum_get(st));
             } else {
                 ((int64_t *)v->data)[row] = st->i;
             }
@@ -1066,8 +1079,9 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             cm_vec_set_null(v, row);
         } else {
             CmType t = sum_type(agg->arg_type);
-            double sum = t.id == CM_T_DOUBLE
-                             ? st->d
+            double sum = t.id == CM_T_DOUBLE ? st->d
+                         : t.id == CM_T_DECIMAL128
+                             ? (double)sum_get(st) / (double)cm_pow10_128(t.scale)
                              : (double)st->i / (double)cm_pow10(t.id == CM_T_DECIMAL ? t.scale : 0);
             ((double *)v->data)[row] = sum / (double)st->n;
         }
@@ -1102,6 +1116,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((double *)v->data)[row] = st->d;
         } else if (v->type.id == CM_T_VARCHAR) {
             ((CmStr *)v->data)[row] = st->s;
+        } else if (v->type.id == CM_T_DECIMAL128) {
+            memcpy((char *)v->data + 16 * (size_t)row, st->h, 16);
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);
@@ -1120,6 +1136,8 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((CmStr *)v->data)[row] = st->s;
         } else if (v->type.id == CM_T_LIST) {
             ((CmList *)v->data)[row] = st->l;
+        } else if (v->type.id == CM_T_DECIMAL128) {
+            memcpy((char *)v->data + 16 * (size_t)row, st->h, 16);
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);
@@ -1136,6 +1154,10 @@ static int emit_agg(const HashAggSpec *s, const AggState *st, int a, CmBatch *ou
             ((CmList *)v->data)[row] = st->l;
         } else if (v->type.id == CM_T_INTERVAL) {
             ((CmInterval *)v->data)[row] = st->iv;
+        } else if (v->type.id == CM_T_DECIMAL128 && agg->fn == EX_AGG_SUM) {
+            cm_i128_put((char *)v->data + 16 * (size_t)row, sum_get(st));
+        } else if (v->type.id == CM_T_DECIMAL128) {
+            memcpy((char *)v->data + 16 * (size_t)row, st->h, 16);
         } else {
             CmValue val = {.type = v->type, .is_null = false, .i = st->i};
             cm_vec_set_value(v, row, &val);
@@ -1188,8 +1210,9 @@ void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatc
     }
 }
 
-/* Fills l->out with the next groups of the table (from l->next_out). */
-static void emit_batch(const HashAggSpec *s, AggLocal *l)
+/* Fills l->out with the next groups of the table (from l->next_out).  A final
+ * DECIMAL(38,s) sum past 38 digits is an error, never a value shown. */
+static CmStatus emit_batch(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     cm_batch_reset(&l->out);
     uint32_t row = 0;
@@ -1197,6 +1220,21 @@ static void emit_batch(const HashAggSpec *s, AggLocal *l)
         ex_hash_agg_emit_group(s, l, l->next_out++, &l->out, row++, false);
     }
     l->out.n_rows = (int)row;
+    for (int a = 0; a < s->n_aggs && s->mode != EX_AGG_PARTIAL; a++) {
+        const CmVec *v = &l->out.cols[s->n_keys + a];
+        if (s->aggs[a].fn != EX_AGG_SUM || v->type.id != CM_T_DECIMAL128) {
+            continue;
+        }
+        CmInt128 lim = cm_pow10_128(38);
+        for (uint32_t r = 0; r < row; r++) {
+            CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)r);
+            if (!cm_vec_is_null(v, r) && (x >= lim || x <= -lim)) {
+                return cm_err_set(err, CM_RUNTIME, -1,
+                                  "overflow in SUM: the sum exceeds DECIMAL(38)");
+            }
+        }
+    }
+    return CM_OK;
 }
 
 /* Aggregates the active rows of `in`, laid out for spec x, into the table
@@ -1268,7 +1306,9 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
 {
     if (l->draining) {
         if (l->next_out < l->n_groups) {
-            emit_batch(s, l);
+            if (emit_batch(s, l, err) != CM_OK) {
+                return EX_NEED_INPUT;
+            }
             *out = &l->out;
             return EX_HAVE_MORE;
         }
@@ -1311,7 +1351,9 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
         l->draining = true;
         l->flushed_empty = true; /* rows came: an empty grouping set has no row of its own */
         l->next_out = 0;
-        emit_batch(s, l);
+        if (emit_batch(s, l, err) != CM_OK) {
+            return EX_NEED_INPUT;
+        }
         *out = &l->out;
         return EX_HAVE_MORE;
     }
@@ -1348,7 +1390,9 @@ static ExOpResult agg_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
     }
     for (;;) {
         if (l->emitting) {
-            emit_batch(s, l);
+            if (emit_batch(s, l, err) != CM_OK) {
+                return EX_DONE;
+            }
             *out = &l->out;
             if (l->next_out < l->n_groups) {
                 return EX_HAVE_MORE;
@@ -1415,7 +1459,9 @@ static ExOpResult partial_push(const HashAggSpec *s, AggLocal *l, const CmBatch 
             return EX_NEED_INPUT;
         }
     }
-    emit_batch(s, l);
+    if (emit_batch(s, l, err) != CM_OK) {
+        return EX_NEED_INPUT;
+    }
     *out = &l->out;
     return EX_HAVE_MORE;
 }

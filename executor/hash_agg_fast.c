@@ -293,8 +293,15 @@ bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode
         const int64_t *x = v->data;
         const int64_t *c = v2 != NULL ? v2->data : NULL;
         EACH_ROW_STATE(if (!cm_vec_is_null(v, p)) {
-            if (__builtin_add_overflow(st->i, x[p], &st->i)) {
-                *rc = sum_overflow(err);
+            sum_add_i64(st, x[p]);
+            st->n += c != NULL ? c[p] : 1;
+        })
+    } else if (sum && v->type.id == CM_T_DECIMAL128) { /* partial sums, or wide values */
+        const char *x = v->data;
+        const int64_t *c = v2 != NULL ? v2->data : NULL;
+        EACH_ROW_STATE(if (!cm_vec_is_null(v, p)) {
+            if (sum_add_wide(st, cm_i128_get(x + 16 * (size_t)p), err) != CM_OK) {
+                *rc = err->code;
                 return true;
             }
             st->n += c != NULL ? c[p] : 1;

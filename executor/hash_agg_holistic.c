@@ -29,6 +29,10 @@ static int cmp_entry_value(const CmValue *x, const CmValue *y)
         return cm_str_cmp(&x->s, &y->s);
     case CM_T_DOUBLE:
         return cm_f64_cmp(x->d, y->d);
+    case CM_T_DECIMAL128: {
+        CmInt128 a = cm_i128_get(x->h), b = cm_i128_get(y->h);
+        return (a > b) - (a < b);
+    }
     default:
         return (x->i > y->i) - (x->i < y->i);
     }
@@ -73,6 +77,8 @@ static void set_state_value(AggState *st, const CmValue *v)
         st->d = v->d;
     } else if (v->type.id == CM_T_VARCHAR) {
         st->s = v->s;
+    } else if (v->type.id == CM_T_DECIMAL128) {
+        memcpy(st->h, v->h, sizeof st->h);
     } else {
         st->i = v->i;
     }

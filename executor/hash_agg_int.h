@@ -46,6 +46,7 @@ typedef struct AggState {
         CmStr s;
         CmList l;      /* list(): the values, in the table's string arena */
         CmInterval iv; /* min/max of an INTERVAL */
+        uint64_t h[2]; /* min/max and the like of a DECIMAL128: a CmInt128 (cm_i128_get) */
     };
     int64_t n; /* values seen (non-NULL; first/last: rows), or summed partial counts */
     union {
@@ -54,6 +55,8 @@ typedef struct AggState {
         CmValue *x;      /* arg_min/arg_max (the union holds y): x of that row, in the string
                             arena */
         StColStats *hll; /* approx_count_distinct: its sketch, in the string arena, or NULL */
+        int64_t hi;      /* sum/avg of an exact type: the sum is hi * 2^64 + i (i wraps, and
+                            each wrap moves hi), so that BIGINT values sum in 128 bits */
     };
 } AggState;
 
@@ -319,9 +322,39 @@ static inline void init_states(const HashAggSpec *s, AggState *st)
     }
 }
 
-static inline CmStatus sum_overflow(CmErr *err)
+/* An exact sum's 128-bit value (AggState.hi and .i). */
+static inline CmInt128 sum_get(const AggState *st)
 {
-    return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM");
+    return (CmInt128)st->hi * ((CmInt128)1 << 64) + st->i;
+}
+
+static inline void sum_set(AggState *st, CmInt128 v)
+{
+    st->i = (int64_t)(uint64_t)v;
+    st->hi = (int64_t)((v - st->i) / ((CmInt128)1 << 64));
+}
+
+/* st's exact sum plus x: i wraps and hi counts the wraps, so the int64 add
+ * (and its overflow flag) is all the hot loop pays.  2^64 rows would be
+ * needed to carry past 38 digits; a merge of partial sums checks that. */
+static inline void sum_add_i64(AggState *st, int64_t x)
+{
+    if (__builtin_add_overflow(st->i, x, &st->i)) {
+        st->hi += x < 0 ? -1 : 1;
+    }
+}
+
+/* st's exact sum plus x.  On the way the sum may pass 38 digits and come back
+ * (as DuckDB's HUGEINT sum may); past 128 bits it is an error, and a final
+ * value past 38 digits is one too (emit_batch checks). */
+static inline CmStatus sum_add_wide(AggState *st, CmInt128 x, CmErr *err)
+{
+    CmInt128 r;
+    if (__builtin_add_overflow(sum_get(st), x, &r)) {
+        return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM: the sum exceeds DECIMAL(38)");
+    }
+    sum_set(st, r);
+    return CM_OK;
 }
 
 /* ---- hash_agg.c --------------------------------------------------------------- */

@@ -53,6 +53,10 @@ static uint64_t hash_value(const CmVec *v, uint32_t p)
         CmInt128 span = cm_interval_span(&((const CmInterval *)v->data)[p]);
         return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
     }
+    case CM_T_DECIMAL128: {
+        CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)p);
+        return cm_hash_combine(cm_hash_u64((uint64_t)x), cm_hash_u64((uint64_t)(x >> 64)));
+    }
     case CM_T_DOUBLE: /* -0.0 groups with 0.0, and every NaN with every other */
         return cm_hash_u64(cm_f64_key_bits(((const double *)v->data)[p]));
     case CM_T_VARCHAR: {
@@ -129,6 +133,9 @@ int ex_key_equal(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb)
     case CM_T_TIME:
     case CM_T_TIMESTAMP:
     case CM_T_DECIMAL: return ((const int64_t *)a->data)[pa] == ((const int64_t *)b->data)[pb];
+    case CM_T_DECIMAL128:
+        return memcmp((const char *)a->data + 16 * (size_t)pa,
+                      (const char *)b->data + 16 * (size_t)pb, 16) == 0;
     case CM_T_INTERVAL:
         return cm_interval_cmp(&((const CmInterval *)a->data)[pa],
                                &((const CmInterval *)b->data)[pb]) == 0;

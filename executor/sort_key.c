@@ -69,6 +69,8 @@ static int value_width(CmTypeId t)
     case CM_T_DECIMAL:
     case CM_T_DOUBLE:
         return 8;
+    case CM_T_DECIMAL128:
+        return 16;
     case CM_T_VARCHAR:
         return STR_PREFIX + 1;
     case CM_T_INTERVAL:
@@ -180,6 +182,12 @@ static void encode_value(const Part *p, const CmVec *v, uint32_t pos, uint8_t *e
     case CM_T_DECIMAL:
         put_be64(e, (uint64_t)((const int64_t *)v->data)[pos] ^ 0x8000000000000000ull);
         break;
+    case CM_T_DECIMAL128: { /* big-endian, the sign bit flipped: bytes sort as numbers */
+        CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)pos);
+        put_be64(e, (uint64_t)(x >> 64) ^ 0x8000000000000000ull);
+        put_be64(e + 8, (uint64_t)x);
+        break;
+    }
     case CM_T_DOUBLE: {
         /* -0 equals 0 and every NaN is one value after +inf, as compare_cell has it. */
         double x = ((const double *)v->data)[pos];

@@ -130,6 +130,11 @@ static int compare_cell(const CmVec *a, uint32_t pa, const CmVec *b, uint32_t pb
         int64_t x = ((const int64_t *)a->data)[pa], y = ((const int64_t *)b->data)[pb];
         return (x > y) - (x < y);
     }
+    case CM_T_DECIMAL128: {
+        CmInt128 x = cm_i128_get((const char *)a->data + 16 * (size_t)pa);
+        CmInt128 y = cm_i128_get((const char *)b->data + 16 * (size_t)pb);
+        return (x > y) - (x < y);
+    }
     case CM_T_DOUBLE: {
         /* NaN sorts after every number (PostgreSQL), so the order is total. */
         return cm_f64_cmp(((const double *)a->data)[pa], ((const double *)b->data)[pb]);

@@ -48,7 +48,9 @@ enum { CUR_ROW = 0, CUR_PEERS, CUR_START, CUR_END, N_CURSORS };
 
 typedef struct Acc {
     int64_t n;
-    int64_t i;
+    int64_t i; /* an exact sum is hi * 2^64 + i: i wraps and hi counts the wraps */
+    int64_t hi;
+    bool is_overflow; /* a DECIMAL(19..38) sum went past 128 bits */
     double d;
     CmValue best;
     bool has_best;
@@ -118,6 +120,12 @@ static int cmp_order(const WinCtx *c, ExRowRef a, ExRowRef b)
 
 static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc);
 
+/* An exact sum's 128-bit value (the wide sum of sum() OVER, as DuckDB's). */
+static CmInt128 acc_sum(const Acc *acc)
+{
+    return (CmInt128)acc->hi * ((CmInt128)1 << 64) + acc->i;
+}
+
 static void acc_add(const ExWindowSpec *s, const CmBatch *const *rows, ExRowRef r, Acc *acc)
 {
     if (s->fn == EX_WIN_COUNT_STAR) {
@@ -150,15 +158,29 @@ static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc)
         if (x.type.id == CM_T_DOUBLE) {
             acc->d += x.d;
         } else {
-            acc->i += x.i;
-            acc->d += (double)x.i;
+            if (x.type.id == CM_T_DECIMAL128) {
+                CmInt128 r;
+                if (!__builtin_add_overflow(acc_sum(acc), cm_i128_get(x.h), &r)) {
+                    acc->i = (int64_t)(uint64_t)r;
+                    acc->hi = (int64_t)((r - acc->i) / ((CmInt128)1 << 64));
+                } else {
+                    acc->is_overflow = true;
+                }
+            } else {
+                if (__builtin_add_overflow(acc->i, x.i, &acc->i)) {
+                    acc->hi += x.i < 0 ? -1 : 1;
+                }
+                acc->d += (double)x.i;
+            }
         }
     } else if (s->fn == EX_WIN_MIN || s->fn == EX_WIN_MAX) {
         int c = 0;
         if (acc->has_best) {
-            c = x.type.id == CM_T_DOUBLE    ? cm_f64_cmp(x.d, acc->best.d)
-                : x.type.id == CM_T_VARCHAR ? cm_str_cmp(&x.s, &acc->best.s)
-                                            : (x.i > acc->best.i) - (x.i < acc->best.i);
+            c = x.type.id == CM_T_DOUBLE       ? cm_f64_cmp(x.d, acc->best.d)
+                : x.type.id == CM_T_VARCHAR    ? cm_str_cmp(&x.s, &acc->best.s)
+                : x.type.id == CM_T_DECIMAL128 ? (cm_i128_get(x.h) > cm_i128_get(acc->best.h)) -
+                                                     (cm_i128_get(x.h) < cm_i128_get(acc->best.h))
+                                               : (x.i > acc->best.i) - (x.i < acc->best.i);
         }
         if (!acc->has_best || (s->fn == EX_WIN_MIN ? c < 0 : c > 0)) {
             acc->best = x;
@@ -167,8 +189,12 @@ static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc)
     }
 }
 
-static CmValue acc_value(const ExWindowSpec *s, const Acc *acc)
+/* The frame's value into *out; a sum past 38 digits is an error. */
+static CmStatus acc_value(const ExWindowSpec *s, const Acc *acc, CmValue *out, CmErr *err)
 {
+    if (acc->is_overflow) {
+        return cm_err_set(err, CM_RUNTIME, -1, "overflow in SUM: the sum exceeds DECIMAL(38)");
+    }
     CmValue v = {.type = s->type};
     switch (s->fn) {
     case EX_WIN_COUNT_STAR:
@@ -177,14 +203,22 @@ static CmValue acc_value(const ExWindowSpec *s, const Acc *acc)
         v.is_null = acc->n == 0;
         if (s->type.id == CM_T_DOUBLE) {
             v.d = acc->d;
+        } else if (s->type.id == CM_T_DECIMAL128) {
+            CmInt128 sum = acc_sum(acc), lim = cm_pow10_128(38);
+            if (sum >= lim || sum <= -lim) { /* on the way it may pass 38 digits, not at the end */
+                return cm_err_set(err, CM_RUNTIME, -1,
+                                  "overflow in SUM: the sum exceeds DECIMAL(38)");
+            }
+            cm_i128_put(v.h, sum);
         } else {
             v.i = acc->i;
         }
         break;
     case EX_WIN_AVG: {
         v.is_null = acc->n == 0;
-        double scale = s->arg_type.id == CM_T_DECIMAL ? (double)cm_pow10(s->arg_type.scale) : 1;
-        double sum = s->arg_type.id == CM_T_DOUBLE ? acc->d : (double)acc->i / scale;
+        double scale =
+            cm_type_is_decimal(s->arg_type) ? (double)cm_pow10_128(s->arg_type.scale) : 1;
+        double sum = s->arg_type.id == CM_T_DOUBLE ? acc->d : (double)acc_sum(acc) / scale;
         v.d = acc->n ? sum / (double)acc->n : 0;
         break;
     }
@@ -194,7 +228,8 @@ static CmValue acc_value(const ExWindowSpec *s, const Acc *acc)
         v.is_null = !acc->has_best;
         break;
     }
-    return v;
+    *out = v;
+    return CM_OK;
 }
 
 /* ---- evaluation per partition ------------------------------------------------------- */
@@ -301,7 +336,9 @@ static CmStatus eval_partition(const WinCtx *c, WinLocal *l, int64_t b, int64_t 
                     acc_add(s, l->batches, o[j], &acc);
                 }
             }
-            v = acc_value(s, &acc);
+            if (acc_value(s, &acc, &v, err) != CM_OK) {
+                return err->code;
+            }
             if (!v.is_null && v.type.id == CM_T_VARCHAR) {
                 v.s = cm_str_copy(&l->strings, &v.s, err);
             }
@@ -620,7 +657,9 @@ static CmStatus big_sliding(const ExWindowSpec *s, WinLocal *l, int64_t f0, int6
     for (int64_t j = f0 < l->ring_first ? l->ring_first : f0; j < f1; j++) {
         acc_add_value(s, &l->ring[(l->ring_head + (j - l->ring_first)) % l->ring_cap], &acc);
     }
-    *v = acc_value(s, &acc);
+    if (acc_value(s, &acc, v, err) != CM_OK) {
+        return err->code;
+    }
     if (!v->is_null && v->type.id == CM_T_VARCHAR) {
         v->s = cm_str_copy(&l->strings, &v->s, err);
     }
@@ -704,7 +743,9 @@ static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const Cm
                 l->best_ptr = best->s.ptr;
             }
         }
-        *v = acc_value(s, &l->running);
+        if (acc_value(s, &l->running, v, err) != CM_OK) {
+            return err->code;
+        }
         if (!v->is_null && v->type.id == CM_T_VARCHAR) {
             v->s = cm_str_copy(&l->strings, &v->s, err);
         }

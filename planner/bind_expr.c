@@ -325,10 +325,20 @@ static ExExpr *bind_number(PlBindCtx *ctx, const PsExpr *ast)
                 frac += dot != NULL && p > dot;
             }
         }
+        int scale = (int)frac;
+        int precision = (int)digits > scale ? (int)digits : scale + 1;
         if (digits <= 18) {
-            int scale = (int)frac;
-            int precision = (int)digits > scale ? (int)digits : scale + 1;
             if (cm_parse_decimal(s, len, precision, scale, &v.i)) {
+                v.type = cm_type_decimal(precision, scale);
+                return ex_expr_const(ctx->b->arena, &v);
+            }
+        } else if (precision <= 38) {
+            /* An integer past BIGINT is DuckDB's HUGEINT, spelled DECIMAL(38,0)
+             * here; a number with a point keeps its digits, as DuckDB does. */
+            precision = dot == NULL ? 38 : precision;
+            CmInt128 x;
+            if (cm_parse_decimal128(s, len, precision, scale, &x)) {
+                cm_i128_put(v.h, x);
                 v.type = cm_type_decimal(precision, scale);
                 return ex_expr_const(ctx->b->arena, &v);
             }
@@ -337,9 +347,8 @@ static ExExpr *bind_number(PlBindCtx *ctx, const PsExpr *ast)
     if (!cm_parse_double(s, len, &v.d)) {
         return fail(ctx, CM_SYNTAX, ast->src_off, "invalid number '%s'", s);
     }
-    /* Integer digits past BIGINT (the parser keeps smaller ones as PS_EX_INT),
-     * and numbers past DECIMAL(18), read as a DOUBLE, as in sqlite3; there is no
-     * wider exact type (PostgreSQL: NUMERIC, DuckDB: HUGEINT or DOUBLE).  The text
+    /* Numbers past DECIMAL(38) and those with an exponent read as a DOUBLE, as
+     * in DuckDB.  The text
      * stays with the constant for pl_cast: rounded to a double,
      * -9223372036854775809 would pass for the smallest BIGINT. */
     v.type = cm_type_make(CM_T_DOUBLE);
@@ -816,10 +825,13 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_QUANTILE_CONT: return cm_type_make(CM_T_DOUBLE);
     case EX_AGG_LIST: return cm_type_list(arg);
     case EX_AGG_SUM:
+        /* DuckDB's sum of an integer is HUGEINT, spelled DECIMAL(38,0) here,
+         * and of a DECIMAL(p,s) DECIMAL(38,s): 128 bits, never an overflow
+         * short of 38 digits (hash_agg.c's sum_type, the same rule) */
         if (arg.id == CM_T_DOUBLE) {
             return arg;
         }
-        return arg.id == CM_T_DECIMAL ? cm_type_decimal(18, arg.scale) : cm_type_make(CM_T_INT64);
+        return cm_type_decimal(38, cm_type_is_decimal(arg) ? arg.scale : 0);
     default: return arg;
     }
 }
@@ -834,7 +846,9 @@ static bool agg_arg_is_numeric(PlBindCtx *ctx, const PsExpr *call, CmType arg)
     case CM_T_INT32:
     case CM_T_INT64:
     case CM_T_DOUBLE:
-    case CM_T_DECIMAL: return true;
+    case CM_T_DECIMAL:
+    case CM_T_DECIMAL128:
+        return true;
     default: break;
     }
     char name[32];
@@ -1150,6 +1164,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     }
     if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
         return list_arg_fail(ctx, ast, arg->type);
+    }
+    if (arg != NULL && arg->type.id == CM_T_DECIMAL128 && fn == EX_AGG_LIST) {
+        return list_arg_fail(ctx, ast, arg->type); /* no lists of DECIMAL128 */
     }
     /* An INTERVAL is counted, compared (min, max) and grouped; the other
      * aggregates keep 8-byte states, so they refuse it rather than cut it. */
@@ -2695,6 +2712,13 @@ bool pl_expr_equal(const ExExpr *a, const ExExpr *b)
         if (a->type.id == CM_T_LIST) {
             return cm_list_eq(&a->value.l, &b->value.l, cm_type_elem(a->type));
         }
+        if (a->type.id == CM_T_DECIMAL128) {
+            return memcmp(a->value.h, b->value.h, sizeof a->value.h) == 0;
+        }
+        if (a->type.id == CM_T_INTERVAL) {
+            return a->value.iv.months == b->value.iv.months &&
+                   a->value.iv.days == b->value.iv.days && a->value.iv.micros == b->value.iv.micros;
+        }
         return a->type.id == CM_T_DOUBLE ? a->value.d == b->value.d : a->value.i == b->value.i;
     case EX_E_FUNC:
         if (a->kernel != b->kernel || a->aux != b->aux) {
@@ -2735,13 +2759,15 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
     } else if (!strcmp(n, "decimal") || !strcmp(n, "numeric")) {
         int64_t p = t->n_params >= 1 ? t->params[0] : 18;
         int64_t s = t->n_params >= 2 ? t->params[1] : (t->n_params == 1 ? 0 : 3);
-        if (p < 1 || p > 18 || s < 0 || s > p) {
+        if (p < 1 || p > 38 || s < 0 || s > p) {
             return cm_err_set(err, CM_TYPE, t->src_off,
-                              "DECIMAL(%lld,%lld) is not supported: precision must be 1..18 and "
+                              "DECIMAL(%lld,%lld) is not supported: precision must be 1..38 and "
                               "scale 0..precision",
                               (long long)p, (long long)s);
         }
         *out = cm_type_decimal((int)p, (int)s);
+    } else if (!strcmp(n, "hugeint") || !strcmp(n, "int128")) {
+        *out = cm_type_decimal(38, 0); /* DuckDB's HUGEINT, as an exact 38-digit integer */
     } else if (!strcmp(n, "char") || !strcmp(n, "character") || !strcmp(n, "bpchar")) {
         *out = cm_type_varchar(t->n_params >= 1 ? (int32_t)t->params[0] : 1, true);
     } else if (!strcmp(n, "varchar") || !strcmp(n, "character varying")) {
@@ -2760,6 +2786,11 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_make(CM_T_BOOL);
     } else {
         return cm_err_set(err, CM_TYPE, t->src_off, "type '%s' is not supported", n);
+    }
+    if (t->is_list && out->id == CM_T_DECIMAL128) {
+        char tn[32];
+        return cm_err_set(err, CM_TYPE, t->src_off, "lists of %s are not supported",
+                          cm_type_name(*out, tn, sizeof tn));
     }
     if (t->is_list) {
         *out = cm_type_list(*out);

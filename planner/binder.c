@@ -2087,7 +2087,8 @@ static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlN
         agg->types[i] = i < n ? u->types[i] : int64;
         agg->names[i] = u->names[i < n ? i : n];
     }
-    aggs[0] = (ExAggSpec){.fn = EX_AGG_SUM, .arg = n, .arg_type = u->types[n], .type = int64};
+    /* sum(tag) as a BIGINT: the tags are counts, and SUM_COUNT sums them so */
+    aggs[0] = (ExAggSpec){.fn = EX_AGG_SUM_COUNT, .arg = n, .arg_type = u->types[n], .type = int64};
     aggs[1] = (ExAggSpec){.fn = EX_AGG_COUNT_STAR, .arg = -1, .type = int64};
     agg->n_keys = n;
     agg->n_aggs = n_aggs;

@@ -153,6 +153,12 @@ static void put_value(Fp *f, const CmValue *v)
         put(f, text, n < sizeof text ? n : sizeof text - 1);
     } else if (v->type.id == CM_T_DOUBLE) {
         put(f, &v->d, sizeof v->d);
+    } else if (v->type.id == CM_T_DECIMAL128) {
+        put(f, v->h, sizeof v->h); /* all 16 bytes: i is only the low half */
+    } else if (v->type.id == CM_T_INTERVAL) {
+        put_i64(f, v->iv.months);
+        put_i64(f, v->iv.days);
+        put_i64(f, v->iv.micros);
     } else {
         put_i64(f, v->i);
     }

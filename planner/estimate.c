@@ -259,6 +259,9 @@ static bool const_number(const ExExpr *x, double *v)
     case CM_T_TIME:
     case CM_T_TIMESTAMP: *v = (double)x->value.i; return true;
     case CM_T_DECIMAL: *v = (double)x->value.i / pow(10, x->value.type.scale); return true;
+    case CM_T_DECIMAL128:
+        *v = (double)cm_i128_get(x->value.h) / pow(10, x->value.type.scale);
+        return true;
     case CM_T_DOUBLE: *v = x->value.d; return !isnan(*v);
     default: return false;
     }

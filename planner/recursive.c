@@ -80,6 +80,9 @@ static size_t row_key(const CmBatch *b, int r, char *buf, size_t cap)
             size_t k = len < cap - n - 8 ? len : cap - n - 8;
             memcpy(buf + n, cm_str_data(&v.s), k);
             n += k;
+        } else if (v.type.id == CM_T_DECIMAL128 || v.type.id == CM_T_INTERVAL) {
+            memcpy(buf + n, v.h, 16); /* all 16 bytes: i is only the first 8 */
+            n += 16;
         } else {
             memcpy(buf + n, &v.i, 8);
             n += 8;

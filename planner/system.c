@@ -340,7 +340,10 @@ static void info_column(Rows *r, const char *table, int c, const char *col_name,
     case CM_T_INT32: prec = 32; break;
     case CM_T_INT64: prec = 64; break;
     case CM_T_DOUBLE: prec = 53, scale = -1; break;
-    case CM_T_DECIMAL: prec = type.precision, radix = 10, scale = type.scale; break;
+    case CM_T_DECIMAL:
+    case CM_T_DECIMAL128:
+        prec = type.precision, radix = 10, scale = type.scale;
+        break;
     default: break;
     }
     put_int(r, IC_PRECISION, prec);

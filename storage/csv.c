@@ -261,6 +261,12 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
     case CM_T_DECIMAL:
         ok = cm_parse_decimal(f->p, f->n, t.precision, t.scale, &((int64_t *)v->data)[row]);
         break;
+    case CM_T_DECIMAL128: {
+        CmInt128 x = 0; /* defined even when the field does not parse */
+        ok = cm_parse_decimal128(f->p, f->n, t.precision, t.scale, &x);
+        cm_i128_put((char *)v->data + 16 * (size_t)row, x);
+        break;
+    }
     case CM_T_DATE: ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]); break;
     case CM_T_TIME: ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]); break;
     case CM_T_TIMESTAMP: ok = cm_parse_timestamp(f->p, f->n, &((int64_t *)v->data)[row]); break;

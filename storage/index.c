@@ -127,6 +127,8 @@ static uint64_t hash_value(CmType type, const void *data, uint32_t i)
         CmInt128 span = cm_interval_span(&((const CmInterval *)data)[i]);
         return cm_hash_combine(cm_hash_u64((uint64_t)span), cm_hash_u64((uint64_t)(span >> 64)));
     }
+    case CM_T_DECIMAL128:
+        return cm_hash_bytes((const char *)data + 16 * (size_t)i, 16);
     case CM_T_LIST: {
         const CmList *l = &((const CmList *)data)[i];
         CmType elem = cm_type_elem(type);
@@ -160,6 +162,8 @@ static bool value_eq(CmType type, const void *a, uint32_t i, const void *b, uint
         return cm_interval_cmp(&((const CmInterval *)a)[i], &((const CmInterval *)b)[j]) == 0;
     case CM_T_LIST:
         return cm_list_eq(&((const CmList *)a)[i], &((const CmList *)b)[j], cm_type_elem(type));
+    case CM_T_DECIMAL128:
+        return memcmp((const char *)a + 16 * (size_t)i, (const char *)b + 16 * (size_t)j, 16) == 0;
     default:
         return ((const int64_t *)a)[i] == ((const int64_t *)b)[j];
     }
@@ -213,6 +217,10 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
             break;
         case CM_T_DECIMAL:
             n = cm_fmt_decimal(((const int64_t *)d)[i], type.scale, text);
+            break;
+        case CM_T_DECIMAL128:
+            n = cm_fmt_int128_decimal(cm_i128_get((const char *)d + 16 * (size_t)i), type.scale,
+                                      text);
             break;
         case CM_T_TIME:
             n = cm_fmt_time(((const int64_t *)d)[i], text);

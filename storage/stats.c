@@ -94,6 +94,23 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n)
         }
         break;
     }
+    case CM_T_DECIMAL128: /* a value within BIGINT hashes as a DECIMAL's raw int64 does */
+        for (int i = 0; i < n; i++) {
+            uint32_t p = is_const ? 0 : sel ? sel[i] : (uint32_t)i;
+            if (!is_valid(v->validity, p)) {
+                n_null++;
+                continue;
+            }
+            CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)p);
+            uint64_t bits = (uint64_t)x;
+            if (x != (int64_t)x) {
+                bits = cm_hash_combine(bits, (uint64_t)(x >> 64));
+            }
+            hll_add(s->hll, cm_hash_u64(bits ^ SEED));
+            lo = (double)x < lo ? (double)x : lo;
+            hi = (double)x > hi ? (double)x : hi;
+        }
+        break;
     default: /* the NULL type: every value is NULL */
         n_null = n;
         break;
@@ -102,7 +119,7 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n)
     s->n_nulls += n_null;
     s->ndv = -1;
     if (lo <= hi) {
-        if (v->type.id == CM_T_DECIMAL) {
+        if (cm_type_is_decimal(v->type)) {
             double f = pow(10, v->type.scale);
             lo /= f;
             hi /= f;

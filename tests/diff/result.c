@@ -4,8 +4,9 @@
  *
  * A double cell is written "~" followed by "%.15g" of the value (-0 as 0):
  * the mark tells the comparison to parse the cell and allow a relative error
- * of 1e-9, and 15 digits make equal computations sort equally.  Every other
- * cell must match exactly.
+ * of 1e-9, and 15 digits make equal computations sort equally.  A DECIMAL
+ * is one too, but a DECIMAL(p,0) (an integer: a sum of integers) is exact
+ * text.  Every other cell must match exactly.
  */
 #include "result.h"
 #include "gen.h"
@@ -146,8 +147,18 @@ static void put_sluice_cell(const SluiceResult *sr, int64_t row_idx, int col, Df
     case SLUICE_BOOLEAN:
         df_buf_puts(row, strcmp(text, "true") == 0 ? "1" : strcmp(text, "false") == 0 ? "0" : text);
         break;
+    case SLUICE_DECIMAL: {
+        /* DECIMAL(p,0) is an integer (sum of integers is DECIMAL(38,0),
+         * DuckDB's HUGEINT): exact, as SQLite's integers */
+        int precision, scale;
+        if (sluice_result_column_decimal(sr, col, &precision, &scale) && scale == 0) {
+            put_text_cell(row, text);
+            break;
+        }
+        put_double_cell(row, strtod(text, NULL));
+        break;
+    }
     case SLUICE_DOUBLE:
-    case SLUICE_DECIMAL:
         put_double_cell(row, strtod(text, NULL));
         break;
     default:

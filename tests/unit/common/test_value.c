@@ -944,3 +944,118 @@ Test(cm_value, parse_bool_respects_len)
     cr_assert_not(v);
     cm_free(p);
 }
+
+/* 10^38 - 1, the largest DECIMAL(38) magnitude. */
+static CmInt128 max38(void)
+{
+    return cm_pow10_128(38) - 1;
+}
+
+Test(cm_value, pow10_128)
+{
+    CmInt128 v = 1;
+    for (int n = 0; n <= 38; n++) {
+        cr_assert(cm_pow10_128(n) == v, "10^%d", n);
+        v = n < 38 ? v * 10 : v; /* 10^39 would pass 2^127 */
+    }
+}
+
+Test(cm_value, parse_decimal128_valid)
+{
+    CmInt128 e20 = cm_pow10_128(20);
+    static const char *nines = "99999999999999999999999999999999999999";
+    struct {
+        const char *text;
+        int precision;
+        int scale;
+        CmInt128 v;
+    } cases[] = {
+        {"0", 38, 0, 0},
+        {"  -12.5 ", 20, 2, -1250},
+        {"123456789012345678901234567890", 38, 0,
+         (CmInt128)123456789012 * e20 / 100 + 345678901234567890},
+        {"1e20", 21, 0, e20},
+        {"-0.00000000000000000000000000000000000001", 38, 38, -1},
+        {"0.125", 20, 2, 13}, /* half away from zero */
+        {"-0.125", 20, 2, -13},
+        {"12.344", 20, 2, 1234},
+        {nines, 38, 0, 0}, /* v filled in below */
+        {"-99999999999999999999999999999999999999", 38, 0, 0},
+        {"99999999999999999999.99", 22, 2, 0},
+    };
+    cases[8].v = max38();
+    cases[9].v = -max38();
+    cases[10].v = e20 * 100 - 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CmInt128 v = 7;
+        cr_assert(cm_parse_decimal128(cases[i].text, strlen(cases[i].text), cases[i].precision,
+                                      cases[i].scale, &v),
+                  "case %zu", i);
+        cr_assert(v == cases[i].v, "case %zu", i);
+    }
+}
+
+Test(cm_value, parse_decimal128_rejects)
+{
+    struct {
+        const char *text;
+        int precision;
+        int scale;
+    } cases[] = {
+        {"100000000000000000000000000000000000000", 38, 0},  /* 39 digits */
+        {"9999999999999999999999999999999999999.95", 38, 1}, /* rounds up past 38 digits */
+        {"1e38", 38, 0},
+        {"123", 2, 0},
+        {"1.5", 38, 38},
+        {"", 38, 0},
+        {"1.2.3", 38, 2},
+        {"abc", 38, 0},
+        {"1", 39, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CmInt128 v;
+        cr_assert(!cm_parse_decimal128(cases[i].text, strlen(cases[i].text), cases[i].precision,
+                                       cases[i].scale, &v),
+                  "case %zu", i);
+    }
+}
+
+/* Formatting then parsing gives the value back, and below 19 digits the
+ * 128-bit parser agrees with the 64-bit one. */
+Test(cm_value, parse_decimal128_round_trip)
+{
+    uint64_t state = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 20000; i++) {
+        CmInt128 v = (CmInt128)(int64_t)xorshift64(&state) * (int64_t)(xorshift64(&state) >> 2);
+        v %= cm_pow10_128(38);
+        int scale = i % 39;
+        char buf[CM_FMT_CAP];
+        cm_fmt_int128_decimal(v, scale, buf);
+        CmInt128 back;
+        cr_assert(cm_parse_decimal128(buf, strlen(buf), 38, scale, &back), "%s", buf);
+        cr_assert(back == v, "%s", buf);
+        int64_t small = (int64_t)xorshift64(&state) % cm_pow10(18), s64;
+        cm_fmt_decimal(small, i % 19, buf);
+        cr_assert(cm_parse_decimal(buf, strlen(buf), 18, i % 19, &s64));
+        cr_assert(cm_parse_decimal128(buf, strlen(buf), 18, i % 19, &back));
+        cr_assert(back == s64, "%s", buf);
+    }
+}
+
+Test(cm_value, i128_checked_arithmetic)
+{
+    CmInt128 r = 5, m = max38();
+    cr_assert(cm_i128_add_checked(m - 1, 1, 38, &r) && r == m);
+    cr_assert(!cm_i128_add_checked(m, 1, 38, &r) && r == m, "past 38 digits: untouched");
+    cr_assert(!cm_i128_add_checked(-m, -1, 38, &r));
+    cr_assert(cm_i128_add_checked(-m, m, 38, &r) && r == 0);
+    cr_assert(!cm_i128_add_checked(99, 1, 2, &r), "100 has 3 digits");
+    cr_assert(cm_i128_mul_checked(cm_pow10_128(19), cm_pow10_128(18), 38, &r) &&
+              r == cm_pow10_128(37));
+    cr_assert(!cm_i128_mul_checked(cm_pow10_128(19), cm_pow10_128(19), 38, &r));
+    cr_assert(cm_i128_mul_checked(-cm_pow10_128(19), 9, 38, &r) && r == -9 * cm_pow10_128(19));
+    /* a product past 2^127 itself is refused, not wrapped into range */
+    CmInt128 big = (CmInt128)1 << 100;
+    cr_assert(!cm_i128_mul_checked(big, (CmInt128)1 << 40, 38, &r));
+    cr_assert(!cm_i128_mul_checked(big, -((CmInt128)1 << 40), 38, &r));
+}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/value.h"
 #include "ex_test_util.h"
 
 static CmArena arena;
@@ -242,9 +243,12 @@ Test(ex_hash_agg, partial_output_types)
     /* k, count*, count, sum(y), min, max, avg sum, avg count */
     cr_assert_eq(p->n_cols, 8);
     cr_expect_eq(p->types[0].id, CM_T_INT64);
-    cr_expect_eq(p->types[3].id, CM_T_DECIMAL);
+    /* exact sums are 128 bits, partial ones too: DECIMAL(38,s) */
+    cr_expect_eq(p->types[3].id, CM_T_DECIMAL128);
+    cr_expect_eq(p->types[3].precision, 38);
     cr_expect_eq(p->types[3].scale, 2);
-    cr_expect_eq(p->types[6].id, CM_T_INT64, "avg of INTEGER sums in BIGINT");
+    cr_expect_eq(p->types[6].id, CM_T_DECIMAL128, "avg of INTEGER sums in DECIMAL(38,0)");
+    cr_expect_eq(p->types[6].scale, 0);
     cr_expect_eq(p->types[7].id, CM_T_INT64);
     CmType t[2];
     cr_expect_eq(ex_agg_partial_types(&aggs[5], t), 2);
@@ -708,24 +712,62 @@ Test(ex_hash_agg, negative_zero_groups_with_zero)
     ex_result_free(in);
 }
 
-Test(ex_hash_agg, sum_overflow_is_a_runtime_error)
+/* A BIGINT sum past BIGINT is exact (DECIMAL(38,0), DuckDB's HUGEINT), both
+ * ways round, and the wide partial sums merge to it in FINAL; a sum past 38
+ * digits is an error, never a wrapped value. */
+Test(ex_hash_agg, sum_past_bigint_is_exact)
 {
     CmType t[1] = {cm_type_make(CM_T_INT64)};
     Rows rows;
     rows_init(&rows, 1, t);
-    CmValue big = v_i64(INT64_MAX - 5), ten = v_i64(10);
-    rows_add(&rows, &big);
-    rows_add(&rows, &ten);
+    for (int i = 0; i < 3; i++) {
+        CmValue big = v_i64(INT64_MAX - 5), small = v_i64(INT64_MIN + 1), ten = v_i64(10);
+        rows_add(&rows, &big);
+        rows_add(&rows, &ten);
+        rows_add(&rows, &big);
+        rows_add(&rows, i == 2 ? &small : &ten);
+    }
     ExResult *in = rows_done(&rows);
     ExAggSpec s;
     memset(&s, 0, sizeof s);
     s.fn = EX_AGG_SUM;
     s.arg = 0;
-    s.arg_type = s.type = t[0];
-    ExOp *op = ex_hash_agg_new(&arena, EX_AGG_SINGLE, 0, NULL, t, 1, &s, &err);
-    ExResult *out;
+    s.arg_type = t[0];
+    s.type = cm_type_decimal(38, 0);
+    CmInt128 want = (CmInt128)(INT64_MAX - 5) * 6 + 50 + (INT64_MIN + 1);
+    ExResult *out = run(ex_hash_agg_new(&arena, EX_AGG_SINGLE, 0, NULL, t, 1, &s, &err), in);
+    CmValue v;
+    cell(out, 0, 0, &v);
+    cr_assert_eq(v.type.id, CM_T_DECIMAL128);
+    cr_expect(cm_i128_get(v.h) == want);
+    ex_result_free(out);
+    /* two partial sums, each past BIGINT, merged */
+    ExOp *partial = ex_hash_agg_new(&arena, EX_AGG_PARTIAL, 0, NULL, t, 1, &s, &err);
+    ExResult *parts = run(partial, in);
+    ExResult *twice = ex_result_new(partial->n_cols, partial->types, &err);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(ex_result_append(twice, ex_result_batch(parts, 0), &err), CM_OK);
+    }
+    ExResult *merged = run(ex_hash_agg_new(&arena, EX_AGG_FINAL, 0, NULL, t, 1, &s, &err), twice);
+    cell(merged, 0, 0, &v);
+    cr_expect(cm_i128_get(v.h) == 2 * want);
+    ex_result_free(merged);
+    ex_result_free(twice);
+    ex_result_free(parts);
+    ex_result_free(in);
+
+    CmType w[1] = {cm_type_decimal(38, 0)};
+    rows_init(&rows, 1, w);
+    CmValue top = {.type = w[0]}, one = {.type = w[0]};
+    cm_i128_put(top.h, cm_pow10_128(38) - 1);
+    cm_i128_put(one.h, 1);
+    rows_add(&rows, &top);
+    rows_add(&rows, &one);
+    in = rows_done(&rows);
+    s.arg_type = s.type = w[0];
+    ExOp *op = ex_hash_agg_new(&arena, EX_AGG_SINGLE, 0, NULL, w, 1, &s, &err);
     cr_expect_eq(drive_op(op, in, NULL, &out, &err), CM_RUNTIME);
-    cr_expect_str_eq(err.msg, "overflow in SUM");
+    cr_expect_str_eq(err.msg, "overflow in SUM: the sum exceeds DECIMAL(38)");
     ex_result_free(out);
     ex_result_free(in);
 }
