@@ -93,25 +93,10 @@ int64_t cm_mem_default_limit(void)
 #define RELEASE_ABOVE ((int64_t)8 << 20)
 #define RELEASE_HYSTERESIS ((int64_t)8 << 20)
 
-/* Resident memory is more than what is reserved: the program itself, buffers
- * too small to reserve (each task's batches, expression vectors, a shuffle
- * writer's staging batches), and what the allocator holds beyond what it
- * hands out (size classes, partly used pages, pages freed by another thread).
- * K-means at a 74 MiB limit held all 74 MiB in reservations at 105 MiB of
- * RSS, and reached 120 MiB, over its bound of 113 MiB.  So under a limit,
- * what RSS exceeds the reservations by, past an allowance of
- * RSS_ALLOWANCE + limit/20, counts against spillable reservations (g_excess;
- * cm_mem_grow): operators spill and storage evicts that much sooner.  Needs
- * (cm_mem_need) do not count it, so it never turns into an error, and it is
- * never more than half the limit.  Only with mimalloc, whose RSS this was
- * measured with: the sanitizer builds go without it (see govern_release). */
-#define RSS_ALLOWANCE ((int64_t)16 << 20)
-
 static atomic_llong g_govern_limit; /* the limit while governed, else 0 */
 static atomic_llong g_govern_at;    /* cm_now_ns() of the next check */
 static atomic_bool g_eager;         /* freed pages go back at once */
 static atomic_int g_statm = -1;     /* /proc/self/statm, opened on first use */
-static atomic_llong g_excess;       /* RSS past reservations and allowance (above), under a limit */
 static atomic_llong g_span_hwm;     /* VmHWM when the span began (cm_mem_rss_span_begin) */
 static atomic_llong g_span_max;     /* the largest RSS sampled since */
 
@@ -165,19 +150,6 @@ static void govern_release(void)
     if (limit == 0) {
         return;
     }
-#ifndef SLUICE_NO_MIMALLOC
-    /* Not under the sanitizers (the builds without mimalloc): their shadow
-     * memory and quarantine are resident too, and are not the program's. */
-    if (rss >= 0) {
-        CmMem *m = mem();
-        cm_mutex_lock(&m->lock);
-        int64_t reserved = m->used[0] + m->used[1];
-        cm_mutex_unlock(&m->lock);
-        int64_t excess = rss - reserved - (RSS_ALLOWANCE + limit / 20);
-        excess = excess < 0 ? 0 : excess > limit / 2 ? limit / 2 : excess;
-        atomic_store(&g_excess, excess);
-    }
-#endif
     int64_t above = limit + RELEASE_ABOVE;
     bool eager = atomic_load(&g_eager);
     if (rss < 0 && !eager) {
@@ -206,7 +178,6 @@ void cm_mem_set_limit(int64_t bytes)
         /* A new limit (every statement sets it): start on the safe side, and
          * let the first reservation look at RSS. */
         atomic_store(&g_govern_at, 0);
-        atomic_store(&g_excess, 0);
         set_eager(governed);
     }
 }
@@ -380,7 +351,6 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
         return true;
     }
     govern_release();
-    int64_t excess = atomic_load_explicit(&g_excess, memory_order_relaxed);
     CmMem *m = mem();
     cm_mutex_lock(&m->lock);
     bool ok;
@@ -398,8 +368,8 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
             share_ok = r->held + bytes <= share &&
                        m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
         }
-        ok = share_ok && fits(m, r->pool, bytes + excess);
-        if (ok || !share_ok || r->pool != CM_MEM_EXECUTION || !take_back(m, bytes + excess, true)) {
+        ok = share_ok && fits(m, r->pool, bytes);
+        if (ok || !share_ok || r->pool != CM_MEM_EXECUTION || !take_back(m, bytes, true)) {
             break;
         }
     }

@@ -270,41 +270,6 @@ Test(cm_mem, freed_memory_goes_back_at_once_only_when_resident_memory_is_high)
     cm_mem_set_limit(cm_mem_default_limit());
     cr_expect(!cm_mem_release_is_eager(), "the default limit never releases at once");
 }
-
-/* Resident memory no reservation covers (here 96 MiB touched by mmap) counts
- * against spillable growth under a limit, past an allowance of 16 MiB and a
- * twentieth of the limit, at most half the limit: a grow that fits the
- * reservations alone is refused, a need is not; once the memory is gone the
- * grow fits again.  Only with mimalloc: a sanitizer's shadow memory is
- * resident too. */
-Test(cm_mem, resident_memory_past_the_reservations_counts_against_growth)
-{
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
-    int64_t mib = (int64_t)1 << 20;
-    CmMemRes r;
-    cm_mem_res_init(&r, CM_MEM_EXECUTION, "test consumer", NULL);
-    cm_mem_set_limit(64 * mib);
-    size_t n = (size_t)96 << 20;
-    char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    cr_assert(p != MAP_FAILED);
-    memset(p, 1, n);
-    nanosleep(&pause, NULL);
-    cr_expect(cm_mem_grow(&r, 1), "the first grow looks at RSS, and fits");
-    cm_mem_shrink(&r, 1);
-    cr_expect(!cm_mem_grow(&r, 40 * mib), "40 of 64 MiB, with 32 MiB of RSS past them");
-    CmErr err;
-    cm_err_init(&err);
-    cr_expect_eq(cm_mem_need(&r, 40 * mib, &err), CM_OK, "a need does not count it");
-    cm_mem_shrink(&r, 40 * mib);
-    munmap(p, n);
-    nanosleep(&pause, NULL);
-    cr_expect(cm_mem_grow(&r, 1));
-    cm_mem_shrink(&r, 1);
-    cr_expect(cm_mem_grow(&r, 40 * mib), "the memory is gone: 40 MiB fit again (RSS %lld)",
-              (long long)cm_mem_rss());
-    cm_mem_res_fini(&r);
-    cm_mem_set_limit(cm_mem_default_limit());
-}
 #endif
 
 /* An accounted arena reserves its chunks beyond the free allowance before it
