@@ -106,3 +106,24 @@ bool cm_parse_decimal128(const char *s, size_t len, int precision, int scale, Cm
  * false, *out untouched, otherwise (never a wrapped value). */
 bool cm_i128_mul_checked(CmInt128 a, CmInt128 b, int precision, CmInt128 *out);
 bool cm_i128_add_checked(CmInt128 a, CmInt128 b, int precision, CmInt128 *out);
+
+/* An exact sum in 128 bits kept as two int64 halves (an aggregate's or a
+ * window's sum of an exact type): `lo` wraps and `hi` counts the wraps, so
+ * adding a BIGINT costs one add and its overflow flag. */
+static inline CmInt128 cm_wide_sum_get(int64_t lo, int64_t hi)
+{
+    return (CmInt128)hi * ((CmInt128)1 << 64) + lo;
+}
+
+static inline void cm_wide_sum_set(int64_t *lo, int64_t *hi, CmInt128 v)
+{
+    *lo = (int64_t)(uint64_t)v;
+    *hi = (int64_t)((v - *lo) / ((CmInt128)1 << 64));
+}
+
+static inline void cm_wide_sum_add(int64_t *lo, int64_t *hi, int64_t x)
+{
+    if (__builtin_add_overflow(*lo, x, lo)) {
+        *hi += x < 0 ? -1 : 1;
+    }
+}

@@ -1225,10 +1225,9 @@ static CmStatus emit_batch(const HashAggSpec *s, AggLocal *l, CmErr *err)
         if (s->aggs[a].fn != EX_AGG_SUM || v->type.id != CM_T_DECIMAL128) {
             continue;
         }
-        CmInt128 lim = cm_pow10_128(38);
         for (uint32_t r = 0; r < row; r++) {
             CmInt128 x = cm_i128_get((const char *)v->data + 16 * (size_t)r);
-            if (!cm_vec_is_null(v, r) && (x >= lim || x <= -lim)) {
+            if (!cm_vec_is_null(v, r) && !cm_i128_add_checked(x, 0, 38, &x)) {
                 return cm_err_set(err, CM_RUNTIME, -1,
                                   "overflow in SUM: the sum exceeds DECIMAL(38)");
             }

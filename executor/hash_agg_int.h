@@ -325,13 +325,12 @@ static inline void init_states(const HashAggSpec *s, AggState *st)
 /* An exact sum's 128-bit value (AggState.hi and .i). */
 static inline CmInt128 sum_get(const AggState *st)
 {
-    return (CmInt128)st->hi * ((CmInt128)1 << 64) + st->i;
+    return cm_wide_sum_get(st->i, st->hi);
 }
 
 static inline void sum_set(AggState *st, CmInt128 v)
 {
-    st->i = (int64_t)(uint64_t)v;
-    st->hi = (int64_t)((v - st->i) / ((CmInt128)1 << 64));
+    cm_wide_sum_set(&st->i, &st->hi, v);
 }
 
 /* st's exact sum plus x: i wraps and hi counts the wraps, so the int64 add
@@ -339,9 +338,7 @@ static inline void sum_set(AggState *st, CmInt128 v)
  * needed to carry past 38 digits; a merge of partial sums checks that. */
 static inline void sum_add_i64(AggState *st, int64_t x)
 {
-    if (__builtin_add_overflow(st->i, x, &st->i)) {
-        st->hi += x < 0 ? -1 : 1;
-    }
+    cm_wide_sum_add(&st->i, &st->hi, x);
 }
 
 /* st's exact sum plus x.  On the way the sum may pass 38 digits and come back

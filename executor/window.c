@@ -123,7 +123,7 @@ static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc);
 /* An exact sum's 128-bit value (the wide sum of sum() OVER, as DuckDB's). */
 static CmInt128 acc_sum(const Acc *acc)
 {
-    return (CmInt128)acc->hi * ((CmInt128)1 << 64) + acc->i;
+    return cm_wide_sum_get(acc->i, acc->hi);
 }
 
 static void acc_add(const ExWindowSpec *s, const CmBatch *const *rows, ExRowRef r, Acc *acc)
@@ -161,15 +161,12 @@ static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc)
             if (x.type.id == CM_T_DECIMAL128) {
                 CmInt128 r;
                 if (!__builtin_add_overflow(acc_sum(acc), cm_i128_get(x.h), &r)) {
-                    acc->i = (int64_t)(uint64_t)r;
-                    acc->hi = (int64_t)((r - acc->i) / ((CmInt128)1 << 64));
+                    cm_wide_sum_set(&acc->i, &acc->hi, r);
                 } else {
                     acc->is_overflow = true;
                 }
             } else {
-                if (__builtin_add_overflow(acc->i, x.i, &acc->i)) {
-                    acc->hi += x.i < 0 ? -1 : 1;
-                }
+                cm_wide_sum_add(&acc->i, &acc->hi, x.i);
                 acc->d += (double)x.i;
             }
         }
@@ -204,8 +201,9 @@ static CmStatus acc_value(const ExWindowSpec *s, const Acc *acc, CmValue *out, C
         if (s->type.id == CM_T_DOUBLE) {
             v.d = acc->d;
         } else if (s->type.id == CM_T_DECIMAL128) {
-            CmInt128 sum = acc_sum(acc), lim = cm_pow10_128(38);
-            if (sum >= lim || sum <= -lim) { /* on the way it may pass 38 digits, not at the end */
+            /* on the way it may pass 38 digits, not at the end */
+            CmInt128 sum = acc_sum(acc);
+            if (!cm_i128_add_checked(sum, 0, 38, &sum)) {
                 return cm_err_set(err, CM_RUNTIME, -1,
                                   "overflow in SUM: the sum exceeds DECIMAL(38)");
             }
