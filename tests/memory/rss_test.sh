@@ -31,11 +31,10 @@ QUERIES=(
 json_field() { # json_field FIELD: the query-level field of an EXPLAIN JSON on stdin
   python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"
 }
-RSS_FILE=$(mktemp)
-max_rss_to() { # max_rss_to FILE CMD...: runs CMD (its output kept), writes its peak RSS in bytes to FILE
+max_rss() { # max_rss CMD...: runs CMD (stdout kept), then prints its peak RSS in bytes on stderr
   python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[2:])
-open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024))' "$@"
+subprocess.run(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)' "$@"
 }
 # The bound is checked against the whole process's peak RSS (ru_maxrss, as
 # bench/memory measures it), data generation included; the EXPLAIN field
@@ -44,9 +43,10 @@ open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru
 for q in "${QUERIES[@]}"; do
   want=$("$SLUICE" -c "$GEN $q" 2>&1)
   for limit_mb in 16 32; do
-    got=$(max_rss_to "$RSS_FILE" "$SLUICE" -c "$GEN SET memory_limit = '${limit_mb}MB'; $q" 2>&1)
+    out=$(max_rss "$SLUICE" -c "$GEN SET memory_limit = '${limit_mb}MB'; $q" 2>&1)
+    got=$(echo "$out" | sed '$d')
+    rss=$(echo "$out" | tail -1)
     plan=$("$SLUICE" -c "$GEN SET memory_limit = '${limit_mb}MB'; EXPLAIN (ANALYZE, FORMAT JSON) $q" 2>&1)
-    rss=$(cat "$RSS_FILE")
     [ -n "$(echo "$plan" | json_field peak_rss_bytes 2>/dev/null)" ] || rss=""
     spilled=$(echo "$plan" | json_field spilled_bytes 2>/dev/null)
     bound=$(( limit_mb * 1024 * 1024 * 11 / 10 + 32 * 1024 * 1024 ))
@@ -74,8 +74,9 @@ INNER_QUERIES=(
 )
 for q in "${INNER_QUERIES[@]}"; do
   want=$("$SLUICE" -c "$GEN $q" 2>&1)
-  got=$(max_rss_to "$RSS_FILE" "$SLUICE" -c "$GEN SET memory_limit = '16MB'; $q" 2>&1)
-  rss=$(cat "$RSS_FILE")
+  out=$(max_rss "$SLUICE" -c "$GEN SET memory_limit = '16MB'; $q" 2>&1)
+  got=$(echo "$out" | sed '$d')
+  rss=$(echo "$out" | tail -1)
   bound=$(( 16 * 1024 * 1024 * 11 / 10 + 32 * 1024 * 1024 ))
   if [ "$got" != "$want" ]; then
     echo "FAIL: at 16MB the answer differs: $q"; echo "  want: $want"; echo "  got:  $got"
@@ -99,11 +100,6 @@ done
 BIG_QUERY="SELECT count(*), sum(k), sum(length(s)) FROM big;
 SELECT count(*), sum(c), sum(sk) FROM (SELECT g, count(*) AS c, sum(k) AS sk FROM big GROUP BY g) x;
 SELECT count(*), sum(a.k) FROM big a JOIN big b ON a.k = b.k + 1;"
-max_rss() { # max_rss CMD...: runs CMD (stdout kept), then prints its peak RSS in bytes on stderr
-  python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[1:])
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)' "$@"
-}
 want=$("$SLUICE" -c "$LOAD $BIG_QUERY" 2>&1)
 got=$("$SLUICE" -c "SET memory_limit = '16MB'; $LOAD $BIG_QUERY SELECT bytes > 0 FROM sluice_memory WHERE what = 'blocks on disk';" 2>&1)
 rss=$(max_rss "$SLUICE" -c "SET memory_limit = '16MB'; $LOAD $BIG_QUERY" 2>&1 >/dev/null | tail -1)
@@ -144,9 +140,10 @@ for i in "${!JOIN_QUERIES[@]}"; do
   gen=${JOIN_GENS[$i]}
   q=${JOIN_QUERIES[$i]}
   want=$("$SLUICE" -c "$gen $q" 2>&1)
-  got=$(max_rss_to "$RSS_FILE" "$SLUICE" -c "$gen SET memory_limit = '16MB'; $q" 2>&1)
+  out=$(max_rss "$SLUICE" -c "$gen SET memory_limit = '16MB'; $q" 2>&1)
+  got=$(echo "$out" | sed '$d')
+  rss=$(echo "$out" | tail -1)
   plan=$("$SLUICE" -c "$gen SET memory_limit = '16MB'; EXPLAIN (ANALYZE, FORMAT JSON) $q" 2>&1)
-  rss=$(cat "$RSS_FILE")
   [ -n "$(echo "$plan" | json_field peak_rss_bytes 2>/dev/null)" ] || rss=""
   join_spilled=$(echo "$plan" | grep -o '"name": "HASH_JOIN".*"spilled_bytes": [0-9]*' |
                  sed 's/.*"spilled_bytes": //' | sort -n | tail -1)
@@ -170,7 +167,7 @@ done
 # the table fits), CTAS and INSERT ... SELECT append rows as the query makes
 # them.  Peak RSS of the process, which runs only that statement's work.
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP" "$RSS_FILE"' EXIT
+trap 'rm -rf "$TMP"' EXIT
 python3 -c "
 with open('$TMP/big.csv', 'w') as f:
     for i in range(600000):
