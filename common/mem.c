@@ -254,7 +254,7 @@ static void take(CmMem *m, CmMemRes *r, int64_t bytes)
             m->head->prev = r;
         }
         m->head = r;
-        m->n_consumers[r->pool]++;
+        m->n_consumers[r->pool] += r->fixed ? 0 : 1;
     }
     r->held += bytes;
     r->peak = r->held > r->peak ? r->held : r->peak;
@@ -281,7 +281,7 @@ static void give(CmMem *m, CmMemRes *r, int64_t bytes)
             r->next->prev = r->prev;
         }
         r->prev = r->next = NULL;
-        m->n_consumers[r->pool]--;
+        m->n_consumers[r->pool] -= r->fixed ? 0 : 1;
     }
 }
 
@@ -363,7 +363,7 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
              * what storage cannot keep from it: evictable blocks count as free. */
             int64_t exec = m->mode == CM_MEM_STATIC ? share_bytes(m, m->shuffle_frac)
                                                     : region(m) - storage_kept(m, true);
-            int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 ? 1 : 0);
+            int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 && !r->fixed ? 1 : 0);
             int64_t share = exec / (n > 0 ? n : 1);
             share_ok = r->held + bytes <= share &&
                        m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;

@@ -63,6 +63,9 @@ typedef struct CmMemRes {
     CmMemGroup *group;            /* the query it counts for; borrowed, may be NULL */
     int64_t held;                 /* bytes reserved now */
     int64_t peak;                 /* the most this consumer held */
+    bool fixed; /* set after init: buffers sized once, held from the consumer's start to
+                   its end, not a share of the pool: not among the consumers a fair
+                   share divides execution memory by */
     struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
 } CmMemRes;
 

@@ -55,6 +55,40 @@ CmStatus cm_batch_init(CmBatch *b, int n_cols, const CmType *types, CmErr *err)
     return CM_OK;
 }
 
+static size_t slab_column_bytes(CmType type, int cap)
+{
+    return (cm_type_width(type) * (size_t)cap + 7) & ~(size_t)7;
+}
+
+size_t cm_batch_slab_bytes(int n_cols, const CmType *types, int cap)
+{
+    size_t n = 0;
+    for (int i = 0; i < n_cols; i++) {
+        n += slab_column_bytes(types[i], cap);
+    }
+    return n;
+}
+
+CmStatus cm_batch_init_in(CmBatch *b, int n_cols, const CmType *types, char *slab, int cap,
+                          CmErr *err)
+{
+    CM_ASSERT(cap > 0 && cap <= CM_BATCH_CAP);
+    memset(b, 0, sizeof *b);
+    cm_arena_init(&b->heap, 16 * 1024);
+    b->cols = cm_calloc((size_t)(n_cols ? n_cols : 1), sizeof(CmVec));
+    if (b->cols == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory allocating a batch");
+    }
+    b->n_cols = n_cols;
+    for (int i = 0; i < n_cols; i++) {
+        /* no data_buf: cm_batch_reset leaves data on the slab, cm_vec_fini frees nothing */
+        b->cols[i].type = types[i];
+        b->cols[i].data = slab;
+        slab += slab_column_bytes(types[i], cap);
+    }
+    return CM_OK;
+}
+
 void cm_batch_fini(CmBatch *b)
 {
     if (b->cols != NULL) {

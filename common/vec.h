@@ -85,6 +85,14 @@ static inline void cm_vec_clear_nulls(CmVec *v)
 /* Batch with n_cols vectors of the given types, empty. */
 CmStatus cm_batch_init(CmBatch *b, int n_cols, const CmType *types, CmErr *err);
 void cm_batch_fini(CmBatch *b);
+/* Bytes cm_batch_init_in needs for cap rows of these columns. */
+size_t cm_batch_slab_bytes(int n_cols, const CmType *types, int cap);
+/* Batch whose values live in `slab` (cm_batch_slab_bytes bytes, the
+ * caller's, kept until cm_batch_fini), with room for `cap` rows (at most
+ * CM_BATCH_CAP) and no selection storage: for a sink that stages rows it
+ * appends (cm_batch_append_rows) in many small batches at once. */
+CmStatus cm_batch_init_in(CmBatch *b, int n_cols, const CmType *types, char *slab, int cap,
+                          CmErr *err);
 /* Empties the batch for reuse: n_rows 0, no selection, no NULLs, heap reset. */
 void cm_batch_reset(CmBatch *b);
 

@@ -3,10 +3,16 @@
  * partitions rows and pushes blocks into the shuffle store) and shuffle read
  * (a source over one partition per task).
  *
- * The writer buffers rows per partition in a batch and pushes it when full,
- * so blocks are CM_BATCH_CAP rows except the last of each partition.  The
- * partition is taken from the high half of the key hash, leaving the low bits
- * (which hash tables use for slots) independent of the partition.
+ * The writer stages rows per partition and pushes a partition's rows as one
+ * block when they fill its stage.  A stage is CM_BATCH_CAP rows unless the
+ * partitions' stages would pass STAGE_BYTES: every map task holds a stage per
+ * partition, so wide rows over many partitions (K-means' 21 columns over 8
+ * partitions: 2.9 MB a task) shrink the stages, never below STAGE_MIN_ROWS
+ * (blocks of fewer rows cost more per row to push, encode and read).  The
+ * stages are reserved execution memory (common/mem.h): they cannot spill, and
+ * what they hold is not the spilling operators' to take.  The partition is
+ * taken from the high half of the key hash, leaving the low bits (which hash
+ * tables use for slots) independent of the partition.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,10 +28,21 @@ typedef struct WriteSpec {
     int *keys;
 } WriteSpec;
 
+/* The most a map task's stages take together, unless that leaves fewer
+ * than STAGE_MIN_ROWS rows a partition. */
+#define STAGE_BYTES ((int64_t)1 << 20)
+#define STAGE_MIN_ROWS 256
+#define STAGE_LIMIT_DIV 32
+/* Rows a stage goes down to when the memory manager refuses the stages. */
+#define STAGE_FLOOR_ROWS 16
+
 typedef struct WriteLocal {
     ShWriter *writer;
-    CmBatch *bufs;      /* n_parts */
+    CmBatch *bufs;      /* n_parts, on `slab` */
     int n_bufs;
+    int stage_rows;     /* a partition's rows pushed as one block */
+    char *slab;         /* the stages' values; owned */
+    CmMemRes res;       /* the slab */
     uint64_t hashes[CM_BATCH_CAP];
     uint32_t *part_pos; /* n_parts x CM_BATCH_CAP: this batch's rows of each partition */
     int *part_n;        /* n_parts */
@@ -41,10 +58,63 @@ static void write_local_fini(ExOp *op, void *local)
         cm_batch_fini(&l->bufs[i]);
     }
     cm_free(l->bufs);
+    cm_free(l->slab);
     cm_free(l->part_pos);
     cm_free(l->part_n);
+    cm_mem_res_fini(&l->res);
     sh_writer_abort(l->writer); /* NULL once committed */
     cm_free(l);
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* Rows a partition's stage holds: STAGE_BYTES (at most a STAGE_LIMIT_DIV-th
+ * of memory_limit) over the partitions, within [STAGE_MIN_ROWS, CM_BATCH_CAP]. */
+static int stage_rows_for(const ExOp *op, int n_parts)
+{
+    int64_t row = (int64_t)cm_batch_slab_bytes(op->n_cols, op->types, 1);
+    int64_t budget = cm_mem_limit() / STAGE_LIMIT_DIV;
+    budget = budget < STAGE_BYTES ? budget : STAGE_BYTES;
+    int64_t rows = budget / ((row > 0 ? row : 1) * n_parts);
+    int floor = min_int(STAGE_MIN_ROWS, CM_BATCH_CAP);
+    return rows < floor ? floor : (int)(rows < CM_BATCH_CAP ? rows : CM_BATCH_CAP);
+}
+
+/* Reserves and allocates the stages.  They cannot spill, but they can be
+ * smaller: while the memory manager refuses them as it refuses spillable
+ * growth (leaving room for others, within a fair share), they shrink; at
+ * STAGE_FLOOR_ROWS they are reserved as memory that cannot spill, whose
+ * refusal is the error. */
+static CmStatus stages_init(ExOp *op, const WriteSpec *s, WriteLocal *l, CmErr *err)
+{
+    int rows = stage_rows_for(op, s->n_parts);
+    for (;;) {
+        int64_t bytes = (int64_t)cm_batch_slab_bytes(op->n_cols, op->types, rows) * s->n_parts;
+        int floor = min_int(STAGE_FLOOR_ROWS, CM_BATCH_CAP);
+        if (rows > floor && !cm_mem_grow(&l->res, bytes)) {
+            rows = rows / 2 > floor ? rows / 2 : floor;
+            continue;
+        }
+        if (rows <= floor && cm_mem_need(&l->res, bytes, err) != CM_OK) {
+            return err->code;
+        }
+        l->stage_rows = rows;
+        l->slab = cm_malloc((size_t)(bytes > 0 ? bytes : 1));
+        if (l->slab == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory staging shuffle rows");
+        }
+        size_t one = cm_batch_slab_bytes(op->n_cols, op->types, rows);
+        for (; l->n_bufs < s->n_parts; l->n_bufs++) {
+            if (cm_batch_init_in(&l->bufs[l->n_bufs], op->n_cols, op->types,
+                                 l->slab + one * (size_t)l->n_bufs, rows, err) != CM_OK) {
+                return err->code;
+            }
+        }
+        return CM_OK;
+    }
 }
 
 static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
@@ -65,6 +135,8 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory");
         return NULL;
     }
+    ex_op_res_init(op, &l->res, "shuffle write stages");
+    l->res.fixed = true;
     l->bufs = cm_calloc((size_t)s->n_parts, sizeof(CmBatch));
     l->part_pos = cm_malloc(sizeof(uint32_t) * (size_t)s->n_parts * CM_BATCH_CAP);
     l->part_n = cm_calloc((size_t)s->n_parts, sizeof(int));
@@ -73,11 +145,9 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    for (; l->n_bufs < s->n_parts; l->n_bufs++) {
-        if (cm_batch_init(&l->bufs[l->n_bufs], op->n_cols, op->types, err) != CM_OK) {
-            write_local_fini(op, l);
-            return NULL;
-        }
+    if (stages_init(op, s, l, err) != CM_OK) {
+        write_local_fini(op, l);
+        return NULL;
     }
     /* A re-run of this map commits under a new attempt, replacing the old. */
     l->writer = sh_writer_open(*s->shuffle, task->task_idx,
@@ -113,13 +183,13 @@ static CmStatus write_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err)
         const uint32_t *pos = &l->part_pos[(size_t)part * CM_BATCH_CAP];
         CmBatch *buf = &l->bufs[part];
         for (int done = 0; done < l->part_n[part];) {
-            int n = CM_BATCH_CAP - buf->n_rows;
+            int n = l->stage_rows - buf->n_rows;
             n = n < l->part_n[part] - done ? n : l->part_n[part] - done;
             if (cm_batch_append_rows(buf, in, pos + done, n, true, err) != CM_OK) {
                 return err->code;
             }
             done += n;
-            if (buf->n_rows == CM_BATCH_CAP) {
+            if (buf->n_rows == l->stage_rows) {
                 if (sh_writer_push(l->writer, part, buf, err) != CM_OK) {
                     return err->code;
                 }

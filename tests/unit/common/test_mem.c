@@ -66,6 +66,28 @@ Test(cm_mem, fair_share_between_consumers)
     cm_mem_res_fini(&b);
 }
 
+Test(cm_mem, fixed_buffers_take_no_share)
+{
+    cm_mem_set_limit(1000);
+    CmMemRes stages, agg;
+    cm_mem_res_init(&stages, CM_MEM_EXECUTION, "stages", NULL);
+    stages.fixed = true;
+    cm_mem_res_init(&agg, CM_MEM_EXECUTION, "agg", NULL);
+    cr_assert(cm_mem_grow(&stages, 100));
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cr_expect_eq(st.n_consumers[CM_MEM_EXECUTION], 0, "fixed buffers are not a consumer");
+    /* alone among the consumers, agg may take all but the headroom (875) less
+     * what the buffers hold; with the buffers counted it would stop at 500 */
+    cr_expect(cm_mem_grow(&agg, 700));
+    cr_expect(cm_mem_grow(&agg, 75));
+    cr_expect(!cm_mem_grow(&agg, 1), "the headroom is kept");
+    cm_mem_res_fini(&stages);
+    cm_mem_res_fini(&agg);
+    cm_mem_stats(&st);
+    cr_expect_eq(st.used[CM_MEM_EXECUTION], 0);
+}
+
 Test(cm_mem, oom_message_names_consumer_limit_and_holders)
 {
     cm_mem_set_limit(64 << 20);
