@@ -1165,9 +1165,6 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
         return list_arg_fail(ctx, ast, arg->type);
     }
-    if (arg != NULL && arg->type.id == CM_T_DECIMAL128 && fn == EX_AGG_LIST) {
-        return list_arg_fail(ctx, ast, arg->type); /* no lists of DECIMAL128 */
-    }
     /* An INTERVAL is counted, compared (min, max) and grouped; the other
      * aggregates keep 8-byte states, so they refuse it rather than cut it. */
     if (arg != NULL && arg->type.id == CM_T_INTERVAL && fn != EX_AGG_COUNT && fn != EX_AGG_MIN &&
@@ -2792,11 +2789,6 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_make(CM_T_BOOL);
     } else {
         return cm_err_set(err, CM_TYPE, t->src_off, "type '%s' is not supported", n);
-    }
-    if (t->is_list && out->id == CM_T_DECIMAL128) {
-        char tn[32];
-        return cm_err_set(err, CM_TYPE, t->src_off, "lists of %s are not supported",
-                          cm_type_name(*out, tn, sizeof tn));
     }
     if (t->is_list) {
         *out = cm_type_list(*out);
