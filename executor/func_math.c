@@ -332,9 +332,16 @@ static bool is_number(CmType t)
     return cm_type_is_numeric(t) || t.id == CM_T_NULL || t.id == CM_T_VARCHAR;
 }
 
-static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types, ExFuncMatch *m)
+static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types, int64_t off,
+                                 ExFuncMatch *m, CmErr *err)
 {
     CmType t = types[0];
+    if (t.id == CM_T_DECIMAL128 && n_args == 2 && types[1].id != CM_T_NULL) {
+        /* The binder takes a constant n (round_digits_k); through DOUBLE a
+         * wide value would lose its digits unseen.  DuckDB refuses it too. */
+        return cm_err_set(err, CM_TYPE, off, "round of a DECIMAL(%d,%d) needs constant digits",
+                          t.precision, t.scale);
+    }
     int mode = !strcmp(name, "floor")                                ? 1
                : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
                                                                      : 0;
@@ -373,7 +380,7 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
         if (!is_number(types[0])) {
             return cm_err_set(err, CM_TYPE, off, "%s expects a number", name);
         }
-        return resolve_rounding(name, n_args, types, m);
+        return resolve_rounding(name, n_args, types, off, m, err);
     }
     static const struct {
         const char *name;

@@ -2451,9 +2451,9 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         int keep = digits > 40 ? 40 : digits < -40 ? -40 : (int)digits;
         int cap = in.id == CM_T_DECIMAL128 ? 38 : 18;
         int prec = keep < 0 && in.precision < cap ? in.precision + 1 : in.precision;
-        CmType t = cm_type_is_decimal(in)
-                       ? cm_type_decimal(prec, keep < 0 ? 0 : keep < scale ? keep : scale)
-                       : cm_type_make(CM_T_INT64);
+        int out_scale = keep < 0 ? 0 : keep < scale ? keep : scale;
+        CmType t =
+            cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : cm_type_make(CM_T_INT64);
         ExExpr *e = ex_expr_func(ctx->b->arena, "round", ex_round_digits_kernel(), t, 1, args);
         if (e == NULL) {
             return fail(ctx, CM_OOM, -1, "out of memory%s", "");
