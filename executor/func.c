@@ -408,28 +408,23 @@ bool ex_common_type(CmType a, CmType b, CmType *out)
                 *out = cm_type_make(CM_T_DOUBLE);
                 return true;
             }
+            /* Every value of both sides must fit: the integer digits of the
+             * wider side (a BIGINT counts 19, an INTEGER 10) and the larger
+             * scale, as DuckDB.  Within 18 digits that is DECIMAL(18,s), and
+             * so is a BIGINT at scale 0 (int64 holds it); past them DECIMAL128
+             * (BIGINT = 2.5 compares exactly, not as DOUBLEs);
+             * past 38 the scale gives way, as in DuckDB, and a comparison then
+             * compares DOUBLEs (resolve_compare). */
             int sa = cm_type_is_decimal(a) ? a.scale : 0, sb = cm_type_is_decimal(b) ? b.scale : 0;
             int s = sa > sb ? sa : sb;
-            if (a.id == CM_T_DECIMAL128 || b.id == CM_T_DECIMAL128) {
-                /* the integer digits of the wider side and the larger scale;
-                 * past 38 digits the scale gives way, as in DuckDB (a
-                 * comparison then compares DOUBLEs: resolve_compare) */
-                int ia = precision_of(a) - sa, ib = precision_of(b) - sb;
-                int i = ia > ib ? ia : ib;
-                s = i + s > 38 ? 38 - i : s;
-                *out = cm_type_decimal(i + s < 19 ? 19 : i + s, s);
+            int ia = precision_of(a) - sa, ib = precision_of(b) - sb;
+            int i = ia > ib ? ia : ib;
+            if ((i + s <= 18 || s == 0) && a.id != CM_T_DECIMAL128 && b.id != CM_T_DECIMAL128) {
+                *out = cm_type_decimal(18, s);
                 return true;
             }
-            /* Every value of both sides must fit 18 digits at scale s: a BIGINT
-             * (19 digits) does only without a fraction, an INTEGER (10) up to
-             * scale 8.  Otherwise compare as DOUBLE rather than fail. */
-            bool has_big = a.id == CM_T_INT64 || b.id == CM_T_INT64;
-            bool has_int = a.id == CM_T_INT32 || b.id == CM_T_INT32;
-            if ((has_big && s > 0) || (has_int && s > 8)) {
-                *out = cm_type_make(CM_T_DOUBLE);
-                return true;
-            }
-            *out = cm_type_decimal(18, s);
+            s = i + s > 38 ? 38 - i : s;
+            *out = cm_type_decimal(i + s < 19 ? 19 : i + s, s);
             return true;
         }
         *out = ra > rb ? a : b;
@@ -549,9 +544,14 @@ static CmStatus resolve_decimal_arith(char op, CmType a, CmType b, ExFuncMatch *
         keep_decimal_scale(t, m);
         return CM_OK;
     }
-    if ((op == '+' || op == '-' || op == '*' || (op == '%' && has_wide)) && (pa > 18 || pb > 18)) {
+    int ia0 = pa - sa, ib0 = pb - sb;
+    bool operands_fit = (ia0 > ib0 ? ia0 : ib0) + (sa > sb ? sa : sb) <= 18;
+    if ((op == '+' || op == '-' || op == '*' || (op == '%' && has_wide)) &&
+        (pa > 18 || pb > 18 || ((op == '+' || op == '-') && !operands_fit))) {
         /* DuckDB's widths: + and - one digit past the wider integer part,
-         * * the sum of both; 38 at most, and a result past it an error. */
+         * * the sum of both; 38 at most, and a result past it an error.
+         * + and - come here too when one DECIMAL(18,s) cannot hold both
+         * operands (INTEGER + 0.000000001), where DuckDB fails the cast. */
         int s = op == '*' ? sa + sb : sa > sb ? sa : sb;
         int ia = pa - sa, ib = pb - sb;
         int p = op == '*' ? pa + pb : op == '%' ? 38 : (ia > ib ? ia : ib) + s + 1;

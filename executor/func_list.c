@@ -369,11 +369,6 @@ CmStatus ex_resolve_list(const char *name, int n_args, const CmType *t, int64_t 
         if (!list_elem_type(n_args, t, &elem)) {
             return list_type_error(name, n_args, t, off, err);
         }
-        if (elem.id == CM_T_DECIMAL128) {
-            char tn[32];
-            return cm_err_set(err, CM_TYPE, off, "lists of %s are not supported",
-                              cm_type_name(elem, tn, sizeof tn));
-        }
         for (int i = 0; i < n_args; i++) {
             m->arg_types[i] = elem;
         }

@@ -1,7 +1,10 @@
 /*
  * func_math.c - numeric functions: round, floor, ceil, sqrt, power, exp, ln,
- * log10, sign.  round/floor/ceil of a DECIMAL stay exact (scaled integers,
- * half away from zero); of a DOUBLE they use libm.
+ * log10, sign.  round/floor/ceil of a DECIMAL (64- or 128-bit) stay exact
+ * (scaled integers, half away from zero) and stay DECIMAL, as in DuckDB:
+ * round(DECIMAL(p,s), n) is DECIMAL(p, min(n,s)) (p+1 digits for n < 0,
+ * where 99 rounds to 100), floor and ceil DECIMAL(p,0); of a DOUBLE they
+ * use libm.
  */
 #include <math.h>
 #include <string.h>
@@ -190,6 +193,91 @@ static bool round_scaled(int64_t v, int scale, int64_t keep, int64_t *r)
     return true;
 }
 
+/* ---- DECIMAL128 (exact) ------------------------------------------------------------ */
+
+typedef struct Wide {
+    unsigned char b[16]; /* a CmInt128 with no alignment promised (cm_i128_get) */
+} Wide;
+
+/* v rounded (mode 0 half away from zero, 1 floor, 2 ceil) to `drop` fewer
+ * decimals: the quotient by 10^drop.  |v| < 10^38, so past 38 dropped digits
+ * only 0 (or -1/1 for floor/ceil of a fraction) is left. */
+static CmInt128 wide_round(CmInt128 v, int drop, int mode)
+{
+    if (drop <= 0) {
+        return v;
+    }
+    if (drop > 38) {
+        return mode == 1 && v < 0 ? -1 : mode == 2 && v > 0 ? 1 : 0;
+    }
+    CmInt128 unit = cm_pow10_128(drop);
+    CmInt128 q = v / unit, rem = v % unit;
+    /* rem * 2 could pass 2^127: compare against unit - |rem| instead */
+    if (mode == 0) {
+        q += rem > 0 && rem >= unit - rem ? 1 : rem < 0 && -rem >= unit + rem ? -1 : 0;
+    } else if (mode == 1 && rem < 0) {
+        q--;
+    } else if (mode == 2 && rem > 0) {
+        q++;
+    }
+    return q;
+}
+
+/* floor/ceil/round of a DECIMAL128 to an integer (aux as round_dec's): the
+ * result, DECIMAL(p,0), holds p-s+1 integer digits, so it cannot overflow. */
+static CmStatus round_dec128(KERNEL_ARGS)
+{
+    const Wide *a = args[0]->data;
+    Wide *r = out->data;
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff),
+        mode = (int)(e->aux >> 16);
+    ex_and_validity(args, 1, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        cm_i128_put(r[p].b, wide_round(cm_i128_get(a[p].b), scale - keep, mode));
+    }
+    return CM_OK;
+}
+
+/* round_scaled for a DECIMAL128 value: false when the result passes
+ * `precision` digits (only a negative `keep` can carry it there). */
+static bool round_scaled128(CmInt128 v, int scale, int keep, int precision, CmInt128 *r)
+{
+    if (keep >= scale) {
+        *r = v;
+        return true;
+    }
+    CmInt128 q = wide_round(v, scale - keep, 0);
+    if (keep >= 0 || q == 0) {
+        *r = q;
+        return true;
+    }
+    return -keep <= 38 && cm_i128_mul_checked(q, cm_pow10_128(-keep), precision, r);
+}
+
+/* round(DECIMAL128, digits) with constant digits: round_digits_k's wide loop. */
+static CmStatus round_digits128(const ExExpr *e, const CmBatch *in, const CmVec *a, CmVec *out,
+                                CmErr *err)
+{
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
+    const Wide *x = a->data;
+    Wide *r = out->data;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        CmInt128 v;
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        if (!round_scaled128(cm_i128_get(x[p].b), scale, keep, e->type.precision, &v)) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off,
+                              "overflow in round: the result exceeds DECIMAL(%d)",
+                              e->type.precision);
+        }
+        cm_i128_put(r[p].b, v);
+    }
+    return CM_OK;
+}
+
 /* round(x, digits) for DECIMAL and integers with constant digits, exact:
  * aux = scale | (digits + 128) << 8. */
 static CmStatus round_digits_k(KERNEL_ARGS)
@@ -197,6 +285,9 @@ static CmStatus round_digits_k(KERNEL_ARGS)
     int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
     int64_t *r = out->data;
     ex_and_validity(args, 1, out);
+    if (args[0]->type.id == CM_T_DECIMAL128) {
+        return round_digits128(e, in, args[0], out, err);
+    }
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
         if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), scale, keep, &r[p])) {
@@ -241,9 +332,16 @@ static bool is_number(CmType t)
     return cm_type_is_numeric(t) || t.id == CM_T_NULL || t.id == CM_T_VARCHAR;
 }
 
-static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types, ExFuncMatch *m)
+static CmStatus resolve_rounding(const char *name, int n_args, const CmType *types, int64_t off,
+                                 ExFuncMatch *m, CmErr *err)
 {
     CmType t = types[0];
+    if (t.id == CM_T_DECIMAL128 && n_args == 2 && types[1].id != CM_T_NULL) {
+        /* The binder takes a constant n (round_digits_k); through DOUBLE a
+         * wide value would lose its digits unseen.  DuckDB refuses it too. */
+        return cm_err_set(err, CM_TYPE, off, "round of a DECIMAL(%d,%d) needs constant digits",
+                          t.precision, t.scale);
+    }
     int mode = !strcmp(name, "floor")                                ? 1
                : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
                                                                      : 0;
@@ -258,11 +356,11 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
         m->kernel = identity_k;
         return CM_OK;
     }
-    if (t.id == CM_T_DECIMAL && n_args == 1) {
+    if (cm_type_is_decimal(t) && n_args == 1) {
         /* round/floor/ceil of DECIMAL(p,s) is DECIMAL(p,0): exact. */
         m->arg_types[0] = t;
         m->result = cm_type_decimal(t.precision, 0);
-        m->kernel = round_dec;
+        m->kernel = t.id == CM_T_DECIMAL ? round_dec : round_dec128;
         m->aux = t.scale | (0 << 8) | ((int64_t)mode << 16);
         return CM_OK;
     }
@@ -282,7 +380,7 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
         if (!is_number(types[0])) {
             return cm_err_set(err, CM_TYPE, off, "%s expects a number", name);
         }
-        return resolve_rounding(name, n_args, types, m);
+        return resolve_rounding(name, n_args, types, off, m, err);
     }
     static const struct {
         const char *name;

@@ -1165,9 +1165,6 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (arg != NULL && arg->type.id == CM_T_LIST && (fn != EX_AGG_COUNT || ast->distinct)) {
         return list_arg_fail(ctx, ast, arg->type);
     }
-    if (arg != NULL && arg->type.id == CM_T_DECIMAL128 && fn == EX_AGG_LIST) {
-        return list_arg_fail(ctx, ast, arg->type); /* no lists of DECIMAL128 */
-    }
     /* An INTERVAL is counted, compared (min, max) and grouped; the other
      * aggregates keep 8-byte states, so they refuse it rather than cut it. */
     if (arg != NULL && arg->type.id == CM_T_INTERVAL && fn != EX_AGG_COUNT && fn != EX_AGG_MIN &&
@@ -2443,14 +2440,20 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     }
     if (!strcmp(ast->name, "round") && n == 2 && args[1]->kind == EX_E_CONST &&
         !args[1]->value.is_null && cm_type_is_integer(args[1]->type) &&
-        (args[0]->type.id == CM_T_DECIMAL || cm_type_is_integer(args[0]->type)) &&
-        args[1]->value.i >= -18 && args[1]->value.i <= 18) {
-        /* round(DECIMAL or integer, n): exact, with n decimals (at most the input's). */
-        int scale = args[0]->type.id == CM_T_DECIMAL ? args[0]->type.scale : 0;
-        int keep = (int)args[1]->value.i;
-        CmType t = args[0]->type.id == CM_T_DECIMAL
-                       ? cm_type_decimal(18, keep < 0 ? 0 : keep < scale ? keep : scale)
-                       : cm_type_make(CM_T_INT64);
+        (cm_type_is_decimal(args[0]->type) || cm_type_is_integer(args[0]->type))) {
+        /* round(DECIMAL or integer, n): exact, with n decimals (at most the
+         * input's) and its precision, one more digit for n < 0 (99 rounds to
+         * 100), as many as the storage holds; see func_math.c.  Past 40
+         * digits either way n changes nothing more. */
+        CmType in = args[0]->type;
+        int scale = cm_type_is_decimal(in) ? in.scale : 0;
+        int64_t digits = args[1]->value.i;
+        int keep = digits > 40 ? 40 : digits < -40 ? -40 : (int)digits;
+        int cap = in.id == CM_T_DECIMAL128 ? 38 : 18;
+        int prec = keep < 0 && in.precision < cap ? in.precision + 1 : in.precision;
+        int out_scale = keep < 0 ? 0 : keep < scale ? keep : scale;
+        CmType t =
+            cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : cm_type_make(CM_T_INT64);
         ExExpr *e = ex_expr_func(ctx->b->arena, "round", ex_round_digits_kernel(), t, 1, args);
         if (e == NULL) {
             return fail(ctx, CM_OOM, -1, "out of memory%s", "");
@@ -2786,11 +2789,6 @@ CmStatus pl_type_from_ast(const PsTypeName *t, CmType *out, CmErr *err)
         *out = cm_type_make(CM_T_BOOL);
     } else {
         return cm_err_set(err, CM_TYPE, t->src_off, "type '%s' is not supported", n);
-    }
-    if (t->is_list && out->id == CM_T_DECIMAL128) {
-        char tn[32];
-        return cm_err_set(err, CM_TYPE, t->src_off, "lists of %s are not supported",
-                          cm_type_name(*out, tn, sizeof tn));
     }
     if (t->is_list) {
         *out = cm_type_list(*out);
