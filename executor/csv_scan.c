@@ -42,23 +42,23 @@ typedef struct CsvScanSpec {
 /* A range of one file. */
 typedef struct CsvPart {
     int file_idx;
-    StCsvRange rg;   /* begin 0, end -1: the whole file */
+    StCsvRange rg; /* begin 0, end -1: the whole file */
 } CsvPart;
 
 /* Immutable once global_init returns: no lock. */
 typedef struct CsvScanGlobal {
     int n_parts;
-    CsvPart *parts;  /* in file order; owned */
+    CsvPart *parts; /* in file order; owned */
     int n_tasks;
-    int *first;      /* task t reads parts [first[t], first[t + 1]); owned, n_tasks + 1 */
+    int *first; /* task t reads parts [first[t], first[t + 1]); owned, n_tasks + 1 */
 } CsvScanGlobal;
 
 typedef struct CsvScanLocal {
     ExQuery *query;
-    int part_idx;          /* the part being read */
-    int part_end;          /* one past the task's last part */
-    int part_first;        /* the task's first part */
-    StCsvReader *reader;   /* of parts[part_idx], or NULL before it is opened */
+    int part_idx;        /* the part being read */
+    int part_end;        /* one past the task's last part */
+    int part_first;      /* the task's first part */
+    StCsvReader *reader; /* of parts[part_idx], or NULL before it is opened */
 } CsvScanLocal;
 
 #define CSV_MAX_RANGES 4096 /* per file */
@@ -81,8 +81,8 @@ static CmStatus add_file(const CsvScanSpec *s, CsvScanGlobal *g, int f, bool is_
     StCsvRange whole = {.begin = 0, .end = -1, .line = 1};
     StCsvRange *rg = &whole;
     int n = 1;
-    if (is_split && st_csv_ranges(s->files[f], &s->opt, range_bytes, CSV_MAX_RANGES, &rg, &n,
-                                  err) != CM_OK) {
+    if (is_split &&
+        st_csv_ranges(s->files[f], &s->opt, range_bytes, CSV_MAX_RANGES, &rg, &n, err) != CM_OK) {
         return err->code;
     }
     if (g->n_parts + n > *cap) {
@@ -108,8 +108,7 @@ static CmStatus add_file(const CsvScanSpec *s, CsvScanGlobal *g, int f, bool is_
 
 /* Groups parts into tasks: a range of a split file alone, whole files
  * together until they reach range_bytes. */
-static CmStatus make_tasks(const CsvScanSpec *s, CsvScanGlobal *g, int64_t range_bytes,
-                           CmErr *err)
+static CmStatus make_tasks(const CsvScanSpec *s, CsvScanGlobal *g, int64_t range_bytes, CmErr *err)
 {
     g->first = cm_malloc(sizeof(int) * (size_t)(g->n_parts + 1));
     if (g->first == NULL) {
@@ -203,9 +202,9 @@ static StCsvReader *open_part(ExOp *op, int p, CmErr *err)
     const CsvScanGlobal *g = op->global;
     const CsvPart *part = &g->parts[p];
     bool has_prefix = part->file_idx == 0 && part->rg.begin == 0;
-    StCsvReader *r = st_csv_reader_new(s->files[part->file_idx], &s->opt, op->n_cols, op->types,
-                                       s->names, has_prefix ? s->prefix : NULL,
-                                       has_prefix ? s->n_prefix : 0, err);
+    StCsvReader *r =
+        st_csv_reader_new(s->files[part->file_idx], &s->opt, op->n_cols, op->types, s->names,
+                          has_prefix ? s->prefix : NULL, has_prefix ? s->n_prefix : 0, err);
     bool is_range = part->rg.begin > 0 || part->rg.end >= 0;
     if (r != NULL && is_range && st_csv_reader_set_range(r, &part->rg, err) != CM_OK) {
         st_csv_reader_free(r);

@@ -678,8 +678,8 @@ CmStatus st_csv_ranges(const char *path, const StCsvOptions *opt, int64_t range_
     *ranges = NULL;
     *n_ranges = 0;
     range_bytes = range_bytes > 0 ? range_bytes : 1;
-    bool is_split = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-                    st.st_size / 2 >= range_bytes && max_ranges > 1;
+    bool is_split = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size / 2 >= range_bytes &&
+                    max_ranges > 1;
     int cap_ranges = is_split ? max_ranges : 1;
     int64_t est = is_split ? st.st_size / range_bytes + 1 : 1;
     cap_ranges = est < cap_ranges ? (int)est : cap_ranges;

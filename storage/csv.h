@@ -85,7 +85,7 @@ void st_csv_reader_free(StCsvReader *r);
  * number of `begin` (1-based, physical lines, as in errors). */
 typedef struct StCsvRange {
     int64_t begin;
-    int64_t end;  /* -1: to the end of the input */
+    int64_t end; /* -1: to the end of the input */
     int64_t line;
 } StCsvRange;
 
