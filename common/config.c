@@ -64,6 +64,7 @@ static const Setting SETTINGS[] = {
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000},
     {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
     {"subplan_reuse", SET_BOOL, offsetof(CmConfig, subplan_reuse), 0, 1},
+    {"read_csv_range_size", SET_SIZE, offsetof(CmConfig, read_csv_range_size), 1, INT64_MAX},
     {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2},
     {"debug_aqe_oom", SET_BOOL, offsetof(CmConfig, debug_aqe_oom), 0, 1},
 };
@@ -120,6 +121,9 @@ void cm_config_init(CmConfig *cfg)
     cfg->skew_factor = 5.0;
     cfg->skew_threshold = 64 * KB * KB;
     cfg->subplan_reuse = true;
+    /* ranges of a few MiB: a task per thread and more on a large file, and
+     * a small file stays one task (executor/csv_scan.c) */
+    cfg->read_csv_range_size = 8 * KB * KB;
     const char *tmp = getenv("TMPDIR");
     snprintf(cfg->temp_directory, sizeof cfg->temp_directory, "%s", tmp ? tmp : "/tmp");
     cfg->max_temp_directory_size = default_temp_size(cfg->temp_directory);

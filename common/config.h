@@ -41,6 +41,8 @@ typedef struct CmConfig {
     int64_t skew_threshold;          /* ... and > this many bytes */
     /* identical subplans of one statement computed once (docs/cache.md) */
     bool subplan_reuse;
+    /* bytes of a file one task of read_csv parses (executor/csv_scan.c) */
+    int64_t read_csv_range_size;
     /* test-only: damage the first shuffle of each query after its map stage
      * (1 corrupt a block, 2 delete a file), to exercise lineage recovery */
     int64_t debug_shuffle_damage;

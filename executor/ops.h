@@ -75,6 +75,10 @@ uint64_t ex_series_count(int64_t start, int64_t stop, int64_t step, bool inclusi
  * be created later than the plan); one task per partition. */
 ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmType *types,
                           CmErr *err);
+/* Makes a shuffle read (not yet run) return the rows of map 0, then of map 1,
+ * ...: the writing stage's task order, as a gather before a final LIMIT needs
+ * (a LIMIT without ORDER BY over read_csv keeps the first rows of the file). */
+void ex_shuffle_read_set_map_order(ExOp *op);
 /* Reads partition i of each shuffle in turn (UNION ALL); all have the same
  * partition count and column types. */
 ExOp *ex_shuffle_read_multi_new(CmArena *a, int n_inputs, ShShuffle ***inputs, int n_cols,

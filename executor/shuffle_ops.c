@@ -259,11 +259,13 @@ typedef struct ReadSpec {
     int n_inputs;
     ShShuffle ***inputs; /* shuffles read one after the other (UNION ALL) */
     const ExReadRanges *ranges; /* coalesced partition ranges, or NULL */
+    bool is_map_order; /* read map by map (task order of the writing stage), not as stored */
 } ReadSpec;
 
 typedef struct ReadLocal {
     int task_idx;
     int input;         /* the shuffle being read */
+    int map, n_maps;   /* is_map_order: the map being read, of the input's n_maps */
     ShReader *reader;
     CmBatch out;
 } ReadLocal;
@@ -303,7 +305,8 @@ static void *read_local_init(ExOp *op, const ExTask *task, CmErr *err)
     return l;
 }
 
-/* Moves to the next input that has a shuffle; false when none is left. */
+/* Moves to the next input that has a shuffle (is_map_order: to its next map
+ * first); false when none is left. */
 static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
 {
     if (l->reader != NULL) {
@@ -313,11 +316,24 @@ static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
     const ExTaskRead *t = s->ranges ? &s->ranges->task[l->task_idx] : NULL;
     int p0 = t ? t->p0 : l->task_idx;
     int p1 = t ? t->p1 : l->task_idx + 1;
+    bool is_map_order = s->is_map_order && !(t && t->m1 >= 0);
+    if (is_map_order && l->input >= 0 && ++l->map < l->n_maps) {
+        l->reader = sh_reader_open(*s->inputs[l->input], p0, p1, l->map, l->map + 1, err);
+        return l->reader != NULL;
+    }
     while (++l->input < s->n_inputs) {
         ShShuffle *sh = *s->inputs[l->input];
         if (sh != NULL && p0 < sh_shuffle_n_parts(sh)) {
             int m0 = t && t->m1 >= 0 ? t->m0 : 0;
             int m1 = t && t->m1 >= 0 ? t->m1 : sh_shuffle_n_maps(sh);
+            if (is_map_order) {
+                l->map = m0;
+                l->n_maps = m1;
+                if (m0 >= m1) {
+                    continue;
+                }
+                m1 = m0 + 1;
+            }
             l->reader = sh_reader_open(sh, p0, p1, m0, m1, err);
             return l->reader != NULL;
         }
@@ -385,6 +401,11 @@ ExOp *ex_shuffle_read_new(CmArena *a, ShShuffle **shuffle, int n_cols, const CmT
                           CmErr *err)
 {
     return ex_shuffle_read_multi_new(a, 1, &shuffle, n_cols, types, err);
+}
+
+void ex_shuffle_read_set_map_order(ExOp *op)
+{
+    ((ReadSpec *)op->spec)->is_map_order = true;
 }
 
 /* ---- adaptive hooks ---------------------------------------------------------- */

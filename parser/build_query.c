@@ -425,9 +425,32 @@ PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name)
     if (strcmp(word, "tables") == 0) {
         return ps_build_stmt(ps, PS_ST_SHOW_TABLES, kw.off);
     }
+    if (strcmp(word, "settings") == 0) {
+        return ps_build_show_settings(ps, kw);
+    }
     PsStmt *s = ps_build_stmt(ps, PS_ST_DESCRIBE, kw.off);
     PsQName q = {{name}, 1};
     s->select = ps_build_select_all(ps, kw, &q);
+    return s;
+}
+
+static PsFrom *from_new(PsParse *ps, PsFromKind kind, int64_t off);
+
+PsStmt *ps_build_show_settings(PsParse *ps, PsToken kw)
+{
+    PsStmt *s = ps_build_stmt(ps, PS_ST_SELECT, kw.off);
+    if (ps->is_failed) {
+        return s;
+    }
+    PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
+    PsList *targets =
+        ps_build_list(ps, NULL, ps_build_target(ps, ps_build_star(ps, NULL, 0, kw.off), NULL));
+    PsFrom *from = from_new(ps, PS_FROM_FUNCTION, kw.off);
+    if (ps->is_failed) {
+        return s;
+    }
+    from->name = "sluice_settings";
+    s->select = ps_build_simple(ps, kw, false, targets, from, NULL, &plain, NULL);
     return s;
 }
 

@@ -220,8 +220,10 @@ cmd(A) ::= ALTER(K) TABLE qname(T) DROP opt_column ID(C). {
 opt_column ::= .
 opt_column ::= COLUMN.
 
-/* SHOW TABLES; DESCRIBE t, SHOW t (DuckDB): the columns of t; DESCRIBE query */
+/* SHOW TABLES; SHOW SETTINGS, SHOW ALL: the rows of sluice_settings; DESCRIBE t, SHOW t
+ * (DuckDB): the columns of t; DESCRIBE query */
 cmd(A) ::= SHOW(K) ID(N). { A = ps_build_show(ps, K, N); }
+cmd(A) ::= SHOW(K) ALL. { A = ps_build_show_settings(ps, K); }
 cmd(A) ::= DESCRIBE(K) qname(T). {
     A = ps_build_stmt(ps, PS_ST_DESCRIBE, K.off);
     A->select = ps_build_select_all(ps, K, &T);

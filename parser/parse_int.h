@@ -222,6 +222,8 @@ PsStmt *ps_build_alter(PsParse *ps, PsToken kw, const PsQName *table, PsAlterKin
 void ps_build_or_replace(PsParse *ps, PsStmt *s, bool or_replace);
 /* SHOW TABLES, or SHOW t as DESCRIBE t. */
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name);
+/* SHOW ALL, SHOW SETTINGS: SELECT * FROM sluice_settings(), which no table of that name hides. */
+PsStmt *ps_build_show_settings(PsParse *ps, PsToken kw);
 /* SELECT * FROM name, for DESCRIBE name. */
 PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name);
 /* x op ANY|SOME|ALL (sub) (all: ALL): = ANY is IN, <> ALL is NOT IN;

@@ -399,6 +399,14 @@ static PlNode *bind_table_function(PlBinder *b, const PsFrom *f)
     if (strcmp(f->name, "unnest") == 0) {
         return bind_unnest_from(b, f);
     }
+    if (pl_system_table_exists(f->name)) {
+        /* sluice_settings() is sluice_settings, whatever tables the catalog holds */
+        if (f->args != NULL && f->args->n > 0) {
+            cm_err_set(b->err, CM_BIND, f->src_off, "%s takes no arguments", f->name);
+            return NULL;
+        }
+        return bind_system(b, f->name, f->src_off);
+    }
     if (strcmp(f->name, "read_csv") == 0 || strcmp(f->name, "read_csv_auto") == 0) {
         return pl_bind_read_csv(b, f);
     }

@@ -219,6 +219,12 @@ static const PlFunc FUNCS[] = {
     {"range", PL_FUNC_TABLE, 1, 3, 0, NULL},
     {"read_csv", PL_FUNC_TABLE, 1, ANY, 0, NULL},
     {"read_csv_auto", PL_FUNC_TABLE, 1, ANY, 0, "read_csv"},
+    /* the system tables (planner/system.h), called as well as named */
+    {"sluice_cache", PL_FUNC_TABLE, 0, 0, 0, NULL},
+    {"sluice_column_stats", PL_FUNC_TABLE, 0, 0, 0, NULL},
+    {"sluice_functions", PL_FUNC_TABLE, 0, 0, 0, NULL},
+    {"sluice_memory", PL_FUNC_TABLE, 0, 0, 0, NULL},
+    {"sluice_settings", PL_FUNC_TABLE, 0, 0, 0, NULL},
     {"unnest", PL_FUNC_TABLE, 1, 1, 0, NULL},
 };
 /* clang-format on */

@@ -834,7 +834,7 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         p->source = ex_csv_scan_new(bld->a, n->csv->n_files, n->csv->files, &n->csv->opt,
                                     n->n_cols, n->types, n->names, n->csv->has_filename,
                                     n->csv->prefix, n->csv->n_prefix, bld->err);
-        p->single = true; /* one task: rows in file order */
+        /* byte ranges in file order as tasks (executor/csv_scan.c) */
         return p->source != NULL;
     case PL_FILTER:
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
@@ -875,6 +875,7 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
             if (!exchange(bld, p, 0, NULL, 1)) {
                 return false;
             }
+            ex_shuffle_read_set_map_order(p->source); /* the first rows of the input */
         }
         return append(bld, p,
                       ex_limit_new(bld->a, n->limit, n->offset, n->n_cols, n->types, bld->err));

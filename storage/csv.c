@@ -102,7 +102,22 @@ static int find_chunks(Load *ld, CmErr *err)
     size_t start = 0, rec = 0; /* the chunk's and the record's first byte */
     int64_t line = ld->first_line, start_line = line, rec_line = line;
     char esc = ld->escape;
+    size_t slow_until = 0; /* bytes before it hold a quote or a NUL: looked at one by one */
     for (size_t i = 0; i < ld->size; i++) {
+        if (!in_quotes && i >= slow_until) {
+            /* A line with no quote and no NUL holds nothing to track but its end:
+             * memchr finds it far faster than the loop below. */
+            const char *nl = memchr(d + i, '\n', ld->size - i);
+            size_t e = nl != NULL ? (size_t)(nl - d) : ld->size;
+            if ((q == 0 || memchr(d + i, q, e - i) == NULL) && memchr(d + i, '\0', e - i) == NULL) {
+                i = e;
+                if (i == ld->size) {
+                    break;
+                }
+            } else {
+                slow_until = e + 1;
+            }
+        }
         char c = d[i];
         if (in_quotes && esc != q && c == esc && i + 1 < ld->size) {
             line += d[i + 1] == '\n';
@@ -642,6 +657,110 @@ done:
     return err->code;
 }
 
+/* ---- ranges of a file for parallel scans ------------------------------------------ */
+
+/* Adds range [begin, -1) at `line` to rg, ending the last one there, unless
+ * rg is full or `begin` is too close to the last one's begin. */
+static void range_add(StCsvRange *rg, int *n, int cap, int64_t begin, int64_t line,
+                      int64_t range_bytes)
+{
+    if (*n == cap || begin - rg[*n - 1].begin < range_bytes) {
+        return;
+    }
+    rg[*n - 1].end = begin;
+    rg[(*n)++] = (StCsvRange){.begin = begin, .end = -1, .line = line};
+}
+
+CmStatus st_csv_ranges(const char *path, const StCsvOptions *opt, int64_t range_bytes,
+                       int max_ranges, StCsvRange **ranges, int *n_ranges, CmErr *err)
+{
+    struct stat st;
+    *ranges = NULL;
+    *n_ranges = 0;
+    range_bytes = range_bytes > 0 ? range_bytes : 1;
+    bool is_split = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size / 2 >= range_bytes &&
+                    max_ranges > 1;
+    int cap_ranges = is_split ? max_ranges : 1;
+    int64_t est = is_split ? st.st_size / range_bytes + 1 : 1;
+    cap_ranges = est < cap_ranges ? (int)est : cap_ranges;
+    StCsvRange *rg = cm_malloc(sizeof *rg * (size_t)cap_ranges);
+    if (rg == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+    }
+    rg[0] = (StCsvRange){.begin = 0, .end = -1, .line = 1};
+    int n = 1;
+    Load ld;
+    load_init(&ld, path, opt, 0, NULL, NULL, "read_csv ranges");
+    /* chunks as long as a range: each chunk start is a place a range may begin */
+    ld.chunk_bytes = (size_t)range_bytes;
+    size_t window = (size_t)(cm_mem_limit() / 64);
+    size_t cap = window > CHUNK_BYTES ? CHUNK_BYTES : window < CHUNK_MIN ? CHUNK_MIN : window;
+    char *buf = NULL;
+    FILE *f = NULL;
+    if (!is_split) {
+        goto done;
+    }
+    if (cm_mem_need(&ld.mem, (int64_t)cap, err) != CM_OK) {
+        goto done;
+    }
+    if ((buf = cm_malloc(cap)) == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+        goto done;
+    }
+    if ((f = fopen(path, "rb")) == NULL) {
+        cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    ld.data = buf;
+    int64_t base = 0; /* the file offset of buf[0] */
+    while (n < cap_ranges) {
+        if (read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) != CM_OK) {
+            goto done;
+        }
+        size_t before = ld.size;
+        bool is_past_skip = drop_skipped_lines(&ld);
+        base += (int64_t)(before - ld.size);
+        if (!is_past_skip) {
+            continue; /* the skipped lines go on past the window */
+        }
+        CmErr content;
+        cm_err_init(&content);
+        if (find_chunks(&ld, &content) != CM_OK) {
+            if (content.code == CM_OOM) {
+                cm_err_copy(err, &content);
+            }
+            break; /* the reader of the last range reports it, in file order */
+        }
+        for (int k = 1; k < ld.n_chunks; k++) {
+            range_add(rg, &n, cap_ranges, base + (int64_t)ld.chunks[k].begin, ld.chunks[k].line,
+                      range_bytes);
+        }
+        if (ld.is_eof || ld.used == 0) {
+            break; /* the end, or a record longer than the window: the rest is one range */
+        }
+        range_add(rg, &n, cap_ranges, base + (int64_t)ld.used, ld.end_line, range_bytes);
+        memmove(buf, buf + ld.used, ld.size - ld.used);
+        base += (int64_t)ld.used;
+        ld.size -= ld.used;
+        ld.first_line = ld.end_line;
+        ld.is_first = false;
+    }
+done:
+    if (f != NULL) {
+        fclose(f);
+    }
+    cm_free(ld.chunks);
+    cm_free(buf);
+    cm_mem_res_fini(&ld.mem);
+    if (err->code != CM_OK) {
+        cm_free(rg);
+        return err->code;
+    }
+    *ranges = rg;
+    *n_ranges = n;
+    return CM_OK;
+}
+
 /* ---- splitting a record ----------------------------------------------------------- */
 
 int st_csv_split(const char *d, size_t *pos, size_t end, char delim, char q, char esc,
@@ -723,6 +842,7 @@ struct StCsvReader {
     bool is_done;
     int chunk_idx, batch_idx; /* the next batch to hand out */
     int64_t str_bytes;     /* reserved for the window's strings */
+    int64_t left;          /* bytes of the range still to read; -1: to the end */
 };
 
 StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_cols,
@@ -750,6 +870,7 @@ StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_
     r->opt.cols = r->cols;
     r->prefix = prefix;
     r->n_prefix = n_prefix;
+    r->left = -1;
     size_t chunk = (size_t)(cm_mem_limit() / 64);
     r->ld.chunk_bytes = chunk > CHUNK_BYTES ? CHUNK_BYTES : chunk < CHUNK_MIN ? CHUNK_MIN : chunk;
     r->cap = r->ld.chunk_bytes;
@@ -808,7 +929,33 @@ static CmStatus reader_fill(StCsvReader *r, CmErr *err)
         r->prefix_at += take;
         ld->size += take;
     }
-    return read_more(r->f, r->path, r->buf, r->cap, &ld->size, &ld->is_eof, err);
+    size_t cap = r->cap;
+    if (r->left >= 0 && (int64_t)(cap - ld->size) > r->left) {
+        cap = ld->size + (size_t)r->left; /* the range ends at a record start */
+    }
+    size_t before = ld->size;
+    if (read_more(r->f, r->path, r->buf, cap, &ld->size, &ld->is_eof, err) != CM_OK) {
+        return err->code;
+    }
+    if (r->left >= 0) {
+        r->left -= (int64_t)(ld->size - before);
+        ld->is_eof |= r->left == 0;
+    }
+    return CM_OK;
+}
+
+CmStatus st_csv_reader_set_range(StCsvReader *r, const StCsvRange *rg, CmErr *err)
+{
+    if (fseeko(r->f, (off_t)rg->begin, SEEK_SET) != 0) {
+        return cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", r->path, strerror(errno));
+    }
+    r->left = rg->end < 0 ? -1 : rg->end - rg->begin;
+    r->ld.first_line = rg->line;
+    if (rg->begin > 0) {
+        r->ld.is_first = false; /* the header and the skipped lines are before */
+        r->ld.skip_left = 0;
+    }
+    return CM_OK;
 }
 
 CmStatus st_csv_reader_next(StCsvReader *r, CmBatch **out, CmErr *err)

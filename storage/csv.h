@@ -23,7 +23,9 @@
  *
  * The same parser also streams: StCsvReader (the read_csv table function)
  * hands out the parsed batches of one window at a time, parsed in the calling
- * thread, so a scan holds one window whatever the file's size.  st_csv_sniff
+ * thread, so a scan holds one window whatever the file's size.  A reader may
+ * read one byte range of a file (StCsvRange), cut by st_csv_ranges at record
+ * starts with the same quote-aware pass, so several tasks parse one file.  st_csv_sniff
  * (csv_sniff.c) guesses the dialect, the header and the column types from a
  * sample of the text, as DuckDB's sniffer does.
  */
@@ -78,6 +80,28 @@ StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_
  * (the caller may fill columns no field fills); *out NULL at the end. */
 CmStatus st_csv_reader_next(StCsvReader *r, CmBatch **out, CmErr *err);
 void st_csv_reader_free(StCsvReader *r);
+
+/* Bytes [begin, end) of a file, cut at record starts; `line` is the line
+ * number of `begin` (1-based, physical lines, as in errors). */
+typedef struct StCsvRange {
+    int64_t begin;
+    int64_t end; /* -1: to the end of the input */
+    int64_t line;
+} StCsvRange;
+
+/* Cuts regular file `path` into ranges about range_bytes long (at most
+ * max_ranges), in file order, by the pass COPY uses to cut its chunks
+ * (find_chunks: quotes tracked from the first byte, after opt->skip lines),
+ * so a quoted newline never starts a range.  A file that is not regular, or
+ * under twice range_bytes, is one range.  The content never fails the call:
+ * from a NUL byte, an over-long record or a record longer than the pass's
+ * window on, the rest is one range, whose reader then reports what it finds.
+ * *ranges owned (cm_free); CM_IO when the file cannot be read, CM_OOM. */
+CmStatus st_csv_ranges(const char *path, const StCsvOptions *opt, int64_t range_bytes,
+                       int max_ranges, StCsvRange **ranges, int *n_ranges, CmErr *err);
+/* Makes a new reader (no batch taken yet) read only range `rg` of its file:
+ * the header and opt->skip belong to the range that begins at byte 0. */
+CmStatus st_csv_reader_set_range(StCsvReader *r, const StCsvRange *rg, CmErr *err);
 
 /* ---- sniffing (csv_sniff.c) ---- */
 

@@ -970,5 +970,18 @@ expect_err "read_csv from a pipe: a value past the sample" \
     $'Error: /dev/stdin, line 4, column 1 (n): cannot read as BIGINT: \'x\' (the column\'s type was detected from a sample: give it with the types option, or read every column as VARCHAR with all_varchar = true)\n'
 expect_rc "read_csv from a pipe: a value past the sample" 1
 
+# ---- SHOW ALL, SHOW settings: the rows of sluice_settings, whatever this machine's values ----
+
+# (max_temp_directory_size follows the free disk space: fixed here)
+fix="SET max_temp_directory_size = 1000000000;"
+sl --threads 3 -c "$fix SELECT * FROM sluice_settings"
+cp "$OUT" "$TMP/settings"
+for form in "SHOW ALL" "show settings" "SELECT * FROM sluice_settings()"; do
+    sl --threads 3 -c "$fix $form"
+    expect_out "$form" "$(cat "$TMP/settings")"$'\n'
+    expect_rc "$form" 0
+done
+expect_line "sluice_settings lists threads" "$TMP/settings" 1 $'^threads\t3$'
+
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]
