@@ -38,11 +38,11 @@ typedef struct WriteSpec {
 
 typedef struct WriteLocal {
     ShWriter *writer;
-    CmBatch *bufs;      /* n_parts, on `slab` */
+    CmBatch *bufs; /* n_parts, on `slab` */
     int n_bufs;
-    int stage_rows;     /* a partition's rows pushed as one block */
-    char *slab;         /* the stages' values; owned */
-    CmMemRes res;       /* the slab */
+    int stage_rows; /* a partition's rows pushed as one block */
+    char *slab;     /* the stages' values; owned */
+    CmMemRes res;   /* the slab */
     uint64_t hashes[CM_BATCH_CAP];
     uint32_t *part_pos; /* n_parts x CM_BATCH_CAP: this batch's rows of each partition */
     int *part_n;        /* n_parts */
@@ -257,15 +257,15 @@ ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_k
 
 typedef struct ReadSpec {
     int n_inputs;
-    ShShuffle ***inputs; /* shuffles read one after the other (UNION ALL) */
+    ShShuffle ***inputs;        /* shuffles read one after the other (UNION ALL) */
     const ExReadRanges *ranges; /* coalesced partition ranges, or NULL */
     bool is_map_order; /* read map by map (task order of the writing stage), not as stored */
 } ReadSpec;
 
 typedef struct ReadLocal {
     int task_idx;
-    int input;         /* the shuffle being read */
-    int map, n_maps;   /* is_map_order: the map being read, of the input's n_maps */
+    int input;       /* the shuffle being read */
+    int map, n_maps; /* is_map_order: the map being read, of the input's n_maps */
     ShReader *reader;
     CmBatch out;
 } ReadLocal;
