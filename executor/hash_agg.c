@@ -538,6 +538,17 @@ void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     }
 }
 
+/* Asks for the stored keys of group g, and their NULL flags, ahead of the
+ * comparison that will read them. */
+static inline void prefetch_group_keys(const HashAggSpec *s, const AggLocal *l, int64_t g)
+{
+    for (int k = 0; k < s->n_keys; k++) {
+        size_t w = cm_type_width(s->key_types[k]);
+        __builtin_prefetch((const char *)l->keys[k].data + w * (size_t)g);
+        __builtin_prefetch(&l->keys[k].nulls[g]);
+    }
+}
+
 /* assign_groups for packed keys (hash_rows done): the same probe, with
  * the keys compared as words and a group's words fetched a few rows ahead. */
 static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
@@ -612,10 +623,17 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         /* With many groups the slots outgrow the cache and every row misses:
-         * the slot of a row a few ahead is fetched while this one is placed. */
-#if CM_BATCH_CAP > 8
-        if (i + 8 < in->n_rows) {
-            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 8], l->mask)]);
+         * the slot of a row further ahead is fetched while this one is placed,
+         * and the keys of the group in the slot fetched earlier for a nearer row. */
+#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
+        if (i + 2 * PREFETCH_AHEAD < in->n_rows) {
+            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 2 * PREFETCH_AHEAD], l->mask)]);
+        }
+        if (i + PREFETCH_AHEAD < in->n_rows) {
+            uint32_t ahead = l->slots[slot_home(l->row_hash[i + PREFETCH_AHEAD], l->mask)].group;
+            if (ahead != 0) {
+                prefetch_group_keys(s, l, ahead - 1);
+            }
         }
 #endif
         uint32_t p = cm_batch_pos(in, i);
