@@ -30,8 +30,8 @@ typedef enum SettingKind {
 typedef struct Setting {
     const char *name;
     SettingKind kind;
-    size_t offset;      /* of the field in CmConfig */
-    int64_t min, max;   /* accepted range for INT and SIZE */
+    size_t offset;    /* of the field in CmConfig */
+    int64_t min, max; /* accepted range for INT and SIZE */
 } Setting;
 
 #define KB 1024LL
@@ -166,7 +166,8 @@ bool cm_parse_size(const char *text, int64_t *bytes)
         int u = -1;
         for (int i = 0; i < 5; i++) {
             if (strcasecmp(end, units[i]) == 0 || (i > 0 && strcasecmp(end, short_units[i]) == 0) ||
-                (i > 0 && strncasecmp(end, short_units[i], 1) == 0 && strcasecmp(end + 1, "ib") == 0)) {
+                (i > 0 && strncasecmp(end, short_units[i], 1) == 0 &&
+                 strcasecmp(end + 1, "ib") == 0)) {
                 u = i;
             }
         }
@@ -220,8 +221,8 @@ CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr
         bool b;
         if (!cm_parse_bool(value, strlen(value), &b) && strcasecmp(value, "on") != 0 &&
             strcasecmp(value, "off") != 0) {
-            return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects on or off, got '%s'",
-                              name, value);
+            return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects on or off, got '%s'", name,
+                              value);
         }
         if (strcasecmp(value, "on") == 0 || strcasecmp(value, "off") == 0) {
             b = strcasecmp(value, "on") == 0;
@@ -237,16 +238,16 @@ CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr
                 return CM_OK;
             }
         }
-        return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' expects auto, lz4, zstd or none, got '%s'",
-                          name, value);
+        return cm_err_set(err, CM_RUNTIME, -1,
+                          "setting '%s' expects auto, lz4, zstd or none, got '%s'", name, value);
     }
     if (s->kind == SET_RATIO) {
         char *end;
         double d = strtod(value, &end);
         if (end == value || *end != '\0' || !(d >= (double)s->min && d <= (double)s->max)) {
             return cm_err_set(err, CM_RUNTIME, -1,
-                              "setting '%s' expects a number between %lld and %lld, got '%s'",
-                              name, (long long)s->min, (long long)s->max, value);
+                              "setting '%s' expects a number between %lld and %lld, got '%s'", name,
+                              (long long)s->min, (long long)s->max, value);
         }
         if ((s->offset == offsetof(CmConfig, storage_fraction) ||
              s->offset == offsetof(CmConfig, shuffle_fraction)) &&
@@ -282,8 +283,8 @@ CmStatus cm_config_set(CmConfig *cfg, const char *name, const char *value, CmErr
         }
     }
     if (v < s->min || v > s->max) {
-        return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' must be between %lld and %lld",
-                          name, (long long)s->min, (long long)s->max);
+        return cm_err_set(err, CM_RUNTIME, -1, "setting '%s' must be between %lld and %lld", name,
+                          (long long)s->min, (long long)s->max);
     }
     memcpy(field, &v, sizeof v);
     return CM_OK;
@@ -304,9 +305,9 @@ CmStatus cm_config_reset(CmConfig *cfg, const char *name, CmErr *err)
         return err->code;
     }
     size_t size = s->kind == SET_TEXT    ? sizeof cfg->temp_directory
-                : s->kind == SET_BOOL  ? sizeof(bool)
-                : s->kind == SET_RATIO ? sizeof(double)
-                                       : sizeof(int64_t);
+                  : s->kind == SET_BOOL  ? sizeof(bool)
+                  : s->kind == SET_RATIO ? sizeof(double)
+                                         : sizeof(int64_t);
     memcpy((char *)cfg + s->offset, (char *)&defaults + s->offset, size);
     return CM_OK;
 }
@@ -332,7 +333,7 @@ bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap)
                  : c == CM_COMPRESSION_LZ4  ? "lz4"
                                             : "auto");
     } else if (s->kind == SET_MEM_MODE) {
-        snprintf(buf, (size_t)cap, "%s", cm_mem_mode_name((CmMemMode)*(const int64_t *)field));
+        snprintf(buf, (size_t)cap, "%s", cm_mem_mode_name((CmMemMode) * (const int64_t *)field));
     } else {
         int64_t v;
         memcpy(&v, field, sizeof v);

@@ -12,10 +12,10 @@
 
 #include "common/alloc.h"
 #include "executor/ops.h"
-#include "planner/physical.h"
 #include "planner/aqe/aqe.h"
 #include "planner/binder_int.h"
 #include "planner/estimate.h"
+#include "planner/physical.h"
 #include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
@@ -25,7 +25,7 @@ typedef struct Pipe {
     ExOp *source;
     int n_ops;
     ExOp *ops[MAX_PIPE_OPS];
-    bool single;        /* runs as one task */
+    bool single;             /* runs as one task */
     const PlNode *keyed_for; /* the aggregate whose keys the pipe's rows are partitioned on
                                 (a union read for it, build_union), or NULL */
     int n_deps;
@@ -36,7 +36,7 @@ typedef struct Builder {
     CmArena *a;
     const CmConfig *cfg;
     PlStagePlan *plan;
-    PlEst *est;         /* row estimates of the (pruned, unchanging) plan; may be NULL */
+    PlEst *est; /* row estimates of the (pruned, unchanging) plan; may be NULL */
     CmErr *err;
     /* A union an aggregate reads through projections of plain columns: its
      * inputs are exchanged on the aggregate's keys (union columns keyed_cols)
@@ -109,9 +109,8 @@ static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *k
     ExOp *w = ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols, top->types,
                                    bld->err);
     const char *desc = n_keys ? cm_arena_printf(bld->a, "hash exchange, %d partitions", n_parts)
-                              : n_parts == 1 ? "gather"
-                                             : cm_arena_printf(bld->a, "exchange, %d partitions",
-                                                               n_parts);
+                       : n_parts == 1 ? "gather"
+                                      : cm_arena_printf(bld->a, "exchange, %d partitions", n_parts);
     *slot_out = slot;
     ExStage *s = close_stage(bld, p, w, desc);
     if (s != NULL) {
@@ -187,15 +186,15 @@ static bool build_distinct_ungrouped(Builder *bld, const PlNode *n, Pipe *p, boo
     *zero = 0;
     *x_type = n->aggs[0].arg_type;
     if (p->single) {
-        if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_SINGLE, 1, x, x_type, 0, NULL,
-                                            bld->err))) {
+        if (!append(bld, p,
+                    ex_hash_agg_new(bld->a, EX_AGG_SINGLE, 1, x, x_type, 0, NULL, bld->err))) {
             return false;
         }
-    } else if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, 1, x, x_type, 0, NULL,
-                                               bld->err)) ||
+    } else if (!append(bld, p,
+                       ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, 1, x, x_type, 0, NULL, bld->err)) ||
                !exchange(bld, p, 1, zero, (int)bld->cfg->shuffle_partitions) ||
-               !append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_FINAL, 1, zero, x_type, 0, NULL,
-                                               bld->err))) {
+               !append(bld, p,
+                       ex_hash_agg_new(bld->a, EX_AGG_FINAL, 1, zero, x_type, 0, NULL, bld->err))) {
         return false;
     }
     PlNode outer = *n;
@@ -310,8 +309,8 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
         }
         bool is_star = g->arg < 0;
         types[at] = is_star ? int64 : g->arg_type;
-        exprs[at] = is_star ? ex_expr_const(bld->a, &one)
-                            : ex_expr_column(bld->a, g->arg, g->arg_type);
+        exprs[at] =
+            is_star ? ex_expr_const(bld->a, &one) : ex_expr_column(bld->a, g->arg, g->arg_type);
         masks[n_x] |= (uint64_t)1 << at;
         inner_aggs[i] = *g;
         inner_aggs[i].fn = is_star ? EX_AGG_COUNT : g->fn;
@@ -331,13 +330,15 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
         }
     }
     if (!append(bld, p, ex_project_new(bld->a, n_cols, exprs, bld->err)) ||
-        !append(bld, p, ex_expand_new(bld->a, n_sets, masks, n_cols, 0, n_cols, types,
-                                      bld->err))) {
+        !append(bld, p, ex_expand_new(bld->a, n_sets, masks, n_cols, 0, n_cols, types, bld->err))) {
         return false;
     }
     /* The GROUP BY (set, x_1..x_k): keys first, then the plain aggregates. */
-    PlNode inner = {.kind = PL_AGGREGATE, .n_keys = 1 + n_x, .n_aggs = n_plain,
-                    .aggs = inner_aggs, .empty_set_key = -1};
+    PlNode inner = {.kind = PL_AGGREGATE,
+                    .n_keys = 1 + n_x,
+                    .n_aggs = n_plain,
+                    .aggs = inner_aggs,
+                    .empty_set_key = -1};
     memcpy(inner_types, types, sizeof(CmType) * (size_t)(1 + n_x));
     for (int k = 0; k < n_plain; k++) {
         inner_types[1 + n_x + k] = inner_aggs[k].type;
@@ -543,8 +544,9 @@ static bool sort_for_order(Builder *bld, const PlNode *n, Pipe *p)
     }
     memcpy(keys + n->n_keys, x->order, sizeof(ExSortKey) * (size_t)x->n_order);
     const ExOp *top = pipe_top(p);
-    return append(bld, p, ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols,
-                                      top->types, -1, bld->err));
+    return append(
+        bld, p,
+        ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols, top->types, -1, bld->err));
 }
 
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
@@ -593,8 +595,9 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
         }
         return append(bld, p, op);
     }
-    if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types,
-                                        n->n_aggs, n->aggs, bld->err))) {
+    if (!append(bld, p,
+                ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types, n->n_aggs,
+                                n->aggs, bld->err))) {
         return false;
     }
     /* An empty grouping set must see all groups to know the input was empty. */
@@ -660,8 +663,8 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
     if (!build(bld, n->right, bp)) {
         return false;
     }
-    ExStage *bs = close_to_shuffle(bld, bp, partitioned ? n->n_join_keys : 0, n->right_keys,
-                                   n_parts, &slot);
+    ExStage *bs =
+        close_to_shuffle(bld, bp, partitioned ? n->n_join_keys : 0, n->right_keys, n_parts, &slot);
     if (bs == NULL || !build(bld, n->child, p)) {
         return false;
     }
@@ -672,12 +675,19 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
         p->deps[p->n_deps++] = bs;
     }
     const PlNode *l = n->child, *r = n->right;
-    ExJoinSpec spec = {.type = n->join_type, .build = slot, .partitioned = partitioned,
-                       .n_keys = n->n_join_keys, .probe_keys = n->left_keys,
-                       .build_keys = n->right_keys, .n_probe_cols = l->n_cols,
-                       .probe_types = l->types, .n_build_cols = r->n_cols,
-                       .build_types = r->types, .residual = n->residual,
-                       .null_eq = n->join_null_eq, .mark_plain = n->join_mark_plain,
+    ExJoinSpec spec = {.type = n->join_type,
+                       .build = slot,
+                       .partitioned = partitioned,
+                       .n_keys = n->n_join_keys,
+                       .probe_keys = n->left_keys,
+                       .build_keys = n->right_keys,
+                       .n_probe_cols = l->n_cols,
+                       .probe_types = l->types,
+                       .n_build_cols = r->n_cols,
+                       .build_types = r->types,
+                       .residual = n->residual,
+                       .null_eq = n->join_null_eq,
+                       .mark_plain = n->join_mark_plain,
                        .range_out = range_filter(bld, n, p, partitioned)};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
@@ -748,10 +758,10 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
     int n_deps = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         memset(ip, 0, sizeof *ip);
-        ExStage *s = build(bld, n->inputs[i], ip)
-                         ? close_to_shuffle(bld, ip, keyed ? agg->n_keys : 0, cols, n_parts,
-                                            &slots[i])
-                         : NULL;
+        ExStage *s =
+            build(bld, n->inputs[i], ip)
+                ? close_to_shuffle(bld, ip, keyed ? agg->n_keys : 0, cols, n_parts, &slots[i])
+                : NULL;
         if (s == NULL) {
             return false;
         }
@@ -760,8 +770,8 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
         }
     }
     memset(p, 0, sizeof *p);
-    p->source = ex_shuffle_read_multi_new(bld->a, n->n_inputs, slots, n->n_cols, n->types,
-                                          bld->err);
+    p->source =
+        ex_shuffle_read_multi_new(bld->a, n->n_inputs, slots, n->n_cols, n->types, bld->err);
     p->single = !keyed;
     p->keyed_for = keyed ? agg : NULL;
     memcpy(p->deps, deps, sizeof(ExStage *) * (size_t)n_deps);
@@ -825,35 +835,41 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         return p->source != NULL;
     case PL_SERIES:
         memset(p, 0, sizeof *p);
-        p->source = ex_series_new(bld->a, n->series_type, n->series_start, n->series_step,
-                                  n->series_is_cal ? &n->series_cal : NULL, n->series_rows,
-                                  bld->err);
+        p->source =
+            ex_series_new(bld->a, n->series_type, n->series_start, n->series_step,
+                          n->series_is_cal ? &n->series_cal : NULL, n->series_rows, bld->err);
         return p->source != NULL;
     case PL_CSV:
         memset(p, 0, sizeof *p);
-        p->source = ex_csv_scan_new(bld->a, n->csv->n_files, n->csv->files, &n->csv->opt,
-                                    n->n_cols, n->types, n->names, n->csv->has_filename,
-                                    n->csv->prefix, n->csv->n_prefix, bld->err);
+        p->source = ex_csv_scan_new(bld->a, n->csv->n_files, n->csv->files, &n->csv->opt, n->n_cols,
+                                    n->types, n->names, n->csv->has_filename, n->csv->prefix,
+                                    n->csv->n_prefix, bld->err);
         /* byte ranges in file order as tasks (executor/csv_scan.c) */
         return p->source != NULL;
     case PL_FILTER:
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
-    case PL_PROJECT: return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
-    case PL_AGGREGATE: return build_aggregate(bld, n, p);
+    case PL_PROJECT:
+        return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
+    case PL_AGGREGATE:
+        return build_aggregate(bld, n, p);
     case PL_SORT:
         if (!p->single && !exchange(bld, p, 0, NULL, 1)) {
             return false;
         }
-        return append(bld, p, ex_sort_new(bld->a, n->n_sort_keys, n->sort_keys, n->n_cols,
-                                          n->types, n->limit, bld->err));
+        return append(bld, p,
+                      ex_sort_new(bld->a, n->n_sort_keys, n->sort_keys, n->n_cols, n->types,
+                                  n->limit, bld->err));
     case PL_JOIN:
-    case PL_UNION: return false; /* handled above */
+    case PL_UNION:
+        return false; /* handled above */
     case PL_UNNEST:
-        return append(bld, p, ex_unnest_new(bld->a, n->unnest_col, n->child->n_cols,
-                                            n->child->types, bld->err));
+        return append(
+            bld, p,
+            ex_unnest_new(bld->a, n->unnest_col, n->child->n_cols, n->child->types, bld->err));
     case PL_EXPAND:
-        return append(bld, p, ex_expand_new(bld->a, n->n_sets, n->set_masks, n->n_set_keys,
-                                            n->gid_col, n->n_cols, n->types, bld->err));
+        return append(bld, p,
+                      ex_expand_new(bld->a, n->n_sets, n->set_masks, n->n_set_keys, n->gid_col,
+                                    n->n_cols, n->types, bld->err));
     case PL_WINDOW: {
         /* Each partition goes to one task: hash on the partition keys, or
          * everything to one task when there are none. */
@@ -862,8 +878,8 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
                                     w->n_part > 0 ? (int)bld->cfg->shuffle_partitions : 1)) {
             return false;
         }
-        return append(bld, p, ex_window_new(bld->a, w, n->child->n_cols, n->child->types,
-                                            bld->err));
+        return append(bld, p,
+                      ex_window_new(bld->a, w, n->child->n_cols, n->child->types, bld->err));
     }
     case PL_LIMIT:
         if (!p->single) {
