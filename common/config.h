@@ -75,6 +75,14 @@ const char *cm_config_name(int i);
  * most a sixteenth of memory_limit, since a broadcast table cannot spill and
  * its decoded size is a few times its shuffled size. */
 int64_t cm_config_broadcast_bytes(const CmConfig *cfg);
+/* The same when the probe side is known to be BROADCAST_PROBE_RATIO times the
+ * build side or more: then a broadcast spares a shuffle of the larger side,
+ * which under a tight limit spills, and the table may take an eighth of
+ * memory_limit (PageRank's ranks against its edges).  Beside a probe side of
+ * its own size the table is not worth that memory: a partitioned join moves
+ * little more and spills instead of failing over to grace mode. */
+#define BROADCAST_PROBE_RATIO 4.0
+int64_t cm_config_broadcast_bytes_for(const CmConfig *cfg, double build_bytes, double probe_bytes);
 
 /* Parses '64KB' / '1GB' / '123' into bytes; false on bad text. */
 bool cm_parse_size(const char *text, int64_t *bytes);

@@ -364,7 +364,7 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
             int64_t exec = m->mode == CM_MEM_STATIC ? share_bytes(m, m->shuffle_frac)
                                                     : region(m) - storage_kept(m, true);
             int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 && !r->fixed ? 1 : 0);
-            int64_t share = exec / (n > 0 ? n : 1);
+            int64_t share = r->shared ? exec : exec / (n > 0 ? n : 1);
             share_ok = r->held + bytes <= share &&
                        m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
         }

@@ -501,12 +501,12 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
     return err->code;
 }
 
-bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg)
+bool ex_hash_join_broadcastable(int64_t rows, double bytes, int64_t broadcast_bytes)
 {
     /* Counts the integer key and two slots for every row: the most a row can take. */
     double per_row = INDEX_ROW_BYTES + 2 * INDEX_SLOT_BYTES;
     double table = bytes + (double)rows * per_row;
-    return table <= 2.0 * (double)cm_config_broadcast_bytes(cfg);
+    return table <= 2.0 * (double)broadcast_bytes;
 }
 
 /* Reserves the index of l->own (index_prepare's arrays, FULL's flags) if it
@@ -1478,9 +1478,10 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     cm_cond_init(&g->built_cond);
     g->n_threads = q->config.threads > 0 ? (int)q->config.threads : 1;
     ex_op_res_init(op, &g->mem, "hash join build");
+    g->mem.shared = true; /* one table for every probe task */
     /* Decoded batches take more room than the shuffle blocks the broadcast
      * decision measured: twice its threshold is still a broadcast table. */
-    g->cap.cap = 2 * cm_config_broadcast_bytes(&q->config);
+    g->cap.cap = 2 * cm_config_broadcast_bytes_for(&q->config, 1, BROADCAST_PROBE_RATIO);
     if (((const ExJoinSpec *)op->spec)->n_keys == 0) {
         /* A nested loop has no partitioned form to turn into: its build is
          * broadcast at any size, and only a refusal sends it to grace mode. */

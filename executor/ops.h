@@ -246,7 +246,7 @@ void ex_hash_join_set_ranges(ExOp *op, const ExReadRanges *ranges);
  * with what the build stage wrote, so that neither chooses a broadcast that
  * the join then has to give up (hash_join.c: grace mode, every task reading
  * the whole build side). */
-bool ex_hash_join_broadcastable(int64_t rows, double bytes, const CmConfig *cfg);
+bool ex_hash_join_broadcastable(int64_t rows, double bytes, int64_t broadcast_bytes);
 
 /* Hash join (nested loop when n_keys is 0) of the pipeline's rows (probe) with
  * the rows of a finished stage (build).  Output: probe ++ build columns (INNER,

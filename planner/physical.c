@@ -655,9 +655,10 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
      * optimizer revisits the choice from the real size once the side has run. */
     double rows = pl_est_rows(bld->est, n->right);
     double bytes = estimated_bytes(bld->est, n->right);
-    bool partitioned = n->join_type == EX_JOIN_FULL ||
-                       bytes > (double)cm_config_broadcast_bytes(bld->cfg) ||
-                       !ex_hash_join_broadcastable((int64_t)rows, bytes, bld->cfg);
+    int64_t cap =
+        cm_config_broadcast_bytes_for(bld->cfg, bytes, estimated_bytes(bld->est, n->child));
+    bool partitioned = n->join_type == EX_JOIN_FULL || bytes > (double)cap ||
+                       !ex_hash_join_broadcastable((int64_t)rows, bytes, cap);
     int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
     ShShuffle **slot = NULL;
     if (!build(bld, n->right, bp)) {

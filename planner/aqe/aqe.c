@@ -167,7 +167,7 @@ static CmStatus try_broadcast(Aqe *x, int j)
         int64_t rows;
         int64_t bytes = total_bytes(*js->build, &rows);
         if (bytes >= cm_config_broadcast_bytes(cfg) ||
-            !ex_hash_join_broadcastable(rows, (double)bytes, cfg)) {
+            !ex_hash_join_broadcastable(rows, (double)bytes, cm_config_broadcast_bytes(cfg))) {
             continue;
         }
         ex_hash_join_set_broadcast(op);

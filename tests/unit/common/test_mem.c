@@ -88,6 +88,33 @@ Test(cm_mem, fixed_buffers_take_no_share)
     cr_expect_eq(st.used[CM_MEM_EXECUTION], 0);
 }
 
+Test(cm_mem, shared_table_takes_more_than_a_slice)
+{
+    cm_mem_set_limit(1000);
+    CmMemRes task[3], table, other;
+    for (int i = 0; i < 3; i++) {
+        cm_mem_res_init(&task[i], CM_MEM_EXECUTION, "task", NULL);
+        cr_assert(cm_mem_grow(&task[i], 100));
+    }
+    cm_mem_res_init(&other, CM_MEM_EXECUTION, "other", NULL);
+    cm_mem_res_init(&table, CM_MEM_EXECUTION, "broadcast table", NULL);
+    table.shared = true;
+    /* beside three tasks a consumer's slice is 1000 / 4 = 250; the table that
+     * serves them all may take what the headroom (875) leaves: 575 */
+    cr_expect(!cm_mem_grow(&other, 400), "a task's slice is a quarter");
+    cr_expect(cm_mem_grow(&table, 400));
+    cr_expect(cm_mem_grow(&table, 175));
+    cr_expect(!cm_mem_grow(&table, 1), "the headroom is kept");
+    for (int i = 0; i < 3; i++) {
+        cm_mem_res_fini(&task[i]);
+    }
+    cm_mem_res_fini(&table);
+    cm_mem_res_fini(&other);
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cr_expect_eq(st.used[CM_MEM_EXECUTION], 0);
+}
+
 Test(cm_mem, oom_message_names_consumer_limit_and_holders)
 {
     cm_mem_set_limit(64 << 20);
