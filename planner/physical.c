@@ -64,6 +64,15 @@ static bool append(Builder *bld, Pipe *p, ExOp *op)
     return true;
 }
 
+/* op, named for EXPLAIN by `names` (its output columns' names, or NULL). */
+static ExOp *named(ExOp *op, const char *const *names)
+{
+    if (op != NULL) {
+        op->names = names;
+    }
+    return op;
+}
+
 static ExStage *close_stage(Builder *bld, Pipe *p, ExOp *sink, const char *exchange)
 {
     PlStagePlan *plan = bld->plan;
@@ -106,8 +115,9 @@ static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *k
     }
     ShShuffle **slot = &plan->shuffles[plan->n_shuffles++];
     const ExOp *top = pipe_top(p);
-    ExOp *w = ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols, top->types,
-                                   bld->err);
+    ExOp *w = named(ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols,
+                                         top->types, bld->err),
+                    top->names);
     const char *desc = n_keys ? cm_arena_printf(bld->a, "hash exchange, %d partitions", n_parts)
                               : n_parts == 1 ? "gather"
                                              : cm_arena_printf(bld->a, "exchange, %d partitions",
@@ -126,7 +136,9 @@ static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_p
     ShShuffle **slot = NULL;
     const ExOp *top = pipe_top(p);
     ExStage *s = close_to_shuffle(bld, p, n_keys, keys, n_parts, &slot);
-    ExOp *r = s ? ex_shuffle_read_new(bld->a, slot, top->n_cols, top->types, bld->err) : NULL;
+    ExOp *r =
+        s ? named(ex_shuffle_read_new(bld->a, slot, top->n_cols, top->types, bld->err), top->names)
+          : NULL;
     if (r == NULL) {
         return false;
     }
@@ -543,8 +555,34 @@ static bool sort_for_order(Builder *bld, const PlNode *n, Pipe *p)
     }
     memcpy(keys + n->n_keys, x->order, sizeof(ExSortKey) * (size_t)x->n_order);
     const ExOp *top = pipe_top(p);
-    return append(bld, p, ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols,
-                                      top->types, -1, bld->err));
+    return append(bld, p,
+                  named(ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols, top->types,
+                                    -1, bld->err),
+                        top->names));
+}
+
+/* The names of the PARTIAL half's output: n's keys, then each aggregate's
+ * name on each of its state columns, by which the FINAL half shows it.  NULL
+ * when n has none (or on OOM: only EXPLAIN loses them). */
+static const char **partial_names(Builder *bld, const PlNode *n)
+{
+    CmType state[3];
+    int n_cols = n->n_keys;
+    for (int a = 0; a < n->n_aggs; a++) {
+        n_cols += ex_agg_partial_types(&n->aggs[a], state);
+    }
+    const char **names =
+        n->names != NULL ? cm_arena_alloc(bld->a, sizeof(char *) * (size_t)n_cols) : NULL;
+    if (names == NULL) {
+        return NULL;
+    }
+    memcpy(names, n->names, sizeof(char *) * (size_t)n->n_keys);
+    for (int a = 0, at = n->n_keys; a < n->n_aggs; a++) {
+        for (int s = ex_agg_partial_types(&n->aggs[a], state); s > 0; s--) {
+            names[at++] = n->names[n->n_keys + a];
+        }
+    }
+    return names;
 }
 
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
@@ -593,8 +631,10 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
         }
         return append(bld, p, op);
     }
-    if (!append(bld, p, ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types,
-                                        n->n_aggs, n->aggs, bld->err))) {
+    if (!append(bld, p,
+                named(ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types, n->n_aggs,
+                                      n->aggs, bld->err),
+                      partial_names(bld, n)))) {
         return false;
     }
     /* An empty grouping set must see all groups to know the input was empty. */
@@ -672,12 +712,20 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
         p->deps[p->n_deps++] = bs;
     }
     const PlNode *l = n->child, *r = n->right;
-    ExJoinSpec spec = {.type = n->join_type, .build = slot, .partitioned = partitioned,
-                       .n_keys = n->n_join_keys, .probe_keys = n->left_keys,
-                       .build_keys = n->right_keys, .n_probe_cols = l->n_cols,
-                       .probe_types = l->types, .n_build_cols = r->n_cols,
-                       .build_types = r->types, .residual = n->residual,
-                       .null_eq = n->join_null_eq, .mark_plain = n->join_mark_plain,
+    ExJoinSpec spec = {.type = n->join_type,
+                       .build = slot,
+                       .partitioned = partitioned,
+                       .n_keys = n->n_join_keys,
+                       .probe_keys = n->left_keys,
+                       .build_keys = n->right_keys,
+                       .n_probe_cols = l->n_cols,
+                       .probe_types = l->types,
+                       .n_build_cols = r->n_cols,
+                       .build_types = r->types,
+                       .build_names = r->names,
+                       .residual = n->residual,
+                       .null_eq = n->join_null_eq,
+                       .mark_plain = n->join_mark_plain,
                        .range_out = range_filter(bld, n, p, partitioned)};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
@@ -784,6 +832,9 @@ static bool build(Builder *bld, const PlNode *n, Pipe *p)
         double rows = pl_est_rows(bld->est, n);
         top->est_rows = rows > 0.5 ? rows : 0.5; /* 0.5 shows as 0 but is set */
     }
+    if (top != NULL && top->names == NULL && top->n_cols == n->n_cols) {
+        top->names = n->names;
+    }
     return true;
 }
 
@@ -869,7 +920,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         if (!p->single) {
             int64_t local = n->limit < 0 ? -1 : n->limit + n->offset;
             if (local >= 0 &&
-                !append(bld, p, ex_limit_new(bld->a, local, 0, n->n_cols, n->types, bld->err))) {
+                !append(bld, p,
+                        named(ex_limit_new(bld->a, local, 0, n->n_cols, n->types, bld->err),
+                              pipe_top(p)->names))) {
                 return false;
             }
             if (!exchange(bld, p, 0, NULL, 1)) {
