@@ -817,6 +817,81 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
     return p->source != NULL;
 }
 
+/* Projection `up` over projection `low` as one projection over low's child:
+ * up's expressions with low's columns replaced by their expressions, when
+ * that computes nothing twice (low only passes columns on, or up only picks
+ * low's columns, each computed one at most once).  Exprs in the query arena;
+ * NULL when they do not compose (or on OOM, then with bld->err set). */
+static ExExpr **compose_projections(Builder *bld, const PlNode *up, const PlNode *low)
+{
+    bool low_columns = true, up_columns = true;
+    for (int i = 0; i < low->n_cols; i++) {
+        low_columns &= low->exprs[i]->kind == EX_E_COLUMN;
+    }
+    int *uses = cm_arena_zalloc(bld->a, sizeof(int) * (size_t)(low->n_cols + 1));
+    ExExpr **exprs = cm_arena_alloc(bld->a, sizeof(ExExpr *) * (size_t)(up->n_cols + 1));
+    if (uses == NULL || exprs == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < up->n_cols; i++) {
+        const ExExpr *e = up->exprs[i];
+        up_columns &= e->kind == EX_E_COLUMN && cm_type_eq(e->type, low->exprs[e->col]->type);
+        if (e->kind == EX_E_COLUMN) {
+            uses[e->col] += low->exprs[e->col]->kind != EX_E_COLUMN;
+            up_columns &= uses[e->col] <= 1;
+        }
+    }
+    for (int i = 0; i < low->n_cols && low_columns; i++) {
+        uses[i] = low->exprs[i]->col; /* now the map from low's columns to its child's */
+    }
+    for (int i = 0; i < up->n_cols && (low_columns || up_columns); i++) {
+        exprs[i] =
+            low_columns ? ex_expr_remap(bld->a, up->exprs[i], uses) : low->exprs[up->exprs[i]->col];
+        if (exprs[i] == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+    }
+    return low_columns || up_columns ? exprs : NULL;
+}
+
+/* n with every projection right under it that composes with it
+ * (compose_projections) folded in: one PROJECTION where the plan says
+ * SELECT over a view over a subquery.  n itself when none does; NULL on OOM. */
+static const PlNode *fold_projections(Builder *bld, const PlNode *n)
+{
+    while (n->child != NULL && n->child->kind == PL_PROJECT) {
+        ExExpr **exprs = compose_projections(bld, n, n->child);
+        PlNode *m = exprs != NULL ? cm_arena_alloc(bld->a, sizeof *m) : NULL;
+        if (m == NULL) {
+            return bld->err->code == CM_OK ? n : NULL;
+        }
+        *m = *n;
+        m->exprs = exprs;
+        m->child = n->child->child;
+        n = m;
+    }
+    return n;
+}
+
+/* Whether projection n passes the columns of what is under it (pipe p's top)
+ * on unchanged, as a no-op. */
+static bool is_identity(const PlNode *n, const Pipe *p)
+{
+    const ExOp *top = pipe_top(p);
+    if (top == NULL || top->n_cols != n->n_cols) {
+        return false;
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        const ExExpr *e = n->exprs[i];
+        if (e->kind != EX_E_COLUMN || e->col != i || !cm_type_eq(e->type, top->types[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool build_node(Builder *bld, const PlNode *n, Pipe *p);
 
 /* Builds n into p; the operator that emits n's rows carries n's estimate
@@ -856,6 +931,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         }
         note_keyed_union(bld, n);
     }
+    if (n->kind == PL_PROJECT && (n = fold_projections(bld, n)) == NULL) {
+        return false;
+    }
     if (n->child != NULL && !build(bld, n->child, p)) {
         return false;
     }
@@ -889,7 +967,10 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         return p->source != NULL;
     case PL_FILTER:
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
-    case PL_PROJECT: return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
+    case PL_PROJECT:
+        /* a no-op projection (what the prune step left of a SELECT *) is not run */
+        return is_identity(n, p) ||
+               append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
     case PL_AGGREGATE: return build_aggregate(bld, n, p);
     case PL_SORT:
         if (!p->single && !exchange(bld, p, 0, NULL, 1)) {
