@@ -112,9 +112,14 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                  (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes,
                  (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
         emit(ctx, line);
-        snprintf(line, sizeof line, "Total: %.3f ms", (double)plan->total_ns / 1e6);
-        emit(ctx, line);
     }
+}
+
+void pl_explain_total(const PlStagePlan *plan, void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char line[64];
+    snprintf(line, sizeof line, "Total: %.3f ms", (double)plan->total_ns / 1e6);
+    emit(ctx, line);
 }
 
 int64_t pl_spilled_bytes(const PlStagePlan *plan)

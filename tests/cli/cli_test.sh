@@ -915,11 +915,16 @@ else
 fi
 
 # ---- EXPLAIN ANALYZE ends with the total time (docs/memory.md) ----------------------
+# (after the cache reads and the memory mode's decision too)
 sl -c "CREATE TABLE tt AS SELECT i AS a FROM range(1000) r(i);
 EXPLAIN ANALYZE SELECT count(*) FROM tt;
-EXPLAIN (ANALYZE, FORMAT JSON) SELECT sum(a) FROM tt"
-if [ "$RC" -eq 0 ] && [ "$(grep -cE '^Total: [0-9]+\.[0-9]{3} ms$' "$OUT")" -eq 1 ] &&
-   [ "$(grep -cE '"total_ms": [0-9]+\.[0-9]{3}' "$OUT")" -eq 1 ]; then
+EXPLAIN (ANALYZE, FORMAT JSON) SELECT sum(a) FROM tt;
+CACHE TABLE ttc AS SELECT a FROM tt; SET memory_mode = 'auto';
+EXPLAIN ANALYZE SELECT sum(a) FROM ttc"
+if [ "$RC" -eq 0 ] && [ "$(grep -cE '^Total: [0-9]+\.[0-9]{3} ms$' "$OUT")" -eq 2 ] &&
+   [ "$(grep -cE '"total_ms": [0-9]+\.[0-9]{3}' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Cache: read ttc' "$OUT")" -eq 1 ] && [ "$(grep -c '^Memory mode: auto' "$OUT")" -eq 1 ] &&
+   tail -n 1 "$OUT" | grep -qE '^Total: [0-9]+\.[0-9]{3} ms$'; then
     pass
 else
     fail "EXPLAIN ANALYZE ends with the total time" "exit $RC: $(head -c 600 "$OUT")"
