@@ -276,7 +276,7 @@ static ExOpResult csv_pull(ExOp *op, void *local, const CmBatch **out, CmErr *er
     return EX_DONE;
 }
 
-static void csv_explain(const ExOp *op, char *buf, size_t cap)
+static void csv_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const CsvScanSpec *s = op->spec;
     if (s->n_files == 1) {

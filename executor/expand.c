@@ -101,7 +101,7 @@ static ExOpResult expand_push(ExOp *op, void *local, const CmBatch *in, const Cm
     return l->set == 0 ? EX_NEED_INPUT : EX_HAVE_MORE;
 }
 
-static void expand_explain(const ExOp *op, char *buf, size_t cap)
+static void expand_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const ExpandSpec *s = op->spec;
     snprintf(buf, cap, "%d grouping sets of %d keys", s->n_sets, s->n_set_keys);

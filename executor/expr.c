@@ -457,12 +457,22 @@ static void value_text(const CmValue *v, char *buf, size_t cap)
     snprintf(buf, cap, "%s", tmp);
 }
 
-void ex_expr_to_string(const ExExpr *e, char *buf, size_t cap)
+size_t ex_col_to_string(const char *const *names, int col, char *buf, size_t cap)
+{
+    const char *name = names != NULL && col >= 0 ? names[col] : NULL;
+    int n = name != NULL && name[0] != '\0' ? snprintf(buf, cap, "%s", name)
+                                            : snprintf(buf, cap, "#%d", col);
+    return n < 0 || cap == 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+void ex_expr_to_string(const ExExpr *e, const char *const *names, char *buf, size_t cap)
 {
     size_t n = 0;
     buf[0] = '\0';
     switch (e->kind) {
-    case EX_E_COLUMN: snprintf(buf, cap, "#%d", e->col); return;
+    case EX_E_COLUMN:
+        ex_col_to_string(names, e->col, buf, cap);
+        return;
     case EX_E_CONST: value_text(&e->value, buf, cap); return;
     case EX_E_AND: n = (size_t)snprintf(buf, cap, "and("); break;
     case EX_E_OR: n = (size_t)snprintf(buf, cap, "or("); break;
@@ -474,7 +484,7 @@ void ex_expr_to_string(const ExExpr *e, char *buf, size_t cap)
             n += (size_t)snprintf(buf + n, cap - n, ", ");
         }
         if (n + 2 < cap) {
-            ex_expr_to_string(e->args[i], buf + n, cap - n);
+            ex_expr_to_string(e->args[i], names, buf + n, cap - n);
             n += strlen(buf + n);
         }
     }

@@ -81,8 +81,11 @@ ExExpr *ex_expr_func(CmArena *a, const char *name, ExKernel kernel, CmType type,
  * Planners use it to move an expression onto another node's columns. */
 ExExpr *ex_expr_remap(CmArena *a, const ExExpr *e, const int *map);
 
-/* Writes a readable form (for EXPLAIN) into buf. */
-void ex_expr_to_string(const ExExpr *e, char *buf, size_t cap);
+/* Writes a readable form (for EXPLAIN) into buf: a column by its name in
+ * `names` (the input's column names, or NULL), as #col where it has none. */
+void ex_expr_to_string(const ExExpr *e, const char *const *names, char *buf, size_t cap);
+/* Writes column `col` as ex_expr_to_string does; the length written. */
+size_t ex_col_to_string(const char *const *names, int col, char *buf, size_t cap);
 
 /* True when the tree has no column references (it can be folded). */
 bool ex_expr_is_constant(const ExExpr *e);

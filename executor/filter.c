@@ -66,9 +66,9 @@ static ExOpResult filter_push(ExOp *op, void *local, const CmBatch *in, const Cm
     return EX_NEED_INPUT;
 }
 
-static void filter_explain(const ExOp *op, char *buf, size_t cap)
+static void filter_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
-    ex_expr_to_string(op->spec, buf, cap);
+    ex_expr_to_string(op->spec, in_names, buf, cap);
 }
 
 static int filter_passes(const ExOp *op, int col)

@@ -1602,7 +1602,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
     return l;
 }
 
-static void agg_explain(const ExOp *op, char *buf, size_t cap)
+const char *ex_agg_fn_name(ExAggFn fn)
 {
     /* keep in sync with ExAggFn */
     static const char *fn_names[] = {"count_star",
@@ -1627,15 +1627,43 @@ static void agg_explain(const ExOp *op, char *buf, size_t cap)
                                      "var_pop",
                                      "stddev_samp",
                                      "stddev_pop"};
+    return fn >= 0 && (size_t)fn < sizeof fn_names / sizeof fn_names[0] ? fn_names[fn] : "?";
+}
+
+/* One aggregate as EXPLAIN shows it: fn(argument) over raw rows; over partial
+ * states, the name the planner gave the state column (the aggregate's). */
+static size_t agg_to_string(const HashAggSpec *s, int a, const char *const *in_names, char *buf,
+                            size_t cap)
+{
+    const ExAggSpec *g = &s->aggs[a];
+    int col = s->in_col[a];
+    if (s->mode == EX_AGG_FINAL && in_names != NULL && in_names[col] != NULL) {
+        return ex_col_to_string(in_names, col, buf, cap);
+    }
+    size_t n =
+        (size_t)snprintf(buf, cap, "%s(%s", ex_agg_fn_name(g->fn), g->distinct ? "DISTINCT " : "");
+    if (g->fn != EX_AGG_COUNT_STAR && n < cap) {
+        n += ex_col_to_string(s->mode == EX_AGG_FINAL ? NULL : in_names, col, buf + n, cap - n);
+    }
+    n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ")");
+    return n < cap ? n : cap ? cap - 1 : 0;
+}
+
+static void agg_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
+{
     static const char *mode_names[] = {"single", "partial", "final"};
     const HashAggSpec *s = op->spec;
-    size_t n = (size_t)snprintf(buf, cap, "%s, keys:", mode_names[s->mode]);
+    size_t n = (size_t)snprintf(buf, cap, "%s", mode_names[s->mode]);
     for (int k = 0; k < s->n_keys && n + 8 < cap; k++) {
-        n += (size_t)snprintf(buf + n, cap - n, " #%d", s->keys[k]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s", k ? ", " : ", keys: ");
+        n += ex_col_to_string(in_names, s->keys[k], buf + n, cap - n);
     }
-    n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ", aggregates:");
     for (int a = 0; a < s->n_aggs && n + 16 < cap; a++) {
-        n += (size_t)snprintf(buf + n, cap - n, " %s(#%d)", fn_names[s->aggs[a].fn], s->in_col[a]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s",
+                              a           ? ", "
+                              : s->n_keys ? "; aggregates: "
+                                          : ", aggregates: ");
+        n += agg_to_string(s, a, in_names, buf + n, cap - n);
     }
 }
 

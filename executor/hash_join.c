@@ -1760,22 +1760,42 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
     return l;
 }
 
-static void join_explain(const ExOp *op, char *buf, size_t cap)
+#define MAX_NAMED_COLS 256
+
+/* The names of probe ++ build columns, which the residual reads, in `names`;
+ * NULL when either side has none (or there are too many to list). */
+static const char *const *residual_names(const ExJoinSpec *s, const char *const *in_names,
+                                         const char *names[MAX_NAMED_COLS])
+{
+    if (in_names == NULL || s->build_names == NULL ||
+        s->n_probe_cols + s->n_build_cols > MAX_NAMED_COLS) {
+        return NULL;
+    }
+    memcpy(names, in_names, sizeof(char *) * (size_t)s->n_probe_cols);
+    memcpy(names + s->n_probe_cols, s->build_names, sizeof(char *) * (size_t)s->n_build_cols);
+    return names;
+}
+
+static void join_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     static const char *names[] = {"inner", "left", "full", "semi", "anti", "mark"};
     const ExJoinSpec *s = op->spec;
     size_t n = (size_t)snprintf(buf, cap, "%s, %s", names[s->type],
                                 s->partitioned ? "partitioned" : "broadcast");
     for (int k = 0; k < s->n_keys && n + 16 < cap; k++) {
-        n += (size_t)snprintf(buf + n, cap - n, "%s#%d = build#%d", k ? ", " : ", on ",
-                              s->probe_keys[k], s->build_keys[k]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s", k ? ", " : ", on ");
+        n += ex_col_to_string(in_names, s->probe_keys[k], buf + n, cap - n);
+        n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, " = %s",
+                              s->build_names != NULL ? "" : "build");
+        n += n < cap ? ex_col_to_string(s->build_names, s->build_keys[k], buf + n, cap - n) : 0;
     }
     if (s->n_keys == 0 && n + 16 < cap) {
         n += (size_t)snprintf(buf + n, cap - n, ", nested loop");
     }
     if (s->residual != NULL && n + 16 < cap) {
         n += (size_t)snprintf(buf + n, cap - n, ", where ");
-        ex_expr_to_string(s->residual, buf + n, cap - n);
+        const char *cols[MAX_NAMED_COLS];
+        ex_expr_to_string(s->residual, residual_names(s, in_names, cols), buf + n, cap - n);
     }
 }
 

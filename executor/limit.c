@@ -62,7 +62,7 @@ static ExOpResult limit_push(ExOp *op, void *local, const CmBatch *in, const CmB
     return l->seen >= end ? EX_DONE : EX_NEED_INPUT;
 }
 
-static void limit_explain(const ExOp *op, char *buf, size_t cap)
+static void limit_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const LimitSpec *s = op->spec;
     snprintf(buf, cap, "limit %lld offset %lld", (long long)s->limit, (long long)s->offset);

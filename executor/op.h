@@ -58,8 +58,9 @@ typedef struct ExOpVt {
     CmStatus (*sink)(ExOp *op, void *local, const CmBatch *in, CmErr *err);
     CmStatus (*combine)(ExOp *op, void *local, CmErr *err);
     CmStatus (*finalize)(ExOp *op, ExQuery *q, CmErr *err);
-    /* One line of detail for EXPLAIN (after the name), into buf. */
-    void (*explain)(const ExOp *op, char *buf, size_t cap);
+    /* One line of detail for EXPLAIN (after the name), into buf.  in_names:
+     * the names of the op's input columns (ex_col_to_string), or NULL. */
+    void (*explain)(const ExOp *op, const char *const *in_names, char *buf, size_t cap);
     /* The input column that output column `col` is, value for value (rows may
      * be dropped or repeated), or -1; NULL when no column passes through.  The
      * planner follows a join key back to the scan that reads it. */
@@ -86,6 +87,8 @@ struct ExOp {
     atomic_llong spill_files;   /* spill files it made */
     double est_rows;            /* the planner's estimate of rows_out, for EXPLAIN ANALYZE;
                                    0: none (set by the planner after construction) */
+    const char *const *names;   /* the output columns' names, for EXPLAIN (in the query arena),
+                                   or NULL: unknown (set by the planner after construction) */
 };
 
 /* The state of one running query that operators may use. */

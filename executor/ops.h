@@ -175,6 +175,8 @@ typedef struct ExAggSpec {
  * the raw rows on the keys, and keep their values in the memory manager's
  * budget, spilling them as state rows. */
 bool ex_agg_is_holistic(ExAggFn fn);
+/* The function's name as EXPLAIN shows it ("count_star", "sum", ...): static. */
+const char *ex_agg_fn_name(ExAggFn fn);
 
 /* Groups by input columns `keys` and computes `aggs`.  Output: the keys, then
  * per aggregate its final value (SINGLE, FINAL) or its partial state columns
@@ -226,6 +228,7 @@ typedef struct ExJoinSpec {
     int n_build_cols;
     CmType *build_types;
     ExExpr *residual;    /* over probe columns ++ build columns, or NULL */
+    const char *const *build_names; /* the build columns' names for EXPLAIN, or NULL */
     uint64_t null_eq;    /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
     bool mark_plain;     /* MARK: TRUE or FALSE only (the caller works out unknowns) */
     const struct ExReadRanges *ranges; /* partitioned: task t builds from these, or NULL */

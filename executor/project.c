@@ -87,7 +87,7 @@ static ExOpResult project_push(ExOp *op, void *local, const CmBatch *in, const C
     return EX_NEED_INPUT;
 }
 
-static void project_explain(const ExOp *op, char *buf, size_t cap)
+static void project_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const ProjectSpec *s = op->spec;
     size_t n = 0;
@@ -96,7 +96,7 @@ static void project_explain(const ExOp *op, char *buf, size_t cap)
         if (i > 0) {
             n += (size_t)snprintf(buf + n, cap - n, ", ");
         }
-        ex_expr_to_string(s->exprs[i], buf + n, cap - n);
+        ex_expr_to_string(s->exprs[i], in_names, buf + n, cap - n);
         n += strlen(buf + n);
     }
 }

@@ -128,14 +128,20 @@ static ExOpResult scan_pull(ExOp *op, void *local, const CmBatch **out, CmErr *e
     return EX_DONE;
 }
 
-static void scan_explain(const ExOp *op, char *buf, size_t cap)
+static void scan_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const ScanSpec *s = op->spec;
-    int n = snprintf(buf, cap, "%s (%d of %d columns)", s->table->name, s->n_cols,
-                     s->table->n_cols);
+    int n = snprintf(buf, cap, "%s (%d of %d columns", s->table->name, s->n_cols, s->table->n_cols);
+    for (int c = 0; op->names != NULL && c < s->n_cols && n > 0 && (size_t)n < cap; c++) {
+        n += snprintf(buf + n, cap - (size_t)n, "%s", c ? ", " : ": ");
+        n += (int)ex_col_to_string(op->names, c, buf + n, cap - (size_t)n);
+    }
+    if (n > 0 && (size_t)n < cap) {
+        n += snprintf(buf + n, cap - (size_t)n, ")");
+    }
     for (int f = 0; f < s->n_filters && n > 0 && (size_t)n < cap; f++) {
-        n += snprintf(buf + n, cap - (size_t)n, "%s#%d", f ? ", " : ", join key range on ",
-                      s->filter_col[f]);
+        n += snprintf(buf + n, cap - (size_t)n, "%s", f ? ", " : ", join key range on ");
+        n += (int)ex_col_to_string(op->names, s->filter_col[f], buf + n, cap - (size_t)n);
     }
     long long skipped = atomic_load(&((ScanSpec *)s)->skipped);
     if (skipped > 0 && n > 0 && (size_t)n < cap) {

@@ -145,7 +145,7 @@ static ExOpResult series_pull(ExOp *op, void *local, const CmBatch **out, CmErr 
     return l->next >= l->end ? EX_DONE : EX_HAVE_MORE;
 }
 
-static void series_explain(const ExOp *op, char *buf, size_t cap)
+static void series_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const SeriesSpec *s = op->spec;
     snprintf(buf, cap, "%lld step %lld, %llu row%s", (long long)s->start, (long long)s->step,

@@ -213,13 +213,14 @@ static CmStatus write_combine(ExOp *op, void *local, CmErr *err)
     return sh_writer_close(w, err);
 }
 
-static void write_explain(const ExOp *op, char *buf, size_t cap)
+static void write_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const WriteSpec *s = op->spec;
     size_t n = (size_t)snprintf(buf, cap, "%s, %d partition%s", s->n_keys ? "hash" : "gather",
                                 s->n_parts, s->n_parts == 1 ? "" : "s");
     for (int k = 0; k < s->n_keys && n + 8 < cap; k++) {
-        n += (size_t)snprintf(buf + n, cap - n, "%s#%d", k ? ", " : " on ", s->keys[k]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s", k ? ", " : " on ");
+        n += ex_col_to_string(in_names, s->keys[k], buf + n, cap - n);
     }
 }
 
@@ -362,7 +363,7 @@ static ExOpResult read_pull(ExOp *op, void *local, const CmBatch **out, CmErr *e
     }
 }
 
-static void read_explain(const ExOp *op, char *buf, size_t cap)
+static void read_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const ReadSpec *s = op->spec;
     if (s->n_inputs > 1) {

@@ -84,14 +84,15 @@ static ExOpResult sort_flush(ExOp *op, void *local, const CmBatch **out, CmErr *
     return has_more ? EX_HAVE_MORE : EX_DONE;
 }
 
-static void sort_explain(const ExOp *op, char *buf, size_t cap)
+static void sort_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const SortSpec *s = op->spec;
     size_t n = 0;
     buf[0] = '\0';
     for (int k = 0; k < s->n_keys && n + 24 < cap; k++) {
-        n += (size_t)snprintf(buf + n, cap - n, "%s#%d %s%s", k ? ", " : "", s->keys[k].col,
-                              s->keys[k].desc ? "DESC" : "ASC",
+        n += (size_t)snprintf(buf + n, cap - n, "%s", k ? ", " : "");
+        n += ex_col_to_string(in_names, s->keys[k].col, buf + n, cap - n);
+        n += (size_t)snprintf(buf + n, cap - n, " %s%s", s->keys[k].desc ? "DESC" : "ASC",
                               s->keys[k].nulls_first ? " NULLS FIRST" : "");
     }
     if (s->limit >= 0 && n + 24 < cap) {

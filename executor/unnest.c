@@ -113,10 +113,10 @@ static ExOpResult unnest_push(ExOp *op, void *local, const CmBatch *in, const Cm
     return EX_NEED_INPUT;
 }
 
-static void unnest_explain(const ExOp *op, char *buf, size_t cap)
+static void unnest_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const UnnestSpec *s = op->spec;
-    snprintf(buf, cap, "#%d", s->list_col);
+    ex_col_to_string(in_names, s->list_col, buf, cap);
 }
 
 static int unnest_passes(const ExOp *op, int col)

@@ -62,7 +62,7 @@ static ExOpResult values_pull(ExOp *op, void *local, const CmBatch **out, CmErr 
     return l->next_row >= s->n_rows ? EX_DONE : EX_HAVE_MORE;
 }
 
-static void values_explain(const ExOp *op, char *buf, size_t cap)
+static void values_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     const ValuesSpec *s = op->spec;
     snprintf(buf, cap, "%d row%s", s->n_rows, s->n_rows == 1 ? "" : "s");

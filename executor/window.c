@@ -1061,20 +1061,27 @@ static ExOpResult win_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
     return has_more ? EX_HAVE_MORE : EX_DONE;
 }
 
-static void win_explain(const ExOp *op, char *buf, size_t cap)
+static void win_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
 {
     static const char *names[] = {"row_number", "rank", "dense_rank", "percent_rank",
                                   "cume_dist", "count_star", "count", "sum", "avg", "min", "max",
                                   "first_value", "last_value", "lag", "lead"};
     const ExWindowSpec *s = op->spec;
-    size_t n = (size_t)snprintf(buf, cap, "%s(#%d) partition by", names[s->fn], s->arg);
+    size_t n = (size_t)snprintf(buf, cap, "%s(", names[s->fn]);
+    if (s->arg >= 0 && n < cap) {
+        n += ex_col_to_string(in_names, s->arg, buf + n, cap - n);
+    }
+    n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, ") partition by");
     for (int k = 0; k < s->n_part && n + 8 < cap; k++) {
-        n += (size_t)snprintf(buf + n, cap - n, " #%d", s->part[k]);
+        n += (size_t)snprintf(buf + n, cap - n, k ? ", " : " ");
+        n += ex_col_to_string(in_names, s->part[k], buf + n, cap - n);
     }
     n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, " order by");
     for (int k = 0; k < s->n_order && n + 16 < cap; k++) {
-        n += (size_t)snprintf(buf + n, cap - n, " #%d%s", s->order[k].col,
-                              s->order[k].desc ? " DESC" : "");
+        n += (size_t)snprintf(buf + n, cap - n, k ? ", " : " ");
+        n += ex_col_to_string(in_names, s->order[k].col, buf + n, cap - n);
+        n +=
+            (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", s->order[k].desc ? " DESC" : "");
     }
 }
 

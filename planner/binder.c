@@ -873,6 +873,31 @@ static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc,
     return true;
 }
 
+/* The name EXPLAIN shows for e over `input`: an input column's own name,
+ * else the expression over the input's names (in the arena; `fallback` on OOM). */
+static const char *expr_name(PlBinder *b, const ExExpr *e, const PlNode *input,
+                             const char *fallback)
+{
+    if (e->kind == EX_E_COLUMN && input->names[e->col] != NULL) {
+        return input->names[e->col];
+    }
+    char text[256];
+    ex_expr_to_string(e, input->names, text, sizeof text);
+    const char *name = cm_arena_strdup(b->arena, text);
+    return name != NULL ? name : fallback;
+}
+
+/* An aggregate's name for EXPLAIN: sum(ss_net_paid), count_star(),
+ * count(DISTINCT x) (in the arena; "agg" on OOM). */
+static const char *agg_name(PlBinder *b, const PlAggCtx *agg, int a, const PlNode *input)
+{
+    const ExAggSpec *g = &agg->aggs[a];
+    const char *arg = agg->agg_args[a] != NULL ? expr_name(b, agg->agg_args[a], input, "") : "";
+    const char *name = cm_arena_printf(b->arena, "%s(%s%s)", ex_agg_fn_name(g->fn),
+                                       g->distinct ? "DISTINCT " : "", arg);
+    return name != NULL ? name : "agg";
+}
+
 /* PROJECT(keys, aggregate arguments) -> AGGREGATE over it. */
 static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
 {
@@ -889,9 +914,9 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
     int at = 0;
     for (int k = 0; k < agg->n_keys; k++) {
         pre[at] = agg->keys[k];
-        pre_names[at++] = "key";
+        pre_names[at++] = expr_name(b, agg->keys[k], input, "key");
         node->types[k] = agg->keys[k]->type;
-        node->names[k] = "key";
+        node->names[k] = pre_names[at - 1];
     }
     node->aggs = cm_arena_alloc(b->arena, sizeof(ExAggSpec) * (size_t)(agg->n_aggs + 1));
     if (node->aggs == NULL) {
@@ -902,11 +927,11 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         if (agg->agg_args[a] != NULL) {
             node->aggs[a].arg = at;
             pre[at] = agg->agg_args[a];
-            pre_names[at++] = "arg";
+            pre_names[at++] = expr_name(b, agg->agg_args[a], input, "arg");
         }
         if (agg->agg_by[a] != NULL) {
             pre[at] = agg->agg_by[a];
-            pre_names[at++] = "arg";
+            pre_names[at++] = expr_name(b, agg->agg_by[a], input, "arg");
         }
         if (agg->aggs[a].n_order > 0) {
             /* ORDER BY inside the call: its keys become input columns too. */
@@ -919,12 +944,12 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
                 order[k] = agg->aggs[a].order[k];
                 order[k].col = at;
                 pre[at] = agg->agg_order[a][k];
-                pre_names[at++] = "order";
+                pre_names[at++] = expr_name(b, agg->agg_order[a][k], input, "order");
             }
             node->aggs[a].order = order;
         }
         node->types[agg->n_keys + a] = agg->aggs[a].type;
-        node->names[agg->n_keys + a] = "agg";
+        node->names[agg->n_keys + a] = agg_name(b, agg, a, input);
     }
     node->n_keys = agg->n_keys;
     node->n_aggs = agg->n_aggs;

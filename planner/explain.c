@@ -25,14 +25,27 @@ static const char *op_name(const PlStagePlan *plan, const ExOp *op)
 
 /* ---- text ----------------------------------------------------------------------- */
 
-static void explain_op(const PlStagePlan *plan, const ExOp *op, bool analyze, int depth,
-                       void (*emit)(void *ctx, const char *line), void *ctx)
+/* The op's detail line; `in` is the op whose rows it reads in its stage
+ * (NULL for a source), whose column names name its input. */
+static void op_detail(const ExOp *op, const ExOp *in, char *detail, size_t cap)
 {
-    char detail[512], line[768];
     detail[0] = '\0';
     if (op->vt->explain != NULL) {
-        op->vt->explain(op, detail, sizeof detail);
+        op->vt->explain(op, in != NULL ? in->names : NULL, detail, cap);
     }
+}
+
+/* The op below ops[k] (k = n_ops: the sink) in stage s. */
+static const ExOp *op_input(const ExStage *s, int k)
+{
+    return k > 0 ? s->ops[k - 1] : s->source;
+}
+
+static void explain_op(const PlStagePlan *plan, const ExOp *op, const ExOp *in, bool analyze,
+                       int depth, void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char detail[512], line[768];
+    op_detail(op, in, detail, sizeof detail);
     int n = snprintf(line, sizeof line, "%*s%s%s%s", depth * 2, "", op_name(plan, op),
                      detail[0] ? " " : "", detail);
     if (analyze && n > 0 && (size_t)n < sizeof line) {
@@ -82,11 +95,11 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                      (double)s->time_ns / 1e6, (double)atomic_load(&s->task_max_ns) / 1e6);
         }
         emit(ctx, line);
-        explain_op(plan, s->sink, analyze, 1, emit, ctx);
+        explain_op(plan, s->sink, op_input(s, s->n_ops), analyze, 1, emit, ctx);
         for (int k = s->n_ops - 1; k >= 0; k--) {
-            explain_op(plan, s->ops[k], analyze, 1 + (s->n_ops - k), emit, ctx);
+            explain_op(plan, s->ops[k], op_input(s, k), analyze, 1 + (s->n_ops - k), emit, ctx);
         }
-        explain_op(plan, s->source, analyze, 2 + s->n_ops, emit, ctx);
+        explain_op(plan, s->source, NULL, analyze, 2 + s->n_ops, emit, ctx);
     }
     for (int i = 0; i < plan->n_decisions; i++) {
         snprintf(line, sizeof line, "Adaptive: %s", plan->decisions[i]);
@@ -99,9 +112,14 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                  (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes,
                  (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
         emit(ctx, line);
-        snprintf(line, sizeof line, "Total: %.3f ms", (double)plan->total_ns / 1e6);
-        emit(ctx, line);
     }
+}
+
+void pl_explain_total(const PlStagePlan *plan, void (*emit)(void *ctx, const char *line), void *ctx)
+{
+    char line[64];
+    snprintf(line, sizeof line, "Total: %.3f ms", (double)plan->total_ns / 1e6);
+    emit(ctx, line);
 }
 
 int64_t pl_spilled_bytes(const PlStagePlan *plan)
@@ -178,14 +196,11 @@ static void put_string(Json *j, const char *s)
     put_lit(j, "\"");
 }
 
-static void put_operator(Json *j, const PlStagePlan *plan, const ExOp *op, bool analyze,
-                         bool first)
+static void put_operator(Json *j, const PlStagePlan *plan, const ExOp *op, const ExOp *in,
+                         bool analyze, bool first)
 {
     char detail[512];
-    detail[0] = '\0';
-    if (op->vt->explain != NULL) {
-        op->vt->explain(op, detail, sizeof detail);
-    }
+    op_detail(op, in, detail, sizeof detail);
     put_lit(j, first ? "\n        {" : ",\n        {");
     put_lit(j, "\"name\": ");
     put_string(j, op_name(plan, op));
@@ -242,11 +257,11 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
             putf(&j, "%s%d", d ? ", " : "", s->deps[d]->id);
         }
         put_lit(&j, "],\n      \"operators\": [");
-        put_operator(&j, plan, s->sink, analyze, true);
+        put_operator(&j, plan, s->sink, op_input(s, s->n_ops), analyze, true);
         for (int k = s->n_ops - 1; k >= 0; k--) {
-            put_operator(&j, plan, s->ops[k], analyze, false);
+            put_operator(&j, plan, s->ops[k], op_input(s, k), analyze, false);
         }
-        put_operator(&j, plan, s->source, analyze, false);
+        put_operator(&j, plan, s->source, NULL, analyze, false);
         put_lit(&j, "]");
         if (s->shuffle != NULL) {
             put_shuffle(&j, s);

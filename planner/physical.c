@@ -64,6 +64,15 @@ static bool append(Builder *bld, Pipe *p, ExOp *op)
     return true;
 }
 
+/* op, named for EXPLAIN by `names` (its output columns' names, or NULL). */
+static ExOp *named(ExOp *op, const char *const *names)
+{
+    if (op != NULL) {
+        op->names = names;
+    }
+    return op;
+}
+
 static ExStage *close_stage(Builder *bld, Pipe *p, ExOp *sink, const char *exchange)
 {
     PlStagePlan *plan = bld->plan;
@@ -106,8 +115,9 @@ static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *k
     }
     ShShuffle **slot = &plan->shuffles[plan->n_shuffles++];
     const ExOp *top = pipe_top(p);
-    ExOp *w = ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols, top->types,
-                                   bld->err);
+    ExOp *w = named(ex_shuffle_write_new(bld->a, slot, n_parts, n_keys, keys, top->n_cols,
+                                         top->types, bld->err),
+                    top->names);
     const char *desc = n_keys ? cm_arena_printf(bld->a, "hash exchange, %d partitions", n_parts)
                        : n_parts == 1 ? "gather"
                                       : cm_arena_printf(bld->a, "exchange, %d partitions", n_parts);
@@ -125,7 +135,9 @@ static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_p
     ShShuffle **slot = NULL;
     const ExOp *top = pipe_top(p);
     ExStage *s = close_to_shuffle(bld, p, n_keys, keys, n_parts, &slot);
-    ExOp *r = s ? ex_shuffle_read_new(bld->a, slot, top->n_cols, top->types, bld->err) : NULL;
+    ExOp *r =
+        s ? named(ex_shuffle_read_new(bld->a, slot, top->n_cols, top->types, bld->err), top->names)
+          : NULL;
     if (r == NULL) {
         return false;
     }
@@ -544,9 +556,34 @@ static bool sort_for_order(Builder *bld, const PlNode *n, Pipe *p)
     }
     memcpy(keys + n->n_keys, x->order, sizeof(ExSortKey) * (size_t)x->n_order);
     const ExOp *top = pipe_top(p);
-    return append(
-        bld, p,
-        ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols, top->types, -1, bld->err));
+    return append(bld, p,
+                  named(ex_sort_new(bld->a, n->n_keys + x->n_order, keys, top->n_cols, top->types,
+                                    -1, bld->err),
+                        top->names));
+}
+
+/* The names of the PARTIAL half's output: n's keys, then each aggregate's
+ * name on each of its state columns, by which the FINAL half shows it.  NULL
+ * when n has none (or on OOM: only EXPLAIN loses them). */
+static const char **partial_names(Builder *bld, const PlNode *n)
+{
+    CmType state[3];
+    int n_cols = n->n_keys;
+    for (int a = 0; a < n->n_aggs; a++) {
+        n_cols += ex_agg_partial_types(&n->aggs[a], state);
+    }
+    const char **names =
+        n->names != NULL ? cm_arena_alloc(bld->a, sizeof(char *) * (size_t)n_cols) : NULL;
+    if (names == NULL) {
+        return NULL;
+    }
+    memcpy(names, n->names, sizeof(char *) * (size_t)n->n_keys);
+    for (int a = 0, at = n->n_keys; a < n->n_aggs; a++) {
+        for (int s = ex_agg_partial_types(&n->aggs[a], state); s > 0; s--) {
+            names[at++] = n->names[n->n_keys + a];
+        }
+    }
+    return names;
 }
 
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
@@ -596,8 +633,9 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
         return append(bld, p, op);
     }
     if (!append(bld, p,
-                ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types, n->n_aggs,
-                                n->aggs, bld->err))) {
+                named(ex_hash_agg_new(bld->a, EX_AGG_PARTIAL, n->n_keys, keys, key_types, n->n_aggs,
+                                      n->aggs, bld->err),
+                      partial_names(bld, n)))) {
         return false;
     }
     /* An empty grouping set must see all groups to know the input was empty. */
@@ -686,6 +724,7 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .probe_types = l->types,
                        .n_build_cols = r->n_cols,
                        .build_types = r->types,
+                       .build_names = r->names,
                        .residual = n->residual,
                        .null_eq = n->join_null_eq,
                        .mark_plain = n->join_mark_plain,
@@ -780,6 +819,81 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
     return p->source != NULL;
 }
 
+/* Projection `up` over projection `low` as one projection over low's child:
+ * up's expressions with low's columns replaced by their expressions, when
+ * that computes nothing twice (low only passes columns on, or up only picks
+ * low's columns, each computed one at most once).  Exprs in the query arena;
+ * NULL when they do not compose (or on OOM, then with bld->err set). */
+static ExExpr **compose_projections(Builder *bld, const PlNode *up, const PlNode *low)
+{
+    bool low_columns = true, up_columns = true;
+    for (int i = 0; i < low->n_cols; i++) {
+        low_columns &= low->exprs[i]->kind == EX_E_COLUMN;
+    }
+    int *uses = cm_arena_zalloc(bld->a, sizeof(int) * (size_t)(low->n_cols + 1));
+    ExExpr **exprs = cm_arena_alloc(bld->a, sizeof(ExExpr *) * (size_t)(up->n_cols + 1));
+    if (uses == NULL || exprs == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < up->n_cols; i++) {
+        const ExExpr *e = up->exprs[i];
+        up_columns &= e->kind == EX_E_COLUMN && cm_type_eq(e->type, low->exprs[e->col]->type);
+        if (e->kind == EX_E_COLUMN) {
+            uses[e->col] += low->exprs[e->col]->kind != EX_E_COLUMN;
+            up_columns &= uses[e->col] <= 1;
+        }
+    }
+    for (int i = 0; i < low->n_cols && low_columns; i++) {
+        uses[i] = low->exprs[i]->col; /* now the map from low's columns to its child's */
+    }
+    for (int i = 0; i < up->n_cols && (low_columns || up_columns); i++) {
+        exprs[i] =
+            low_columns ? ex_expr_remap(bld->a, up->exprs[i], uses) : low->exprs[up->exprs[i]->col];
+        if (exprs[i] == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+    }
+    return low_columns || up_columns ? exprs : NULL;
+}
+
+/* n with every projection right under it that composes with it
+ * (compose_projections) folded in: one PROJECTION where the plan says
+ * SELECT over a view over a subquery.  n itself when none does; NULL on OOM. */
+static const PlNode *fold_projections(Builder *bld, const PlNode *n)
+{
+    while (n->child != NULL && n->child->kind == PL_PROJECT) {
+        ExExpr **exprs = compose_projections(bld, n, n->child);
+        PlNode *m = exprs != NULL ? cm_arena_alloc(bld->a, sizeof *m) : NULL;
+        if (m == NULL) {
+            return bld->err->code == CM_OK ? n : NULL;
+        }
+        *m = *n;
+        m->exprs = exprs;
+        m->child = n->child->child;
+        n = m;
+    }
+    return n;
+}
+
+/* Whether projection n passes the columns of what is under it (pipe p's top)
+ * on unchanged, as a no-op. */
+static bool is_identity(const PlNode *n, const Pipe *p)
+{
+    const ExOp *top = pipe_top(p);
+    if (top == NULL || top->n_cols != n->n_cols) {
+        return false;
+    }
+    for (int i = 0; i < n->n_cols; i++) {
+        const ExExpr *e = n->exprs[i];
+        if (e->kind != EX_E_COLUMN || e->col != i || !cm_type_eq(e->type, top->types[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool build_node(Builder *bld, const PlNode *n, Pipe *p);
 
 /* Builds n into p; the operator that emits n's rows carries n's estimate
@@ -794,6 +908,9 @@ static bool build(Builder *bld, const PlNode *n, Pipe *p)
     if (top != NULL && top->est_rows == 0) {
         double rows = pl_est_rows(bld->est, n);
         top->est_rows = rows > 0.5 ? rows : 0.5; /* 0.5 shows as 0 but is set */
+    }
+    if (top != NULL && top->names == NULL && top->n_cols == n->n_cols) {
+        top->names = n->names;
     }
     return true;
 }
@@ -815,6 +932,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
             return false;
         }
         note_keyed_union(bld, n);
+    }
+    if (n->kind == PL_PROJECT && (n = fold_projections(bld, n)) == NULL) {
+        return false;
     }
     if (n->child != NULL && !build(bld, n->child, p)) {
         return false;
@@ -850,7 +970,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
     case PL_FILTER:
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
     case PL_PROJECT:
-        return append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
+        /* a no-op projection (what the prune step left of a SELECT *) is not run */
+        return is_identity(n, p) ||
+               append(bld, p, ex_project_new(bld->a, n->n_cols, n->exprs, bld->err));
     case PL_AGGREGATE:
         return build_aggregate(bld, n, p);
     case PL_SORT:
@@ -886,7 +1008,9 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         if (!p->single) {
             int64_t local = n->limit < 0 ? -1 : n->limit + n->offset;
             if (local >= 0 &&
-                !append(bld, p, ex_limit_new(bld->a, local, 0, n->n_cols, n->types, bld->err))) {
+                !append(bld, p,
+                        named(ex_limit_new(bld->a, local, 0, n->n_cols, n->types, bld->err),
+                              pipe_top(p)->names))) {
                 return false;
             }
             if (!exchange(bld, p, 0, NULL, 1)) {

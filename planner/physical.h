@@ -49,9 +49,12 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err);
 void pl_stage_plan_fini(PlStagePlan *plan);
 
 /* The stage DAG as text, one line per element through `emit` (with analyze:
- * tasks, rows and time measured by the run). */
+ * tasks, rows and time measured by the run, and the memory they took). */
 void pl_explain_plan(const PlStagePlan *plan, bool analyze,
                      void (*emit)(void *ctx, const char *line), void *ctx);
+/* EXPLAIN ANALYZE's last line: how long the run took ("Total: 1.234 ms"). */
+void pl_explain_total(const PlStagePlan *plan, void (*emit)(void *ctx, const char *line),
+                      void *ctx);
 
 /* Bytes every operator of the plan wrote to spill files. */
 int64_t pl_spilled_bytes(const PlStagePlan *plan);

@@ -470,6 +470,9 @@ static CmStatus stmt_explain(Stmt *st)
             if (mem != NULL) {
                 add_line(&lines, cm_arena_printf(st->arena, "Memory mode: %s", mem));
             }
+            if (analyze) {
+                pl_explain_total(&plan, add_line, &lines);
+            }
         }
         cm_batch_fini(&lines.batch);
         st->res->rows = lines.rows;

@@ -490,19 +490,26 @@ Test(ex_expr, to_string)
     char buf[128];
     ExExpr *x = expr_col(&arena, 2, T_I64());
     ExExpr *e = expr_bin(&arena, "+", x, expr_const(&arena, v_i64(3)));
-    ex_expr_to_string(e, buf, sizeof buf);
+    ex_expr_to_string(e, NULL, buf, sizeof buf);
     cr_expect_str_eq(buf, "+(#2, 3)");
     ExExpr *args[2] = {expr_bin(&arena, "=", x, expr_const(&arena, v_i64(1))),
                        expr_const(&arena, v_null(T_BOOL()))};
-    ex_expr_to_string(expr_node(&arena, EX_E_OR, T_BOOL(), 2, args), buf, sizeof buf);
+    ex_expr_to_string(expr_node(&arena, EX_E_OR, T_BOOL(), 2, args), NULL, buf, sizeof buf);
     cr_expect_str_eq(buf, "or(=(#2, 1), NULL)");
-    ex_expr_to_string(expr_const(&arena, v_str("hi")), buf, sizeof buf);
+    ex_expr_to_string(expr_const(&arena, v_str("hi")), NULL, buf, sizeof buf);
     cr_expect_str_eq(buf, "'hi'");
-    ex_expr_to_string(expr_const(&arena, v_dec(-5, 5, 2)), buf, sizeof buf);
+    ex_expr_to_string(expr_const(&arena, v_dec(-5, 5, 2)), NULL, buf, sizeof buf);
     cr_expect_str_eq(buf, "-0.05");
     /* A tiny buffer is never overrun (and stays terminated). */
     char small[6];
     memset(small, 'Z', sizeof small);
-    ex_expr_to_string(e, small, sizeof small);
+    ex_expr_to_string(e, NULL, small, sizeof small);
     cr_expect_lt(strlen(small), sizeof small);
+    /* Columns by their names where there are names, by position where not. */
+    const char *names[] = {"a", NULL, "ss_item_sk"};
+    ex_expr_to_string(e, names, buf, sizeof buf);
+    cr_expect_str_eq(buf, "+(ss_item_sk, 3)");
+    ex_expr_to_string(expr_bin(&arena, "<", expr_col(&arena, 1, T_I64()), x), names, buf,
+                      sizeof buf);
+    cr_expect_str_eq(buf, "<(#1, ss_item_sk)");
 }
