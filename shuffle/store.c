@@ -66,7 +66,7 @@ void sh_store_options_init(ShStoreOptions *o, const CmConfig *cfg)
      * they get at most an eighth of memory_limit, leaving the rest to the
      * operators whose spills cost more. */
     o->memory_limit = cfg->shuffle_memory_limit < cfg->memory_limit / 8 ? cfg->shuffle_memory_limit
-                                                                          : cfg->memory_limit / 8;
+                                                                        : cfg->memory_limit / 8;
     o->pause_ratio = cfg->shuffle_pause_ratio;
     o->resume_ratio = cfg->shuffle_resume_ratio;
     o->split_threshold = cfg->shuffle_split_threshold;
@@ -148,6 +148,7 @@ void sh_store_free(ShStore *st)
         ShCctx *c = st->cctx_free;
         st->cctx_free = c->next;
         sh_compressor_free(c->cctx);
+        cm_free(c->buf);
         cm_free(c);
     }
     cm_cond_fini(&st->cond);
@@ -340,6 +341,17 @@ static ShPart *claim(ShStore *st)
     return p;
 }
 
+static void give_cctx(ShStore *st, ShCctx *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    cm_mutex_lock(&st->lock);
+    c->next = st->cctx_free;
+    st->cctx_free = c;
+    cm_mutex_unlock(&st->lock);
+}
+
 static void *take_cctx(ShStore *st)
 {
     cm_mutex_lock(&st->lock);
@@ -350,23 +362,17 @@ static void *take_cctx(ShStore *st)
     cm_mutex_unlock(&st->lock);
     if (c == NULL) {
         c = cm_calloc(1, sizeof *c);
-        if (c != NULL && (c->cctx = sh_compressor_new(st->opt.codec)) == NULL) {
+        if (c != NULL && st->opt.codec != SH_CODEC_NONE &&
+            (c->cctx = sh_compressor_new(st->opt.codec)) == NULL) {
             cm_free(c);
             c = NULL;
         }
     }
-    return c;
-}
-
-static void give_cctx(ShStore *st, ShCctx *c)
-{
-    if (c == NULL) {
-        return;
+    if (c != NULL && c->buf == NULL && (c->buf = cm_malloc(WRITE_BUF_BYTES)) == NULL) {
+        give_cctx(st, c);
+        c = NULL;
     }
-    cm_mutex_lock(&st->lock);
-    c->next = st->cctx_free;
-    st->cctx_free = c;
-    cm_mutex_unlock(&st->lock);
+    return c;
 }
 
 /* ---- flushing ---------------------------------------------------------------------- */
@@ -392,7 +398,7 @@ static int rec_cmp(const void *a, const void *b)
 /* Lays out one block's record at rec (room: header + padded bound). */
 static int64_t lay_record(ShStore *st, ShCctx *cc, const ShBlock *b, unsigned char *rec)
 {
-    return sh_block_lay_record(b, cc != NULL ? cc->cctx : NULL, rec);
+    return sh_block_lay_record(b, cc->cctx, rec);
 }
 
 /* Room a block's record may need before compression is tried. */
@@ -412,13 +418,13 @@ static CmStatus write_blocks(ShStore *st, const char *path, const ShBlock *list,
                              FlushRec *recs, int64_t *written, CmErr *err)
 {
     bool compress = st->opt.codec != SH_CODEC_NONE;
-    ShCctx *cc = compress ? take_cctx(st) : NULL;
-    unsigned char *buf = cm_malloc(WRITE_BUF_BYTES);
+    ShCctx *cc = take_cctx(st);
+    unsigned char *buf = cc != NULL ? cc->buf : NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     int64_t pos = off;
     size_t fill = 0;
     int i = 0;
-    if (buf == NULL || (compress && cc == NULL)) {
+    if (cc == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory flushing a shuffle partition");
         goto done;
     }
@@ -468,7 +474,6 @@ done:
     if (fd >= 0 && close(fd) != 0) {
         cm_err_set(err, CM_IO, -1, "cannot write shuffle file '%s': %s", path, strerror(errno));
     }
-    cm_free(buf);
     give_cctx(st, cc);
     return err->code;
 }
