@@ -3,8 +3,9 @@
  * log10, sign.  round/floor/ceil of a DECIMAL (64- or 128-bit) stay exact
  * (scaled integers, half away from zero) and stay DECIMAL, as in DuckDB:
  * round(DECIMAL(p,s), n) is DECIMAL(p, min(n,s)) (p+1 digits for n < 0,
- * where 99 rounds to 100), floor and ceil DECIMAL(p,0); of a DOUBLE they
- * use libm.
+ * where 99 rounds to 100), with n a column DECIMAL(p+1, s) (DuckDB refuses
+ * that), floor and ceil DECIMAL(p,0); round(integer, n) keeps the integer's
+ * type.  Of a DOUBLE they use libm.
  */
 #include <math.h>
 #include <string.h>
@@ -172,6 +173,18 @@ static inline int64_t int_value(const CmVec *a, uint32_t p)
     return a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p] : ((const int64_t *)a->data)[p];
 }
 
+/* Stores v at p of out, an INTEGER or a BIGINT-wide vector (BIGINT, DECIMAL):
+ * false when it does not fit an INTEGER. */
+static inline bool put_int(CmVec *out, uint32_t p, int64_t v)
+{
+    if (out->type.id != CM_T_INT32) {
+        ((int64_t *)out->data)[p] = v;
+        return true;
+    }
+    ((int32_t *)out->data)[p] = (int32_t)v;
+    return v >= INT32_MIN && v <= INT32_MAX;
+}
+
 /* v, a value at `scale`, rounded half away from zero to `keep` decimals: the
  * result keeps min(keep, scale) decimals, none when keep < 0 (a multiple of
  * 10^-keep, 0 past 18 digits).  False when that overflows BIGINT. */
@@ -191,6 +204,38 @@ static bool round_scaled(int64_t v, int scale, int64_t keep, int64_t *r)
         *r = (int64_t)x;
     }
     return true;
+}
+
+/* round(DECIMAL(p,s), digits) with digits a column: each value rounded to its
+ * row's digits and kept at scale s (aux), in DECIMAL(min(p+1, 18), s); a
+ * result past that precision is an overflow. */
+static CmStatus round_dec_col_k(KERNEL_ARGS)
+{
+    const int64_t *a = args[0]->data, *d = args[1]->data;
+    int64_t *r = out->data;
+    int scale = (int)e->aux;
+    int64_t limit = cm_pow10(out->type.precision);
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p) || d[p] >= scale) {
+            r[p] = a[p];
+            continue;
+        }
+        if (scale - d[p] > 18) {
+            r[p] = 0; /* |a| < 10^18 rounds to 0 at a unit of 10^19 or more */
+            continue;
+        }
+        int keep = (int)d[p];
+        CmInt128 v = (CmInt128)dec_round(a[p], scale, keep, 0) * cm_pow10(scale - keep);
+        if (v >= limit || v <= -limit) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off,
+                              "overflow in round: the result exceeds DECIMAL(%d)",
+                              out->type.precision);
+        }
+        r[p] = (int64_t)v;
+    }
+    return CM_OK;
 }
 
 /* ---- DECIMAL128 (exact) ------------------------------------------------------------ */
@@ -283,14 +328,15 @@ static CmStatus round_digits128(const ExExpr *e, const CmBatch *in, const CmVec 
 static CmStatus round_digits_k(KERNEL_ARGS)
 {
     int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
-    int64_t *r = out->data;
     ex_and_validity(args, 1, out);
     if (args[0]->type.id == CM_T_DECIMAL128) {
         return round_digits128(e, in, args[0], out, err);
     }
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), scale, keep, &r[p])) {
+        int64_t v;
+        if (!cm_vec_is_null(out, p) &&
+            (!round_scaled(int_value(args[0], p), scale, keep, &v) || !put_int(out, p, v))) {
             return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
         }
     }
@@ -302,11 +348,12 @@ static CmStatus round_digits_k(KERNEL_ARGS)
 static CmStatus round_int_k(KERNEL_ARGS)
 {
     const int64_t *d = args[1]->data;
-    int64_t *r = out->data;
     ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), 0, d[p], &r[p])) {
+        int64_t v;
+        if (!cm_vec_is_null(out, p) &&
+            (!round_scaled(int_value(args[0], p), 0, d[p], &v) || !put_int(out, p, v))) {
             return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
         }
     }
@@ -346,14 +393,25 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
                : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
                                                                      : 0;
     if (cm_type_is_integer(t) && n_args == 2) {
-        m->arg_types[0] = t;
-        m->arg_types[1] = m->result = cm_type_make(CM_T_INT64);
+        /* of the integer's type, as DuckDB; a result past it is an overflow */
+        m->arg_types[0] = m->result = t;
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
         m->kernel = round_int_k;
         return CM_OK;
     }
     if (cm_type_is_integer(t)) {
         m->arg_types[0] = m->result = t;
         m->kernel = identity_k;
+        return CM_OK;
+    }
+    if (t.id == CM_T_DECIMAL && n_args == 2) {
+        /* digits not constant (the binder takes those): exact, at the input's
+         * scale, one more digit for 99 rounding to 100 */
+        m->arg_types[0] = t;
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
+        m->result = cm_type_decimal(t.precision < 18 ? t.precision + 1 : 18, t.scale);
+        m->kernel = round_dec_col_k;
+        m->aux = t.scale;
         return CM_OK;
     }
     if (cm_type_is_decimal(t) && n_args == 1) {

@@ -2443,7 +2443,8 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         (cm_type_is_decimal(args[0]->type) || cm_type_is_integer(args[0]->type))) {
         /* round(DECIMAL or integer, n): exact, with n decimals (at most the
          * input's) and its precision, one more digit for n < 0 (99 rounds to
-         * 100), as many as the storage holds; see func_math.c.  Past 40
+         * 100), as many as the storage holds; an integer keeps its type (a
+         * result past it is an overflow); see func_math.c.  Past 40
          * digits either way n changes nothing more. */
         CmType in = args[0]->type;
         int scale = cm_type_is_decimal(in) ? in.scale : 0;
@@ -2452,8 +2453,7 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         int cap = in.id == CM_T_DECIMAL128 ? 38 : 18;
         int prec = keep < 0 && in.precision < cap ? in.precision + 1 : in.precision;
         int out_scale = keep < 0 ? 0 : keep < scale ? keep : scale;
-        CmType t =
-            cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : cm_type_make(CM_T_INT64);
+        CmType t = cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : in;
         ExExpr *e = ex_expr_func(ctx->b->arena, "round", ex_round_digits_kernel(), t, 1, args);
         if (e == NULL) {
             return fail(ctx, CM_OOM, -1, "out of memory%s", "");
