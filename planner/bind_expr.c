@@ -2438,10 +2438,11 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         when[2] = args[2];
         return make_case(ctx->b, 3, when, true, ast->src_off);
     }
-    if (!strcmp(ast->name, "round") && n == 2 && args[1]->kind == EX_E_CONST &&
+    int mode = ex_rounding_mode(ast->name);
+    if ((mode == 0 || mode == 3) && n == 2 && args[1]->kind == EX_E_CONST &&
         !args[1]->value.is_null && cm_type_is_integer(args[1]->type) &&
         (cm_type_is_decimal(args[0]->type) || cm_type_is_integer(args[0]->type))) {
-        /* round(DECIMAL or integer, n): exact, with n decimals (at most the
+        /* round or trunc(DECIMAL or integer, n): exact, with n decimals (at most the
          * input's) and its precision, one more digit for n < 0 (99 rounds to
          * 100), as many as the storage holds; an integer keeps its type (a
          * result past it is an overflow); see func_math.c.  Past 40
@@ -2454,11 +2455,12 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         int prec = keep < 0 && in.precision < cap ? in.precision + 1 : in.precision;
         int out_scale = keep < 0 ? 0 : keep < scale ? keep : scale;
         CmType t = cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : in;
-        ExExpr *e = ex_expr_func(ctx->b->arena, "round", ex_round_digits_kernel(), t, 1, args);
+        ExExpr *e =
+            ex_expr_func(ctx->b->arena, ast->name, ex_round_digits_kernel(), t, 1, args);
         if (e == NULL) {
             return fail(ctx, CM_OOM, -1, "out of memory%s", "");
         }
-        e->aux = scale | (int64_t)(keep + 128) << 8;
+        e->aux = scale | (int64_t)(keep + 128) << 8 | (int64_t)mode << 16;
         e->src_off = ast->src_off;
         return fold(ctx->b, e);
     }

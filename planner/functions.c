@@ -86,6 +86,7 @@ static const PlFunc FUNCS[] = {
     {"sin", PL_FUNC_SCALAR, 1, 1, R, NULL},
     {"sqrt", PL_FUNC_SCALAR, 1, 1, R, NULL},
     {"tan", PL_FUNC_SCALAR, 1, 1, R, NULL},
+    {"trunc", PL_FUNC_SCALAR, 1, 2, R, NULL},
     /* ---- scalar: dates, times, timestamps ---- */
     {"add_months", PL_FUNC_SCALAR, 2, 2, R, NULL},
     {"age", PL_FUNC_SCALAR, 2, 2, R, NULL},
