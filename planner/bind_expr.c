@@ -1136,7 +1136,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         }
         bool wants_bool = !strcmp(ast->name, "bool_and") || !strcmp(ast->name, "bool_or") ||
                           !strcmp(ast->name, "count_if");
-        if (wants_bool && arg->type.id != CM_T_BOOL && arg->type.id != CM_T_NULL) {
+        bool is_bit = fn == EX_AGG_BIT_AND || fn == EX_AGG_BIT_OR || fn == EX_AGG_BIT_XOR;
+        if ((wants_bool && arg->type.id != CM_T_BOOL && arg->type.id != CM_T_NULL) ||
+            (is_bit && !cm_type_is_integer(arg->type) && arg->type.id != CM_T_NULL)) {
             char buf[64], msg[160];
             snprintf(msg, sizeof msg, "no function matches %s(%s)", ast->name,
                      cm_type_name(arg->type, buf, sizeof buf));

@@ -175,6 +175,9 @@ static const PlFunc FUNCS[] = {
     {"array_agg", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_LIST, "list"},
     {"avg", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_AVG, NULL},
     /* over BOOLEAN, false < true; count_if counts its true rows */
+    {"bit_and", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_BIT_AND, NULL},
+    {"bit_or", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_BIT_OR, NULL},
+    {"bit_xor", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_BIT_XOR, NULL},
     {"bool_and", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_MIN, NULL},
     {"bool_or", PL_FUNC_AGGREGATE, 1, 1, EX_AGG_MAX, NULL},
     {"count", PL_FUNC_AGGREGATE, 0, 1, EX_AGG_COUNT, NULL},
