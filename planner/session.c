@@ -1472,8 +1472,9 @@ static CmStatus set_stmt(Stmt *st)
 /* ---- COPY -------------------------------------------------------------------------------- */
 
 typedef struct CopyOpts {
-    char delimiter, quote;
-    bool header;
+    char delimiter, quote, escape; /* escape 0: the quote (as StCsvOptions) */
+    bool header, has_header;       /* has_header: HEADER was given */
+    bool auto_detect;              /* COPY FROM: sniff what was not given (DuckDB) */
     char null_str[64];
     int64_t max_line_size;  /* bytes of the longest record COPY FROM reads */
     int64_t delimiter_off, quote_off, null_off; /* where each was given; -1 if not */
@@ -1564,6 +1565,17 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
                 return cm_err_set(st->err, CM_BIND, off, "COPY option header must be a boolean");
             }
             co->header = b;
+            co->has_header = true;
+        } else if (!strcmp(o->name, "auto_detect")) {
+            if (st->ast->is_to) {
+                return cm_err_set(st->err, CM_BIND, off,
+                                  "COPY option auto_detect is for reading: COPY ... FROM");
+            }
+            if (!cm_parse_bool(text, strlen(text), &b)) {
+                return cm_err_set(st->err, CM_BIND, off,
+                                  "COPY option auto_detect must be a boolean");
+            }
+            co->auto_detect = b;
         } else if (!strcmp(o->name, "null")) {
             snprintf(co->null_str, sizeof co->null_str, "%s", text);
             co->null_off = off;
@@ -1584,7 +1596,44 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
     return check_copy_options(st, co);
 }
 
-static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
+/* COPY FROM with AUTO_DETECT: the delimiter, quote, escape and header that
+ * the options leave open, sniffed from the file's first records as read_csv
+ * does (storage/csv.h), with the table's column types as the types. */
+static CmStatus copy_sniff(Stmt *st, const StTable *t, const int *cols, int n, CopyOpts *co)
+{
+    if (strcmp(st->ast->path, "/dev/stdin") == 0) {
+        /* the sample would take the bytes the load then misses */
+        return cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                          "COPY FROM '/dev/stdin' cannot AUTO_DETECT: give its options instead");
+    }
+    CmType *fixed = cm_arena_alloc(st->arena, sizeof(CmType) * (size_t)(n + 1));
+    if (fixed == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        fixed[i] = t->cols[cols[i]].type;
+    }
+    StCsvSniff s = {.has_delim = co->delimiter_off >= 0, .has_quote = co->quote_off >= 0,
+                    .has_header = co->has_header, .null_str = co->null_str,
+                    .sample_size = ST_CSV_SNIFF_SAMPLE, .n_fixed = n, .fixed = fixed,
+                    .delimiter = co->delimiter, .quote = co->quote, .header = co->header};
+    char *sample = NULL;
+    size_t n_sample = 0;
+    bool is_eof = false;
+    if (st_csv_sample(st->ast->path, s.sample_size + 1, st->arena, &sample, &n_sample, &is_eof,
+                      st->err) != CM_OK ||
+        st_csv_sniff(sample, n_sample, is_eof, &s, st->arena, st->err) != CM_OK) {
+        st->err->off = st->err->off < 0 ? st->ast->src_off : st->err->off;
+        return st->err->code;
+    }
+    co->delimiter = s.delimiter;
+    co->quote = s.quote;
+    co->escape = s.escape == s.quote ? 0 : s.escape;
+    co->header = s.header;
+    return CM_OK;
+}
+
+static CmStatus copy_from(Stmt *st, StTable *t, CopyOpts *co)
 {
     const PsList *names = st->ast->columns;
     int n = names ? names->n : t->n_cols;
@@ -1606,8 +1655,11 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
             }
         }
     }
-    StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .header = co->header,
-                        .null_str = co->null_str, .max_line_size = co->max_line_size,
+    if (co->auto_detect && copy_sniff(st, t, cols, n, co) != CM_OK) {
+        return st->err->code;
+    }
+    StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .escape = co->escape,
+                        .header = co->header, .null_str = co->null_str, .max_line_size = co->max_line_size,
                         .n_cols = n, .cols = cols, .interrupt = &st->s->interrupt};
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
