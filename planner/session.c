@@ -691,6 +691,49 @@ static void mark_temp(Stmt *st)
     }
 }
 
+/* Appends name to buf at *n, in double quotes unless it is a plain lower-case
+ * identifier. */
+static void put_ident(char *buf, size_t cap, size_t *n, const char *name)
+{
+    bool is_plain = name[0] != '\0' && !(name[0] >= '0' && name[0] <= '9');
+    for (const char *c = name; *c != '\0' && is_plain; c++) {
+        is_plain = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+    }
+    if (is_plain) {
+        *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, "%s", name);
+        return;
+    }
+    *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, "\"");
+    for (const char *c = name; *c != '\0'; c++) {
+        *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, *c == '"' ? "\"\"" : "%c", *c);
+    }
+    *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, "\"");
+}
+
+/* What .schema shows for a CREATE TABLE ... AS: the table's columns and
+ * their types (the query's text would not say them), in the arena; NULL on
+ * OOM. */
+static const char *ctas_sql(Stmt *st, const StColumn *cols, int n_cols)
+{
+    size_t cap = 64 + strlen(st->ast->name) * 2;
+    for (int i = 0; i < n_cols; i++) {
+        cap += strlen(cols[i].name) * 2 + 48;
+    }
+    char *buf = cm_arena_alloc(st->arena, cap), tn[64];
+    if (buf == NULL) {
+        return NULL;
+    }
+    size_t n = (size_t)snprintf(buf, cap, "CREATE %sTABLE ", st->ast->temporary ? "TEMP " : "");
+    put_ident(buf, cap, &n, st->ast->name);
+    for (int i = 0; i < n_cols; i++) {
+        n += (size_t)snprintf(buf + n, cap - n, i == 0 ? "(" : ", ");
+        put_ident(buf, cap, &n, cols[i].name);
+        n += (size_t)snprintf(buf + n, cap - n, " %s", cm_type_name(cols[i].type, tn, sizeof tn));
+    }
+    snprintf(buf + n, cap - n, ")");
+    return buf;
+}
+
 static CmStatus create_as(Stmt *st)
 {
     PlNode *root = bind(st, st->ast->select);
@@ -720,8 +763,12 @@ static CmStatus create_as(Stmt *st)
         return st->err->code;
     }
     /* the catalog takes t, also when it fails */
-    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->ast->or_replace, st->err) ==
-        CM_OK) {
+    const char *sql = ctas_sql(st, cols, root->n_cols);
+    if (sql == NULL) {
+        st_table_free(t);
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    if (st_catalog_add_table(st->s->cat, t, sql, st->ast->or_replace, st->err) == CM_OK) {
         mark_temp(st);
     }
     return st->err->code;
