@@ -291,8 +291,7 @@ static CmStatus round_dec128(KERNEL_ARGS)
 
 /* round_scaled for a DECIMAL128 value: false when the result passes
  * `precision` digits (only a negative `keep` can carry it there). */
-static bool round_scaled128(CmInt128 v, int scale, int keep, int mode, int precision,
-                            CmInt128 *r)
+static bool round_scaled128(CmInt128 v, int scale, int keep, int mode, int precision, CmInt128 *r)
 {
     if (keep >= scale) {
         *r = v;
@@ -376,11 +375,11 @@ ExKernel ex_round_digits_kernel(void)
 
 int ex_rounding_mode(const char *name)
 {
-    return !strcmp(name, "round")                                 ? 0
-           : !strcmp(name, "floor")                               ? 1
+    return !strcmp(name, "round")                                ? 0
+           : !strcmp(name, "floor")                              ? 1
            : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
-           : !strcmp(name, "trunc")                               ? 3
-                                                                  : -1;
+           : !strcmp(name, "trunc")                              ? 3
+                                                                 : -1;
 }
 
 static CmStatus identity_k(KERNEL_ARGS)
@@ -404,8 +403,8 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
     if (t.id == CM_T_DECIMAL128 && n_args == 2 && types[1].id != CM_T_NULL) {
         /* The binder takes a constant n (round_digits_k); through DOUBLE a
          * wide value would lose its digits unseen.  DuckDB refuses it too. */
-        return cm_err_set(err, CM_TYPE, off, "%s of a DECIMAL(%d,%d) needs constant digits",
-                          name, t.precision, t.scale);
+        return cm_err_set(err, CM_TYPE, off, "%s of a DECIMAL(%d,%d) needs constant digits", name,
+                          t.precision, t.scale);
     }
     int mode = ex_rounding_mode(name);
     if (cm_type_is_integer(t) && n_args == 2) {

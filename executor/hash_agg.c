@@ -1025,7 +1025,7 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
         case EX_AGG_BIT_XOR: {
             CmValue val;
             cm_vec_get_value(v, p, &val);
-            st->i = st->n == 0              ? val.i
+            st->i = st->n == 0             ? val.i
                     : fn == EX_AGG_BIT_AND ? st->i & val.i
                     : fn == EX_AGG_BIT_OR  ? st->i | val.i
                                            : st->i ^ val.i;

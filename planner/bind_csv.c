@@ -478,8 +478,8 @@ static bool check_same_columns(PlBinder *b, const CsvArgs *a, const StCsvSniff *
 PlNode *pl_bind_read_csv(PlBinder *b, const PsFrom *f)
 {
     CsvArgs a = {.auto_detect = true};
-    a.sn = (StCsvSniff){.delimiter = ',', .quote = '"', .null_str = "",
-                        .sample_size = ST_CSV_SNIFF_SAMPLE};
+    a.sn = (StCsvSniff){
+        .delimiter = ',', .quote = '"', .null_str = "", .sample_size = ST_CSV_SNIFF_SAMPLE};
     const char **files = NULL;
     int n_files = 0;
     if (!parse_args(b, f, &a) || !check_combinations(b, f, &a) ||

@@ -2476,8 +2476,7 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         int prec = keep < 0 && in.precision < cap ? in.precision + 1 : in.precision;
         int out_scale = keep < 0 ? 0 : keep < scale ? keep : scale;
         CmType t = cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : in;
-        ExExpr *e =
-            ex_expr_func(ctx->b->arena, ast->name, ex_round_digits_kernel(), t, 1, args);
+        ExExpr *e = ex_expr_func(ctx->b->arena, ast->name, ex_round_digits_kernel(), t, 1, args);
         if (e == NULL) {
             return fail(ctx, CM_OOM, -1, "out of memory%s", "");
         }

@@ -1660,10 +1660,16 @@ static CmStatus copy_sniff(Stmt *st, const StTable *t, const int *cols, int n, C
     for (int i = 0; i < n; i++) {
         fixed[i] = t->cols[cols[i]].type;
     }
-    StCsvSniff s = {.has_delim = co->delimiter_off >= 0, .has_quote = co->quote_off >= 0,
-                    .has_header = co->has_header, .null_str = co->null_str,
-                    .sample_size = ST_CSV_SNIFF_SAMPLE, .n_fixed = n, .fixed = fixed,
-                    .delimiter = co->delimiter, .quote = co->quote, .header = co->header};
+    StCsvSniff s = {.has_delim = co->delimiter_off >= 0,
+                    .has_quote = co->quote_off >= 0,
+                    .has_header = co->has_header,
+                    .null_str = co->null_str,
+                    .sample_size = ST_CSV_SNIFF_SAMPLE,
+                    .n_fixed = n,
+                    .fixed = fixed,
+                    .delimiter = co->delimiter,
+                    .quote = co->quote,
+                    .header = co->header};
     char *sample = NULL;
     size_t n_sample = 0;
     bool is_eof = false;
@@ -1705,9 +1711,15 @@ static CmStatus copy_from(Stmt *st, StTable *t, CopyOpts *co)
     if (co->auto_detect && copy_sniff(st, t, cols, n, co) != CM_OK) {
         return st->err->code;
     }
-    StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .escape = co->escape,
-                        .header = co->header, .null_str = co->null_str, .max_line_size = co->max_line_size,
-                        .n_cols = n, .cols = cols, .interrupt = &st->s->interrupt};
+    StCsvOptions opt = {.delimiter = co->delimiter,
+                        .quote = co->quote,
+                        .escape = co->escape,
+                        .header = co->header,
+                        .null_str = co->null_str,
+                        .max_line_size = co->max_line_size,
+                        .n_cols = n,
+                        .cols = cols,
+                        .interrupt = &st->s->interrupt};
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {
