@@ -82,6 +82,30 @@ static CmStatus atan2_f64(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* log(b, x): the logarithm of x in base b (DuckDB's order); b and x must be
+ * positive and b not 1. */
+static CmStatus log_base_f64(KERNEL_ARGS)
+{
+    const double *b = args[0]->data, *x = args[1]->data;
+    double *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        if (!(b[p] > 0) || !(x[p] > 0)) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off,
+                              "cannot take the logarithm of zero or a negative number");
+        }
+        if (b[p] == 1) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off, "the base of a logarithm cannot be 1");
+        }
+        r[p] = log10(x[p]) / log10(b[p]); /* as DuckDB: log(10, 1000) is 3 */
+    }
+    return CM_OK;
+}
+
 /* pi(): a constant, folded at bind time. */
 static CmStatus pi_f64(KERNEL_ARGS)
 {
@@ -471,6 +495,11 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
             m->kernel = UNARY[i].k;
             return CM_OK;
         }
+    }
+    if (!strcmp(name, "log") && n_args == 2) {
+        m->arg_types[0] = m->arg_types[1] = m->result = f64;
+        m->kernel = log_base_f64;
+        return CM_OK;
     }
     if ((!strcmp(name, "power") || !strcmp(name, "pow") || !strcmp(name, "atan2")) && n_args == 2) {
         m->arg_types[0] = m->arg_types[1] = m->result = f64;

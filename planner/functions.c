@@ -75,7 +75,7 @@ static const PlFunc FUNCS[] = {
     {"exp", PL_FUNC_SCALAR, 1, 1, R, NULL},
     {"floor", PL_FUNC_SCALAR, 1, 1, R, NULL},
     {"ln", PL_FUNC_SCALAR, 1, 1, R, NULL},
-    {"log", PL_FUNC_SCALAR, 1, 1, R, "log10"},
+    {"log", PL_FUNC_SCALAR, 1, 2, R, NULL},
     {"log10", PL_FUNC_SCALAR, 1, 1, R, NULL},
     {"log2", PL_FUNC_SCALAR, 1, 1, R, NULL},
     {"mod", PL_FUNC_SCALAR, 2, 2, R, NULL},
