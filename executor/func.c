@@ -748,9 +748,9 @@ CmStatus ex_func_resolve(const char *name, int n_args, const CmType *arg_types, 
     }
     /* lists first: length(list) is theirs, length(string) the string family's */
     static const ExResolver FAMILIES[] = {
-        ex_resolve_list, ex_resolve_string,    ex_resolve_math,
-        ex_resolve_date, ex_resolve_timestamp, ex_resolve_calendar,
-        ex_resolve_text, ex_resolve_misc,      ex_resolve_regex};
+        ex_resolve_list,      ex_resolve_string,   ex_resolve_math, ex_resolve_date,
+        ex_resolve_timestamp, ex_resolve_calendar, ex_resolve_text, ex_resolve_misc,
+        ex_resolve_regex,     ex_resolve_format};
     for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++) {
         CmStatus st = FAMILIES[i](name, n_args, arg_types, off, m, err);
         if (st != EX_NOT_MINE) {

@@ -61,7 +61,11 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
  * the field number as the node's aux. */
 int ex_date_field(const char *name);
 
-/* round(x, digits) of a DECIMAL or integer x with constant digits, exact; the
- * node's aux is scale | (digits + 128) << 8 (see func_math.c). */
+/* round(x, digits) or trunc(x, digits) of a DECIMAL or integer x with constant
+ * digits, exact; the node's aux is scale | (digits + 128) << 8 | mode << 16
+ * (see func_math.c). */
 ExKernel ex_round_digits_kernel(void);
+/* The rounding mode of a function name: 0 round, 1 floor, 2 ceil (ceiling),
+ * 3 trunc; -1 for any other name. */
+int ex_rounding_mode(const char *name);
 ExKernel ex_extract_kernel(void);

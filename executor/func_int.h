@@ -37,6 +37,8 @@ CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int6
                          ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_misc(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err);
+CmStatus ex_resolve_format(const char *name, int n_args, const CmType *types, int64_t off,
+                           ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_regex(const char *name, int n_args, const CmType *types, int64_t off,
                           ExFuncMatch *m, CmErr *err);
 CmStatus ex_resolve_list(const char *name, int n_args, const CmType *types, int64_t off,

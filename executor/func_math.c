@@ -1,10 +1,11 @@
 /*
  * func_math.c - numeric functions: round, floor, ceil, sqrt, power, exp, ln,
- * log10, sign.  round/floor/ceil of a DECIMAL (64- or 128-bit) stay exact
+ * log10, sign.  round/floor/ceil/trunc of a DECIMAL (64- or 128-bit) stay exact
  * (scaled integers, half away from zero) and stay DECIMAL, as in DuckDB:
  * round(DECIMAL(p,s), n) is DECIMAL(p, min(n,s)) (p+1 digits for n < 0,
- * where 99 rounds to 100), floor and ceil DECIMAL(p,0); of a DOUBLE they
- * use libm.
+ * where 99 rounds to 100; trunc alike), with n a column DECIMAL(p+1, s) (DuckDB refuses
+ * that), floor and ceil DECIMAL(p,0); round(integer, n) keeps the integer's
+ * type.  Of a DOUBLE they use libm.
  */
 #include <math.h>
 #include <string.h>
@@ -81,6 +82,30 @@ static CmStatus atan2_f64(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* log(b, x): the logarithm of x in base b (DuckDB's order); b and x must be
+ * positive and b not 1. */
+static CmStatus log_base_f64(KERNEL_ARGS)
+{
+    const double *b = args[0]->data, *x = args[1]->data;
+    double *r = out->data;
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p)) {
+            continue;
+        }
+        if (!(b[p] > 0) || !(x[p] > 0)) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off,
+                              "cannot take the logarithm of zero or a negative number");
+        }
+        if (b[p] == 1) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off, "the base of a logarithm cannot be 1");
+        }
+        r[p] = log10(x[p]) / log10(b[p]); /* as DuckDB: log(10, 1000) is 3 */
+    }
+    return CM_OK;
+}
+
 /* pi(): a constant, folded at bind time. */
 static CmStatus pi_f64(KERNEL_ARGS)
 {
@@ -106,9 +131,11 @@ static CmStatus power_f64(KERNEL_ARGS)
     return CM_OK;
 }
 
-/* round(x, digits) for DOUBLE: half away from zero at `digits` decimals. */
+/* round(x, digits) for DOUBLE: half away from zero at `digits` decimals;
+ * trunc (aux 3) toward zero. */
 static CmStatus round_f64(KERNEL_ARGS)
 {
+    double (*fn)(double) = e->aux == 3 ? trunc : round;
     const double *a = args[0]->data;
     const int64_t *d = e->n_args > 1 ? args[1]->data : NULL;
     double *r = out->data;
@@ -117,10 +144,10 @@ static CmStatus round_f64(KERNEL_ARGS)
         uint32_t p = cm_batch_pos(in, i);
         int64_t digits = d ? d[p] : 0;
         if (digits == 0) {
-            r[p] = round(a[p]);
+            r[p] = fn(a[p]);
         } else {
             double f = pow(10.0, (double)(digits > 300 ? 300 : digits < -300 ? -300 : digits));
-            r[p] = round(a[p] * f) / f;
+            r[p] = fn(a[p] * f) / f;
         }
     }
     return CM_OK;
@@ -128,8 +155,9 @@ static CmStatus round_f64(KERNEL_ARGS)
 
 /* ---- DECIMAL (exact) --------------------------------------------------------------- */
 
-/* Rounds a scaled value to `keep` decimals of its `scale`, staying at `scale`
- * (aux packs: scale | keep << 8 | mode << 16, mode 0 round, 1 floor, 2 ceil). */
+/* Rounds a scaled value to `keep` decimals of its `scale`: the quotient by
+ * 10^(scale - keep) (aux packs: scale | keep << 8 | mode << 16, mode 0 round
+ * half away from zero, 1 floor, 2 ceil, 3 trunc toward zero). */
 static int64_t dec_round(int64_t v, int scale, int keep, int mode)
 {
     if (keep >= scale) {
@@ -172,19 +200,32 @@ static inline int64_t int_value(const CmVec *a, uint32_t p)
     return a->type.id == CM_T_INT32 ? ((const int32_t *)a->data)[p] : ((const int64_t *)a->data)[p];
 }
 
+/* Stores v at p of out, an INTEGER or a BIGINT-wide vector (BIGINT, DECIMAL):
+ * false when it does not fit an INTEGER. */
+static inline bool put_int(CmVec *out, uint32_t p, int64_t v)
+{
+    if (out->type.id != CM_T_INT32) {
+        ((int64_t *)out->data)[p] = v;
+        return true;
+    }
+    ((int32_t *)out->data)[p] = (int32_t)v;
+    return v >= INT32_MIN && v <= INT32_MAX;
+}
+
 /* v, a value at `scale`, rounded half away from zero to `keep` decimals: the
  * result keeps min(keep, scale) decimals, none when keep < 0 (a multiple of
- * 10^-keep, 0 past 18 digits).  False when that overflows BIGINT. */
-static bool round_scaled(int64_t v, int scale, int64_t keep, int64_t *r)
+ * 10^-keep, 0 past 18 digits); by `mode` (dec_round's 0 or 3, trunc).
+ * False when that overflows BIGINT. */
+static bool round_scaled(int64_t v, int scale, int64_t keep, int mode, int64_t *r)
 {
     if (keep >= scale) {
         *r = v;
     } else if (keep >= 0) {
-        *r = dec_round(v, scale, (int)keep, 0);
+        *r = dec_round(v, scale, (int)keep, mode);
     } else if (scale - keep > 18) {
         *r = 0;
     } else {
-        CmInt128 x = (CmInt128)dec_round(v, scale - (int)keep, 0, 0) * cm_pow10((int)-keep);
+        CmInt128 x = (CmInt128)dec_round(v, scale - (int)keep, 0, mode) * cm_pow10((int)-keep);
         if (x > INT64_MAX || x < INT64_MIN) {
             return false;
         }
@@ -193,13 +234,46 @@ static bool round_scaled(int64_t v, int scale, int64_t keep, int64_t *r)
     return true;
 }
 
+/* round(DECIMAL(p,s), digits) with digits a column: each value rounded to its
+ * row's digits and kept at scale s (aux: s | mode << 16, dec_round's), in
+ * DECIMAL(min(p+1, 18), s); a
+ * result past that precision is an overflow. */
+static CmStatus round_dec_col_k(KERNEL_ARGS)
+{
+    const int64_t *a = args[0]->data, *d = args[1]->data;
+    int64_t *r = out->data;
+    int scale = (int)(e->aux & 0xff), mode = (int)(e->aux >> 16);
+    int64_t limit = cm_pow10(out->type.precision);
+    ex_and_validity(args, 2, out);
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (cm_vec_is_null(out, p) || d[p] >= scale) {
+            r[p] = a[p];
+            continue;
+        }
+        if (scale - d[p] > 18) {
+            r[p] = 0; /* |a| < 10^18 rounds to 0 at a unit of 10^19 or more */
+            continue;
+        }
+        int keep = (int)d[p];
+        CmInt128 v = (CmInt128)dec_round(a[p], scale, keep, mode) * cm_pow10(scale - keep);
+        if (v >= limit || v <= -limit) {
+            return cm_err_set(err, CM_RUNTIME, e->src_off,
+                              "overflow in round: the result exceeds DECIMAL(%d)",
+                              out->type.precision);
+        }
+        r[p] = (int64_t)v;
+    }
+    return CM_OK;
+}
+
 /* ---- DECIMAL128 (exact) ------------------------------------------------------------ */
 
 typedef struct Wide {
     unsigned char b[16]; /* a CmInt128 with no alignment promised (cm_i128_get) */
 } Wide;
 
-/* v rounded (mode 0 half away from zero, 1 floor, 2 ceil) to `drop` fewer
+/* v rounded (mode 0 half away from zero, 1 floor, 2 ceil, 3 trunc) to `drop` fewer
  * decimals: the quotient by 10^drop.  |v| < 10^38, so past 38 dropped digits
  * only 0 (or -1/1 for floor/ceil of a fraction) is left. */
 static CmInt128 wide_round(CmInt128 v, int drop, int mode)
@@ -241,13 +315,13 @@ static CmStatus round_dec128(KERNEL_ARGS)
 
 /* round_scaled for a DECIMAL128 value: false when the result passes
  * `precision` digits (only a negative `keep` can carry it there). */
-static bool round_scaled128(CmInt128 v, int scale, int keep, int precision, CmInt128 *r)
+static bool round_scaled128(CmInt128 v, int scale, int keep, int mode, int precision, CmInt128 *r)
 {
     if (keep >= scale) {
         *r = v;
         return true;
     }
-    CmInt128 q = wide_round(v, scale - keep, 0);
+    CmInt128 q = wide_round(v, scale - keep, mode);
     if (keep >= 0 || q == 0) {
         *r = q;
         return true;
@@ -259,7 +333,8 @@ static bool round_scaled128(CmInt128 v, int scale, int keep, int precision, CmIn
 static CmStatus round_digits128(const ExExpr *e, const CmBatch *in, const CmVec *a, CmVec *out,
                                 CmErr *err)
 {
-    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128,
+        mode = (int)(e->aux >> 16);
     const Wide *x = a->data;
     Wide *r = out->data;
     for (int i = 0; i < in->n_rows; i++) {
@@ -268,7 +343,7 @@ static CmStatus round_digits128(const ExExpr *e, const CmBatch *in, const CmVec 
         if (cm_vec_is_null(out, p)) {
             continue;
         }
-        if (!round_scaled128(cm_i128_get(x[p].b), scale, keep, e->type.precision, &v)) {
+        if (!round_scaled128(cm_i128_get(x[p].b), scale, keep, mode, e->type.precision, &v)) {
             return cm_err_set(err, CM_RUNTIME, e->src_off,
                               "overflow in round: the result exceeds DECIMAL(%d)",
                               e->type.precision);
@@ -279,18 +354,20 @@ static CmStatus round_digits128(const ExExpr *e, const CmBatch *in, const CmVec 
 }
 
 /* round(x, digits) for DECIMAL and integers with constant digits, exact:
- * aux = scale | (digits + 128) << 8. */
+ * aux = scale | (digits + 128) << 8 | mode << 16 (0 round, 3 trunc). */
 static CmStatus round_digits_k(KERNEL_ARGS)
 {
-    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128;
-    int64_t *r = out->data;
+    int scale = (int)(e->aux & 0xff), keep = (int)((e->aux >> 8) & 0xff) - 128,
+        mode = (int)(e->aux >> 16);
     ex_and_validity(args, 1, out);
     if (args[0]->type.id == CM_T_DECIMAL128) {
         return round_digits128(e, in, args[0], out, err);
     }
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), scale, keep, &r[p])) {
+        int64_t v;
+        if (!cm_vec_is_null(out, p) &&
+            (!round_scaled(int_value(args[0], p), scale, keep, mode, &v) || !put_int(out, p, v))) {
             return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
         }
     }
@@ -298,15 +375,17 @@ static CmStatus round_digits_k(KERNEL_ARGS)
 }
 
 /* round(integer, digits) with digits a column or outside the constant path's
- * -18..18, per row; NULL digits give NULL. */
+ * -18..18, per row (aux: the mode, 0 round or 3 trunc); NULL digits give NULL. */
 static CmStatus round_int_k(KERNEL_ARGS)
 {
     const int64_t *d = args[1]->data;
-    int64_t *r = out->data;
     ex_and_validity(args, 2, out);
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (!cm_vec_is_null(out, p) && !round_scaled(int_value(args[0], p), 0, d[p], &r[p])) {
+        int64_t v;
+        if (!cm_vec_is_null(out, p) &&
+            (!round_scaled(int_value(args[0], p), 0, d[p], (int)e->aux, &v) ||
+             !put_int(out, p, v))) {
             return cm_err_set(err, CM_RUNTIME, e->src_off, "overflow in round");
         }
     }
@@ -316,6 +395,15 @@ static CmStatus round_int_k(KERNEL_ARGS)
 ExKernel ex_round_digits_kernel(void)
 {
     return round_digits_k;
+}
+
+int ex_rounding_mode(const char *name)
+{
+    return !strcmp(name, "round")                                ? 0
+           : !strcmp(name, "floor")                              ? 1
+           : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
+           : !strcmp(name, "trunc")                              ? 3
+                                                                 : -1;
 }
 
 static CmStatus identity_k(KERNEL_ARGS)
@@ -339,16 +427,16 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
     if (t.id == CM_T_DECIMAL128 && n_args == 2 && types[1].id != CM_T_NULL) {
         /* The binder takes a constant n (round_digits_k); through DOUBLE a
          * wide value would lose its digits unseen.  DuckDB refuses it too. */
-        return cm_err_set(err, CM_TYPE, off, "round of a DECIMAL(%d,%d) needs constant digits",
+        return cm_err_set(err, CM_TYPE, off, "%s of a DECIMAL(%d,%d) needs constant digits", name,
                           t.precision, t.scale);
     }
-    int mode = !strcmp(name, "floor")                                ? 1
-               : (!strcmp(name, "ceil") || !strcmp(name, "ceiling")) ? 2
-                                                                     : 0;
+    int mode = ex_rounding_mode(name);
     if (cm_type_is_integer(t) && n_args == 2) {
-        m->arg_types[0] = t;
-        m->arg_types[1] = m->result = cm_type_make(CM_T_INT64);
+        /* of the integer's type, as DuckDB; a result past it is an overflow */
+        m->arg_types[0] = m->result = t;
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
         m->kernel = round_int_k;
+        m->aux = mode;
         return CM_OK;
     }
     if (cm_type_is_integer(t)) {
@@ -356,8 +444,18 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
         m->kernel = identity_k;
         return CM_OK;
     }
+    if (t.id == CM_T_DECIMAL && n_args == 2) {
+        /* digits not constant (the binder takes those): exact, at the input's
+         * scale, one more digit for 99 rounding to 100 */
+        m->arg_types[0] = t;
+        m->arg_types[1] = cm_type_make(CM_T_INT64);
+        m->result = cm_type_decimal(t.precision < 18 ? t.precision + 1 : 18, t.scale);
+        m->kernel = round_dec_col_k;
+        m->aux = t.scale | (int64_t)mode << 16;
+        return CM_OK;
+    }
     if (cm_type_is_decimal(t) && n_args == 1) {
-        /* round/floor/ceil of DECIMAL(p,s) is DECIMAL(p,0): exact. */
+        /* round/floor/ceil/trunc of DECIMAL(p,s) is DECIMAL(p,0): exact. */
         m->arg_types[0] = t;
         m->result = cm_type_decimal(t.precision, 0);
         m->kernel = t.id == CM_T_DECIMAL ? round_dec : round_dec128;
@@ -367,6 +465,7 @@ static CmStatus resolve_rounding(const char *name, int n_args, const CmType *typ
     m->arg_types[0] = m->result = cm_type_make(CM_T_DOUBLE);
     m->arg_types[1] = cm_type_make(CM_T_INT64);
     m->kernel = mode == 1 ? floor_f64 : mode == 2 ? ceil_f64 : round_f64;
+    m->aux = mode;
     return CM_OK;
 }
 
@@ -374,9 +473,8 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
                          ExFuncMatch *m, CmErr *err)
 {
     CmType f64 = cm_type_make(CM_T_DOUBLE);
-    bool rounding = !strcmp(name, "round") || !strcmp(name, "floor") || !strcmp(name, "ceil") ||
-                    !strcmp(name, "ceiling");
-    if (rounding && (n_args == 1 || (n_args == 2 && !strcmp(name, "round")))) {
+    int mode = ex_rounding_mode(name);
+    if (mode >= 0 && (n_args == 1 || (n_args == 2 && (mode == 0 || mode == 3)))) {
         if (!is_number(types[0])) {
             return cm_err_set(err, CM_TYPE, off, "%s expects a number", name);
         }
@@ -397,6 +495,11 @@ CmStatus ex_resolve_math(const char *name, int n_args, const CmType *types, int6
             m->kernel = UNARY[i].k;
             return CM_OK;
         }
+    }
+    if (!strcmp(name, "log") && n_args == 2) {
+        m->arg_types[0] = m->arg_types[1] = m->result = f64;
+        m->kernel = log_base_f64;
+        return CM_OK;
     }
     if ((!strcmp(name, "power") || !strcmp(name, "pow") || !strcmp(name, "atan2")) && n_args == 2) {
         m->arg_types[0] = m->arg_types[1] = m->result = f64;

@@ -1,7 +1,7 @@
 /*
  * func_text.c - the string functions beyond func_string.c's core: concat,
  * concat_ws, lpad/rpad, split_part, repeat, reverse, left/right, starts_with,
- * ends_with, contains, ascii, chr and md5, with DuckDB's names and meanings
+ * ends_with, contains, ascii, chr, md5 and to_hex, with DuckDB's names and meanings
  * (docs/conformance.md, "String functions").
  *
  * Lengths and positions count UTF-8 code points, as length and substr do.
@@ -483,12 +483,67 @@ static CmStatus md5_k(KERNEL_ARGS)
     return CM_OK;
 }
 
+/* ---- to_hex ------------------------------------------------------------------------ */
+
+/* to_hex of a BIGINT (aux 0): its 64 bits in upper-case hex without leading
+ * zeros (-1 is 16 Fs), as DuckDB; of a VARCHAR (aux 1): each byte's two digits. */
+static CmStatus to_hex_k(KERNEL_ARGS)
+{
+    static const char DIGITS[] = "0123456789ABCDEF";
+    CmStr *r = out->data;
+    ex_and_validity(args, 1, out);
+    ROWS_BEGIN
+    char small[CM_STR_INLINE], *d;
+    size_t n = 0;
+    if (e->aux == 0) {
+        uint64_t v = (uint64_t)((const int64_t *)args[0]->data)[p];
+        char tmp[16];
+        do {
+            tmp[n++] = DIGITS[v & 15];
+            v >>= 4;
+        } while (v != 0);
+        if ((d = text_buf(heap, n, small)) == NULL) {
+            return text_oom(e, err);
+        }
+        for (size_t k = 0; k < n; k++) {
+            d[k] = tmp[n - 1 - k];
+        }
+    } else {
+        const CmStr *a = &((const CmStr *)args[0]->data)[p];
+        const unsigned char *src = (const unsigned char *)cm_str_data(a);
+        n = (size_t)a->len * 2;
+        if ((d = text_buf(heap, n, small)) == NULL) {
+            return text_oom(e, err);
+        }
+        for (uint32_t k = 0; k < a->len; k++) {
+            d[2 * k] = DIGITS[src[k] >> 4];
+            d[2 * k + 1] = DIGITS[src[k] & 15];
+        }
+    }
+    r[p] = cm_str_make(d, (uint32_t)n);
+    ROWS_END
+    return CM_OK;
+}
+
 /* ---- resolution ------------------------------------------------------------------------ */
 
 CmStatus ex_resolve_text(const char *name, int n_args, const CmType *types, int64_t off,
                          ExFuncMatch *m, CmErr *err)
 {
     CmType str = cm_type_varchar(-1, false), i64 = cm_type_make(CM_T_INT64);
+    if ((!strcmp(name, "to_hex") || !strcmp(name, "hex")) && n_args == 1) {
+        bool is_text = types[0].id == CM_T_VARCHAR;
+        if (!is_text && !cm_type_is_integer(types[0]) && types[0].id != CM_T_NULL) {
+            char tn[32];
+            return cm_err_set(err, CM_TYPE, off, "%s expects an integer or VARCHAR, not %s", name,
+                              cm_type_name(types[0], tn, sizeof tn));
+        }
+        m->arg_types[0] = is_text ? str : i64;
+        m->result = str;
+        m->kernel = to_hex_k;
+        m->aux = is_text;
+        return CM_OK;
+    }
     static const struct {
         const char *name;
         int n_args;

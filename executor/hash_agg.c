@@ -86,6 +86,9 @@ int ex_agg_partial_types(const ExAggSpec *agg, CmType *out)
         return 1;
     case EX_AGG_MIN:
     case EX_AGG_MAX:
+    case EX_AGG_BIT_AND:
+    case EX_AGG_BIT_OR:
+    case EX_AGG_BIT_XOR:
     case EX_AGG_SCALAR:
     case EX_AGG_STRING_AGG:
     case EX_AGG_QUANTILE_CONT:
@@ -1032,6 +1035,18 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
                     return err->code;
                 }
             }
+            st->n++;
+            break;
+        }
+        case EX_AGG_BIT_AND:
+        case EX_AGG_BIT_OR:
+        case EX_AGG_BIT_XOR: {
+            CmValue val;
+            cm_vec_get_value(v, p, &val);
+            st->i = st->n == 0             ? val.i
+                    : fn == EX_AGG_BIT_AND ? st->i & val.i
+                    : fn == EX_AGG_BIT_OR  ? st->i | val.i
+                                           : st->i ^ val.i;
             st->n++;
             break;
         }

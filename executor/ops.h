@@ -140,6 +140,8 @@ typedef enum ExAggFn {
     EX_AGG_APPROX_DISTINCT, /* approx_count_distinct: BIGINT estimate of the distinct non-NULL
                                values, from storage/stats.h's HyperLogLog; partial state: the
                                registers (a VARCHAR of ST_HLL_REGS bytes) and the values seen */
+    EX_AGG_BIT_AND, EX_AGG_BIT_OR, EX_AGG_BIT_XOR, /* an integer type: the bits of the non-NULL
+                                                      values combined; partial state: the same */
     /* Holistic: they keep their group's values (ex_agg_is_holistic). */
     EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */

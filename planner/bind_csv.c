@@ -20,7 +20,6 @@
 #include "parser/parser.h"
 #include "planner/binder_int.h"
 
-#define CSV_DEFAULT_SAMPLE 20480
 #define CSV_MAX_FILES 4096
 
 /* What the options say; has_* when the user gave it. */
@@ -479,8 +478,8 @@ static bool check_same_columns(PlBinder *b, const CsvArgs *a, const StCsvSniff *
 PlNode *pl_bind_read_csv(PlBinder *b, const PsFrom *f)
 {
     CsvArgs a = {.auto_detect = true};
-    a.sn = (StCsvSniff){.delimiter = ',', .quote = '"', .null_str = "",
-                        .sample_size = CSV_DEFAULT_SAMPLE};
+    a.sn = (StCsvSniff){
+        .delimiter = ',', .quote = '"', .null_str = "", .sample_size = ST_CSV_SNIFF_SAMPLE};
     const char **files = NULL;
     int n_files = 0;
     if (!parse_args(b, f, &a) || !check_combinations(b, f, &a) ||

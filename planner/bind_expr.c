@@ -927,7 +927,7 @@ static bool same_param(const CmValue *x, const CmValue *y)
 #define holistic_fail(ctx, code, off, ...) (cm_err_set((ctx)->b->err, code, off, __VA_ARGS__), NULL)
 
 static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, int *fn,
-                             CmValue *param)
+                             CmValue *param, bool *is_time)
 {
     bool is_median = strcmp(ast->name, "median") == 0;
     int n = ast->args ? ast->args->n : 0;
@@ -981,6 +981,14 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
         return pl_cast(ctx->b, arg, cm_type_varchar(-1, false), ast->src_off);
     }
     bool is_number = cm_type_is_numeric(arg->type) || arg->type.id == CM_T_NULL;
+    *is_time = *fn == EX_AGG_QUANTILE_CONT &&
+               (arg->type.id == CM_T_DATE || arg->type.id == CM_T_TIMESTAMP);
+    if (*is_time) {
+        /* interpolated between microseconds, a TIMESTAMP again after (as DuckDB) */
+        ExExpr *ts = pl_cast(ctx->b, arg, cm_type_make(CM_T_TIMESTAMP), ast->src_off);
+        ExExpr *us = ts ? pl_make_call(ctx->b, "epoch_us", &ts, 1, ast->src_off) : NULL;
+        return us ? pl_cast(ctx->b, us, cm_type_make(CM_T_DOUBLE), ast->src_off) : NULL;
+    }
     if (*fn == EX_AGG_QUANTILE_CONT && !is_number) {
         if (!is_median) {
             char tn[32];
@@ -1081,6 +1089,15 @@ static bool same_order(const ExAggSpec *x, ExExpr *const *x_by, const ExSortKey 
     return true;
 }
 
+/* The TIMESTAMP of e, a DOUBLE count of microseconds since 1970 (median and
+ * quantile_cont of dates and timestamps), rounded to the microsecond. */
+static ExExpr *timestamp_of_micros(PlBindCtx *ctx, ExExpr *e, const PsExpr *ast)
+{
+    ExExpr *r = pl_make_call(ctx->b, "round", &e, 1, ast->src_off);
+    ExExpr *us = r ? pl_cast(ctx->b, r, cm_type_make(CM_T_INT64), ast->src_off) : NULL;
+    return us ? pl_make_call(ctx->b, "make_timestamp", &us, 1, ast->src_off) : NULL;
+}
+
 static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
 {
     PlAggCtx *agg = ctx->agg;
@@ -1113,8 +1130,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     }
     CmValue param = {.is_null = true};
     ExExpr *by = NULL;
+    bool is_time = false;
     if (ex_agg_is_holistic((ExAggFn)fn)) {
-        if ((arg = bind_holistic(ctx, &inner, ast, &fn, &param)) == NULL) {
+        if ((arg = bind_holistic(ctx, &inner, ast, &fn, &param, &is_time)) == NULL) {
             return NULL;
         }
     } else if (fn == EX_AGG_ARG_MIN || fn == EX_AGG_ARG_MAX) {
@@ -1136,7 +1154,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         }
         bool wants_bool = !strcmp(ast->name, "bool_and") || !strcmp(ast->name, "bool_or") ||
                           !strcmp(ast->name, "count_if");
-        if (wants_bool && arg->type.id != CM_T_BOOL && arg->type.id != CM_T_NULL) {
+        bool is_bit = fn == EX_AGG_BIT_AND || fn == EX_AGG_BIT_OR || fn == EX_AGG_BIT_XOR;
+        if ((wants_bool && arg->type.id != CM_T_BOOL && arg->type.id != CM_T_NULL) ||
+            (is_bit && !cm_type_is_integer(arg->type) && arg->type.id != CM_T_NULL)) {
             char buf[64], msg[160];
             snprintf(msg, sizeof msg, "no function matches %s(%s)", ast->name,
                      cm_type_name(arg->type, buf, sizeof buf));
@@ -1190,7 +1210,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
         CmType t = agg_result_type((ExAggFn)fn, arg ? arg->type : cm_type_make(CM_T_INT64));
         CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR &&
                                           fn != EX_AGG_APPROX_DISTINCT};
-        return ex_expr_const(ctx->b->arena, &v);
+        ExExpr *c = ex_expr_const(ctx->b->arena, &v);
+        return is_time && c ? timestamp_of_micros(ctx, c, ast) : c;
     }
     /* The same aggregate twice is computed once. */
     int a = 0;
@@ -1241,7 +1262,7 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (ref != NULL) {
         ref->src_off = ast->src_off;
     }
-    return ref;
+    return is_time && ref ? timestamp_of_micros(ctx, ref, ast) : ref;
 }
 
 static bool is_window_call(const PsExpr *ast)
@@ -2438,12 +2459,14 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         when[2] = args[2];
         return make_case(ctx->b, 3, when, true, ast->src_off);
     }
-    if (!strcmp(ast->name, "round") && n == 2 && args[1]->kind == EX_E_CONST &&
+    int mode = ex_rounding_mode(ast->name);
+    if ((mode == 0 || mode == 3) && n == 2 && args[1]->kind == EX_E_CONST &&
         !args[1]->value.is_null && cm_type_is_integer(args[1]->type) &&
         (cm_type_is_decimal(args[0]->type) || cm_type_is_integer(args[0]->type))) {
-        /* round(DECIMAL or integer, n): exact, with n decimals (at most the
+        /* round or trunc(DECIMAL or integer, n): exact, with n decimals (at most the
          * input's) and its precision, one more digit for n < 0 (99 rounds to
-         * 100), as many as the storage holds; see func_math.c.  Past 40
+         * 100), as many as the storage holds; an integer keeps its type (a
+         * result past it is an overflow); see func_math.c.  Past 40
          * digits either way n changes nothing more. */
         CmType in = args[0]->type;
         int scale = cm_type_is_decimal(in) ? in.scale : 0;
@@ -2452,13 +2475,12 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
         int cap = in.id == CM_T_DECIMAL128 ? 38 : 18;
         int prec = keep < 0 && in.precision < cap ? in.precision + 1 : in.precision;
         int out_scale = keep < 0 ? 0 : keep < scale ? keep : scale;
-        CmType t =
-            cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : cm_type_make(CM_T_INT64);
-        ExExpr *e = ex_expr_func(ctx->b->arena, "round", ex_round_digits_kernel(), t, 1, args);
+        CmType t = cm_type_is_decimal(in) ? cm_type_decimal(prec, out_scale) : in;
+        ExExpr *e = ex_expr_func(ctx->b->arena, ast->name, ex_round_digits_kernel(), t, 1, args);
         if (e == NULL) {
             return fail(ctx, CM_OOM, -1, "out of memory%s", "");
         }
-        e->aux = scale | (int64_t)(keep + 128) << 8;
+        e->aux = scale | (int64_t)(keep + 128) << 8 | (int64_t)mode << 16;
         e->src_off = ast->src_off;
         return fold(ctx->b, e);
     }

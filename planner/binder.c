@@ -615,6 +615,24 @@ static int star_mod(const PsList *list, bool is_replace, const char *name)
     return -1;
 }
 
+/* A column of '*' in an aggregate query, bound as if written there by name
+ * (qualified by its table): a group key's value, or the GROUP BY error at the
+ * '*'.  So `SELECT * FROM t GROUP BY <every column>` works, as the standard
+ * allows through functional dependency. */
+static ExExpr *star_grouped_column(PlBindCtx *ctx, const PsExpr *star, const PlScopeCol *c)
+{
+    PsExpr *col = cm_arena_zalloc(ctx->b->arena, sizeof *col);
+    if (col == NULL) {
+        return oom(ctx->b);
+    }
+    col->kind = PS_EX_COLUMN;
+    col->name = c->name;
+    col->qualifier = c->table;
+    col->src_off = star->src_off;
+    col->src_len = star->src_len;
+    return pl_bind_expr(ctx, col);
+}
+
 static bool expand_star(PlBindCtx *ctx, const PsTarget *t, OutList *o)
 {
     PlBinder *b = ctx->b;
@@ -623,10 +641,6 @@ static bool expand_star(PlBindCtx *ctx, const PsTarget *t, OutList *o)
     bool *used = cm_arena_zalloc(b->arena, (size_t)(n_ex + n_re + 1));
     if (used == NULL) {
         return oom(b) != NULL;
-    }
-    if (ctx->agg != NULL) {
-        cm_err_set(b->err, CM_BIND, star->src_off, "'*' cannot be used with GROUP BY");
-        return false;
     }
     if (pl_check_schema(&star->schema, b->err) != CM_OK) {
         return false;
@@ -650,6 +664,10 @@ static bool expand_star(PlBindCtx *ctx, const PsTarget *t, OutList *o)
         if (re >= 0) {
             used[n_ex + re] = true;
             if ((e = pl_bind_expr(ctx, ((const PsTarget *)t->replace->items[re])->expr)) == NULL) {
+                return false;
+            }
+        } else if (ctx->agg != NULL) {
+            if ((e = star_grouped_column(ctx, star, c)) == NULL) {
                 return false;
             }
         } else if ((e = ex_expr_column(b->arena, i, c->type)) == NULL) {

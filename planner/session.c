@@ -694,6 +694,49 @@ static void mark_temp(Stmt *st)
     }
 }
 
+/* Appends name to buf at *n, in double quotes unless it is a plain lower-case
+ * identifier. */
+static void put_ident(char *buf, size_t cap, size_t *n, const char *name)
+{
+    bool is_plain = name[0] != '\0' && !(name[0] >= '0' && name[0] <= '9');
+    for (const char *c = name; *c != '\0' && is_plain; c++) {
+        is_plain = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+    }
+    if (is_plain) {
+        *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, "%s", name);
+        return;
+    }
+    *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, "\"");
+    for (const char *c = name; *c != '\0'; c++) {
+        *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, *c == '"' ? "\"\"" : "%c", *c);
+    }
+    *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, "\"");
+}
+
+/* What .schema shows for a CREATE TABLE ... AS: the table's columns and
+ * their types (the query's text would not say them), in the arena; NULL on
+ * OOM. */
+static const char *ctas_sql(Stmt *st, const StColumn *cols, int n_cols)
+{
+    size_t cap = 64 + strlen(st->ast->name) * 2;
+    for (int i = 0; i < n_cols; i++) {
+        cap += strlen(cols[i].name) * 2 + 48;
+    }
+    char *buf = cm_arena_alloc(st->arena, cap), tn[64];
+    if (buf == NULL) {
+        return NULL;
+    }
+    size_t n = (size_t)snprintf(buf, cap, "CREATE %sTABLE ", st->ast->temporary ? "TEMP " : "");
+    put_ident(buf, cap, &n, st->ast->name);
+    for (int i = 0; i < n_cols; i++) {
+        n += (size_t)snprintf(buf + n, cap - n, i == 0 ? "(" : ", ");
+        put_ident(buf, cap, &n, cols[i].name);
+        n += (size_t)snprintf(buf + n, cap - n, " %s", cm_type_name(cols[i].type, tn, sizeof tn));
+    }
+    snprintf(buf + n, cap - n, ")");
+    return buf;
+}
+
 static CmStatus create_as(Stmt *st)
 {
     PlNode *root = bind(st, st->ast->select);
@@ -723,8 +766,12 @@ static CmStatus create_as(Stmt *st)
         return st->err->code;
     }
     /* the catalog takes t, also when it fails */
-    if (st_catalog_add_table(st->s->cat, t, stmt_text(st, st->ast), st->ast->or_replace, st->err) ==
-        CM_OK) {
+    const char *sql = ctas_sql(st, cols, root->n_cols);
+    if (sql == NULL) {
+        st_table_free(t);
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    if (st_catalog_add_table(st->s->cat, t, sql, st->ast->or_replace, st->err) == CM_OK) {
         mark_temp(st);
     }
     return st->err->code;
@@ -1475,8 +1522,9 @@ static CmStatus set_stmt(Stmt *st)
 /* ---- COPY -------------------------------------------------------------------------------- */
 
 typedef struct CopyOpts {
-    char delimiter, quote;
-    bool header;
+    char delimiter, quote, escape; /* escape 0: the quote (as StCsvOptions) */
+    bool header, has_header;       /* has_header: HEADER was given */
+    bool auto_detect;              /* COPY FROM: sniff what was not given (DuckDB) */
     char null_str[64];
     int64_t max_line_size;  /* bytes of the longest record COPY FROM reads */
     int64_t delimiter_off, quote_off, null_off; /* where each was given; -1 if not */
@@ -1567,6 +1615,17 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
                 return cm_err_set(st->err, CM_BIND, off, "COPY option header must be a boolean");
             }
             co->header = b;
+            co->has_header = true;
+        } else if (!strcmp(o->name, "auto_detect")) {
+            if (st->ast->is_to) {
+                return cm_err_set(st->err, CM_BIND, off,
+                                  "COPY option auto_detect is for reading: COPY ... FROM");
+            }
+            if (!cm_parse_bool(text, strlen(text), &b)) {
+                return cm_err_set(st->err, CM_BIND, off,
+                                  "COPY option auto_detect must be a boolean");
+            }
+            co->auto_detect = b;
         } else if (!strcmp(o->name, "null")) {
             snprintf(co->null_str, sizeof co->null_str, "%s", text);
             co->null_off = off;
@@ -1587,7 +1646,50 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
     return check_copy_options(st, co);
 }
 
-static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
+/* COPY FROM with AUTO_DETECT: the delimiter, quote, escape and header that
+ * the options leave open, sniffed from the file's first records as read_csv
+ * does (storage/csv.h), with the table's column types as the types. */
+static CmStatus copy_sniff(Stmt *st, const StTable *t, const int *cols, int n, CopyOpts *co)
+{
+    if (strcmp(st->ast->path, "/dev/stdin") == 0) {
+        /* the sample would take the bytes the load then misses */
+        return cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                          "COPY FROM '/dev/stdin' cannot AUTO_DETECT: give its options instead");
+    }
+    CmType *fixed = cm_arena_alloc(st->arena, sizeof(CmType) * (size_t)(n + 1));
+    if (fixed == NULL) {
+        return cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        fixed[i] = t->cols[cols[i]].type;
+    }
+    StCsvSniff s = {.has_delim = co->delimiter_off >= 0,
+                    .has_quote = co->quote_off >= 0,
+                    .has_header = co->has_header,
+                    .null_str = co->null_str,
+                    .sample_size = ST_CSV_SNIFF_SAMPLE,
+                    .n_fixed = n,
+                    .fixed = fixed,
+                    .delimiter = co->delimiter,
+                    .quote = co->quote,
+                    .header = co->header};
+    char *sample = NULL;
+    size_t n_sample = 0;
+    bool is_eof = false;
+    if (st_csv_sample(st->ast->path, s.sample_size + 1, st->arena, &sample, &n_sample, &is_eof,
+                      st->err) != CM_OK ||
+        st_csv_sniff(sample, n_sample, is_eof, &s, st->arena, st->err) != CM_OK) {
+        st->err->off = st->err->off < 0 ? st->ast->src_off : st->err->off;
+        return st->err->code;
+    }
+    co->delimiter = s.delimiter;
+    co->quote = s.quote;
+    co->escape = s.escape == s.quote ? 0 : s.escape;
+    co->header = s.header;
+    return CM_OK;
+}
+
+static CmStatus copy_from(Stmt *st, StTable *t, CopyOpts *co)
 {
     const PsList *names = st->ast->columns;
     int n = names ? names->n : t->n_cols;
@@ -1609,9 +1711,18 @@ static CmStatus copy_from(Stmt *st, StTable *t, const CopyOpts *co)
             }
         }
     }
-    StCsvOptions opt = {.delimiter = co->delimiter, .quote = co->quote, .header = co->header,
-                        .null_str = co->null_str, .max_line_size = co->max_line_size,
-                        .n_cols = n, .cols = cols, .interrupt = &st->s->interrupt};
+    if (co->auto_detect && copy_sniff(st, t, cols, n, co) != CM_OK) {
+        return st->err->code;
+    }
+    StCsvOptions opt = {.delimiter = co->delimiter,
+                        .quote = co->quote,
+                        .escape = co->escape,
+                        .header = co->header,
+                        .null_str = co->null_str,
+                        .max_line_size = co->max_line_size,
+                        .n_cols = n,
+                        .cols = cols,
+                        .interrupt = &st->s->interrupt};
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {

@@ -571,6 +571,26 @@ static bool interrupted(const StCsvOptions *opt)
     return opt->interrupt != NULL && atomic_load(opt->interrupt);
 }
 
+/* The window a load reads `path` through: reserves `cap` bytes of ld's
+ * memory, allocates them (*buf, owned: cm_free) as ld's data and opens the
+ * file (*f, owned: fclose).  On an error, what was made is in *buf and *f
+ * for the caller's cleanup, the rest NULL. */
+static CmStatus open_window(Load *ld, const char *path, size_t cap, char **buf, FILE **f,
+                            CmErr *err)
+{
+    if (cm_mem_need(&ld->mem, (int64_t)cap, err) != CM_OK) {
+        return err->code;
+    }
+    if ((*buf = cm_malloc(cap)) == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+    }
+    if ((*f = fopen(path, "rb")) == NULL) {
+        return cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
+    }
+    ld->data = *buf;
+    return CM_OK;
+}
+
 CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPool *pool,
                      int64_t *n_rows, CmErr *err)
 {
@@ -594,18 +614,9 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     int64_t before = t->n_rows;
     char *buf = NULL;
     FILE *f = NULL;
-    if (cm_mem_need(&ld.mem, (int64_t)cap, err) != CM_OK) {
+    if (open_window(&ld, path, cap, &buf, &f, err) != CM_OK) {
         goto done;
     }
-    if ((buf = cm_malloc(cap)) == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
-        goto done;
-    }
-    if ((f = fopen(path, "rb")) == NULL) {
-        cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
-        goto done;
-    }
-    ld.data = buf;
     for (;;) {
         if (!interrupted(opt) && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK &&
             drop_skipped_lines(&ld) && !interrupted(opt) && load_window(&ld, t, pool, err) != CM_OK) {
@@ -700,18 +711,9 @@ CmStatus st_csv_ranges(const char *path, const StCsvOptions *opt, int64_t range_
     if (!is_split) {
         goto done;
     }
-    if (cm_mem_need(&ld.mem, (int64_t)cap, err) != CM_OK) {
+    if (open_window(&ld, path, cap, &buf, &f, err) != CM_OK) {
         goto done;
     }
-    if ((buf = cm_malloc(cap)) == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
-        goto done;
-    }
-    if ((f = fopen(path, "rb")) == NULL) {
-        cm_err_set(err, CM_IO, -1, "cannot open '%s': %s", path, strerror(errno));
-        goto done;
-    }
-    ld.data = buf;
     int64_t base = 0; /* the file offset of buf[0] */
     while (n < cap_ranges) {
         if (read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) != CM_OK) {

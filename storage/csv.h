@@ -40,6 +40,9 @@
 #include "common/thread.h"
 #include "storage/table.h"
 
+/* The records a sniffer samples by default (DuckDB's sample_size default). */
+#define ST_CSV_SNIFF_SAMPLE 20480
+
 /* The default bound on a record's bytes (DuckDB's max_line_size default). */
 #define ST_CSV_MAX_LINE_SIZE ((int64_t)2 * 1024 * 1024)
 

@@ -5,8 +5,9 @@
  * 1. Dialect.  Every candidate (delimiter , | ; TAB; quote " ' or none;
  *    escape: the quote itself, i.e. a doubled quote, or a backslash) splits
  *    the sample; a candidate that leaves a quote open, or has text between a
- *    closing quote and the next delimiter, is out.  The winner has
- *    the most records with the sample's most frequent field count, then the
+ *    closing quote and the next delimiter, is out.  The winner splits the
+ *    records into more than one field if any candidate does, then has the
+ *    most records with the sample's most frequent field count, then the
  *    most fields, then comes first in that order.
  * 2. Types.  Each column keeps the set of candidate types every sampled value
  *    parses as (a value with blanks around it parses only as VARCHAR; an
@@ -113,8 +114,13 @@ static uint32_t candidates_of(const StCsvField *f)
 /* Whether a value parses as type t (the header test against a user's type). */
 static bool parses_as(const StCsvField *f, CmType t)
 {
+    /* a given INTEGER or DECIMAL column (read_csv's columns, COPY's table)
+     * is judged by the candidate that holds it */
+    CmTypeId id = cm_type_is_integer(t)   ? CM_T_INT64
+                  : cm_type_is_decimal(t) ? CM_T_DOUBLE
+                                          : (CmTypeId)t.id;
     for (int i = 0; i < N_CANDIDATES; i++) {
-        if (TYPE_CANDIDATES[i].id == t.id) {
+        if (TYPE_CANDIDATES[i].id == id) {
             return (candidates_of(f) >> i) & 1;
         }
     }
@@ -261,8 +267,14 @@ static void sniff_dialect(const char *d, size_t begin, size_t end, StCsvSniff *s
                 if (r.is_bad) {
                     continue;
                 }
-                if (!has_best || r.n_consistent > best.n_consistent ||
-                    (r.n_consistent == best.n_consistent && r.n_cols > best.n_cols)) {
+                /* One column is the last resort (DuckDB's single_column_before):
+                 * a quoted line break gives every dialect that cannot split the
+                 * records one more, so it must not outrank a real split. */
+                bool is_multi = r.n_cols > 1, is_best_multi = best.n_cols > 1;
+                if (!has_best || (is_multi && !is_best_multi) ||
+                    (is_multi == is_best_multi &&
+                     (r.n_consistent > best.n_consistent ||
+                      (r.n_consistent == best.n_consistent && r.n_cols > best.n_cols)))) {
                     best = r;
                     has_best = true;
                     bd = delim;

@@ -571,6 +571,11 @@ expect_out ".schema TABLE" $'CREATE TABLE alpha (b VARCHAR, c INTEGER);\n'
 sl_in $'CREATE TABLE main.d (a INTEGER DEFAULT 2 + 3, b VARCHAR DEFAULT \'x\');\n.schema d\n'
 expect_out ".schema with DEFAULT" $'CREATE TABLE main.d (a INTEGER DEFAULT 2 + 3, b VARCHAR DEFAULT \'x\');\n'
 
+# a CREATE TABLE ... AS shows its columns' types (issue 12), names quoted where they must be
+sl_in $'CREATE TABLE c AS SELECT 1 AS a, sum(2) AS s, [1] AS "My l";\nCREATE TEMP TABLE "t x" AS SELECT 1.5;\n.schema\n'
+expect_out ".schema of CTAS" \
+    $'CREATE TABLE c(a INTEGER, s DECIMAL(38,0), "My l" INTEGER[]);\nCREATE TEMP TABLE "t x"("1.5" DECIMAL(2,1));\n'
+
 sl_in $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n.schema\n'
 expect_out ".schema, creation order" \
     $'CREATE TABLE zeta (a INTEGER);\nCREATE TABLE alpha (b VARCHAR, c INTEGER);\n'
