@@ -541,15 +541,35 @@ void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     }
 }
 
-/* Asks for the stored keys of group g, and their NULL flags, ahead of the
- * comparison that will read them. */
-static inline void prefetch_group_keys(const HashAggSpec *s, const AggLocal *l, int64_t g)
+/* With many groups the slots outgrow the cache and every row misses: while
+ * row i is placed, the slot of row i + 2 * PREFETCH_AHEAD is asked for, and
+ * the stored keys (packed words, or each key and its NULL flag) of the group
+ * in the slot asked for earlier for row i + PREFETCH_AHEAD. */
+static inline void prefetch_probe(const HashAggSpec *s, const AggLocal *l, const CmBatch *in, int i)
 {
+#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
+    if (i + 2 * PREFETCH_AHEAD < in->n_rows) {
+        __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 2 * PREFETCH_AHEAD], l->mask)]);
+    }
+    if (i + PREFETCH_AHEAD >= in->n_rows) {
+        return;
+    }
+    uint32_t ahead = l->slots[slot_home(l->row_hash[i + PREFETCH_AHEAD], l->mask)].group;
+    if (ahead == 0) {
+        return;
+    }
+    if (s->pack_words > 0) {
+        __builtin_prefetch(group_key(l, ahead - 1));
+        return;
+    }
     for (int k = 0; k < s->n_keys; k++) {
         size_t w = cm_type_width(s->key_types[k]);
-        __builtin_prefetch((const char *)l->keys[k].data + w * (size_t)g);
-        __builtin_prefetch(&l->keys[k].nulls[g]);
+        __builtin_prefetch((const char *)l->keys[k].data + w * (size_t)(ahead - 1));
+        __builtin_prefetch(&l->keys[k].nulls[ahead - 1]);
     }
+#else
+    (void)s, (void)l, (void)in, (void)i;
+#endif
 }
 
 /* assign_groups for packed keys (hash_rows done): the same probe, with
@@ -559,19 +579,7 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     int nw = s->pack_words;
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
-#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
-        if (i + 2 * PREFETCH_AHEAD < in->n_rows) {
-            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 2 * PREFETCH_AHEAD], l->mask)]);
-        }
-        if (i + PREFETCH_AHEAD < in->n_rows) {
-            /* its slot was asked for PREFETCH_AHEAD rows ago: fetch the first
-             * candidate's keys */
-            uint32_t ahead = l->slots[slot_home(l->row_hash[i + PREFETCH_AHEAD], l->mask)].group;
-            if (ahead != 0) {
-                __builtin_prefetch(group_key(l, ahead - 1));
-            }
-        }
-#endif
+        prefetch_probe(s, l, in, i);
         uint64_t h = l->row_hash[i];
         uint32_t tag = (uint32_t)h;
         const uint64_t *key = l->row_key[i];
@@ -625,20 +633,7 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
     ex_hash_agg_hash_rows(s, l, in);
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
-        /* With many groups the slots outgrow the cache and every row misses:
-         * the slot of a row further ahead is fetched while this one is placed,
-         * and the keys of the group in the slot fetched earlier for a nearer row. */
-#if CM_BATCH_CAP > 2 * PREFETCH_AHEAD
-        if (i + 2 * PREFETCH_AHEAD < in->n_rows) {
-            __builtin_prefetch(&l->slots[slot_home(l->row_hash[i + 2 * PREFETCH_AHEAD], l->mask)]);
-        }
-        if (i + PREFETCH_AHEAD < in->n_rows) {
-            uint32_t ahead = l->slots[slot_home(l->row_hash[i + PREFETCH_AHEAD], l->mask)].group;
-            if (ahead != 0) {
-                prefetch_group_keys(s, l, ahead - 1);
-            }
-        }
-#endif
+        prefetch_probe(s, l, in, i);
         uint32_t p = cm_batch_pos(in, i);
         uint64_t h = l->row_hash[i];
         uint32_t tag = (uint32_t)h;
