@@ -29,6 +29,9 @@ typedef struct Out {
 
 static bool out_put(Out *o, const char *s, size_t n)
 {
+    if (n == 0) {
+        return true; /* o->d may still be NULL: memcpy must not see it */
+    }
     if (o->n + n > o->cap) {
         size_t cap = (o->cap + n) * 2 < 64 ? 64 : (o->cap + n) * 2;
         char *d = cm_arena_alloc(o->heap, cap);
