@@ -67,8 +67,8 @@ typedef struct CmMemRes {
                    its end, not a share of the pool: not among the consumers a fair
                    share divides execution memory by */
     bool shared; /* set after init: one reservation that serves every task of a stage
-                    (a broadcast join's table), so its fair share is half of execution
-                    memory rather than a 1/N slice beside the tasks it serves */
+                    (a broadcast join's table), so it may take execution memory up to
+                    the headroom rather than a 1/N slice beside the tasks it serves */
     struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
 } CmMemRes;
 

@@ -20,8 +20,8 @@ static CmStatus str_oom(const ExExpr *e, CmErr *err)
 /* Code points are the bytes that are not continuation bytes (10xxxxxx).  Eight
  * bytes at a time: a byte continues when its top bit is set and the next one is
  * clear; the flags add up per byte lane for at most 255 words, then the lanes
- * are summed in pairs and the four 16-bit sums by one multiply.  Long text lines are the common
- * input. */
+ * are summed in pairs and the four 16-bit sums by one multiply.  Long text
+ * lines are the common input. */
 size_t ex_utf8_len(const char *s, size_t n)
 {
     const uint64_t hi = 0x8080808080808080ull;
