@@ -387,6 +387,22 @@ ExExpr *ex_expr_remap(CmArena *a, const ExExpr *e, const int *map)
     return c;
 }
 
+bool ex_expr_is_volatile(const ExExpr *e)
+{
+    if (e == NULL) {
+        return false;
+    }
+    if (e->is_volatile) {
+        return true;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        if (ex_expr_is_volatile(e->args[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool ex_expr_is_constant(const ExExpr *e)
 {
     if (e->kind == EX_E_COLUMN || e->is_volatile) {

@@ -90,5 +90,8 @@ size_t ex_col_to_string(const char *const *names, int col, char *buf, size_t cap
 /* True when the tree has no column references (it can be folded). */
 bool ex_expr_is_constant(const ExExpr *e);
 
+/* True when e calls a volatile function (random()) anywhere. */
+bool ex_expr_is_volatile(const ExExpr *e);
+
 /* Evaluates a constant expression into *out (strings copied into `a`). */
 CmStatus ex_expr_eval_const(const ExExpr *e, CmArena *a, CmValue *out, CmErr *err);

@@ -790,32 +790,16 @@ PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root)
 
 /* ---- shared subtrees of one statement ------------------------------------------------- */
 
-static bool expr_volatile(const ExExpr *e)
-{
-    if (e == NULL) {
-        return false;
-    }
-    if (e->is_volatile) {
-        return true;
-    }
-    for (int i = 0; i < e->n_args; i++) {
-        if (expr_volatile(e->args[i])) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The node's own expressions call a volatile function (random()). */
 static bool node_volatile(const PlNode *n)
 {
     int n_exprs = n->kind == PL_VALUES ? n->n_rows * n->n_cols : n->kind == PL_PROJECT ? n->n_cols : 0;
     for (int i = 0; i < n_exprs; i++) {
-        if (expr_volatile(n->exprs[i])) {
+        if (ex_expr_is_volatile(n->exprs[i])) {
             return true;
         }
     }
-    return expr_volatile(n->kind == PL_FILTER ? n->pred : n->kind == PL_JOIN ? n->residual : NULL);
+    return ex_expr_is_volatile(n->kind == PL_FILTER ? n->pred : n->kind == PL_JOIN ? n->residual : NULL);
 }
 
 /* What pl_cache_share knows of one fingerprint record. */

@@ -152,18 +152,190 @@ static void seen_fini(Seen *s)
     cm_arena_fini(&s->arena);
 }
 
+/* ---- the outer query's filter -------------------------------------------------------- */
+
+static bool expr_has_subquery(const PsExpr *e);
+
+static bool order_has_subquery(const PsList *items)
+{
+    for (int i = 0; items != NULL && i < items->n; i++) {
+        if (expr_has_subquery(((const PsOrderItem *)items->items[i])->expr)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool exprs_have_subquery(const PsList *items)
+{
+    for (int i = 0; items != NULL && i < items->n; i++) {
+        if (expr_has_subquery(items->items[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool window_has_subquery(const PsWindow *w)
+{
+    return w != NULL && (exprs_have_subquery(w->partition_by) || order_has_subquery(w->order_by) ||
+                         expr_has_subquery(w->start_off) || expr_has_subquery(w->end_off));
+}
+
+/* Does e hold a subquery anywhere (which could read the CTE)? */
+static bool expr_has_subquery(const PsExpr *e)
+{
+    if (e == NULL) {
+        return false;
+    }
+    if (e->subquery != NULL || e->kind == PS_EX_IN_SELECT || e->kind == PS_EX_EXISTS ||
+        e->kind == PS_EX_SUBQUERY) {
+        return true;
+    }
+    if (e->kind == PS_EX_CASE) {
+        for (int i = 0; e->args != NULL && i < e->args->n; i++) {
+            const PsWhen *w = e->args->items[i];
+            if (expr_has_subquery(w->cond) || expr_has_subquery(w->result)) {
+                return true;
+            }
+        }
+    } else if (exprs_have_subquery(e->args)) {
+        return true;
+    }
+    return expr_has_subquery(e->left) || expr_has_subquery(e->right) ||
+           expr_has_subquery(e->escape) || expr_has_subquery(e->filter) ||
+           order_has_subquery(e->agg_order) || window_has_subquery(e->over);
+}
+
+static bool targets_have_subquery(const PsList *targets)
+{
+    for (int i = 0; targets != NULL && i < targets->n; i++) {
+        const PsTarget *t = targets->items[i];
+        if (expr_has_subquery(t->expr) || targets_have_subquery(t->replace)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool group_has_subquery(const PsSelect *s)
+{
+    if (s->group_kind != PS_GROUP_SETS) {
+        return exprs_have_subquery(s->group_by);
+    }
+    for (int i = 0; s->group_by != NULL && i < s->group_by->n; i++) {
+        if (exprs_have_subquery(s->group_by->items[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Does any expression of the simple query `s` hold a subquery? */
+static bool select_has_subquery(const PsSelect *s)
+{
+    if (expr_has_subquery(s->where) || targets_have_subquery(s->targets) ||
+        group_has_subquery(s) || expr_has_subquery(s->having) || expr_has_subquery(s->qualify) ||
+        exprs_have_subquery(s->distinct_on) || order_has_subquery(s->order_by) ||
+        expr_has_subquery(s->limit) || expr_has_subquery(s->offset)) {
+        return true;
+    }
+    for (int i = 0; s->windows != NULL && i < s->windows->n; i++) {
+        if (window_has_subquery(((const PsWindowDef *)s->windows->items[i])->spec)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * When the statement reads the recursive CTE only as `SELECT ... FROM cte
+ * WHERE cond`, the rows of every round that fail cond can never reach it:
+ * the rounds read the working set, never the result.  Then the result keeps
+ * only the rows that pass, as each round adds them (filter(A ∪ B) is filter(A)
+ * ∪ filter(B) for a condition on one row), which is what lets `WHERE it = 10`
+ * over ten rounds hold one round's rows instead of eleven.  The statement
+ * still applies cond itself, to rows that all pass it.  Returns that filtering
+ * query, `SELECT * FROM cte [AS alias] WHERE cond`, or NULL when the statement
+ * has another shape: a second CTE (which may read this one), a join, a
+ * compound query, or a subquery anywhere (which may read the CTE whole).
+ */
+static PsSelect *result_filter(PlBinder *b, const PsSelect *outer, const PsCte *cte)
+{
+    const PsFrom *f = outer->from;
+    if (outer->kind != PS_SEL_SIMPLE || outer->with == NULL || outer->with->n != 1 ||
+        outer->where == NULL || f == NULL || f->kind != PS_FROM_TABLE ||
+        f->schema.schema != NULL || strcmp(f->name, cte->name) != 0 ||
+        select_has_subquery(outer)) {
+        return NULL;
+    }
+    PsSelect *q = cm_arena_zalloc(b->arena, sizeof *q);
+    PsTarget *star = cm_arena_zalloc(b->arena, sizeof *star);
+    PsExpr *all = cm_arena_zalloc(b->arena, sizeof *all);
+    PsList *targets = cm_arena_zalloc(b->arena, sizeof *targets);
+    void **items = cm_arena_alloc(b->arena, sizeof(void *));
+    if (q == NULL || star == NULL || all == NULL || targets == NULL || items == NULL) {
+        return NULL; /* the rounds then fill the result whole */
+    }
+    all->kind = PS_EX_STAR;
+    all->src_off = outer->src_off;
+    star->expr = all;
+    star->src_off = outer->src_off;
+    items[0] = star;
+    *targets = (PsList){.n = 1, .cap = 1, .items = items};
+    q->kind = PS_SEL_SIMPLE;
+    q->targets = targets;
+    q->from = outer->from;
+    q->where = outer->where;
+    q->src_off = outer->src_off;
+    q->src_len = outer->src_len;
+    return q;
+}
+
+/* Does the bound filtering query call a volatile function (random())?  Then
+ * the statement's own WHERE would draw again over rows already drawn, so the
+ * result takes every row. */
+static bool plan_volatile(const PlNode *n)
+{
+    for (; n != NULL; n = n->child) {
+        if (n->kind == PL_FILTER && ex_expr_is_volatile(n->pred)) {
+            return true;
+        }
+        for (int i = 0; n->kind == PL_PROJECT && i < n->n_cols; i++) {
+            if (ex_expr_is_volatile(n->exprs[i])) {
+                return true;
+            }
+        }
+        if (n->kind != PL_FILTER && n->kind != PL_PROJECT && n->kind != PL_GET) {
+            return true; /* not the shape expected: take no risk */
+        }
+    }
+    return false;
+}
+
+/* The stream of a filtering query: appends its rows to the result. */
+static CmStatus add_result(void *ctx, const CmBatch *in, CmErr *err)
+{
+    StTable *result = ctx;
+    CmBatch b = *in;
+    b.n_cols = result->n_cols;
+    return b.n_rows > 0 ? st_table_append(result, &b, err) : CM_OK;
+}
+
 /* ---- the loop ------------------------------------------------------------------------ */
 
 /* Where a round's rows go: the result, and the next working set. */
 typedef struct Adder {
     StTable *result;
     StTable *work;
-    Seen *seen;    /* UNION: only rows never seen before; NULL for UNION ALL */
-    int64_t added; /* rows added this round */
+    Seen *seen;     /* UNION: only rows never seen before; NULL for UNION ALL */
+    bool to_result; /* false: a filtering query fills the result (result_filter) */
+    int64_t added;  /* rows added this round */
 } Adder;
 
 /* The stream of a round (PlRunFn): appends the batch's rows (only unseen ones
- * when a->seen) to the result and to the next working set. */
+ * when a->seen) to the next working set, and to the result unless a filtering
+ * query fills it. */
 static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
 {
     Adder *a = ctx;
@@ -179,7 +351,8 @@ static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
     }
     b.sel = sel;
     b.n_rows = n;
-    if (err->code == CM_OK && n > 0 && st_table_append(a->result, &b, err) == CM_OK &&
+    if (err->code == CM_OK && n > 0 &&
+        (!a->to_result || st_table_append(a->result, &b, err) == CM_OK) &&
         st_table_append(a->work, &b, err) == CM_OK) {
         a->added += n;
     }
@@ -246,7 +419,25 @@ static CmStatus push_temp(PlBinder *b, const char *name, StTable *t)
     return CM_OK;
 }
 
-static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ctx)
+/* Adds the rows of the working set that pass the filtering query `q` to the
+ * result (the set is the temp table of the CTE's name); when q turns out to
+ * call a volatile function, it stops filtering: q's WHERE is dropped. */
+static CmStatus add_filtered(PlBinder *b, PsSelect *q, StTable *result, PlRunFn run, void *ctx)
+{
+    PlNode *plan = pl_bind_select(b, q);
+    if (plan != NULL && q->where != NULL && plan_volatile(plan)) {
+        q->where = NULL;
+        plan = pl_bind_select(b, q);
+    }
+    if (plan == NULL) {
+        return b->err->code != CM_OK ? b->err->code
+                                     : cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    }
+    return run(ctx, b->arena, plan, add_result, result, b->err);
+}
+
+static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer, PlRunFn run,
+                            void *ctx)
 {
     const PsSelect *sel = cte->select;
     if (sel->kind != PS_SEL_SETOP || sel->setop != PS_SET_UNION ||
@@ -262,7 +453,11 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
     cm_arena_init(&seen.arena, 64 * 1024);
     CmArena round_arena;
     cm_arena_init(&round_arena, 64 * 1024);
-    Adder add = {.result = result, .work = work, .seen = sel->all ? NULL : &seen};
+    PsSelect *filter = result_filter(b, outer, cte);
+    Adder add = {.result = result,
+                 .work = work,
+                 .seen = sel->all ? NULL : &seen,
+                 .to_result = filter == NULL};
     if (work != NULL) {
         run(ctx, b->arena, anchor, add_rows, &add, b->err);
     }
@@ -280,7 +475,10 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, PlRunFn run, void *ct
         CmArena *stmt_arena = b->arena;
         cm_arena_reset(&round_arena);
         b->arena = &round_arena;
-        PlNode *step = pl_bind_select(b, sel->right);
+        /* The rows the previous round added reach the result now, filtered. */
+        PlNode *step = filter == NULL || add_filtered(b, filter, result, run, ctx) == CM_OK
+                           ? pl_bind_select(b, sel->right)
+                           : NULL;
         step = step ? cast_to(b, step, result, sel->right->src_off) : NULL;
         work = step ? new_table(cte->name, anchor, cte, b->err) : NULL;
         add.work = work;
@@ -314,7 +512,7 @@ CmStatus pl_materialize_recursive(PlBinder *b, const PsSelect *sel, PlRunFn run,
     for (int i = 0; i < sel->with->n && b->err->code == CM_OK; i++) {
         const PsCte *cte = sel->with->items[i];
         if (select_reads(cte->select, cte->name)) {
-            materialize(b, cte, run, ctx);
+            materialize(b, cte, sel, run, ctx);
             continue;
         }
         PlCte *c = cm_arena_zalloc(b->arena, sizeof *c);
