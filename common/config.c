@@ -135,13 +135,16 @@ int64_t cm_config_broadcast_bytes(const CmConfig *cfg)
     return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
 }
 
-int64_t cm_config_broadcast_bytes_for(const CmConfig *cfg, double build_bytes, double probe_bytes)
+int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg)
 {
-    if (probe_bytes < BROADCAST_PROBE_RATIO * build_bytes) {
-        return cm_config_broadcast_bytes(cfg);
-    }
     int64_t cap = cfg->memory_limit / 8;
     return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
+}
+
+int64_t cm_config_broadcast_bytes_for(const CmConfig *cfg, double build_bytes, double probe_bytes)
+{
+    return probe_bytes < BROADCAST_PROBE_RATIO * build_bytes ? cm_config_broadcast_bytes(cfg)
+                                                             : cm_config_broadcast_bytes_max(cfg);
 }
 
 bool cm_parse_size(const char *text, int64_t *bytes)

@@ -83,6 +83,8 @@ int64_t cm_config_broadcast_bytes(const CmConfig *cfg);
  * little more and spills instead of failing over to grace mode. */
 #define BROADCAST_PROBE_RATIO 4.0
 int64_t cm_config_broadcast_bytes_for(const CmConfig *cfg, double build_bytes, double probe_bytes);
+/* The larger of the two: the most any broadcast table may be planned at. */
+int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg);
 
 /* Parses '64KB' / '1GB' / '123' into bytes; false on bad text. */
 bool cm_parse_size(const char *text, int64_t *bytes);

@@ -1481,7 +1481,7 @@ static CmStatus join_global_init(ExOp *op, ExQuery *q, CmErr *err)
     g->mem.shared = true; /* one table for every probe task */
     /* Decoded batches take more room than the shuffle blocks the broadcast
      * decision measured: twice its threshold is still a broadcast table. */
-    g->cap.cap = 2 * cm_config_broadcast_bytes_for(&q->config, 1, BROADCAST_PROBE_RATIO);
+    g->cap.cap = 2 * cm_config_broadcast_bytes_max(&q->config);
     if (((const ExJoinSpec *)op->spec)->n_keys == 0) {
         /* A nested loop has no partitioned form to turn into: its build is
          * broadcast at any size, and only a refusal sends it to grace mode. */

@@ -166,8 +166,8 @@ static CmStatus try_broadcast(Aqe *x, int j)
         }
         int64_t rows;
         int64_t bytes = total_bytes(*js->build, &rows);
-        if (bytes >= cm_config_broadcast_bytes(cfg) ||
-            !ex_hash_join_broadcastable(rows, (double)bytes, cm_config_broadcast_bytes(cfg))) {
+        int64_t cap = cm_config_broadcast_bytes(cfg); /* the probe side's size is not known */
+        if (bytes >= cap || !ex_hash_join_broadcastable(rows, (double)bytes, cap)) {
             continue;
         }
         ex_hash_join_set_broadcast(op);
@@ -178,7 +178,7 @@ static CmStatus try_broadcast(Aqe *x, int j)
         if (record(x, cm_arena_printf(plan->arena,
                                       "{\"rule\": \"broadcast\", \"stage\": %d, \"build_bytes\": "
                                       "%lld, \"threshold\": %lld, \"probe_exchange_removed\": %s}",
-                                      s->id, (long long)bytes, (long long)cm_config_broadcast_bytes(cfg),
+                                      s->id, (long long)bytes, (long long)cap,
                                       w >= 0 ? "true" : "false")) != CM_OK) {
             return x->err->code;
         }
