@@ -363,6 +363,50 @@ static void add_line(void *ctx, const char *line)
 
 static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap);
 
+/* A plan's EXPLAIN text without its adaptive decisions, kept whole (for
+ * comparing two plans). */
+typedef struct PlanText {
+    char *buf; /* owned */
+    size_t len, cap;
+    bool oom;
+} PlanText;
+
+static void add_text(void *ctx, const char *line)
+{
+    PlanText *t = ctx;
+    size_t n = strlen(line) + 1;
+    if (strncmp(line, "Adaptive: ", 10) == 0) {
+        return;
+    }
+    if (!t->oom && t->len + n > t->cap) {
+        size_t cap = (t->len + n) * 2;
+        char *b = cm_realloc(t->buf, cap);
+        t->oom = b == NULL;
+        t->buf = b != NULL ? b : t->buf;
+        t->cap = b != NULL ? cap : t->cap;
+    }
+    if (!t->oom) {
+        memcpy(t->buf + t->len, line, n - 1);
+        t->buf[t->len + n - 1] = '\n';
+        t->len += n;
+    }
+}
+
+/* Whether the adaptive rules changed what EXPLAIN shows of the plan: a
+ * coalesce changes only how many tasks read an exchange, and then the plan as
+ * first built says nothing the final one does not.  (Out of memory counts as
+ * a change: the initial plan is shown then, as it always was.) */
+static bool plans_differ(const PlStagePlan *initial, const PlStagePlan *final)
+{
+    PlanText a = {0}, b = {0};
+    pl_explain_plan(initial, false, add_text, &a);
+    pl_explain_plan(final, false, add_text, &b);
+    bool differ = a.oom || b.oom || a.len != b.len || (a.len > 0 && memcmp(a.buf, b.buf, a.len));
+    cm_free(a.buf);
+    cm_free(b.buf);
+    return differ;
+}
+
 /* Each shared subtree once, before the plan that scans it (SHARED SCAN #k). */
 static void explain_shared(Stmt *st, Lines *lines)
 {
@@ -420,7 +464,7 @@ static CmStatus stmt_explain(Stmt *st)
     if (rc == CM_OK && analyze) {
         rc = run_query(st, root, &plan, NULL);
     }
-    bool changed = analyze && plan.n_decisions > 0;
+    bool changed = analyze && plan.n_decisions > 0 && plans_differ(&initial, &plan);
     CmType t = cm_type_varchar(-1, false);
     const char *name = "explain";
     Lines lines = {.err = st->err};
