@@ -265,6 +265,9 @@ typedef enum ExWinFn {
     EX_WIN_FIRST_VALUE, EX_WIN_LAST_VALUE, EX_WIN_LAG, EX_WIN_LEAD,
 } ExWinFn;
 
+/* The function's SQL name ("row_number", "sum", ...). */
+const char *ex_window_fn_name(ExWinFn fn);
+
 typedef enum ExFrameBound {
     EX_FRAME_UNBOUNDED_PRECEDING, EX_FRAME_PRECEDING, EX_FRAME_CURRENT_ROW, EX_FRAME_FOLLOWING,
     EX_FRAME_UNBOUNDED_FOLLOWING,

@@ -1061,13 +1061,18 @@ static ExOpResult win_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
     return has_more ? EX_HAVE_MORE : EX_DONE;
 }
 
-static void win_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
+const char *ex_window_fn_name(ExWinFn fn)
 {
     static const char *names[] = {"row_number", "rank", "dense_rank", "percent_rank",
                                   "cume_dist", "count_star", "count", "sum", "avg", "min", "max",
                                   "first_value", "last_value", "lag", "lead"};
+    return names[fn];
+}
+
+static void win_explain(const ExOp *op, const char *const *in_names, char *buf, size_t cap)
+{
     const ExWindowSpec *s = op->spec;
-    size_t n = (size_t)snprintf(buf, cap, "%s(", names[s->fn]);
+    size_t n = (size_t)snprintf(buf, cap, "%s(", ex_window_fn_name(s->fn));
     if (s->arg >= 0 && n < cap) {
         n += ex_col_to_string(in_names, s->arg, buf + n, cap - n);
     }

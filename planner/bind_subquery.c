@@ -102,7 +102,7 @@ static int append_column(PlBindCtx *ctx, ExExpr *e)
         return -1;
     }
     memcpy(names, cur->names, sizeof(char *) * (size_t)n);
-    names[n] = "#probe";
+    names[n] = pl_expr_name(b, e, cur, "#probe");
     PlNode *p = pl_project(b, cur, n + 1, exprs, names);
     if (p == NULL) {
         return -1;

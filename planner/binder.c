@@ -891,10 +891,7 @@ static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc,
     return true;
 }
 
-/* The name EXPLAIN shows for e over `input`: an input column's own name,
- * else the expression over the input's names (in the arena; `fallback` on OOM). */
-static const char *expr_name(PlBinder *b, const ExExpr *e, const PlNode *input,
-                             const char *fallback)
+const char *pl_expr_name(PlBinder *b, const ExExpr *e, const PlNode *input, const char *fallback)
 {
     if (e->kind == EX_E_COLUMN && input->names[e->col] != NULL) {
         return input->names[e->col];
@@ -910,7 +907,7 @@ static const char *expr_name(PlBinder *b, const ExExpr *e, const PlNode *input,
 static const char *agg_name(PlBinder *b, const PlAggCtx *agg, int a, const PlNode *input)
 {
     const ExAggSpec *g = &agg->aggs[a];
-    const char *arg = agg->agg_args[a] != NULL ? expr_name(b, agg->agg_args[a], input, "") : "";
+    const char *arg = agg->agg_args[a] != NULL ? pl_expr_name(b, agg->agg_args[a], input, "") : "";
     const char *name = cm_arena_printf(b->arena, "%s(%s%s)", ex_agg_fn_name(g->fn),
                                        g->distinct ? "DISTINCT " : "", arg);
     return name != NULL ? name : "agg";
@@ -932,7 +929,7 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
     int at = 0;
     for (int k = 0; k < agg->n_keys; k++) {
         pre[at] = agg->keys[k];
-        pre_names[at++] = expr_name(b, agg->keys[k], input, "key");
+        pre_names[at++] = pl_expr_name(b, agg->keys[k], input, "key");
         node->types[k] = agg->keys[k]->type;
         node->names[k] = pre_names[at - 1];
     }
@@ -945,11 +942,11 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         if (agg->agg_args[a] != NULL) {
             node->aggs[a].arg = at;
             pre[at] = agg->agg_args[a];
-            pre_names[at++] = expr_name(b, agg->agg_args[a], input, "arg");
+            pre_names[at++] = pl_expr_name(b, agg->agg_args[a], input, "arg");
         }
         if (agg->agg_by[a] != NULL) {
             pre[at] = agg->agg_by[a];
-            pre_names[at++] = expr_name(b, agg->agg_by[a], input, "arg");
+            pre_names[at++] = pl_expr_name(b, agg->agg_by[a], input, "arg");
         }
         if (agg->aggs[a].n_order > 0) {
             /* ORDER BY inside the call: its keys become input columns too. */
@@ -962,7 +959,7 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
                 order[k] = agg->aggs[a].order[k];
                 order[k].col = at;
                 pre[at] = agg->agg_order[a][k];
-                pre_names[at++] = expr_name(b, agg->agg_order[a][k], input, "order");
+                pre_names[at++] = pl_expr_name(b, agg->agg_order[a][k], input, "order");
             }
             node->aggs[a].order = order;
         }
@@ -1589,17 +1586,17 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
         }
         if (w->arg[i] != NULL) {
             s->arg = at;
-            names[at] = "#arg";
+            names[at] = pl_expr_name(b, w->arg[i], top, "#arg");
             pre[at++] = w->arg[i];
         }
         for (int k = 0; k < s->n_part; k++) {
             s->part[k] = at;
-            names[at] = "#part";
+            names[at] = pl_expr_name(b, w->part[i][k], top, "#part");
             pre[at++] = w->part[i][k];
         }
         for (int k = 0; k < s->n_order; k++) {
             s->order[k].col = at;
-            names[at] = "#order";
+            names[at] = pl_expr_name(b, w->order[i][k], top, "#order");
             pre[at++] = w->order[i][k];
         }
     }
@@ -1612,7 +1609,10 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
         memcpy(wn->types, n->types, sizeof(CmType) * (size_t)n->n_cols);
         memcpy(wn->names, n->names, sizeof(char *) * (size_t)n->n_cols);
         wn->types[n->n_cols] = w->spec[i].type;
-        wn->names[n->n_cols] = "#window";
+        const ExWindowSpec *ws = &w->spec[i];
+        const char *call = cm_arena_printf(b->arena, "%s(%s)", ex_window_fn_name(ws->fn),
+                                           ws->arg >= 0 ? n->names[ws->arg] : "");
+        wn->names[n->n_cols] = call != NULL ? call : "#window";
         wn->child = n;
         wn->win = &w->spec[i];
         n = wn;

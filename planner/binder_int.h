@@ -155,6 +155,10 @@ const PsWindow *pl_resolve_window(PlBinder *b, const PsWindow *w, const PsList *
 /* Structural equality of bound expressions. */
 bool pl_expr_equal(const ExExpr *a, const ExExpr *b);
 
+/* The name EXPLAIN shows for e over `input`: an input column's own name, else
+ * the expression over the input's names (in the arena; `fallback` on OOM). */
+const char *pl_expr_name(PlBinder *b, const ExExpr *e, const PlNode *input, const char *fallback);
+
 /* The SQL text of a node, in the arena (for column names). */
 const char *pl_source_text(PlBinder *b, int64_t off, int64_t len);
 
