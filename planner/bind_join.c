@@ -504,9 +504,8 @@ static PlNode *with_columns(PlBinder *b, PlNode *n, ExExpr **exprs, int k, const
     }
     for (int i = 0; i < k; i++) {
         cols[n->n_cols + i] = remap(b, exprs[i], map);
-        names[n->n_cols + i] = cols[n->n_cols + i] != NULL
-                                   ? pl_expr_name(b, cols[n->n_cols + i], n, "#key")
-                                   : "#key";
+        names[n->n_cols + i] =
+            cols[n->n_cols + i] != NULL ? pl_expr_name(b, cols[n->n_cols + i], n, "#key") : "#key";
         if (cols[n->n_cols + i] == NULL) {
             return NULL;
         }
