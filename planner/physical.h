@@ -33,6 +33,8 @@ typedef struct PlStagePlan {
     int64_t peak_rss_bytes;    /* the process's peak RSS while it ran (VmHWM) */
     int64_t peak_temp_bytes;   /* the most temp-file space held while it ran */
     int64_t total_ns;          /* how long it ran, stages and adaptive rules together */
+    int64_t statement_ns;      /* EXPLAIN ANALYZE: the whole statement, binding (with any
+                                  WITH RECURSIVE rounds) and planning too; 0 if unknown */
     int n_cached_scans;        /* scans of cached rows (planner/cache.h), for EXPLAIN */
     const ExOp *cached_scans[16];
     bool cached_is_shared[16]; /* the scan reads a shared subtree's rows (SHARED SCAN) */

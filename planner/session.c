@@ -429,6 +429,7 @@ static CmStatus stmt_explain(Stmt *st)
 {
     const PsStmt *inner = st->ast->inner;
     bool analyze = st->ast->analyze;
+    long long t0 = cm_now_ns();
     if (inner->kind != PS_ST_SELECT) {
         return cm_err_set(st->err, CM_BIND, inner->src_off, "EXPLAIN supports queries only");
     }
@@ -463,6 +464,7 @@ static CmStatus stmt_explain(Stmt *st)
                                    st->err);
     if (rc == CM_OK && analyze) {
         rc = run_query(st, root, &plan, NULL);
+        plan.statement_ns = cm_now_ns() - t0;
     }
     bool changed = analyze && plan.n_decisions > 0 && plans_differ(&initial, &plan);
     CmType t = cm_type_varchar(-1, false);

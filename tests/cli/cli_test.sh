@@ -926,10 +926,11 @@ EXPLAIN ANALYZE SELECT count(*) FROM tt;
 EXPLAIN (ANALYZE, FORMAT JSON) SELECT sum(a) FROM tt;
 CACHE TABLE ttc AS SELECT a FROM tt; SET memory_mode = 'auto';
 EXPLAIN ANALYZE SELECT sum(a) FROM ttc"
-if [ "$RC" -eq 0 ] && [ "$(grep -cE '^Total: [0-9]+\.[0-9]{3} ms$' "$OUT")" -eq 2 ] &&
-   [ "$(grep -cE '"total_ms": [0-9]+\.[0-9]{3}' "$OUT")" -eq 1 ] &&
+TOTAL_RE='^Total: [0-9]+\.[0-9]{3} ms \(run [0-9]+\.[0-9]{3} ms, bind and plan [0-9]+\.[0-9]{3} ms\)$'
+if [ "$RC" -eq 0 ] && [ "$(grep -cE "$TOTAL_RE" "$OUT")" -eq 2 ] &&
+   [ "$(grep -cE '"total_ms": [0-9]+\.[0-9]{3}, "run_ms": [0-9]+\.[0-9]{3}' "$OUT")" -eq 1 ] &&
    [ "$(grep -c '^Cache: read ttc' "$OUT")" -eq 1 ] && [ "$(grep -c '^Memory mode: auto' "$OUT")" -eq 1 ] &&
-   tail -n 1 "$OUT" | grep -qE '^Total: [0-9]+\.[0-9]{3} ms$'; then
+   tail -n 1 "$OUT" | grep -qE "$TOTAL_RE"; then
     pass
 else
     fail "EXPLAIN ANALYZE ends with the total time" "exit $RC: $(head -c 600 "$OUT")"
