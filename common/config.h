@@ -15,12 +15,12 @@
 #include "common/err.h"
 
 typedef struct CmConfig {
-    int64_t threads;            /* worker threads, >= 1 */
-    int64_t memory_limit;       /* bytes the process may reserve (common/mem.h) */
-    int64_t memory_mode;        /* CmMemMode: how the limit is split (docs/memory.md) */
-    double storage_fraction;    /* share of memory_limit for storage (cached blocks, tables) */
-    double shuffle_fraction;    /* share for execution (operators, the shuffle store) */
-    char temp_directory[256];   /* where spilled and shuffled data go */
+    int64_t threads;                 /* worker threads, >= 1 */
+    int64_t memory_limit;            /* bytes the process may reserve (common/mem.h) */
+    int64_t memory_mode;             /* CmMemMode: how the limit is split (docs/memory.md) */
+    double storage_fraction;         /* share of memory_limit for storage (cached blocks, tables) */
+    double shuffle_fraction;         /* share for execution (operators, the shuffle store) */
+    char temp_directory[256];        /* where spilled and shuffled data go */
     int64_t max_temp_directory_size; /* bytes of temp files the process may hold */
     /* the shuffle store (shuffle/) */
     int64_t shuffle_partitions;      /* partitions of a hash exchange, >= 1 */
@@ -30,15 +30,15 @@ typedef struct CmConfig {
     double shuffle_resume_ratio;     /* and resume below this one */
     int64_t shuffle_split_threshold; /* bytes after which a partition file is split */
     /* adaptive execution (planner/aqe/) */
-    bool adaptive;                   /* re-plan between stages from runtime statistics */
-    bool adaptive_coalesce;          /* pack small partitions */
+    bool adaptive;                            /* re-plan between stages from runtime statistics */
+    bool adaptive_coalesce;                   /* pack small partitions */
     int64_t adaptive_advisory_partition_size; /* bytes a coalesced partition aims at */
     int64_t adaptive_min_partition_size;      /* bytes below which partitions are merged */
-    bool adaptive_broadcast;         /* switch joins to broadcast from real sizes */
-    int64_t broadcast_threshold;     /* bytes under which a join side is broadcast */
-    bool adaptive_skew_join;         /* split skewed partitions */
-    double skew_factor;              /* skewed: > factor x median ... */
-    int64_t skew_threshold;          /* ... and > this many bytes */
+    bool adaptive_broadcast;                  /* switch joins to broadcast from real sizes */
+    int64_t broadcast_threshold;              /* bytes under which a join side is broadcast */
+    bool adaptive_skew_join;                  /* split skewed partitions */
+    double skew_factor;                       /* skewed: > factor x median ... */
+    int64_t skew_threshold;                   /* ... and > this many bytes */
     /* identical subplans of one statement computed once (docs/cache.md) */
     bool subplan_reuse;
     /* bytes of a file one task of read_csv parses (executor/csv_scan.c) */
@@ -51,7 +51,12 @@ typedef struct CmConfig {
     bool debug_aqe_oom;
 } CmConfig;
 
-enum { CM_COMPRESSION_ZSTD = 0, CM_COMPRESSION_NONE = 1, CM_COMPRESSION_LZ4 = 2, CM_COMPRESSION_AUTO = 3 };
+enum {
+    CM_COMPRESSION_ZSTD = 0,
+    CM_COMPRESSION_NONE = 1,
+    CM_COMPRESSION_LZ4 = 2,
+    CM_COMPRESSION_AUTO = 3
+};
 
 /* Fills in the defaults (threads = number of cores). */
 void cm_config_init(CmConfig *cfg);

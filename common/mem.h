@@ -17,9 +17,9 @@
  * manager calls the evictor the block store registered (cm_mem_set_evictor),
  * outside its lock, and tries again.  Spillable growth (cm_mem_grow) evicts
  * storage down to a floor of storage_fraction x limit (Spark's storageFraction): tables
- * that fit in it stay while operators spill, and scans have room to pin; memory that cannot spill (cm_mem_need) may evict every
- * unpinned block.  Storage never evicts execution: a storage reservation past
- * the limit evicts other storage blocks or fails.
+ * that fit in it stay while operators spill, and scans have room to pin; memory that cannot spill
+ * (cm_mem_need) may evict every unpinned block.  Storage never evicts execution: a storage
+ * reservation past the limit evicts other storage blocks or fails.
  *
  * Every large allocation is first a reservation.  A consumer (one operator in
  * one task, or one shared structure) owns a CmMemRes and grows it before it
@@ -60,15 +60,15 @@ typedef struct CmMemGroup {
 typedef struct CmMemRes {
     const char *what; /* names the consumer in messages and reports; static */
     CmMemPool pool;
-    CmMemGroup *group;            /* the query it counts for; borrowed, may be NULL */
-    int64_t held;                 /* bytes reserved now */
-    int64_t peak;                 /* the most this consumer held */
-    bool fixed; /* set after init: buffers sized once, held from the consumer's start to
-                   its end, not a share of the pool: not among the consumers a fair
-                   share divides execution memory by */
-    bool shared; /* set after init: one reservation that serves every task of a stage
-                    (a broadcast join's table), so it may take execution memory up to
-                    the headroom rather than a 1/N slice beside the tasks it serves */
+    CmMemGroup *group; /* the query it counts for; borrowed, may be NULL */
+    int64_t held;      /* bytes reserved now */
+    int64_t peak;      /* the most this consumer held */
+    bool fixed;        /* set after init: buffers sized once, held from the consumer's start to
+                          its end, not a share of the pool: not among the consumers a fair
+                          share divides execution memory by */
+    bool shared;       /* set after init: one reservation that serves every task of a stage
+                          (a broadcast join's table), so it may take execution memory up to
+                          the headroom rather than a 1/N slice beside the tasks it serves */
     struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
 } CmMemRes;
 
@@ -140,8 +140,8 @@ typedef struct CmMemStats {
     int64_t evicted;        /* storage bytes execution took back through the evictor */
     CmMemMode mode;
     double storage_fraction, shuffle_fraction; /* as set (cm_mem_set_mode) */
-    double boundary;        /* AUTO: the protected storage share now; else storage_fraction */
-    int64_t storage_share;  /* bytes: STATIC the storage cap, else the protected floor */
+    double boundary;         /* AUTO: the protected storage share now; else storage_fraction */
+    int64_t storage_share;   /* bytes: STATIC the storage cap, else the protected floor */
     int64_t execution_share; /* bytes: STATIC the execution cap, else the region less the floor */
 } CmMemStats;
 

@@ -31,11 +31,11 @@
 
 typedef struct CsvScanSpec {
     int n_files;
-    const char **files;    /* paths, in reading order; in the query arena */
-    StCsvOptions opt;      /* opt.n_cols fields fill the first columns */
-    const char **names;    /* output column names, for errors */
-    bool has_filename;     /* the last column is the file's path */
-    const char *prefix;    /* bytes the sniffer took from files[0] (a pipe), or NULL */
+    const char **files; /* paths, in reading order; in the query arena */
+    StCsvOptions opt;   /* opt.n_cols fields fill the first columns */
+    const char **names; /* output column names, for errors */
+    bool has_filename;  /* the last column is the file's path */
+    const char *prefix; /* bytes the sniffer took from files[0] (a pipe), or NULL */
     size_t n_prefix;
 } CsvScanSpec;
 

@@ -19,10 +19,10 @@ typedef struct ExpandSpec {
 } ExpandSpec;
 
 typedef struct ExpandLocal {
-    int set;            /* next set to emit for the current input */
-    CmVec *nulls;       /* per key column: an all-NULL vector of its type */
-    CmVec *gids;        /* per set: a BIGINT vector holding the set number */
-    CmBatch out;        /* views */
+    int set;      /* next set to emit for the current input */
+    CmVec *nulls; /* per key column: an all-NULL vector of its type */
+    CmVec *gids;  /* per set: a BIGINT vector holding the set number */
+    CmBatch out;  /* views */
     CmVec *own_cols;
 } ExpandLocal;
 

@@ -20,14 +20,14 @@
 
 struct ExExprState {
     const ExExpr *e;
-    CmVec vec;              /* this node's output (unused for COLUMN) */
-    CmVec view;             /* COLUMN: a view of the input column */
+    CmVec vec;  /* this node's output (unused for COLUMN) */
+    CmVec view; /* COLUMN: a view of the input column */
     int n_children;
     ExExprState **children;
     CmArena heap;       /* strings made by this node, reset per evaluation; accounted */
     CmErr heap_refusal; /* why the heap's reservation was refused, if it was */
     bool has_vec;
-    int const_filled;       /* CONST: vec holds the value at positions [0, const_filled) */
+    int const_filled;        /* CONST: vec holds the value at positions [0, const_filled) */
     uint32_t *sel_a, *sel_b; /* CASE: the rows still open, and those a branch took */
 };
 
@@ -160,8 +160,7 @@ static void eval_logic_valid(bool is_and, const CmBatch *in, const CmVec *const 
 }
 
 /* Three-valued AND/OR over boolean children already evaluated. */
-static void eval_logic(bool is_and, const CmBatch *in, const CmVec *const *args, int n,
-                       CmVec *out)
+static void eval_logic(bool is_and, const CmBatch *in, const CmVec *const *args, int n, CmVec *out)
 {
     uint8_t *r = out->data;
     out->validity = NULL;
@@ -310,8 +309,11 @@ const CmVec *ex_expr_eval(ExExprState *st, const CmBatch *in, CmErr *err)
             }
             break;
         case EX_E_AND:
-        case EX_E_OR: eval_logic(e->kind == EX_E_AND, in, args, e->n_args, &st->vec); break;
-        default: break;
+        case EX_E_OR:
+            eval_logic(e->kind == EX_E_AND, in, args, e->n_args, &st->vec);
+            break;
+        default:
+            break;
         }
     }
     if (args != args_buf) {
@@ -448,14 +450,26 @@ static void value_text(const CmValue *v, char *buf, size_t cap)
         return;
     }
     switch ((CmTypeId)v->type.id) {
-    case CM_T_BOOL: snprintf(buf, cap, "%s", v->i ? "true" : "false"); return;
-    case CM_T_DOUBLE: cm_fmt_double(v->d, tmp); break;
-    case CM_T_DECIMAL: cm_fmt_decimal(v->i, v->type.scale, tmp); break;
+    case CM_T_BOOL:
+        snprintf(buf, cap, "%s", v->i ? "true" : "false");
+        return;
+    case CM_T_DOUBLE:
+        cm_fmt_double(v->d, tmp);
+        break;
+    case CM_T_DECIMAL:
+        cm_fmt_decimal(v->i, v->type.scale, tmp);
+        break;
     case CM_T_DECIMAL128:
         cm_fmt_int128_decimal(cm_i128_get(v->h), v->type.scale, tmp);
         break;
-    case CM_T_DATE: cm_fmt_date((int32_t)v->i, tmp); snprintf(buf, cap, "DATE '%s'", tmp); return;
-    case CM_T_TIME: cm_fmt_time(v->i, tmp); snprintf(buf, cap, "TIME '%s'", tmp); return;
+    case CM_T_DATE:
+        cm_fmt_date((int32_t)v->i, tmp);
+        snprintf(buf, cap, "DATE '%s'", tmp);
+        return;
+    case CM_T_TIME:
+        cm_fmt_time(v->i, tmp);
+        snprintf(buf, cap, "TIME '%s'", tmp);
+        return;
     case CM_T_TIMESTAMP:
         cm_fmt_timestamp(v->i, tmp);
         snprintf(buf, cap, "TIMESTAMP '%s'", tmp);
@@ -467,8 +481,12 @@ static void value_text(const CmValue *v, char *buf, size_t cap)
     case CM_T_VARCHAR:
         snprintf(buf, cap, "'%.*s'", (int)(v->s.len > 40 ? 40 : v->s.len), cm_str_data(&v->s));
         return;
-    case CM_T_LIST: cm_fmt_list(&v->l, cm_type_elem(v->type), buf, cap); return;
-    default: cm_fmt_int64(v->i, tmp); break;
+    case CM_T_LIST:
+        cm_fmt_list(&v->l, cm_type_elem(v->type), buf, cap);
+        return;
+    default:
+        cm_fmt_int64(v->i, tmp);
+        break;
     }
     snprintf(buf, cap, "%s", tmp);
 }
@@ -489,11 +507,21 @@ void ex_expr_to_string(const ExExpr *e, const char *const *names, char *buf, siz
     case EX_E_COLUMN:
         ex_col_to_string(names, e->col, buf, cap);
         return;
-    case EX_E_CONST: value_text(&e->value, buf, cap); return;
-    case EX_E_AND: n = (size_t)snprintf(buf, cap, "and("); break;
-    case EX_E_OR: n = (size_t)snprintf(buf, cap, "or("); break;
-    case EX_E_CASE: n = (size_t)snprintf(buf, cap, "case("); break;
-    case EX_E_FUNC: n = (size_t)snprintf(buf, cap, "%s(", e->name); break;
+    case EX_E_CONST:
+        value_text(&e->value, buf, cap);
+        return;
+    case EX_E_AND:
+        n = (size_t)snprintf(buf, cap, "and(");
+        break;
+    case EX_E_OR:
+        n = (size_t)snprintf(buf, cap, "or(");
+        break;
+    case EX_E_CASE:
+        n = (size_t)snprintf(buf, cap, "case(");
+        break;
+    case EX_E_FUNC:
+        n = (size_t)snprintf(buf, cap, "%s(", e->name);
+        break;
     }
     for (int i = 0; i < e->n_args && n + 2 < cap; i++) {
         if (i > 0) {

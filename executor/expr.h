@@ -30,34 +30,34 @@ typedef CmStatus (*ExKernel)(const ExExpr *e, const CmBatch *in, const CmVec *co
                              CmVec *out, CmArena *heap, CmErr *err);
 
 typedef enum ExExprKind {
-    EX_E_COLUMN,  /* input column `col` */
-    EX_E_CONST,   /* `value` */
-    EX_E_FUNC,    /* kernel(args) */
-    EX_E_AND,     /* three-valued AND of args (n >= 2) */
-    EX_E_OR,      /* three-valued OR of args (n >= 2) */
-    EX_E_CASE,    /* args: when1, then1, ..., [else]: `has_else` */
+    EX_E_COLUMN, /* input column `col` */
+    EX_E_CONST,  /* `value` */
+    EX_E_FUNC,   /* kernel(args) */
+    EX_E_AND,    /* three-valued AND of args (n >= 2) */
+    EX_E_OR,     /* three-valued OR of args (n >= 2) */
+    EX_E_CASE,   /* args: when1, then1, ..., [else]: `has_else` */
 } ExExprKind;
 
 struct ExExpr {
     ExExprKind kind;
-    CmType type;          /* result type */
-    int col;              /* COLUMN */
-    CmValue value;        /* CONST (string bytes in the query arena) */
-    ExKernel kernel;      /* FUNC */
-    const char *name;     /* FUNC: operator or function name, for EXPLAIN; CONST: the text
-                           * of an integer literal beyond BIGINT that the DOUBLE `value`
-                           * approximates (so a cast to an integer type can refuse it), else
-                           * NULL */
+    CmType type;      /* result type */
+    int col;          /* COLUMN */
+    CmValue value;    /* CONST (string bytes in the query arena) */
+    ExKernel kernel;  /* FUNC */
+    const char *name; /* FUNC: operator or function name, for EXPLAIN; CONST: the text
+                       * of an integer literal beyond BIGINT that the DOUBLE `value`
+                       * approximates (so a cast to an integer type can refuse it), else
+                       * NULL */
     int n_args;
-    ExExpr **args;        /* in the query arena */
-    bool has_else;        /* CASE */
-    int64_t aux;          /* FUNC: kernel parameter (e.g. a scale factor) */
-    const void *prep;     /* FUNC: what the function prepared from its constant arguments
-                           * (func.h, ExFuncMatch.prepare), in the query arena, or NULL */
-    bool is_volatile;     /* FUNC: a new value per row (random()): never constant */
-    bool fold_failed;     /* constant, but evaluating it at bind time failed (the error is
-                           * left for run time); a FUNC over it is not tried again */
-    int64_t src_off;      /* position in the SQL text for errors, -1 if none */
+    ExExpr **args;    /* in the query arena */
+    bool has_else;    /* CASE */
+    int64_t aux;      /* FUNC: kernel parameter (e.g. a scale factor) */
+    const void *prep; /* FUNC: what the function prepared from its constant arguments
+                       * (func.h, ExFuncMatch.prepare), in the query arena, or NULL */
+    bool is_volatile; /* FUNC: a new value per row (random()): never constant */
+    bool fold_failed; /* constant, but evaluating it at bind time failed (the error is
+                       * left for run time); a FUNC over it is not tried again */
+    int64_t src_off;  /* position in the SQL text for errors, -1 if none */
 };
 
 typedef struct ExExprState ExExprState;

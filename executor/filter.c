@@ -9,8 +9,8 @@
 
 typedef struct FilterLocal {
     ExExprState *pred;
-    CmBatch out;      /* the input's columns with the narrowed selection */
-    CmVec *own_cols;  /* out's own column array, restored before cm_batch_fini */
+    CmBatch out;     /* the input's columns with the narrowed selection */
+    CmVec *own_cols; /* out's own column array, restored before cm_batch_fini */
 } FilterLocal;
 
 static void *filter_local_init(ExOp *op, const ExTask *task, CmErr *err)

@@ -9,12 +9,12 @@
 #include "executor/ops.h"
 
 typedef struct LimitSpec {
-    int64_t limit;  /* -1: no limit */
+    int64_t limit; /* -1: no limit */
     int64_t offset;
 } LimitSpec;
 
 typedef struct LimitLocal {
-    int64_t seen;   /* rows passed by so far */
+    int64_t seen; /* rows passed by so far */
     CmBatch out;
     CmVec *own_cols;
 } LimitLocal;

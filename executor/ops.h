@@ -32,7 +32,7 @@
  * a scan in the same stage always finds it ready. */
 typedef struct ExRangeFilter {
     bool ready;
-    bool empty;          /* no build row has a non-NULL key: nothing matches */
+    bool empty; /* no build row has a non-NULL key: nothing matches */
     int64_t min, max;
 } ExRangeFilter;
 
@@ -96,7 +96,7 @@ typedef struct ExTaskRead {
 
 typedef struct ExReadRanges {
     int n_tasks;
-    ExTaskRead *task;   /* n_tasks entries; in the query arena */
+    ExTaskRead *task; /* n_tasks entries; in the query arena */
 } ExReadRanges;
 
 /* True when an operator's output for a row does not depend on which other
@@ -127,46 +127,56 @@ ExOp *ex_project_new(CmArena *a, int n_exprs, ExExpr **exprs, CmErr *err);
 ExOp *ex_unnest_new(CmArena *a, int list_col, int n_cols, const CmType *types, CmErr *err);
 
 typedef enum ExAggFn {
-    EX_AGG_COUNT_STAR, EX_AGG_COUNT, EX_AGG_SUM, EX_AGG_MIN, EX_AGG_MAX, EX_AGG_AVG,
-    EX_AGG_SUM_COUNT, /* final of COUNT: sums partial counts, empty sum is 0 */
-    EX_AGG_SCALAR,    /* the one value of a scalar subquery: an error past one row */
-    EX_AGG_FIRST,     /* the value of the first row the group met, NULL included (DuckDB's
-                         first; partial state: the value and the rows seen) */
-    EX_AGG_LAST,      /* ... of the last row */
-    EX_AGG_ARG_MIN,   /* arg_min(x, y): x of the row with the least y (rows with a NULL x
-                         or y skipped, the first of ties kept); y is the input column after
-                         x, of type param.type; partial state: x and y (NULL: no rows) */
-    EX_AGG_ARG_MAX,   /* ... the greatest y */
+    EX_AGG_COUNT_STAR,
+    EX_AGG_COUNT,
+    EX_AGG_SUM,
+    EX_AGG_MIN,
+    EX_AGG_MAX,
+    EX_AGG_AVG,
+    EX_AGG_SUM_COUNT,       /* final of COUNT: sums partial counts, empty sum is 0 */
+    EX_AGG_SCALAR,          /* the one value of a scalar subquery: an error past one row */
+    EX_AGG_FIRST,           /* the value of the first row the group met, NULL included (DuckDB's
+                               first; partial state: the value and the rows seen) */
+    EX_AGG_LAST,            /* ... of the last row */
+    EX_AGG_ARG_MIN,         /* arg_min(x, y): x of the row with the least y (rows with a NULL x
+                               or y skipped, the first of ties kept); y is the input column after
+                               x, of type param.type; partial state: x and y (NULL: no rows) */
+    EX_AGG_ARG_MAX,         /* ... the greatest y */
     EX_AGG_APPROX_DISTINCT, /* approx_count_distinct: BIGINT estimate of the distinct non-NULL
                                values, from storage/stats.h's HyperLogLog; partial state: the
                                registers (a VARCHAR of ST_HLL_REGS bytes) and the values seen */
-    EX_AGG_BIT_AND, EX_AGG_BIT_OR, EX_AGG_BIT_XOR, /* an integer type: the bits of the non-NULL
-                                                      values combined; partial state: the same */
+    EX_AGG_BIT_AND,
+    EX_AGG_BIT_OR,
+    EX_AGG_BIT_XOR, /* an integer type: the bits of the non-NULL
+                       values combined; partial state: the same */
     /* Holistic: they keep their group's values (ex_agg_is_holistic). */
     EX_AGG_STRING_AGG,    /* VARCHAR values joined by `param` (a string), in arrival order */
     EX_AGG_QUANTILE_CONT, /* DOUBLE values: the `param` (DOUBLE) quantile, interpolated */
     EX_AGG_QUANTILE_DISC, /* any type: the value at the `param` quantile */
     EX_AGG_MODE,          /* any type: the most frequent value (the least of ties) */
     EX_AGG_LIST,          /* a scalar type: the LIST of the values, in arrival order */
-    EX_AGG_VAR_SAMP, EX_AGG_VAR_POP, EX_AGG_STDDEV_SAMP, EX_AGG_STDDEV_POP, /* DOUBLE */
+    EX_AGG_VAR_SAMP,
+    EX_AGG_VAR_POP,
+    EX_AGG_STDDEV_SAMP,
+    EX_AGG_STDDEV_POP, /* DOUBLE */
 } ExAggFn;
 
 typedef enum ExAggMode {
-    EX_AGG_SINGLE,   /* raw rows in, final values out */
-    EX_AGG_PARTIAL,  /* raw rows in, partial states out (avg: sum and count) */
-    EX_AGG_FINAL,    /* partial states in, final values out */
+    EX_AGG_SINGLE,  /* raw rows in, final values out */
+    EX_AGG_PARTIAL, /* raw rows in, partial states out (avg: sum and count) */
+    EX_AGG_FINAL,   /* partial states in, final values out */
 } ExAggMode;
 
 typedef struct ExAggSpec {
     ExAggFn fn;
-    int arg;         /* input column of the argument (SINGLE/PARTIAL), -1 for count(*) */
-    CmType arg_type; /* type of the argument column */
-    CmType type;     /* final result type */
-    bool distinct;   /* f(DISTINCT x): each value once per group (SINGLE mode only) */
-    CmValue param;   /* the constant second argument: string_agg's separator (bytes in the
-                        query arena), a quantile's fraction (DOUBLE); arg_min/arg_max: NULL,
-                        of the second argument's type */
-    int n_order;     /* string_agg, list: ORDER BY inside the call, 0 for none */
+    int arg;                 /* input column of the argument (SINGLE/PARTIAL), -1 for count(*) */
+    CmType arg_type;         /* type of the argument column */
+    CmType type;             /* final result type */
+    bool distinct;           /* f(DISTINCT x): each value once per group (SINGLE mode only) */
+    CmValue param;           /* the constant second argument: string_agg's separator (bytes in the
+                                query arena), a quantile's fraction (DOUBLE); arg_min/arg_max: NULL,
+                                of the second argument's type */
+    int n_order;             /* string_agg, list: ORDER BY inside the call, 0 for none */
     struct ExSortKey *order; /* its keys over input columns (query arena); with keys the
                                 input arrives sorted by (keys, order) (ex_hash_agg_new) */
     CmType *order_types;     /* the types of those columns */
@@ -220,19 +230,19 @@ typedef enum ExJoinType {
 
 typedef struct ExJoinSpec {
     ExJoinType type;
-    ShShuffle **build;   /* the build side's shuffle */
-    bool partitioned;    /* task i builds from partition i; else from all (broadcast) */
-    int n_keys;          /* equality keys; 0 = nested loop (every pair is a candidate) */
-    int *probe_keys;     /* probe input columns */
-    int *build_keys;     /* build input columns */
+    ShShuffle **build; /* the build side's shuffle */
+    bool partitioned;  /* task i builds from partition i; else from all (broadcast) */
+    int n_keys;        /* equality keys; 0 = nested loop (every pair is a candidate) */
+    int *probe_keys;   /* probe input columns */
+    int *build_keys;   /* build input columns */
     int n_probe_cols;
     CmType *probe_types;
     int n_build_cols;
     CmType *build_types;
-    ExExpr *residual;    /* over probe columns ++ build columns, or NULL */
+    ExExpr *residual;               /* over probe columns ++ build columns, or NULL */
     const char *const *build_names; /* the build columns' names for EXPLAIN, or NULL */
-    uint64_t null_eq;    /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
-    bool mark_plain;     /* MARK: TRUE or FALSE only (the caller works out unknowns) */
+    uint64_t null_eq;               /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
+    bool mark_plain;                /* MARK: TRUE or FALSE only (the caller works out unknowns) */
     const struct ExReadRanges *ranges; /* partitioned: task t builds from these, or NULL */
     ExRangeFilter *range_out; /* broadcast: where to publish the build keys' range, or NULL */
 } ExJoinSpec;
@@ -260,33 +270,48 @@ bool ex_hash_join_broadcastable(int64_t rows, double bytes, int64_t broadcast_by
 ExOp *ex_hash_join_new(CmArena *a, const ExJoinSpec *spec, CmErr *err);
 
 typedef enum ExWinFn {
-    EX_WIN_ROW_NUMBER, EX_WIN_RANK, EX_WIN_DENSE_RANK, EX_WIN_PERCENT_RANK, EX_WIN_CUME_DIST,
-    EX_WIN_COUNT_STAR, EX_WIN_COUNT, EX_WIN_SUM, EX_WIN_AVG, EX_WIN_MIN, EX_WIN_MAX,
-    EX_WIN_FIRST_VALUE, EX_WIN_LAST_VALUE, EX_WIN_LAG, EX_WIN_LEAD,
+    EX_WIN_ROW_NUMBER,
+    EX_WIN_RANK,
+    EX_WIN_DENSE_RANK,
+    EX_WIN_PERCENT_RANK,
+    EX_WIN_CUME_DIST,
+    EX_WIN_COUNT_STAR,
+    EX_WIN_COUNT,
+    EX_WIN_SUM,
+    EX_WIN_AVG,
+    EX_WIN_MIN,
+    EX_WIN_MAX,
+    EX_WIN_FIRST_VALUE,
+    EX_WIN_LAST_VALUE,
+    EX_WIN_LAG,
+    EX_WIN_LEAD,
 } ExWinFn;
 
 /* The function's SQL name ("row_number", "sum", ...). */
 const char *ex_window_fn_name(ExWinFn fn);
 
 typedef enum ExFrameBound {
-    EX_FRAME_UNBOUNDED_PRECEDING, EX_FRAME_PRECEDING, EX_FRAME_CURRENT_ROW, EX_FRAME_FOLLOWING,
+    EX_FRAME_UNBOUNDED_PRECEDING,
+    EX_FRAME_PRECEDING,
+    EX_FRAME_CURRENT_ROW,
+    EX_FRAME_FOLLOWING,
     EX_FRAME_UNBOUNDED_FOLLOWING,
 } ExFrameBound;
 
 typedef struct ExWindowSpec {
     ExWinFn fn;
-    int arg;              /* input column, -1 when none */
+    int arg; /* input column, -1 when none */
     CmType arg_type;
-    CmType type;          /* result type */
+    CmType type; /* result type */
     int n_part;
-    int *part;            /* PARTITION BY input columns */
+    int *part; /* PARTITION BY input columns */
     int n_order;
-    ExSortKey *order;     /* ORDER BY input columns */
-    bool rows;            /* ROWS frame (else RANGE: peers count as one) */
+    ExSortKey *order; /* ORDER BY input columns */
+    bool rows;        /* ROWS frame (else RANGE: peers count as one) */
     ExFrameBound start, end;
     int64_t start_off, end_off; /* n of n PRECEDING / n FOLLOWING; LAG/LEAD offset in start_off */
-    bool has_dflt;        /* LAG/LEAD: dflt is the value past the partition's ends (else NULL); */
-    CmValue dflt;         /* a string's bytes live as long as the plan */
+    bool has_dflt; /* LAG/LEAD: dflt is the value past the partition's ends (else NULL); */
+    CmValue dflt;  /* a string's bytes live as long as the plan */
 } ExWindowSpec;
 
 /* Evaluates one window function over the rows its task sees (the planner
@@ -308,5 +333,4 @@ ExOp *ex_expand_new(CmArena *a, int n_sets, const uint64_t *masks, int n_set_key
 ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_keys,
                            const int *keys, int n_cols, const CmType *types, CmErr *err);
 /* Appends every row into `result` (rows of task order are kept per task). */
-ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types,
-                         CmErr *err);
+ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types, CmErr *err);

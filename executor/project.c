@@ -105,7 +105,7 @@ static int project_passes(const ExOp *op, int col)
 {
     const ProjectSpec *s = op->spec;
     return col >= 0 && col < s->n_exprs && s->exprs[col]->kind == EX_E_COLUMN ? s->exprs[col]->col
-                                                                               : -1;
+                                                                              : -1;
 }
 
 static const ExOpVt PROJECT_VT = {

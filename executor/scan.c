@@ -17,19 +17,19 @@
 typedef struct ScanSpec {
     StTable *table;
     int n_cols;
-    int *col_ids;      /* table column of each output column */
+    int *col_ids; /* table column of each output column */
     int chunks_per_task;
     int n_filters;
-    int filter_col[4];         /* output column each filter reads */
+    int filter_col[4]; /* output column each filter reads */
     ExRangeFilter *filter[4];
-    atomic_llong skipped;      /* chunks skipped by the filters */
-    atomic_llong loaded;       /* chunks loaded back from disk */
+    atomic_llong skipped; /* chunks skipped by the filters */
+    atomic_llong loaded;  /* chunks loaded back from disk */
 } ScanSpec;
 
 typedef struct ScanLocal {
-    CmBatch out;       /* vectors point into the table */
+    CmBatch out; /* vectors point into the table */
     int next_chunk, end_chunk;
-    int pinned;        /* the chunk `out` views (pinned), or -1 */
+    int pinned; /* the chunk `out` views (pinned), or -1 */
 } ScanLocal;
 
 static int scan_n_tasks(ExOp *op, ExQuery *q)

@@ -21,7 +21,7 @@
 
 typedef struct SeriesSpec {
     int64_t start, step;
-    bool is_cal;     /* a calendar step: each row is the one before plus cal */
+    bool is_cal; /* a calendar step: each row is the one before plus cal */
     CmInterval cal;
     uint64_t n_rows;
     uint64_t rows_per_task; /* set by series_n_tasks, before any local_init */
@@ -54,8 +54,7 @@ bool ex_series_count_cal(int64_t start, int64_t stop, const CmInterval *iv, bool
 
 uint64_t ex_series_count(int64_t start, int64_t stop, int64_t step, bool inclusive)
 {
-    if (step == 0 || (step > 0 ? start > stop : start < stop) ||
-        (!inclusive && start == stop)) {
+    if (step == 0 || (step > 0 ? start > stop : start < stop) || (!inclusive && start == stop)) {
         return 0;
     }
     /* The distance and the step's size as unsigned: both fit even when the

@@ -23,8 +23,8 @@ typedef struct UnnestSpec {
 
 typedef struct UnnestLocal {
     CmBatch out;
-    int row;                  /* cursor: active input row being expanded, */
-    uint32_t elem;            /* and its next element */
+    int row;                    /* cursor: active input row being expanded, */
+    uint32_t elem;              /* and its next element */
     uint32_t pos[CM_BATCH_CAP]; /* per output row: the input's physical row */
 } UnnestLocal;
 

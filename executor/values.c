@@ -49,8 +49,8 @@ static ExOpResult values_pull(ExOp *op, void *local, const CmBatch **out, CmErr 
     while (l->next_row < s->n_rows && l->out.n_rows < CM_BATCH_CAP) {
         for (int c = 0; c < s->n_cols; c++) {
             CmValue v;
-            if (ex_expr_eval_const(s->exprs[l->next_row * s->n_cols + c], &l->out.heap, &v,
-                                   err) != CM_OK) {
+            if (ex_expr_eval_const(s->exprs[l->next_row * s->n_cols + c], &l->out.heap, &v, err) !=
+                CM_OK) {
                 return EX_DONE;
             }
             cm_vec_set_value(&l->out.cols[c], (uint32_t)l->out.n_rows, &v);
