@@ -74,6 +74,7 @@ select 'extendedprice=0', count(*) from lineitem, part where l_partkey = p_partk
 select 'line_not_in_partsupp=0', count(*) from lineitem left join partsupp on l_partkey = ps_partkey and l_suppkey = ps_suppkey where ps_partkey is null;
 select 'quantity_discount_tax=0', count(*) from lineitem where l_quantity not between 1 and 50 or l_discount not between 0 and 0.1 or l_tax not between 0 and 0.08;
 select 'phone_country=0', count(*) from customer where substring(c_phone from 1 for 2) <> cast(c_nationkey + 10 as varchar);
+select 'complaints_in_range=true', count(*) between $((n_supp / 2000)) and $(((n_supp + 1999) / 2000)) from supplier where s_comment like '%Customer%Complaints%';
 select 'part_size_brand=0', count(*) from part where p_size not between 1 and 50 or substring(p_brand from 7 for 1) <> substring(p_mfgr from 14 for 1);
 SQL
 } > "$tmp/checks.sql"
