@@ -747,12 +747,13 @@ def render(args, d, queries, results, peer, checks, loads, peer_loads, manifest)
     return '\n'.join(lines)
 
 
-def write_results(section):
+def write_results(section, title='TPC-DS'):
+    """Replaces the '## title' section of bench/RESULTS.md (appends it when absent)."""
     text = '# Sluice benchmark results\n'
     if os.path.exists(RESULTS):
         with open(RESULTS) as f:
             text = f.read()
-    m = re.search(r'^## TPC-DS[^\n]*\n', text, re.M)
+    m = re.search(r'^## %s[^\n]*\n' % re.escape(title), text, re.M)
     if m:
         nxt = re.search(r'^## ', text[m.end():], re.M)
         end = m.end() + nxt.start() if nxt else len(text)

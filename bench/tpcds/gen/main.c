@@ -3,12 +3,9 @@
  *
  *   tpcds_gen --sf SF --out DIR [--threads N] [--seed S] [--tables t1,t2]
  *
- * Each table is cut into chunks of units; the worker pool generates chunks
- * into per-worker buffers, and each chunk is appended to DIR/TABLE.dat.tmp
- * only when all chunks before it have been (a turn counter under a mutex),
- * so the file is the same bytes for any thread count.  A finished file is
- * renamed to TABLE.dat; on error the temporary file is removed.  Progress
- * goes to stderr; the exit status is 0 on success, 1 on any error.
+ * Each table is written in parallel chunks by gen_write_file (chunks.h), the
+ * same bytes for any thread count.  Progress goes to stderr; the exit status
+ * is 0 on success, 1 on any error.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/tpcds/gen/chunks.h"
 #include "bench/tpcds/gen/gen.h"
 #include "common/alloc.h"
 #include "common/thread.h"
@@ -35,20 +33,6 @@ typedef struct Options {
     uint64_t seed;               /* PRNG seed */
     bool is_wanted[GT_N_TABLES]; /* tables to write */
 } Options;
-
-/* One table being written: shared by the pool's tasks. */
-typedef struct Job {
-    const GenCtx *g;   /* read-only */
-    const GenTable *t; /* the table */
-    int64_t n_units;   /* units of the table */
-    GenBuf *bufs;      /* one per worker, indexed by worker id */
-    FILE *f;           /* the .tmp file; written under mu */
-    CmMutex mu;        /* guards the fields below */
-    CmCond turn;       /* signalled when next changes */
-    int next;          /* the chunk whose turn it is to be written */
-    int64_t n_rows;    /* rows written */
-    bool is_failed;    /* a chunk ran out of memory or a write failed */
-} Job;
 
 static int table_index(const char *name, size_t len)
 {
@@ -162,76 +146,30 @@ static bool make_dirs(const char *path)
     return true;
 }
 
-static int64_t count_rows(const GenBuf *b)
-{
-    int64_t n = 0;
-    const char *p = b->data;
-    const char *end = b->data + b->len;
-    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-        n++;
-        p++;
-    }
-    return n;
-}
+/* The argument of table_chunk: one table of the context. */
+typedef struct TableArg {
+    const GenCtx *g;
+    const GenTable *t;
+} TableArg;
 
-/* A pool task: generates chunk task_idx, then appends it when its turn comes. */
-static void run_chunk(void *arg, int task_idx, int worker_id)
+static void table_chunk(const void *arg, GenBuf *b, int64_t first, int64_t end)
 {
-    Job *j = arg;
-    GenBuf *b = &j->bufs[worker_id];
-    int64_t first = (int64_t)task_idx * j->t->chunk;
-    int64_t end = first + j->t->chunk < j->n_units ? first + j->t->chunk : j->n_units;
-    b->len = 0;
-    j->t->fn(j->g, b, first, end);
-    int64_t n_rows = count_rows(b);
-
-    cm_mutex_lock(&j->mu);
-    while (j->next != task_idx) {
-        cm_cond_wait(&j->turn, &j->mu);
-    }
-    if (!j->is_failed && (b->is_oom || fwrite(b->data, 1, b->len, j->f) != b->len)) {
-        j->is_failed = true;
-    }
-    j->n_rows += n_rows;
-    j->next++;
-    cm_cond_broadcast(&j->turn);
-    cm_mutex_unlock(&j->mu);
-}
-
-/* Generates every chunk of job j into j->f on the pool. */
-static void run_job(Job *j, CmPool *pool)
-{
-    int64_t n_tasks = (j->n_units + j->t->chunk - 1) / j->t->chunk;
-    cm_mutex_init(&j->mu);
-    cm_cond_init(&j->turn);
-    cm_pool_run(pool, (int)n_tasks, run_chunk, j);
-    cm_cond_fini(&j->turn);
-    cm_mutex_fini(&j->mu);
+    const TableArg *a = arg;
+    a->t->fn(a->g, b, first, end);
 }
 
 static bool write_table(const GenCtx *g, const GenTable *t, int64_t n_units, const char *dir,
                         CmPool *pool, GenBuf *bufs)
 {
-    char path[4200], tmp[4210];
-    snprintf(path, sizeof path, "%s/%s.dat", dir, t->name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    long long t0 = cm_now_ns();
-    Job j = {.g = g, .t = t, .n_units = n_units, .bufs = bufs, .f = fopen(tmp, "wb")};
-    if (!j.f) {
-        fprintf(stderr, "tpcds_gen: cannot write %s: %s\n", tmp, strerror(errno));
-        return false;
-    }
-    run_job(&j, pool);
-    long size = ftell(j.f);
-    bool is_ok = fclose(j.f) == 0 && !j.is_failed && rename(tmp, path) == 0;
-    if (!is_ok) {
-        fprintf(stderr, "tpcds_gen: failed to write %s (out of memory or disk?)\n", path);
-        remove(tmp);
-        return false;
-    }
-    fprintf(stderr, "%-24s %12lld rows %10.1f MB %7.2f s\n", t->name, (long long)j.n_rows,
-            (double)size / 1e6, (double)(cm_now_ns() - t0) / 1e9);
-    return true;
+    TableArg arg = {.g = g, .t = t};
+    GenFileSpec spec = {.prog = "tpcds_gen",
+                        .dir = dir,
+                        .name = t->name,
+                        .fn = table_chunk,
+                        .arg = &arg,
+                        .n_units = n_units,
+                        .chunk = t->chunk};
+    return gen_write_file(&spec, pool, bufs);
 }
 
 static bool write_tables(const Options *o, const GenCtx *g, CmPool *pool)
