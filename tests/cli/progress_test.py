@@ -10,7 +10,8 @@
    through values in between.
 2. A pseudo-terminal: with progress_bar_time = 0 a slow statement draws the bar
    (" NN% ▕...▏ stage ...") with \\r and erases it with \\r ESC[K before the
-   result; SET enable_progress_bar = false draws nothing; progress_bar_time
+   result; Ctrl+C still interrupts with the bar drawn; SET enable_progress_bar = false
+   draws nothing; progress_bar_time
    above the statement's time draws nothing; with output piped nothing is drawn.
 
 usage: progress_test.py SLUICE TPCDS_GEN [--sf SF] [--queries q03,q42|all]
@@ -169,6 +170,19 @@ def run_pty(sluice, tmp):
     last_bar = drawn.rfind(b'\xe2\x96\x95')
     check(drawn.find(ERASE, last_bar) < drawn.find(b'1000003\r\n'),
           'repl: the bar is not erased before the result')
+    # Ctrl+C while the bar is drawn: the statement stops, the bar is erased before the error
+    mark = len(t.out)
+    t.send(SLOW + '\n')
+    end = time.time() + 30
+    while BAR.search(t.out, mark) is None and time.time() < end:
+        t.read_until(b'never', 0.05)
+    check(BAR.search(t.out, mark) is not None, 'repl: no bar before Ctrl+C')
+    t.send('\x03')
+    check(t.read_until(b'interrupted', 30), 'repl: Ctrl+C did not interrupt: %r' % t.out[mark:][-300:])
+    after = t.out[mark:]
+    at = after.find(b'interrupted')
+    last_bar = after.rfind(b'\xe2\x96\x95', 0, at)
+    check(0 <= after.find(ERASE, last_bar) < at, 'repl: the bar is not erased before the error')
     # off, and a delay longer than the statement
     for setting in ('SET enable_progress_bar = false;', 'SET progress_bar_time = 60000;'):
         mark = len(t.out)
