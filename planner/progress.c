@@ -14,7 +14,7 @@
 #define ROW_COST 16.0
 /* How many stages back an estimate is bounded by the inputs (a plan's
  * stages are few; the bound keeps a deep one linear enough). */
-#define MAX_DEPTH 6
+#define MAX_DEPTH 4
 
 static double row_width(const ExOp *op)
 {
