@@ -7,7 +7,7 @@
    log (COPY FROM advances by the share of the file parsed).  For every
    statement: the readings never go down, all but the last are
    at most 99.9%, the last is exactly 100%; a query of several stages moves
-   through values in between.
+   through values in between; the adaptive decisions reach the log as they are taken.
 2. A pseudo-terminal: with progress_bar_time = 0 a slow statement draws the bar
    (" NN% ▕...▏ stage ...") with \\r and erases it with \\r ESC[K before the
    result; Ctrl+C still interrupts with the bar drawn; SET enable_progress_bar = false
@@ -115,6 +115,10 @@ def run_readings(sluice, gen, sf, queries, tmp):
     check(r.returncode == 0 and 'Error' not in r.stdout + r.stderr,
           'the script failed: %s' % (r.stdout + r.stderr)[-2000:])
     check('\r' not in r.stdout + r.stderr, 'piped output holds a \\r')
+    decisions = [line.strip() for _, path, _ in logs if os.path.exists(path)
+                 for line in open(path) if re.match(r'# stage \d+: ', line)]
+    check(len(decisions) > 0, 'no adaptive decision reached the progress')
+    print('adaptive decisions seen: %d, e.g. %s' % (len(decisions), decisions[:2]))
     for name, path, multi in logs:
         seq = check_log(path, name, multi)
         print('%-24s %3d readings, %s' % (name, len(seq), ' '.join(
