@@ -19,6 +19,8 @@
 struct SluiceDb {
     PlSession *session;
     char *path;          /* NULL for an in-memory database */
+    SluiceProgressFn progress_fn; /* the embedder's progress handler, or NULL */
+    void *progress_ctx;
 };
 
 struct SluiceResult {
@@ -141,6 +143,29 @@ void sluice_interrupt(SluiceDb *db)
     if (db != NULL) {
         pl_session_interrupt(db->session);
     }
+}
+
+_Static_assert(sizeof((SluiceProgress *)0)->decision == sizeof((ExProgressView *)0)->decision,
+               "the decision text is copied whole");
+
+/* The session's progress reading, as the API's struct. */
+static void on_progress(void *ctx, const ExProgressView *v)
+{
+    SluiceDb *db = ctx;
+    SluiceProgress p = {.fraction = v->fraction,
+                        .stage = v->stage,
+                        .n_stages = v->n_stages,
+                        .elapsed_ms = v->elapsed_ms,
+                        .spilled_bytes = v->spilled_bytes};
+    memcpy(p.decision, v->decision, sizeof p.decision);
+    db->progress_fn(db->progress_ctx, &p);
+}
+
+void sluice_set_progress_handler(SluiceDb *db, SluiceProgressFn fn, void *ctx)
+{
+    db->progress_fn = fn;
+    db->progress_ctx = ctx;
+    pl_session_set_progress(db->session, fn != NULL ? on_progress : NULL, db);
 }
 
 bool sluice_complete(const char *sql, size_t len)

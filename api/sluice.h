@@ -81,6 +81,28 @@ SLUICE_API int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, Sl
  * statement runs; the next statement runs normally. */
 SLUICE_API void sluice_interrupt(SluiceDb *db);
 
+/* How far the running statement is (SET enable_progress_bar, progress_bar_time). */
+typedef struct SluiceProgress {
+    double fraction;       /* 0..1, weighted by each stage's estimated work; never goes
+                              back within a statement, and below 1 until it ends */
+    int stage;             /* the running stage, numbered as EXPLAIN does; -1: none */
+    int n_stages;          /* stages of the running query */
+    int64_t elapsed_ms;    /* since the statement started */
+    int64_t spilled_bytes; /* written to spill files so far */
+    char decision[96];     /* the last adaptive decision ("stage 3: join → broadcast"),
+                              UTF-8, "" if none */
+} SluiceProgress;
+
+/* Called with the progress of the running statement every 100 ms, from a
+ * thread of the library (never two calls at once, and none after the
+ * statement's sluice_exec_next returned), once it has run progress_bar_time
+ * ms, unless enable_progress_bar is off.  `p` is borrowed for the call.  The
+ * handler must be quick and must not call into `db`. */
+typedef void (*SluiceProgressFn)(void *ctx, const SluiceProgress *p);
+
+/* Sets the progress handler of db (fn NULL removes it), between statements. */
+SLUICE_API void sluice_set_progress_handler(SluiceDb *db, SluiceProgressFn fn, void *ctx);
+
 /* True when `sql` ends with a complete statement (a ';' outside quotes and
  * comments), as the REPL needs to decide whether to read another line. */
 SLUICE_API bool sluice_complete(const char *sql, size_t len);

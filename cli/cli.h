@@ -6,7 +6,9 @@
  * created by main.c and passed by pointer to the statement runner (exec.c), the
  * result printer (output.c), the dot commands (dot.c), the REPL (repl.c) and the
  * demo (demo.c); there is no other global mutable state.  The shell is
- * single-threaded: the engine runs each statement on its own worker pool.
+ * single-threaded: the engine runs each statement on its own worker pool, and
+ * calls the progress bar's handler (progress.c) on a thread of its own, which
+ * touches only CliProgress.
  */
 #pragma once
 
@@ -36,6 +38,13 @@ typedef enum CliMode {
 /* The nesting bound of .read, so a file that reads itself fails instead of recursing. */
 #define CLI_MAX_READ_DEPTH 16
 
+/* The progress bar (progress.c): written by the engine's progress thread while
+ * a statement runs, read by the shell only between statements. */
+typedef struct CliProgress {
+    int fd;        /* the terminal it draws on, -1: none (no handler set) */
+    bool is_drawn; /* a bar is on the screen and must be erased */
+} CliProgress;
+
 typedef struct CliState {
     SluiceDb *db;        /* owned; opened by main.c before any statement runs */
     CliMode mode;        /* how results print */
@@ -56,4 +65,5 @@ typedef struct CliState {
     char *out_path;      /* owned; the .output file's name, NULL for stdout (out is owned then) */
     FILE *once;          /* owned; the .once file, taking the next statement's result, or NULL */
     int read_depth;      /* how many .read files are open right now */
+    CliProgress progress; /* the progress bar of the running statement */
 } CliState;

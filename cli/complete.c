@@ -16,6 +16,8 @@
 
 #include <editline/readline.h>
 
+#include "cli/progress.h"
+
 /* The SQL words worth completing; upper case, completed in the case typed. */
 static const char *const KEYWORDS[] = {
     "ALL",     "ANALYZE", "AND",     "AS",       "ASC",     "BETWEEN",   "BIGINT",    "BOOLEAN",
@@ -101,7 +103,11 @@ static void add_columns(const char *name, const char *prefix)
     }
     strcpy(sql + at, "\" LIMIT 0");
     memset(&err, 0, sizeof err);
-    if (sluice_exec(complete_st->db, sql, &res, &err) == 0 && res != NULL) {
+    /* no bar over the line being edited, however low progress_bar_time is */
+    sluice_set_progress_handler(complete_st->db, NULL, NULL);
+    int rc = sluice_exec(complete_st->db, sql, &res, &err);
+    cli_progress_install(complete_st);
+    if (rc == 0 && res != NULL) {
         for (int col_idx = 0; col_idx < sluice_result_column_count(res); col_idx++) {
             candidates_add(sluice_result_column_name(res, col_idx), prefix, false);
         }

@@ -19,6 +19,7 @@
 #include "cli/exec.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 
 #define CLI_DOT_MAX_WORDS 8
 
@@ -252,8 +253,10 @@ static void run_import(CliState *st, char **args)
     }
     snprintf(sql + at, len - at, "'");
     memset(&err, 0, sizeof err);
+    cli_progress_begin(st);
     cli_interrupt_begin(); /* Ctrl+C stops a long load as it stops a COPY */
     int rc = sluice_exec(st->db, sql, &res, &err);
+    cli_progress_end(st);
     if (cli_interrupt_end() && !st->is_interactive) {
         st->is_done = true;
         st->is_interrupted = true;

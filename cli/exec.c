@@ -21,6 +21,7 @@
 #include "cli/dot.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 
 /* Wall-clock and CPU time at the start of a statement, for .timer. */
 typedef struct CliClock {
@@ -254,8 +255,10 @@ static bool run_next(CliState *st, const CliFeed *feed, const char *sql, size_t 
 
     memset(&err, 0, sizeof err);
     clock_start(&clock);
+    cli_progress_begin(st);
     cli_interrupt_begin();
     int rc = sluice_exec_next(st->db, sql, len, off, &res, &err);
+    cli_progress_end(st);
     if (cli_interrupt_end() && !st->is_interactive) {
         st->is_done = true; /* an interrupted script stops (main exits 130) */
         st->is_interrupted = true;

@@ -18,6 +18,7 @@
 #include "cli/exec.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "cli/repl.h"
 
 /* One -c text or -f file, run in command-line order. */
@@ -257,6 +258,7 @@ int main(int argc, char **argv)
     rc = parse_args(&st, &args, argc, argv);
     if (rc == 0 && !args.is_exit && open_db(&st, &args)) {
         cli_interrupt_install(&st);
+        cli_progress_install(&st);
         run(&st, &args);
     }
     if (rc == 0 && st.has_failed) {

@@ -65,9 +65,16 @@ static const Setting SETTINGS[] = {
     {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
     {"subplan_reuse", SET_BOOL, offsetof(CmConfig, subplan_reuse), 0, 1},
     {"read_csv_range_size", SET_SIZE, offsetof(CmConfig, read_csv_range_size), 1, INT64_MAX},
+    {"enable_progress_bar", SET_BOOL, offsetof(CmConfig, enable_progress_bar), 0, 1},
+    {"progress_bar_time", SET_INT, offsetof(CmConfig, progress_bar_time), 0, INT32_MAX},
+    {"debug_progress_log", SET_TEXT, offsetof(CmConfig, debug_progress_log), 0, 0},
     {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2},
     {"debug_aqe_oom", SET_BOOL, offsetof(CmConfig, debug_aqe_oom), 0, 1},
 };
+
+/* every SET_TEXT field has the size cm_config_set and cm_config_reset assume */
+_Static_assert(sizeof((CmConfig *)0)->debug_progress_log == sizeof((CmConfig *)0)->temp_directory,
+               "text settings share one size");
 
 #define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))
 
@@ -124,6 +131,9 @@ void cm_config_init(CmConfig *cfg)
     /* ranges of a few MiB: a task per thread and more on a large file, and
      * a small file stays one task (executor/csv_scan.c) */
     cfg->read_csv_range_size = 8 * KB * KB;
+    /* DuckDB's defaults: a bar for what runs over two seconds */
+    cfg->enable_progress_bar = true;
+    cfg->progress_bar_time = 2000;
     const char *tmp = getenv("TMPDIR");
     snprintf(cfg->temp_directory, sizeof cfg->temp_directory, "%s", tmp ? tmp : "/tmp");
     cfg->max_temp_directory_size = default_temp_size(cfg->temp_directory);

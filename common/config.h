@@ -43,6 +43,12 @@ typedef struct CmConfig {
     bool subplan_reuse;
     /* bytes of a file one task of read_csv parses (executor/csv_scan.c) */
     int64_t read_csv_range_size;
+    /* the shell's progress bar (executor/progress.h, docs/cli.md) */
+    bool enable_progress_bar;
+    int64_t progress_bar_time; /* ms a statement runs before the bar shows */
+    /* test-only: every reading of the progress of each statement is appended
+     * to this file ("" off), so that tests can check its sequence */
+    char debug_progress_log[256];
     /* test-only: damage the first shuffle of each query after its map stage
      * (1 corrupt a block, 2 delete a file), to exercise lineage recovery */
     int64_t debug_shuffle_damage;

@@ -112,6 +112,16 @@ static void *worker_main(void *p)
     return NULL;
 }
 
+bool cm_thread_start(CmThread *t, void *(*fn)(void *arg), void *arg)
+{
+    return pthread_create(&t->tid, NULL, fn, arg) == 0;
+}
+
+void cm_thread_join(CmThread *t)
+{
+    (void)pthread_join(t->tid, NULL);
+}
+
 CmPool *cm_pool_new(int n_threads)
 {
     if (n_threads < 1) {

@@ -8,6 +8,8 @@
  * in order.  One cm_pool_run at a time per pool (the caller holds the pool).
  * The worker id (0..n_workers, the caller being n_workers) is the one
  * thread-local; tasks use it to pick their per-worker state.
+ * CmThread is one plain background thread, for work that is not a task
+ * (the progress watcher, executor/progress.h).
  */
 #pragma once
 
@@ -47,6 +49,15 @@ void cm_pool_free(CmPool *pool);
 int cm_pool_size(const CmPool *pool);
 /* Runs fn for every task index on the pool and waits for all of them. */
 void cm_pool_run(CmPool *pool, int n_tasks, CmTaskFn fn, void *arg);
+
+typedef struct CmThread {
+    pthread_t tid;
+} CmThread;
+
+/* Starts fn(arg) on a new thread; false when none could be started. */
+bool cm_thread_start(CmThread *t, void *(*fn)(void *arg), void *arg);
+/* Waits for the thread to end. */
+void cm_thread_join(CmThread *t);
 
 /* Number of online CPUs (at least 1). */
 int cm_cpu_count(void);

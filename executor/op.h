@@ -104,6 +104,8 @@ struct ExQuery {
                                      sluice_interrupt); borrowed, may be NULL */
     CmMutex lock;        /* guards err */
     CmErr err;           /* the first error of any task */
+    struct ExProgress *progress; /* the statement's progress (executor/progress.h);
+                                    borrowed, may be NULL */
 };
 
 /* CM_CANCELLED when the query should stop: "interrupted" when asked from

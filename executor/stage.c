@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "executor/progress.h"
 
 typedef struct TaskRun {
     ExStage *stage;
@@ -187,6 +188,16 @@ static void record_error(ExQuery *q, const CmErr *err)
     atomic_store(&q->cancelled, true);
 }
 
+/* Bytes the stage's operators have spilled so far (all tasks). */
+static int64_t stage_spilled(ExStage *s)
+{
+    int64_t n = 0;
+    for (int i = 0; i < n_slots(s); i++) {
+        n += atomic_load(&op_at(s, i)->spilled_bytes);
+    }
+    return n;
+}
+
 typedef struct StageRun {
     ExStage *stage;
     ExQuery *query;
@@ -249,6 +260,7 @@ static void task_main(void *arg, int task_idx, int worker_id)
     long long max = atomic_load(&s->task_max_ns);
     while (took > max && !atomic_compare_exchange_weak(&s->task_max_ns, &max, took)) {
     }
+    ex_progress_task_done(q->progress, stage_spilled(s));
 }
 
 CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
@@ -265,6 +277,9 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
         }
     }
     stage->n_tasks = stage->source->vt->n_tasks ? stage->source->vt->n_tasks(stage->source, q) : 1;
+    if (q->progress != NULL) {
+        ex_progress_stage_tasks(q->progress, stage->n_tasks);
+    }
     StageRun sr = {.stage = stage, .query = q};
     cm_pool_run(q->pool, stage->n_tasks, task_main, &sr);
     if (q->err.code == CM_OK) {
@@ -284,6 +299,9 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     }
     stage->done = true;
     stage->time_ns = cm_now_ns() - start;
+    if (q->progress != NULL) {
+        ex_progress_stage_end(q->progress, stage_spilled(stage));
+    }
     return CM_OK;
 }
 

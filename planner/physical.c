@@ -16,6 +16,7 @@
 #include "planner/binder_int.h"
 #include "planner/estimate.h"
 #include "planner/physical.h"
+#include "planner/progress.h"
 #include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
@@ -1137,6 +1138,7 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
         if (s->skipped) {
             continue;
         }
+        pl_progress_stage_begin(plan, i, cm_pool_size(q->pool), q->progress);
         CmStatus rc = ex_stage_run(s, q, err);
         for (int tries = 0; rc == CM_IO && tries < MAX_RECOVERIES; tries++) {
             CmErr lost = *err;
@@ -1153,9 +1155,11 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
             return err->code;
         }
         damage_for_test(s, &q->config, &damaged);
+        int n_decided = plan->n_decisions;
         if (pl_aqe_after_stage(plan, i, q, err) != CM_OK) {
             return err->code;
         }
+        pl_progress_decisions(plan, n_decided, q->progress);
     }
     return CM_OK;
 }

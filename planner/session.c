@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "common/mem.h"
 #include "common/value.h"
 #include "executor/func.h"
+#include "executor/progress.h"
 #include "parser/parser.h"
 #include "planner/binder.h"
 #include "planner/cache.h"
@@ -41,6 +43,7 @@ struct PlSession {
     int pool_threads;
     bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
     atomic_bool interrupt; /* pl_session_interrupt: stop the running statement */
+    ExProgress *progress;  /* the running statement's progress; owned */
 };
 
 typedef struct Stmt {
@@ -59,6 +62,8 @@ typedef struct Stmt {
     bool rows_in_blocks;            /* set: the next run_query keeps its rows in the block store */
     PlMemObs mem_start;             /* what memory had cost when the statement started */
     bool is_mem_stepped;            /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
+    bool is_sub_run;                /* the next run_query is one the binder or the cache asked
+                                       for before the statement's own query */
     CmErr *err;
 } Stmt;
 
@@ -66,8 +71,9 @@ PlSession *pl_session_new(CmErr *err)
 {
     PlSession *s = cm_calloc(1, sizeof *s);
     if (s == NULL || (s->cat = st_catalog_new()) == NULL ||
-        (s->cache = pl_cache_new(err)) == NULL) {
+        (s->progress = ex_progress_new()) == NULL || (s->cache = pl_cache_new(err)) == NULL) {
         st_catalog_free(s ? s->cat : NULL);
+        ex_progress_free(s ? s->progress : NULL);
         cm_free(s);
         cm_err_set(err, CM_OOM, -1, "out of memory opening a database");
         return NULL;
@@ -82,6 +88,7 @@ void pl_session_free(PlSession *s)
         cm_pool_free(s->pool);
         pl_cache_free(s->cache);
         st_catalog_free(s->cat);
+        ex_progress_free(s->progress);
         cm_free(s);
     }
 }
@@ -94,6 +101,11 @@ StCatalog *pl_session_catalog(PlSession *s)
 CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr *err)
 {
     return cm_config_set(&s->cfg, name, value, err);
+}
+
+void pl_session_set_progress(PlSession *s, ExProgressFn fn, void *ctx)
+{
+    ex_progress_set_handler(s->progress, fn, ctx);
 }
 
 void pl_session_interrupt(PlSession *s)
@@ -207,6 +219,10 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     q.pool = st->s->pool;
     q.shuffle_store = plan->store;
     q.interrupt = &st->s->interrupt;
+    q.progress = st->s->progress;
+    /* what the binder runs first (recursive CTEs, cached subplans) may take
+     * half of what remains each: how many such runs come is not known */
+    int64_t outer_end = ex_progress_plan_begin(q.progress, st->is_sub_run ? 0.5 : 1.0);
     cm_mutex_init(&q.lock);
     cm_err_init(&q.err);
     cm_mem_rss_span_begin();
@@ -215,6 +231,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     long long t0 = cm_now_ns();
     pl_run_plan(plan, &q, st->err);
     plan->total_ns = cm_now_ns() - t0;
+    ex_progress_plan_end(q.progress, outer_end);
     sh_store_set_mem_group(plan->store, NULL);
     plan->peak_memory_bytes = atomic_load(&q.mem.peak);
     detach_memory(plan);
@@ -243,7 +260,10 @@ static CmStatus run_for_binder(void *ctx, CmArena *arena, const PlNode *root, Ex
     st->stream = fn;
     st->stream_ctx = fn_ctx;
     st->rows_in_blocks = false;
+    bool outer_sub = st->is_sub_run;
+    st->is_sub_run = true;
     run_query(st, root, &plan, NULL);
+    st->is_sub_run = outer_sub;
     pl_stage_plan_fini(&plan);
     st->stream = outer;
     st->stream_ctx = outer_ctx;
@@ -1735,6 +1755,20 @@ static CmStatus copy_sniff(Stmt *st, const StTable *t, const int *cols, int n, C
     return CM_OK;
 }
 
+/* COPY FROM's progress: the share of the file parsed (StCsvOptions.on_read). */
+typedef struct CopyRead {
+    ExProgress *progress;
+    int64_t file_bytes; /* 0: unknown (a pipe) */
+} CopyRead;
+
+static void copy_read(void *ctx, int64_t bytes)
+{
+    const CopyRead *r = ctx;
+    if (r->file_bytes > 0) {
+        ex_progress_advance(r->progress, (double)bytes / (double)r->file_bytes);
+    }
+}
+
 static CmStatus copy_from(Stmt *st, StTable *t, CopyOpts *co)
 {
     const PsList *names = st->ast->columns;
@@ -1769,6 +1803,14 @@ static CmStatus copy_from(Stmt *st, StTable *t, CopyOpts *co)
                         .n_cols = n,
                         .cols = cols,
                         .interrupt = &st->s->interrupt};
+    struct stat file;
+    CopyRead read = {.progress = st->s->progress,
+                     .file_bytes = stat(st->ast->path, &file) == 0 && S_ISREG(file.st_mode)
+                                       ? (int64_t)file.st_size
+                                       : 0};
+    opt.on_read = copy_read;
+    opt.on_read_ctx = &read;
+    ex_progress_stage_begin(st->s->progress, 1, 1, 1.0);
     int64_t rows = 0;
     if (ensure_pool(st->s, st->err) != CM_OK ||
         st_csv_load(t, st->ast->path, &opt, st->s->pool, &rows, st->err) != CM_OK) {
@@ -1974,8 +2016,11 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
                             .run = run_for_binder, .run_ctx = &st,
                             .is_reusing = s->cfg.subplan_reuse, .err = err};
+    bool has_statement = false; /* its progress began: white space and comments have none */
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL &&
         (st.spare = result_new(0, NULL, err)) != NULL) {
+        ex_progress_begin(s->progress, &s->cfg);
+        has_statement = true;
         if (dispatch(&st) != CM_OK && pl_cache_ctx_lost_rows(&st.cache)) {
             /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
              * evicted them to make room): a failed statement changed nothing, so
@@ -2012,5 +2057,8 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
     pl_temps_free(st.temps);
     pl_cache_ctx_fini(&st.cache);
     cm_arena_fini(&arena);
+    if (has_statement) {
+        ex_progress_finish(s->progress, err->code == CM_OK);
+    }
     return err->code;
 }

@@ -15,6 +15,7 @@
 
 #include "common/config.h"
 #include "common/err.h"
+#include "executor/progress.h"
 #include "executor/result.h"
 #include "storage/catalog.h"
 
@@ -35,6 +36,12 @@ void pl_session_free(PlSession *s);
  * for the contract on *off and *res. */
 CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
                          CmErr *err);
+
+/* Sets the handler the session calls with the running statement's progress
+ * (executor/progress.h: from a watcher thread, every 100 ms once the
+ * statement has run progress_bar_time ms, unless enable_progress_bar is off);
+ * fn NULL removes it.  Between statements only. */
+void pl_session_set_progress(PlSession *s, ExProgressFn fn, void *ctx);
 
 /* Stops the statement running in s, which fails with CM_CANCELLED
  * "interrupted" at its next batch; nothing when none runs.  Async-signal-safe

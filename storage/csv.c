@@ -612,6 +612,7 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
                    : ld.chunk_bytes < CHUNK_MIN ? CHUNK_MIN : ld.chunk_bytes;
     size_t cap = ld.chunk_bytes * n_workers;
     int64_t before = t->n_rows;
+    int64_t consumed = 0; /* bytes of the file before the window */
     char *buf = NULL;
     FILE *f = NULL;
     if (open_window(&ld, path, cap, &buf, &f, err) != CM_OK) {
@@ -647,6 +648,10 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
             ld.data = buf = g;
             cap *= 2;
             continue;
+        }
+        consumed += (int64_t)ld.used;
+        if (opt->on_read != NULL) {
+            opt->on_read(opt->on_read_ctx, consumed);
         }
         memmove(buf, buf + ld.used, ld.size - ld.used);
         ld.size -= ld.used;

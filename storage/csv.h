@@ -60,6 +60,10 @@ typedef struct StCsvOptions {
     int n_cols;            /* columns the fields fill, in order */
     const int *cols;       /* table column of each field */
     const atomic_bool *interrupt; /* set: stop between windows, "interrupted" (may be NULL) */
+    /* st_csv_load calls it between windows with the bytes of the file parsed
+     * so far (for a progress bar); NULL: none */
+    void (*on_read)(void *ctx, int64_t bytes);
+    void *on_read_ctx;
 } StCsvOptions;
 
 /* Loads `path` into `t` with the pool's workers; *n_rows gets the rows added. */
