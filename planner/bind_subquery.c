@@ -127,7 +127,7 @@ static PlNode *project_exprs(PlBinder *b, PlNode *child, int n, ExExpr **in)
     }
     memcpy(exprs, in, sizeof(ExExpr *) * (size_t)n);
     for (int i = 0; i < n; i++) {
-        names[i] = i < child->n_cols ? child->names[i] : "#expr";
+        names[i] = in[i] != NULL ? pl_expr_name(b, in[i], child, "#expr") : "#expr";
     }
     return pl_project(b, child, n, exprs, names);
 }
