@@ -1,3 +1,14 @@
+-- Sluice version of kmeans.sql of the seed workloads (../shared/workloads/kmeans.sql beside the
+-- repository, written for DuckDB; see bench/workloads/README.md).  Differences, and why:
+-- - every `hash(a) % n` is written `((hash(a) % n) + n) % n` (60 places): Sluice's hash()
+--   is a signed BIGINT (DuckDB's is UBIGINT; docs/conformance.md), so `hash(a) % n` can be
+--   negative, and the non-negative modulo keeps each draw in [0, n) as the original means.
+-- Sizes: 2,000,000 points, k = 10, 5 iterations whatever hash() gives; the true centres, the
+-- points, the initial centroids (the 10 smallest hash(id, 99), left as it is: an order, not a
+-- draw), the final centroids and the SSE depend on the hash values.  The original fails on
+-- Sluice: a negative Box-Muller draw u makes ln(1 - u) positive, and sqrt(-2 ln(1 - u)) an
+-- error ("cannot take the square root of a negative number").
+
 -- K-means (HiBench-style): 2000000 points, 20 dimensions, drawn around 5 centers
 -- (uniform in [-10,10]^20) with Gaussian noise sigma=2 (Box-Muller on hash());
 -- k = 10, 5 Lloyd iterations, unrolled; final SSE.

@@ -1,3 +1,14 @@
+-- Sluice version of pagerank.sql of the seed workloads (../shared/workloads/pagerank.sql beside the
+-- repository, written for DuckDB; see bench/workloads/README.md).  Differences, and why:
+-- - every `hash(a) % n` is written `((hash(a) % n) + n) % n` (2 places): Sluice's hash()
+--   is a signed BIGINT (DuckDB's is UBIGINT; docs/conformance.md), so `hash(a) % n` can be
+--   negative, and the non-negative modulo keeps each draw in [0, n) as the original means.
+-- - form 3 (WITH RECURSIVE ... USING KEY) is left out, and so is its 'key' row of the final
+--   agreement query: USING KEY is a DuckDB extension Sluice lacks.  Forms 1 and 2 still run and
+--   are compared.
+-- Sizes: 1,000,000 vertices whatever hash() gives; the edges (10.1M in the README), the
+-- dangling vertices, the degrees (max in-degree 364k) and the ranks depend on the hash values.
+
 -- PageRank, 10 iterations, damping 0.85, dangling mass spread uniformly.
 -- Power-law graph: 1000000 vertices, ~10500000 candidate edges (duplicates and self-loops
 -- dropped).  Out-degree ~ x^-0.5, in-degree ~ 1/x (Zipf), ranks scrambled by

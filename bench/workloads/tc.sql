@@ -1,3 +1,12 @@
+-- Sluice version of tc.sql of the seed workloads (../shared/workloads/tc.sql beside the
+-- repository, written for DuckDB; see bench/workloads/README.md).  Differences, and why:
+-- - every `hash(a) % n` is written `((hash(a) % n) + n) % n` (2 places): Sluice's hash()
+--   is a signed BIGINT (DuckDB's is UBIGINT; docs/conformance.md), so `hash(a) % n` can be
+--   negative, and the non-negative modulo keeps each draw in [0, n) as the original means.
+-- Sizes: 50,000 edges (LIMIT 50000 of 60,000 candidates, so this holds unless more than
+-- 10,000 candidates are duplicates or self-loops); the pairs per round and at the end
+-- (46,079,636 in the README) depend on the graph, so on the hash values.
+
 -- Transitive closure, 25000 vertices, 50000 distinct random edges (no self-loops),
 -- 10 iterations of semi-naive evaluation of  tc = E  U  tc o E
 -- (the linear form Spark's SparkTC uses).  After iteration i, tc holds all pairs

@@ -1,3 +1,14 @@
+-- Sluice version of terasort.sql of the seed workloads (../shared/workloads/terasort.sql beside the
+-- repository, written for DuckDB; see bench/workloads/README.md).  Differences, and why:
+-- - every `hash(a) % n` is written `((hash(a) % n) + n) % n` (12 places): Sluice's hash()
+--   is a signed BIGINT (DuckDB's is UBIGINT; docs/conformance.md), so `hash(a) % n` can be
+--   negative, and the non-negative modulo keeps each draw in [0, n) as the original means.
+--   (The two checksums would agree without it; it is kept so that every hash draw reads the
+--   same as in the other scripts.)
+-- Sizes: 10,000,000 rows and 1,000,000,000 bytes whatever hash() gives; the keys, the
+-- checksum and so the output file differ from DuckDB's.  The original fails on Sluice: a key
+-- char draw 48 + (negative remainder) is no code point ("invalid UTF-8 code point -10").
+
 -- TeraSort.  10000000 rows of (10-byte key, 90-byte payload) ~ 1 GB as in
 -- gensort -a: key = 10 printable chars ('0'..'z', no comma/quote, so the CSV
 -- needs no quoting), payload = 32 hex digits of the row id, 2 spaces, 56 filler.

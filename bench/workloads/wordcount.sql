@@ -1,3 +1,14 @@
+-- Sluice version of wordcount.sql of the seed workloads (../shared/workloads/wordcount.sql beside the
+-- repository, written for DuckDB; see bench/workloads/README.md).  Differences, and why:
+-- - every `hash(a) % n` is written `((hash(a) % n) + n) % n` (2 places): Sluice's hash()
+--   is a signed BIGINT (DuckDB's is UBIGINT; docs/conformance.md), so `hash(a) % n` can be
+--   negative, and the non-negative modulo keeps each draw in [0, n) as the original means.
+-- Sizes: 2,400,000 lines whatever hash() gives (every line has 8..16 words); the words
+-- (28.8M in the README), the bytes (200 MB), the distinct words and the top 100 depend on the
+-- hash values, so they differ from DuckDB's (expected 12 words a line on average).  The original
+-- runs on Sluice but makes 2,132,309 lines and loses about half the words: a negative draw
+-- makes word_id 0, which is not in the vocabulary, or a line length of 0.
+
 -- WordCount (HiBench-style).  ~200 MB of text lines, words drawn from a
 -- Zipf-like (P(rank r) ~ 1/r) vocabulary of 50000 words; count words; top 100.
 -- Data is generated deterministically with hash(); no random().
