@@ -3,13 +3,14 @@
 Sluice and, with --duckdb, the originals (/work/shared/workloads) on DuckDB.
 
     bench/workloads/run.sh [--workloads wordcount,tc,...] [--sluice PATH] [--duckdb [PATH]]
-                           [--originals DIR] [--threads N] [--timeout SEC] [--scratch DIR]
-                           [--check] [--json FILE] [--markdown FILE]
+                           [--originals DIR] [--scripts DIR] [--threads N] [--timeout SEC]
+                           [--scratch DIR] [--not-full-size] [--check] [--json FILE] [--markdown FILE]
 
 Each script runs whole (generation and job) in a fresh process with N threads (default 2), in a
 scratch directory (terasort writes its sorted CSV there; deleted after the run).  Per run: completed,
 the sum of the engine's --timer statement times, the peak RSS of the process (/usr/bin/time -f
-%M), the first error, and the key figures: every one-row result of the script, as column=value.
+%M), the first error, and the key figures: the first row of every result of the script, as
+column=value, and the row count of results of more than one row.
 The runner puts a `SELECT '@@result'` before each top-level SELECT of the script to find the
 result sets in the output (a negligible statement; the script is otherwise run as it is).
 
