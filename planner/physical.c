@@ -996,11 +996,18 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
                                     n->n_cols, n->types, bld->err));
     case PL_WINDOW: {
         /* Each partition goes to one task: hash on the partition keys, or
-         * everything to one task when there are none. */
+         * everything to one task when there are none.  An empty OVER () then
+         * reads map by map, so it sees the rows in scan order as DuckDB does
+         * (row_number() OVER () numbers a file's rows in file order). */
         const ExWindowSpec *w = n->win;
-        if (!p->single && !exchange(bld, p, w->n_part, w->part,
-                                    w->n_part > 0 ? (int)bld->cfg->shuffle_partitions : 1)) {
-            return false;
+        if (!p->single) {
+            if (!exchange(bld, p, w->n_part, w->part,
+                          w->n_part > 0 ? (int)bld->cfg->shuffle_partitions : 1)) {
+                return false;
+            }
+            if (w->n_part == 0 && w->n_order == 0) {
+                ex_shuffle_read_set_map_order(p->source);
+            }
         }
         return append(bld, p,
                       ex_window_new(bld->a, w, n->child->n_cols, n->child->types, bld->err));

@@ -130,6 +130,44 @@ def parse_bytes(text):
     return int(float(m.group(1)) * mult[(m.group(2) or "").upper()])
 
 
+def read_time_file(time_file):
+    """(peak RSS in bytes or None, the exit note or None) from `/usr/bin/time -f %M -o FILE`."""
+    rss, note = None, None
+    try:
+        with open(time_file) as f:
+            lines = [l for l in f.read().split("\n") if l.strip()]
+        rss = int(lines[-1]) * 1024
+        for l in lines[:-1]:
+            if "signal" in l or "status" in l:
+                note = l.strip()
+    except (OSError, ValueError, IndexError):
+        pass
+    return rss, note
+
+
+def parse_stderr(err):
+    """(statement times in s, error lines, other lines, timer lines before the first error) of
+    an engine's stderr: Sluice's --timer prints "Run Time: real X ...", DuckDB's "time_ms<TAB>N";
+    a failing statement prints its timer line after its error."""
+    times, errors, other, n_before_error = [], [], [], None
+    for l in err.split("\n"):
+        m = re.match(r"^Run Time: real ([0-9.]+)", l)
+        if m:
+            times.append(float(m.group(1)))
+            continue
+        m = re.match(r"^time_ms\t([0-9.]+)", l)
+        if m:
+            times.append(float(m.group(1)) / 1000.0)
+            continue
+        if re.match(r"^(Error|error)\b", l):
+            if not errors:
+                n_before_error = len(times)
+            errors.append(l.strip())
+        elif l.strip():
+            other.append(l.strip())
+    return times, errors, other, n_before_error
+
+
 def run_engine(engine, args, workload, scale, limit, datadir):
     """Runs one engine on one workload; returns a dict of the measures."""
     job_file = os.path.join(HERE, "jobs", workload + ".sql")
@@ -167,33 +205,12 @@ def run_engine(engine, args, workload, scale, limit, datadir):
         rc = None
     rec["wall_s"] = round(time.time() - t0, 3)
     rec["exit"] = rc
-    try:
-        with open(time_file) as f:
-            lines = [l for l in f.read().split("\n") if l.strip()]
-        rec["peak_rss_bytes"] = int(lines[-1]) * 1024
-        for l in lines[:-1]:
-            if "signal" in l or "status" in l:
-                rec["exit_note"] = l.strip()
-    except (OSError, ValueError, IndexError):
-        pass
-    # timer lines: sluice "Run Time: real X ...", duckdb "time_ms<TAB>N"
-    times, errors, other = [], [], []
-    for l in err.split("\n"):
-        m = re.match(r"^Run Time: real ([0-9.]+)", l)
-        if m:
-            times.append(float(m.group(1)))
-            continue
-        m = re.match(r"^time_ms\t([0-9.]+)", l)
-        if m:
-            times.append(float(m.group(1)) / 1000.0)
-            continue
-        if re.match(r"^(Error|error)\b", l):
-            if not errors:
-                # statements before the first error: each prints its timer line after its error
-                rec["failed_in"] = "load" if len(times) < n_pre else "job"
-            errors.append(l.strip())
-        elif l.strip():
-            other.append(l.strip())
+    rec["peak_rss_bytes"], note = read_time_file(time_file)
+    if note:
+        rec["exit_note"] = note
+    times, errors, other, n_before_error = parse_stderr(err)
+    if errors:
+        rec["failed_in"] = "load" if n_before_error < n_pre else "job"
     rec["time_s"] = round(sum(times[n_pre:]), 3)
     # stdout sections
     lines = out.split("\n")
