@@ -319,7 +319,7 @@ static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
     int p1 = t ? t->p1 : l->task_idx + 1;
     bool is_map_order = s->is_map_order && !(t && t->m1 >= 0);
     if (is_map_order && l->input >= 0 && ++l->map < l->n_maps) {
-        l->reader = sh_reader_open(*s->inputs[l->input], p0, p1, l->map, l->map + 1, err);
+        l->reader = sh_reader_open_in_order(*s->inputs[l->input], p0, p1, l->map, l->map + 1, err);
         return l->reader != NULL;
     }
     while (++l->input < s->n_inputs) {
@@ -335,7 +335,8 @@ static bool next_input(const ReadSpec *s, ReadLocal *l, CmErr *err)
                 }
                 m1 = m0 + 1;
             }
-            l->reader = sh_reader_open(sh, p0, p1, m0, m1, err);
+            l->reader = is_map_order ? sh_reader_open_in_order(sh, p0, p1, m0, m1, err)
+                                     : sh_reader_open(sh, p0, p1, m0, m1, err);
             return l->reader != NULL;
         }
     }

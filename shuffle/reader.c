@@ -19,6 +19,13 @@
  * if it is still being sorted then, it is scanned as it is (its raw file
  * lives until the sort publishes), so no reader ever waits on a sort.
  *
+ * An in-order reader (sh_reader_open_in_order) returns each map's blocks in
+ * the order they were pushed.  A partition's flushes take its whole buffer
+ * to the current split, and a split is sealed before the next begins, so
+ * write order is: the splits in index order, then the buffer.  It reads them
+ * so, with no rotation, and scans a split another reader is sorting as it is
+ * instead of putting it back (sorting is stable within a map in any case).
+ *
  * Faults: a record whose header fails its check, a short file or a missing
  * file damages the split from that offset on (ShSplit.damaged_at); a payload
  * that fails its checksum loses that block's map.  The reader records the lost
@@ -40,6 +47,7 @@ struct ShReader {
     ShShuffle *sh;      /* borrowed */
     int p0, p1, m0, m1; /* the ranges read */
     bool map_range;     /* [m0, m1) leaves out some maps */
+    bool in_order;      /* each map's blocks in push order (see the design note) */
     int part;           /* partition being read; p1 when done */
     bool in_part;       /* part's snapshot is taken */
     /* the snapshot of `part` */
@@ -82,6 +90,15 @@ ShReader *sh_reader_open(ShShuffle *sh, int p0, int p1, int m0, int m1, CmErr *e
     r->fd = -1;
     sh_decoder_init(&r->dec);
     cm_err_init(&r->fail);
+    return r;
+}
+
+ShReader *sh_reader_open_in_order(ShShuffle *sh, int p0, int p1, int m0, int m1, CmErr *err)
+{
+    ShReader *r = sh_reader_open(sh, p0, p1, m0, m1, err);
+    if (r != NULL) {
+        r->in_order = true;
+    }
     return r;
 }
 
@@ -202,7 +219,7 @@ static CmStatus start_part(ShReader *r, CmErr *err)
         p->pins++;
         r->pinned = true;
     }
-    unsigned start = r->map_range && n > 0 ? p->start_ticket++ % (unsigned)n : 0;
+    unsigned start = r->map_range && !r->in_order && n > 0 ? p->start_ticket++ % (unsigned)n : 0;
     cm_mutex_unlock(&st->lock);
     for (int i = 0; i < n; i++) {
         r->order[i] = (int)((start + (unsigned)i) % (unsigned)n);
@@ -256,7 +273,8 @@ static Plan plan_split(ShReader *r, int si, char *path, size_t cap, int64_t *lo,
         }
         s = &p->splits[si];
         *use_index = !fallback;
-    } else if (r->map_range && any_out && s->state == SH_SPLIT_SORTING && !r->deferred[si]) {
+    } else if (r->map_range && any_out && s->state == SH_SPLIT_SORTING && !r->deferred[si] &&
+               !r->in_order) {
         r->deferred[si] = 1;
         r->order[r->n_order++] = si;
         return PLAN_SKIP;
@@ -440,12 +458,14 @@ CmStatus sh_reader_next(ShReader *r, CmBatch *out, bool *eof, CmErr *err)
     *eof = false;
     for (;;) {
         int got = 0;
-        if (r->in_part && r->mem_left > 0) {
+        if (r->in_part && r->mem_left > 0 && !r->in_order) {
             got = next_mem_block(r, out, err);
         } else if (r->fd >= 0) {
             got = next_file_block(r, out, err);
         } else if (r->in_part && r->order_pos < r->n_order) {
             open_split(r, r->order[r->order_pos++]);
+        } else if (r->in_part && r->mem_left > 0) {
+            got = next_mem_block(r, out, err); /* in order: the buffer after the splits */
         } else if (r->in_part) {
             unpin(r);
             r->in_part = false;

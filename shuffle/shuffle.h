@@ -132,6 +132,10 @@ void sh_writer_abort(ShWriter *w);
 
 /* Opens a reader over partitions [p0, p1) and maps [m0, m1).  Owned. */
 ShReader *sh_reader_open(ShShuffle *sh, int p0, int p1, int m0, int m1, CmErr *err);
+/* The same, returning each map's blocks in the order its writer pushed them,
+ * whether they were flushed to files or not (sh_reader_open returns buffered
+ * blocks first, and starts skewed reads on different files). */
+ShReader *sh_reader_open_in_order(ShShuffle *sh, int p0, int p1, int m0, int m1, CmErr *err);
 /* Decodes the next block into `out` (columns of the shuffle's types; reset
  * first; strings copied into out->heap).  *eof is set when nothing is left.
  * CM_IO when blocks were lost (checksum, missing or damaged file): the reader
