@@ -32,44 +32,81 @@ typedef struct Setting {
     SettingKind kind;
     size_t offset;    /* of the field in CmConfig */
     int64_t min, max; /* accepted range for INT and SIZE */
+    const char *doc;  /* one line for sluice_settings() and docs/guide.md */
 } Setting;
 
 #define KB 1024LL
 
 static const Setting SETTINGS[] = {
-    {"threads", SET_INT, offsetof(CmConfig, threads), 1, 256},
-    {"memory_limit", SET_SIZE, offsetof(CmConfig, memory_limit), 1 << 20, INT64_MAX},
-    {"memory_mode", SET_MEM_MODE, offsetof(CmConfig, memory_mode), 0, 2},
-    {"storage_fraction", SET_RATIO, offsetof(CmConfig, storage_fraction), 0, 1},
-    {"shuffle_fraction", SET_RATIO, offsetof(CmConfig, shuffle_fraction), 0, 1},
-    {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0},
+    {"threads", SET_INT, offsetof(CmConfig, threads), 1, 256,
+     "worker threads that run a query's tasks (default: the cores of the machine)"},
+    {"memory_limit", SET_SIZE, offsetof(CmConfig, memory_limit), 1 << 20, INT64_MAX,
+     "hard limit on the memory of queries and tables together; past it operators spill and tables "
+     "move to temp_directory (default: 80% of physical memory)"},
+    {"memory_mode", SET_MEM_MODE, offsetof(CmConfig, memory_mode), 0, 2,
+     "how execution and storage share memory_limit: static (fixed shares), unified (execution may "
+     "evict storage down to storage_fraction) or auto (the boundary moves with spill and recompute "
+     "costs)"},
+    {"storage_fraction", SET_RATIO, offsetof(CmConfig, storage_fraction), 0, 1,
+     "share of memory_limit for storage (tables, cached results): the fixed share in static mode, "
+     "the protected floor in unified mode"},
+    {"shuffle_fraction", SET_RATIO, offsetof(CmConfig, shuffle_fraction), 0, 1,
+     "share of memory_limit for execution in static mode (storage_fraction + shuffle_fraction is "
+     "at most 1)"},
+    {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0,
+     "directory of spill files, shuffle files and evicted table blocks; empty: none, so "
+     "memory_limit is then an error when reached"},
     {"max_temp_directory_size", SET_SIZE, offsetof(CmConfig, max_temp_directory_size), 1 << 20,
-     INT64_MAX},
-    {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536},
-    {"shuffle_compression", SET_CODEC, offsetof(CmConfig, shuffle_compression), 0, 3},
-    {"shuffle_memory_limit", SET_SIZE, offsetof(CmConfig, shuffle_memory_limit), 4 * KB, INT64_MAX},
-    {"shuffle_pause_ratio", SET_RATIO, offsetof(CmConfig, shuffle_pause_ratio), 0, 1},
-    {"shuffle_resume_ratio", SET_RATIO, offsetof(CmConfig, shuffle_resume_ratio), 0, 1},
+     INT64_MAX,
+     "most bytes the temp files may hold (default: 90% of the free space of temp_directory)"},
+    {"shuffle_partitions", SET_INT, offsetof(CmConfig, shuffle_partitions), 1, 65536,
+     "partitions of a hash exchange, before the adaptive rules coalesce them"},
+    {"shuffle_compression", SET_CODEC, offsetof(CmConfig, shuffle_compression), 0, 3,
+     "codec of spill, shuffle and evicted-block files: auto (LZ4 when it saves time), none, lz4 or "
+     "zstd"},
+    {"shuffle_memory_limit", SET_SIZE, offsetof(CmConfig, shuffle_memory_limit), 4 * KB, INT64_MAX,
+     "bytes of shuffle blocks a query keeps in memory before flushing them to files"},
+    {"shuffle_pause_ratio", SET_RATIO, offsetof(CmConfig, shuffle_pause_ratio), 0, 1,
+     "share of shuffle_memory_limit at which writers pause and flush"},
+    {"shuffle_resume_ratio", SET_RATIO, offsetof(CmConfig, shuffle_resume_ratio), 0, 1,
+     "share of shuffle_memory_limit at which paused writers go on"},
     {"shuffle_split_threshold", SET_SIZE, offsetof(CmConfig, shuffle_split_threshold), 4 * KB,
-     INT64_MAX},
-    {"adaptive", SET_BOOL, offsetof(CmConfig, adaptive), 0, 1},
-    {"adaptive_coalesce", SET_BOOL, offsetof(CmConfig, adaptive_coalesce), 0, 1},
+     INT64_MAX, "size at which a shuffle partition's file is sealed and a new one begun"},
+    {"adaptive", SET_BOOL, offsetof(CmConfig, adaptive), 0, 1,
+     "adaptive execution: rewrite the stages not yet run from the statistics of finished ones"},
+    {"adaptive_coalesce", SET_BOOL, offsetof(CmConfig, adaptive_coalesce), 0, 1,
+     "read small partitions of an exchange together, in fewer tasks"},
     {"adaptive_advisory_partition_size", SET_SIZE,
-     offsetof(CmConfig, adaptive_advisory_partition_size), 1, INT64_MAX},
+     offsetof(CmConfig, adaptive_advisory_partition_size), 1, INT64_MAX,
+     "bytes a coalesced or split task aims to read"},
     {"adaptive_min_partition_size", SET_SIZE, offsetof(CmConfig, adaptive_min_partition_size), 1,
-     INT64_MAX},
-    {"adaptive_broadcast", SET_BOOL, offsetof(CmConfig, adaptive_broadcast), 0, 1},
-    {"broadcast_threshold", SET_SIZE, offsetof(CmConfig, broadcast_threshold), 0, INT64_MAX},
-    {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1},
-    {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000},
-    {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX},
-    {"subplan_reuse", SET_BOOL, offsetof(CmConfig, subplan_reuse), 0, 1},
-    {"read_csv_range_size", SET_SIZE, offsetof(CmConfig, read_csv_range_size), 1, INT64_MAX},
-    {"enable_progress_bar", SET_BOOL, offsetof(CmConfig, enable_progress_bar), 0, 1},
-    {"progress_bar_time", SET_INT, offsetof(CmConfig, progress_bar_time), 0, INT32_MAX},
-    {"debug_progress_log", SET_TEXT, offsetof(CmConfig, debug_progress_log), 0, 0},
-    {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2},
-    {"debug_aqe_oom", SET_BOOL, offsetof(CmConfig, debug_aqe_oom), 0, 1},
+     INT64_MAX, "fewest bytes a coalesced task reads"},
+    {"adaptive_broadcast", SET_BOOL, offsetof(CmConfig, adaptive_broadcast), 0, 1,
+     "turn a partitioned join into a broadcast join when its build side turns out small"},
+    {"broadcast_threshold", SET_SIZE, offsetof(CmConfig, broadcast_threshold), 0, INT64_MAX,
+     "largest build side planned as a broadcast join (at most memory_limit / 16, or / 8 beside a "
+     "probe side 4 times larger)"},
+    {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1,
+     "split a skewed partition of a join or aggregate input into several tasks"},
+    {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000,
+     "a partition is skewed when this many times the median partition's size and past "
+     "skew_threshold"},
+    {"skew_threshold", SET_SIZE, offsetof(CmConfig, skew_threshold), 1, INT64_MAX,
+     "bytes a partition must pass to count as skewed"},
+    {"subplan_reuse", SET_BOOL, offsetof(CmConfig, subplan_reuse), 0, 1,
+     "compute a subtree that occurs several times in a statement (a CTE used twice) once"},
+    {"read_csv_range_size", SET_SIZE, offsetof(CmConfig, read_csv_range_size), 1, INT64_MAX,
+     "bytes of a CSV file one parsing task reads"},
+    {"enable_progress_bar", SET_BOOL, offsetof(CmConfig, enable_progress_bar), 0, 1,
+     "draw a progress bar on a terminal for statements that run past progress_bar_time"},
+    {"progress_bar_time", SET_INT, offsetof(CmConfig, progress_bar_time), 0, INT32_MAX,
+     "milliseconds a statement runs before its progress bar appears"},
+    {"debug_progress_log", SET_TEXT, offsetof(CmConfig, debug_progress_log), 0, 0,
+     "test only: a file each progress reading is appended to (empty: none)"},
+    {"debug_shuffle_damage", SET_INT, offsetof(CmConfig, debug_shuffle_damage), 0, 2,
+     "test only: corrupt (1) or delete (2) a shuffle block, to exercise recovery"},
+    {"debug_aqe_oom", SET_BOOL, offsetof(CmConfig, debug_aqe_oom), 0, 1,
+     "test only: every allocation of the adaptive rules fails"},
 };
 
 /* every SET_TEXT field has the size cm_config_set and cm_config_reset assume */
@@ -367,4 +404,23 @@ bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap)
 const char *cm_config_name(int i)
 {
     return i >= 0 && i < N_SETTINGS ? SETTINGS[i].name : NULL;
+}
+
+const char *cm_config_doc(int i)
+{
+    return i >= 0 && i < N_SETTINGS ? SETTINGS[i].doc : NULL;
+}
+
+const char *cm_config_type(int i)
+{
+    static const char *const names[] = {
+        [SET_INT] = "INTEGER",
+        [SET_SIZE] = "SIZE",
+        [SET_TEXT] = "VARCHAR",
+        [SET_BOOL] = "BOOLEAN",
+        [SET_RATIO] = "DOUBLE",
+        [SET_CODEC] = "auto|none|lz4|zstd",
+        [SET_MEM_MODE] = "static|unified|auto",
+    };
+    return i >= 0 && i < N_SETTINGS ? names[SETTINGS[i].kind] : NULL;
 }

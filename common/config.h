@@ -81,6 +81,11 @@ bool cm_config_get(const CmConfig *cfg, const char *name, char *buf, int cap);
 /* The name of the i-th setting (0-based, in a fixed order), NULL past the
  * last: to list them all with cm_config_get. */
 const char *cm_config_name(int i);
+/* The i-th setting's one-line description and the kind of value it takes
+ * ("INTEGER", "SIZE" such as '64MB', "BOOLEAN", "DOUBLE", "VARCHAR", or the
+ * words it accepts); NULL past the last. */
+const char *cm_config_doc(int i);
+const char *cm_config_type(int i);
 
 /* The size under which a join side is broadcast: broadcast_threshold, but at
  * most a sixteenth of memory_limit, since a broadcast table cannot spill and

@@ -185,19 +185,21 @@ static StTable *column_stats(const char *name, StCatalog *cat, CmErr *err)
     return rows_end(&r);
 }
 
-/* sluice_settings: (name, value) of every setting. */
+/* sluice_settings: (name, value, description, input_type) of every setting. */
 static StTable *settings_table(const char *name, const CmConfig *cfg, CmErr *err)
 {
     if (cfg == NULL) {
         cm_err_set(err, CM_BIND, -1, "system table '%s' cannot be read here", name);
         return NULL;
     }
-    StColumn cols[2] = {
+    StColumn cols[4] = {
         {.name = "name", .type = cm_type_varchar(-1, false)},
         {.name = "value", .type = cm_type_varchar(-1, false)},
+        {.name = "description", .type = cm_type_varchar(-1, false)},
+        {.name = "input_type", .type = cm_type_varchar(-1, false)},
     };
     Rows r;
-    if (!rows_begin(&r, name, 2, cols, err)) {
+    if (!rows_begin(&r, name, 4, cols, err)) {
         return NULL;
     }
     for (int i = 0; cm_config_name(i) != NULL && err->code == CM_OK; i++) {
@@ -205,6 +207,8 @@ static StTable *settings_table(const char *name, const CmConfig *cfg, CmErr *err
         cm_config_get(cfg, cm_config_name(i), value, (int)sizeof value);
         put_str(&r, 0, cm_config_name(i));
         put_str(&r, 1, value);
+        put_str(&r, 2, cm_config_doc(i));
+        put_str(&r, 3, cm_config_type(i));
         rows_next(&r);
     }
     return rows_end(&r);

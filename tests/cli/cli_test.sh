@@ -992,7 +992,7 @@ for form in "SHOW ALL" "show settings" "SELECT * FROM sluice_settings()"; do
     expect_out "$form" "$(cat "$TMP/settings")"$'\n'
     expect_rc "$form" 0
 done
-expect_line "sluice_settings lists threads" "$TMP/settings" 1 $'^threads\t3$'
+expect_line "sluice_settings lists threads" "$TMP/settings" 1 $'^threads\t3\t'
 
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]
