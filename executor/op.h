@@ -38,7 +38,7 @@ typedef struct ExQuery ExQuery;
 /* What a task knows of itself. */
 typedef struct ExTask {
     ExQuery *query;
-    int task_idx;   /* 0..n_tasks-1 within the stage */
+    int task_idx; /* 0..n_tasks-1 within the stage */
     int n_tasks;
     int worker_id;
 } ExTask;
@@ -51,8 +51,7 @@ typedef struct ExOpVt {
     int (*n_tasks)(ExOp *op, ExQuery *q);
     void *(*local_init)(ExOp *op, const ExTask *task, CmErr *err);
     void (*local_fini)(ExOp *op, void *local);
-    ExOpResult (*push)(ExOp *op, void *local, const CmBatch *in, const CmBatch **out,
-                       CmErr *err);
+    ExOpResult (*push)(ExOp *op, void *local, const CmBatch *in, const CmBatch **out, CmErr *err);
     ExOpResult (*flush)(ExOp *op, void *local, const CmBatch **out, CmErr *err);
     ExOpResult (*pull)(ExOp *op, void *local, const CmBatch **out, CmErr *err);
     CmStatus (*sink)(ExOp *op, void *local, const CmBatch *in, CmErr *err);
@@ -75,14 +74,14 @@ typedef struct ExOpVt {
 
 struct ExOp {
     const ExOpVt *vt;
-    void *spec;          /* the operator's plan-time parameters, in the query arena */
-    int n_cols;          /* output columns */
-    CmType *types;       /* output types, in the query arena */
-    void *global;        /* global state, owned by the op between global_init/fini */
-    CmMutex lock;        /* guards `global` where the op says so */
-    atomic_llong rows_out;   /* rows this op emitted (all tasks), for EXPLAIN ANALYZE */
-    atomic_llong time_ns;    /* time spent inside this op's calls */
-    CmMemGroup mem;          /* what its consumers reserve, all tasks (parent: the query's) */
+    void *spec;                 /* the operator's plan-time parameters, in the query arena */
+    int n_cols;                 /* output columns */
+    CmType *types;              /* output types, in the query arena */
+    void *global;               /* global state, owned by the op between global_init/fini */
+    CmMutex lock;               /* guards `global` where the op says so */
+    atomic_llong rows_out;      /* rows this op emitted (all tasks), for EXPLAIN ANALYZE */
+    atomic_llong time_ns;       /* time spent inside this op's calls */
+    CmMemGroup mem;             /* what its consumers reserve, all tasks (parent: the query's) */
     atomic_llong spilled_bytes; /* bytes it wrote to spill files */
     atomic_llong spill_files;   /* spill files it made */
     double est_rows;            /* the planner's estimate of rows_out, for EXPLAIN ANALYZE;
@@ -93,19 +92,19 @@ struct ExOp {
 
 /* The state of one running query that operators may use. */
 struct ExQuery {
-    CmArena *arena;      /* the query arena: plans, constants */
-    CmConfig config;     /* settings as of the query's start */
-    CmPool *pool;        /* the worker pool */
+    CmArena *arena;                /* the query arena: plans, constants */
+    CmConfig config;               /* settings as of the query's start */
+    CmPool *pool;                  /* the worker pool */
     struct ShStore *shuffle_store; /* the query's shuffle store (shuffle/shuffle.h); borrowed,
                                       NULL: each shuffle gets a private one */
-    CmMemGroup mem;      /* what the query's consumers reserve (common/mem.h) */
-    atomic_bool cancelled;   /* set by the first failing task */
-    const atomic_bool *interrupt; /* set from outside to stop the query (Ctrl+C,
-                                     sluice_interrupt); borrowed, may be NULL */
-    CmMutex lock;        /* guards err */
-    CmErr err;           /* the first error of any task */
-    struct ExProgress *progress; /* the statement's progress (executor/progress.h);
-                                    borrowed, may be NULL */
+    CmMemGroup mem;                /* what the query's consumers reserve (common/mem.h) */
+    atomic_bool cancelled;         /* set by the first failing task */
+    const atomic_bool *interrupt;  /* set from outside to stop the query (Ctrl+C,
+                                      sluice_interrupt); borrowed, may be NULL */
+    CmMutex lock;                  /* guards err */
+    CmErr err;                     /* the first error of any task */
+    struct ExProgress *progress;   /* the statement's progress (executor/progress.h);
+                                      borrowed, may be NULL */
 };
 
 /* CM_CANCELLED when the query should stop: "interrupted" when asked from
