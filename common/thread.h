@@ -34,6 +34,17 @@ bool cm_cond_timedwait(CmCond *c, CmMutex *m, int ms);
 void cm_cond_signal(CmCond *c);
 void cm_cond_broadcast(CmCond *c);
 
+/* A thread of its own, for work that must go on while its starter does
+ * something else (the API's streaming results).  Same stack size as the
+ * pool's workers. */
+typedef struct CmThread {
+    pthread_t tid;
+} CmThread;
+
+/* Starts fn(arg) on a new thread; false when it could not be started. */
+bool cm_thread_start(CmThread *t, void *(*fn)(void *), void *arg);
+void cm_thread_join(CmThread *t);
+
 typedef struct CmPool CmPool;
 
 /* fn(arg, task_idx, worker_id) */

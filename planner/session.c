@@ -41,6 +41,7 @@ struct PlSession {
     int pool_threads;
     bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
     atomic_bool interrupt; /* pl_session_interrupt: stop the running statement */
+    bool is_shared;        /* cat and cache are borrowed from another session */
 };
 
 typedef struct Stmt {
@@ -51,6 +52,8 @@ typedef struct Stmt {
     PsStmt *ast;
     PlResult *res;     /* set by statements that return something */
     PlResult *spare;   /* an empty result made before the statement ran (empty_result) */
+    const PlParams *params;         /* the values of its parameters, or NULL */
+    const PlExecOpts *opts;         /* how the caller asked it to run, or NULL */
     const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
     int n_insert_defaults;
     PlCacheCtx cache;  /* the statement's use of the session's cache */
@@ -76,12 +79,28 @@ PlSession *pl_session_new(CmErr *err)
     return s;
 }
 
+PlSession *pl_session_new_shared(PlSession *first, CmErr *err)
+{
+    PlSession *s = cm_calloc(1, sizeof *s);
+    if (s == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory opening a connection");
+        return NULL;
+    }
+    s->cat = first->cat;
+    s->cache = first->cache;
+    s->is_shared = true;
+    cm_config_init(&s->cfg);
+    return s;
+}
+
 void pl_session_free(PlSession *s)
 {
     if (s != NULL) {
         cm_pool_free(s->pool);
-        pl_cache_free(s->cache);
-        st_catalog_free(s->cat);
+        if (!s->is_shared) {
+            pl_cache_free(s->cache);
+            st_catalog_free(s->cat);
+        }
         cm_free(s);
     }
 }
@@ -99,6 +118,11 @@ CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr
 void pl_session_interrupt(PlSession *s)
 {
     atomic_store(&s->interrupt, true);
+}
+
+bool pl_session_is_interrupted(PlSession *s)
+{
+    return atomic_load(&s->interrupt);
 }
 
 void pl_result_free(PlResult *r)
@@ -255,8 +279,14 @@ static CmStatus run_for_binder(void *ctx, CmArena *arena, const PlNode *root, Ex
 
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .cache = st->s->cache, .err = st->err};
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
+                  .cache = st->s->cache,
+                  .err = st->err};
     if (st->insert_defaults != NULL) {
         b.insert_values = sel;
         b.insert_defaults = st->insert_defaults;
@@ -291,9 +321,19 @@ static CmStatus stmt_select(Stmt *st)
     }
     PlStagePlan plan;
     ExResult *rows = NULL;
-    /* The client's rows may be larger than memory: they go to the block
-     * store, which moves them to disk under pressure. */
-    st->rows_in_blocks = true;
+    const PlExecOpts *o = st->opts;
+    if (o != NULL && o->stream != NULL) {
+        /* The client takes the rows as they come: nothing is kept. */
+        if (o->start(o->stream_ctx, root->n_cols, root->names, root->types, st->err) != CM_OK) {
+            return st->err->code;
+        }
+        st->stream = o->stream;
+        st->stream_ctx = o->stream_ctx;
+    } else {
+        /* The client's rows may be larger than memory: they go to the block
+         * store, which moves them to disk under pressure. */
+        st->rows_in_blocks = true;
+    }
     if (run_query(st, root, &plan, &rows) == CM_OK) {
         st->res = result_new(root->n_cols, root->names, st->err);
         if (st->res != NULL) {
@@ -582,8 +622,15 @@ static StTable *written_table(Stmt *st, const StTable *target)
 static CmStatus returning(Stmt *st, StTable *written, int64_t changes)
 {
     PlTemp temp = {.name = st->ast->table, .table = written};
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
-                  .cfg = &st->s->cfg, .cache = st->s->cache, .temps = &temp, .err = st->err};
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
+                  .cache = st->s->cache,
+                  .temps = &temp,
+                  .err = st->err};
     PlNode *root = pl_bind_returning(&b, st->ast->returning);
     if (root == NULL) {
         return st->err->code;
@@ -818,7 +865,11 @@ static CmStatus create_table(Stmt *st)
     if (cols == NULL) {
         return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .err = st->err};
     for (int i = 0; i < n; i++) {
         const PsColumnDef *d = a->columns->items[i];
         for (int j = 0; j < i; j++) {
@@ -1077,7 +1128,11 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
         st_table_free(nb.t);
         return NULL;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .err = st->err};
     PlNode *root = pl_bind_scan(&b, t);
     PlStagePlan plan;
     st->stream = number_batch;
@@ -1102,8 +1157,14 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .cache = st->s->cache, .err = st->err};
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
+                  .cache = st->s->cache,
+                  .err = st->err};
     bool is_update = a->kind == PS_ST_UPDATE;
     /* UPDATE ... FROM reads the target's rows numbered, under its name */
     PlTemp numbered = {.name = a->table};
@@ -1196,8 +1257,14 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
         }
         st_table_add_index(t, st_index_name(ix), st_index_kind(ix), nk, keys, st->err);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
-                  .cfg = &st->s->cfg, .cache = st->s->cache, .err = st->err};
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
+                  .cache = st->s->cache,
+                  .err = st->err};
     PlNode *root = t != NULL && st->err->code == CM_OK
                        ? pl_bind_reshape(&b, old, n, from, fill, names)
                        : NULL;
@@ -1273,7 +1340,11 @@ static CmStatus alter_table(Stmt *st)
             return cm_err_set(st->err, CM_BIND, d->src_off,
                               "ADD COLUMN with PRIMARY KEY or UNIQUE is not supported yet");
         }
-        PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+        PlBinder b = {.arena = st->arena,
+                      .cat = st->s->cat,
+                      .sql = st->sql,
+                      .params = st->params,
+                      .err = st->err};
         if (pl_type_from_ast(d->type, &col.type, st->err) != CM_OK) {
             return st->err->code;
         }
@@ -1370,7 +1441,12 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
         cm_err_set(st->err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
                   .err = st->err};
     for (int i = 0; i < n_src; i++) {
         if (src->kind == PL_VALUES &&
@@ -1484,7 +1560,12 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
         snprintf(buf, cap, "%s", v->name);
         return CM_OK;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
                   .err = st->err};
     PlScope none = {0};
     ExExpr *e = pl_bind_scalar(&b, &none, v, "SET");
@@ -1811,7 +1892,12 @@ static CmStatus copy(Stmt *st)
     if (!a->is_to) {
         return copy_from(st, e->table, &co);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
+    PlBinder b = {.arena = st->arena,
+                  .cat = st->s->cat,
+                  .sql = st->sql,
+                  .params = st->params,
+                  .keep = &st->temps,
+                  .cfg = &st->s->cfg,
                   .err = st->err};
     PlNode *root = pl_bind_scan(&b, e->table);
     return root ? copy_to(st, root, &co) : st->err->code;
@@ -1910,10 +1996,23 @@ static CmStatus dispatch(Stmt *st)
 CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
                          CmErr *err)
 {
+    return pl_session_exec_opts(s, sql, len, off, NULL, res, err);
+}
+
+CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t *off,
+                              const PlExecOpts *opts, PlResult **res, CmErr *err)
+{
     *res = NULL;
     CmArena arena;
     cm_arena_init(&arena, 64 * 1024);
-    Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
+    Stmt st = {.s = s,
+               .arena = &arena,
+               .sql = sql,
+               .err = err,
+               .opts = opts,
+               .params = opts != NULL ? opts->params : NULL};
+    /* Rows streamed to the client cannot be taken back: no second run. */
+    bool may_retry = opts == NULL || opts->stream == NULL;
     /* An interrupt stops the statement running when it comes, not the next one. */
     atomic_store(&s->interrupt, false);
     /* One limit for the process: the session's setting as of this statement. */
@@ -1930,7 +2029,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
                             .is_reusing = s->cfg.subplan_reuse, .err = err};
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL &&
         (st.spare = result_new(0, NULL, err)) != NULL) {
-        if (dispatch(&st) != CM_OK && pl_cache_ctx_lost_rows(&st.cache)) {
+        if (dispatch(&st) != CM_OK && may_retry && pl_cache_ctx_lost_rows(&st.cache)) {
             /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
              * evicted them to make room): a failed statement changed nothing, so
              * it runs again with those subtrees computed where they stand */
