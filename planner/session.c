@@ -59,6 +59,7 @@ typedef struct Stmt {
     PlCacheCtx cache;  /* the statement's use of the session's cache */
     ExResultStreamFn stream;        /* set: the next run_query streams its rows here */
     void *stream_ctx;
+    bool is_client_stream;          /* set: the stream is the client's (PlExecOpts) */
     bool rows_in_blocks;            /* set: the next run_query keeps its rows in the block store */
     PlMemObs mem_start;             /* what memory had cost when the statement started */
     bool is_mem_stepped;            /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
@@ -216,7 +217,11 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     }
     if (st->stream != NULL) {
         ex_result_set_stream(plan->result, st->stream, st->stream_ctx);
+        if (st->is_client_stream) {
+            ex_result_set_stream_waiting(plan->result);
+        }
         st->stream = NULL;
+        st->is_client_stream = false;
     }
     if (st->rows_in_blocks) {
         st->rows_in_blocks = false;
@@ -263,15 +268,18 @@ static CmStatus run_for_binder(void *ctx, CmArena *arena, const PlNode *root, Ex
     ExResultStreamFn outer = st->stream;
     void *outer_ctx = st->stream_ctx;
     bool outer_blocks = st->rows_in_blocks;
+    bool outer_client = st->is_client_stream;
     st->arena = arena;
     st->stream = fn;
     st->stream_ctx = fn_ctx;
     st->rows_in_blocks = false;
+    st->is_client_stream = false;
     run_query(st, root, &plan, NULL);
     pl_stage_plan_fini(&plan);
     st->stream = outer;
     st->stream_ctx = outer_ctx;
     st->rows_in_blocks = outer_blocks;
+    st->is_client_stream = outer_client;
     st->arena = stmt_arena;
     (void)err; /* run_query reports into st->err, which is the binder's err */
     return st->err->code;
@@ -329,6 +337,7 @@ static CmStatus stmt_select(Stmt *st)
         }
         st->stream = o->stream;
         st->stream_ctx = o->stream_ctx;
+        st->is_client_stream = true;
     } else {
         /* The client's rows may be larger than memory: they go to the block
          * store, which moves them to disk under pressure. */

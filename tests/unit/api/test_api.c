@@ -11,6 +11,8 @@
 #include "api/sluice.h"
 #include "common/thread.h"
 #include "common/vec.h"
+#include "shuffle/spill.h"
+#include "storage/blocks.h"
 
 static SluiceDb *db;
 
@@ -301,6 +303,23 @@ Test(sluice_api, stream_of_a_large_result_stays_small)
      * the block store's disk); streamed, only a few chunks ever are. */
     int64_t peak = peak_rss();
     cr_assert_lt(peak, (int64_t)160 << 20, "peak RSS %lld", (long long)peak);
+    /* Nor did the rows wait on disk, as a materialized result's do. */
+    StBlocksStats bs;
+    st_blocks_stats(&bs);
+    int64_t spilled, ns;
+    sh_spill_totals(&spilled, &ns);
+    cr_assert_eq(bs.evictions + bs.disk_bytes + spilled, 0, "%lld %lld %lld",
+                 (long long)bs.evictions, (long long)bs.disk_bytes, (long long)spilled);
+    if (CM_BATCH_CAP >= 1024) {
+        /* the same check sees a materialized result of a tenth of the rows */
+        SluiceResult *res = NULL;
+        snprintf(sql, sizeof sql, "SELECT range AS x, range %% 7 AS m FROM range(%lld)",
+                 (long long)n / 10);
+        cr_assert_eq(sluice_exec(db, sql, &res, &err), 0, "%s", err.message);
+        st_blocks_stats(&bs);
+        cr_assert_gt(bs.evictions, 0);
+        sluice_result_free(res);
+    }
 }
 
 Test(sluice_api, freeing_a_stream_early_stops_its_query)
