@@ -209,7 +209,8 @@ int api_stream_start(SluiceDb *db, const char *sql, size_t len, const PlExecOpts
     while (!s->is_started && !s->is_done) {
         cm_cond_wait(&s->cond, &s->lock);
     }
-    bool is_failed = s->is_done && s->err.code != CM_OK;
+    /* once started, even a query that failed at once hands its error to fetch */
+    bool is_failed = !s->is_started && s->err.code != CM_OK;
     s->opts = NULL;
     cm_mutex_unlock(&s->lock);
     if (is_failed) {
