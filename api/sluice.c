@@ -410,6 +410,25 @@ void sluice_result_free(SluiceResult *res)
     }
 }
 
+/* The catalog is read under the database lock, against the DDL of other
+ * connections; not while this connection streams: its stream holds the lock
+ * then, and only reads. */
+static bool lock_catalog(SluiceDb *db)
+{
+    bool is_locking = !atomic_load(&db->is_streaming);
+    if (is_locking) {
+        cm_mutex_lock(&db->shared->lock);
+    }
+    return is_locking;
+}
+
+static void unlock_catalog(SluiceDb *db, bool is_locking)
+{
+    if (is_locking) {
+        cm_mutex_unlock(&db->shared->lock);
+    }
+}
+
 /* The idx-th table or view (indexes are not listed). */
 static StEntry *nth_relation(SluiceDb *db, int idx)
 {
@@ -425,22 +444,28 @@ static StEntry *nth_relation(SluiceDb *db, int idx)
 
 int sluice_table_count(SluiceDb *db)
 {
+    bool is_locking = lock_catalog(db);
     int n = 0;
     while (nth_relation(db, n) != NULL) {
         n++;
     }
+    unlock_catalog(db, is_locking);
     return n;
 }
 
 const char *sluice_table_name(SluiceDb *db, int idx)
 {
+    bool is_locking = lock_catalog(db);
     StEntry *e = nth_relation(db, idx);
+    unlock_catalog(db, is_locking);
     return e ? e->name : NULL;
 }
 
 const char *sluice_table_sql(SluiceDb *db, const char *name)
 {
+    bool is_locking = lock_catalog(db);
     StEntry *e = st_catalog_find(pl_session_catalog(db->session), name);
+    unlock_catalog(db, is_locking);
     return e && e->kind != ST_ENTRY_INDEX ? e->create_sql : NULL;
 }
 

@@ -263,7 +263,8 @@ SLUICE_API void sluice_stream_free(SluiceStream *s);
 
 /* Catalog access for the CLI's .tables and .schema: the names of the tables and
  * views in creation order (index 0..count-1), and the CREATE statement of one
- * as it was written.  Strings are borrowed until the next statement runs. */
+ * as it was written.  Strings are borrowed until the next statement runs (on
+ * any connection of the database). */
 SLUICE_API int sluice_table_count(SluiceDb *db);
 SLUICE_API const char *sluice_table_name(SluiceDb *db, int idx);
 SLUICE_API const char *sluice_table_sql(SluiceDb *db, const char *name);
