@@ -962,6 +962,10 @@ static CmStatus create_view(Stmt *st)
     if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
         return st->err->code;
     }
+    if (a->n_params > 0) {
+        /* the view keeps its text, which would have no values when it is read */
+        return cm_err_set(st->err, CM_BIND, a->src_off, "a view cannot have parameters");
+    }
     st->cache.is_reusing = false; /* bound for its columns only: nothing runs */
     PlNode *root = bind(st, a->select);
     if (root == NULL) {

@@ -157,6 +157,17 @@ Test(sluice_api, wrong_indexes_and_unbound_parameters)
     sluice_finalize(st);
 }
 
+Test(sluice_api, a_view_cannot_have_parameters)
+{
+    SluiceStmt *st = prepare("CREATE VIEW v AS SELECT ? AS x");
+    sluice_bind_int64(st, 1, 1);
+    SluiceResult *res = NULL;
+    SluiceError err;
+    cr_assert_eq(sluice_execute(st, &res, &err), SLUICE_BIND);
+    cr_assert_str_eq(err.message, "a view cannot have parameters");
+    sluice_finalize(st);
+}
+
 Test(sluice_api, prepare_refuses_several_statements)
 {
     SluiceError err;
