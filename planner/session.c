@@ -285,16 +285,30 @@ static CmStatus run_for_binder(void *ctx, CmArena *arena, const PlNode *root, Ex
     return st->err->code;
 }
 
+/* A binder for the statement: its arena, catalog, text and parameters. */
+static PlBinder stmt_binder(Stmt *st)
+{
+    return (PlBinder){.arena = st->arena,
+                      .cat = st->s->cat,
+                      .sql = st->sql,
+                      .params = st->params,
+                      .err = st->err};
+}
+
+/* stmt_binder for a query: it may read system tables (snapshots kept in the
+ * statement), settings, and, with_cache, the session's cache. */
+static PlBinder query_binder(Stmt *st, bool with_cache)
+{
+    PlBinder b = stmt_binder(st);
+    b.keep = &st->temps;
+    b.cfg = &st->s->cfg;
+    b.cache = with_cache ? st->s->cache : NULL;
+    return b;
+}
+
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .cache = st->s->cache,
-                  .err = st->err};
+    PlBinder b = query_binder(st, true);
     if (st->insert_defaults != NULL) {
         b.insert_values = sel;
         b.insert_defaults = st->insert_defaults;
@@ -631,15 +645,8 @@ static StTable *written_table(Stmt *st, const StTable *target)
 static CmStatus returning(Stmt *st, StTable *written, int64_t changes)
 {
     PlTemp temp = {.name = st->ast->table, .table = written};
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .cache = st->s->cache,
-                  .temps = &temp,
-                  .err = st->err};
+    PlBinder b = query_binder(st, true);
+    b.temps = &temp;
     PlNode *root = pl_bind_returning(&b, st->ast->returning);
     if (root == NULL) {
         return st->err->code;
@@ -874,11 +881,7 @@ static CmStatus create_table(Stmt *st)
     if (cols == NULL) {
         return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .err = st->err};
+    PlBinder b = stmt_binder(st);
     for (int i = 0; i < n; i++) {
         const PsColumnDef *d = a->columns->items[i];
         for (int j = 0; j < i; j++) {
@@ -1141,11 +1144,7 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
         st_table_free(nb.t);
         return NULL;
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .err = st->err};
+    PlBinder b = stmt_binder(st);
     PlNode *root = pl_bind_scan(&b, t);
     PlStagePlan plan;
     st->stream = number_batch;
@@ -1170,14 +1169,7 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .cache = st->s->cache,
-                  .err = st->err};
+    PlBinder b = query_binder(st, true);
     bool is_update = a->kind == PS_ST_UPDATE;
     /* UPDATE ... FROM reads the target's rows numbered, under its name */
     PlTemp numbered = {.name = a->table};
@@ -1270,14 +1262,7 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
         }
         st_table_add_index(t, st_index_name(ix), st_index_kind(ix), nk, keys, st->err);
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .cache = st->s->cache,
-                  .err = st->err};
+    PlBinder b = query_binder(st, true);
     PlNode *root = t != NULL && st->err->code == CM_OK
                        ? pl_bind_reshape(&b, old, n, from, fill, names)
                        : NULL;
@@ -1353,11 +1338,7 @@ static CmStatus alter_table(Stmt *st)
             return cm_err_set(st->err, CM_BIND, d->src_off,
                               "ADD COLUMN with PRIMARY KEY or UNIQUE is not supported yet");
         }
-        PlBinder b = {.arena = st->arena,
-                      .cat = st->s->cat,
-                      .sql = st->sql,
-                      .params = st->params,
-                      .err = st->err};
+        PlBinder b = stmt_binder(st);
         if (pl_type_from_ast(d->type, &col.type, st->err) != CM_OK) {
             return st->err->code;
         }
@@ -1454,13 +1435,7 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
         cm_err_set(st->err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .err = st->err};
+    PlBinder b = query_binder(st, false);
     for (int i = 0; i < n_src; i++) {
         if (src->kind == PL_VALUES &&
             !cast_values_column(&b, src, i, t->cols[target[i]].type)) {
@@ -1573,13 +1548,7 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
         snprintf(buf, cap, "%s", v->name);
         return CM_OK;
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .err = st->err};
+    PlBinder b = query_binder(st, false);
     PlScope none = {0};
     ExExpr *e = pl_bind_scalar(&b, &none, v, "SET");
     e = e ? pl_cast(&b, e, cm_type_varchar(-1, false), v->src_off) : NULL;
@@ -1905,13 +1874,7 @@ static CmStatus copy(Stmt *st)
     if (!a->is_to) {
         return copy_from(st, e->table, &co);
     }
-    PlBinder b = {.arena = st->arena,
-                  .cat = st->s->cat,
-                  .sql = st->sql,
-                  .params = st->params,
-                  .keep = &st->temps,
-                  .cfg = &st->s->cfg,
-                  .err = st->err};
+    PlBinder b = query_binder(st, false);
     PlNode *root = pl_bind_scan(&b, e->table);
     return root ? copy_to(st, root, &co) : st->err->code;
 }
