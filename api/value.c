@@ -25,30 +25,6 @@ static int get(const SluiceResult *res, int64_t row, int col, CmValue *v)
     return v->is_null || v->type.id == CM_T_NULL ? SLUICE_NULL : SLUICE_OK;
 }
 
-/* An exact number's value as a 128-bit integer scaled by 10^*scale; false
- * for any other type. */
-static bool exact(const CmValue *v, CmInt128 *x, int *scale)
-{
-    switch ((CmTypeId)v->type.id) {
-    case CM_T_BOOL:
-    case CM_T_INT32:
-    case CM_T_INT64:
-        *x = v->i;
-        *scale = 0;
-        return true;
-    case CM_T_DECIMAL:
-        *x = v->i;
-        *scale = v->type.scale;
-        return true;
-    case CM_T_DECIMAL128:
-        *x = cm_i128_get(v->h);
-        *scale = v->type.scale;
-        return true;
-    default:
-        return false;
-    }
-}
-
 int sluice_result_int64(const SluiceResult *res, int64_t row, int col, int64_t *out)
 {
     CmValue v;
@@ -59,7 +35,7 @@ int sluice_result_int64(const SluiceResult *res, int64_t row, int col, int64_t *
     }
     CmInt128 x;
     int scale;
-    if (exact(&v, &x, &scale)) {
+    if (cm_value_exact(&v, &x, &scale)) {
         CmInt128 unit = cm_pow10_128(scale);
         if (x % unit != 0 || x / unit < INT64_MIN || x / unit > INT64_MAX) {
             return SLUICE_TYPE;
@@ -86,7 +62,7 @@ int sluice_result_double(const SluiceResult *res, int64_t row, int col, double *
     }
     CmInt128 x;
     int scale;
-    if (exact(&v, &x, &scale)) {
+    if (cm_value_exact(&v, &x, &scale)) {
         *out = (double)x / (double)cm_pow10_128(scale);
         return SLUICE_OK;
     }
@@ -108,7 +84,7 @@ int sluice_result_decimal(const SluiceResult *res, int64_t row, int col, int64_t
     }
     CmInt128 x;
     int s;
-    if (v.type.id == CM_T_BOOL || !exact(&v, &x, &s)) {
+    if (v.type.id == CM_T_BOOL || !cm_value_exact(&v, &x, &s)) {
         return SLUICE_TYPE;
     }
     if (x < INT64_MIN || x > INT64_MAX) {
