@@ -8,7 +8,7 @@
  * fully materialized when returned and owns all its memory (rows larger than
  * memory wait on disk); every pointer read from it stays valid until
  * sluice_result_free().  A SluiceStream hands a query's rows over a chunk at a
- * time as the query makes them, so that no more than a few chunks are ever held.
+ * time as the query makes them, so that a result is never held whole.
  * No function prints or exits.  This is the only header exported from libsluice.
  *
  * Threads.  A SluiceDb handle is one connection: used by one thread at a time
@@ -17,10 +17,10 @@
  * thread.  Connections share the catalog (tables, views, indexes) and the
  * CACHE TABLE entries; each has its own settings, worker pool and interrupt.
  * Statements of different connections are serialized by a database-wide lock,
- * held from a statement's start to its end; for a stream, until its last row
- * was fetched or it is freed.  So a thread reading a stream must not run a
- * statement on another connection of the same database meanwhile (it would
- * wait for itself).  sluice_interrupt() may be called from any thread.
+ * held from a statement's start to its end; for a stream, until its query has
+ * made its last row or the stream is freed.  So a thread reading a stream must
+ * not run a statement on another connection of the same database meanwhile
+ * (it would wait for itself).  sluice_interrupt() may be called from any thread.
  * memory_limit is one limit for the process: each statement applies its
  * connection's setting when it starts.  SluiceStmt, SluiceResult and
  * SluiceStream belong to the thread of their connection; a result, once
@@ -238,8 +238,10 @@ SLUICE_API void sluice_finalize(SluiceStmt *stmt);
 
 /* ---- streaming results ------------------------------------------------------
  * The query runs on a thread of its own while the caller fetches its rows in
- * chunks (up to one engine batch, 2048 rows, each): the query waits when a few
- * chunks are ready and not yet fetched, so memory stays bounded whatever the
+ * chunks (up to one engine batch, 2048 rows, each): the query waits when four
+ * chunks are ready and not yet fetched, and its tasks that run ahead of the
+ * one being read keep their rows within memory_limit and then wait (they do
+ * not spill), so memory stays bounded and nothing goes to disk whatever the
  * result's size.  A SELECT streams; any other statement runs to its end
  * first and its rows (if any) come as chunks of the materialized result.
  * The connection is busy until the stream is freed: other statements on it
