@@ -87,7 +87,7 @@ static void stream_rows(SluiceDb *db)
 {
     SluiceError err;
     SluiceStream *s;
-    check(sluice_query_stream(db, "SELECT range * 2 AS twice FROM range(10000000)", &s, &err), &err,
+    check(sluice_query_stream(db, "SELECT range * 2 AS twice FROM range(1000000)", &s, &err), &err,
           "stream");
     int64_t rows = 0, sum = 0;
     SluiceResult *chunk;
