@@ -11,25 +11,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api_int.h"
 #include "common/alloc.h"
 #include "common/value.h"
 #include "parser/parser.h"
 #include "planner/session.h"
 
-struct SluiceDb {
-    PlSession *session;
-    char *path;          /* NULL for an in-memory database */
-    SluiceProgressFn progress_fn; /* the embedder's progress handler, or NULL */
-    void *progress_ctx;
-};
+/* SluiceCode's SQL classes are CmStatus's. */
+_Static_assert(SLUICE_SYNTAX == (int)CM_SYNTAX && SLUICE_BIND == (int)CM_BIND &&
+                   SLUICE_TYPE == (int)CM_TYPE && SLUICE_RUNTIME == (int)CM_RUNTIME &&
+                   SLUICE_LIMIT == (int)CM_LIMIT && SLUICE_IO == (int)CM_IO &&
+                   SLUICE_OOM == (int)CM_OOM && SLUICE_CANCELLED == (int)CM_CANCELLED &&
+                   SLUICE_INTERNAL == (int)CM_INTERNAL,
+               "keep SluiceCode in sync with CmStatus");
 
-struct SluiceResult {
-    PlResult *r;         /* owned */
-    const char **text;   /* n_rows * n_cols, lazily formatted; owned */
-    CmArena text_arena;
-};
-
-static void to_error(const CmErr *e, const char *sql, size_t len, SluiceError *out)
+void api_to_error(const CmErr *e, const char *sql, size_t len, SluiceError *out)
 {
     if (out == NULL) {
         return;
@@ -43,6 +39,20 @@ static void to_error(const CmErr *e, const char *sql, size_t len, SluiceError *o
     }
 }
 
+/* A connection over `shared`, with `session` (taken over). */
+static SluiceDb *connection_new(SluiceDatabase *shared, PlSession *session, CmErr *e)
+{
+    SluiceDb *db = cm_calloc(1, sizeof *db);
+    if (db == NULL) {
+        cm_err_set(e, CM_OOM, -1, "out of memory opening a connection");
+        return NULL;
+    }
+    db->shared = shared;
+    db->session = session;
+    atomic_fetch_add(&shared->n_conns, 1);
+    return db;
+}
+
 SluiceDb *sluice_open(const char *path, SluiceError *err)
 {
     CmErr e;
@@ -52,14 +62,40 @@ SluiceDb *sluice_open(const char *path, SluiceError *err)
                    "cannot open '%s': persistent databases are not supported yet; run without a "
                    "path for an in-memory database",
                    path);
-        to_error(&e, NULL, 0, err);
+        api_to_error(&e, NULL, 0, err);
         return NULL;
     }
-    SluiceDb *db = cm_calloc(1, sizeof *db);
-    if (db == NULL || (db->session = pl_session_new(&e)) == NULL) {
-        cm_free(db);
+    SluiceDatabase *shared = cm_calloc(1, sizeof *shared);
+    SluiceDb *db = NULL;
+    if (shared != NULL && (shared->owner = pl_session_new(&e)) != NULL) {
+        cm_mutex_init(&shared->lock);
+        db = connection_new(shared, shared->owner, &e);
+        if (db == NULL) {
+            cm_mutex_fini(&shared->lock);
+            pl_session_free(shared->owner);
+        }
+    }
+    if (db == NULL) {
+        cm_free(shared);
         cm_err_set(&e, CM_OOM, -1, "out of memory opening a database");
-        to_error(&e, NULL, 0, err);
+        api_to_error(&e, NULL, 0, err);
+        return NULL;
+    }
+    if (err != NULL) {
+        memset(err, 0, sizeof *err);
+    }
+    return db;
+}
+
+SluiceDb *sluice_connect(SluiceDb *first, SluiceError *err)
+{
+    CmErr e;
+    cm_err_init(&e);
+    PlSession *session = pl_session_new_shared(first->shared->owner, &e);
+    SluiceDb *db = session != NULL ? connection_new(first->shared, session, &e) : NULL;
+    if (db == NULL) {
+        pl_session_free(session);
+        api_to_error(&e, NULL, 0, err);
         return NULL;
     }
     if (err != NULL) {
@@ -70,15 +106,54 @@ SluiceDb *sluice_open(const char *path, SluiceError *err)
 
 void sluice_close(SluiceDb *db)
 {
-    if (db != NULL) {
+    if (db == NULL) {
+        return;
+    }
+    SluiceDatabase *shared = db->shared;
+    if (db->session != shared->owner) {
         pl_session_free(db->session);
-        cm_free(db->path);
-        cm_free(db);
+    }
+    cm_free(db);
+    /* The owner's session holds the catalog: it goes with the last connection. */
+    if (atomic_fetch_sub(&shared->n_conns, 1) == 1) {
+        pl_session_free(shared->owner);
+        cm_mutex_fini(&shared->lock);
+        cm_free(shared);
     }
 }
 
-int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_t *off, SluiceResult **res,
-                     SluiceError *err)
+SluiceResult *api_result_wrap(PlResult *r)
+{
+    SluiceResult *out = cm_calloc(1, sizeof *out);
+    if (out == NULL) {
+        pl_result_free(r);
+        return NULL;
+    }
+    out->r = r;
+    cm_arena_init(&out->text_arena, 64 * 1024);
+    return out;
+}
+
+/* Fails with SLUICE_MISUSE while db streams. */
+static int check_idle(SluiceDb *db, SluiceError *err)
+{
+    return atomic_load(&db->is_streaming) ? api_misuse(err) : 0;
+}
+
+int api_misuse(SluiceError *err)
+{
+    if (err != NULL) {
+        memset(err, 0, sizeof *err);
+        err->code = SLUICE_MISUSE;
+        err->offset = -1;
+        snprintf(err->message, sizeof err->message,
+                 "a streaming result is open on this connection: free it first");
+    }
+    return SLUICE_MISUSE;
+}
+
+int api_exec(SluiceDb *db, const char *sql, size_t len, size_t *off, const PlExecOpts *opts,
+             SluiceResult **res, SluiceError *err)
 {
     CmErr e;
     cm_err_init(&e);
@@ -86,29 +161,38 @@ int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_t *off, Slu
     if (err != NULL) {
         memset(err, 0, sizeof *err);
     }
+    if (check_idle(db, err) != 0) {
+        *off = ps_skip_statement(sql, len, *off);
+        return SLUICE_MISUSE;
+    }
     /* The wrapper first: once a statement has changed the database, nothing may
      * fail and report it as not done. */
     SluiceResult *out = cm_calloc(1, sizeof *out);
     if (out == NULL) {
         *off = ps_skip_statement(sql, len, *off);
         cm_err_set(&e, CM_OOM, -1, "out of memory");
-        to_error(&e, NULL, 0, err);
+        api_to_error(&e, NULL, 0, err);
         return e.code;
     }
     PlResult *r = NULL;
-    if (pl_session_exec(db->session, sql, len, off, &r, &e) != CM_OK) {
+    cm_mutex_lock(&db->shared->lock);
+    CmStatus rc = pl_session_exec_opts(db->session, sql, len, off, opts, &r, &e);
+    cm_mutex_unlock(&db->shared->lock);
+    if (rc != CM_OK || r == NULL) {
         cm_free(out);
-        to_error(&e, sql, len, err);
+        api_to_error(&e, sql, len, err);
         return e.code;
-    }
-    if (r == NULL) {
-        cm_free(out);
-        return 0;
     }
     out->r = r;
     cm_arena_init(&out->text_arena, 64 * 1024);
     *res = out;
     return 0;
+}
+
+int sluice_exec_next(SluiceDb *db, const char *sql, size_t len, size_t *off, SluiceResult **res,
+                     SluiceError *err)
+{
+    return api_exec(db, sql, len, off, NULL, res, err);
 }
 
 int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, SluiceError *err)
@@ -177,8 +261,11 @@ int sluice_set(SluiceDb *db, const char *name, const char *value, SluiceError *e
 {
     CmErr e;
     cm_err_init(&e);
+    if (check_idle(db, err) != 0) {
+        return SLUICE_MISUSE;
+    }
     if (pl_session_set(db->session, name, value, &e) != CM_OK) {
-        to_error(&e, NULL, 0, err);
+        api_to_error(&e, NULL, 0, err);
         return e.code;
     }
     return 0;
@@ -193,7 +280,7 @@ int sluice_result_error(const SluiceResult *res, SluiceError *err)
         }
         return 0;
     }
-    to_error(e, NULL, 0, err);
+    api_to_error(e, NULL, 0, err);
     return e->code;
 }
 
@@ -209,7 +296,11 @@ const char *sluice_result_column_name(const SluiceResult *res, int col)
 
 SluiceType sluice_result_column_type(const SluiceResult *res, int col)
 {
-    CmType t = ex_result_type(res->r->rows, col);
+    return api_type_of(ex_result_type(res->r->rows, col));
+}
+
+SluiceType api_type_of(CmType t)
+{
     switch ((CmTypeId)t.id) {
     case CM_T_NULL: return SLUICE_NULLTYPE;
     case CM_T_BOOL: return SLUICE_BOOLEAN;
@@ -243,7 +334,7 @@ int64_t sluice_result_row_count(const SluiceResult *res)
     return res->r->rows ? ex_result_n_rows(res->r->rows) : 0;
 }
 
-static void cell(const SluiceResult *res, int64_t row, int col, CmValue *v)
+void api_cell(const SluiceResult *res, int64_t row, int col, CmValue *v)
 {
     uint32_t pos;
     const CmBatch *b = ex_result_row_batch(res->r->rows, row, &pos);
@@ -258,7 +349,7 @@ static void cell(const SluiceResult *res, int64_t row, int col, CmValue *v)
 bool sluice_result_is_null(const SluiceResult *res, int64_t row, int col)
 {
     CmValue v;
-    cell(res, row, col, &v);
+    api_cell(res, row, col, &v);
     return v.is_null;
 }
 
@@ -296,7 +387,7 @@ const char *sluice_result_text(const SluiceResult *cres, int64_t row, int col)
     const char **slot = &res->text[row * n_cols + col];
     if (*slot == NULL) {
         CmValue v;
-        cell(res, row, col, &v);
+        api_cell(res, row, col, &v);
         if (v.is_null) {
             return NULL;
         }
@@ -309,7 +400,7 @@ int64_t sluice_result_text_into(const SluiceResult *res, int64_t row, int col, c
                                 size_t cap)
 {
     CmValue v;
-    cell(res, row, col, &v);
+    api_cell(res, row, col, &v);
     if (v.is_null || v.type.id == CM_T_NULL) {
         return -1;
     }
@@ -342,6 +433,25 @@ void sluice_result_free(SluiceResult *res)
     }
 }
 
+/* The catalog is read under the database lock, against the DDL of other
+ * connections; not while this connection streams: its stream holds the lock
+ * then, and only reads. */
+static bool lock_catalog(SluiceDb *db)
+{
+    bool is_locking = !atomic_load(&db->is_streaming);
+    if (is_locking) {
+        cm_mutex_lock(&db->shared->lock);
+    }
+    return is_locking;
+}
+
+static void unlock_catalog(SluiceDb *db, bool is_locking)
+{
+    if (is_locking) {
+        cm_mutex_unlock(&db->shared->lock);
+    }
+}
+
 /* The idx-th table or view (indexes are not listed). */
 static StEntry *nth_relation(SluiceDb *db, int idx)
 {
@@ -357,22 +467,28 @@ static StEntry *nth_relation(SluiceDb *db, int idx)
 
 int sluice_table_count(SluiceDb *db)
 {
+    bool is_locking = lock_catalog(db);
     int n = 0;
     while (nth_relation(db, n) != NULL) {
         n++;
     }
+    unlock_catalog(db, is_locking);
     return n;
 }
 
 const char *sluice_table_name(SluiceDb *db, int idx)
 {
+    bool is_locking = lock_catalog(db);
     StEntry *e = nth_relation(db, idx);
+    unlock_catalog(db, is_locking);
     return e ? e->name : NULL;
 }
 
 const char *sluice_table_sql(SluiceDb *db, const char *name)
 {
+    bool is_locking = lock_catalog(db);
     StEntry *e = st_catalog_find(pl_session_catalog(db->session), name);
+    unlock_catalog(db, is_locking);
     return e && e->kind != ST_ENTRY_INDEX ? e->create_sql : NULL;
 }
 

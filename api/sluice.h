@@ -1,14 +1,30 @@
 /*
  * sluice.h - the embedding API of Sluice: open a database, run SQL, read results.
  *
- * A SluiceDb is used by one thread at a time (the engine itself runs each query
- * on its own worker pool).  Statements run one at a time: sluice_exec_next() runs
- * the first statement of a text and tells where the next begins, so a script's
- * statements run, fail and report independently.  A SluiceResult is fully
- * materialized when returned and owns all its memory (rows larger than memory
- * wait on disk); every pointer read from it stays valid until
- * sluice_result_free().  No function prints or exits.
- * This is the only header exported from libsluice.
+ * Statements run one at a time: sluice_exec_next() runs the first statement of
+ * a text and tells where the next begins, so a script's statements run, fail
+ * and report independently.  sluice_prepare() makes a statement with `?`/`$n`
+ * parameters that runs again and again with new values.  A SluiceResult is
+ * fully materialized when returned and owns all its memory (rows larger than
+ * memory wait on disk); every pointer read from it stays valid until
+ * sluice_result_free().  A SluiceStream hands a query's rows over a chunk at a
+ * time as the query makes them, so that a result is never held whole.
+ * No function prints or exits.  This is the only header exported from libsluice.
+ *
+ * Threads.  A SluiceDb handle is one connection: used by one thread at a time
+ * (the engine itself runs each query on the connection's worker pool).
+ * sluice_connect() opens another connection to the same database, for another
+ * thread.  Connections share the catalog (tables, views, indexes) and the
+ * CACHE TABLE entries; each has its own settings, worker pool and interrupt.
+ * Statements of different connections are serialized by a database-wide lock,
+ * held from a statement's start to its end; for a stream, until its query has
+ * made its last row or the stream is freed.  So a thread reading a stream must
+ * not run a statement on another connection of the same database meanwhile
+ * (it would wait for itself).  sluice_interrupt() may be called from any thread.
+ * memory_limit is one limit for the process: each statement applies its
+ * connection's setting when it starts.  SluiceStmt, SluiceResult and
+ * SluiceStream belong to the thread of their connection; a result, once
+ * returned, may be read by any one thread.
  */
 #pragma once
 
@@ -28,6 +44,26 @@ extern "C" {
 
 typedef struct SluiceDb SluiceDb;
 typedef struct SluiceResult SluiceResult;
+typedef struct SluiceStmt SluiceStmt;
+typedef struct SluiceStream SluiceStream;
+
+/* Return codes.  0 is success; 1..9 are the classes of SQL errors (as
+ * SluiceError.code); the others are the API's own. */
+typedef enum SluiceCode {
+    SLUICE_OK = 0,
+    SLUICE_SYNTAX = 1,    /* the SQL text does not parse */
+    SLUICE_BIND = 2,      /* unknown name, unbound parameter */
+    SLUICE_TYPE = 3,      /* incompatible types; a typed accessor that cannot convert */
+    SLUICE_RUNTIME = 4,   /* overflow, division by zero, bad cast, constraint */
+    SLUICE_LIMIT = 5,     /* a built-in limit was exceeded */
+    SLUICE_IO = 6,        /* a file could not be read or written */
+    SLUICE_OOM = 7,       /* out of memory */
+    SLUICE_CANCELLED = 8, /* interrupted (sluice_interrupt), or a stream freed early */
+    SLUICE_INTERNAL = 9,  /* a bug */
+    SLUICE_RANGE = 100,   /* a parameter, row or column index out of range */
+    SLUICE_MISUSE = 101,  /* a call out of order, e.g. a statement while a stream is open */
+    SLUICE_NULL = 102,    /* a typed accessor read a NULL: not an error; *out is 0 */
+} SluiceCode;
 
 /* Logical types of result columns. */
 typedef enum SluiceType {
@@ -58,7 +94,13 @@ typedef struct SluiceError {
  * failure.  Owned: close with sluice_close(). */
 SLUICE_API SluiceDb *sluice_open(const char *path, SluiceError *err);
 
-/* Closes the database and frees everything it holds. NULL is accepted. */
+/* Opens another connection to db's database (see Threads above).  Owned:
+ * close with sluice_close(); the database lives until its last connection
+ * is closed, whichever that is.  NULL with err on failure. */
+SLUICE_API SluiceDb *sluice_connect(SluiceDb *db, SluiceError *err);
+
+/* Closes a connection; the database and everything it holds go with the last
+ * one.  Free its statements, results and streams first.  NULL is accepted. */
 SLUICE_API void sluice_close(SluiceDb *db);
 
 /* Runs the first statement in sql[*off..len).  Returns 0 and *res (owned; a
@@ -144,9 +186,109 @@ SLUICE_API int sluice_result_error(const SluiceResult *res, SluiceError *err);
 SLUICE_API int64_t sluice_result_changes(const SluiceResult *res);
 SLUICE_API void sluice_result_free(SluiceResult *res);
 
+/* ---- typed values ---------------------------------------------------------
+ * Each reads one cell of a result (or of a stream's chunk, which is a result)
+ * into *out and returns SLUICE_OK; SLUICE_NULL (and *out zeroed) for a NULL;
+ * SLUICE_RANGE for a row or column out of range.  Conversions are exact or
+ * refused with SLUICE_TYPE (*out zeroed), never silently lossy:
+ *   int64:   BOOLEAN (0/1), INTEGER, BIGINT; a DECIMAL or DOUBLE whose value is
+ *            a whole number within BIGINT (else SLUICE_TYPE).
+ *   double:  any number (BOOLEAN, INTEGER, BIGINT, DECIMAL rounded to the
+ *            nearest double, DOUBLE).
+ *   decimal: the value times 10^scale as *value with *scale: a DECIMAL as
+ *            stored (a DECIMAL(38) whose value needs more than 64 bits is
+ *            SLUICE_RANGE), INTEGER and BIGINT with scale 0.
+ *   date:    DATE only, as days since 1970-01-01.
+ *   string:  VARCHAR's bytes as they are (may hold NUL: use *len); any other
+ *            type as the text sluice_result_text gives.  Borrowed until the
+ *            result is freed; NUL-terminated.  NULL: returns NULL, *len 0.
+ */
+SLUICE_API int sluice_result_int64(const SluiceResult *res, int64_t row, int col, int64_t *out);
+SLUICE_API int sluice_result_double(const SluiceResult *res, int64_t row, int col, double *out);
+SLUICE_API int sluice_result_decimal(const SluiceResult *res, int64_t row, int col, int64_t *value,
+                                     int *scale);
+SLUICE_API int sluice_result_date(const SluiceResult *res, int64_t row, int col, int32_t *days);
+SLUICE_API const char *sluice_result_string(const SluiceResult *res, int64_t row, int col,
+                                            size_t *len);
+
+/* ---- prepared statements ---------------------------------------------------
+ * sluice_prepare() parses one statement with parameters: `?` (numbered in
+ * order, each one past the largest number before it, as in SQLite) or `$n`
+ * (1-based).  A text with more than one statement is SLUICE_SYNTAX, with the
+ * offset of the second.  Values are bound by index (1-based) and kept until
+ * bound again or cleared, so that a statement re-runs with some values
+ * changed; a parameter left unbound fails the execution with SLUICE_BIND
+ * ("parameter $2 has no value bound") at its offset.  A value's type is the
+ * parameter's type (text binds as VARCHAR, which casts as a string literal
+ * does).  The statement is parsed, bound and planned anew at every execution,
+ * so that it sees the catalog as it is then.  Bind functions return
+ * SLUICE_RANGE for an index outside 1..sluice_stmt_param_count (message in
+ * sluice_stmt_error), SLUICE_MISUSE while a stream of the statement's
+ * connection is open.
+ */
+
+/* Owned (sluice_finalize); NULL with err (offset into sql) on failure.  `sql`
+ * is copied. */
+SLUICE_API int sluice_prepare(SluiceDb *db, const char *sql, SluiceStmt **stmt, SluiceError *err);
+/* The largest parameter index in the statement (0 when it has none). */
+SLUICE_API int sluice_stmt_param_count(const SluiceStmt *stmt);
+SLUICE_API int sluice_bind_int64(SluiceStmt *stmt, int idx, int64_t value);
+SLUICE_API int sluice_bind_double(SluiceStmt *stmt, int idx, double value);
+/* len < 0: strlen(value).  Copied. */
+SLUICE_API int sluice_bind_text(SluiceStmt *stmt, int idx, const char *value, int64_t len);
+SLUICE_API int sluice_bind_null(SluiceStmt *stmt, int idx);
+SLUICE_API int sluice_bind_bool(SluiceStmt *stmt, int idx, bool value);
+/* Days since 1970-01-01. */
+SLUICE_API int sluice_bind_date(SluiceStmt *stmt, int idx, int32_t days);
+/* value / 10^scale as a DECIMAL(18, scale); 0 <= scale <= 18. */
+SLUICE_API int sluice_bind_decimal(SluiceStmt *stmt, int idx, int64_t value, int scale);
+/* Forgets every bound value. */
+SLUICE_API int sluice_clear_bindings(SluiceStmt *stmt);
+/* Readies the statement to run again, keeping its values (as SQLite's
+ * sqlite3_reset; executing again also works without it) and clears its
+ * error. */
+SLUICE_API int sluice_reset(SluiceStmt *stmt);
+/* Runs the statement with the values bound now; *res as sluice_exec_next's
+ * (owned; zero columns for a statement without rows). */
+SLUICE_API int sluice_execute(SluiceStmt *stmt, SluiceResult **res, SluiceError *err);
+/* Runs the statement as a stream (see below).  Errors found before the first
+ * row (syntax, names, unbound parameters) come back here. */
+SLUICE_API int sluice_execute_stream(SluiceStmt *stmt, SluiceStream **out, SluiceError *err);
+/* The last bind error of the statement (0 when none).  err may be NULL. */
+SLUICE_API int sluice_stmt_error(const SluiceStmt *stmt, SluiceError *err);
+SLUICE_API void sluice_finalize(SluiceStmt *stmt);
+
+/* ---- streaming results ------------------------------------------------------
+ * The query runs on a thread of its own while the caller fetches its rows in
+ * chunks (up to one engine batch, 2048 rows, each): the query waits when four
+ * chunks are ready and not yet fetched, and its tasks that run ahead of the
+ * one being read keep their rows within memory_limit and then wait (they do
+ * not spill), so memory stays bounded and nothing goes to disk whatever the
+ * result's size.  A SELECT streams; any other statement runs to its end
+ * first and its rows (if any) come as chunks of the materialized result.
+ * The connection is busy until the stream is freed: other statements on it
+ * fail with SLUICE_MISUSE.  Freeing a stream before its end stops the query.
+ */
+
+/* Runs the one statement in `sql` (see sluice_prepare) as a stream. */
+SLUICE_API int sluice_query_stream(SluiceDb *db, const char *sql, SluiceStream **out,
+                                   SluiceError *err);
+SLUICE_API int sluice_stream_column_count(const SluiceStream *s);
+/* Borrowed until the stream is freed. */
+SLUICE_API const char *sluice_stream_column_name(const SluiceStream *s, int col);
+SLUICE_API SluiceType sluice_stream_column_type(const SluiceStream *s, int col);
+/* The next chunk of rows as a result (owned: sluice_result_free; read it with
+ * the sluice_result_* functions).  *chunk NULL and SLUICE_OK at the end; an
+ * error of the query (SLUICE_CANCELLED "interrupted" after sluice_interrupt)
+ * comes back here, with err filled, and ends the stream. */
+SLUICE_API int sluice_fetch_chunk(SluiceStream *s, SluiceResult **chunk, SluiceError *err);
+/* Stops the query if it still runs, and frees the stream.  NULL is accepted. */
+SLUICE_API void sluice_stream_free(SluiceStream *s);
+
 /* Catalog access for the CLI's .tables and .schema: the names of the tables and
  * views in creation order (index 0..count-1), and the CREATE statement of one
- * as it was written.  Strings are borrowed until the next statement runs. */
+ * as it was written.  Strings are borrowed until the next statement runs (on
+ * any connection of the database). */
 SLUICE_API int sluice_table_count(SluiceDb *db);
 SLUICE_API const char *sluice_table_name(SluiceDb *db, int idx);
 SLUICE_API const char *sluice_table_sql(SluiceDb *db, const char *name);

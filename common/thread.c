@@ -112,9 +112,28 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-bool cm_thread_start(CmThread *t, void *(*fn)(void *arg), void *arg)
+/* Starts fn(arg).  The stack is set, not left to the C library (RLIMIT_STACK
+ * with glibc, 128 KiB with musl): it must hold the recursion over expression
+ * trees as deep as the binder's limit (PL_MAX_EXPR_DEPTH), which takes under
+ * 1 MiB even with ASan's larger frames. */
+static bool spawn(pthread_t *tid, void *(*fn)(void *), void *arg)
 {
-    return pthread_create(&t->tid, NULL, fn, arg) == 0;
+    pthread_attr_t attr;
+    pthread_attr_t *attr_p = NULL;
+    if (pthread_attr_init(&attr) == 0) {
+        attr_p = &attr;
+        (void)pthread_attr_setstacksize(&attr, CM_THREAD_STACK_SIZE);
+    }
+    bool is_started = pthread_create(tid, attr_p, fn, arg) == 0;
+    if (attr_p != NULL) {
+        pthread_attr_destroy(attr_p);
+    }
+    return is_started;
+}
+
+bool cm_thread_start(CmThread *t, void *(*fn)(void *), void *arg)
+{
+    return spawn(&t->tid, fn, arg);
 }
 
 void cm_thread_join(CmThread *t)
@@ -140,30 +159,14 @@ CmPool *cm_pool_new(int n_threads)
         cm_pool_free(pool);
         return NULL;
     }
-    /* The workers' stack is set, not left to the C library (RLIMIT_STACK with
-     * glibc, 128 KiB with musl): it must hold the recursion over expression
-     * trees as deep as the binder's limit (PL_MAX_EXPR_DEPTH), which takes
-     * under 1 MiB even with ASan's larger frames. */
-    pthread_attr_t attr;
-    pthread_attr_t *attr_p = NULL;
-    if (pthread_attr_init(&attr) == 0) {
-        attr_p = &attr;
-        (void)pthread_attr_setstacksize(&attr, CM_THREAD_STACK_SIZE);
-    }
     for (int i = 0; i < n_threads - 1; i++) {
         pool->threads[i].pool = pool;
         pool->threads[i].worker_id = i;
-        if (pthread_create(&pool->threads[i].tid, attr_p, worker_main, &pool->threads[i]) != 0) {
-            if (attr_p != NULL) {
-                pthread_attr_destroy(attr_p);
-            }
+        if (!spawn(&pool->threads[i].tid, worker_main, &pool->threads[i])) {
             pool->n_threads = i + 1; /* the ones started, plus the caller */
             cm_pool_free(pool);
             return NULL;
         }
-    }
-    if (attr_p != NULL) {
-        pthread_attr_destroy(attr_p);
     }
     return pool;
 }

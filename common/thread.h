@@ -8,8 +8,7 @@
  * in order.  One cm_pool_run at a time per pool (the caller holds the pool).
  * The worker id (0..n_workers, the caller being n_workers) is the one
  * thread-local; tasks use it to pick their per-worker state.
- * CmThread is one plain background thread, for work that is not a task
- * (the progress watcher, executor/progress.h).
+ * CmThread is one plain background thread, for work that is not a task.
  */
 #pragma once
 
@@ -36,6 +35,17 @@ bool cm_cond_timedwait(CmCond *c, CmMutex *m, int ms);
 void cm_cond_signal(CmCond *c);
 void cm_cond_broadcast(CmCond *c);
 
+/* A thread of its own, for work that must go on while its starter does
+ * something else (the API's streaming results, the progress watcher).  Same
+ * stack size as the pool's workers. */
+typedef struct CmThread {
+    pthread_t tid;
+} CmThread;
+
+/* Starts fn(arg) on a new thread; false when it could not be started. */
+bool cm_thread_start(CmThread *t, void *(*fn)(void *), void *arg);
+void cm_thread_join(CmThread *t);
+
 typedef struct CmPool CmPool;
 
 /* fn(arg, task_idx, worker_id) */
@@ -49,15 +59,6 @@ void cm_pool_free(CmPool *pool);
 int cm_pool_size(const CmPool *pool);
 /* Runs fn for every task index on the pool and waits for all of them. */
 void cm_pool_run(CmPool *pool, int n_tasks, CmTaskFn fn, void *arg);
-
-typedef struct CmThread {
-    pthread_t tid;
-} CmThread;
-
-/* Starts fn(arg) on a new thread; false when none could be started. */
-bool cm_thread_start(CmThread *t, void *(*fn)(void *arg), void *arg);
-/* Waits for the thread to end. */
-void cm_thread_join(CmThread *t);
 
 /* Number of online CPUs (at least 1). */
 int cm_cpu_count(void);

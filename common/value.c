@@ -990,3 +990,24 @@ size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap)
     }
     return at;
 }
+
+/* An exact number (BOOL, INTEGER, BIGINT, DECIMAL of either width) as a
+ * 128-bit integer and its scale; false for other types. */
+bool cm_value_exact(const CmValue *in, CmInt128 *v, int *scale)
+{
+    switch ((CmTypeId)in->type.id) {
+    case CM_T_BOOL:
+    case CM_T_INT32:
+    case CM_T_INT64:
+        *v = in->i, *scale = 0;
+        return true;
+    case CM_T_DECIMAL:
+        *v = in->i, *scale = in->type.scale;
+        return true;
+    case CM_T_DECIMAL128:
+        *v = cm_i128_get(in->h), *scale = in->type.scale;
+        return true;
+    default:
+        return false;
+    }
+}

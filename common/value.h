@@ -66,6 +66,10 @@ const char *cm_fmt_value(const struct CmValue *v, char *buf, size_t *len);
  * length of the whole text, as snprintf does. */
 size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap);
 
+/* An exact number (BOOL, INTEGER, BIGINT, DECIMAL of either width) as a
+ * 128-bit integer and its scale; false for other types. */
+bool cm_value_exact(const struct CmValue *in, CmInt128 *v, int *scale);
+
 /* TIME: "HH:MM:SS" with ".ffffff" when there are microseconds. */
 int cm_fmt_time(int64_t micros, char *buf);
 /* "H:M[:S[.ffffff]]" with one- or two-digit fields, 0 <= time <= 24:00:00

@@ -58,27 +58,6 @@ static bool fits_precision(CmInt128 v, int precision)
     return v < lim && v > -lim;
 }
 
-/* An exact number (BOOL, INTEGER, BIGINT, DECIMAL of either width) as a
- * 128-bit integer and its scale; false for other types. */
-static bool as_wide(const CmValue *in, CmInt128 *v, int *scale)
-{
-    switch ((CmTypeId)in->type.id) {
-    case CM_T_BOOL:
-    case CM_T_INT32:
-    case CM_T_INT64:
-        *v = in->i, *scale = 0;
-        return true;
-    case CM_T_DECIMAL:
-        *v = in->i, *scale = in->type.scale;
-        return true;
-    case CM_T_DECIMAL128:
-        *v = cm_i128_get(in->h), *scale = in->type.scale;
-        return true;
-    default:
-        return false;
-    }
-}
-
 static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
 {
     switch ((CmTypeId)in->type.id) {
@@ -128,7 +107,7 @@ static CmStatus to_decimal(const CmValue *in, CmType to, CmInt128 *out, CmErr *e
 {
     int s = to.scale, from;
     CmInt128 v;
-    if (as_wide(in, &v, &from)) {
+    if (cm_value_exact(in, &v, &from)) {
         if (from >= s) {
             *out = round_div(v, from - s);
         } else if (__builtin_mul_overflow(v, cm_pow10_128(s - from), out)) {

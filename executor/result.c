@@ -23,6 +23,7 @@ struct ExResult {
     int n_starts;
     ExResultStreamFn stream; /* see ex_result_set_stream; NULL: rows are kept */
     void *stream_ctx;
+    bool is_stream_waiting; /* see ex_result_set_stream_waiting */
     /* block mode (ex_result_set_blocks): blocks[i] holds batch i; batches[i]
      * is its batch while unsealed, NULL once sealed; counts[i] its rows */
     StBlock **blocks;    /* owned; NULL: not in block mode */
@@ -138,6 +139,16 @@ ExResultStreamFn ex_result_stream(const ExResult *r, void **ctx)
 {
     *ctx = r->stream_ctx;
     return r->stream;
+}
+
+void ex_result_set_stream_waiting(ExResult *r)
+{
+    r->is_stream_waiting = true;
+}
+
+bool ex_result_stream_waiting(const ExResult *r)
+{
+    return r->is_stream_waiting;
 }
 
 /* Room for `cap` batches (and their blocks and counts in block mode). */

@@ -36,6 +36,13 @@ typedef CmStatus (*ExResultStreamFn)(void *ctx, const CmBatch *b, CmErr *err);
 void ex_result_set_stream(ExResult *r, ExResultStreamFn fn, void *ctx);
 /* The stream set on r, or NULL (*ctx set too). */
 ExResultStreamFn ex_result_stream(const ExResult *r, void **ctx);
+/* Makes a streamed result's later tasks wait for their turn, once memory for
+ * their rows is refused, instead of spilling them: for a stream read by a
+ * client at its own pace (api/stream.c), whose unread rows would otherwise
+ * pile up on disk.  The head task always runs, so a waiting task always gets
+ * its turn. */
+void ex_result_set_stream_waiting(ExResult *r);
+bool ex_result_stream_waiting(const ExResult *r);
 
 /* Block mode: makes r keep its rows in the tiered block store
  * (storage/blocks.h) instead of plain batches.  Each batch is the batch of a

@@ -8,6 +8,8 @@
  * without holding the rows: the lowest task not finished (the head) hands its
  * rows on as they come; the others keep theirs, reserved as execution memory
  * and spilled when the manager refuses, until every task before them is done.
+ * With ex_result_set_stream_waiting, a task refused memory waits for its
+ * turn instead of spilling.
  * A result in block mode (ex_result_set_blocks: a query's final rows) makes
  * each task keep its rows in blocks of the tiered store on the result's
  * reservation, which memory pressure moves to disk.
@@ -42,6 +44,9 @@ typedef struct ResultGlobal {
     Pending **pend;     /* by task, once done; guarded by op->lock */
     bool *done;         /* by task; guarded by op->lock */
     atomic_int head;    /* the lowest task not done; written under op->lock */
+    bool is_waiting;    /* ex_result_stream_waiting: a later task waits, never spills */
+    CmCond turn;        /* broadcast when head moves (with op->lock) */
+    ExQuery *q;         /* for a waiting task to see the query stop */
     char temp_dir[256];
     int64_t max_temp;
 } ResultGlobal;
@@ -147,6 +152,7 @@ static void result_global_fini(ExOp *op)
     cm_free(g->pend);
     cm_free(g->done);
     cm_mem_res_fini(&g->mem);
+    cm_cond_fini(&g->turn);
     cm_free(g);
 }
 
@@ -158,6 +164,9 @@ static CmStatus result_global_init(ExOp *op, ExQuery *q, CmErr *err)
     }
     ex_op_res_init(op, &g->mem, "query result");
     g->stream = ex_result_stream(op->spec, &g->stream_ctx);
+    g->is_waiting = ex_result_stream_waiting(op->spec);
+    g->q = q;
+    cm_cond_init(&g->turn);
     snprintf(g->temp_dir, sizeof g->temp_dir, "%s", q->config.temp_directory);
     g->max_temp = q->config.max_temp_directory_size;
     op->global = g;
@@ -229,6 +238,21 @@ static void result_local_fini(ExOp *op, void *local)
     }
 }
 
+/* How often a task waiting for its turn looks whether the query stopped. */
+#define TURN_POLL_MS 20
+
+/* Waits until task_idx is the head (or the query stops). */
+static CmStatus wait_for_turn(ExOp *op, int task_idx, CmErr *err)
+{
+    ResultGlobal *g = op->global;
+    cm_mutex_lock(&op->lock);
+    while (atomic_load(&g->head) != task_idx && ex_query_check(g->q, err) == CM_OK) {
+        cm_cond_timedwait(&g->turn, &op->lock, TURN_POLL_MS);
+    }
+    cm_mutex_unlock(&op->lock);
+    return err->code;
+}
+
 static CmStatus result_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err)
 {
     ResultLocal *l = local;
@@ -237,7 +261,15 @@ static CmStatus result_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err
         return ex_result_append(l->rows, in, err);
     }
     if (atomic_load(&g->head) != l->task_idx) {
-        return pending_add(op, l->pend, in, err);
+        if (!g->is_waiting) {
+            return pending_add(op, l->pend, in, err);
+        }
+        if (cm_mem_grow(&l->pend->mem, batch_bytes(in))) {
+            return ex_result_append(l->pend->rows, in, err);
+        }
+        if (wait_for_turn(op, l->task_idx, err) != CM_OK) {
+            return err->code;
+        }
     }
     /* The head: what it kept before its turn goes first. */
     cm_mutex_lock(&op->lock);
@@ -261,6 +293,7 @@ static CmStatus release_done(ExOp *op, CmErr *err)
         }
         if (err->code == CM_OK) {
             atomic_store(&g->head, ++head);
+            cm_cond_broadcast(&g->turn);
         }
     }
     return err->code;

@@ -85,6 +85,9 @@ typedef enum PsExprKind {
                          an operand of a comparison, IN or IS [NOT] DISTINCT FROM */
     PS_EX_DEFAULT,    /* the DEFAULT keyword: allowed only as a whole value of an INSERT's
                          VALUES row; the binder rejects it anywhere else */
+    PS_EX_PARAM,      /* a parameter `?` or `$n`: `ival` its 1-based index (`?` takes
+                         the largest index before it plus one, as in SQLite); the
+                         binder reads its value from the statement's bound values */
 } PsExprKind;
 
 typedef enum PsOp {
@@ -344,4 +347,5 @@ struct PsStmt {
     PsExpr *value;
     PsStmt *inner;
     int64_t src_off, src_len; /* the statement's text, without the ';' */
+    int n_params;        /* the largest parameter index written (0: none) */
 };

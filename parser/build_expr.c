@@ -188,6 +188,30 @@ PsExpr *ps_build_int(PsParse *ps, PsToken tok)
     return e;
 }
 
+/* The largest parameter index: `$n` past it is an error, not a huge array. */
+#define PS_MAX_PARAM 65535
+
+PsExpr *ps_build_param(PsParse *ps, PsToken tok)
+{
+    int64_t idx = ps->n_params + 1;
+    if (ps->sql[tok.off] == '$') {
+        idx = 0;
+        for (int64_t k = 1; k < tok.len && idx <= PS_MAX_PARAM; k++) {
+            idx = idx * 10 + (ps->sql[tok.off + k] - '0');
+        }
+    }
+    if (idx < 1 || idx > PS_MAX_PARAM) {
+        ps_build_fail(ps, CM_SYNTAX, tok.off, "a parameter's index must be from $1 to $65535");
+        return ps_build_expr(ps, PS_EX_NULL, tok.off);
+    }
+    PsExpr *e = ps_build_expr(ps, PS_EX_PARAM, tok.off);
+    e->ival = idx;
+    if (idx > ps->n_params) {
+        ps->n_params = (int)idx;
+    }
+    return e;
+}
+
 static int hex_digit(char c);
 
 /* Appends code point cp as UTF-8 at out + *w; false for a surrogate or past U+10FFFF. */

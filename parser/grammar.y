@@ -48,7 +48,7 @@
 }
 
 /* Tokens the lexer makes that are not keywords. */
-%token ID STRING INTEGER FLOAT ILLEGAL SEMI LP RP COMMA DOT LBRACKET RBRACKET LBRACE RBRACE COLON.
+%token ID STRING INTEGER FLOAT ILLEGAL SEMI LP RP COMMA DOT LBRACKET RBRACKET LBRACE RBRACE COLON PARAM.
 
 /* Keywords usable as names where the grammar has no other use for them.
  * Keep in sync with the keyword table in lexer.c. */
@@ -912,6 +912,7 @@ primary(A) ::= INTEGER(T).   { A = ps_build_int(ps, T); }
 primary(A) ::= FLOAT(T).     { A = ps_build_number(ps, T); }
 primary(A) ::= STRING(T).    { A = ps_build_string(ps, T); }
 primary(A) ::= NULL(T).      { A = ps_build_expr(ps, PS_EX_NULL, T.off); }
+primary(A) ::= PARAM(T).     { A = ps_build_param(ps, T); }
 primary(A) ::= TRUE(T).      { A = ps_build_bool(ps, T, true); }
 primary(A) ::= FALSE(T).     { A = ps_build_bool(ps, T, false); }
 primary(A) ::= ID(T) STRING(S).                    { A = ps_build_typed(ps, T, S); }

@@ -419,6 +419,25 @@ static size_t scan_numeric(const char *sql, size_t len, size_t pos, int *type)
     return end;
 }
 
+/* A parameter: `?`, or `$` and digits (ILLEGAL when a word runs on, "$1a"). */
+static size_t scan_param(const char *sql, size_t len, size_t pos, int *type)
+{
+    size_t end = pos + 1;
+    *type = PS_TK_PARAM;
+    if (sql[pos] == '$') {
+        while (end < len && is_digit((unsigned char)sql[end])) {
+            end++;
+        }
+        if (end < len && is_ident_char((unsigned char)sql[end])) {
+            while (end < len && is_ident_char((unsigned char)sql[end])) {
+                end++;
+            }
+            *type = PS_TK_ILLEGAL;
+        }
+    }
+    return end;
+}
+
 CmStatus ps_lexer_next(const char *sql, size_t len, size_t off, PsToken *tok, CmErr *err)
 {
     size_t pos = off;
@@ -458,6 +477,8 @@ CmStatus ps_lexer_next(const char *sql, size_t len, size_t off, PsToken *tok, Cm
         end = scan_numeric(sql, len, pos, &type);
     } else if (is_ident_start(c)) {
         end = scan_word(sql, len, pos, &type);
+    } else if (c == '?' || (c == '$' && pos + 1 < len && is_digit((unsigned char)sql[pos + 1]))) {
+        end = scan_param(sql, len, pos, &type);
     } else {
         size_t n = 1;
         type = scan_operator(sql, len, pos, &n);
@@ -492,6 +513,7 @@ static const struct {
     {PS_TK_LBRACE, "LBRACE"},
     {PS_TK_RBRACE, "RBRACE"},
     {PS_TK_COLON, "COLON"},
+    {PS_TK_PARAM, "PARAM"},
     {PS_TK_PLUS, "PLUS"},
     {PS_TK_MINUS, "MINUS"},
     {PS_TK_STAR, "STAR"},

@@ -70,6 +70,23 @@ size_t ps_skip_statement(const char *sql, size_t len, size_t from)
     }
 }
 
+size_t ps_next_statement_off(const char *sql, size_t len, size_t from)
+{
+    size_t pos = from;
+    for (;;) {
+        PsToken tok;
+        CmErr ignored;
+        cm_err_init(&ignored);
+        if (ps_lexer_next(sql, len, pos, &tok, &ignored) != CM_OK) {
+            return pos;
+        }
+        if (tok.type != PS_TK_SEMI) {
+            return (size_t)tok.off; /* len at the end */
+        }
+        pos = (size_t)(tok.off + tok.len);
+    }
+}
+
 /* True when a token of this type can end an expression (so that a NOT after
  * it is infix or postfix, never a prefix NOT). */
 static bool ends_expr(int type)
@@ -79,6 +96,7 @@ static bool ends_expr(int type)
     case PS_TK_STRING:
     case PS_TK_INTEGER:
     case PS_TK_FLOAT:
+    case PS_TK_PARAM:
     case PS_TK_RP:
     case PS_TK_NULL:
     case PS_TK_TRUE:
@@ -215,6 +233,7 @@ CmStatus ps_parse_next(CmArena *arena, const char *sql, size_t len, size_t *off,
     }
     ps.stmt->src_off = first.off;
     ps.stmt->src_len = last_end - first.off;
+    ps.stmt->n_params = ps.n_params;
     *stmt = ps.stmt;
     return CM_OK;
 }

@@ -51,6 +51,7 @@ typedef struct PsParse {
     int64_t cur_off;   /* offset of the look-ahead token, for stack overflow */
     PsStmt *stmt;      /* the result, set by the start rule */
     CmErr *err;        /* the caller's error record */
+    int n_params;      /* the largest parameter index seen so far */
     bool is_failed;    /* an error was recorded: builders return `scratch` */
     CmStatus rc;       /* the class of that error */
     PsScratch scratch; /* see PsScratch */
@@ -155,6 +156,8 @@ void ps_build_overflow(PsParse *ps);
 
 PsExpr *ps_build_expr(PsParse *ps, PsExprKind kind, int64_t off);
 PsExpr *ps_build_int(PsParse *ps, PsToken tok);
+/* A parameter token, `?` or `$n`. */
+PsExpr *ps_build_param(PsParse *ps, PsToken tok);
 PsExpr *ps_build_number(PsParse *ps, PsToken tok);
 PsExpr *ps_build_string(PsParse *ps, PsToken tok);
 PsExpr *ps_build_bool(PsParse *ps, PsToken tok, bool value);

@@ -32,6 +32,11 @@ CmStatus ps_parse_next(CmArena *arena, const char *sql, size_t len, size_t *off,
  * without allocating: a caller that cannot run a statement still skips it. */
 size_t ps_skip_statement(const char *sql, size_t len, size_t from);
 
+/* The offset of the first token at or after `from` that is not a ';' (the
+ * start of the next statement), or len when only white space, comments and
+ * ';' remain.  For an unterminated comment or string, its start. */
+size_t ps_next_statement_off(const char *sql, size_t len, size_t from);
+
 /* True when sql[0..len) ends with a complete statement: a ';' outside string
  * literals, quoted identifiers and comments, followed only by white space and
  * comments.  Used by the REPL to decide whether to ask for another line. */

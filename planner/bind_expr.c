@@ -430,6 +430,33 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
     return e;
 }
 
+/* A parameter: a constant of its bound value's type, copied into the query
+ * arena (the caller may bind anew once the statement has run). */
+static ExExpr *bind_param(PlBindCtx *ctx, const PsExpr *ast)
+{
+    const PlParams *p = ctx->b->params;
+    int64_t idx = ast->ival;
+    if (p == NULL || idx > p->n || !p->is_bound[idx - 1]) {
+        cm_err_set(ctx->b->err, CM_BIND, ast->src_off, "parameter $%d has no value bound",
+                   (int)idx);
+        return NULL;
+    }
+    CmValue v = p->values[idx - 1];
+    if (v.type.id == CM_T_VARCHAR && !v.is_null) {
+        char *copy = cm_arena_alloc(ctx->b->arena, v.s.len + 1u);
+        if (copy == NULL) {
+            return fail(ctx, CM_OOM, ast->src_off, "out of memory%s", "");
+        }
+        memcpy(copy, cm_str_data(&v.s), v.s.len);
+        v.s = cm_str_make(copy, v.s.len);
+    }
+    ExExpr *e = ex_expr_const(ctx->b->arena, &v);
+    if (e != NULL) {
+        e->src_off = ast->src_off;
+    }
+    return e;
+}
+
 /* ---- names ------------------------------------------------------------------------ */
 
 /* The place of enclosing column `found` (a group key when o->grouped) among
@@ -2697,6 +2724,7 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_NULL:
     case PS_EX_BOOL:
     case PS_EX_TYPED: return bind_literal(ctx, ast);
+    case PS_EX_PARAM: return bind_param(ctx, ast);
     case PS_EX_COLUMN: return bind_column(ctx, ast);
     case PS_EX_FUNC: return bind_function(ctx, ast);
     case PS_EX_CASE: return bind_case(ctx, ast);

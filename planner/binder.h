@@ -37,6 +37,14 @@ typedef struct PlTemp {
     struct PlTemp *next;
 } PlTemp;
 
+/* The values bound to a prepared statement's parameters `?`/`$n` (borrowed for
+ * the statement): value idx-1 is `$idx`'s, used only where is_bound[idx-1]. */
+typedef struct PlParams {
+    int n;                 /* slots in values and is_bound */
+    const CmValue *values; /* strings and lists borrowed for the statement */
+    const bool *is_bound;
+} PlParams;
+
 typedef struct PlBinder {
     CmArena *arena;      /* the query arena */
     StCatalog *cat;
@@ -58,6 +66,7 @@ typedef struct PlBinder {
     const PsList *windows; /* the WINDOW clause (PsWindowDef*) of the SELECT being bound */
     const CmValue *insert_defaults; /* n_insert_defaults values, of the target columns' types */
     int n_insert_defaults;
+    const PlParams *params; /* the values of the statement's parameters, or NULL: none bound */
     int64_t now_us;        /* now(): the statement's TIMESTAMP, read at its first call */
     bool has_now;
     CmErr *err;

@@ -44,6 +44,7 @@ struct PlSession {
     bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
     atomic_bool interrupt; /* pl_session_interrupt: stop the running statement */
     ExProgress *progress;  /* the running statement's progress; owned */
+    bool is_shared;        /* cat and cache are borrowed from another session */
 };
 
 typedef struct Stmt {
@@ -54,11 +55,14 @@ typedef struct Stmt {
     PsStmt *ast;
     PlResult *res;     /* set by statements that return something */
     PlResult *spare;   /* an empty result made before the statement ran (empty_result) */
+    const PlParams *params;         /* the values of its parameters, or NULL */
+    const PlExecOpts *opts;         /* how the caller asked it to run, or NULL */
     const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
     int n_insert_defaults;
     PlCacheCtx cache;  /* the statement's use of the session's cache */
     ExResultStreamFn stream;        /* set: the next run_query streams its rows here */
     void *stream_ctx;
+    bool is_client_stream;          /* set: the stream is the client's (PlExecOpts) */
     bool rows_in_blocks;            /* set: the next run_query keeps its rows in the block store */
     PlMemObs mem_start;             /* what memory had cost when the statement started */
     bool is_mem_stepped;            /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
@@ -82,12 +86,28 @@ PlSession *pl_session_new(CmErr *err)
     return s;
 }
 
+PlSession *pl_session_new_shared(PlSession *first, CmErr *err)
+{
+    PlSession *s = cm_calloc(1, sizeof *s);
+    if (s == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory opening a connection");
+        return NULL;
+    }
+    s->cat = first->cat;
+    s->cache = first->cache;
+    s->is_shared = true;
+    cm_config_init(&s->cfg);
+    return s;
+}
+
 void pl_session_free(PlSession *s)
 {
     if (s != NULL) {
         cm_pool_free(s->pool);
-        pl_cache_free(s->cache);
-        st_catalog_free(s->cat);
+        if (!s->is_shared) {
+            pl_cache_free(s->cache);
+            st_catalog_free(s->cat);
+        }
         ex_progress_free(s->progress);
         cm_free(s);
     }
@@ -111,6 +131,11 @@ void pl_session_set_progress(PlSession *s, ExProgressFn fn, void *ctx)
 void pl_session_interrupt(PlSession *s)
 {
     atomic_store(&s->interrupt, true);
+}
+
+bool pl_session_is_interrupted(PlSession *s)
+{
+    return atomic_load(&s->interrupt);
 }
 
 void pl_result_free(PlResult *r)
@@ -204,7 +229,11 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     }
     if (st->stream != NULL) {
         ex_result_set_stream(plan->result, st->stream, st->stream_ctx);
+        if (st->is_client_stream) {
+            ex_result_set_stream_waiting(plan->result);
+        }
         st->stream = NULL;
+        st->is_client_stream = false;
     }
     if (st->rows_in_blocks) {
         st->rows_in_blocks = false;
@@ -256,27 +285,50 @@ static CmStatus run_for_binder(void *ctx, CmArena *arena, const PlNode *root, Ex
     ExResultStreamFn outer = st->stream;
     void *outer_ctx = st->stream_ctx;
     bool outer_blocks = st->rows_in_blocks;
+    bool outer_client = st->is_client_stream;
     st->arena = arena;
     st->stream = fn;
     st->stream_ctx = fn_ctx;
     st->rows_in_blocks = false;
     bool outer_sub = st->is_sub_run;
     st->is_sub_run = true;
+    st->is_client_stream = false;
     run_query(st, root, &plan, NULL);
     st->is_sub_run = outer_sub;
     pl_stage_plan_fini(&plan);
     st->stream = outer;
     st->stream_ctx = outer_ctx;
     st->rows_in_blocks = outer_blocks;
+    st->is_client_stream = outer_client;
     st->arena = stmt_arena;
     (void)err; /* run_query reports into st->err, which is the binder's err */
     return st->err->code;
 }
 
+/* A binder for the statement: its arena, catalog, text and parameters. */
+static PlBinder stmt_binder(Stmt *st)
+{
+    return (PlBinder){.arena = st->arena,
+                      .cat = st->s->cat,
+                      .sql = st->sql,
+                      .params = st->params,
+                      .err = st->err};
+}
+
+/* stmt_binder for a query: it may read system tables (snapshots kept in the
+ * statement), settings, and, with_cache, the session's cache. */
+static PlBinder query_binder(Stmt *st, bool with_cache)
+{
+    PlBinder b = stmt_binder(st);
+    b.keep = &st->temps;
+    b.cfg = &st->s->cfg;
+    b.cache = with_cache ? st->s->cache : NULL;
+    return b;
+}
+
 static PlNode *bind(Stmt *st, const PsSelect *sel)
 {
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .cache = st->s->cache, .err = st->err};
+    PlBinder b = query_binder(st, true);
     if (st->insert_defaults != NULL) {
         b.insert_values = sel;
         b.insert_defaults = st->insert_defaults;
@@ -311,9 +363,20 @@ static CmStatus stmt_select(Stmt *st)
     }
     PlStagePlan plan;
     ExResult *rows = NULL;
-    /* The client's rows may be larger than memory: they go to the block
-     * store, which moves them to disk under pressure. */
-    st->rows_in_blocks = true;
+    const PlExecOpts *o = st->opts;
+    if (o != NULL && o->stream != NULL) {
+        /* The client takes the rows as they come: nothing is kept. */
+        if (o->start(o->stream_ctx, root->n_cols, root->names, root->types, st->err) != CM_OK) {
+            return st->err->code;
+        }
+        st->stream = o->stream;
+        st->stream_ctx = o->stream_ctx;
+        st->is_client_stream = true;
+    } else {
+        /* The client's rows may be larger than memory: they go to the block
+         * store, which moves them to disk under pressure. */
+        st->rows_in_blocks = true;
+    }
     if (run_query(st, root, &plan, &rows) == CM_OK) {
         st->res = result_new(root->n_cols, root->names, st->err);
         if (st->res != NULL) {
@@ -648,8 +711,8 @@ static StTable *written_table(Stmt *st, const StTable *target)
 static CmStatus returning(Stmt *st, StTable *written, int64_t changes)
 {
     PlTemp temp = {.name = st->ast->table, .table = written};
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
-                  .cfg = &st->s->cfg, .cache = st->s->cache, .temps = &temp, .err = st->err};
+    PlBinder b = query_binder(st, true);
+    b.temps = &temp;
     PlNode *root = pl_bind_returning(&b, st->ast->returning);
     if (root == NULL) {
         return st->err->code;
@@ -884,7 +947,7 @@ static CmStatus create_table(Stmt *st)
     if (cols == NULL) {
         return cm_err_set(st->err, CM_OOM, -1, "out of memory");
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = stmt_binder(st);
     for (int i = 0; i < n; i++) {
         const PsColumnDef *d = a->columns->items[i];
         for (int j = 0; j < i; j++) {
@@ -967,6 +1030,10 @@ static CmStatus create_view(Stmt *st)
     bool skip;
     if (check_new_name(st, a->name, a->if_not_exists, &skip) != CM_OK || skip) {
         return st->err->code;
+    }
+    if (a->n_params > 0) {
+        /* the view keeps its text, which would have no values when it is read */
+        return cm_err_set(st->err, CM_BIND, a->src_off, "a view cannot have parameters");
     }
     st->cache.is_reusing = false; /* bound for its columns only: nothing runs */
     PlNode *root = bind(st, a->select);
@@ -1143,7 +1210,7 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
         st_table_free(nb.t);
         return NULL;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+    PlBinder b = stmt_binder(st);
     PlNode *root = pl_bind_scan(&b, t);
     PlStagePlan plan;
     st->stream = number_batch;
@@ -1168,8 +1235,7 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .cache = st->s->cache, .err = st->err};
+    PlBinder b = query_binder(st, true);
     bool is_update = a->kind == PS_ST_UPDATE;
     /* UPDATE ... FROM reads the target's rows numbered, under its name */
     PlTemp numbered = {.name = a->table};
@@ -1262,8 +1328,7 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
         }
         st_table_add_index(t, st_index_name(ix), st_index_kind(ix), nk, keys, st->err);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps,
-                  .cfg = &st->s->cfg, .cache = st->s->cache, .err = st->err};
+    PlBinder b = query_binder(st, true);
     PlNode *root = t != NULL && st->err->code == CM_OK
                        ? pl_bind_reshape(&b, old, n, from, fill, names)
                        : NULL;
@@ -1339,7 +1404,7 @@ static CmStatus alter_table(Stmt *st)
             return cm_err_set(st->err, CM_BIND, d->src_off,
                               "ADD COLUMN with PRIMARY KEY or UNIQUE is not supported yet");
         }
-        PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .err = st->err};
+        PlBinder b = stmt_binder(st);
         if (pl_type_from_ast(d->type, &col.type, st->err) != CM_OK) {
             return st->err->code;
         }
@@ -1436,8 +1501,7 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
         cm_err_set(st->err, CM_OOM, -1, "out of memory");
         return NULL;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .err = st->err};
+    PlBinder b = query_binder(st, false);
     for (int i = 0; i < n_src; i++) {
         if (src->kind == PL_VALUES &&
             !cast_values_column(&b, src, i, t->cols[target[i]].type)) {
@@ -1550,8 +1614,7 @@ static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap)
         snprintf(buf, cap, "%s", v->name);
         return CM_OK;
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .err = st->err};
+    PlBinder b = query_binder(st, false);
     PlScope none = {0};
     ExExpr *e = pl_bind_scalar(&b, &none, v, "SET");
     e = e ? pl_cast(&b, e, cm_type_varchar(-1, false), v->src_off) : NULL;
@@ -1899,8 +1962,7 @@ static CmStatus copy(Stmt *st)
     if (!a->is_to) {
         return copy_from(st, e->table, &co);
     }
-    PlBinder b = {.arena = st->arena, .cat = st->s->cat, .sql = st->sql, .keep = &st->temps, .cfg = &st->s->cfg,
-                  .err = st->err};
+    PlBinder b = query_binder(st, false);
     PlNode *root = pl_bind_scan(&b, e->table);
     return root ? copy_to(st, root, &co) : st->err->code;
 }
@@ -1998,10 +2060,23 @@ static CmStatus dispatch(Stmt *st)
 CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
                          CmErr *err)
 {
+    return pl_session_exec_opts(s, sql, len, off, NULL, res, err);
+}
+
+CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t *off,
+                              const PlExecOpts *opts, PlResult **res, CmErr *err)
+{
     *res = NULL;
     CmArena arena;
     cm_arena_init(&arena, 64 * 1024);
-    Stmt st = {.s = s, .arena = &arena, .sql = sql, .err = err};
+    Stmt st = {.s = s,
+               .arena = &arena,
+               .sql = sql,
+               .err = err,
+               .opts = opts,
+               .params = opts != NULL ? opts->params : NULL};
+    /* Rows streamed to the client cannot be taken back: no second run. */
+    bool may_retry = opts == NULL || opts->stream == NULL;
     /* An interrupt stops the statement running when it comes, not the next one. */
     atomic_store(&s->interrupt, false);
     /* One limit for the process: the session's setting as of this statement. */
@@ -2021,7 +2096,7 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
         (st.spare = result_new(0, NULL, err)) != NULL) {
         ex_progress_begin(s->progress, &s->cfg);
         has_statement = true;
-        if (dispatch(&st) != CM_OK && pl_cache_ctx_lost_rows(&st.cache)) {
+        if (dispatch(&st) != CM_OK && may_retry && pl_cache_ctx_lost_rows(&st.cache)) {
             /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
              * evicted them to make room): a failed statement changed nothing, so
              * it runs again with those subtrees computed where they stand */

@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@
 #include "common/err.h"
 #include "executor/progress.h"
 #include "executor/result.h"
+#include "planner/binder.h"
 #include "storage/catalog.h"
 
 typedef struct PlSession PlSession;
@@ -30,6 +32,11 @@ typedef struct PlResult {
 
 /* Owned; NULL with err on failure. */
 PlSession *pl_session_new(CmErr *err);
+/* A session over the catalog and cache of `first` (borrowed: it must outlive
+ * the new one), with settings, worker pool and interrupt flag of its own.
+ * The caller makes sure statements of sessions sharing a catalog never run
+ * at the same time.  Owned; NULL with err on failure. */
+PlSession *pl_session_new_shared(PlSession *first, CmErr *err);
 void pl_session_free(PlSession *s);
 
 /* Runs the statement at or after sql[*off]; see sluice_exec_next in api/sluice.h
@@ -43,10 +50,33 @@ CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off,
  * fn NULL removes it.  Between statements only. */
 void pl_session_set_progress(PlSession *s, ExProgressFn fn, void *ctx);
 
+/* How pl_session_exec_opts runs a statement beyond pl_session_exec. */
+typedef struct PlExecOpts {
+    const PlParams *params; /* values of `?`/`$n`, borrowed for the call; NULL: none */
+    /* A SELECT's rows go to stream(stream_ctx, batch) as the query makes them
+     * (worker threads, one call at a time, in the result's order) instead of
+     * into the result, whose `rows` stay empty; start(stream_ctx, ...) is
+     * called once, before any row, with the columns (names and types borrowed
+     * for the call).  An error either returns fails the statement.  Other
+     * statements ignore both.  NULL stream: rows are collected as usual. */
+    ExResultStreamFn stream;
+    CmStatus (*start)(void *ctx, int n_cols, const char *const *names, const CmType *types,
+                      CmErr *err);
+    void *stream_ctx;
+} PlExecOpts;
+
+/* pl_session_exec with opts (NULL: as pl_session_exec). */
+CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t *off,
+                              const PlExecOpts *opts, PlResult **res, CmErr *err);
+
 /* Stops the statement running in s, which fails with CM_CANCELLED
  * "interrupted" at its next batch; nothing when none runs.  Async-signal-safe
  * (one atomic store) and callable from any thread. */
 void pl_session_interrupt(PlSession *s);
+
+/* True when pl_session_interrupt was called since the running statement
+ * started.  Any thread. */
+bool pl_session_is_interrupted(PlSession *s);
 
 void pl_result_free(PlResult *r);
 

@@ -5,7 +5,8 @@
 #   scripts/test.sh --tiny     batches of 3 rows, to shake out batch-boundary bugs (build-tiny/)
 #                              (these two skip the one-thread and tiny-shuffle SQL runs)
 #   scripts/test.sh --tsan     ThreadSanitizer (build-tsan/), on the tests that run operators,
-#                              the shuffle store and the adaptive rules on 2 threads (Criterion's
+#                              the shuffle store and the adaptive rules on 2 threads, and on the
+#                              C API's example client (streams, two connections) (Criterion's
 #                              forking runner does not start under TSan, so no unit tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ case "${1:-}" in
   --tsan)
     # A race report makes the process exit 66, which fails the test.
     ctest --output-on-failure -j2 \
-          -R '^(sql_small_memory|sql_small_memory_spill|shuffle_store|adaptive|sort_spill)$' ;;
+          -R '^(sql_small_memory|sql_small_memory_spill|shuffle_store|adaptive|sort_spill|api_example)$' ;;
   --asan|--tiny)
     # The suite on one thread and with a squeezed shuffle store runs in the default
     # build; under the sanitizers and with 3-row batches it would add a quarter of an

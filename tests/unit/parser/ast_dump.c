@@ -231,6 +231,9 @@ static void put_literal(Buf *b, const PsExpr *e)
     case PS_EX_BOOL:
         put(b, e->ival ? "true" : "false");
         break;
+    case PS_EX_PARAM:
+        put(b, "$%" PRId64, e->ival);
+        break;
     case PS_EX_TYPED:
         put(b, "(%s ", e->type->name);
         put_string(b, e->str, e->str_len);

@@ -178,7 +178,7 @@ Test(ps_lexer, operators)
 Test(ps_lexer, unknown_characters_are_illegal_tokens)
 {
     cr_assert_str_eq(names("a ! b"), "ID ILLEGAL ID");
-    cr_assert_str_eq(names("?"), "ILLEGAL");
+    cr_assert_str_eq(names("?"), "PARAM");
     cr_assert_str_eq(names("$x"), "ILLEGAL ID");
     cr_assert_str_eq(names("@"), "ILLEGAL");
 }
@@ -246,4 +246,11 @@ Test(ps_lexer, token_names)
     cr_assert_str_eq(ps_lexer_token_name(0), "EOF");
     cr_assert_str_eq(ps_lexer_token_name(ps_lexer_keyword("not", 3)), "NOT");
     cr_assert_str_eq(ps_lexer_token_name(-5), "?");
+}
+
+Test(ps_lexer, parameters)
+{
+    cr_assert_str_eq(names("a = ? and b = $12"), "ID EQ PARAM AND ID EQ PARAM");
+    cr_assert_str_eq(text("a = $12", 2), "$12");
+    cr_assert_str_eq(names("a$1 $"), "ID ILLEGAL");
 }

@@ -1002,3 +1002,28 @@ Test(ps_parse, list_append_grows)
         cr_assert_eq(*(int *)list->items[idx], idx);
     }
 }
+
+/* ---- parameters ------------------------------------------------------------ */
+
+Test(ps_parse, question_marks_number_on_from_the_largest_before)
+{
+    CHECK_EXPR("? + ?", "(+ $1 $2)");
+    CHECK_EXPR("$3 + ?", "(+ $3 $4)");
+    cr_assert_eq(parse_one("select ?, $5, ?")->n_params, 6);
+    cr_assert_eq(parse_one("select 1")->n_params, 0);
+    cr_assert_eq(parse_one("select * from t where a = $2")->n_params, 2);
+}
+
+Test(ps_parse, parameter_needs_an_index_from_one)
+{
+    CHECK_ERR("select $0", 7, "a parameter's index must be from $1 to $65535");
+    CHECK_ERR("select $65536", 7, "a parameter's index must be from $1 to $65535");
+    CHECK_ERR("select $1x", 7, "syntax error at or near '$1x'");
+}
+
+Test(ps_parse, next_statement_offset_skips_semicolons_and_comments)
+{
+    const char *sql = "select 1; ; -- c\n select 2";
+    cr_assert_eq(ps_next_statement_off(sql, strlen(sql), 8), 18);
+    cr_assert_eq(ps_next_statement_off(sql, 9, 8), 9);
+}
