@@ -89,11 +89,12 @@ PlSession *pl_session_new(CmErr *err)
 PlSession *pl_session_new_shared(PlSession *first, CmErr *err)
 {
     PlSession *s = cm_calloc(1, sizeof *s);
-    if (s == NULL) {
+    if (s == NULL || (s->progress = ex_progress_new()) == NULL) {
+        cm_free(s);
         cm_err_set(err, CM_OOM, -1, "out of memory opening a connection");
         return NULL;
     }
-    s->cat = first->cat;
+    s->cat = first->cat; /* each connection has its own progress, settings and pool */
     s->cache = first->cache;
     s->is_shared = true;
     cm_config_init(&s->cfg);
