@@ -1234,6 +1234,22 @@ static PlNode *filter_with(PlBinder *b, PlNode *n, PlNode *base, const PlScope *
     return pl_project(b, f, scope->n, cols, f->names);
 }
 
+/* The conditions asts[0..n) applied to n one after the other, in the order
+ * written: each later one reads only the rows the earlier ones kept, and a
+ * correlated subquery in it takes its outer values from those rows.  TPC-H
+ * q20's `ps_partkey IN (forest parts) AND ps_availqty > (SELECT sum ...
+ * WHERE l_partkey = ps_partkey ...)` then sums lineitem for the 84 (part,
+ * supplier) pairs the IN keeps at SF 0.01 instead of all 8,000. */
+static PlNode *filter_each(PlBinder *b, PlNode *n, const PlScope *scope, const JoinSet *js,
+                           const PsExpr **asts, int n_asts)
+{
+    PlNode *cur = filter_with(b, n, n, scope, js, asts, 1);
+    for (int i = 1; cur != NULL && i < n_asts; i++) {
+        cur = filter_with(b, cur, cur, scope, NULL, &asts[i], 1);
+    }
+    return cur;
+}
+
 /* The one leaf a condition with subqueries reads (its own columns, and the
  * outer columns of its correlated subqueries), or -1.  Learned by binding it
  * once over the whole clause, onto a stand-in for the joined rows; the result
@@ -1423,7 +1439,7 @@ static PlNode *from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, 
     PlNode *n = plan_joins(js);
     if (n != NULL && n_deferred > 0) {
         PlScope whole = {.n = js->n_cols, .cols = js->cols};
-        n = filter_with(b, n, n, &whole, js, deferred, n_deferred);
+        n = filter_each(b, n, &whole, js, deferred, n_deferred);
     }
     sc->n = js->n_cols;
     sc->cols = js->cols;
