@@ -26,9 +26,9 @@ typedef struct SluiceDatabase {
 } SluiceDatabase;
 
 struct SluiceDb {
-    SluiceDatabase *shared;   /* borrowed; freed by the last connection */
-    PlSession *session;       /* == shared->owner for the first connection */
-    atomic_bool is_streaming; /* a stream is open: the connection is busy */
+    SluiceDatabase *shared;       /* borrowed; freed by the last connection */
+    PlSession *session;           /* == shared->owner for the first connection */
+    atomic_bool is_streaming;     /* a stream is open: the connection is busy */
     SluiceProgressFn progress_fn; /* the embedder's progress handler, or NULL */
     void *progress_ctx;
 };

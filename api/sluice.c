@@ -302,20 +302,31 @@ SluiceType sluice_result_column_type(const SluiceResult *res, int col)
 SluiceType api_type_of(CmType t)
 {
     switch ((CmTypeId)t.id) {
-    case CM_T_NULL: return SLUICE_NULLTYPE;
-    case CM_T_BOOL: return SLUICE_BOOLEAN;
-    case CM_T_INT32: return SLUICE_INTEGER;
-    case CM_T_INT64: return SLUICE_BIGINT;
-    case CM_T_DOUBLE: return SLUICE_DOUBLE;
+    case CM_T_NULL:
+        return SLUICE_NULLTYPE;
+    case CM_T_BOOL:
+        return SLUICE_BOOLEAN;
+    case CM_T_INT32:
+        return SLUICE_INTEGER;
+    case CM_T_INT64:
+        return SLUICE_BIGINT;
+    case CM_T_DOUBLE:
+        return SLUICE_DOUBLE;
     case CM_T_DECIMAL:
     case CM_T_DECIMAL128:
         return SLUICE_DECIMAL;
-    case CM_T_VARCHAR: return SLUICE_VARCHAR;
-    case CM_T_DATE: return SLUICE_DATE;
-    case CM_T_TIME: return SLUICE_TIME;
-    case CM_T_LIST: return SLUICE_LIST;
-    case CM_T_TIMESTAMP: return SLUICE_TIMESTAMP;
-    case CM_T_INTERVAL: return SLUICE_INTERVAL;
+    case CM_T_VARCHAR:
+        return SLUICE_VARCHAR;
+    case CM_T_DATE:
+        return SLUICE_DATE;
+    case CM_T_TIME:
+        return SLUICE_TIME;
+    case CM_T_LIST:
+        return SLUICE_LIST;
+    case CM_T_TIMESTAMP:
+        return SLUICE_TIMESTAMP;
+    case CM_T_INTERVAL:
+        return SLUICE_INTERVAL;
     }
     return SLUICE_NULLTYPE;
 }

@@ -69,24 +69,24 @@ typedef enum SluiceCode {
 typedef enum SluiceType {
     SLUICE_NULLTYPE = 0, /* a column of untyped NULLs (SELECT NULL) */
     SLUICE_BOOLEAN,
-    SLUICE_INTEGER,      /* int32 */
-    SLUICE_BIGINT,       /* int64 */
+    SLUICE_INTEGER, /* int32 */
+    SLUICE_BIGINT,  /* int64 */
     SLUICE_DOUBLE,
-    SLUICE_DECIMAL,      /* exact, printed with its scale */
-    SLUICE_VARCHAR,      /* also CHAR(n) */
+    SLUICE_DECIMAL, /* exact, printed with its scale */
+    SLUICE_VARCHAR, /* also CHAR(n) */
     SLUICE_DATE,
-    SLUICE_TIME,         /* time of day, printed HH:MM:SS[.ffffff] */
-    SLUICE_LIST,         /* INTEGER[], VARCHAR[], ...: printed [1, 2, NULL] */
-    SLUICE_TIMESTAMP,    /* no time zone, printed YYYY-MM-DD HH:MM:SS[.f] */
-    SLUICE_INTERVAL,     /* printed as DuckDB: "1 year 2 days 03:00:00" */
+    SLUICE_TIME,      /* time of day, printed HH:MM:SS[.ffffff] */
+    SLUICE_LIST,      /* INTEGER[], VARCHAR[], ...: printed [1, 2, NULL] */
+    SLUICE_TIMESTAMP, /* no time zone, printed YYYY-MM-DD HH:MM:SS[.f] */
+    SLUICE_INTERVAL,  /* printed as DuckDB: "1 year 2 days 03:00:00" */
 } SluiceType;
 
 /* An error: the status class, a message, and where in the SQL text it is. */
 typedef struct SluiceError {
-    int code;            /* 0 = no error; otherwise a CmStatus class */
-    int64_t offset;      /* byte offset into the `sql` passed in, -1 if unknown */
-    int line, column;    /* 1-based position of `offset` in `sql`; 0 if unknown */
-    char message[256];   /* e.g. "syntax error at or near 'selec'" (no "Error: ") */
+    int code;          /* 0 = no error; otherwise a CmStatus class */
+    int64_t offset;    /* byte offset into the `sql` passed in, -1 if unknown */
+    int line, column;  /* 1-based position of `offset` in `sql`; 0 if unknown */
+    char message[256]; /* e.g. "syntax error at or near 'selec'" (no "Error: ") */
 } SluiceError;
 
 /* Opens a database: in memory when path is NULL or ":memory:", otherwise the
@@ -173,8 +173,8 @@ SLUICE_API const char *sluice_result_text(const SluiceResult *res, int64_t row, 
  * with a larger buf when it is >= cap), or -1 for NULL.  Keeps nothing, where
  * sluice_result_text keeps every text until the result is freed: for reading
  * results larger than memory. */
-SLUICE_API int64_t sluice_result_text_into(const SluiceResult *res, int64_t row, int col,
-                                           char *buf, size_t cap);
+SLUICE_API int64_t sluice_result_text_into(const SluiceResult *res, int64_t row, int col, char *buf,
+                                           size_t cap);
 /* A failure reading the result's rows.  Rows larger than memory wait on disk
  * and are read back as they are asked for; when that fails (an I/O error, or
  * no memory to load them into) the cells asked for read as NULL.  Returns 0

@@ -46,24 +46,24 @@ typedef struct CliProgress {
 } CliProgress;
 
 typedef struct CliState {
-    SluiceDb *db;        /* owned; opened by main.c before any statement runs */
-    CliMode mode;        /* how results print */
-    bool has_header;     /* csv/tsv print a header row (other modes ignore it) */
-    bool is_timer;       /* print "Run Time: ..." on stderr after each statement */
-    bool is_bail;        /* stop at the first error */
-    bool is_echo;        /* print each statement's text before its result */
-    bool is_interactive; /* reading from the REPL (affects nothing printed by statements) */
-    bool has_failed;     /* some statement or command failed: the exit status is 1 */
-    bool is_done;        /* .quit/.exit, or an error under --bail: stop reading input */
-    bool is_interrupted; /* Ctrl+C stopped a statement outside the REPL: exit 130 */
-    char *null_text;     /* owned; what NULL prints as in every mode but json */
-    bool has_null_text;  /* null_text was set (--nullvalue, .nullvalue): csv prints it too */
-    int64_t max_rows;    /* box: a longer result shows its first and last rows; 0 = all */
-    int max_width;       /* box: the widest table, in columns; 0 = no limit, or
-                          * CLI_MAX_WIDTH_TERMINAL: the terminal's width (none off a terminal) */
-    FILE *out;           /* where results and listings go: stdout, or the .output file */
-    char *out_path;      /* owned; the .output file's name, NULL for stdout (out is owned then) */
-    FILE *once;          /* owned; the .once file, taking the next statement's result, or NULL */
-    int read_depth;      /* how many .read files are open right now */
+    SluiceDb *db;         /* owned; opened by main.c before any statement runs */
+    CliMode mode;         /* how results print */
+    bool has_header;      /* csv/tsv print a header row (other modes ignore it) */
+    bool is_timer;        /* print "Run Time: ..." on stderr after each statement */
+    bool is_bail;         /* stop at the first error */
+    bool is_echo;         /* print each statement's text before its result */
+    bool is_interactive;  /* reading from the REPL (affects nothing printed by statements) */
+    bool has_failed;      /* some statement or command failed: the exit status is 1 */
+    bool is_done;         /* .quit/.exit, or an error under --bail: stop reading input */
+    bool is_interrupted;  /* Ctrl+C stopped a statement outside the REPL: exit 130 */
+    char *null_text;      /* owned; what NULL prints as in every mode but json */
+    bool has_null_text;   /* null_text was set (--nullvalue, .nullvalue): csv prints it too */
+    int64_t max_rows;     /* box: a longer result shows its first and last rows; 0 = all */
+    int max_width;        /* box: the widest table, in columns; 0 = no limit, or
+                           * CLI_MAX_WIDTH_TERMINAL: the terminal's width (none off a terminal) */
+    FILE *out;            /* where results and listings go: stdout, or the .output file */
+    char *out_path;       /* owned; the .output file's name, NULL for stdout (out is owned then) */
+    FILE *once;           /* owned; the .once file, taking the next statement's result, or NULL */
+    int read_depth;       /* how many .read files are open right now */
     CliProgress progress; /* the progress bar of the running statement */
 } CliState;

@@ -14,14 +14,38 @@
 #include "common/alloc.h"
 #include "common/err.h"
 
-void cm_mutex_init(CmMutex *m) { pthread_mutex_init(&m->m, NULL); }
-void cm_mutex_fini(CmMutex *m) { pthread_mutex_destroy(&m->m); }
-void cm_mutex_lock(CmMutex *m) { pthread_mutex_lock(&m->m); }
-void cm_mutex_unlock(CmMutex *m) { pthread_mutex_unlock(&m->m); }
-void cm_cond_init(CmCond *c) { pthread_cond_init(&c->c, NULL); }
-void cm_cond_fini(CmCond *c) { pthread_cond_destroy(&c->c); }
-void cm_cond_wait(CmCond *c, CmMutex *m) { pthread_cond_wait(&c->c, &m->m); }
-void cm_cond_signal(CmCond *c) { pthread_cond_signal(&c->c); }
+void cm_mutex_init(CmMutex *m)
+{
+    pthread_mutex_init(&m->m, NULL);
+}
+void cm_mutex_fini(CmMutex *m)
+{
+    pthread_mutex_destroy(&m->m);
+}
+void cm_mutex_lock(CmMutex *m)
+{
+    pthread_mutex_lock(&m->m);
+}
+void cm_mutex_unlock(CmMutex *m)
+{
+    pthread_mutex_unlock(&m->m);
+}
+void cm_cond_init(CmCond *c)
+{
+    pthread_cond_init(&c->c, NULL);
+}
+void cm_cond_fini(CmCond *c)
+{
+    pthread_cond_destroy(&c->c);
+}
+void cm_cond_wait(CmCond *c, CmMutex *m)
+{
+    pthread_cond_wait(&c->c, &m->m);
+}
+void cm_cond_signal(CmCond *c)
+{
+    pthread_cond_signal(&c->c);
+}
 
 bool cm_cond_timedwait(CmCond *c, CmMutex *m, int ms)
 {
@@ -35,11 +59,14 @@ bool cm_cond_timedwait(CmCond *c, CmMutex *m, int ms)
     }
     return pthread_cond_timedwait(&c->c, &m->m, &at) == 0;
 }
-void cm_cond_broadcast(CmCond *c) { pthread_cond_broadcast(&c->c); }
+void cm_cond_broadcast(CmCond *c)
+{
+    pthread_cond_broadcast(&c->c);
+}
 
 #define CM_THREAD_STACK_SIZE ((size_t)8 << 20) /* bytes of each worker's stack */
-#define IDLE_COLLECT_MS 100     /* an idle worker collects its heap this often... */
-#define IDLE_COLLECT_ROUNDS 600 /* ...for a minute after its last job */
+#define IDLE_COLLECT_MS 100                    /* an idle worker collects its heap this often... */
+#define IDLE_COLLECT_ROUNDS 600                /* ...for a minute after its last job */
 
 typedef struct PoolThread {
     CmPool *pool;
@@ -48,15 +75,15 @@ typedef struct PoolThread {
 } PoolThread;
 
 struct CmPool {
-    int n_threads;         /* workers including the caller */
-    PoolThread *threads;   /* n_threads - 1 background threads */
+    int n_threads;       /* workers including the caller */
+    PoolThread *threads; /* n_threads - 1 background threads */
     CmMutex lock;
-    CmCond wake;           /* guarded by lock: a new job or shutdown */
-    CmCond done;           /* guarded by lock: the job finished */
+    CmCond wake; /* guarded by lock: a new job or shutdown */
+    CmCond done; /* guarded by lock: the job finished */
     /* guarded by lock */
     unsigned long generation;
     bool shutdown;
-    int n_busy;            /* background workers still in the current job */
+    int n_busy; /* background workers still in the current job */
     /* the current job: written under lock before the generation changes */
     CmTaskFn fn;
     void *arg;

@@ -882,17 +882,33 @@ const char *cm_fmt_value(const CmValue *v, char *buf, size_t *len)
     case CM_T_BOOL:
         *len = v->i ? 4 : 5;
         return v->i ? "true" : "false";
-    case CM_T_VARCHAR: *len = v->s.len; return cm_str_data(&v->s);
-    case CM_T_DOUBLE: n = cm_fmt_double(v->d, buf); break;
-    case CM_T_DECIMAL: n = cm_fmt_decimal(v->i, v->type.scale, buf); break;
+    case CM_T_VARCHAR:
+        *len = v->s.len;
+        return cm_str_data(&v->s);
+    case CM_T_DOUBLE:
+        n = cm_fmt_double(v->d, buf);
+        break;
+    case CM_T_DECIMAL:
+        n = cm_fmt_decimal(v->i, v->type.scale, buf);
+        break;
     case CM_T_DECIMAL128:
         n = cm_fmt_int128_decimal(cm_i128_get(v->h), v->type.scale, buf);
         break;
-    case CM_T_DATE: n = cm_fmt_date((int32_t)v->i, buf); break;
-    case CM_T_TIME: n = cm_fmt_time(v->i, buf); break;
-    case CM_T_TIMESTAMP: n = cm_fmt_timestamp(v->i, buf); break;
-    case CM_T_INTERVAL: n = cm_fmt_interval(&v->iv, buf); break;
-    default: n = cm_fmt_int64(v->i, buf); break;
+    case CM_T_DATE:
+        n = cm_fmt_date((int32_t)v->i, buf);
+        break;
+    case CM_T_TIME:
+        n = cm_fmt_time(v->i, buf);
+        break;
+    case CM_T_TIMESTAMP:
+        n = cm_fmt_timestamp(v->i, buf);
+        break;
+    case CM_T_INTERVAL:
+        n = cm_fmt_interval(&v->iv, buf);
+        break;
+    default:
+        n = cm_fmt_int64(v->i, buf);
+        break;
     }
     *len = (size_t)n;
     return buf;
@@ -958,18 +974,37 @@ size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap)
             n = 4;
         } else {
             switch ((CmTypeId)elem.id) {
-            case CM_T_BOOL: text = *(const uint8_t *)p ? "true" : "false"; n = strlen(text); break;
-            case CM_T_INT32: n = (size_t)cm_fmt_int64(*(const int32_t *)p, tmp); break;
-            case CM_T_DATE: n = (size_t)cm_fmt_date(*(const int32_t *)p, tmp); break;
-            case CM_T_INT64: n = (size_t)cm_fmt_int64(*(const int64_t *)p, tmp); break;
-            case CM_T_TIME: n = (size_t)cm_fmt_time(*(const int64_t *)p, tmp); break;
-            case CM_T_TIMESTAMP: n = (size_t)cm_fmt_timestamp(*(const int64_t *)p, tmp); break;
-            case CM_T_INTERVAL: n = (size_t)cm_fmt_interval((const CmInterval *)p, tmp); break;
-            case CM_T_DECIMAL: n = (size_t)cm_fmt_decimal(*(const int64_t *)p, elem.scale, tmp); break;
+            case CM_T_BOOL:
+                text = *(const uint8_t *)p ? "true" : "false";
+                n = strlen(text);
+                break;
+            case CM_T_INT32:
+                n = (size_t)cm_fmt_int64(*(const int32_t *)p, tmp);
+                break;
+            case CM_T_DATE:
+                n = (size_t)cm_fmt_date(*(const int32_t *)p, tmp);
+                break;
+            case CM_T_INT64:
+                n = (size_t)cm_fmt_int64(*(const int64_t *)p, tmp);
+                break;
+            case CM_T_TIME:
+                n = (size_t)cm_fmt_time(*(const int64_t *)p, tmp);
+                break;
+            case CM_T_TIMESTAMP:
+                n = (size_t)cm_fmt_timestamp(*(const int64_t *)p, tmp);
+                break;
+            case CM_T_INTERVAL:
+                n = (size_t)cm_fmt_interval((const CmInterval *)p, tmp);
+                break;
+            case CM_T_DECIMAL:
+                n = (size_t)cm_fmt_decimal(*(const int64_t *)p, elem.scale, tmp);
+                break;
             case CM_T_DECIMAL128:
                 n = (size_t)cm_fmt_int128_decimal(cm_i128_get(p), elem.scale, tmp);
                 break;
-            case CM_T_DOUBLE: n = (size_t)cm_fmt_double(*(const double *)p, tmp); break;
+            case CM_T_DOUBLE:
+                n = (size_t)cm_fmt_double(*(const double *)p, tmp);
+                break;
             case CM_T_VARCHAR:
                 text = cm_str_data((const CmStr *)p);
                 n = ((const CmStr *)p)->len;
@@ -979,7 +1014,10 @@ size_t cm_fmt_list(const CmList *l, CmType elem, char *buf, size_t cap)
                 }
                 break;
             case CM_T_NULL:
-            case CM_T_LIST: text = "NULL"; n = 4; break;
+            case CM_T_LIST:
+                text = "NULL";
+                n = 4;
+                break;
             }
         }
         list_put(buf, cap, &at, text, n);

@@ -26,12 +26,18 @@ static CmStatus cast_fail(const CmValue *in, CmType to, CmErr *err)
     case CM_T_VARCHAR:
         return cm_err_set(err, CM_RUNTIME, -1, "could not convert string '%.*s' to %s",
                           (int)(in->s.len > 64 ? 64 : in->s.len), cm_str_data(&in->s), tn);
-    case CM_T_DOUBLE: cm_fmt_double(in->d, text); break;
-    case CM_T_DECIMAL: cm_fmt_decimal(in->i, in->type.scale, text); break;
+    case CM_T_DOUBLE:
+        cm_fmt_double(in->d, text);
+        break;
+    case CM_T_DECIMAL:
+        cm_fmt_decimal(in->i, in->type.scale, text);
+        break;
     case CM_T_DECIMAL128:
         cm_fmt_int128_decimal(cm_i128_get(in->h), in->type.scale, text);
         break;
-    default: cm_fmt_int64(in->i, text); break;
+    default:
+        cm_fmt_int64(in->i, text);
+        break;
     }
     return cm_err_set(err, CM_RUNTIME, -1, "value %s is out of range for type %s", text, tn);
 }
@@ -63,7 +69,9 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
     switch ((CmTypeId)in->type.id) {
     case CM_T_BOOL:
     case CM_T_INT32:
-    case CM_T_INT64: *out = in->i; break;
+    case CM_T_INT64:
+        *out = in->i;
+        break;
     case CM_T_DECIMAL:
         *out = (int64_t)round_div(in->i, in->type.scale);
         break;
@@ -93,7 +101,8 @@ static CmStatus to_int(const CmValue *in, CmType to, int64_t *out, CmErr *err)
             return cast_fail(in, to, err);
         }
         break;
-    default: return cast_fail(in, to, err);
+    default:
+        return cast_fail(in, to, err);
     }
     if (to.id == CM_T_INT32 && (*out > INT32_MAX || *out < INT32_MIN)) {
         return cast_fail(in, to, err);
@@ -137,18 +146,25 @@ static CmStatus to_double(const CmValue *in, CmType to, double *out, CmErr *err)
     switch ((CmTypeId)in->type.id) {
     case CM_T_BOOL:
     case CM_T_INT32:
-    case CM_T_INT64: *out = (double)in->i; return CM_OK;
-    case CM_T_DECIMAL: *out = (double)in->i / (double)cm_pow10(in->type.scale); return CM_OK;
+    case CM_T_INT64:
+        *out = (double)in->i;
+        return CM_OK;
+    case CM_T_DECIMAL:
+        *out = (double)in->i / (double)cm_pow10(in->type.scale);
+        return CM_OK;
     case CM_T_DECIMAL128:
         *out = (double)cm_i128_get(in->h) / (double)cm_pow10_128(in->type.scale);
         return CM_OK;
-    case CM_T_DOUBLE: *out = in->d; return CM_OK;
+    case CM_T_DOUBLE:
+        *out = in->d;
+        return CM_OK;
     case CM_T_VARCHAR:
         if (cm_parse_double(cm_str_data(&in->s), in->s.len, out)) {
             return CM_OK;
         }
         return cast_fail(in, to, err);
-    default: return cast_fail(in, to, err);
+    default:
+        return cast_fail(in, to, err);
     }
 }
 
@@ -157,19 +173,37 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
     char buf[CM_FMT_CAP];
     int n;
     switch ((CmTypeId)in->type.id) {
-    case CM_T_VARCHAR: *out = in->s; return CM_OK;
-    case CM_T_BOOL: n = snprintf(buf, sizeof buf, "%s", in->i ? "true" : "false"); break;
+    case CM_T_VARCHAR:
+        *out = in->s;
+        return CM_OK;
+    case CM_T_BOOL:
+        n = snprintf(buf, sizeof buf, "%s", in->i ? "true" : "false");
+        break;
     case CM_T_INT32:
-    case CM_T_INT64: n = cm_fmt_int64(in->i, buf); break;
-    case CM_T_DOUBLE: n = cm_fmt_double(in->d, buf); break;
-    case CM_T_DECIMAL: n = cm_fmt_decimal(in->i, in->type.scale, buf); break;
+    case CM_T_INT64:
+        n = cm_fmt_int64(in->i, buf);
+        break;
+    case CM_T_DOUBLE:
+        n = cm_fmt_double(in->d, buf);
+        break;
+    case CM_T_DECIMAL:
+        n = cm_fmt_decimal(in->i, in->type.scale, buf);
+        break;
     case CM_T_DECIMAL128:
         n = cm_fmt_int128_decimal(cm_i128_get(in->h), in->type.scale, buf);
         break;
-    case CM_T_DATE: n = cm_fmt_date((int32_t)in->i, buf); break;
-    case CM_T_TIME: n = cm_fmt_time(in->i, buf); break;
-    case CM_T_TIMESTAMP: n = cm_fmt_timestamp(in->i, buf); break;
-    case CM_T_INTERVAL: n = cm_fmt_interval(&in->iv, buf); break;
+    case CM_T_DATE:
+        n = cm_fmt_date((int32_t)in->i, buf);
+        break;
+    case CM_T_TIME:
+        n = cm_fmt_time(in->i, buf);
+        break;
+    case CM_T_TIMESTAMP:
+        n = cm_fmt_timestamp(in->i, buf);
+        break;
+    case CM_T_INTERVAL:
+        n = cm_fmt_interval(&in->iv, buf);
+        break;
     case CM_T_LIST: {
         CmType elem = cm_type_elem(in->type);
         size_t len = cm_fmt_list(&in->l, elem, NULL, 0);
@@ -181,7 +215,9 @@ static CmStatus to_varchar(const CmValue *in, CmArena *a, CmStr *out, CmErr *err
         *out = cm_str_make(p, (uint32_t)len);
         return CM_OK;
     }
-    default: n = snprintf(buf, sizeof buf, "NULL"); break;
+    default:
+        n = snprintf(buf, sizeof buf, "NULL");
+        break;
     }
     char *p = cm_arena_strndup(a, buf, (size_t)n);
     if (p == NULL) {
@@ -199,7 +235,8 @@ static CmStatus to_list(const CmValue *in, CmType to, CmArena *a, CmList *out, C
     if (in->type.id != CM_T_LIST) {
         char from[32], tn[32];
         return cm_err_set(err, CM_TYPE, -1, "cannot cast %s to %s",
-                          cm_type_name(in->type, from, sizeof from), cm_type_name(to, tn, sizeof tn));
+                          cm_type_name(in->type, from, sizeof from),
+                          cm_type_name(to, tn, sizeof tn));
     }
     CmType from = cm_type_elem(in->type), elem = cm_type_elem(to);
     size_t wf = cm_type_width(from), wt = cm_type_width(elem);
@@ -293,11 +330,16 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
     if (!cast_allowed(in->type, to)) {
         char from[32], tn[32];
         return cm_err_set(err, CM_RUNTIME, -1, "cannot cast %s to %s",
-                          cm_type_name(in->type, from, sizeof from), cm_type_name(to, tn, sizeof tn));
+                          cm_type_name(in->type, from, sizeof from),
+                          cm_type_name(to, tn, sizeof tn));
     }
     switch ((CmTypeId)to.id) {
-    case CM_T_NULL: r.is_null = true; break;
-    case CM_T_TIMESTAMP: st = to_timestamp(in, to, &r.i, err); break;
+    case CM_T_NULL:
+        r.is_null = true;
+        break;
+    case CM_T_TIMESTAMP:
+        st = to_timestamp(in, to, &r.i, err);
+        break;
     case CM_T_INTERVAL:
         if (in->type.id == CM_T_INTERVAL) {
             r.iv = in->iv;
@@ -340,9 +382,15 @@ CmStatus ex_cast_value(const CmValue *in, CmType to, CmArena *a, CmValue *out, C
         }
         break;
     }
-    case CM_T_DOUBLE: st = to_double(in, to, &r.d, err); break;
-    case CM_T_VARCHAR: st = to_varchar(in, a, &r.s, err); break;
-    case CM_T_LIST: st = to_list(in, to, a, &r.l, err); break;
+    case CM_T_DOUBLE:
+        st = to_double(in, to, &r.d, err);
+        break;
+    case CM_T_VARCHAR:
+        st = to_varchar(in, a, &r.s, err);
+        break;
+    case CM_T_LIST:
+        st = to_list(in, to, a, &r.l, err);
+        break;
     case CM_T_TIME:
         if (in->type.id == CM_T_TIME) {
             r.i = in->i;
@@ -409,18 +457,18 @@ static CmStatus cast_generic(const ExExpr *e, const CmBatch *in, const CmVec *co
     return CM_OK;
 }
 
-#define WIDEN_KERNEL(NAME, TA, TR, EXPR)                                                       \
-    static CmStatus NAME(const ExExpr *e, const CmBatch *in, const CmVec *const *args,        \
-                         CmVec *out, CmArena *heap, CmErr *err)                               \
-    {                                                                                         \
-        const TA *a = args[0]->data;                                                          \
-        TR *r = out->data;                                                                    \
-        copy_validity(in, args[0], out);                                                      \
-        for (int i = 0; i < in->n_rows; i++) {                                                \
-            uint32_t p = cm_batch_pos(in, i);                                                 \
-            r[p] = (EXPR);                                                                    \
-        }                                                                                     \
-        return CM_OK;                                                                         \
+#define WIDEN_KERNEL(NAME, TA, TR, EXPR)                                                           \
+    static CmStatus NAME(const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out, \
+                         CmArena *heap, CmErr *err)                                                \
+    {                                                                                              \
+        const TA *a = args[0]->data;                                                               \
+        TR *r = out->data;                                                                         \
+        copy_validity(in, args[0], out);                                                           \
+        for (int i = 0; i < in->n_rows; i++) {                                                     \
+            uint32_t p = cm_batch_pos(in, i);                                                      \
+            r[p] = (EXPR);                                                                         \
+        }                                                                                          \
+        return CM_OK;                                                                              \
     }
 
 WIDEN_KERNEL(cast_i32_i64, int32_t, int64_t, (int64_t)a[p])
@@ -498,8 +546,8 @@ static CmStatus cast_date_ts(const ExExpr *e, const CmBatch *in, const CmVec *co
     return CM_OK;
 }
 
-static CmStatus cast_null(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
-                          CmVec *out, CmArena *heap, CmErr *err)
+static CmStatus cast_null(const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out,
+                          CmArena *heap, CmErr *err)
 {
     for (int i = 0; i < in->n_rows; i++) {
         cm_vec_set_null(out, cm_batch_pos(in, i));
@@ -507,8 +555,8 @@ static CmStatus cast_null(const ExExpr *e, const CmBatch *in, const CmVec *const
     return CM_OK;
 }
 
-static CmStatus cast_same(const ExExpr *e, const CmBatch *in, const CmVec *const *args,
-                          CmVec *out, CmArena *heap, CmErr *err)
+static CmStatus cast_same(const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out,
+                          CmArena *heap, CmErr *err)
 {
     copy_validity(in, args[0], out);
     size_t w = cm_type_width(out->type);
@@ -557,9 +605,8 @@ ExKernel ex_cast_kernel(CmType from, CmType to)
     }
     if (from.id == CM_T_LIST || to.id == CM_T_LIST) {
         /* list to list element by element, and a list's text; nothing else */
-        return from.id == CM_T_LIST && (to.id == CM_T_LIST || to.id == CM_T_VARCHAR)
-                   ? cast_generic
-                   : NULL;
+        return from.id == CM_T_LIST && (to.id == CM_T_LIST || to.id == CM_T_VARCHAR) ? cast_generic
+                                                                                     : NULL;
     }
     if (!cast_allowed(from, to)) {
         return NULL;

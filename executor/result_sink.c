@@ -41,12 +41,12 @@ typedef struct ResultGlobal {
     /* streamed results */
     ExResultStreamFn stream;
     void *stream_ctx;
-    Pending **pend;     /* by task, once done; guarded by op->lock */
-    bool *done;         /* by task; guarded by op->lock */
-    atomic_int head;    /* the lowest task not done; written under op->lock */
-    bool is_waiting;    /* ex_result_stream_waiting: a later task waits, never spills */
-    CmCond turn;        /* broadcast when head moves (with op->lock) */
-    ExQuery *q;         /* for a waiting task to see the query stop */
+    Pending **pend;  /* by task, once done; guarded by op->lock */
+    bool *done;      /* by task; guarded by op->lock */
+    atomic_int head; /* the lowest task not done; written under op->lock */
+    bool is_waiting; /* ex_result_stream_waiting: a later task waits, never spills */
+    CmCond turn;     /* broadcast when head moves (with op->lock) */
+    ExQuery *q;      /* for a waiting task to see the query stop */
     char temp_dir[256];
     int64_t max_temp;
 } ResultGlobal;
@@ -347,8 +347,7 @@ static const ExOpVt RESULT_VT = {
     .row_independent = true,
 };
 
-ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types,
-                         CmErr *err)
+ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types, CmErr *err)
 {
     ExOp *op = ex_op_new(a, &RESULT_VT, result, n_cols, types);
     if (op == NULL) {

@@ -18,8 +18,8 @@
 typedef struct TaskRun {
     ExStage *stage;
     const ExTask *task;
-    void **locals;       /* [0] source, [1..n_ops] ops, [n_ops+1] sink */
-    int stop_at;         /* ops before this index are finished (EX_DONE seen) */
+    void **locals; /* [0] source, [1..n_ops] ops, [n_ops+1] sink */
+    int stop_at;   /* ops before this index are finished (EX_DONE seen) */
 } TaskRun;
 
 ExOp *ex_op_new(CmArena *arena, const ExOpVt *vt, void *spec, int n_cols, const CmType *types)
@@ -201,7 +201,7 @@ static int64_t stage_spilled(ExStage *s)
 typedef struct StageRun {
     ExStage *stage;
     ExQuery *query;
-    const int *tasks;    /* the task numbers to run (a re-run), or NULL for all */
+    const int *tasks; /* the task numbers to run (a re-run), or NULL for all */
 } StageRun;
 
 static void task_main(void *arg, int task_idx, int worker_id)
@@ -305,8 +305,7 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     return CM_OK;
 }
 
-CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks,
-                             CmErr *err)
+CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks, CmErr *err)
 {
     StageRun sr = {.stage = stage, .query = q, .tasks = tasks};
     cm_pool_run(q->pool, n_tasks, task_main, &sr);

@@ -65,36 +65,36 @@ typedef struct WinLocal {
     /* the chunk being emitted: whole partitions, all the rows when not spilled */
     const CmBatch *const *batches; /* its rows' batches; borrowed from the sorter or part */
     const ExRowRef *order;         /* its rows in order */
-    int64_t n, next;    /* rows in the chunk, next to emit */
-    CmValue *values;    /* one per chunk row; owned */
+    int64_t n, next;               /* rows in the chunk, next to emit */
+    CmValue *values;               /* one per chunk row; owned */
     int64_t cap_values;
-    CmArena strings;    /* string values of MIN/MAX/FIRST/LAST/LAG/LEAD of the chunk */
+    CmArena strings; /* string values of MIN/MAX/FIRST/LAST/LAG/LEAD of the chunk */
     CmBatch out;
     /* spilled only */
-    CmMemRes part_res;  /* the chunk's rows and values (cm_mem_need: never spilled) */
-    ExResult *part;     /* the chunk's rows; owned */
+    CmMemRes part_res;            /* the chunk's rows and values (cm_mem_need: never spilled) */
+    ExResult *part;               /* the chunk's rows; owned */
     const CmBatch **part_batches; /* owned */
     ExRowRef *part_order;         /* identity order over part; owned */
-    CmBatch stage;      /* the merge's current batch */
-    int stage_pos;      /* its next row not yet in a chunk */
-    bool stage_more;    /* the merge has rows after stage */
-    int64_t part_start; /* the chunk's row where its last partition starts */
+    CmBatch stage;                /* the merge's current batch */
+    int stage_pos;                /* its next row not yet in a chunk */
+    bool stage_more;              /* the merge has rows after stage */
+    int64_t part_start;           /* the chunk's row where its last partition starts */
     /* A partition that does not fit in memory even alone (see big_start): its
      * rows go to a spill file, read back through cursors while its values are
      * computed row by row.  Spilled only. */
-    ExQuery *query;     /* for temp_directory */
-    ShSpill *big;       /* owned; NULL when no such partition is pending */
+    ExQuery *query;          /* for temp_directory */
+    ShSpill *big;            /* owned; NULL when no such partition is pending */
     int64_t big_n, big_next; /* its rows, and the next to emit */
-    CmBatch big_key;    /* one row of it, to find its end in the merge */
+    CmBatch big_key;         /* one row of it, to find its end in the merge */
     WinCursor cur[N_CURSORS];
     int64_t rank, dense, peers_begin, peers_end, running_to; /* eval_partition's walk */
     Acc running;
-    CmArena best[2];    /* the running MIN/MAX string, copied out of the cursor's batch */
+    CmArena best[2]; /* the running MIN/MAX string, copied out of the cursor's batch */
     int best_idx;
     const char *best_ptr; /* the copy's bytes */
     /* sliding frames of the big partition: the values of its rows
      * [ring_first, ring_first + ring_n), long strings in cm_malloc copies */
-    CmValue *ring;      /* ring_cap entries from ring_head, circular; owned */
+    CmValue *ring; /* ring_cap entries from ring_head, circular; owned */
     int64_t ring_cap, ring_head, ring_n, ring_first;
     int64_t ring_bytes; /* what part_res holds for the ring */
 } WinLocal;
@@ -195,7 +195,9 @@ static CmStatus acc_value(const ExWindowSpec *s, const Acc *acc, CmValue *out, C
     CmValue v = {.type = s->type};
     switch (s->fn) {
     case EX_WIN_COUNT_STAR:
-    case EX_WIN_COUNT: v.i = acc->n; break;
+    case EX_WIN_COUNT:
+        v.i = acc->n;
+        break;
     case EX_WIN_SUM:
         v.is_null = acc->n == 0;
         if (s->type.id == CM_T_DOUBLE) {
@@ -247,18 +249,38 @@ static void frame_of(const WinCtx *c, const ExRowRef *o, int64_t b, int64_t e, i
 {
     const ExWindowSpec *s = c->s;
     switch (s->start) {
-    case EX_FRAME_UNBOUNDED_PRECEDING: *f0 = b; break;
-    case EX_FRAME_PRECEDING: *f0 = i - s->start_off; break;
-    case EX_FRAME_CURRENT_ROW: *f0 = s->rows ? i : peers_begin; break;
-    case EX_FRAME_FOLLOWING: *f0 = i + s->start_off; break;
-    case EX_FRAME_UNBOUNDED_FOLLOWING: *f0 = e; break;
+    case EX_FRAME_UNBOUNDED_PRECEDING:
+        *f0 = b;
+        break;
+    case EX_FRAME_PRECEDING:
+        *f0 = i - s->start_off;
+        break;
+    case EX_FRAME_CURRENT_ROW:
+        *f0 = s->rows ? i : peers_begin;
+        break;
+    case EX_FRAME_FOLLOWING:
+        *f0 = i + s->start_off;
+        break;
+    case EX_FRAME_UNBOUNDED_FOLLOWING:
+        *f0 = e;
+        break;
     }
     switch (s->end) {
-    case EX_FRAME_UNBOUNDED_PRECEDING: *f1 = b; break;
-    case EX_FRAME_PRECEDING: *f1 = i - s->end_off + 1; break;
-    case EX_FRAME_CURRENT_ROW: *f1 = s->rows ? i + 1 : peers_end; break;
-    case EX_FRAME_FOLLOWING: *f1 = i + s->end_off + 1; break;
-    case EX_FRAME_UNBOUNDED_FOLLOWING: *f1 = e; break;
+    case EX_FRAME_UNBOUNDED_PRECEDING:
+        *f1 = b;
+        break;
+    case EX_FRAME_PRECEDING:
+        *f1 = i - s->end_off + 1;
+        break;
+    case EX_FRAME_CURRENT_ROW:
+        *f1 = s->rows ? i + 1 : peers_end;
+        break;
+    case EX_FRAME_FOLLOWING:
+        *f1 = i + s->end_off + 1;
+        break;
+    case EX_FRAME_UNBOUNDED_FOLLOWING:
+        *f1 = e;
+        break;
     }
     *f0 = *f0 < b ? b : *f0 > e ? e : *f0;
     *f1 = *f1 < b ? b : *f1 > e ? e : *f1;
@@ -293,11 +315,21 @@ static CmStatus eval_partition(const WinCtx *c, WinLocal *l, int64_t b, int64_t 
         }
         CmValue v = {.type = s->type};
         switch (s->fn) {
-        case EX_WIN_ROW_NUMBER: v.i = i - b + 1; break;
-        case EX_WIN_RANK: v.i = rank; break;
-        case EX_WIN_DENSE_RANK: v.i = dense; break;
-        case EX_WIN_PERCENT_RANK: v.d = e - b > 1 ? (double)(rank - 1) / (double)(e - b - 1) : 0; break;
-        case EX_WIN_CUME_DIST: v.d = (double)(peers_end - b) / (double)(e - b); break;
+        case EX_WIN_ROW_NUMBER:
+            v.i = i - b + 1;
+            break;
+        case EX_WIN_RANK:
+            v.i = rank;
+            break;
+        case EX_WIN_DENSE_RANK:
+            v.i = dense;
+            break;
+        case EX_WIN_PERCENT_RANK:
+            v.d = e - b > 1 ? (double)(rank - 1) / (double)(e - b - 1) : 0;
+            break;
+        case EX_WIN_CUME_DIST:
+            v.d = (double)(peers_end - b) / (double)(e - b);
+            break;
         case EX_WIN_LAG:
         case EX_WIN_LEAD: {
             int64_t j = s->fn == EX_WIN_LAG ? i - s->start_off : i + s->start_off;
@@ -461,8 +493,7 @@ static CmStatus ring_push(WinLocal *l, const CmValue *x, CmErr *err)
     CmValue v = *x;
     if (!v.is_null && v.type.id == CM_T_VARCHAR && v.s.len > CM_STR_INLINE) {
         char *d = NULL;
-        if (cm_mem_need(&l->part_res, v.s.len, err) != CM_OK ||
-            (d = cm_malloc(v.s.len)) == NULL) {
+        if (cm_mem_need(&l->part_res, v.s.len, err) != CM_OK || (d = cm_malloc(v.s.len)) == NULL) {
             return err->code != CM_OK ? err->code : cm_err_set(err, CM_OOM, -1, "out of memory");
         }
         l->ring_bytes += v.s.len;
@@ -486,8 +517,10 @@ static bool big_supported(const ExWindowSpec *s)
     case EX_WIN_SUM:
     case EX_WIN_AVG:
     case EX_WIN_MIN:
-    case EX_WIN_MAX: return s->start == EX_FRAME_UNBOUNDED_PRECEDING || is_sliding(s);
-    default: return true;
+    case EX_WIN_MAX:
+        return s->start == EX_FRAME_UNBOUNDED_PRECEDING || is_sliding(s);
+    default:
+        return true;
     }
 }
 
@@ -533,8 +566,8 @@ static CmStatus big_start(ExOp *op, WinLocal *l, int end, CmErr *err)
     for (int bi = 0; bi < ex_result_n_batches(l->part); bi++) {
         const CmBatch *b = ex_result_batch(l->part, bi);
         int64_t from = l->part_start - at;
-        if (big_append(l, b, from > 0 ? (int)(from < b->n_rows ? from : b->n_rows) : 0,
-                       b->n_rows, err) != CM_OK) {
+        if (big_append(l, b, from > 0 ? (int)(from < b->n_rows ? from : b->n_rows) : 0, b->n_rows,
+                       err) != CM_OK) {
             return err->code;
         }
         at += b->n_rows;
@@ -586,8 +619,8 @@ static CmStatus big_start(ExOp *op, WinLocal *l, int end, CmErr *err)
 }
 
 /* Row i of the big partition through cursor c: its batch and position. */
-static CmStatus cursor_at(WinLocal *l, WinCursor *c, int64_t i, const CmBatch **b,
-                          uint32_t *pos, CmErr *err)
+static CmStatus cursor_at(WinLocal *l, WinCursor *c, int64_t i, const CmBatch **b, uint32_t *pos,
+                          CmErr *err)
 {
     while (i >= c->first + c->b.n_rows) {
         bool eof = false;
@@ -597,7 +630,8 @@ static CmStatus cursor_at(WinLocal *l, WinCursor *c, int64_t i, const CmBatch **
             return err->code;
         }
         if (eof) {
-            return cm_err_set(err, CM_INTERNAL, -1, "a window cursor passed the end of its partition");
+            return cm_err_set(err, CM_INTERNAL, -1,
+                              "a window cursor passed the end of its partition");
         }
         c->next_pos = sh_spill_tell(l->big);
     }
@@ -628,8 +662,8 @@ static CmStatus big_value_at(WinLocal *l, const ExWindowSpec *s, int c, int64_t 
  * before f0 leave the ring, rows up to f1 enter it (through the frame-end
  * cursor: both bounds only move forward), and the value is computed over the
  * ring in frame order, as eval_partition computes it over the chunk. */
-static CmStatus big_sliding(const ExWindowSpec *s, WinLocal *l, int64_t f0, int64_t f1,
-                            CmValue *v, CmErr *err)
+static CmStatus big_sliding(const ExWindowSpec *s, WinLocal *l, int64_t f0, int64_t f1, CmValue *v,
+                            CmErr *err)
 {
     while (l->ring_n > 0 && l->ring_first < f0) {
         ring_pop(l);
@@ -689,11 +723,21 @@ static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const Cm
     }
     *v = (CmValue){.type = s->type};
     switch (s->fn) {
-    case EX_WIN_ROW_NUMBER: v->i = i + 1; break;
-    case EX_WIN_RANK: v->i = l->rank; break;
-    case EX_WIN_DENSE_RANK: v->i = l->dense; break;
-    case EX_WIN_PERCENT_RANK: v->d = n > 1 ? (double)(l->rank - 1) / (double)(n - 1) : 0; break;
-    case EX_WIN_CUME_DIST: v->d = (double)l->peers_end / (double)n; break;
+    case EX_WIN_ROW_NUMBER:
+        v->i = i + 1;
+        break;
+    case EX_WIN_RANK:
+        v->i = l->rank;
+        break;
+    case EX_WIN_DENSE_RANK:
+        v->i = l->dense;
+        break;
+    case EX_WIN_PERCENT_RANK:
+        v->d = n > 1 ? (double)(l->rank - 1) / (double)(n - 1) : 0;
+        break;
+    case EX_WIN_CUME_DIST:
+        v->d = (double)l->peers_end / (double)n;
+        break;
     case EX_WIN_LAG:
     case EX_WIN_LEAD: {
         int64_t j = s->fn == EX_WIN_LAG ? i - s->start_off : i + s->start_off;
@@ -820,8 +864,7 @@ static bool same_partition(const ExWindowSpec *s, WinLocal *l, int pos)
  * limit).
  * One that would start later is taken only while memory is granted;
  * *is_taken false when refused or spilled (the chunk ends before it). */
-static CmStatus chunk_take(ExOp *op, WinLocal *l, int end, bool is_new, bool *is_taken,
-                           CmErr *err)
+static CmStatus chunk_take(ExOp *op, WinLocal *l, int end, bool is_new, bool *is_taken, CmErr *err)
 {
     uint32_t sel[CM_BATCH_CAP];
     CmBatch view = l->stage;
@@ -977,8 +1020,8 @@ static void *win_local_init(ExOp *op, const ExTask *task, CmErr *err)
     for (int k = 0; k < s->n_order; k++) {
         l->keys[s->n_part + k] = s->order[k];
     }
-    l->sorter = ex_sorter_new(op, task->query, "WINDOW", op->n_cols - 1, op->types, n_keys,
-                              l->keys, -1, err);
+    l->sorter = ex_sorter_new(op, task->query, "WINDOW", op->n_cols - 1, op->types, n_keys, l->keys,
+                              -1, err);
     if (l->sorter == NULL || cm_batch_init(&l->out, op->n_cols, op->types, err) != CM_OK) {
         win_local_fini(op, l);
         return NULL;
@@ -1063,9 +1106,10 @@ static ExOpResult win_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
 
 const char *ex_window_fn_name(ExWinFn fn)
 {
-    static const char *names[] = {"row_number", "rank", "dense_rank", "percent_rank",
-                                  "cume_dist", "count_star", "count", "sum", "avg", "min", "max",
-                                  "first_value", "last_value", "lag", "lead"};
+    static const char *names[] = {"row_number", "rank",       "dense_rank", "percent_rank",
+                                  "cume_dist",  "count_star", "count",      "sum",
+                                  "avg",        "min",        "max",        "first_value",
+                                  "last_value", "lag",        "lead"};
     return names[fn];
 }
 

@@ -334,9 +334,9 @@ static int one_char_op(char c)
 {
     static const char chars[] = "+-*/%(),.;&~|=<>[]{}:";
     static const int codes[] = {
-        PS_TK_PLUS,  PS_TK_MINUS, PS_TK_STAR, PS_TK_SLASH, PS_TK_PERCENT, PS_TK_LP,
-        PS_TK_RP,    PS_TK_COMMA, PS_TK_DOT,  PS_TK_SEMI,  PS_TK_BITAND,  PS_TK_TILDE,
-        PS_TK_BITOR, PS_TK_EQ,    PS_TK_LT,   PS_TK_GT,    PS_TK_LBRACKET, PS_TK_RBRACKET,
+        PS_TK_PLUS,   PS_TK_MINUS,  PS_TK_STAR,  PS_TK_SLASH, PS_TK_PERCENT,  PS_TK_LP,
+        PS_TK_RP,     PS_TK_COMMA,  PS_TK_DOT,   PS_TK_SEMI,  PS_TK_BITAND,   PS_TK_TILDE,
+        PS_TK_BITOR,  PS_TK_EQ,     PS_TK_LT,    PS_TK_GT,    PS_TK_LBRACKET, PS_TK_RBRACKET,
         PS_TK_LBRACE, PS_TK_RBRACE, PS_TK_COLON,
     };
     const char *hit = c != '\0' ? strchr(chars, c) : NULL;

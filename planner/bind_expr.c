@@ -148,9 +148,9 @@ ExExpr *pl_cast_implicit(PlBinder *b, ExExpr *e, CmType to, int64_t off)
  * transaction-start time, however many calls and rows read it. */
 static bool is_now(const char *name, int n)
 {
-    return n == 0 && (!strcmp(name, "now") || !strcmp(name, "current_timestamp") ||
-                      !strcmp(name, "get_current_timestamp") ||
-                      !strcmp(name, "transaction_timestamp"));
+    return n == 0 &&
+           (!strcmp(name, "now") || !strcmp(name, "current_timestamp") ||
+            !strcmp(name, "get_current_timestamp") || !strcmp(name, "transaction_timestamp"));
 }
 
 /* A DATE compared with a TIMESTAMP constant at midnight (DATE '1998-12-01' -
@@ -366,8 +366,8 @@ static bool interval_with_unit(PlBindCtx *ctx, const PsExpr *ast, CmValue *v)
     v->type = cm_type_make(CM_T_INTERVAL);
     if (!cm_parse_int64(ast->str, strlen(ast->str), &n) ||
         !cm_interval_of_unit(n, ast->name, strlen(ast->name), &v->iv)) {
-        cm_err_set(ctx->b->err, CM_RUNTIME, ast->src_off,
-                   "could not convert '%s' %s to INTERVAL", ast->str, ast->name);
+        cm_err_set(ctx->b->err, CM_RUNTIME, ast->src_off, "could not convert '%s' %s to INTERVAL",
+                   ast->str, ast->name);
         return false;
     }
     return true;
@@ -421,7 +421,8 @@ static ExExpr *bind_literal(PlBindCtx *ctx, const PsExpr *ast)
         }
         break;
     }
-    default: return NULL;
+    default:
+        return NULL;
     }
     ExExpr *e = ex_expr_const(ctx->b->arena, &v);
     if (e != NULL) {
@@ -613,7 +614,8 @@ static int scope_column(PlBindCtx *ctx, const PlScope *sc, const PsExpr *ast)
     for (int i = 0; i < sc->n; i++) {
         const PlScopeCol *c = &sc->cols[i];
         if ((c->hidden && ast->qualifier == NULL) || strcmp(c->name, ast->name) != 0 ||
-            (ast->qualifier != NULL && (c->table == NULL || strcmp(c->table, ast->qualifier) != 0))) {
+            (ast->qualifier != NULL &&
+             (c->table == NULL || strcmp(c->table, ast->qualifier) != 0))) {
             continue;
         }
         if (found >= 0) {
@@ -843,14 +845,17 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
     case EX_AGG_COUNT_STAR:
     case EX_AGG_COUNT:
     case EX_AGG_APPROX_DISTINCT:
-    case EX_AGG_SUM_COUNT: return cm_type_make(CM_T_INT64);
+    case EX_AGG_SUM_COUNT:
+        return cm_type_make(CM_T_INT64);
     case EX_AGG_AVG:
     case EX_AGG_VAR_SAMP:
     case EX_AGG_VAR_POP:
     case EX_AGG_STDDEV_SAMP:
     case EX_AGG_STDDEV_POP:
-    case EX_AGG_QUANTILE_CONT: return cm_type_make(CM_T_DOUBLE);
-    case EX_AGG_LIST: return cm_type_list(arg);
+    case EX_AGG_QUANTILE_CONT:
+        return cm_type_make(CM_T_DOUBLE);
+    case EX_AGG_LIST:
+        return cm_type_list(arg);
     case EX_AGG_SUM:
         /* DuckDB's sum of an integer is HUGEINT, spelled DECIMAL(38,0) here,
          * and of a DECIMAL(p,s) DECIMAL(38,s): 128 bits, never an overflow
@@ -859,7 +864,8 @@ static CmType agg_result_type(ExAggFn fn, CmType arg)
             return arg;
         }
         return cm_type_decimal(38, cm_type_is_decimal(arg) ? arg.scale : 0);
-    default: return arg;
+    default:
+        return arg;
     }
 }
 
@@ -876,7 +882,8 @@ static bool agg_arg_is_numeric(PlBindCtx *ctx, const PsExpr *call, CmType arg)
     case CM_T_DECIMAL:
     case CM_T_DECIMAL128:
         return true;
-    default: break;
+    default:
+        break;
     }
     char name[32];
     cm_err_set(ctx->b->err, CM_TYPE, call->src_off, "no function matches %s(%s)", call->name,
@@ -963,8 +970,9 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
     int n_min = is_one || *fn == EX_AGG_STRING_AGG ? 1 : 2;
     if (n < n_min || n > n_max) {
         return holistic_fail(ctx, CM_BIND, ast->src_off, "%s takes %s", ast->name,
-                    n_max == 1 ? "exactly one argument"
-                    : n_min == 2 ? "exactly two arguments" : "one or two arguments");
+                             n_max == 1   ? "exactly one argument"
+                             : n_min == 2 ? "exactly two arguments"
+                                          : "one or two arguments");
     }
     ExExpr *arg = pl_bind_expr(inner, ast->args->items[0]);
     if (arg == NULL) {
@@ -980,17 +988,20 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
         if (p->type.id != CM_T_NULL && (want.id == CM_T_DOUBLE) != cm_type_is_numeric(p->type) &&
             !(want.id == CM_T_VARCHAR && p->type.id == CM_T_VARCHAR)) {
             char tn[32];
-            return holistic_fail(ctx, CM_TYPE, p_ast->src_off, "the second argument of %s must be %s, not %s",
-                        ast->name, want.id == CM_T_VARCHAR ? "a string" : "a number",
-                        cm_type_name(p->type, tn, sizeof tn));
+            return holistic_fail(ctx, CM_TYPE, p_ast->src_off,
+                                 "the second argument of %s must be %s, not %s", ast->name,
+                                 want.id == CM_T_VARCHAR ? "a string" : "a number",
+                                 cm_type_name(p->type, tn, sizeof tn));
         }
         p = pl_cast(ctx->b, p, want, p_ast->src_off);
         if (p == NULL) {
             return NULL;
         }
         if (p->kind != EX_E_CONST) {
-            return holistic_fail(ctx, CM_BIND, p_ast->src_off, "the second argument of %s must be a "
-                        "constant", ast->name);
+            return holistic_fail(ctx, CM_BIND, p_ast->src_off,
+                                 "the second argument of %s must be a "
+                                 "constant",
+                                 ast->name);
         }
         *param = p->value;
     } else {
@@ -1002,7 +1013,7 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
     if (*fn != EX_AGG_STRING_AGG && *fn != EX_AGG_MODE && !param->is_null &&
         !(param->d >= 0 && param->d <= 1)) {
         return holistic_fail(ctx, CM_RUNTIME, ((const PsExpr *)ast->args->items[1])->src_off,
-                    "the quantile of %s must be between 0 and 1", ast->name);
+                             "the quantile of %s must be between 0 and 1", ast->name);
     }
     if (*fn == EX_AGG_STRING_AGG) {
         return pl_cast(ctx->b, arg, cm_type_varchar(-1, false), ast->src_off);
@@ -1019,8 +1030,8 @@ static ExExpr *bind_holistic(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast
     if (*fn == EX_AGG_QUANTILE_CONT && !is_number) {
         if (!is_median) {
             char tn[32];
-            return holistic_fail(ctx, CM_TYPE, ast->src_off, "no function matches %s(%s)", ast->name,
-                        cm_type_name(arg->type, tn, sizeof tn));
+            return holistic_fail(ctx, CM_TYPE, ast->src_off, "no function matches %s(%s)",
+                                 ast->name, cm_type_name(arg->type, tn, sizeof tn));
         }
         *fn = EX_AGG_QUANTILE_DISC;
     }
@@ -1050,7 +1061,7 @@ static ExExpr *bind_arg_by(PlBindCtx *ctx, PlBindCtx *inner, const PsExpr *ast, 
     }
     const PsExpr *ys = ast->args->items[1];
     *by = y->type.id == CM_T_NULL ? pl_cast(ctx->b, y, cm_type_make(CM_T_INT32), ys->src_off) : y;
-    return *by == NULL ? NULL
+    return *by == NULL               ? NULL
            : x->type.id == CM_T_NULL ? pl_cast(ctx->b, x, cm_type_make(CM_T_INT32), ast->src_off)
                                      : x;
 }
@@ -1066,8 +1077,8 @@ static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKe
                            ExExpr **order_by, int *n)
 {
     PlBindCtx *ctx = inner;
-    bool keeps = fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST || fn == EX_AGG_FIRST ||
-                 fn == EX_AGG_LAST;
+    bool keeps =
+        fn == EX_AGG_STRING_AGG || fn == EX_AGG_LIST || fn == EX_AGG_FIRST || fn == EX_AGG_LAST;
     ExExpr *arg = NULL;
     if (ast->distinct && ast->args != NULL && ast->args->n > 0 &&
         (arg = pl_bind_expr(inner, ast->args->items[0])) == NULL) {
@@ -1082,7 +1093,8 @@ static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKe
         if (ast->distinct && (arg == NULL || !pl_expr_equal(e, arg))) {
             fail(ctx, CM_BIND, item->expr->src_off,
                  "in a DISTINCT aggregate, ORDER BY expressions must appear in the argument "
-                 "list%s", "");
+                 "list%s",
+                 "");
             return false;
         }
         if (!keeps || ex_expr_is_constant(e)) {
@@ -1093,7 +1105,8 @@ static bool bind_agg_order(PlBindCtx *inner, const PsExpr *ast, int fn, ExSortKe
                  "");
             return false;
         }
-        order[*n] = (ExSortKey){.col = -1, .desc = item->desc,
+        order[*n] = (ExSortKey){.col = -1,
+                                .desc = item->desc,
                                 .nulls_first = item->nulls == 0 ? item->desc : item->nulls == 1};
         order_by[(*n)++] = e;
     }
@@ -1144,7 +1157,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
          * groups; taking it over the subquery's rows would answer wrongly. */
         return fail(ctx, CM_BIND, ast->src_off,
                     "an aggregate of the enclosing query's columns inside a subquery is not "
-                    "supported yet%s", "");
+                    "supported yet%s",
+                    "");
     }
     ExExpr *arg = NULL;
     PlBindCtx inner = *ctx;
@@ -1235,8 +1249,9 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
     if (agg->empty) {
         /* Over no rows: count is 0 and every other aggregate NULL. */
         CmType t = agg_result_type((ExAggFn)fn, arg ? arg->type : cm_type_make(CM_T_INT64));
-        CmValue v = {.type = t, .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR &&
-                                          fn != EX_AGG_APPROX_DISTINCT};
+        CmValue v = {.type = t,
+                     .is_null = fn != EX_AGG_COUNT && fn != EX_AGG_COUNT_STAR &&
+                                fn != EX_AGG_APPROX_DISTINCT};
         ExExpr *c = ex_expr_const(ctx->b->arena, &v);
         return is_time && c ? timestamp_of_micros(ctx, c, ast) : c;
     }
@@ -1258,12 +1273,14 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
             return fail(ctx, CM_LIMIT, ast->src_off, "too many aggregates%s", "");
         }
         CmType arg_type = arg ? arg->type : cm_type_make(CM_T_INT64);
-        agg->aggs[a] = (ExAggSpec){.fn = (ExAggFn)fn, .arg = -1, .arg_type = arg_type,
-                                   .type = agg_result_type((ExAggFn)fn, arg_type),
-                                   .distinct = ast->distinct && fn != EX_AGG_MIN &&
-                                               fn != EX_AGG_MAX && fn != EX_AGG_FIRST &&
-                                               fn != EX_AGG_LAST && by == NULL,
-                                   .param = param};
+        agg->aggs[a] =
+            (ExAggSpec){.fn = (ExAggFn)fn,
+                        .arg = -1,
+                        .arg_type = arg_type,
+                        .type = agg_result_type((ExAggFn)fn, arg_type),
+                        .distinct = ast->distinct && fn != EX_AGG_MIN && fn != EX_AGG_MAX &&
+                                    fn != EX_AGG_FIRST && fn != EX_AGG_LAST && by == NULL,
+                        .param = param};
         agg->agg_args[a] = arg;
         agg->agg_by[a] = by;
         if (n_order > 0) {
@@ -1367,9 +1384,9 @@ static ExExpr *combine_binary(PlBindCtx *ctx, const PsExpr *ast, ExExpr *l, ExEx
         PsOp op;
         const char *name;
     } OPS[] = {
-        {PS_OP_ADD, "+"}, {PS_OP_SUB, "-"}, {PS_OP_MUL, "*"}, {PS_OP_DIV, "/"},
-        {PS_OP_MOD, "%"}, {PS_OP_CONCAT, "||"}, {PS_OP_EQ, "="}, {PS_OP_NE, "<>"},
-        {PS_OP_LT, "<"}, {PS_OP_LE, "<="}, {PS_OP_GT, ">"}, {PS_OP_GE, ">="},
+        {PS_OP_ADD, "+"}, {PS_OP_SUB, "-"},     {PS_OP_MUL, "*"}, {PS_OP_DIV, "/"},
+        {PS_OP_MOD, "%"}, {PS_OP_CONCAT, "||"}, {PS_OP_EQ, "="},  {PS_OP_NE, "<>"},
+        {PS_OP_LT, "<"},  {PS_OP_LE, "<="},     {PS_OP_GT, ">"},  {PS_OP_GE, ">="},
     };
     if (ast->op == PS_OP_AND || ast->op == PS_OP_OR) {
         return make_logic(ctx->b, ast->op == PS_OP_AND ? EX_E_AND : EX_E_OR, l, r, ast->src_off);
@@ -1395,16 +1412,18 @@ static ExExpr *bind_level(PlBindCtx *ctx, const PsExpr *ast, ExExpr *x)
     }
     case PS_EX_UNARY:
         switch (ast->op) {
-        case PS_OP_PLUS: return x;
-        case PS_OP_NEG: return pl_make_call(ctx->b, "neg", &x, 1, ast->src_off);
-        case PS_OP_NOT: return pl_make_call(ctx->b, "not", &x, 1, ast->src_off);
+        case PS_OP_PLUS:
+            return x;
+        case PS_OP_NEG:
+            return pl_make_call(ctx->b, "neg", &x, 1, ast->src_off);
+        case PS_OP_NOT:
+            return pl_make_call(ctx->b, "not", &x, 1, ast->src_off);
         default:
             return fail(ctx, CM_BIND, ast->src_off, "operator %s is not supported yet",
                         pl_source_text(ctx->b, ast->src_off, ast->src_len));
         }
     case PS_EX_IS_NULL:
-        return pl_make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1,
-                            ast->src_off);
+        return pl_make_call(ctx->b, ast->negated ? "is_not_null" : "is_null", &x, 1, ast->src_off);
     case PS_EX_CAST: {
         CmType t;
         if (pl_type_from_ast(ast->type, &t, ctx->b->err) != CM_OK) {
@@ -1425,11 +1444,14 @@ static ExExpr *bind_level(PlBindCtx *ctx, const PsExpr *ast, ExExpr *x)
 static bool is_chain(const PsExpr *ast)
 {
     switch (ast->kind) {
-    case PS_EX_BINARY: return !pl_is_row_op(ast);
+    case PS_EX_BINARY:
+        return !pl_is_row_op(ast);
     case PS_EX_UNARY:
     case PS_EX_IS_NULL:
-    case PS_EX_CAST: return true;
-    default: return false;
+    case PS_EX_CAST:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -1731,7 +1753,6 @@ static int scan_keys(PlBindCtx *ctx, const PsExpr *const *spine, int n, ExExpr *
     return scan.level;
 }
 
-
 /* Binds a chain (see is_chain) without recursing along it: a generated sum of
  * 100000 terms is a tree 100000 deep.  The spine is gathered from the top,
  * then bound from the innermost operand out (bind_levels).  A bound tree
@@ -1852,9 +1873,8 @@ static ExExpr *bind_in_list(PlBindCtx *ctx, const PsExpr *ast)
         return NULL;
     }
     /* one OR of every equality: a list of any length is one node deep */
-    ExExpr *any = ast->args->n == 1
-                      ? eqs[0]
-                      : make_logic_n(ctx->b, EX_E_OR, eqs, ast->args->n, ast->src_off);
+    ExExpr *any =
+        ast->args->n == 1 ? eqs[0] : make_logic_n(ctx->b, EX_E_OR, eqs, ast->args->n, ast->src_off);
     return negate_if(ctx, any, ast->negated, ast->src_off);
 }
 
@@ -2023,11 +2043,16 @@ static int window_fn(const char *name, bool star)
 static ExFrameBound frame_bound(PsBoundKind k)
 {
     switch (k) {
-    case PS_BOUND_UNBOUNDED_PRECEDING: return EX_FRAME_UNBOUNDED_PRECEDING;
-    case PS_BOUND_PRECEDING: return EX_FRAME_PRECEDING;
-    case PS_BOUND_CURRENT_ROW: return EX_FRAME_CURRENT_ROW;
-    case PS_BOUND_FOLLOWING: return EX_FRAME_FOLLOWING;
-    case PS_BOUND_UNBOUNDED_FOLLOWING: return EX_FRAME_UNBOUNDED_FOLLOWING;
+    case PS_BOUND_UNBOUNDED_PRECEDING:
+        return EX_FRAME_UNBOUNDED_PRECEDING;
+    case PS_BOUND_PRECEDING:
+        return EX_FRAME_PRECEDING;
+    case PS_BOUND_CURRENT_ROW:
+        return EX_FRAME_CURRENT_ROW;
+    case PS_BOUND_FOLLOWING:
+        return EX_FRAME_FOLLOWING;
+    case PS_BOUND_UNBOUNDED_FOLLOWING:
+        return EX_FRAME_UNBOUNDED_FOLLOWING;
     }
     return EX_FRAME_CURRENT_ROW;
 }
@@ -2075,12 +2100,16 @@ static CmType window_type(ExWinFn fn, CmType arg)
     case EX_WIN_RANK:
     case EX_WIN_DENSE_RANK:
     case EX_WIN_COUNT_STAR:
-    case EX_WIN_COUNT: return cm_type_make(CM_T_INT64);
+    case EX_WIN_COUNT:
+        return cm_type_make(CM_T_INT64);
     case EX_WIN_PERCENT_RANK:
     case EX_WIN_CUME_DIST:
-    case EX_WIN_AVG: return cm_type_make(CM_T_DOUBLE);
-    case EX_WIN_SUM: return agg_result_type(EX_AGG_SUM, arg);
-    default: return arg;
+    case EX_WIN_AVG:
+        return cm_type_make(CM_T_DOUBLE);
+    case EX_WIN_SUM:
+        return agg_result_type(EX_AGG_SUM, arg);
+    default:
+        return arg;
     }
 }
 
@@ -2093,10 +2122,12 @@ static bool bind_frame(PlBindCtx *ctx, const PsWindow *w, int64_t off, ExWindowS
         return true;
     }
     s->rows = w->frame == PS_FRAME_ROWS;
-    if (w->start_kind == PS_BOUND_UNBOUNDED_FOLLOWING || w->end_kind == PS_BOUND_UNBOUNDED_PRECEDING) {
-        fail(ctx, CM_BIND, off, "%s", w->start_kind == PS_BOUND_UNBOUNDED_FOLLOWING
-                                                  ? "a frame cannot start at UNBOUNDED FOLLOWING"
-                                                  : "a frame cannot end at UNBOUNDED PRECEDING");
+    if (w->start_kind == PS_BOUND_UNBOUNDED_FOLLOWING ||
+        w->end_kind == PS_BOUND_UNBOUNDED_PRECEDING) {
+        fail(ctx, CM_BIND, off, "%s",
+             w->start_kind == PS_BOUND_UNBOUNDED_FOLLOWING
+                 ? "a frame cannot start at UNBOUNDED FOLLOWING"
+                 : "a frame cannot end at UNBOUNDED PRECEDING");
         return false;
     }
     s->start = frame_bound(w->start_kind);
@@ -2132,8 +2163,8 @@ static const PsWindow *resolve_window(PlBinder *b, const PsWindow *w, const PsLi
         cm_err_set(b->err, CM_BIND, w->ref_off, "window '%s' does not exist", w->ref);
         return NULL;
     }
-    const PsWindow *base = resolve_window(b, ((const PsWindowDef *)defs->items[i])->spec, defs, i,
-                                          out);
+    const PsWindow *base =
+        resolve_window(b, ((const PsWindowDef *)defs->items[i])->spec, defs, i, out);
     if (base == NULL) {
         return NULL;
     }
@@ -2168,8 +2199,7 @@ static const PsWindow *resolve_window(PlBinder *b, const PsWindow *w, const PsLi
     return out;
 }
 
-const PsWindow *pl_resolve_window(PlBinder *b, const PsWindow *w, const PsList *defs,
-                                  PsWindow *out)
+const PsWindow *pl_resolve_window(PlBinder *b, const PsWindow *w, const PsList *defs, PsWindow *out)
 {
     return resolve_window(b, w, defs, defs != NULL ? defs->n : 0, out);
 }
@@ -2180,7 +2210,8 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     int fn = window_fn(ast->name, ast->star);
     if (w == NULL || fn < 0) {
         return fail(ctx, CM_BIND, ast->src_off,
-                    fn < 0 ? "unknown window function %s" : "window functions are not allowed in %s",
+                    fn < 0 ? "unknown window function %s"
+                           : "window functions are not allowed in %s",
                     fn < 0 ? ast->name : ctx->clause);
     }
     if (w->n == PL_MAX_WINDOWS) {
@@ -2227,8 +2258,7 @@ static ExExpr *bind_window(PlBindCtx *ctx, const PsExpr *ast)
     }
     if (w->arg[i] != NULL) {
         s->arg_type = w->arg[i]->type;
-        if ((fn == EX_WIN_SUM || fn == EX_WIN_AVG) &&
-            !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
+        if ((fn == EX_WIN_SUM || fn == EX_WIN_AVG) && !agg_arg_is_numeric(ctx, ast, s->arg_type)) {
             return NULL;
         }
         if ((s->arg_type.id == CM_T_LIST || s->arg_type.id == CM_T_INTERVAL) &&
@@ -2478,8 +2508,8 @@ static ExExpr *bind_function(PlBindCtx *ctx, const PsExpr *ast)
     if ((!strcmp(ast->name, "if") || !strcmp(ast->name, "iif")) && n == 3) {
         /* if(c, a, b) is CASE WHEN c THEN a ELSE b END (DuckDB, sqlite3's iif) */
         ExExpr **when = new_args(ctx->b, 3);
-        if (when == NULL || (when[0] = pl_cast(ctx->b, args[0], cm_type_make(CM_T_BOOL),
-                                               ast->src_off)) == NULL) {
+        if (when == NULL ||
+            (when[0] = pl_cast(ctx->b, args[0], cm_type_make(CM_T_BOOL), ast->src_off)) == NULL) {
             return NULL;
         }
         when[1] = args[1];
@@ -2599,8 +2629,7 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
         }
         if (one != NULL) {
             ctx->agg->post[ctx->agg->n_post] = one;
-            return ex_expr_column(ctx->b->arena, PL_POST_BASE + ctx->agg->n_post++,
-                                  one->types[0]);
+            return ex_expr_column(ctx->b->arena, PL_POST_BASE + ctx->agg->n_post++, one->types[0]);
         }
     }
     PlBindCtx pre = *ctx;
@@ -2619,8 +2648,10 @@ static ExExpr *bind_subquery_value(PlBindCtx *ctx, const PsExpr *ast)
     pre.post_agg = ctx->agg;
     ExExpr *e = pl_bind_subquery(&pre, ast);
     if (e != NULL && !refs_post(e)) {
-        return fail(ctx, CM_INTERNAL, ast->src_off, "an uncorrelated subquery was not joined "
-                    "after aggregation%s", "");
+        return fail(ctx, CM_INTERNAL, ast->src_off,
+                    "an uncorrelated subquery was not joined "
+                    "after aggregation%s",
+                    "");
     }
     return e;
 }
@@ -2686,9 +2717,9 @@ ExExpr *pl_bind_expr(PlBindCtx *ctx, const PsExpr *ast)
 static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
 {
     /* Any subtree but an aggregate, window or grouping() call may be a group key. */
-    bool keyable = ast->kind != PS_EX_FUNC ||
-                   (agg_fn_of(ast->name, ast->star) < 0 && ast->over == NULL &&
-                    strcmp(ast->name, "grouping") != 0);
+    bool keyable =
+        ast->kind != PS_EX_FUNC || (agg_fn_of(ast->name, ast->star) < 0 && ast->over == NULL &&
+                                    strcmp(ast->name, "grouping") != 0);
     if (ctx->agg != NULL && keyable) {
         bool matched;
         ExExpr *k = match_group_key(ctx, ast, &matched);
@@ -2723,18 +2754,28 @@ static ExExpr *bind_node(PlBindCtx *ctx, const PsExpr *ast)
     case PS_EX_STRING:
     case PS_EX_NULL:
     case PS_EX_BOOL:
-    case PS_EX_TYPED: return bind_literal(ctx, ast);
-    case PS_EX_PARAM: return bind_param(ctx, ast);
-    case PS_EX_COLUMN: return bind_column(ctx, ast);
-    case PS_EX_FUNC: return bind_function(ctx, ast);
-    case PS_EX_CASE: return bind_case(ctx, ast);
-    case PS_EX_BETWEEN: return bind_between(ctx, ast);
-    case PS_EX_IS_DISTINCT: return bind_is_distinct(ctx, ast);
-    case PS_EX_IN_LIST: return bind_in_list(ctx, ast);
-    case PS_EX_LIKE: return bind_like(ctx, ast);
+    case PS_EX_TYPED:
+        return bind_literal(ctx, ast);
+    case PS_EX_PARAM:
+        return bind_param(ctx, ast);
+    case PS_EX_COLUMN:
+        return bind_column(ctx, ast);
+    case PS_EX_FUNC:
+        return bind_function(ctx, ast);
+    case PS_EX_CASE:
+        return bind_case(ctx, ast);
+    case PS_EX_BETWEEN:
+        return bind_between(ctx, ast);
+    case PS_EX_IS_DISTINCT:
+        return bind_is_distinct(ctx, ast);
+    case PS_EX_IN_LIST:
+        return bind_in_list(ctx, ast);
+    case PS_EX_LIKE:
+        return bind_like(ctx, ast);
     case PS_EX_SUBQUERY:
     case PS_EX_EXISTS:
-    case PS_EX_IN_SELECT: return bind_subquery_value(ctx, ast);
+    case PS_EX_IN_SELECT:
+        return bind_subquery_value(ctx, ast);
     case PS_EX_STAR:
         return fail(ctx, CM_BIND, ast->src_off, "'*' is not allowed here%s", "");
     case PS_EX_DEFAULT:
@@ -2754,7 +2795,8 @@ bool pl_expr_equal(const ExExpr *a, const ExExpr *b)
         return false;
     }
     switch (a->kind) {
-    case EX_E_COLUMN: return a->col == b->col;
+    case EX_E_COLUMN:
+        return a->col == b->col;
     case EX_E_CONST:
         if (a->value.is_null || b->value.is_null) {
             return a->value.is_null == b->value.is_null;

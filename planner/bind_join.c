@@ -28,10 +28,10 @@
 
 typedef struct Leaf {
     PlNode *node;
-    PlNode *orig;      /* node before conditions with subqueries were pushed into it, or NULL */
+    PlNode *orig;         /* node before conditions with subqueries were pushed into it, or NULL */
     const PsFrom *outer;  /* LEFT or RIGHT join this leaf is, or NULL */
     int null_lo, null_hi; /* its columns [lo, hi) (leaf-relative) that may be NULL-extended */
-    int offset;        /* first column in the clause's scope */
+    int offset;           /* first column in the clause's scope */
     int n_cols;
 } Leaf;
 
@@ -40,7 +40,7 @@ struct JoinSet {
     PlBinder *b;
     int n_leaves;
     Leaf leaves[MAX_LEAVES];
-    int n_cols;        /* the clause's scope */
+    int n_cols; /* the clause's scope */
     PlScopeCol *cols;
     int cap_cols;
     int n_conj;
@@ -53,9 +53,9 @@ struct JoinSet {
     int host[MAX_LEAVES];       /* plan_joins: the leaf a satellite joins into, or -1 */
     int n_as_inner;
     const PsFrom *as_inner[MAX_LEAVES]; /* outer joins WHERE turns into inner ones */
-    int n_using;                /* bind_outer: USING/NATURAL pairs (left, right scope column) */
+    int n_using; /* bind_outer: USING/NATURAL pairs (left, right scope column) */
     int *using_pairs;
-    PlEst *est;                 /* plan_joins: estimates of the leaves' nodes, or NULL */
+    PlEst *est; /* plan_joins: estimates of the leaves' nodes, or NULL */
 };
 
 static void *oom(PlBinder *b)
@@ -391,26 +391,34 @@ static bool add_using(JoinSet *js, const PsFrom *f, int l0, int mid, int r1, int
 static bool collect(JoinSet *js, const PsFrom *f)
 {
     PlBinder *b = js->b;
-    bool inner = f->kind == PS_FROM_JOIN &&
-                 (f->join_type == PS_JOIN_INNER || f->join_type == PS_JOIN_CROSS);
+    bool inner =
+        f->kind == PS_FROM_JOIN && (f->join_type == PS_JOIN_INNER || f->join_type == PS_JOIN_CROSS);
     for (int i = 0; i < js->n_as_inner && !inner; i++) {
         inner = js->as_inner[i] == f;
     }
     if (!inner) {
         PlScope sc;
         int n_left = 0;
-        PlNode *n = f->kind == PS_FROM_JOIN ? bind_outer(b, f, &sc, &n_left)
-                                            : pl_bind_from_item(b, f, &sc);
+        PlNode *n =
+            f->kind == PS_FROM_JOIN ? bind_outer(b, f, &sc, &n_left) : pl_bind_from_item(b, f, &sc);
         if (n == NULL || !add_leaf(js, n, &sc)) {
             return false;
         }
         Leaf *l = &js->leaves[js->n_leaves - 1];
         if (f->kind == PS_FROM_JOIN && f->join_type == PS_JOIN_LEFT) {
-            *l = (Leaf){.node = l->node, .offset = l->offset, .n_cols = l->n_cols, .outer = f,
-                        .null_lo = n_left, .null_hi = sc.n};
+            *l = (Leaf){.node = l->node,
+                        .offset = l->offset,
+                        .n_cols = l->n_cols,
+                        .outer = f,
+                        .null_lo = n_left,
+                        .null_hi = sc.n};
         } else if (f->kind == PS_FROM_JOIN && f->join_type == PS_JOIN_RIGHT) {
-            *l = (Leaf){.node = l->node, .offset = l->offset, .n_cols = l->n_cols, .outer = f,
-                        .null_lo = 0, .null_hi = n_left};
+            *l = (Leaf){.node = l->node,
+                        .offset = l->offset,
+                        .n_cols = l->n_cols,
+                        .outer = f,
+                        .null_lo = 0,
+                        .null_hi = n_left};
         }
         return true;
     }
@@ -679,9 +687,8 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
         bool same = share <= best_share * 1.02 && best_share <= share * 1.02;
         if (!better && conn == *connected) {
             better = (!same && share < best_share) ||
-                     (same &&
-                      (sel[i] < sel[best] ||
-                       (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best])));
+                     (same && (sel[i] < sel[best] ||
+                               (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best])));
         }
         if (better) {
             best = i;
@@ -951,8 +958,7 @@ static PlNode *order_joins(JoinSet *js)
 
 /* ---- outer joins ----------------------------------------------------------------------- */
 
-static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left,
-                               JoinSet *js);
+static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left, JoinSet *js);
 
 /* USING (x) and NATURAL on an outer join: the unqualified x, in the left twin's
  * place (as DuckDB), is the left twin for LEFT, the right one for RIGHT and
@@ -1008,8 +1014,7 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left
     return pl_project(b, j, n, cols, names);
 }
 
-static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left,
-                               JoinSet *js)
+static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left, JoinSet *js)
 {
     js->b = b;
     PlScope ls, rs;
@@ -1069,11 +1074,12 @@ static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n
             return oom(b);
         }
         for (int c = 0; c < js->n_cols; c++) {
-            local[c] = c - js->leaves[c >= js->leaves[build].offset &&
-                                              c < js->leaves[build].offset + js->leaves[build].n_cols
-                                          ? build
-                                          : probe]
-                              .offset;
+            local[c] =
+                c - js->leaves[c >= js->leaves[build].offset &&
+                                       c < js->leaves[build].offset + js->leaves[build].n_cols
+                                   ? build
+                                   : probe]
+                        .offset;
         }
         if ((pn = with_columns(b, pn, lx, n_x, local)) == NULL ||
             (bn = with_columns(b, bn, rx, n_x, local)) == NULL) {
@@ -1144,8 +1150,7 @@ static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n
 
 /* ---- entry ------------------------------------------------------------------------------- */
 
-static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred,
-                           int *n_deferred);
+static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred, int *n_deferred);
 
 /* Splits an AND tree into the conjuncts with and without subqueries, in the
  * order written.  The chain a AND b AND c is ((a AND b) AND c): its `left`
@@ -1174,8 +1179,7 @@ static bool split_where(JoinSet *js, const PsExpr *e, const PsExpr **deferred, i
 }
 
 /* One conjunct (not an AND) of split_where. */
-static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred,
-                           int *n_deferred)
+static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred, int *n_deferred)
 {
     if (!pl_has_subquery(e)) {
         return bind_condition(js, e, "WHERE");
@@ -1206,8 +1210,13 @@ static PlNode *filter_with(PlBinder *b, PlNode *n, PlNode *base, const PlScope *
         memcpy(sc.cols, scope->cols, sizeof(PlScopeCol) * (size_t)scope->n);
     }
     PlNode *input = n;
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = base,
-                     .js = js, .clause = "WHERE"};
+    PlBindCtx ctx = {.b = b,
+                     .scope = &sc,
+                     .mscope = &sc,
+                     .input = &input,
+                     .base = base,
+                     .js = js,
+                     .clause = "WHERE"};
     ExExpr *pred = NULL;
     for (int i = 0; i < n_asts; i++) {
         ctx.filter_top = asts[i];
@@ -1270,8 +1279,14 @@ static int subquery_leaf(JoinSet *js, const PsExpr *ast)
     PlScope sc = {.n = js->n_cols, .cols = cols};
     PlNode *input = scratch;
     uint64_t refs = 0;
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = scratch,
-                     .js = js, .leaf_refs = &refs, .clause = "WHERE"};
+    PlBindCtx ctx = {.b = b,
+                     .scope = &sc,
+                     .mscope = &sc,
+                     .input = &input,
+                     .base = scratch,
+                     .js = js,
+                     .leaf_refs = &refs,
+                     .clause = "WHERE"};
     ExExpr *e = pl_bind_expr(&ctx, ast);
     if (e == NULL) {
         cm_err_init(b->err);
@@ -1349,7 +1364,8 @@ static int rejected_outer(const JoinSet *js, const PsFrom **out)
         const Leaf *l = &js->leaves[i];
         bool rejected = false;
         for (int c = 0; l->outer != NULL && c < js->n_conj && !rejected; c++) {
-            rejected = rejects_null(js, js->conj[c], l->offset + l->null_lo, l->offset + l->null_hi);
+            rejected =
+                rejects_null(js, js->conj[c], l->offset + l->null_lo, l->offset + l->null_hi);
         }
         if (rejected) {
             out[n++] = l->outer;

@@ -120,7 +120,8 @@ static int mergeable_probe(const PlStagePlan *plan, int j)
             }
         }
         for (int op = 0; op < o->n_ops; op++) {
-            if (ex_op_is_hash_join(o->ops[op]) && ex_hash_join_spec(o->ops[op])->build == inputs[0]) {
+            if (ex_op_is_hash_join(o->ops[op]) &&
+                ex_hash_join_spec(o->ops[op])->build == inputs[0]) {
                 return -1;
             }
         }
@@ -474,16 +475,19 @@ static CmStatus record_skew(Aqe *x, const ExStage *s, const Sizes *z, uint8_t sk
 {
     const CmConfig *cfg = x->cfg;
     int p = g->p0;
-    return record(x, cm_arena_printf(
-                     x->plan->arena,
-                     "{\"rule\": \"skew_split\", \"stage\": %d, \"partition\": %d, "
-                     "\"side\": \"%s\", \"source_bytes\": %lld, \"source_median\": %lld, "
-                     "\"build_bytes\": %lld, \"build_median\": %lld, \"skew_factor\": %g, "
-                     "\"skew_threshold\": %lld, \"source_splits\": %d, \"build_splits\": %d}",
-                     s->id, p, (skew & 3) == 3 ? "both" : skew & 1 ? "source" : "build",
-                     (long long)z->src[p], (long long)z->med_src, (long long)z->bld[p],
-                     (long long)z->med_bld, cfg->skew_factor, (long long)cfg->skew_threshold,
-                     g->ns, g->nb));
+    return record(
+        x, cm_arena_printf(x->plan->arena,
+                           "{\"rule\": \"skew_split\", \"stage\": %d, \"partition\": %d, "
+                           "\"side\": \"%s\", \"source_bytes\": %lld, \"source_median\": %lld, "
+                           "\"build_bytes\": %lld, \"build_median\": %lld, \"skew_factor\": %g, "
+                           "\"skew_threshold\": %lld, \"source_splits\": %d, \"build_splits\": %d}",
+                           s->id, p,
+                           (skew & 3) == 3 ? "both"
+                           : skew & 1      ? "source"
+                                           : "build",
+                           (long long)z->src[p], (long long)z->med_src, (long long)z->bld[p],
+                           (long long)z->med_bld, cfg->skew_factor, (long long)cfg->skew_threshold,
+                           g->ns, g->nb));
 }
 
 /* Coalescing and skew splitting of one reading stage, decided together as in
@@ -558,9 +562,12 @@ static CmStatus try_coalesce_and_split(Aqe *x, int j)
         for (int i = 0; i < g->ns; i++) {
             for (int k = 0; k < g->nb; k++) {
                 task[t++] = (ExTaskRead){
-                    .p0 = g->p0, .p1 = g->p1,
-                    .m0 = g->scuts ? g->scuts[i] : 0, .m1 = g->scuts ? g->scuts[i + 1] : -1,
-                    .b0 = g->bcuts ? g->bcuts[k] : 0, .b1 = g->bcuts ? g->bcuts[k + 1] : -1,
+                    .p0 = g->p0,
+                    .p1 = g->p1,
+                    .m0 = g->scuts ? g->scuts[i] : 0,
+                    .m1 = g->scuts ? g->scuts[i + 1] : -1,
+                    .b0 = g->bcuts ? g->bcuts[k] : 0,
+                    .b1 = g->bcuts ? g->bcuts[k + 1] : -1,
                 };
             }
         }
