@@ -16,6 +16,8 @@
  */
 #include "cli/output.h"
 
+#include "common/utf8case.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -204,32 +206,6 @@ static bool in_ranges(uint32_t cp, const CliRange *ranges, size_t n_ranges)
     return false;
 }
 
-/* Decodes the UTF-8 character at text (not at its NUL). Returns its length in
- * bytes; an invalid or truncated sequence is one byte, shown as one column. */
-static size_t utf8_decode(const char *text, uint32_t *cp)
-{
-    const unsigned char *p = (const unsigned char *)text;
-    size_t len = p[0] < 0x80             ? 1
-                 : (p[0] & 0xE0) == 0xC0 ? 2
-                 : (p[0] & 0xF0) == 0xE0 ? 3
-                 : (p[0] & 0xF8) == 0xF0 ? 4
-                                         : 0;
-
-    if (len <= 1) {
-        *cp = len == 1 ? p[0] : 0xFFFD;
-        return 1;
-    }
-    *cp = p[0] & (0x7F >> len);
-    for (size_t idx = 1; idx < len; idx++) {
-        if ((p[idx] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return 1;
-        }
-        *cp = (*cp << 6) | (p[idx] & 0x3F);
-    }
-    return len;
-}
-
 static size_t code_point_width(uint32_t cp)
 {
     if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) ||
@@ -245,7 +221,7 @@ size_t cli_output_width(const char *text, size_t len)
 
     for (size_t at = 0; at < len;) {
         uint32_t cp;
-        size_t n_bytes = utf8_decode(text + at, &cp);
+        size_t n_bytes = cm_utf8_decode(text + at, len - at, &cp);
         width += code_point_width(cp);
         at += n_bytes;
     }
@@ -275,7 +251,7 @@ static const char *next_glyph(const char *text, bool is_markdown, CliGlyph *glyp
         *glyph = (CliGlyph){escaped, 2, 2};
         return text + 1;
     }
-    size_t len = utf8_decode(text, &cp);
+    size_t len = cm_utf8_decode(text, strnlen(text, 4), &cp);
     *glyph = (CliGlyph){text, len, code_point_width(cp)};
     return text + len;
 }

@@ -117,3 +117,56 @@ size_t cm_utf8_case(const char *s, size_t n, bool is_upper, char *out)
     }
     return o;
 }
+
+size_t cm_utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = p[0] < 0x80             ? 1
+                 : (p[0] & 0xE0) == 0xC0 ? 2
+                 : (p[0] & 0xF0) == 0xE0 ? 3
+                 : (p[0] & 0xF8) == 0xF0 ? 4
+                                         : 0;
+
+    if (len == 1) {
+        *cp = p[0];
+        return 1;
+    }
+    if (len == 0 || len > n) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    uint32_t c = p[0] & (0x7Fu >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xC0) != 0x80) {
+            *cp = 0xFFFD;
+            return 1;
+        }
+        c = (c << 6) | (p[k] & 0x3F);
+    }
+    *cp = c;
+    return len;
+}
+
+size_t cm_utf8_encode(uint32_t c, char *b)
+{
+    if (c < 0x80) {
+        b[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        b[0] = (char)(0xC0 | (c >> 6));
+        b[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        b[0] = (char)(0xE0 | (c >> 12));
+        b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        b[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    b[0] = (char)(0xF0 | (c >> 18));
+    b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+    b[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}

@@ -1,5 +1,6 @@
 /*
- * utf8case.h - upper and lower case of UTF-8 text, independent of the locale.
+ * utf8case.h - upper and lower case of UTF-8 text, independent of the locale,
+ * and the decoding and encoding of one character.
  *
  * Used by the upper/lower kernels (executor/func_string.c).  ASCII letters map
  * as usual; outside ASCII, the Unicode simple case mappings (one code point to
@@ -22,7 +23,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Writes the upper (is_upper) or lower case of s[0..n) into out (room for n
  * bytes; must not overlap s) and returns its length, at most n. */
 size_t cm_utf8_case(const char *s, size_t n, bool is_upper, char *out);
+
+/* Decodes the character at s[0..n), n >= 1, into *cp and returns its length in
+ * bytes.  An invalid or truncated sequence (a stray continuation byte, a lead
+ * byte without its continuation bytes within n, a byte 0xF8..0xFF) counts as
+ * one byte and decodes to U+FFFD, the replacement character; text from files
+ * and literals is not validated, so every reader of code points must cope. */
+size_t cm_utf8_decode(const char *s, size_t n, uint32_t *cp);
+
+/* Writes the UTF-8 bytes of c, a Unicode scalar value (0..0x10FFFF outside the
+ * surrogates; the caller checks), into b (room for 4) and returns their count. */
+size_t cm_utf8_encode(uint32_t c, char *b);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8case.h"
 #include "common/value.h"
 #include "executor/func_int.h"
 
@@ -96,26 +97,7 @@ static int utf8_put(int64_t c, char *b)
     if (c <= 0 || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
         return 0;
     }
-    if (c < 0x80) {
-        b[0] = (char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        b[0] = (char)(0xc0 | (c >> 6));
-        b[1] = (char)(0x80 | (c & 0x3f));
-        return 2;
-    }
-    if (c < 0x10000) {
-        b[0] = (char)(0xe0 | (c >> 12));
-        b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-        b[2] = (char)(0x80 | (c & 0x3f));
-        return 3;
-    }
-    b[0] = (char)(0xf0 | (c >> 18));
-    b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-    b[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-    b[3] = (char)(0x80 | (c & 0x3f));
-    return 4;
+    return (int)cm_utf8_encode((uint32_t)c, b);
 }
 
 /* Text t padded to sp's width (in characters) on the side sp says. */

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "common/utf8case.h"
 #include "executor/func_int.h"
 
 static CmStatus text_oom(const ExExpr *e, CmErr *err)
@@ -326,22 +327,17 @@ static CmStatus affix_k(KERNEL_ARGS)
 
 /* ---- ascii, chr ------------------------------------------------------------------ */
 
-/* ascii(s): the code point of the first character, 0 for ''. */
+/* ascii(s): the code point of the first character, 0 for ''; U+FFFD (65533) when
+ * the text starts with an invalid UTF-8 sequence. */
 static CmStatus ascii_k(KERNEL_ARGS)
 {
     const CmStr *a = args[0]->data;
     int64_t *r = out->data;
     ex_and_validity(args, 1, out);
     ROWS_BEGIN
-    const unsigned char *s = (const unsigned char *)cm_str_data(&a[p]);
-    size_t n = a[p].len;
-    int64_t cp = 0;
-    if (n > 0) {
-        size_t c = u8_char_len((const char *)s, n);
-        cp = c == 1 ? s[0] : s[0] & (0x7f >> c);
-        for (size_t k = 1; k < c; k++) {
-            cp = (cp << 6) | (s[k] & 0x3f);
-        }
+    uint32_t cp = 0;
+    if (a[p].len > 0) {
+        cm_utf8_decode(cm_str_data(&a[p]), a[p].len, &cp);
     }
     r[p] = cp;
     ROWS_END
@@ -361,26 +357,7 @@ static CmStatus chr_k(KERNEL_ARGS)
                           (long long)c);
     }
     char d[4];
-    size_t n;
-    if (c < 0x80) {
-        d[0] = (char)c;
-        n = 1;
-    } else if (c < 0x800) {
-        d[0] = (char)(0xc0 | (c >> 6));
-        d[1] = (char)(0x80 | (c & 0x3f));
-        n = 2;
-    } else if (c < 0x10000) {
-        d[0] = (char)(0xe0 | (c >> 12));
-        d[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-        d[2] = (char)(0x80 | (c & 0x3f));
-        n = 3;
-    } else {
-        d[0] = (char)(0xf0 | (c >> 18));
-        d[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-        d[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-        d[3] = (char)(0x80 | (c & 0x3f));
-        n = 4;
-    }
+    size_t n = cm_utf8_encode((uint32_t)c, d);
     r[p] = cm_str_make(d, (uint32_t)n);
     ROWS_END
     return CM_OK;
