@@ -33,7 +33,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define MAX_STMTS 8
 
+/* The memory limit keeps a value the fuzzer asks for (repeat(' x ', 1073741823):
+ * 3 GB) under libFuzzer's -rss_limit_mb: accounted heaps refuse it, as they
+ * would past any user's limit, instead of the fuzzer reporting out-of-memory. */
 static const char SCHEMA[] =
+    "SET memory_limit = '512MB';"
     "CREATE TABLE t1(i INTEGER, b BIGINT, d DOUBLE, m DECIMAL(10,2), s VARCHAR, c CHAR(4),"
     " dt DATE, tm TIME, f BOOLEAN);"
     "CREATE TABLE t2(id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, t1_i INTEGER DEFAULT 0,"
