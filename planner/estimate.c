@@ -141,6 +141,8 @@ static void table_column(const StTable *t, int tcol, PlColEst *c)
     c->hi = s->max;
     uint8_t id = t->cols[tcol].type.id;
     c->integral = id == CM_T_INT32 || id == CM_T_INT64 || id == CM_T_DATE;
+    c->stats = s->freq != NULL ? s : NULL;
+    c->type = t->cols[tcol].type;
 }
 
 static const PlNode *filter_base(const PlNode *n)
@@ -196,6 +198,7 @@ void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
     case PL_AGGREGATE:
         if (col < n->n_keys) {
             pl_est_column(e, n->child, col, c);
+            c->stats = NULL; /* each key once: the frequencies are gone */
         }
         break;
     case PL_JOIN:
@@ -308,13 +311,68 @@ static double clamp01(double s)
 
 static double sel_expr(const Src *s, const ExExpr *x);
 
-/* Equality of a column with a constant: 1/ndv of the non-NULL rows, none
- * when the constant lies outside the column's range. */
+/* The hash the column's statistics give constant k (storage/stats.h), when
+ * k is a value of the column's kind. */
+static bool const_hash(const PlColEst *c, const ExExpr *k, uint64_t *h)
+{
+    double v;
+    switch (c->type.id) {
+    case CM_T_VARCHAR:
+        while (k->kind == EX_E_FUNC && k->n_args == 1 && strcmp(k->name, "cast") == 0) {
+            k = k->args[0];
+        }
+        if (k->kind != EX_E_CONST || k->value.is_null || k->value.type.id != CM_T_VARCHAR) {
+            return false;
+        }
+        *h = st_stats_hash_str(cm_str_data(&k->value.s), k->value.s.len);
+        return true;
+    case CM_T_DOUBLE:
+        if (!const_number(k, &v)) {
+            return false;
+        }
+        *h = st_stats_hash_double(v);
+        return true;
+    case CM_T_INT32:
+    case CM_T_INT64:
+    case CM_T_DATE:
+    case CM_T_TIME:
+    case CM_T_TIMESTAMP:
+    case CM_T_DECIMAL: {
+        if (!const_number(k, &v)) {
+            return false;
+        }
+        double unscaled = c->type.id == CM_T_DECIMAL ? v * pow(10, c->type.scale) : v;
+        double whole = round(unscaled);
+        if (fabs(unscaled - whole) > 1e-6 * fmax(1, fabs(whole)) || fabs(whole) >= 0x1p62) {
+            return false; /* not a value of the column: the range test or 1/ndv decide */
+        }
+        *h = st_stats_hash_int((int64_t)whole);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Equality of a column with a constant: none when the constant lies outside
+ * the column's range; a frequent value's share of the non-NULL rows; else
+ * 1/ndv of them, lowered by what the frequent values take. */
 static double sel_eq_const(const PlColEst *c, const ExExpr *k)
 {
     double v;
     if (c->has_range && const_number(k, &v) && (v < c->lo || v > c->hi)) {
         return 0;
+    }
+    uint64_t h;
+    if (c->stats != NULL && const_hash(c, k, &h)) {
+        double share = st_stats_freq(c->stats, h);
+        if (share >= 0) {
+            return (1 - c->null_frac) * share;
+        }
+        /* The frequent values leave less to the rest: scale 1/ndv (which may
+         * be capped below the table's) by the rare share over the table's 1/ndv. */
+        double rare = st_stats_rare_share(c->stats) * fmax(1, st_stats_ndv(c->stats));
+        return (1 - c->null_frac) * fmin(1, rare) / c->ndv;
     }
     return (1 - c->null_frac) / c->ndv;
 }
@@ -513,6 +571,7 @@ static void filtered_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
         } else if (col_cmp_const(conj[i], &ccol, &op, &kx) && ccol == col) {
             double v = 0, a = -INFINITY, b = INFINITY;
             bool is_num = c->has_range && const_number(kx, &v);
+            c->stats = NULL; /* narrowed: its values' frequencies are not the table's */
             if (strcmp(op, "=") == 0) {
                 c->ndv = 1;
                 a = b = v;

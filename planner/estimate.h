@@ -7,11 +7,11 @@
  * filters, column projections, joins, aggregate keys, sorts, limits and
  * windows); a column's estimate is its table's distinct count, null fraction
  * and range, with the distinct count capped by the rows of the filters,
- * aggregates and limits it passes (not of joins: estimate.c says why).  Formulas (docs/statistics.md): a range by linear interpolation over
- * [min, max], an equality 1/ndv, IS NULL the null fraction, AND the product
- * (ranges on one column intersected first), OR 1 - prod(1 - s), an equi-join
- * |L||R|/max(ndv_l, ndv_r), a GROUP BY the product of its keys' ndvs capped
- * by its input.
+ * aggregates and limits it passes (not of joins: estimate.c says why).  Formulas
+ * (docs/statistics.md): a range by linear interpolation over [min, max], an equality 1/ndv (or, for
+ * a value far more common than the rest, its share from the column's frequency sketch), IS NULL the
+ * null fraction, AND the product (ranges on one column intersected first), OR 1 - prod(1 - s), an
+ * equi-join |L||R|/max(ndv_l, ndv_r), a GROUP BY the product of its keys' ndvs capped by its input.
  *
  * A PlEst remembers each node's row estimate by address: use one only while
  * the nodes it has seen do not change.  Single-threaded (the planner's).
@@ -21,6 +21,7 @@
 #include <stdbool.h>
 
 #include "planner/plan.h"
+#include "storage/stats.h"
 
 typedef struct PlEst PlEst;
 
@@ -34,6 +35,11 @@ typedef struct PlColEst {
     double lo, hi;
     double table_rows; /* rows of the table it comes from (caps a composite key's ndv) */
     bool via_join;     /* it passed through a join (whose rows do not cap its ndv) */
+    /* The base column's statistics while the values keep their frequencies
+     * (not past a filter on the column itself, nor an aggregate's key), for
+     * an equality with a frequent value; else NULL.  `type` is its type. */
+    StColStats *stats;
+    CmType type;
 } PlColEst;
 
 /* Owned (pl_est_free); NULL on OOM, which every call below accepts (it then

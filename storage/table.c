@@ -71,7 +71,7 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
     t->name = cm_strdup(name);
     t->cols = cm_calloc((size_t)n_cols, sizeof(StColumn));
     t->types = cm_calloc((size_t)(n_cols > 0 ? n_cols : 1), sizeof(CmType));
-    t->stats = cm_calloc((size_t)(n_cols > 0 ? n_cols : 1), sizeof(StColStats));
+    t->stats = st_stats_new_array(n_cols);
     if (t->name == NULL || t->cols == NULL || t->types == NULL || t->stats == NULL) {
         goto oom;
     }
@@ -546,7 +546,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
     t->n_rows = n_rows;
     if (n_rows == 0) {
         for (int col = 0; col < t->n_cols; col++) {
-            st_stats_reset(&t->stats[col]);
+            st_stats_clear(&t->stats[col]);
         }
     }
     t->stats_stale = n_rows > 0;
@@ -554,7 +554,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
 
 CmStatus st_table_analyze(StTable *t, CmErr *err)
 {
-    StColStats *fresh = cm_calloc((size_t)(t->n_cols > 0 ? t->n_cols : 1), sizeof(StColStats));
+    StColStats *fresh = st_stats_new_array(t->n_cols);
     if (fresh == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory analyzing table '%s'", t->name);
     }

@@ -18,12 +18,15 @@ n_fail=0
 
 # u: 100,000 rows; a unique 0..99999, b uniform over 100 values, c a DATE
 # over 1000 days, x DECIMAL, e over 7 values independent of b.  s: k is 0 in 90% of the rows and distinct in
-# the rest, n NULL in 90%.  d: 1000 keys, g over 10 values.  f: 100,000
+# the rest, n NULL in 90%, t 'common' in 80% and over 2000 other strings in the rest, x 7.00 in
+# 75% (and in 1/1000 of the rest) and over 1000 values in the rest.  d: 1000 keys, g over 10 values.  f: 100,000
 # facts, fk over d's keys, fk2 over d2's 5000 keys independently of fk.
 SETUP="CREATE TABLE u AS SELECT i AS a, i % 100 AS b, DATE '2000-01-01' + CAST(i % 1000 AS INTEGER) AS c,
          CAST(i % 5000 AS DECIMAL(10,2)) / 10 AS x, (i / 100) % 7 AS e FROM range(100000) r(i);
 CREATE TABLE s AS SELECT CASE WHEN i % 10 = 0 THEN i ELSE 0 END AS k,
-         CASE WHEN i % 10 = 0 THEN i % 7 END AS n FROM range(100000) r(i);
+         CASE WHEN i % 10 = 0 THEN i % 7 END AS n,
+         CASE WHEN i % 5 = 0 THEN 'w' || CAST(i % 2000 AS VARCHAR) ELSE 'common' END AS t,
+         CAST(CASE WHEN i % 4 = 0 THEN i % 1000 ELSE 7 END AS DECIMAL(9,2)) AS x FROM range(100000) r(i);
 CREATE TABLE d AS SELECT i AS dk, i % 10 AS g, i % 100 AS g100 FROM range(1000) r(i);
 CREATE TABLE f AS SELECT i AS id, i / 100 AS fk, i % 5000 AS fk2 FROM range(100000) r(i);
 CREATE TABLE d2 AS SELECT i AS dk2, i % 100 AS g2, i % 10 AS h FROM range(5000) r(i);"
@@ -61,6 +64,16 @@ check "OR" 1.2 "FILTER" "SELECT * FROM u WHERE a < 10000 OR b = 3"
 check "AND of two columns" 1.3 "FILTER" "SELECT * FROM u WHERE a < 50000 AND b = 3"
 check "skewed: GROUP BY counts distinct values" 1.1 "HASH_AGGREGATE final" \
     "SELECT k, count(*) FROM s GROUP BY k"
+check "skewed: the frequent value's share" 1.1 "FILTER" "SELECT * FROM s WHERE k = 0"
+check "skewed: a rare value gets what the frequent one leaves" 2 "FILTER" \
+    "SELECT * FROM s WHERE k = 50"
+check "skewed: <> the frequent value" 1.1 "FILTER" "SELECT * FROM s WHERE k <> 0"
+check "skewed strings: frequent and rare" 1.1 "FILTER" \
+    "SELECT * FROM s WHERE t = 'common' UNION ALL SELECT * FROM s WHERE t = 'w10'"
+check "skewed DECIMAL: frequent, given as an integer" 1.1 "FILTER" "SELECT * FROM s WHERE x = 7"
+check "skewed DECIMAL: rare" 1.3 "FILTER" "SELECT * FROM s WHERE x = 8.00"
+check "skewed: the frequent value after a filter on another column" 1.2 "FILTER" \
+    "SELECT * FROM s WHERE k = 0 AND n IS NULL"
 check "skewed: IS NULL from the null count" 1.01 "FILTER" "SELECT * FROM s WHERE n IS NULL"
 check "skewed: IS NOT NULL" 1.01 "FILTER" "SELECT * FROM s WHERE n IS NOT NULL"
 check "GROUP BY two independent columns" 1.2 "HASH_AGGREGATE final" \

@@ -8,6 +8,9 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
+
+#include "common/alloc.h"
 
 #include "storage/stats.h"
 #include "storage/table.h"
@@ -145,4 +148,37 @@ Test(st_stats, table_append_truncate_analyze)
     cr_expect_eq(t->stats[0].n_values, 0);
     cm_batch_fini(&b);
     st_table_free(t);
+}
+
+/* The frequency sketch: a value in 60% of the rows reads as about 60%; values
+ * of a uniform column are never frequent; the rare share is what the frequent
+ * value leaves over the other distinct values; and the order values arrive in
+ * does not change the sketch (parallel loads plan the same). */
+Test(st_stats, frequent_values_and_the_rare_share)
+{
+    StColStats *s = st_stats_new_array(3);
+    cr_assert_not_null(s);
+    add_range(&s[0], 0, 1, 6000); /* 0: 6000 times */
+    add_range(&s[0], 1, 4001, 1); /* 4000 others, once each */
+    add_range(&s[1], 1, 4001, 1); /* the same values, the other way round */
+    add_range(&s[1], 0, 1, 6000);
+    add_range(&s[2], 0, 100, 100); /* uniform: 100 values, 100 times each */
+
+    double f = st_stats_freq(&s[0], st_stats_hash_int(0));
+    cr_expect(f > 0.58 && f < 0.62, "share of 0: %f", f);
+    cr_expect_eq(st_stats_freq(&s[0], st_stats_hash_int(17)), -1);
+    double rare = st_stats_rare_share(&s[0]); /* 0.4 / 4000 */
+    cr_expect(rare > 0.8e-4 && rare < 1.2e-4, "rare share %g", rare);
+    cr_expect_eq(memcmp(s[0].freq->cells, s[1].freq->cells, sizeof s[0].freq->cells), 0);
+
+    for (int v = 0; v < 100; v++) {
+        cr_expect_eq(st_stats_freq(&s[2], st_stats_hash_int(v)), -1, "value %d", v);
+    }
+    cr_expect(fabs(st_stats_rare_share(&s[2]) * st_stats_ndv(&s[2]) - 1) < 1e-9);
+
+    st_stats_clear(&s[0]); /* keeps an empty sketch */
+    cr_expect_not_null(s[0].freq);
+    cr_expect_eq(s[0].freq->n, 0);
+    cr_expect_eq(st_stats_freq(&s[0], st_stats_hash_int(0)), -1);
+    cm_free(s);
 }
