@@ -2167,6 +2167,70 @@ static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlN
     return pl_project(b, f, n, pre, l->names);
 }
 
+/* child's columns plus #copy, the row's number among the rows equal to it in
+ * every column (row_number() OVER (PARTITION BY every column): NULLs are
+ * equal there, as in set operations). */
+static PlNode *number_copies(PlBinder *b, PlNode *child)
+{
+    int n = child->n_cols;
+    PlNode *wn = pl_node_new(b->arena, PL_WINDOW, n + 1);
+    ExWindowSpec *w = cm_arena_zalloc(b->arena, sizeof *w);
+    int *part = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(n + 1));
+    if (wn == NULL || w == NULL || part == NULL) {
+        return oom(b);
+    }
+    for (int i = 0; i < n; i++) {
+        part[i] = i;
+    }
+    *w = (ExWindowSpec){.fn = EX_WIN_ROW_NUMBER,
+                        .arg = -1,
+                        .type = cm_type_make(CM_T_INT64),
+                        .n_part = n,
+                        .part = part,
+                        .rows = true,
+                        .start = EX_FRAME_UNBOUNDED_PRECEDING,
+                        .end = EX_FRAME_CURRENT_ROW};
+    memcpy(wn->types, child->types, sizeof(CmType) * (size_t)n);
+    memcpy(wn->names, child->names, sizeof(char *) * (size_t)n);
+    wn->types[n] = w->type;
+    wn->names[n] = "#copy";
+    wn->child = child;
+    wn->win = w;
+    return wn;
+}
+
+/* INTERSECT ALL and EXCEPT ALL: a row that occurs m times on the left and n
+ * on the right comes out min(m, n) times (INTERSECT ALL) or max(m - n, 0)
+ * times (EXCEPT ALL).  Numbering the copies of each row on both sides makes
+ * them distinct: the left's (row, 1..m) against the right's (row, 1..n) keep
+ * (row, 1..min) or (row, n+1..m) under the set operation without ALL, and
+ * dropping the number gives the answer.  The numbering is a window and the
+ * set operation a grouping, so both spill as they always do. */
+static PlNode *intersect_except_all(PlBinder *b, const PsSelect *sel, PlNode *l, PlNode *r,
+                                    const CmType *types)
+{
+    int n = l->n_cols;
+    const char **names = l->names;
+    l = cast_columns(b, l, types, 0, NULL);
+    r = l ? cast_columns(b, r, types, 0, NULL) : NULL;
+    l = r ? number_copies(b, l) : NULL;
+    r = l ? number_copies(b, r) : NULL;
+    CmType *numbered = cm_arena_alloc(b->arena, sizeof(CmType) * (size_t)(n + 2));
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    if (r == NULL || numbered == NULL || cols == NULL) {
+        return r ? oom(b) : NULL;
+    }
+    memcpy(numbered, types, sizeof(CmType) * (size_t)n);
+    numbered[n] = cm_type_make(CM_T_INT64);
+    PlNode *x = intersect_except(b, sel, l, r, numbered);
+    for (int i = 0; x != NULL && i < n; i++) {
+        if ((cols[i] = ex_expr_column(b->arena, i, x->types[i])) == NULL) {
+            return oom(b);
+        }
+    }
+    return x ? pl_project(b, x, n, cols, names) : NULL;
+}
+
 static PlNode *bind_setop(PlBinder *b, const PsSelect *sel)
 {
     PlNode *l = bind_query(b, sel->left);
@@ -2195,11 +2259,8 @@ static PlNode *bind_setop(PlBinder *b, const PsSelect *sel)
         }
     }
     if (sel->setop != PS_SET_UNION) {
-        if (sel->all) {
-            cm_err_set(b->err, CM_BIND, sel->src_off, "INTERSECT ALL and EXCEPT ALL are not supported yet");
-            return NULL;
-        }
-        return intersect_except(b, sel, l, r, types);
+        return sel->all ? intersect_except_all(b, sel, l, r, types)
+                        : intersect_except(b, sel, l, r, types);
     }
     l = cast_columns(b, l, types, 0, NULL);
     r = l ? cast_columns(b, r, types, 0, NULL) : NULL;
