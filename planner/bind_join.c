@@ -521,7 +521,9 @@ static PlNode *with_columns(PlBinder *b, PlNode *n, ExExpr **exprs, int k, const
     return pl_project(b, n, n->n_cols + k, cols, names);
 }
 
-static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
+/* Leaf i's node under the conditions that read it alone: with `used`, those
+ * not placed yet, which it then marks placed; without, all of them. */
+static PlNode *own_filtered(const JoinSet *js, int i, bool *used)
 {
     const Leaf *l = &js->leaves[i];
     int *local = cm_arena_alloc(js->b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
@@ -533,14 +535,26 @@ static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
     }
     PlNode *n = l->node;
     for (int c = 0; c < js->n_conj; c++) {
-        if (!js->used[c] && js->mask[c] == ((uint64_t)1 << i)) {
+        if (js->mask[c] == ((uint64_t)1 << i) && (used == NULL || !used[c])) {
             ExExpr *pred = remap(js->b, js->conj[c], local);
             n = pred ? pl_filter(js->b, n, pred, js->conj[c]->src_off) : NULL;
             if (n == NULL) {
                 return NULL;
             }
-            js->used[c] = true;
+            if (used != NULL) {
+                used[c] = true;
+            }
         }
+    }
+    return n;
+}
+
+static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
+{
+    const Leaf *l = &js->leaves[i];
+    PlNode *n = own_filtered(js, i, js->used);
+    if (n == NULL) {
+        return NULL;
     }
     for (int c = 0; c < l->n_cols; c++) {
         map[l->offset + c] = base + c;
@@ -905,7 +919,7 @@ static PlNode *order_joins(JoinSet *js)
          * subquery, already applied, a guessed quarter). */
         int n_own = 0;
         for (int c = 0; c < js->n_conj; c++) {
-            if (js->mask[c] == (uint64_t)1 << i) {
+            if (js->mask[c] == (uint64_t)1 << i && !js->used[c]) { /* else in the node */
                 own[n_own++] = js->conj[c];
             }
         }
@@ -1320,7 +1334,12 @@ static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
         }
         Leaf *l = &js->leaves[leaf];
         PlScope sc = {.n = l->n_cols, .cols = js->cols + l->offset};
-        l->orig = l->orig ? l->orig : l->node;
+        if (l->orig == NULL) { /* the leaf's own conditions first: cheaper than subqueries */
+            l->orig = l->node = own_filtered(js, leaf, js->used);
+            if (l->node == NULL) {
+                return -1;
+            }
+        }
         PlNode *f = filter_with(js->b, l->node, l->orig, &sc, NULL, &deferred[i], 1);
         if (f == NULL) {
             return -1;
@@ -1486,6 +1505,10 @@ PlNode *pl_join_leaf_of(const JoinSet *js, const int *cols, int n, int *local)
         local[k] = cols[k] - js->leaves[found].offset;
         leaf = found;
     }
-    /* Before any pushed subquery condition: those are not planned again. */
-    return leaf < 0 ? NULL : js->leaves[leaf].orig ? js->leaves[leaf].orig : js->leaves[leaf].node;
+    /* Under the leaf's own conditions (each row the caller sees passed them),
+     * before any pushed subquery condition: those are not planned again. */
+    if (leaf < 0) {
+        return NULL;
+    }
+    return js->leaves[leaf].orig ? js->leaves[leaf].orig : own_filtered(js, leaf, NULL);
 }
