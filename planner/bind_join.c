@@ -1277,7 +1277,7 @@ static PlNode *filter_each(PlBinder *b, PlNode *n, const PlScope *scope, const J
  * outer columns of its correlated subqueries), or -1.  Learned by binding it
  * once over the whole clause, onto a stand-in for the joined rows; the result
  * is discarded, and so is an error (binding it for real reports it again). */
-static int subquery_leaf(JoinSet *js, const PsExpr *ast)
+static int subquery_leaf(JoinSet *js, const PsExpr *ast, bool *correlated)
 {
     PlBinder *b = js->b;
     PlNode *scratch = pl_node_new(b->arena, PL_VALUES, js->n_cols);
@@ -1300,6 +1300,7 @@ static int subquery_leaf(JoinSet *js, const PsExpr *ast)
                      .base = scratch,
                      .js = js,
                      .leaf_refs = &refs,
+                     .correlated = correlated,
                      .clause = "WHERE"};
     ExExpr *e = pl_bind_expr(&ctx, ast);
     if (e == NULL) {
@@ -1317,6 +1318,36 @@ static int subquery_leaf(JoinSet *js, const PsExpr *ast)
     return leaf;
 }
 
+/* True when leaf i is the clause's largest table and the other tables' own
+ * conditions are estimated to keep under a quarter of its rows (each joins
+ * it on a key, so its conditions keep their share of its rows).  A correlated
+ * subquery condition on i then runs after the joins, on their rows, and
+ * takes its outer values from them (bind_subquery.c: outer_values): TPC-H
+ * q21's EXISTS on lineitem then sees the lines of one nation's suppliers and
+ * of finished orders, 1/50 of them, instead of every late line. */
+static bool joins_keep_little(const JoinSet *js, int i)
+{
+    PlEst *est = pl_est_new();
+    ExExpr **own = cm_arena_alloc(js->b->arena, sizeof(ExExpr *) * (size_t)(js->n_conj + 1));
+    bool largest = est != NULL && own != NULL;
+    double keep = 1, rows = largest ? pl_est_rows(est, js->leaves[i].node) : 0;
+    for (int j = 0; j < js->n_leaves && largest; j++) {
+        if (j == i) {
+            continue;
+        }
+        largest = pl_est_rows(est, js->leaves[j].node) <= rows;
+        int n_own = 0;
+        for (int c = 0; c < js->n_conj; c++) {
+            if (js->mask[c] == (uint64_t)1 << j) {
+                own[n_own++] = js->conj[c];
+            }
+        }
+        keep *= pl_est_conjuncts(est, js->leaves[j].node, js->leaves[j].offset, own, n_own);
+    }
+    pl_est_free(est);
+    return largest && keep < 0.25;
+}
+
 /* A condition with subqueries that reads one table of the FROM clause filters
  * that table before the joins, not the joined rows after them: TPC-DS q06's
  * d_month_seq = (SELECT ...) keeps 31 of date_dim's 73,049 rows before
@@ -1327,7 +1358,11 @@ static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
 {
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        int leaf = subquery_leaf(js, deferred[i]);
+        bool correlated = false;
+        int leaf = subquery_leaf(js, deferred[i], &correlated);
+        if (leaf >= 0 && correlated && joins_keep_little(js, leaf)) {
+            leaf = -1;
+        }
         if (leaf < 0) {
             deferred[kept++] = deferred[i];
             continue;

@@ -624,9 +624,16 @@ static PlNode *outer_values(PlBindCtx *ctx, const PlOuter *o)
     /* When the outer columns all come from one table of the FROM clause, D is
      * taken from that table alone: a superset of the values the joined rows
      * hold (extra values find no partner later), without planning the whole
-     * join a second time. */
+     * join a second time.  Unless the joins are estimated to keep under a
+     * quarter of the table's rows: then from the joined rows, which the plan
+     * then computes once for both uses (cache.h: pl_cache_share). */
     int local[PL_MAX_CORR];
     PlNode *leaf = ctx->js ? pl_join_leaf_of(ctx->js, o->refs, o->n_refs, local) : NULL;
+    PlEst *est = leaf != NULL && ctx->base != NULL ? pl_est_new() : NULL;
+    if (est != NULL && pl_est_rows(est, ctx->base) * 4 < pl_est_rows(est, leaf)) {
+        leaf = NULL;
+    }
+    pl_est_free(est);
     for (int k = 0; leaf != NULL && k < o->n_refs; k++) {
         exprs[k]->col = local[k];
     }
@@ -925,6 +932,9 @@ ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)
     PlNode *q = pl_subquery_outer_refs(ctx, ast, &o);
     if (q == NULL) {
         return NULL;
+    }
+    if (ctx->correlated != NULL && o.n_refs > 0) {
+        *ctx->correlated = true;
     }
     if (ctx->leaf_refs != NULL && o.n_refs > 0) {
         *ctx->leaf_refs |= ctx->js ? pl_join_leaves_of(ctx->js, o.refs, o.n_refs) : ~(uint64_t)0;
