@@ -521,7 +521,9 @@ static PlNode *with_columns(PlBinder *b, PlNode *n, ExExpr **exprs, int k, const
     return pl_project(b, n, n->n_cols + k, cols, names);
 }
 
-static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
+/* Leaf i's node under the conditions that read it alone: with `used`, those
+ * not placed yet, which it then marks placed; without, all of them. */
+static PlNode *own_filtered(const JoinSet *js, int i, bool *used)
 {
     const Leaf *l = &js->leaves[i];
     int *local = cm_arena_alloc(js->b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
@@ -533,14 +535,26 @@ static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
     }
     PlNode *n = l->node;
     for (int c = 0; c < js->n_conj; c++) {
-        if (!js->used[c] && js->mask[c] == ((uint64_t)1 << i)) {
+        if (js->mask[c] == ((uint64_t)1 << i) && (used == NULL || !used[c])) {
             ExExpr *pred = remap(js->b, js->conj[c], local);
             n = pred ? pl_filter(js->b, n, pred, js->conj[c]->src_off) : NULL;
             if (n == NULL) {
                 return NULL;
             }
-            js->used[c] = true;
+            if (used != NULL) {
+                used[c] = true;
+            }
         }
+    }
+    return n;
+}
+
+static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
+{
+    const Leaf *l = &js->leaves[i];
+    PlNode *n = own_filtered(js, i, js->used);
+    if (n == NULL) {
+        return NULL;
     }
     for (int c = 0; c < l->n_cols; c++) {
         map[l->offset + c] = base + c;
@@ -905,7 +919,7 @@ static PlNode *order_joins(JoinSet *js)
          * subquery, already applied, a guessed quarter). */
         int n_own = 0;
         for (int c = 0; c < js->n_conj; c++) {
-            if (js->mask[c] == (uint64_t)1 << i) {
+            if (js->mask[c] == (uint64_t)1 << i && !js->used[c]) { /* else in the node */
                 own[n_own++] = js->conj[c];
             }
         }
@@ -1263,7 +1277,7 @@ static PlNode *filter_each(PlBinder *b, PlNode *n, const PlScope *scope, const J
  * outer columns of its correlated subqueries), or -1.  Learned by binding it
  * once over the whole clause, onto a stand-in for the joined rows; the result
  * is discarded, and so is an error (binding it for real reports it again). */
-static int subquery_leaf(JoinSet *js, const PsExpr *ast)
+static int subquery_leaf(JoinSet *js, const PsExpr *ast, bool *correlated)
 {
     PlBinder *b = js->b;
     PlNode *scratch = pl_node_new(b->arena, PL_VALUES, js->n_cols);
@@ -1286,6 +1300,7 @@ static int subquery_leaf(JoinSet *js, const PsExpr *ast)
                      .base = scratch,
                      .js = js,
                      .leaf_refs = &refs,
+                     .correlated = correlated,
                      .clause = "WHERE"};
     ExExpr *e = pl_bind_expr(&ctx, ast);
     if (e == NULL) {
@@ -1303,6 +1318,36 @@ static int subquery_leaf(JoinSet *js, const PsExpr *ast)
     return leaf;
 }
 
+/* True when leaf i is the clause's largest table and the other tables' own
+ * conditions are estimated to keep under a quarter of its rows (each joins
+ * it on a key, so its conditions keep their share of its rows).  A correlated
+ * subquery condition on i then runs after the joins, on their rows, and
+ * takes its outer values from them (bind_subquery.c: outer_values): TPC-H
+ * q21's EXISTS on lineitem then sees the lines of one nation's suppliers and
+ * of finished orders, 1/50 of them, instead of every late line. */
+static bool joins_keep_little(const JoinSet *js, int i)
+{
+    PlEst *est = pl_est_new();
+    ExExpr **own = cm_arena_alloc(js->b->arena, sizeof(ExExpr *) * (size_t)(js->n_conj + 1));
+    bool largest = est != NULL && own != NULL;
+    double keep = 1, rows = largest ? pl_est_rows(est, js->leaves[i].node) : 0;
+    for (int j = 0; j < js->n_leaves && largest; j++) {
+        if (j == i) {
+            continue;
+        }
+        largest = pl_est_rows(est, js->leaves[j].node) <= rows;
+        int n_own = 0;
+        for (int c = 0; c < js->n_conj; c++) {
+            if (js->mask[c] == (uint64_t)1 << j) {
+                own[n_own++] = js->conj[c];
+            }
+        }
+        keep *= pl_est_conjuncts(est, js->leaves[j].node, js->leaves[j].offset, own, n_own);
+    }
+    pl_est_free(est);
+    return largest && keep < 0.25;
+}
+
 /* A condition with subqueries that reads one table of the FROM clause filters
  * that table before the joins, not the joined rows after them: TPC-DS q06's
  * d_month_seq = (SELECT ...) keeps 31 of date_dim's 73,049 rows before
@@ -1313,14 +1358,23 @@ static int push_subquery_conditions(JoinSet *js, const PsExpr **deferred, int n)
 {
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        int leaf = subquery_leaf(js, deferred[i]);
+        bool correlated = false;
+        int leaf = subquery_leaf(js, deferred[i], &correlated);
+        if (leaf >= 0 && correlated && joins_keep_little(js, leaf)) {
+            leaf = -1;
+        }
         if (leaf < 0) {
             deferred[kept++] = deferred[i];
             continue;
         }
         Leaf *l = &js->leaves[leaf];
         PlScope sc = {.n = l->n_cols, .cols = js->cols + l->offset};
-        l->orig = l->orig ? l->orig : l->node;
+        if (l->orig == NULL) { /* the leaf's own conditions first: cheaper than subqueries */
+            l->orig = l->node = own_filtered(js, leaf, js->used);
+            if (l->node == NULL) {
+                return -1;
+            }
+        }
         PlNode *f = filter_with(js->b, l->node, l->orig, &sc, NULL, &deferred[i], 1);
         if (f == NULL) {
             return -1;
@@ -1486,6 +1540,10 @@ PlNode *pl_join_leaf_of(const JoinSet *js, const int *cols, int n, int *local)
         local[k] = cols[k] - js->leaves[found].offset;
         leaf = found;
     }
-    /* Before any pushed subquery condition: those are not planned again. */
-    return leaf < 0 ? NULL : js->leaves[leaf].orig ? js->leaves[leaf].orig : js->leaves[leaf].node;
+    /* Under the leaf's own conditions (each row the caller sees passed them),
+     * before any pushed subquery condition: those are not planned again. */
+    if (leaf < 0) {
+        return NULL;
+    }
+    return js->leaves[leaf].orig ? js->leaves[leaf].orig : own_filtered(js, leaf, NULL);
 }

@@ -22,6 +22,7 @@
 
 #include "executor/func.h"
 #include "planner/binder_int.h"
+#include "planner/estimate.h"
 
 static void *oom(PlBinder *b)
 {
@@ -623,9 +624,16 @@ static PlNode *outer_values(PlBindCtx *ctx, const PlOuter *o)
     /* When the outer columns all come from one table of the FROM clause, D is
      * taken from that table alone: a superset of the values the joined rows
      * hold (extra values find no partner later), without planning the whole
-     * join a second time. */
+     * join a second time.  Unless the joins are estimated to keep under a
+     * quarter of the table's rows: then from the joined rows, which the plan
+     * then computes once for both uses (cache.h: pl_cache_share). */
     int local[PL_MAX_CORR];
     PlNode *leaf = ctx->js ? pl_join_leaf_of(ctx->js, o->refs, o->n_refs, local) : NULL;
+    PlEst *est = leaf != NULL && ctx->base != NULL ? pl_est_new() : NULL;
+    if (est != NULL && pl_est_rows(est, ctx->base) * 4 < pl_est_rows(est, leaf)) {
+        leaf = NULL;
+    }
+    pl_est_free(est);
     for (int k = 0; leaf != NULL && k < o->n_refs; k++) {
         exprs[k]->col = local[k];
     }
@@ -663,6 +671,37 @@ static bool is_d_side(const PlNode *side, const PlNode *d, int nd)
  * pairs for 2M rows in groups of 100, where a semi join stops at a row's first
  * partner.  D's columns come out first, as the caller's plan expects.  NULL
  * with no error when the subquery has another shape. */
+/* os, the subquery's side of an EXISTS semi join with D's side ds, reduced
+ * to its rows whose keys occur in ds (a SEMI join on the equality keys
+ * alone, built from ds), when ds is estimated at under a quarter of os: the
+ * semi join then builds its table from the few rows that can matter, not
+ * from the whole inner table (TPC-H q4: the orders of one quarter probe a
+ * table built from lineitem's 3.8M late lines at SF 1).  os itself when not
+ * worth it; NULL on OOM. */
+static PlNode *reduced_by_d(PlBinder *b, PlNode *os, PlNode *ds, const PlNode *semi)
+{
+    PlEst *est = pl_est_new();
+    bool worth = est != NULL && pl_est_rows(est, ds) * 4 < pl_est_rows(est, os);
+    pl_est_free(est);
+    if (!worth) {
+        return os;
+    }
+    PlNode *r = pl_node_new(b->arena, PL_JOIN, os->n_cols);
+    if (r == NULL) {
+        return oom(b);
+    }
+    r->child = os;
+    r->right = ds;
+    r->join_type = EX_JOIN_SEMI;
+    r->n_join_keys = semi->n_join_keys;
+    r->left_keys = semi->right_keys;
+    r->right_keys = semi->left_keys;
+    r->join_null_eq = semi->join_null_eq;
+    memcpy(r->types, os->types, sizeof(CmType) * (size_t)os->n_cols);
+    memcpy(r->names, os->names, sizeof(char *) * (size_t)os->n_cols);
+    return r;
+}
+
 static PlNode *exists_as_semi(PlBinder *b, PlNode *q, const PlNode *d, int nd)
 {
     PlNode *j = q;
@@ -707,6 +746,9 @@ static PlNode *exists_as_semi(PlBinder *b, PlNode *q, const PlNode *d, int nd)
     semi->residual = residual;
     memcpy(semi->types, ds->types, sizeof(CmType) * (size_t)ds->n_cols);
     memcpy(semi->names, ds->names, sizeof(char *) * (size_t)ds->n_cols);
+    if ((semi->right = reduced_by_d(b, os, ds, semi)) == NULL) {
+        return NULL;
+    }
     if (ds->n_cols == nd) {
         return semi;
     }
@@ -890,6 +932,9 @@ ExExpr *pl_bind_subquery(PlBindCtx *ctx, const PsExpr *ast)
     PlNode *q = pl_subquery_outer_refs(ctx, ast, &o);
     if (q == NULL) {
         return NULL;
+    }
+    if (ctx->correlated != NULL && o.n_refs > 0) {
+        *ctx->correlated = true;
     }
     if (ctx->leaf_refs != NULL && o.n_refs > 0) {
         *ctx->leaf_refs |= ctx->js ? pl_join_leaves_of(ctx->js, o.refs, o.n_refs) : ~(uint64_t)0;

@@ -119,6 +119,7 @@ typedef struct PlBindCtx {
     uint64_t *leaf_refs;      /* when set (with js), every column bound here, and every
                                * outer column of a correlated subquery, ORs in its
                                * leaf of js (all bits for a column in no leaf) */
+    bool *correlated;         /* when set, a correlated subquery bound here sets it */
     bool in_agg_arg;          /* inside an aggregate's argument */
     ExExpr *in_left;          /* when set: the left operand of the IN subquery being bound,
                                * already bound (over *input) */

@@ -19,12 +19,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/value.h"
 #include "common/alloc.h"
 #include "common/hash.h"
 #include "common/thread.h"
+#include "common/value.h"
 #include "parser/parser.h"
 #include "planner/memmode.h"
+#include "planner/prune.h"
 
 typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;
 typedef enum EntryState { ST_PENDING, ST_MATERIALIZED, ST_INVALIDATED } EntryState;
@@ -949,6 +950,89 @@ static PlNode *share_replace(PlCacheCtx *ctx, const Fp *f, const ShareRec *sr, P
     return g;
 }
 
+/* Marks in need[k - 1] the columns of shared table #k that the scans in n
+ * read. */
+static void mark_shared_reads(const PlNode *n, bool **need)
+{
+    if (n == NULL) {
+        return;
+    }
+    if (n->kind == PL_GET && n->shared_id > 0) {
+        for (int i = 0; i < n->n_cols; i++) {
+            need[n->shared_id - 1][n->col_ids[i]] = true;
+        }
+    }
+    mark_shared_reads(n->child, need);
+    mark_shared_reads(n->right, need);
+    for (int i = 0; i < n->n_inputs; i++) {
+        mark_shared_reads(n->inputs[i], need);
+    }
+}
+
+/* Shared plan s computing only the columns need[] marks: the others become
+ * NULL constants.  false on OOM. */
+static bool share_keep(PlCacheCtx *ctx, PlShared *s, const bool *need)
+{
+    PlNode *plan = s->plan;
+    int n_need = 0;
+    for (int i = 0; i < plan->n_cols; i++) {
+        n_need += need[i];
+    }
+    if (n_need == plan->n_cols) {
+        return true;
+    }
+    PlNode *proj = pl_node_new(ctx->arena, PL_PROJECT, plan->n_cols);
+    ExExpr **exprs = cm_arena_alloc(ctx->arena, sizeof(ExExpr *) * (size_t)(plan->n_cols + 1));
+    if (proj == NULL || exprs == NULL) {
+        return false;
+    }
+    for (int i = 0; i < plan->n_cols; i++) {
+        CmValue null = {.type = plan->types[i], .is_null = true};
+        proj->types[i] = plan->types[i];
+        proj->names[i] = plan->names[i];
+        exprs[i] = need[i] ? ex_expr_column(ctx->arena, i, plan->types[i])
+                           : ex_expr_const(ctx->arena, &null);
+        if (exprs[i] == NULL) {
+            return false;
+        }
+    }
+    proj->exprs = exprs;
+    proj->child = plan;
+    s->plan = proj;
+    return true;
+}
+
+/* The shared plans [first, n_shared) computing only the columns that some
+ * scan of them reads once root and the shared plans are pruned (pl_prune,
+ * which the physical plan applies anyway): the others become NULL constants,
+ * so that a shared join reads and carries only what its uses need, not every
+ * column of its tables (TPC-H q21: lineitem's 16 columns for 3 read).  A plan
+ * nested in another comes after it (pl_cache_share picks the largest first),
+ * so what a plan needs is known before it is pruned. */
+static bool share_narrow(PlCacheCtx *ctx, PlNode *root, int first)
+{
+    bool *need[PL_MAX_SHARED] = {0};
+    for (int k = first; k < ctx->n_shared; k++) {
+        size_t n = (size_t)ctx->shared[k].plan->n_cols + 1;
+        if ((need[k] = cm_arena_zalloc(ctx->arena, sizeof(bool) * n)) == NULL) {
+            cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+            return false;
+        }
+    }
+    for (int k = first - 1; k < ctx->n_shared; k++) {
+        if (k >= first && !share_keep(ctx, &ctx->shared[k], need[k])) {
+            cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+            return false;
+        }
+        PlNode *p = pl_prune(ctx->arena, k < first ? root : ctx->shared[k].plan, ctx->err);
+        if (p == NULL) {
+            return false;
+        }
+        mark_shared_reads(p, need);
+    }
+    return true;
+}
+
 /* Runs shared[k]'s plan into its table. */
 static CmStatus share_compute(PlCacheCtx *ctx, PlShared *s)
 {
@@ -991,7 +1075,9 @@ PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root)
             goto done;
         }
     }
-    if ((out = share_replace(ctx, &f, sr, root)) == NULL) {
+    if ((out = share_replace(ctx, &f, sr, root)) == NULL ||
+        (ctx->n_shared > first && !share_narrow(ctx, out, first))) {
+        out = NULL;
         goto done;
     }
     for (int k = ctx->n_shared - 1; k >= first && !ctx->is_plan_only; k--) {
