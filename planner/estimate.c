@@ -19,6 +19,7 @@
 
 #define MEMO_FIRST 256 /* slots at first, a power of two; doubled at half full */
 #define MAX_CONJ 64
+#define NDV_SLACK 1.05 /* distinct counts this close are equal: the sketch is ~1.6% off */
 
 typedef struct Memo {
     const PlNode *node; /* NULL: free */
@@ -617,6 +618,21 @@ bool pl_est_join(double l_rows, double r_rows, int n_keys, const PlColEst *lk,
      * drops leave the keys of its other columns spread over their domain. */
     dl = fmin(dl, l_joined || l_cap == 0 ? l_cap : fmin(l_cap, l_rows));
     dr = fmin(dr, r_joined || r_cap == 0 ? r_cap : fmin(r_cap, r_rows));
+    /* Containment, as for one key, taken to the tuple: when each column of
+     * one side has no more values than the other side's (within the sketch's
+     * error), its tuples are taken to be among the other's.  That is the
+     * composite foreign key (lineitem's (partkey, suppkey) in partsupp):
+     * without it, the referencing side's tuples count as many as its rows,
+     * and the join looks as selective as the referenced table is small. */
+    if (n_keys > 1) {
+        bool l_within = true, r_within = true;
+        for (int k = 0; k < n_keys; k++) {
+            l_within = l_within && lk[k].ndv <= NDV_SLACK * rk[k].ndv;
+            r_within = r_within && rk[k].ndv <= NDV_SLACK * lk[k].ndv;
+        }
+        dl = l_within ? fmin(dl, dr) : dl;
+        dr = r_within ? fmin(dr, dl) : dr;
+    }
     double d = fmax(1, fmax(dl, dr));
     *rows = l_rows * r_rows * keep / d;
     return true;

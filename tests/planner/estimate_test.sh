@@ -20,7 +20,9 @@ n_fail=0
 # over 1000 days, x DECIMAL, e over 7 values independent of b.  s: k is 0 in 90% of the rows and distinct in
 # the rest, n NULL in 90%, t 'common' in 80% and over 2000 other strings in the rest, x 7.00 in
 # 75% (and in 1/1000 of the rest) and over 1000 values in the rest.  d: 1000 keys, g over 10 values.  f: 100,000
-# facts, fk over d's keys, fk2 over d2's 5000 keys independently of fk.
+# facts, fk over d's keys, fk2 over d2's 5000 keys independently of fk.  pr: 20,000 unique
+# (pk, sk) pairs over 10,000 x 100 values; fr: 200,000 rows, each one of pr's pairs (a
+# composite foreign key).
 SETUP="CREATE TABLE u AS SELECT i AS a, i % 100 AS b, DATE '2000-01-01' + CAST(i % 1000 AS INTEGER) AS c,
          CAST(i % 5000 AS DECIMAL(10,2)) / 10 AS x, (i / 100) % 7 AS e FROM range(100000) r(i);
 CREATE TABLE s AS SELECT CASE WHEN i % 10 = 0 THEN i ELSE 0 END AS k,
@@ -29,7 +31,10 @@ CREATE TABLE s AS SELECT CASE WHEN i % 10 = 0 THEN i ELSE 0 END AS k,
          CAST(CASE WHEN i % 4 = 0 THEN i % 1000 ELSE 7 END AS DECIMAL(9,2)) AS x FROM range(100000) r(i);
 CREATE TABLE d AS SELECT i AS dk, i % 10 AS g, i % 100 AS g100 FROM range(1000) r(i);
 CREATE TABLE f AS SELECT i AS id, i / 100 AS fk, i % 5000 AS fk2 FROM range(100000) r(i);
-CREATE TABLE d2 AS SELECT i AS dk2, i % 100 AS g2, i % 10 AS h FROM range(5000) r(i);"
+CREATE TABLE d2 AS SELECT i AS dk2, i % 100 AS g2, i % 10 AS h FROM range(5000) r(i);
+CREATE TABLE pr AS SELECT i % 10000 AS pk, (i / 10000) * 50 + i % 50 AS sk, i AS v FROM range(20000) r(i);
+CREATE TABLE fr AS SELECT j % 10000 AS pk, (j / 10000) * 50 + j % 50 AS sk
+         FROM (SELECT (i * 7919) % 20000 AS j FROM range(200000) r(i)) t;"
 
 # check NAME FACTOR OPERATOR-PATTERN SQL: every line of EXPLAIN ANALYZE SQL
 # matching the pattern has est within FACTOR of rows.
@@ -89,6 +94,8 @@ check "join through a derived table" 1.3 "HASH_JOIN" \
     "SELECT count(*) FROM f JOIN (SELECT dk FROM d WHERE dk < 500) x ON f.fk = x.dk"
 check "a filtered dimension joined after another join" 1.5 "HASH_JOIN" \
     "SELECT count(*) FROM f, d, d2 WHERE f.fk = d.dk AND f.fk2 = d2.dk2 AND d.g100 = 3 AND d2.h = 5"
+check "join on a composite foreign key" 1.3 "HASH_JOIN" \
+    "SELECT count(*) FROM fr JOIN pr ON fr.pk = pr.pk AND fr.sk = pr.sk"
 check "join after ANALYZE" 1.1 "HASH_JOIN" \
     "SELECT 1; ANALYZE; EXPLAIN ANALYZE SELECT count(*) FROM f JOIN d ON f.fk = d.dk"
 
