@@ -256,6 +256,57 @@ void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch 
         BODY                                                                                       \
     }
 
+/* Without GROUP BY every row updates the one state.  Through the state's
+ * pointer each row is a load and a store the next row waits for (the values
+ * may alias it, so the compiler keeps it in memory); here the state is read
+ * into locals, the batch added to them in the same order (the same sums,
+ * bit for bit), and written back once.  An ungrouped sum of 6M DECIMALs
+ * took about a third of the time this way. */
+static bool update_one_state(AggState *st, ExAggFn fn, ExAggMode mode, const CmVec *v,
+                             const CmVec *v2, bool final_count, const CmBatch *in)
+{
+    int64_t n = st->n;
+    int rows = in->n_rows;
+    bool sum = fn == EX_AGG_SUM || fn == EX_AGG_AVG;
+    const int64_t *c = v2 != NULL ? v2->data : NULL;
+    if (v == NULL) {
+        n += rows;
+    } else if (final_count || (fn == EX_AGG_COUNT && mode != EX_AGG_FINAL)) {
+        const int64_t *x = v->data;
+        for (int i = 0; i < rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            n += cm_vec_is_null(v, p) ? 0 : final_count ? x[p] : 1;
+        }
+    } else if (sum && v->type.id == CM_T_DOUBLE) {
+        const double *x = v->data;
+        double d = st->d;
+        for (int i = 0; i < rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            if (!cm_vec_is_null(v, p)) {
+                d += x[p];
+                n += c != NULL ? c[p] : 1;
+            }
+        }
+        st->d = d;
+    } else if (sum && (v->type.id == CM_T_INT64 || v->type.id == CM_T_DECIMAL)) {
+        const int64_t *x = v->data;
+        int64_t lo = st->i, hi = st->hi;
+        for (int i = 0; i < rows; i++) {
+            uint32_t p = cm_batch_pos(in, i);
+            if (!cm_vec_is_null(v, p)) {
+                cm_wide_sum_add(&lo, &hi, x[p]);
+                n += c != NULL ? c[p] : 1;
+            }
+        }
+        st->i = lo;
+        st->hi = hi;
+    } else {
+        return false;
+    }
+    st->n = n;
+    return true;
+}
+
 /* count(*), count(x) and sum/avg of a DOUBLE, BIGINT or DECIMAL without DISTINCT
  * (PageRank's sum, TPC-DS's sums and counts) in loops of their own: update_one's
  * row loop tests a dozen cases per row.  The same state changes as there.  False
@@ -269,6 +320,10 @@ bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode
         return false;
     }
     *rc = CM_OK;
+    if (s->n_keys == 0 && (v == NULL || v->kind != CM_VEC_CONST) && in->n_rows > 0 &&
+        update_one_state(group_states(l, l->row_group[0]) + a, fn, mode, v, v2, final_count, in)) {
+        return true;
+    }
     if (v == NULL) {
         EACH_ROW_STATE(st->n++; (void)p;)
         return true;
