@@ -340,6 +340,7 @@ static const char STYLE[] =
     "body{font:13px sans-serif;margin:12px;color:#222;background:#fff}\n"
     "h1{font-size:18px;margin:0 0 6px}h2{font-size:15px;margin:18px 0 6px}\n"
     "pre{background:#f6f6f6;padding:6px;overflow-x:auto;font:12px monospace}\n"
+    "pre.sql{max-height:9em;overflow-y:auto}\n"
     "svg text{font:11px sans-serif;fill:#222}svg .lh{font-weight:bold}\n"
     "svg .tl{fill:#666}svg .tick{stroke:#ddd}svg .cache{fill:#2a7d2a}\n"
     "svg .span{fill:none;stroke-width:1}\n"
