@@ -169,7 +169,29 @@ static void put_axis(PlTextBuf *t, const Axis *ax, int height)
     }
 }
 
-static void put_lane_label(PlTextBuf *t, const LaneInfo *l)
+/* The rule of each adaptive decision about stage `id` ({"rule": "coalesce",
+ * "stage": 3, ...}), as a mark after the lane's name; the whole decision is
+ * its tooltip. */
+static void put_lane_decisions(PlTextBuf *t, const PlStagePlan *plan, int id)
+{
+    for (int i = 0; i < plan->n_decisions; i++) {
+        const char *d = plan->decisions[i], *rule = strstr(d, "\"rule\": \""), *stage;
+        int n = -1;
+        if (rule == NULL || (stage = strstr(d, "\"stage\": ")) == NULL ||
+            sscanf(stage + 9, "%d", &n) != 1 || n != id) {
+            continue;
+        }
+        rule += 9;
+        const char *end = strchr(rule, '"');
+        pl_text_lit(t, " <tspan class=\"aqe\">\xe2\x97\x86 ");
+        pl_text_put(t, rule, end != NULL ? (size_t)(end - rule) : 0);
+        pl_text_lit(t, "<title>");
+        put_escaped(t, d);
+        pl_text_lit(t, "</title></tspan>");
+    }
+}
+
+static void put_lane_label(PlTextBuf *t, const PlStagePlan *plan, const LaneInfo *l)
 {
     const ExStage *s = l->stage;
     char size[32];
@@ -177,6 +199,7 @@ static void put_lane_label(PlTextBuf *t, const LaneInfo *l)
     for (int d = 0; d < s->n_deps; d++) {
         pl_text_printf(t, "%s%d", d ? ", " : " \xe2\x86\x90 stage ", s->deps[d]->id);
     }
+    put_lane_decisions(t, plan, s->id);
     pl_text_printf(t, "%s</text>\n",
                    l->has_cache ? " <tspan class=\"cache\">[cache read]</tspan>" : "");
     pl_text_printf(t,
@@ -192,14 +215,14 @@ static void put_lane_label(PlTextBuf *t, const LaneInfo *l)
     pl_text_lit(t, "</text>\n");
 }
 
-static void put_lane(PlTextBuf *t, const Axis *ax, const LaneInfo *l)
+static void put_lane(PlTextBuf *t, const PlStagePlan *plan, const Axis *ax, const LaneInfo *l)
 {
     const ExStage *s = l->stage;
     pl_text_printf(t,
                    "<rect class=\"lane\" data-stage=\"%d\" x=\"%d\" y=\"%d\" width=\"%d\" "
                    "height=\"%d\" fill=\"#%06x\"/>\n",
                    s->id, LABEL_W, l->y, PLOT_W, l->h, tint(l->colour));
-    put_lane_label(t, l);
+    put_lane_label(t, plan, l);
     int x0 = x_at(ax, s->start_ns), x1 = x_at(ax, s->end_ns);
     pl_text_printf(t,
                    "<rect class=\"span\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
@@ -229,7 +252,7 @@ static void put_lane(PlTextBuf *t, const Axis *ax, const LaneInfo *l)
     }
 }
 
-static void put_svg(PlTextBuf *t, LaneInfo *lanes, int n_lanes)
+static void put_svg(PlTextBuf *t, const PlStagePlan *plan, LaneInfo *lanes, int n_lanes)
 {
     Axis ax = {0, 0};
     int y = AXIS_H;
@@ -251,7 +274,7 @@ static void put_svg(PlTextBuf *t, LaneInfo *lanes, int n_lanes)
                    SVG_W, y, SVG_W, y);
     put_axis(t, &ax, y);
     for (int i = 0; i < n_lanes; i++) {
-        put_lane(t, &ax, &lanes[i]);
+        put_lane(t, plan, &ax, &lanes[i]);
     }
     pl_text_lit(t, "</svg>\n");
 }
@@ -342,7 +365,7 @@ static const char STYLE[] =
     "pre{background:#f6f6f6;padding:6px;overflow-x:auto;font:12px monospace}\n"
     "pre.sql{max-height:9em;overflow-y:auto}\n"
     "svg text{font:11px sans-serif;fill:#222}svg .lh{font-weight:bold}\n"
-    "svg .tl{fill:#666}svg .tick{stroke:#ddd}svg .cache{fill:#2a7d2a}\n"
+    "svg .tl{fill:#666}svg .tick{stroke:#ddd}svg .cache{fill:#2a7d2a}svg .aqe{fill:#b35900}\n"
     "svg .span{fill:none;stroke-width:1}\n"
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:4px}\n"
@@ -383,7 +406,7 @@ char *pl_timeline_html(const PlTimelineIn *in)
     put_escaped(&t, in->sql != NULL ? in->sql : "");
     pl_text_lit(&t, "</pre>\n");
     put_summary(&t, plan);
-    put_svg(&t, lanes, n_lanes);
+    put_svg(&t, plan, lanes, n_lanes);
     put_stage_table(&t, plan, lanes, n_lanes);
     put_decisions(&t, in);
     put_plans(&t, in);

@@ -140,9 +140,14 @@ def test_html():
     m = re.search(r"Adaptive decisions \((\d+)\)", doc)
     check(m is not None and int(m.group(1)) == len(plan["adaptive"]),
           f"every adaptive decision: {m and m.group(0)} vs {len(plan['adaptive'])}")
+    lane_ids = {s["id"] for s in ran}
     for d in plan["adaptive"]:
         rule = d["rule"]
         check(f"&quot;rule&quot;: &quot;{rule}&quot;" in doc, f"decision {rule} with its numbers")
+        if d.get("stage") in lane_ids:
+            label = re.search(rf'<text class="lh"[^>]*>Stage {d["stage"]}\b.*?</text>', doc)
+            check(label and f"\u25c6 {rule}" in label.group(0),
+                  f"decision {rule} marked on stage {d['stage']}'s lane")
     check("Stage 1 -&gt;" in doc and "Total: " in doc, "the plan as run, with its total")
 
     spill_doc = explain("HTML", SPILL_QUERY, SPILL)
