@@ -65,5 +65,8 @@ typedef struct CliState {
     char *out_path;       /* owned; the .output file's name, NULL for stdout (out is owned then) */
     FILE *once;           /* owned; the .once file, taking the next statement's result, or NULL */
     int read_depth;       /* how many .read files are open right now */
+    bool is_explain;      /* .explain on: print each statement's plan before its result */
+    char *timeline_path;  /* owned; the .timeline file for the next statement, or NULL */
+    char *last_sql;       /* owned; the text of the last statement run (for .edit), or NULL */
     CliProgress progress; /* the progress bar of the running statement */
 } CliState;

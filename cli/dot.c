@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cli/edit.h"
 #include "cli/exec.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
@@ -216,6 +217,28 @@ static void run_maxwidth(CliState *st, char **args)
     }
 }
 
+static void run_explain(CliState *st, char **args)
+{
+    set_switch(st, args[0], ".explain on|off", &st->is_explain);
+}
+
+/* `.timeline FILE`: the next statement's timeline goes to FILE; `.timeline
+ * off` forgets a pending one. */
+static void run_timeline(CliState *st, char **args)
+{
+    free(st->timeline_path);
+    st->timeline_path = NULL;
+    if (strcmp(args[0], "off") != 0 && (st->timeline_path = strdup(args[0])) == NULL) {
+        cli_exec_error(st, "out of memory");
+    }
+}
+
+static void run_edit(CliState *st, char **args)
+{
+    (void)args;
+    cli_edit_run(st);
+}
+
 static void run_once(CliState *st, char **args)
 {
     cli_exec_output_open(st, args[0], true);
@@ -281,6 +304,7 @@ static void run_show(CliState *st, char **args)
 
     fprintf(out, "%12s: %s\n", "bail", on_off(st->is_bail));
     fprintf(out, "%12s: %s\n", "echo", on_off(st->is_echo));
+    fprintf(out, "%12s: %s\n", "explain", on_off(st->is_explain));
     fprintf(out, "%12s: %s\n", "headers", on_off(st->has_header));
     fprintf(out, "%12s: %" PRId64 "\n", "maxrows", st->max_rows);
     if (st->max_width == CLI_MAX_WIDTH_TERMINAL) {
@@ -292,13 +316,16 @@ static void run_show(CliState *st, char **args)
     fprintf(out, "%12s: \"%s\"%s\n", "nullvalue", st->null_text,
             st->has_null_text ? "" : " (csv: empty)");
     fprintf(out, "%12s: %s\n", "output", st->out_path != NULL ? st->out_path : "stdout");
+    fprintf(out, "%12s: %s\n", "timeline", st->timeline_path != NULL ? st->timeline_path : "off");
     fprintf(out, "%12s: %s\n", "timer", on_off(st->is_timer));
 }
 
 static const CliDotCmd CMDS[] = {
     {"bail", 1, 1, run_bail, ".bail on|off", "Stop after the first error"},
     {"echo", 1, 1, run_echo, ".echo on|off", "Print each statement before running it"},
+    {"edit", 0, 0, run_edit, ".edit", "Edit the last statement in $EDITOR, then run it"},
     {"exit", 0, 0, run_quit, ".exit", "Exit the shell"},
+    {"explain", 1, 1, run_explain, ".explain on|off", "Print each statement's plan before its result"},
     {"headers", 1, 1, run_headers, ".headers on|off", "Print column names in csv and tsv mode"},
     {"help", 0, 0, run_help, ".help", "Show this message"},
     {"import", 2, 2, run_import, ".import FILE TABLE", "Load the CSV file FILE into TABLE (COPY)"},
@@ -315,6 +342,8 @@ static const CliDotCmd CMDS[] = {
     {"schema", 0, 1, run_schema, ".schema [TABLE]", "Show the CREATE statements"},
     {"show", 0, 0, run_show, ".show", "Show the current settings"},
     {"tables", 0, 0, run_tables, ".tables", "List the tables and views"},
+    {"timeline", 1, 1, run_timeline, ".timeline FILE|off",
+     "Write the next statement's stage timeline (HTML) to FILE"},
     {"timer", 1, 1, run_timer, ".timer on|off", "Print the run time of each statement"},
 };
 

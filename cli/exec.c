@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cli/dot.h"
+#include "cli/explain.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -241,11 +242,23 @@ static void echo_statement(FILE *out, const char *text, size_t len)
     fprintf(out, "%.*s\n", (int)len, text);
 }
 
+/* Keeps the text of the statement that ran, for .edit (out of memory keeps none). */
+static void remember_statement(CliState *st, const char *text, size_t len)
+{
+    while (len > 0 && is_space(text[len - 1])) {
+        len--;
+    }
+    free(st->last_sql);
+    st->last_sql = strndup(text, len);
+}
+
 /* Runs the statement at sql[*off..len) and prints its outcome. Returns false when
  * only white space and comments remained (nothing ran).  --echo prints the text
  * once the engine has said where the statement ends (*off), still ahead of the
  * statement's result or error.  A pending .once file takes this statement's
- * output and is closed after it. */
+ * output and is closed after it; a pending .timeline file takes its timeline
+ * (the statement runs under EXPLAIN (ANALYZE, FORMAT HTML)).  Under .explain
+ * on, its plan prints first. */
 static bool run_next(CliState *st, const CliFeed *feed, const char *sql, size_t len, size_t *off)
 {
     SluiceResult *res = NULL;
@@ -254,27 +267,42 @@ static bool run_next(CliState *st, const CliFeed *feed, const char *sql, size_t 
     size_t start = *off;
 
     memset(&err, 0, sizeof err);
+    size_t tok = skip_blank(sql, len, start);
+    SluiceResult *plan = st->is_explain ? cli_explain_plan(st, sql, len, tok) : NULL;
+    char *timeline = tok < len ? st->timeline_path : NULL;
+    st->timeline_path = timeline != NULL ? NULL : st->timeline_path;
     clock_start(&clock);
     cli_progress_begin(st);
     cli_interrupt_begin();
-    int rc = sluice_exec_next(st->db, sql, len, off, &res, &err);
+    int rc = timeline != NULL
+                 ? cli_explain_exec(st, CLI_TIMELINE_PREFIX, sql, len, tok, off, &res, &err)
+                 : sluice_exec_next(st->db, sql, len, off, &res, &err);
     cli_progress_end(st);
     if (cli_interrupt_end() && !st->is_interactive) {
         st->is_done = true; /* an interrupted script stops (main exits 130) */
         st->is_interrupted = true;
     }
     if (rc == 0 && res == NULL) {
+        sluice_result_free(plan);
+        st->timeline_path = timeline; /* nothing ran: still for the next statement */
         return false;
     }
     if (*off <= start || *off > len) {
         *off = len; /* no progress: never loop on the same text */
     }
+    remember_statement(st, sql + tok, *off > tok ? *off - tok : 0);
     FILE *out = st->once != NULL ? st->once : st->out;
     if (st->is_echo) {
         echo_statement(out, sql + start, *off - start);
     }
+    if (plan != NULL) {
+        cli_explain_print(plan, out);
+        sluice_result_free(plan);
+    }
     if (rc != 0) {
         report_error(st, feed, &err, sql, len, start);
+    } else if (timeline != NULL) {
+        cli_explain_write(st, res, timeline);
     } else {
         cli_output_result(st, res, out);
         if (sluice_result_error(res, &err) != 0) {
@@ -293,6 +321,7 @@ static bool run_next(CliState *st, const CliFeed *feed, const char *sql, size_t 
     if (st->is_timer) {
         clock_report(st, &clock);
     }
+    free(timeline);
     return true;
 }
 

@@ -277,6 +277,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     sluice_close(st.db);
     free(st.null_text);
+    free(st.timeline_path);
+    free(st.last_sql);
     free(args.units);
     return rc;
 }

@@ -198,6 +198,27 @@ static int64_t stage_spilled(ExStage *s)
     return n;
 }
 
+/* Room for n more task spans (driver thread, no task of the stage running).
+ * Out of memory only loses the spans: the timeline shows fewer bars. */
+static void reserve_spans(ExStage *s, ExQuery *q, int n)
+{
+    if (n <= 0 || q->arena == NULL) {
+        return;
+    }
+    int used = atomic_load(&s->n_spans);
+    used = used < s->span_cap ? used : s->span_cap;
+    ExTaskSpan *spans = cm_arena_alloc(q->arena, sizeof(ExTaskSpan) * (size_t)(used + n));
+    if (spans == NULL) {
+        return;
+    }
+    if (used > 0) {
+        memcpy(spans, s->spans, sizeof(ExTaskSpan) * (size_t)used);
+    }
+    s->spans = spans;
+    s->span_cap = used + n;
+    atomic_store(&s->n_spans, used);
+}
+
 typedef struct StageRun {
     ExStage *stage;
     ExQuery *query;
@@ -255,7 +276,11 @@ static void task_main(void *arg, int task_idx, int worker_id)
         cm_free(locals);
     }
     record_error(q, &err);
-    long long took = cm_now_ns() - start;
+    long long end = cm_now_ns(), took = end - start;
+    int slot = atomic_fetch_add(&s->n_spans, 1);
+    if (slot < s->span_cap) {
+        s->spans[slot] = (ExTaskSpan){start, end, task_idx, worker_id};
+    }
     atomic_fetch_add(&s->task_sum_ns, took);
     long long max = atomic_load(&s->task_max_ns);
     while (took > max && !atomic_compare_exchange_weak(&s->task_max_ns, &max, took)) {
@@ -280,6 +305,8 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     if (q->progress != NULL) {
         ex_progress_stage_tasks(q->progress, stage->n_tasks);
     }
+    reserve_spans(stage, q, stage->n_tasks);
+    stage->start_ns = start;
     StageRun sr = {.stage = stage, .query = q};
     cm_pool_run(q->pool, stage->n_tasks, task_main, &sr);
     if (q->err.code == CM_OK) {
@@ -298,7 +325,8 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
         return err->code;
     }
     stage->done = true;
-    stage->time_ns = cm_now_ns() - start;
+    stage->end_ns = cm_now_ns();
+    stage->time_ns = stage->end_ns - start;
     if (q->progress != NULL) {
         ex_progress_stage_end(q->progress, stage_spilled(stage));
     }
@@ -307,6 +335,7 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
 
 CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks, CmErr *err)
 {
+    reserve_spans(stage, q, n_tasks);
     StageRun sr = {.stage = stage, .query = q, .tasks = tasks};
     cm_pool_run(q->pool, n_tasks, task_main, &sr);
     if (q->err.code != CM_OK) {

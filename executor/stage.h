@@ -14,6 +14,14 @@
 #include "executor/op.h"
 #include "shuffle/shuffle.h"
 
+/* One task's run, for the stage timeline (planner/timeline.h): two clock
+ * reads per task.  Times are cm_now_ns() values. */
+typedef struct ExTaskSpan {
+    long long start_ns, end_ns;
+    int task_idx;
+    int worker_id; /* the pool's worker that ran it (cm_pool_run's id) */
+} ExTaskSpan;
+
 typedef struct ExStage ExStage;
 struct ExStage {
     int id;
@@ -31,6 +39,13 @@ struct ExStage {
     bool skipped;         /* the adaptive optimizer merged its work into another stage */
     bool coalesced;       /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
+    long long start_ns, end_ns; /* cm_now_ns() at ex_stage_run's start and end */
+    /* Each task's span, in the query arena, in order of finishing: slots are
+     * taken with an atomic counter; a re-run appends (the array grows on the
+     * driver thread before its tasks start). */
+    ExTaskSpan *spans;
+    int span_cap;
+    atomic_int n_spans;
     /* Per-task wall time, summed and the longest: the longest task bounds the
      * stage however many cores run it, so longest/sum shows skew that a
      * 2-core wall clock hides. */

@@ -4,12 +4,12 @@
  * Stages are listed in execution order; within a stage the sink comes first
  * and the source last, as the data flows upward.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "planner/physical.h"
+#include "planner/textbuf.h"
 
 /* The operator's name: a scan of cached rows (planner/cache.h) is a CACHED
  * SCAN, one of a statement's shared subtree a SHARED SCAN. */
@@ -143,156 +143,110 @@ int64_t pl_spilled_bytes(const PlStagePlan *plan)
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
-typedef struct Json {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} Json;
-
-static void put(Json *j, const char *s, size_t n)
+static void put_string(PlTextBuf *j, const char *s)
 {
-    if (j->oom) {
-        return;
-    }
-    if (j->len + n + 1 > j->cap) {
-        size_t cap = (j->cap ? j->cap * 2 : 4096) + n;
-        char *g = cm_realloc(j->buf, cap);
-        if (g == NULL) {
-            j->oom = true;
-            return;
-        }
-        j->buf = g;
-        j->cap = cap;
-    }
-    memcpy(j->buf + j->len, s, n);
-    j->len += n;
-    j->buf[j->len] = '\0';
-}
-
-static void put_lit(Json *j, const char *s)
-{
-    put(j, s, strlen(s));
-}
-
-static void putf(Json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(Json *j, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    put(j, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void put_string(Json *j, const char *s)
-{
-    put_lit(j, "\"");
+    pl_text_lit(j, "\"");
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
-            put(j, e, 2);
+            pl_text_put(j, e, 2);
         } else if (c < 0x20) {
-            putf(j, "\\u%04x", c);
+            pl_text_printf(j, "\\u%04x", c);
         } else {
-            put(j, (const char *)s, 1);
+            pl_text_put(j, (const char *)s, 1);
         }
     }
-    put_lit(j, "\"");
+    pl_text_lit(j, "\"");
 }
 
-static void put_operator(Json *j, const PlStagePlan *plan, const ExOp *op, const ExOp *in,
+static void put_operator(PlTextBuf *j, const PlStagePlan *plan, const ExOp *op, const ExOp *in,
                          bool analyze, bool first)
 {
     char detail[512];
     op_detail(op, in, detail, sizeof detail);
-    put_lit(j, first ? "\n        {" : ",\n        {");
-    put_lit(j, "\"name\": ");
+    pl_text_lit(j, first ? "\n        {" : ",\n        {");
+    pl_text_lit(j, "\"name\": ");
     put_string(j, op_name(plan, op));
-    put_lit(j, ", \"detail\": ");
+    pl_text_lit(j, ", \"detail\": ");
     put_string(j, detail);
     if (analyze) {
-        putf(j, ", \"rows\": %lld", (long long)atomic_load(&op->rows_out));
+        pl_text_printf(j, ", \"rows\": %lld", (long long)atomic_load(&op->rows_out));
         if (op->est_rows > 0) {
-            putf(j, ", \"est_rows\": %.0f", op->est_rows);
+            pl_text_printf(j, ", \"est_rows\": %.0f", op->est_rows);
         }
-        putf(j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
+        pl_text_printf(j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
              (long long)atomic_load(&op->mem.peak), (long long)atomic_load(&op->spilled_bytes),
              (long long)atomic_load(&op->spill_files));
     }
-    put_lit(j, "}");
+    pl_text_lit(j, "}");
 }
 
-static void put_shuffle(Json *j, const ExStage *s)
+static void put_shuffle(PlTextBuf *j, const ExStage *s)
 {
     ShShuffleStats st;
     memset(&st, 0, sizeof st);
     if (s->shuffle != NULL && *s->shuffle != NULL) {
         sh_shuffle_stats(*s->shuffle, &st);
     }
-    putf(j, ",\n      \"shuffle\": {\"rows\": %lld, \"bytes_pushed\": %lld, \"blocks\": %lld, ",
+    pl_text_printf(j, ",\n      \"shuffle\": {\"rows\": %lld, \"bytes_pushed\": %lld, \"blocks\": %lld, ",
          (long long)st.rows, (long long)st.bytes_pushed, (long long)st.blocks);
-    putf(j, "\"files\": %lld, \"splits\": %lld, \"spilled_bytes\": %lld, ", (long long)st.files,
+    pl_text_printf(j, "\"files\": %lld, \"splits\": %lld, \"spilled_bytes\": %lld, ", (long long)st.files,
          (long long)st.splits, (long long)st.spilled_bytes);
-    putf(j, "\"sorted_on_read\": %lld, \"pauses\": %lld, \"paused_ms\": %lld, ",
+    pl_text_printf(j, "\"sorted_on_read\": %lld, \"pauses\": %lld, \"paused_ms\": %lld, ",
          (long long)st.sorted_on_read, (long long)st.pauses, (long long)st.paused_ms);
-    putf(j, "\"map_reruns\": %lld}", (long long)st.map_reruns);
+    pl_text_printf(j, "\"map_reruns\": %lld}", (long long)st.map_reruns);
 }
 
 char *pl_explain_json(const PlStagePlan *plan, bool analyze)
 {
-    Json j = {0};
-    put_lit(&j, "{\n  \"stages\": [");
+    PlTextBuf j = {0};
+    pl_text_lit(&j, "{\n  \"stages\": [");
     for (int i = 0; i < plan->n_stages; i++) {
         const ExStage *s = plan->stages[i];
         if (s->skipped) {
-            putf(&j, "%s\n    {\"id\": %d, \"skipped\": true}", i ? "," : "", s->id);
+            pl_text_printf(&j, "%s\n    {\"id\": %d, \"skipped\": true}", i ? "," : "", s->id);
             continue;
         }
-        putf(&j, "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f", i ? "," : "",
+        pl_text_printf(&j, "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f", i ? "," : "",
              s->id, s->n_tasks, (long long)atomic_load(&s->sink->rows_out),
              (double)s->time_ns / 1e6);
-        putf(&j, ", \"task_time_sum_ms\": %.3f, \"task_time_max_ms\": %.3f",
+        pl_text_printf(&j, ", \"task_time_sum_ms\": %.3f, \"task_time_max_ms\": %.3f",
              (double)atomic_load(&s->task_sum_ns) / 1e6,
              (double)atomic_load(&s->task_max_ns) / 1e6);
-        put_lit(&j, ",\n      \"output\": ");
+        pl_text_lit(&j, ",\n      \"output\": ");
         put_string(&j, s->exchange);
-        put_lit(&j, ",\n      \"depends_on\": [");
+        pl_text_lit(&j, ",\n      \"depends_on\": [");
         for (int d = 0; d < s->n_deps; d++) {
-            putf(&j, "%s%d", d ? ", " : "", s->deps[d]->id);
+            pl_text_printf(&j, "%s%d", d ? ", " : "", s->deps[d]->id);
         }
-        put_lit(&j, "],\n      \"operators\": [");
+        pl_text_lit(&j, "],\n      \"operators\": [");
         put_operator(&j, plan, s->sink, op_input(s, s->n_ops), analyze, true);
         for (int k = s->n_ops - 1; k >= 0; k--) {
             put_operator(&j, plan, s->ops[k], op_input(s, k), analyze, false);
         }
         put_operator(&j, plan, s->source, NULL, analyze, false);
-        put_lit(&j, "]");
+        pl_text_lit(&j, "]");
         if (s->shuffle != NULL) {
             put_shuffle(&j, s);
         }
-        put_lit(&j, "}");
+        pl_text_lit(&j, "}");
     }
-    put_lit(&j, "\n  ],\n  \"adaptive\": [");
+    pl_text_lit(&j, "\n  ],\n  \"adaptive\": [");
     for (int i = 0; i < plan->n_decisions; i++) {
-        put_lit(&j, i ? ",\n    " : "\n    ");
-        put_lit(&j, plan->decisions[i]);
+        pl_text_lit(&j, i ? ",\n    " : "\n    ");
+        pl_text_lit(&j, plan->decisions[i]);
     }
-    put_lit(&j, plan->n_decisions ? "\n  ]" : "]");
+    pl_text_lit(&j, plan->n_decisions ? "\n  ]" : "]");
     if (analyze) {
-        putf(&j, ",\n  \"peak_memory_bytes\": %lld, \"peak_rss_bytes\": %lld",
+        pl_text_printf(&j, ",\n  \"peak_memory_bytes\": %lld, \"peak_rss_bytes\": %lld",
              (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes);
-        putf(&j, ", \"peak_temp_bytes\": %lld, \"spilled_bytes\": %lld",
+        pl_text_printf(&j, ", \"peak_temp_bytes\": %lld, \"spilled_bytes\": %lld",
              (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
         int64_t all = plan->statement_ns > plan->total_ns ? plan->statement_ns : plan->total_ns;
-        putf(&j, ", \"total_ms\": %.3f, \"run_ms\": %.3f", (double)all / 1e6,
+        pl_text_printf(&j, ", \"total_ms\": %.3f, \"run_ms\": %.3f", (double)all / 1e6,
              (double)plan->total_ns / 1e6);
     }
-    put_lit(&j, "\n}");
-    if (j.oom) {
-        cm_free(j.buf);
-        return NULL;
-    }
-    return j.buf;
+    pl_text_lit(&j, "\n}");
+    return pl_text_take(&j);
 }

@@ -28,6 +28,7 @@
 #include "planner/describe.h"
 #include "planner/memmode.h"
 #include "planner/physical.h"
+#include "planner/timeline.h"
 #include "shuffle/block.h"
 #include "shuffle/spill.h"
 #include "storage/csv.h"
@@ -509,6 +510,26 @@ static void explain_shared(Stmt *st, Lines *lines)
     }
 }
 
+/* EXPLAIN (ANALYZE, FORMAT HTML): the stage timeline as the one row. */
+static void add_timeline(Stmt *st, const PlStagePlan *plan, const PlStagePlan *initial,
+                         Lines *lines)
+{
+    const PsStmt *inner = st->ast->inner;
+    PlTimelineIn in = {.plan = plan,
+                       .initial = initial,
+                       .sql = cm_arena_strndup(st->arena, st->sql + inner->src_off,
+                                               (size_t)inner->src_len),
+                       .n_notes = st->cache.n_events,
+                       .notes = st->cache.events};
+    char *doc = pl_timeline_html(&in);
+    if (doc == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory writing EXPLAIN");
+        return;
+    }
+    add_line(lines, doc);
+    cm_free(doc);
+}
+
 static CmStatus stmt_explain(Stmt *st)
 {
     const PsStmt *inner = st->ast->inner;
@@ -522,7 +543,7 @@ static CmStatus stmt_explain(Stmt *st)
     if (root == NULL) {
         return st->err->code;
     }
-    bool json = false;
+    bool json = false, html = false;
     for (int i = 0; st->ast->options != NULL && i < st->ast->options->n; i++) {
         const PsOption *o = st->ast->options->items[i];
         char text[32] = "true";
@@ -530,15 +551,21 @@ static CmStatus stmt_explain(Stmt *st)
             return st->err->code;
         }
         if (!strcmp(o->name, "format")) {
-            if (strcasecmp(text, "json") != 0 && strcasecmp(text, "text") != 0) {
+            if (strcasecmp(text, "json") != 0 && strcasecmp(text, "text") != 0 &&
+                strcasecmp(text, "html") != 0) {
                 return cm_err_set(st->err, CM_BIND, o->value->src_off,
-                                  "EXPLAIN format must be text or json");
+                                  "EXPLAIN format must be text, json or html");
             }
             json = strcasecmp(text, "json") == 0;
+            html = strcasecmp(text, "html") == 0;
         } else if (strcmp(o->name, "analyze") != 0) {
             return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown EXPLAIN option '%s'",
                               o->name);
         }
+    }
+    if (html && !analyze) {
+        return cm_err_set(st->err, CM_BIND, st->ast->src_off,
+                          "EXPLAIN (FORMAT HTML) needs ANALYZE: the timeline shows a run");
     }
     /* EXPLAIN ANALYZE also shows the plan as first built when the adaptive
      * optimizer changed it: planning is deterministic, so planning again
@@ -557,7 +584,9 @@ static CmStatus stmt_explain(Stmt *st)
     if (rc == CM_OK && (st->res = result_new(1, &name, st->err)) != NULL &&
         (lines.rows = ex_result_new(1, &t, st->err)) != NULL &&
         cm_batch_init(&lines.batch, 1, &t, st->err) == CM_OK) {
-        if (json) {
+        if (html) {
+            add_timeline(st, &plan, changed ? &initial : NULL, &lines);
+        } else if (json) {
             char *doc = pl_explain_json(&plan, analyze);
             char *first = changed ? pl_explain_json(&initial, false) : NULL;
             if (doc == NULL || (changed && first == NULL)) {

@@ -11,11 +11,13 @@
 #   libsqlite3-dev                 the differential tests compare against sqlite3
 #   libcriterion-dev               unit tests
 #   python3                        the TPC-DS benchmark runner (bench/tpcds/run.py)
+#   chromium                       the stage timeline's test renders its HTML headless
+#                                  (tests/cli/timeline_test.py)
 #   clang, libclang-rt-14-dev      the fuzz targets (scripts/fuzz.sh): libFuzzer and the sanitizer
 #                                  runtimes are in the -rt package, which clang only recommends
 set -euo pipefail
 packages=(cmake make gcc pkg-config lemon libmimalloc-dev liblz4-dev libzstd-dev libxxhash-dev
-          libpcre2-dev libedit-dev libsqlite3-dev libcriterion-dev python3 clang libclang-rt-14-dev)
+          libpcre2-dev libedit-dev libsqlite3-dev libcriterion-dev python3 chromium clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -478,21 +478,25 @@ expect_rc ".once that failed" 1
 heredoc show <<'EOF'
         bail: off
         echo: off
+     explain: off
      headers: on
      maxrows: 7
     maxwidth: 0
         mode: csv
    nullvalue: "NULL" (csv: empty)
       output: stdout
+    timeline: off
        timer: off
         bail: off
         echo: off
+     explain: off
      headers: on
      maxrows: 7
     maxwidth: auto
         mode: csv
    nullvalue: "-"
       output: stdout
+    timeline: off
        timer: on
 EOF
 sl_in $'.maxrows 7\n.maxwidth 0\n.show\n.nullvalue -\n.timer on\n.maxwidth auto\n.show\n' --mode csv --header
@@ -514,8 +518,42 @@ expect_line ".import of a missing file" "$ERR" 2 "^Error: .*nope.csv"
 expect_line ".import needs a table" "$ERR" 3 "^Error: usage: .import FILE TABLE$"
 expect_lines ".import errors" "$ERR" 3
 
+# ---- .explain on|off, .timeline FILE|off ----
+
+sl_in $'.explain on\nSELECT 1 AS a;\nCREATE TABLE ex AS SELECT 2 AS b;\n.explain off\nSELECT b FROM ex;\n'
+expect_out ".explain on: the plan before the result, none for DDL" \
+    $'Stage 1 -> result\n  RESULT\n    PROJECTION 1\n      VALUES 1 row\n1\n2\n'
+expect_rc ".explain on" 0
+sl_in $'.explain on\nSELECT nope;\n'
+expect_err ".explain on: a bad statement reports its own error once" \
+    $'Error: line 2, column 8: unknown column \'nope\'\n  SELECT nope;\n         ^\n'
+
+sl_in ".timeline $TMP/tl.html
+SELECT 1; SELECT 2;
+.timeline $TMP/tl2.html
+.timeline off
+SELECT 3;
+"
+expect_out ".timeline takes the next statement only" $'2\n3\n'
+expect_rc ".timeline" 0
+if grep -q '<rect class="lane" data-stage="1"' "$TMP/tl.html" && [ ! -e "$TMP/tl2.html" ]; then
+    pass
+else
+    fail ".timeline writes the timeline, .timeline off forgets it" "$(head -c 300 "$TMP/tl.html")"
+fi
+sl_in ".timeline $TMP/tl3.html
+  SELECT  nope;
+CREATE TABLE z(a INT);
+"
+expect_err ".timeline: errors point into the statement as typed" \
+    $'Error: line 2, column 11: unknown column \'nope\'\n    SELECT  nope;\n            ^\n'
+expect_rc ".timeline with an error" 1
+sl_in $'.explain on\n.timeline t.html\n.show\n'
+expect_line ".show: .explain" "$OUT" 3 "^     explain: on$"
+expect_line ".show: the pending .timeline" "$OUT" 10 "^    timeline: t.html$"
+
 sl_in $'.help\n'
-for cmd in once output show import maxrows maxwidth; do
+for cmd in once output show import maxrows maxwidth explain timeline edit; do
     if grep -q "^\\.$cmd " "$OUT"; then pass; else fail ".help lists .$cmd" "$(cat "$OUT")"; fi
 done
 

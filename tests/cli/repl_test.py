@@ -98,6 +98,15 @@ def after_echo(text, line):
     return text[at + len(line) + 1:] if at >= 0 else text
 
 
+# .edit's editor: keeps what it was given, then saves another statement; fails
+# while the file `fail` exists.
+EDIT_DIR = tempfile.mkdtemp()
+with open(os.path.join(EDIT_DIR, "editor.sh"), "w") as f:
+    f.write('#!/bin/sh\n[ -e "%s/fail" ] && exit 3\ncp "$1" "%s/seen.sql"\n'
+            'printf "SELECT 6 * 7 AS edited;\\n" > "$1"\n' % (EDIT_DIR, EDIT_DIR))
+os.chmod(os.path.join(EDIT_DIR, "editor.sh"), 0o755)
+os.environ["EDITOR"] = os.path.join(EDIT_DIR, "editor.sh")
+
 sh = Shell(120)
 check(sh.read_until(b"sluice> ") is not None, "the REPL starts")
 
@@ -162,6 +171,20 @@ out = sh.run(";\n")
 # (the line typed was "sel person_n, ag FROM peo;": it runs only once completed)
 check("│ Ada         │    36 │" in out and "Error" not in out,
       "Tab completes a keyword, a column and a table:\n" + out)
+
+# .edit: $EDITOR gets the last statement in a file, and what it saved runs
+sh.run("SELECT 40 + 2 AS answer;\n")
+out = sh.run(".edit\n")
+seen = open(os.path.join(EDIT_DIR, "seen.sql")).read()
+check(seen == "SELECT 40 + 2 AS answer;\n", ".edit opens the last statement: " + repr(seen))
+check("│ edited │" in out and "│     42 │" in out, ".edit runs what the editor saved:\n" + out)
+sh.run(".edit\n")
+seen = open(os.path.join(EDIT_DIR, "seen.sql")).read()
+check(seen == "SELECT 6 * 7 AS edited;\n", "the edited statement is the last one: " + repr(seen))
+open(os.path.join(EDIT_DIR, "fail"), "w").close()
+out = sh.run(".edit\n")
+check("Error: .edit: the editor" in out and "│" not in out,
+      "a failing editor runs nothing:\n" + out)
 
 code = sh.finish()
 check(code == 1, f"the REPL exits with status 1 after errors (got {code})")
