@@ -62,6 +62,33 @@ static CmStatus div_zero(const ExExpr *e, CmErr *err)
         return CM_OK;                                                                              \
     }
 
+/* A binary kernel that fails only by overflow: BODY sets r[p] from a[p] and
+ * b[p], and bool o to whether the row overflows.  Unlike CHECKED_BINARY it computes
+ * every active row, NULL or not (a NULL slot's garbage may overflow: only a
+ * valid row's overflow counts), and raises the error once after the loop, so
+ * a batch without NULLs or selection runs a loop with no exit and no test of
+ * validity (TPC-H q1's DECIMAL expressions: about twice as fast). */
+#define OVERFLOW_BINARY(NAME, T, BODY)                                                             \
+    static CmStatus NAME(KERNEL_ARGS)                                                              \
+    {                                                                                              \
+        const T *a = args[0]->data;                                                                \
+        const T *b = args[1]->data;                                                                \
+        T *r = out->data;                                                                          \
+        ex_and_validity(args, 2, out);                                                             \
+        bool bad = false;                                                                          \
+        if (in->sel == NULL && out->validity == NULL) {                                            \
+            for (uint32_t p = 0; p < (uint32_t)in->n_rows; p++) {                                  \
+                BODY bad |= o;                                                                     \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int i = 0; i < in->n_rows; i++) {                                                 \
+                uint32_t p = cm_batch_pos(in, i);                                                  \
+                BODY bad |= o && !cm_vec_is_null(out, p);                                          \
+            }                                                                                      \
+        }                                                                                          \
+        return bad ? overflow(e, err) : CM_OK;                                                     \
+    }
+
 /* A binary kernel that cannot fail. */
 #define PLAIN_BINARY(NAME, TA, TB, TR, EXPR)                                                       \
     static CmStatus NAME(KERNEL_ARGS)                                                              \
@@ -85,15 +112,9 @@ static CmStatus div_zero(const ExExpr *e, CmErr *err)
 
 /* ---- arithmetic ------------------------------------------------------------ */
 
-CHECKED_BINARY(
-    add_i64, int64_t, int64_t, int64_t,
-    if (__builtin_add_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
-CHECKED_BINARY(
-    sub_i64, int64_t, int64_t, int64_t,
-    if (__builtin_sub_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
-CHECKED_BINARY(
-    mul_i64, int64_t, int64_t, int64_t,
-    if (__builtin_mul_overflow(a[p], b[p], &r[p])) { return overflow(e, err); })
+OVERFLOW_BINARY(add_i64, int64_t, bool o = __builtin_add_overflow(a[p], b[p], &r[p]);)
+OVERFLOW_BINARY(sub_i64, int64_t, bool o = __builtin_sub_overflow(a[p], b[p], &r[p]);)
+OVERFLOW_BINARY(mul_i64, int64_t, bool o = __builtin_mul_overflow(a[p], b[p], &r[p]);)
 CHECKED_BINARY(
     div_i64, int64_t, int64_t, int64_t,
     if (b[p] == 0) { return div_zero(e, err); } if (a[p] == INT64_MIN && b[p] == -1) {
@@ -111,14 +132,11 @@ PLAIN_BINARY(div_f64, double, double, double, a[p] / b[p])
 PLAIN_BINARY(mod_f64, double, double, double, fmod(a[p], b[p]))
 /* Decimal + and - work on operands already rescaled to the result's scale; the
  * result must stay within 18 digits. */
-CHECKED_BINARY(
-    add_dec, int64_t, int64_t, int64_t,
-    if (__builtin_add_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
-        r[p] <= -cm_pow10(18)) { return overflow(e, err); })
-CHECKED_BINARY(
-    sub_dec, int64_t, int64_t, int64_t,
-    if (__builtin_sub_overflow(a[p], b[p], &r[p]) || r[p] >= cm_pow10(18) ||
-        r[p] <= -cm_pow10(18)) { return overflow(e, err); })
+#define DEC18 INT64_C(1000000000000000000) /* 10^18: DECIMAL's values are below it */
+OVERFLOW_BINARY(add_dec, int64_t, bool o = __builtin_add_overflow(a[p], b[p], &r[p]);
+                o |= r[p] >= DEC18 || r[p] <= -DEC18;)
+OVERFLOW_BINARY(sub_dec, int64_t, bool o = __builtin_sub_overflow(a[p], b[p], &r[p]);
+                o |= r[p] >= DEC18 || r[p] <= -DEC18;)
 /* Decimal %: each operand raised to the result's scale in 128 bits (aux: the
  * two raises, 8 bits each), so that a BIGINT beside a DECIMAL(3,2) does not
  * overflow; the remainder is no larger than the operand already at that scale,
@@ -128,10 +146,10 @@ CHECKED_BINARY(
     if (b[p] == 0) { return div_zero(e, err); } CmInt128 x = (CmInt128)a[p] *
                                                              cm_pow10((int)(e->aux & 0xff));
     CmInt128 y = (CmInt128)b[p] * cm_pow10((int)(e->aux >> 8)); r[p] = (int64_t)(x % y);)
-/* Decimal *: scales add up; the product must fit 18 digits. */
-CHECKED_BINARY(
-    mul_dec, int64_t, int64_t, int64_t, CmInt128 v = (CmInt128)a[p] * b[p];
-    if (v >= cm_pow10(18) || v <= -cm_pow10(18)) { return overflow(e, err); } r[p] = (int64_t)v;)
+/* Decimal *: scales add up; the product must fit 18 digits (past 64 bits it
+ * is past 18 digits too, 10^18 < 2^63). */
+OVERFLOW_BINARY(mul_dec, int64_t, bool o = __builtin_mul_overflow(a[p], b[p], &r[p]);
+                o |= r[p] >= DEC18 || r[p] <= -DEC18;)
 
 /* DECIMAL128 arithmetic on operands already at the result's scale (aux: the
  * result's precision): a result past it is an error, never a wrap.  Slots
