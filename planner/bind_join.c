@@ -1028,6 +1028,42 @@ static PlNode *bind_outer(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left
     return pl_project(b, j, n, cols, names);
 }
 
+/* An outer join's ON conditions that read only its build side (the side
+ * whose rows appear only where they match: the right of a LEFT JOIN, the
+ * left of a RIGHT JOIN) filter that side before the join, and pushed[c] says
+ * which: a build row that fails one can match no row, which is all the ON
+ * condition says of it.  TPC-H q13's `o_comment NOT LIKE '%special%requests%'`
+ * then filters orders at its scan, instead of every pair at the join, and the
+ * comments no longer travel to the join's table.  Not for FULL, whose build
+ * rows appear unmatched too, nor for a volatile condition (random() is
+ * evaluated per pair in the ON). */
+static PlNode *filter_build_side(JoinSet *js, const PsFrom *f, PlNode *bn, int build,
+                                 const bool *xkey, bool *pushed)
+{
+    PlBinder *b = js->b;
+    const Leaf *leaf = &js->leaves[build];
+    uint64_t bbit = (uint64_t)1 << build;
+    int *local = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
+    if (local == NULL) {
+        return oom(b);
+    }
+    for (int c = 0; c < js->n_cols; c++) {
+        local[c] = c >= leaf->offset && c < leaf->offset + leaf->n_cols ? c - leaf->offset : -1;
+    }
+    for (int c = 0; c < js->n_conj && f->join_type != PS_JOIN_FULL; c++) {
+        const ExExpr *e = js->conj[c];
+        if (xkey[c] || leaves_of(js, e) != bbit || ex_expr_is_volatile(e)) {
+            continue;
+        }
+        ExExpr *x = remap(b, e, local);
+        if (x == NULL || (bn = pl_filter(b, bn, x, f->src_off)) == NULL) {
+            return NULL;
+        }
+        pushed[c] = true;
+    }
+    return bn;
+}
+
 static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n_left, JoinSet *js)
 {
     js->b = b;
@@ -1100,6 +1136,10 @@ static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n
             return NULL;
         }
     }
+    bool *pushed = cm_arena_zalloc(b->arena, (size_t)(js->n_conj + 1));
+    if (pushed == NULL || (bn = filter_build_side(js, f, bn, build, xkey, pushed)) == NULL) {
+        return pushed ? NULL : oom(b);
+    }
     PlNode *j = pl_node_new(b->arena, PL_JOIN, pn->n_cols + bn->n_cols);
     if (j == NULL) {
         return oom(b);
@@ -1128,7 +1168,7 @@ static PlNode *bind_outer_join(PlBinder *b, const PsFrom *f, PlScope *sc, int *n
     }
     for (int c = 0; c < js->n_conj; c++) {
         int lc, rc;
-        if (xkey[c]) {
+        if (xkey[c] || pushed[c]) {
             continue;
         }
         if (is_key(js, c, pbit, bbit, &lc, &rc)) {

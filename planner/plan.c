@@ -57,6 +57,13 @@ double pl_selectivity(const ExExpr *e)
         if (strcmp(e->name, "not") == 0 && e->n_args == 1) {
             return 1 - pl_selectivity(e->args[0]);
         }
+        /* the negated forms keep what their positive forms drop */
+        if (strcmp(e->name, "<>") == 0 || strcmp(e->name, "!=") == 0) {
+            return 1 - 0.1;
+        }
+        if (strncmp(e->name, "not_", 4) == 0) { /* not_like, not_ilike, not_glob, ... */
+            return 1 - 0.25;
+        }
         return 0.25;
     default: return 0.25;
     }

@@ -79,6 +79,7 @@ check "skewed DECIMAL: frequent, given as an integer" 1.1 "FILTER" "SELECT * FRO
 check "skewed DECIMAL: rare" 1.3 "FILTER" "SELECT * FROM s WHERE x = 8.00"
 check "skewed: the frequent value after a filter on another column" 1.2 "FILTER" \
     "SELECT * FROM s WHERE k = 0 AND n IS NULL"
+check "NOT LIKE keeps what LIKE's guess drops" 1.3 "FILTER" "SELECT * FROM s WHERE t NOT LIKE 'w1%'"
 check "skewed: IS NULL from the null count" 1.01 "FILTER" "SELECT * FROM s WHERE n IS NULL"
 check "skewed: IS NOT NULL" 1.01 "FILTER" "SELECT * FROM s WHERE n IS NOT NULL"
 check "GROUP BY two independent columns" 1.2 "HASH_AGGREGATE final" \
