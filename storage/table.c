@@ -16,6 +16,14 @@
 #include "common/alloc.h"
 #include "storage/index.h"
 
+/* The source of StTable.version stamps. */
+static atomic_uint_fast64_t next_version = 1;
+
+static void stamp(StTable *t)
+{
+    t->version = atomic_fetch_add(&next_version, 1);
+}
+
 static void chunk_free(StChunk *c)
 {
     if (c == NULL) {
@@ -76,6 +84,7 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
         goto oom;
     }
     t->n_cols = n_cols;
+    stamp(t);
     for (int i = 0; i < n_cols; i++) {
         t->types[i] = cols[i].type;
         t->cols[i] = cols[i];
@@ -504,11 +513,16 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
     for (int col = 0; col < t->n_cols; col++) {
         st_stats_add(&t->stats[col], &b->cols[col], b->sel, b->n_rows);
     }
+    if (b->n_rows > 0) {
+        stamp(t);
+    }
     return CM_OK;
 fail: {
     bool was_stale = t->stats_stale; /* the statistics never saw this append's rows */
+    uint64_t was_version = t->version; /* nor did anything saved: the rows are as they were */
     st_table_truncate(t, start);
     t->stats_stale = was_stale;
+    t->version = was_version;
     return err->code;
 }
 }
@@ -544,6 +558,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
         }
     }
     t->n_rows = n_rows;
+    stamp(t);
     if (n_rows == 0) {
         for (int col = 0; col < t->n_cols; col++) {
             st_stats_clear(&t->stats[col]);

@@ -1,0 +1,683 @@
+/*
+ * persist.c - the directory database: the lock, the data files, commit by
+ * manifest swap, and loading at open (contract in persist.h).
+ *
+ * A commit never writes into a file the current manifest names: new rows go
+ * to new files (<id>.tbl, ids from the manifest's next_file_id), and the old
+ * files are unlinked only once the new manifest is durable.  Errors name the
+ * file involved.
+ */
+#include "storage/persist.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "shuffle/block.h"
+#include "storage/persist_int.h"
+
+#define MANIFEST "MANIFEST"
+#define MANIFEST_TMP "MANIFEST.tmp"
+#define LOCK_FILE "sluice.lock"
+
+struct StPersist {
+    char *dir; /* owned */
+    bool is_readonly;
+    int lock_fd;
+    uint64_t generation;   /* of the manifest on disk */
+    uint64_t next_file_id; /* ids below it may name files */
+    PmSaved *saved;        /* owned: the rows the manifest on disk names, one per table */
+    int n_saved;
+    PmBuf last; /* the manifest on disk, for telling that nothing changed */
+};
+
+/* "<dir>/<name>" in buf. */
+static const char *path_in(const StPersist *p, const char *name, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%s", p->dir, name);
+    return buf;
+}
+
+static void file_name(uint64_t id, char out[32])
+{
+    snprintf(out, 32, "%08llu.tbl", (unsigned long long)id);
+}
+
+static CmStatus io_error(CmErr *err, const char *what, const char *path)
+{
+    return cm_err_set(err, CM_IO, -1, "cannot %s '%s': %s", what, path,
+                      errno ? strerror(errno) : "short read or write");
+}
+
+static CmStatus fsync_dir(const StPersist *p, CmErr *err)
+{
+    int fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return io_error(err, "sync the database directory", p->dir);
+    }
+    close(fd);
+    return CM_OK;
+}
+
+/* ---- writing a table's rows ----------------------------------------------------------- */
+
+static bool has_range(CmTypeId id)
+{
+    return id == CM_T_BOOL || id == CM_T_INT32 || id == CM_T_DATE || id == CM_T_INT64 ||
+           id == CM_T_DECIMAL || id == CM_T_TIME || id == CM_T_TIMESTAMP;
+}
+
+static void zone_of(const CmVec *v, CmType type, int n, PmZone *z)
+{
+    z->min = 1;
+    z->max = 0;
+    z->n_nulls = 0;
+    bool is_first = true;
+    for (int i = 0; i < n; i++) {
+        if (cm_vec_is_null(v, (uint32_t)i)) {
+            z->n_nulls++;
+            continue;
+        }
+        if (!has_range(type.id)) {
+            continue;
+        }
+        int64_t x = type.id == CM_T_BOOL                            ? ((const uint8_t *)v->data)[i]
+                    : type.id == CM_T_INT32 || type.id == CM_T_DATE ? ((const int32_t *)v->data)[i]
+                                                                    : ((const int64_t *)v->data)[i];
+        if (is_first || x < z->min) {
+            z->min = x;
+        }
+        if (is_first || x > z->max) {
+            z->max = x;
+        }
+        is_first = false;
+    }
+}
+
+typedef struct Writer {
+    int fd;
+    const char *path;
+    int64_t off;
+    ShCompressor *cctx;
+    unsigned char *rec; /* owned */
+    size_t cap;
+} Writer;
+
+/* Writes chunk `ci` of t as one record at w->off; fills its PmChunk and zones. */
+static CmStatus write_chunk(Writer *w, const StTable *t, int ci, PmSaved *s, CmErr *err)
+{
+    const StChunk *c = t->chunks[ci];
+    const CmBatch *held = st_block_pin(c->block, NULL, err);
+    if (held == NULL) {
+        return err->code != CM_OK
+                   ? err->code
+                   : cm_err_set(err, CM_RUNTIME, -1, "the rows of '%s' were dropped from memory",
+                                t->name);
+    }
+    CmBatch view = *held;
+    view.n_rows = c->n_rows; /* a truncated sealed block holds more: not the table's */
+    view.sel = NULL;
+    for (int col = 0; col < t->n_cols; col++) {
+        zone_of(&view.cols[col], t->types[col], c->n_rows,
+                &s->zones[(size_t)ci * (size_t)t->n_cols + (size_t)col]);
+    }
+    ShBlock *blk = sh_block_encode(&view, err);
+    st_block_unpin(c->block);
+    if (blk == NULL) {
+        return err->code;
+    }
+    size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
+    size_t stored = (size_t)blk->hdr.stored_bytes;
+    size_t need = SH_DISK_HDR_BYTES + (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
+    if (need > w->cap) {
+        cm_free(w->rec);
+        w->cap = 0;
+        if ((w->rec = cm_malloc(need)) == NULL) {
+            cm_free(blk);
+            return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
+        }
+        w->cap = need;
+    }
+    int64_t bytes = sh_block_lay_record(blk, w->cctx, w->rec);
+    cm_free(blk);
+    errno = 0;
+    if (!sh_pwrite_all(w->fd, w->rec, (size_t)bytes, w->off)) {
+        return io_error(err, "write", w->path);
+    }
+    s->chunks[ci] = (PmChunk){.n_rows = c->n_rows, .offset = w->off, .bytes = bytes};
+    w->off += bytes;
+    return CM_OK;
+}
+
+/* Writes t's rows to a new data file (fsynced) and describes them in *s. */
+static CmStatus write_table(StPersist *p, const StTable *t, PmSaved *s, CmErr *err)
+{
+    memset(s, 0, sizeof *s);
+    s->version = t->version;
+    s->n_rows = t->n_rows;
+    s->n_cols = t->n_cols;
+    if (t->n_rows == 0) {
+        return CM_OK;
+    }
+    s->file_id = p->next_file_id++;
+    s->chunks = cm_calloc((size_t)t->n_chunks, sizeof(PmChunk));
+    s->zones = cm_calloc((size_t)t->n_chunks * (size_t)t->n_cols + 1, sizeof(PmZone));
+    char name[32], path[4096];
+    file_name(s->file_id, name);
+    path_in(p, name, path, sizeof path);
+    Writer w = {.fd = -1, .path = path, .off = PM_DATA_HDR_BYTES};
+    if (s->chunks == NULL || s->zones == NULL ||
+        (w.cctx = sh_compressor_new(SH_BLOCK_CODEC_ZSTD)) == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
+        goto done;
+    }
+    errno = 0;
+    w.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    unsigned char hdr[PM_DATA_HDR_BYTES] = {0};
+    uint32_t version = PM_FORMAT_VERSION;
+    memcpy(hdr, PM_DATA_MAGIC, 8);
+    memcpy(hdr + 8, &version, 4);
+    if (w.fd < 0 || !sh_pwrite_all(w.fd, hdr, sizeof hdr, 0)) {
+        io_error(err, "create", path);
+        goto done;
+    }
+    for (int ci = 0; ci < t->n_chunks && err->code == CM_OK; ci++) {
+        write_chunk(&w, t, ci, s, err);
+    }
+    s->n_chunks = t->n_chunks;
+    if (err->code == CM_OK && fsync(w.fd) != 0) {
+        io_error(err, "sync", path);
+    }
+done:
+    if (w.fd >= 0) {
+        close(w.fd);
+    }
+    if (err->code != CM_OK && w.fd >= 0) {
+        unlink(path);
+    }
+    sh_compressor_free(w.cctx);
+    cm_free(w.rec);
+    return err->code;
+}
+
+/* ---- commit ------------------------------------------------------------------------- */
+
+typedef struct NewSet {
+    const StPersist *p;
+    PmSaved *saved; /* owned: one per table of the catalog */
+    int n_saved, cap;
+    bool *is_new; /* per saved: written by this commit (its file is not in the old set) */
+} NewSet;
+
+static const PmSaved *find_saved(const PmSaved *set, int n, uint64_t version)
+{
+    for (int i = 0; i < n; i++) {
+        if (set[i].version == version) {
+            return &set[i];
+        }
+    }
+    return NULL;
+}
+
+static const PmSaved *saved_of(void *ctx, const StTable *t)
+{
+    const NewSet *ns = ctx;
+    return find_saved(ns->saved, ns->n_saved, t->version);
+}
+
+/* Copies a PmSaved (its arrays too); false on OOM. */
+static bool saved_copy(const PmSaved *from, PmSaved *to)
+{
+    *to = *from;
+    size_t nz = (size_t)from->n_chunks * (size_t)from->n_cols + 1;
+    to->chunks = cm_malloc(sizeof(PmChunk) * (size_t)(from->n_chunks + 1));
+    to->zones = cm_malloc(sizeof(PmZone) * nz);
+    if (to->chunks == NULL || to->zones == NULL) {
+        pm_saved_fini(to);
+        return false;
+    }
+    memcpy(to->chunks, from->chunks, sizeof(PmChunk) * (size_t)from->n_chunks);
+    memcpy(to->zones, from->zones, sizeof(PmZone) * (nz - 1));
+    return true;
+}
+
+static void newset_free(NewSet *ns, bool unlink_new)
+{
+    for (int i = 0; i < ns->n_saved; i++) {
+        if (unlink_new && ns->is_new[i] && ns->saved[i].file_id != 0) {
+            char name[32], path[4096];
+            file_name(ns->saved[i].file_id, name);
+            unlink(path_in(ns->p, name, path, sizeof path));
+        }
+        pm_saved_fini(&ns->saved[i]);
+    }
+    cm_free(ns->saved);
+    cm_free(ns->is_new);
+}
+
+/* Fills ns with the saved rows of every table of cat, writing the changed ones. */
+static CmStatus build_set(StPersist *p, StCatalog *cat, NewSet *ns, CmErr *err)
+{
+    int n = st_catalog_count(cat);
+    ns->saved = cm_calloc((size_t)n + 1, sizeof(PmSaved));
+    ns->is_new = cm_calloc((size_t)n + 1, sizeof(bool));
+    if (ns->saved == NULL || ns->is_new == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory saving the database");
+    }
+    for (int i = 0; i < n; i++) {
+        const StEntry *e = st_catalog_entry(cat, i);
+        if (e->kind != ST_ENTRY_TABLE || e->is_temp) {
+            continue;
+        }
+        const PmSaved *old = find_saved(p->saved, p->n_saved, e->table->version);
+        PmSaved *s = &ns->saved[ns->n_saved];
+        if (old != NULL ? !saved_copy(old, s) : write_table(p, e->table, s, err) != CM_OK) {
+            ns->is_new[ns->n_saved] = old == NULL;
+            ns->n_saved++; /* so that its file goes too */
+            return cm_err_set(err, CM_OOM, -1, "out of memory saving the database");
+        }
+        ns->is_new[ns->n_saved++] = old == NULL;
+    }
+    return CM_OK;
+}
+
+/* Writes bytes to MANIFEST.tmp, fsyncs it, renames it over MANIFEST, fsyncs the directory. */
+static CmStatus swap_manifest(const StPersist *p, const PmBuf *m, CmErr *err)
+{
+    char tmp[4096], final[4096];
+    path_in(p, MANIFEST_TMP, tmp, sizeof tmp);
+    path_in(p, MANIFEST, final, sizeof final);
+    errno = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || !sh_pwrite_all(fd, m->p, m->n, 0) || fsync(fd) != 0) {
+        io_error(err, "write", tmp);
+        if (fd >= 0) {
+            close(fd);
+        }
+        unlink(tmp);
+        return err->code;
+    }
+    close(fd);
+    if (rename(tmp, final) != 0) {
+        io_error(err, "replace", final);
+        unlink(tmp);
+        return err->code;
+    }
+    return fsync_dir(p, err);
+}
+
+/* Unlinks the files of the old set that ns no longer names. */
+static void drop_old_files(const StPersist *p, const NewSet *ns)
+{
+    for (int i = 0; i < p->n_saved; i++) {
+        uint64_t id = p->saved[i].file_id;
+        bool is_kept = id == 0;
+        for (int j = 0; j < ns->n_saved && !is_kept; j++) {
+            is_kept = ns->saved[j].file_id == id;
+        }
+        if (!is_kept) {
+            char name[32], path[4096];
+            file_name(id, name);
+            unlink(path_in(p, name, path, sizeof path));
+        }
+    }
+}
+
+/* The bytes of two manifests past their generation and next id, checksum excluded. */
+static bool same_entries(const PmBuf *a, const PmBuf *b)
+{
+    const size_t skip = 16 + 16, tail = 8;
+    return a->n == b->n && a->n >= skip + tail &&
+           memcmp(a->p + skip, b->p + skip, a->n - skip - tail) == 0;
+}
+
+CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmErr *err)
+{
+    StCatalog *cat = (StCatalog *)ccat; /* read only */
+    CM_ASSERT(!p->is_readonly);
+    NewSet ns = {.p = p};
+    PmBuf m = {0};
+    bool is_committed = false;
+    if (build_set(p, cat, &ns, err) != CM_OK ||
+        pm_manifest_encode(cat, p->generation + 1, p->next_file_id, saved_of, &ns, &m, err) !=
+            CM_OK) {
+        goto done;
+    }
+    bool has_new = false;
+    for (int i = 0; i < ns.n_saved; i++) {
+        has_new |= ns.is_new[i] && ns.saved[i].file_id != 0;
+    }
+    if (!has_new && same_entries(&m, &p->last)) {
+        goto done; /* nothing changed: nothing to write */
+    }
+    if (swap_manifest(p, &m, err) != CM_OK) {
+        goto done;
+    }
+    is_committed = true;
+    drop_old_files(p, &ns);
+    for (int i = 0; i < p->n_saved; i++) {
+        pm_saved_fini(&p->saved[i]);
+    }
+    cm_free(p->saved);
+    p->saved = ns.saved;
+    p->n_saved = ns.n_saved;
+    ns.saved = NULL;
+    ns.n_saved = 0;
+    p->generation++;
+    pm_buf_fini(&p->last);
+    p->last = m;
+    m = (PmBuf){0};
+done:
+    newset_free(&ns, !is_committed);
+    pm_buf_fini(&m);
+    return err->code;
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+typedef struct Loader {
+    StPersist *p;
+    ShDecoder dec;
+    unsigned char *rec; /* owned */
+    size_t cap;
+    CmBatch batch;
+    bool has_batch;
+} Loader;
+
+/* Reads chunk c of file fd (path) into ld->batch. */
+static CmStatus read_chunk(Loader *ld, int fd, const char *path, const PmChunk *c, CmErr *err)
+{
+    if ((size_t)c->bytes > ld->cap) {
+        cm_free(ld->rec);
+        ld->cap = 0;
+        if ((ld->rec = cm_malloc((size_t)c->bytes)) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
+        }
+        ld->cap = (size_t)c->bytes;
+    }
+    errno = 0;
+    if (!sh_pread_all(fd, ld->rec, (size_t)c->bytes, c->offset)) {
+        return errno ? io_error(err, "read", path)
+                     : cm_err_set(err, CM_IO, -1, "'%s' is truncated", path);
+    }
+    ShBlockHeader h;
+    if (c->bytes < SH_DISK_HDR_BYTES || !sh_block_header_unpack(ld->rec, &h) ||
+        sh_block_record_bytes(&h) != c->bytes || h.n_rows != c->n_rows) {
+        return cm_err_set(err, CM_IO, -1,
+                          "'%s' is damaged: a record header at offset %lld is wrong", path,
+                          (long long)c->offset);
+    }
+    CmErr inner;
+    cm_err_init(&inner);
+    if (sh_block_decode_stored(&h, ld->rec + SH_DISK_HDR_BYTES, &ld->batch, &ld->dec, &inner) !=
+        CM_OK) {
+        return cm_err_set(err, inner.code, -1, "'%s' is damaged at offset %lld: %s", path,
+                          (long long)c->offset, inner.msg);
+    }
+    return CM_OK;
+}
+
+static CmStatus check_data_header(int fd, const char *path, CmErr *err)
+{
+    unsigned char hdr[PM_DATA_HDR_BYTES];
+    uint32_t version = 0;
+    errno = 0;
+    if (!sh_pread_all(fd, hdr, sizeof hdr, 0) || memcmp(hdr, PM_DATA_MAGIC, 8) != 0) {
+        return errno ? io_error(err, "read", path)
+                     : cm_err_set(err, CM_IO, -1, "'%s' is not a Sluice data file (damaged)", path);
+    }
+    memcpy(&version, hdr + 8, 4);
+    if (version != PM_FORMAT_VERSION) {
+        return cm_err_set(err, CM_IO, -1,
+                          "'%s' has storage format version %u; this Sluice reads version %d only",
+                          path, version, PM_FORMAT_VERSION);
+    }
+    return CM_OK;
+}
+
+static CmStatus load_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
+{
+    Loader *ld = ctx;
+    if (s->file_id == 0) {
+        return CM_OK;
+    }
+    if (s->n_cols != t->n_cols) {
+        return cm_err_set(err, CM_INTERNAL, -1, "saved rows do not match table '%s'", t->name);
+    }
+    char name[32], path[4096];
+    file_name(s->file_id, name);
+    path_in(ld->p, name, path, sizeof path);
+    errno = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return io_error(err, "open", path);
+    }
+    if (ld->has_batch) {
+        cm_batch_fini(&ld->batch);
+        ld->has_batch = false;
+    }
+    if (check_data_header(fd, path, err) == CM_OK &&
+        cm_batch_init(&ld->batch, t->n_cols, t->types, err) == CM_OK) {
+        ld->has_batch = true;
+        for (int i = 0; i < s->n_chunks && err->code == CM_OK; i++) {
+            if (read_chunk(ld, fd, path, &s->chunks[i], err) == CM_OK) {
+                st_table_append(t, &ld->batch, err);
+            }
+        }
+    }
+    close(fd);
+    return err->code;
+}
+
+/* Reads the whole of path into *out (owned); *missing when it does not exist. */
+static CmStatus read_file(const char *path, PmBuf *out, bool *missing, CmErr *err)
+{
+    *missing = false;
+    errno = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        *missing = errno == ENOENT;
+        return *missing ? CM_OK : io_error(err, "open", path);
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return io_error(err, "read", path);
+    }
+    out->p = cm_malloc((size_t)sb.st_size + 1);
+    if (out->p == NULL) {
+        close(fd);
+        return cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", path);
+    }
+    out->n = out->cap = (size_t)sb.st_size;
+    bool is_ok = sh_pread_all(fd, out->p, out->n, 0);
+    close(fd);
+    return is_ok ? CM_OK : io_error(err, "read", path);
+}
+
+/* True for names a database directory may hold besides MANIFEST. */
+static bool is_own_file(const char *name, uint64_t *id)
+{
+    char *end = NULL;
+    *id = 0;
+    if (strcmp(name, LOCK_FILE) == 0 || strcmp(name, MANIFEST_TMP) == 0) {
+        return true;
+    }
+    if (name[0] < '0' || name[0] > '9') {
+        return false;
+    }
+    *id = strtoull(name, &end, 10);
+    return end != NULL && strcmp(end, ".tbl") == 0;
+}
+
+/* Unlinks what no manifest names: MANIFEST.tmp and data files of no table.
+ * With `check_only`, fails instead when the directory holds a foreign file
+ * (a directory that is not a database yet must be empty of others). */
+static CmStatus sweep(StPersist *p, bool check_only, CmErr *err)
+{
+    DIR *d = opendir(p->dir);
+    if (d == NULL) {
+        return io_error(err, "list", p->dir);
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && err->code == CM_OK) {
+        const char *n = de->d_name;
+        uint64_t id = 0;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, MANIFEST) == 0) {
+            continue;
+        }
+        if (!is_own_file(n, &id)) {
+            if (check_only) {
+                cm_err_set(err, CM_IO, -1,
+                           "'%s' is not a Sluice database: it has no MANIFEST and holds other "
+                           "files ('%s')",
+                           p->dir, n);
+            }
+            continue;
+        }
+        bool is_live = strcmp(n, LOCK_FILE) == 0;
+        for (int i = 0; i < p->n_saved && !is_live && id != 0; i++) {
+            is_live = p->saved[i].file_id == id;
+        }
+        if (!is_live && !check_only && !p->is_readonly) {
+            char path[4096];
+            unlink(path_in(p, n, path, sizeof path));
+        }
+    }
+    closedir(d);
+    return err->code;
+}
+
+static CmStatus take_lock(StPersist *p, CmErr *err)
+{
+    char path[4096];
+    path_in(p, LOCK_FILE, path, sizeof path);
+    errno = 0;
+    p->lock_fd = open(path, (p->is_readonly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0644);
+    if (p->lock_fd < 0 && p->is_readonly && errno == ENOENT) {
+        return cm_err_set(err, CM_IO, -1, "cannot open '%s' read-only: it is not a Sluice database",
+                          p->dir);
+    }
+    if (p->lock_fd < 0) {
+        return io_error(err, "open the lock file", path);
+    }
+    if (flock(p->lock_fd, (p->is_readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) {
+            return cm_err_set(err, CM_IO, -1,
+                              "database '%s' is in use: another process has it open%s (lock "
+                              "file '%s')",
+                              p->dir, p->is_readonly ? " for writing" : "", path);
+        }
+        return io_error(err, "lock", path);
+    }
+    return CM_OK;
+}
+
+/* Loads MANIFEST into cat, or makes the directory a database when it has none. */
+static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
+{
+    char path[4096];
+    path_in(p, MANIFEST, path, sizeof path);
+    PmBuf m = {0};
+    bool missing = false;
+    if (read_file(path, &m, &missing, err) != CM_OK) {
+        return err->code;
+    }
+    if (missing) {
+        if (p->is_readonly) {
+            return cm_err_set(err, CM_IO, -1,
+                              "cannot open '%s' read-only: it is not a Sluice database (no "
+                              "MANIFEST)",
+                              p->dir);
+        }
+        p->next_file_id = 1;
+        if (sweep(p, true, err) != CM_OK) {
+            return err->code;
+        }
+        return st_persist_commit(p, cat, err); /* an empty manifest: now it is a database */
+    }
+    Loader ld = {.p = p};
+    sh_decoder_init(&ld.dec);
+    pm_manifest_decode(m.p, m.n, path, cat, load_rows, &ld, &p->saved, &p->n_saved, &p->generation,
+                       &p->next_file_id, err);
+    sh_decoder_fini(&ld.dec);
+    cm_free(ld.rec);
+    if (ld.has_batch) {
+        cm_batch_fini(&ld.batch);
+    }
+    if (err->code != CM_OK) {
+        pm_buf_fini(&m);
+        return err->code;
+    }
+    p->last = m;
+    return CM_OK;
+}
+
+StPersist *st_persist_open(const char *dir, bool readonly, StCatalog *cat, CmErr *err)
+{
+    StPersist *p = cm_calloc(1, sizeof *p);
+    if (p == NULL || (p->dir = cm_strdup(dir)) == NULL) {
+        cm_free(p);
+        cm_err_set(err, CM_OOM, -1, "out of memory opening '%s'", dir);
+        return NULL;
+    }
+    p->is_readonly = readonly;
+    p->lock_fd = -1;
+    struct stat sb;
+    errno = 0;
+    if (!readonly && mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        io_error(err, "create the database directory", dir);
+    } else if (stat(dir, &sb) != 0) {
+        io_error(err, "open the database", dir);
+    } else if (!S_ISDIR(sb.st_mode)) {
+        cm_err_set(err, CM_IO, -1, "cannot open '%s': a database is a directory, this is a file",
+                   dir);
+    } else if (take_lock(p, err) == CM_OK && load(p, cat, err) == CM_OK) {
+        sweep(p, false, err);
+    }
+    if (err->code != CM_OK) {
+        while (st_catalog_count(cat) > 0) {
+            st_catalog_drop(cat, st_catalog_entry(cat, st_catalog_count(cat) - 1)->name);
+        }
+        st_persist_close(p);
+        return NULL;
+    }
+    return p;
+}
+
+bool st_persist_readonly(const StPersist *p)
+{
+    return p->is_readonly;
+}
+
+const char *st_persist_dir(const StPersist *p)
+{
+    return p->dir;
+}
+
+void st_persist_close(StPersist *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (p->lock_fd >= 0) {
+        close(p->lock_fd); /* releases the flock */
+    }
+    for (int i = 0; i < p->n_saved; i++) {
+        pm_saved_fini(&p->saved[i]);
+    }
+    cm_free(p->saved);
+    pm_buf_fini(&p->last);
+    cm_free(p->dir);
+    cm_free(p);
+}

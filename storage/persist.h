@@ -1,0 +1,51 @@
+/*
+ * persist.h - a directory database: the catalog and every table's rows saved
+ * in DBDIR so that they survive the process, a crash included.
+ *
+ * Layout (docs/storage.md has the byte format): DBDIR/MANIFEST names every
+ * entry of the catalog (tables with their columns, defaults and indexes,
+ * views, index entries) and, per table, its data file DBDIR/<id>.tbl: the
+ * table's chunks as checksummed block records (shuffle/block.h), with min,
+ * max and NULL count per column chunk in the manifest.  DBDIR/sluice.lock is
+ * held with flock: exclusively by the one writer, shared by read-only opens.
+ *
+ * Commit is copy-on-write: the tables whose rows changed since the last
+ * commit (StTable.version) get new data files, fsynced; then a new manifest
+ * goes to MANIFEST.tmp, is fsynced and renamed over MANIFEST, and the
+ * directory is fsynced.  Files of the previous manifest that the new one no
+ * longer names are removed afterwards; files no manifest names (a crash's
+ * leftovers) are removed at open.  So at any instant the directory holds the
+ * last committed state, whole.  Temporary tables and views are never saved.
+ *
+ * Open loads every table into memory (eagerly) and rebuilds its indexes.
+ * A wrong version, a bad checksum or a damaged record is a CM_IO error naming
+ * the file; nothing is loaded then.  One thread at a time per StPersist.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "storage/catalog.h"
+
+typedef struct StPersist StPersist;
+
+/* Opens the database in directory `dir` (created, and made a database, when
+ * missing or empty; unless `readonly`) and loads it into `cat`, which must be
+ * empty.  Takes the lock (CM_IO naming the directory when another process
+ * holds it) and removes orphaned files (not when readonly).  Owned; NULL with
+ * err on failure (cat is then left empty). */
+StPersist *st_persist_open(const char *dir, bool readonly, StCatalog *cat, CmErr *err);
+
+/* Makes the state of `cat` the database's committed state: writes the changed
+ * tables and the manifest as above (nothing at all when nothing changed).
+ * CM_IO on a write error: the directory then still holds the previous state.
+ * Not on a read-only database. */
+CmStatus st_persist_commit(StPersist *p, const StCatalog *cat, CmErr *err);
+
+bool st_persist_readonly(const StPersist *p);
+/* Borrowed until st_persist_close. */
+const char *st_persist_dir(const StPersist *p);
+
+/* Releases the lock; NULL is accepted.  Writes nothing. */
+void st_persist_close(StPersist *p);
