@@ -114,11 +114,11 @@ static CmStatus put_column(PmBuf *b, const StTable *t, const StColumn *c, CmErr 
 
 static void put_saved(PmBuf *b, const PmSaved *s)
 {
-    put_u64(b, s->file_id);
     put_i64(b, s->n_rows);
     put_u32(b, (uint32_t)s->n_chunks);
     for (int i = 0; i < s->n_chunks; i++) {
         const PmChunk *c = &s->chunks[i];
+        put_u64(b, c->file_id);
         put_u32(b, (uint32_t)c->n_rows);
         put_i64(b, c->offset);
         put_i64(b, c->bytes);
@@ -361,10 +361,9 @@ static IndexDef *get_indexes(Reader *r, int n_cols, int *n_out)
 static void get_saved(Reader *r, int n_cols, PmSaved *s)
 {
     s->n_cols = n_cols;
-    s->file_id = get_u64(r);
     s->n_rows = get_i64(r);
     uint32_t n = get_u32(r);
-    size_t per_chunk = 20 + 24 * (size_t)n_cols;
+    size_t per_chunk = 28 + 24 * (size_t)n_cols;
     if (r->is_bad || n > (r->n - r->off) / per_chunk) {
         r->is_bad = true;
         return;
@@ -379,10 +378,12 @@ static void get_saved(Reader *r, int n_cols, PmSaved *s)
     int64_t total = 0;
     for (uint32_t i = 0; i < n; i++) {
         PmChunk *c = &s->chunks[i];
+        c->file_id = get_u64(r);
         c->n_rows = (int32_t)get_u32(r);
         c->offset = get_i64(r);
         c->bytes = get_i64(r);
-        r->is_bad |= c->n_rows <= 0 || c->offset < PM_DATA_HDR_BYTES || c->bytes <= 0;
+        r->is_bad |=
+            c->file_id == 0 || c->n_rows <= 0 || c->offset < PM_DATA_HDR_BYTES || c->bytes <= 0;
         total += c->n_rows;
         for (int col = 0; col < n_cols; col++) {
             PmZone *z = &s->zones[(size_t)i * (size_t)n_cols + (size_t)col];
@@ -391,7 +392,7 @@ static void get_saved(Reader *r, int n_cols, PmSaved *s)
             z->n_nulls = get_i64(r);
         }
     }
-    r->is_bad |= total != s->n_rows || (n > 0) != (s->file_id != 0);
+    r->is_bad |= total != s->n_rows;
 }
 
 typedef struct Decoder {
@@ -457,7 +458,7 @@ static CmStatus get_table(Decoder *d, const char *name, const char *create_sql)
             return d->err->code;
         }
     }
-    s->version = t->version;
+    pm_saved_bind(s, t);
     return st_catalog_add_table(d->cat, t, create_sql, false, d->err);
 }
 
@@ -575,6 +576,16 @@ CmStatus pm_manifest_decode(const unsigned char *p, size_t n, const char *name, 
     *saved = d.saved;
     *n_saved = d.n_saved;
     return CM_OK;
+}
+
+void pm_saved_bind(PmSaved *s, const StTable *t)
+{
+    s->table_id = t->id;
+    s->version = t->version;
+    for (int i = 0; i < s->n_chunks && i < t->n_chunks; i++) {
+        s->chunks[i].block = t->chunks[i]->block;
+        s->chunks[i].was_sealed = t->chunks[i]->sealed;
+    }
 }
 
 void pm_saved_fini(PmSaved *s)

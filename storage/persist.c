@@ -105,18 +105,91 @@ static void zone_of(const CmVec *v, CmType type, int n, PmZone *z)
 }
 
 typedef struct Writer {
+    StPersist *p;
+    const StTable *t;
+    uint64_t file_id; /* of the file written, once opened; else 0 */
     int fd;
-    const char *path;
+    char path[4096];
     int64_t off;
     ShCompressor *cctx;
     unsigned char *rec; /* owned */
     size_t cap;
 } Writer;
 
-/* Writes chunk `ci` of t as one record at w->off; fills its PmChunk and zones. */
-static CmStatus write_chunk(Writer *w, const StTable *t, int ci, PmSaved *s, CmErr *err)
+/* Creates the writer's new data file and writes its header. */
+static CmStatus writer_open(Writer *w, CmErr *err)
 {
+    w->file_id = w->p->next_file_id++;
+    char name[32];
+    file_name(w->file_id, name);
+    path_in(w->p, name, w->path, sizeof w->path);
+    w->off = PM_DATA_HDR_BYTES;
+    if ((w->cctx = sh_compressor_new(SH_BLOCK_CODEC_ZSTD)) == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", w->t->name);
+    }
+    errno = 0;
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    unsigned char hdr[PM_DATA_HDR_BYTES] = {0};
+    uint32_t version = PM_FORMAT_VERSION;
+    memcpy(hdr, PM_DATA_MAGIC, 8);
+    memcpy(hdr + 8, &version, 4);
+    if (w->fd < 0 || !sh_pwrite_all(w->fd, hdr, sizeof hdr, 0)) {
+        return io_error(err, "create", w->path);
+    }
+    return CM_OK;
+}
+
+/* Syncs and closes the writer's file; with `failed`, removes it instead. */
+static void writer_close(Writer *w, bool failed, CmErr *err)
+{
+    if (w->fd >= 0) {
+        if (!failed && fsync(w->fd) != 0) {
+            io_error(err, "sync", w->path);
+            failed = true;
+        }
+        close(w->fd);
+    }
+    if (failed && w->file_id != 0) {
+        unlink(w->path);
+    }
+    sh_compressor_free(w->cctx);
+    cm_free(w->rec);
+}
+
+/* Lays out rows of b as a record in w->rec; returns its bytes, or 0 with err. */
+static int64_t lay_record(Writer *w, const CmBatch *b, CmErr *err)
+{
+    ShBlock *blk = sh_block_encode(b, err);
+    if (blk == NULL) {
+        return 0;
+    }
+    size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
+    size_t stored = (size_t)blk->hdr.stored_bytes;
+    size_t need = SH_DISK_HDR_BYTES + (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
+    if (need > w->cap) {
+        cm_free(w->rec);
+        w->cap = 0;
+        if ((w->rec = cm_malloc(need)) == NULL) {
+            cm_free(blk);
+            cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", w->t->name);
+            return 0;
+        }
+        w->cap = need;
+    }
+    int64_t bytes = sh_block_lay_record(blk, w->cctx, w->rec);
+    cm_free(blk);
+    return bytes;
+}
+
+/* Writes chunk `ci` of the table as one record of w's file (opened on first
+ * use); fills its PmChunk and zones. */
+static CmStatus write_chunk(Writer *w, int ci, PmSaved *s, CmErr *err)
+{
+    const StTable *t = w->t;
     const StChunk *c = t->chunks[ci];
+    if (w->file_id == 0 && writer_open(w, err) != CM_OK) {
+        return err->code;
+    }
     const CmBatch *held = st_block_pin(c->block, NULL, err);
     if (held == NULL) {
         return err->code != CM_OK
@@ -131,82 +204,67 @@ static CmStatus write_chunk(Writer *w, const StTable *t, int ci, PmSaved *s, CmE
         zone_of(&view.cols[col], t->types[col], c->n_rows,
                 &s->zones[(size_t)ci * (size_t)t->n_cols + (size_t)col]);
     }
-    ShBlock *blk = sh_block_encode(&view, err);
+    int64_t bytes = lay_record(w, &view, err);
     st_block_unpin(c->block);
-    if (blk == NULL) {
+    if (bytes == 0) {
         return err->code;
     }
-    size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
-    size_t stored = (size_t)blk->hdr.stored_bytes;
-    size_t need = SH_DISK_HDR_BYTES + (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
-    if (need > w->cap) {
-        cm_free(w->rec);
-        w->cap = 0;
-        if ((w->rec = cm_malloc(need)) == NULL) {
-            cm_free(blk);
-            return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
-        }
-        w->cap = need;
-    }
-    int64_t bytes = sh_block_lay_record(blk, w->cctx, w->rec);
-    cm_free(blk);
     errno = 0;
     if (!sh_pwrite_all(w->fd, w->rec, (size_t)bytes, w->off)) {
         return io_error(err, "write", w->path);
     }
-    s->chunks[ci] = (PmChunk){.n_rows = c->n_rows, .offset = w->off, .bytes = bytes};
+    s->chunks[ci] = (PmChunk){.file_id = w->file_id,
+                              .n_rows = c->n_rows,
+                              .offset = w->off,
+                              .bytes = bytes,
+                              .block = c->block,
+                              .was_sealed = c->sealed};
     w->off += bytes;
     return CM_OK;
 }
 
-/* Writes t's rows to a new data file (fsynced) and describes them in *s. */
-static CmStatus write_table(StPersist *p, const StTable *t, PmSaved *s, CmErr *err)
+/* True when chunk ci of t is, unchanged, chunk ci of `old` (the same table's
+ * last save): it was sealed then, and a sealed chunk never changes. */
+static bool is_kept_chunk(const PmSaved *old, const StTable *t, int ci)
+{
+    if (old == NULL || ci >= old->n_chunks) {
+        return false;
+    }
+    const PmChunk *o = &old->chunks[ci];
+    const StChunk *c = t->chunks[ci];
+    return o->was_sealed && c->sealed && o->block == c->block && o->n_rows == c->n_rows;
+}
+
+/* Describes t's rows in *s: chunks kept from `old` (t's last save, or NULL)
+ * keep their records; the others go to one new data file, fsynced.
+ * *new_file is its id (0: none was needed). */
+static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, PmSaved *s,
+                            uint64_t *new_file, CmErr *err)
 {
     memset(s, 0, sizeof *s);
+    *new_file = 0;
+    s->table_id = t->id;
     s->version = t->version;
     s->n_rows = t->n_rows;
     s->n_cols = t->n_cols;
-    if (t->n_rows == 0) {
-        return CM_OK;
-    }
-    s->file_id = p->next_file_id++;
-    s->chunks = cm_calloc((size_t)t->n_chunks, sizeof(PmChunk));
+    s->chunks = cm_calloc((size_t)t->n_chunks + 1, sizeof(PmChunk));
     s->zones = cm_calloc((size_t)t->n_chunks * (size_t)t->n_cols + 1, sizeof(PmZone));
-    char name[32], path[4096];
-    file_name(s->file_id, name);
-    path_in(p, name, path, sizeof path);
-    Writer w = {.fd = -1, .path = path, .off = PM_DATA_HDR_BYTES};
-    if (s->chunks == NULL || s->zones == NULL ||
-        (w.cctx = sh_compressor_new(SH_BLOCK_CODEC_ZSTD)) == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
-        goto done;
-    }
-    errno = 0;
-    w.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    unsigned char hdr[PM_DATA_HDR_BYTES] = {0};
-    uint32_t version = PM_FORMAT_VERSION;
-    memcpy(hdr, PM_DATA_MAGIC, 8);
-    memcpy(hdr + 8, &version, 4);
-    if (w.fd < 0 || !sh_pwrite_all(w.fd, hdr, sizeof hdr, 0)) {
-        io_error(err, "create", path);
-        goto done;
-    }
-    for (int ci = 0; ci < t->n_chunks && err->code == CM_OK; ci++) {
-        write_chunk(&w, t, ci, s, err);
+    if (s->chunks == NULL || s->zones == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
     }
     s->n_chunks = t->n_chunks;
-    if (err->code == CM_OK && fsync(w.fd) != 0) {
-        io_error(err, "sync", path);
+    Writer w = {.p = p, .t = t, .fd = -1};
+    for (int ci = 0; ci < t->n_chunks && err->code == CM_OK; ci++) {
+        if (is_kept_chunk(old, t, ci)) {
+            s->chunks[ci] = old->chunks[ci];
+            memcpy(&s->zones[(size_t)ci * (size_t)t->n_cols],
+                   &old->zones[(size_t)ci * (size_t)t->n_cols], sizeof(PmZone) * (size_t)t->n_cols);
+        } else {
+            write_chunk(&w, ci, s, err);
+        }
     }
-done:
-    if (w.fd >= 0) {
-        close(w.fd);
-    }
-    if (err->code != CM_OK && w.fd >= 0) {
-        unlink(path);
-    }
-    sh_compressor_free(w.cctx);
-    cm_free(w.rec);
+    writer_close(&w, err->code != CM_OK, err);
+    *new_file = err->code == CM_OK ? w.file_id : 0;
     return err->code;
 }
 
@@ -215,14 +273,25 @@ done:
 typedef struct NewSet {
     const StPersist *p;
     PmSaved *saved; /* owned: one per table of the catalog */
-    int n_saved, cap;
-    bool *is_new; /* per saved: written by this commit (its file is not in the old set) */
+    int n_saved;
+    uint64_t *new_files; /* the data files this commit wrote */
+    int n_new_files;
 } NewSet;
 
 static const PmSaved *find_saved(const PmSaved *set, int n, uint64_t version)
 {
     for (int i = 0; i < n; i++) {
         if (set[i].version == version) {
+            return &set[i];
+        }
+    }
+    return NULL;
+}
+
+static const PmSaved *find_table(const PmSaved *set, int n, uint64_t table_id)
+{
+    for (int i = 0; i < n; i++) {
+        if (set[i].table_id == table_id) {
             return &set[i];
         }
     }
@@ -251,18 +320,23 @@ static bool saved_copy(const PmSaved *from, PmSaved *to)
     return true;
 }
 
+static void unlink_file(const StPersist *p, uint64_t id)
+{
+    char name[32], path[4096];
+    file_name(id, name);
+    unlink(path_in(p, name, path, sizeof path));
+}
+
 static void newset_free(NewSet *ns, bool unlink_new)
 {
+    for (int i = 0; unlink_new && i < ns->n_new_files; i++) {
+        unlink_file(ns->p, ns->new_files[i]);
+    }
     for (int i = 0; i < ns->n_saved; i++) {
-        if (unlink_new && ns->is_new[i] && ns->saved[i].file_id != 0) {
-            char name[32], path[4096];
-            file_name(ns->saved[i].file_id, name);
-            unlink(path_in(ns->p, name, path, sizeof path));
-        }
         pm_saved_fini(&ns->saved[i]);
     }
     cm_free(ns->saved);
-    cm_free(ns->is_new);
+    cm_free(ns->new_files);
 }
 
 /* Fills ns with the saved rows of every table of cat, writing the changed ones. */
@@ -270,8 +344,8 @@ static CmStatus build_set(StPersist *p, StCatalog *cat, NewSet *ns, CmErr *err)
 {
     int n = st_catalog_count(cat);
     ns->saved = cm_calloc((size_t)n + 1, sizeof(PmSaved));
-    ns->is_new = cm_calloc((size_t)n + 1, sizeof(bool));
-    if (ns->saved == NULL || ns->is_new == NULL) {
+    ns->new_files = cm_calloc((size_t)n + 1, sizeof(uint64_t));
+    if (ns->saved == NULL || ns->new_files == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory saving the database");
     }
     for (int i = 0; i < n; i++) {
@@ -279,14 +353,19 @@ static CmStatus build_set(StPersist *p, StCatalog *cat, NewSet *ns, CmErr *err)
         if (e->kind != ST_ENTRY_TABLE || e->is_temp) {
             continue;
         }
-        const PmSaved *old = find_saved(p->saved, p->n_saved, e->table->version);
-        PmSaved *s = &ns->saved[ns->n_saved];
-        if (old != NULL ? !saved_copy(old, s) : write_table(p, e->table, s, err) != CM_OK) {
-            ns->is_new[ns->n_saved] = old == NULL;
-            ns->n_saved++; /* so that its file goes too */
-            return cm_err_set(err, CM_OOM, -1, "out of memory saving the database");
+        const StTable *t = e->table;
+        const PmSaved *same = find_saved(p->saved, p->n_saved, t->version);
+        PmSaved *s = &ns->saved[ns->n_saved++];
+        uint64_t *new_file = &ns->new_files[ns->n_new_files];
+        if (same != NULL) {
+            if (!saved_copy(same, s)) {
+                return cm_err_set(err, CM_OOM, -1, "out of memory saving the database");
+            }
+        } else if (write_table(p, t, find_table(p->saved, p->n_saved, t->id), s, new_file, err) !=
+                   CM_OK) {
+            return err->code;
         }
-        ns->is_new[ns->n_saved++] = old == NULL;
+        ns->n_new_files += *new_file != 0;
     }
     return CM_OK;
 }
@@ -316,19 +395,29 @@ static CmStatus swap_manifest(const StPersist *p, const PmBuf *m, CmErr *err)
     return fsync_dir(p, err);
 }
 
+/* True when some chunk of `set` lies in file `id`. */
+static bool names_file(const PmSaved *set, int n, uint64_t id)
+{
+    for (int i = 0; i < n; i++) {
+        for (int ci = 0; ci < set[i].n_chunks; ci++) {
+            if (set[i].chunks[ci].file_id == id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Unlinks the files of the old set that ns no longer names. */
 static void drop_old_files(const StPersist *p, const NewSet *ns)
 {
     for (int i = 0; i < p->n_saved; i++) {
-        uint64_t id = p->saved[i].file_id;
-        bool is_kept = id == 0;
-        for (int j = 0; j < ns->n_saved && !is_kept; j++) {
-            is_kept = ns->saved[j].file_id == id;
-        }
-        if (!is_kept) {
-            char name[32], path[4096];
-            file_name(id, name);
-            unlink(path_in(p, name, path, sizeof path));
+        for (int ci = 0; ci < p->saved[i].n_chunks; ci++) {
+            uint64_t id = p->saved[i].chunks[ci].file_id;
+            if ((ci == 0 || p->saved[i].chunks[ci - 1].file_id != id) &&
+                !names_file(ns->saved, ns->n_saved, id)) {
+                unlink_file(p, id); /* a second unlink of one file fails harmlessly */
+            }
         }
     }
 }
@@ -353,11 +442,7 @@ CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmErr *err)
             CM_OK) {
         goto done;
     }
-    bool has_new = false;
-    for (int i = 0; i < ns.n_saved; i++) {
-        has_new |= ns.is_new[i] && ns.saved[i].file_id != 0;
-    }
-    if (!has_new && same_entries(&m, &p->last)) {
+    if (ns.n_new_files == 0 && same_entries(&m, &p->last)) {
         goto done; /* nothing changed: nothing to write */
     }
     if (swap_manifest(p, &m, err) != CM_OK) {
@@ -445,37 +530,57 @@ static CmStatus check_data_header(int fd, const char *path, CmErr *err)
     return CM_OK;
 }
 
+/* Opens data file `id` for reading into *fd (closing the one open before). */
+static CmStatus open_data(const StPersist *p, uint64_t id, int *fd, char *path, size_t cap,
+                          CmErr *err)
+{
+    char name[32];
+    if (*fd >= 0) {
+        close(*fd);
+    }
+    file_name(id, name);
+    path_in(p, name, path, cap);
+    errno = 0;
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        return io_error(err, "open", path);
+    }
+    return check_data_header(*fd, path, err);
+}
+
 static CmStatus load_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
 {
     Loader *ld = ctx;
-    if (s->file_id == 0) {
+    if (s->n_chunks == 0) {
         return CM_OK;
     }
     if (s->n_cols != t->n_cols) {
         return cm_err_set(err, CM_INTERNAL, -1, "saved rows do not match table '%s'", t->name);
     }
-    char name[32], path[4096];
-    file_name(s->file_id, name);
-    path_in(ld->p, name, path, sizeof path);
-    errno = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return io_error(err, "open", path);
-    }
     if (ld->has_batch) {
         cm_batch_fini(&ld->batch);
         ld->has_batch = false;
     }
-    if (check_data_header(fd, path, err) == CM_OK &&
-        cm_batch_init(&ld->batch, t->n_cols, t->types, err) == CM_OK) {
-        ld->has_batch = true;
-        for (int i = 0; i < s->n_chunks && err->code == CM_OK; i++) {
-            if (read_chunk(ld, fd, path, &s->chunks[i], err) == CM_OK) {
-                st_table_append(t, &ld->batch, err);
-            }
+    if (cm_batch_init(&ld->batch, t->n_cols, t->types, err) != CM_OK) {
+        return err->code;
+    }
+    ld->has_batch = true;
+    char path[4096];
+    int fd = -1;
+    uint64_t open_id = 0;
+    for (int i = 0; i < s->n_chunks && err->code == CM_OK; i++) {
+        const PmChunk *c = &s->chunks[i];
+        if (c->file_id != open_id &&
+            open_data(ld->p, (open_id = c->file_id), &fd, path, sizeof path, err) != CM_OK) {
+            break;
+        }
+        if (read_chunk(ld, fd, path, c, err) == CM_OK) {
+            st_table_append(t, &ld->batch, err);
         }
     }
-    close(fd);
+    if (fd >= 0) {
+        close(fd);
+    }
     return err->code;
 }
 
@@ -546,9 +651,7 @@ static CmStatus sweep(StPersist *p, bool check_only, CmErr *err)
             continue;
         }
         bool is_live = strcmp(n, LOCK_FILE) == 0;
-        for (int i = 0; i < p->n_saved && !is_live && id != 0; i++) {
-            is_live = p->saved[i].file_id == id;
-        }
+        is_live |= id != 0 && names_file(p->saved, p->n_saved, id);
         if (!is_live && !check_only && !p->is_readonly) {
             char path[4096];
             unlink(path_in(p, n, path, sizeof path));

@@ -4,18 +4,19 @@
  *
  * Layout (docs/storage.md has the byte format): DBDIR/MANIFEST names every
  * entry of the catalog (tables with their columns, defaults and indexes,
- * views, index entries) and, per table, its data file DBDIR/<id>.tbl: the
- * table's chunks as checksummed block records (shuffle/block.h), with min,
- * max and NULL count per column chunk in the manifest.  DBDIR/sluice.lock is
- * held with flock: exclusively by the one writer, shared by read-only opens.
+ * views, index entries) and, per table chunk, its record in a data file
+ * DBDIR/<id>.tbl (a checksummed block record, shuffle/block.h) with min, max
+ * and NULL count per column.  DBDIR/sluice.lock is held with flock:
+ * exclusively by the one writer, shared by read-only opens.
  *
  * Commit is copy-on-write: the tables whose rows changed since the last
- * commit (StTable.version) get new data files, fsynced; then a new manifest
- * goes to MANIFEST.tmp, is fsynced and renamed over MANIFEST, and the
- * directory is fsynced.  Files of the previous manifest that the new one no
- * longer names are removed afterwards; files no manifest names (a crash's
- * leftovers) are removed at open.  So at any instant the directory holds the
- * last committed state, whole.  Temporary tables and views are never saved.
+ * commit (StTable.version) get a new data file, fsynced, holding their chunks
+ * except those of the same table (StTable.id) saved sealed before, which keep
+ * their records.  Then a new manifest goes to MANIFEST.tmp, is fsynced and
+ * renamed over MANIFEST, and the directory is fsynced.  Files the new
+ * manifest no longer names are removed afterwards; files no manifest names (a
+ * crash's leftovers) are removed at open.  So at any instant the directory
+ * holds the last committed state, whole.  Temporary tables are never saved.
  *
  * Open loads every table into memory (eagerly) and rebuilds its indexes.
  * A wrong version, a bad checksum or a damaged record is a CM_IO error naming

@@ -23,9 +23,15 @@
 #define PM_DATA_HDR_BYTES 16
 
 typedef struct PmChunk {
+    uint64_t file_id; /* its data file <file_id>.tbl */
     int32_t n_rows;
     int64_t offset; /* of its record in the data file */
     int64_t bytes;  /* of the record */
+    /* In memory only: the table chunk saved (block and whether sealed then),
+     * so that a later commit of the same table keeps the record of a sealed
+     * chunk that is still there instead of writing it again. */
+    const StBlock *block;
+    bool was_sealed;
 } PmChunk;
 
 /* Per column chunk: smallest and largest value (integers, dates, times,
@@ -36,14 +42,17 @@ typedef struct PmZone {
 } PmZone;
 
 typedef struct PmSaved {
-    uint64_t version; /* StTable.version of the rows saved */
-    uint64_t file_id; /* data file <file_id>.tbl; 0: no rows, no file */
+    uint64_t table_id; /* StTable.id of the table saved */
+    uint64_t version;  /* StTable.version of the rows saved */
     int64_t n_rows;
     int n_cols;
     int n_chunks;
     PmChunk *chunks; /* owned */
     PmZone *zones;   /* owned: n_chunks * n_cols, chunk-major */
 } PmSaved;
+
+/* Points the in-memory fields of s (loaded into t) at t's chunks. */
+void pm_saved_bind(PmSaved *s, const StTable *t);
 
 /* A growing byte buffer; `is_oom` sticks once an append failed. */
 typedef struct PmBuf {

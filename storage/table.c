@@ -85,6 +85,7 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
     }
     t->n_cols = n_cols;
     stamp(t);
+    t->id = t->version;
     for (int i = 0; i < n_cols; i++) {
         t->types[i] = cols[i].type;
         t->cols[i] = cols[i];

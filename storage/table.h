@@ -82,6 +82,7 @@ typedef struct StTable {
     atomic_bool lost;     /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
     StColStats *stats;    /* owned: one per column, of the rows appended (storage/stats.h) */
     bool stats_stale;     /* rows were taken out since: stats are an upper bound until ANALYZE */
+    uint64_t id;          /* unique to this table object, fixed at st_table_new */
     uint64_t version;     /* changes whenever the rows do (new, append, truncate), unique across
                              tables: a saved copy of the rows is current while it matches */
 } StTable;
