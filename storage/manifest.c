@@ -112,16 +112,20 @@ static CmStatus put_column(PmBuf *b, const StTable *t, const StColumn *c, CmErr 
     return CM_OK;
 }
 
+static void put_chunk_loc(PmBuf *b, const PmChunk *c)
+{
+    put_u64(b, c->file_id);
+    put_u32(b, (uint32_t)c->n_rows);
+    put_i64(b, c->offset);
+    put_i64(b, c->bytes);
+}
+
 static void put_saved(PmBuf *b, const PmSaved *s)
 {
     put_i64(b, s->n_rows);
     put_u32(b, (uint32_t)s->n_chunks);
     for (int i = 0; i < s->n_chunks; i++) {
-        const PmChunk *c = &s->chunks[i];
-        put_u64(b, c->file_id);
-        put_u32(b, (uint32_t)c->n_rows);
-        put_i64(b, c->offset);
-        put_i64(b, c->bytes);
+        put_chunk_loc(b, &s->chunks[i]);
         for (int col = 0; col < s->n_cols; col++) {
             const PmZone *z = &s->zones[(size_t)i * (size_t)s->n_cols + (size_t)col];
             put_i64(b, z->min);
@@ -129,6 +133,51 @@ static void put_saved(PmBuf *b, const PmSaved *s)
             put_i64(b, z->n_nulls);
         }
     }
+    put_u8(b, s->is_stats_stale);
+    put_chunk_loc(b, &s->stats);
+}
+
+void pm_stats_encode(const StColStats *stats, int n_cols, PmBuf *out)
+{
+    size_t start = out->n;
+    for (int c = 0; c < n_cols; c++) {
+        const StColStats *st = &stats[c];
+        put_i64(out, st->n_values);
+        put_i64(out, st->n_nulls);
+        put_u64(out, st->has_range);
+        pm_buf_put(out, &st->min, 8);
+        pm_buf_put(out, &st->max, 8);
+        pm_buf_put(out, st->hll, ST_HLL_REGS);
+    }
+    if (!out->is_oom) {
+        put_u64(out, XXH64(out->p + start, out->n - start, 0));
+    }
+}
+
+bool pm_stats_decode(const unsigned char *p, size_t n, int n_cols, StColStats *out)
+{
+    size_t per = 40 + ST_HLL_REGS;
+    uint64_t sum = 0;
+    if (n != per * (size_t)n_cols + 8) {
+        return false;
+    }
+    memcpy(&sum, p + n - 8, 8);
+    if (XXH64(p, n - 8, 0) != sum) {
+        return false;
+    }
+    for (int c = 0; c < n_cols; c++) {
+        const unsigned char *q = p + per * (size_t)c;
+        uint64_t has_range = 0;
+        memcpy(&out[c].n_values, q, 8);
+        memcpy(&out[c].n_nulls, q + 8, 8);
+        memcpy(&has_range, q + 16, 8);
+        memcpy(&out[c].min, q + 24, 8);
+        memcpy(&out[c].max, q + 32, 8);
+        memcpy(out[c].hll, q + 40, ST_HLL_REGS);
+        out[c].has_range = has_range != 0;
+        out[c].ndv = -1;
+    }
+    return true;
 }
 
 static CmStatus put_table(PmBuf *b, const StTable *t, const PmSaved *s, CmErr *err)
@@ -393,6 +442,13 @@ static void get_saved(Reader *r, int n_cols, PmSaved *s)
         }
     }
     r->is_bad |= total != s->n_rows;
+    s->is_stats_stale = get_u8(r) != 0;
+    s->stats.file_id = get_u64(r);
+    s->stats.n_rows = (int32_t)get_u32(r);
+    s->stats.offset = get_i64(r);
+    s->stats.bytes = get_i64(r);
+    r->is_bad |= s->stats.file_id != 0 && (s->stats.offset < PM_DATA_HDR_BYTES ||
+                                           s->stats.bytes <= 0 || s->stats.bytes > (1 << 30));
 }
 
 typedef struct Decoder {
@@ -452,8 +508,8 @@ static CmStatus get_table(Decoder *d, const char *name, const char *create_sql)
         return d->err->code;
     }
     for (int i = 0; i < n_idx; i++) {
-        if (st_table_add_index(t, idx[i].name, idx[i].kind, idx[i].n_keys, idx[i].keys, d->err) !=
-            CM_OK) {
+        if (st_table_add_index_cold(t, idx[i].name, idx[i].kind, idx[i].n_keys, idx[i].keys,
+                                    d->err) != CM_OK) {
             st_table_free(t);
             return d->err->code;
         }

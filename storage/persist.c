@@ -27,6 +27,13 @@
 #define MANIFEST_TMP "MANIFEST.tmp"
 #define LOCK_FILE "sluice.lock"
 
+/* A data file open for reading: saved blocks (st_block_new_saved) borrow fd and path. */
+typedef struct PmFile {
+    uint64_t id;
+    int fd;
+    char *path; /* owned */
+} PmFile;
+
 struct StPersist {
     char *dir; /* owned */
     bool is_readonly;
@@ -35,7 +42,9 @@ struct StPersist {
     uint64_t next_file_id; /* ids below it may name files */
     PmSaved *saved;        /* owned: the rows the manifest on disk names, one per table */
     int n_saved;
-    PmBuf last; /* the manifest on disk, for telling that nothing changed */
+    PmBuf last;    /* the manifest on disk, for telling that nothing changed */
+    PmFile *files; /* owned: the data files open for reading (saved blocks read them) */
+    int n_files, cap_files;
 };
 
 /* "<dir>/<name>" in buf. */
@@ -223,6 +232,34 @@ static CmStatus write_chunk(Writer *w, int ci, PmSaved *s, CmErr *err)
     return CM_OK;
 }
 
+/* Writes the table's statistics as one record of w's file (opened on first use). */
+static CmStatus write_stats(Writer *w, PmSaved *s, CmErr *err)
+{
+    PmBuf b = {0};
+    pm_stats_encode(w->t->stats, w->t->n_cols, &b);
+    static const unsigned char pad[8];
+    int64_t bytes = (int64_t)b.n;
+    pm_buf_put(&b, pad, (size_t)(SH_ALIGN8(bytes) - bytes));
+    if (b.is_oom) {
+        pm_buf_fini(&b);
+        return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", w->t->name);
+    }
+    if (w->file_id == 0 && writer_open(w, err) != CM_OK) {
+        pm_buf_fini(&b);
+        return err->code;
+    }
+    errno = 0;
+    if (!sh_pwrite_all(w->fd, b.p, b.n, w->off)) {
+        pm_buf_fini(&b);
+        return io_error(err, "write", w->path);
+    }
+    s->stats = (PmChunk){.file_id = w->file_id, .offset = w->off, .bytes = bytes};
+    s->is_stats_stale = w->t->stats_stale;
+    w->off += (int64_t)b.n;
+    pm_buf_fini(&b);
+    return CM_OK;
+}
+
 /* True when chunk ci of t is, unchanged, chunk ci of `old` (the same table's
  * last save): it was sealed then, and a sealed chunk never changes. */
 static bool is_kept_chunk(const PmSaved *old, const StTable *t, int ci)
@@ -262,6 +299,9 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
         } else {
             write_chunk(&w, ci, s, err);
         }
+    }
+    if (t->n_rows > 0 && err->code == CM_OK) {
+        write_stats(&w, s, err);
     }
     writer_close(&w, err->code != CM_OK, err);
     *new_file = err->code == CM_OK ? w.file_id : 0;
@@ -395,10 +435,13 @@ static CmStatus swap_manifest(const StPersist *p, const PmBuf *m, CmErr *err)
     return fsync_dir(p, err);
 }
 
-/* True when some chunk of `set` lies in file `id`. */
+/* True when some chunk or statistics record of `set` lies in file `id`. */
 static bool names_file(const PmSaved *set, int n, uint64_t id)
 {
     for (int i = 0; i < n; i++) {
+        if (set[i].stats.file_id == id) {
+            return true;
+        }
         for (int ci = 0; ci < set[i].n_chunks; ci++) {
             if (set[i].chunks[ci].file_id == id) {
                 return true;
@@ -408,15 +451,32 @@ static bool names_file(const PmSaved *set, int n, uint64_t id)
     return false;
 }
 
+/* Forgets file id: its descriptor (no block reads it any more: the tables
+ * whose chunks lay there are gone) and, unless `keep`, the file. */
+static void drop_file(StPersist *p, uint64_t id, bool keep)
+{
+    for (int i = 0; i < p->n_files; i++) {
+        if (p->files[i].id == id) {
+            close(p->files[i].fd);
+            cm_free(p->files[i].path);
+            p->files[i] = p->files[--p->n_files];
+            break;
+        }
+    }
+    if (!keep) {
+        unlink_file(p, id); /* a second unlink of one file fails harmlessly */
+    }
+}
+
 /* Unlinks the files of the old set that ns no longer names. */
-static void drop_old_files(const StPersist *p, const NewSet *ns)
+static void drop_old_files(StPersist *p, const NewSet *ns)
 {
     for (int i = 0; i < p->n_saved; i++) {
-        for (int ci = 0; ci < p->saved[i].n_chunks; ci++) {
-            uint64_t id = p->saved[i].chunks[ci].file_id;
-            if ((ci == 0 || p->saved[i].chunks[ci - 1].file_id != id) &&
-                !names_file(ns->saved, ns->n_saved, id)) {
-                unlink_file(p, id); /* a second unlink of one file fails harmlessly */
+        const PmSaved *o = &p->saved[i];
+        for (int ci = -1; ci < o->n_chunks; ci++) {
+            uint64_t id = ci < 0 ? o->stats.file_id : o->chunks[ci].file_id;
+            if (id != 0 && !names_file(ns->saved, ns->n_saved, id)) {
+                drop_file(p, id, false);
             }
         }
     }
@@ -470,48 +530,6 @@ done:
 
 /* ---- opening ------------------------------------------------------------------------ */
 
-typedef struct Loader {
-    StPersist *p;
-    ShDecoder dec;
-    unsigned char *rec; /* owned */
-    size_t cap;
-    CmBatch batch;
-    bool has_batch;
-} Loader;
-
-/* Reads chunk c of file fd (path) into ld->batch. */
-static CmStatus read_chunk(Loader *ld, int fd, const char *path, const PmChunk *c, CmErr *err)
-{
-    if ((size_t)c->bytes > ld->cap) {
-        cm_free(ld->rec);
-        ld->cap = 0;
-        if ((ld->rec = cm_malloc((size_t)c->bytes)) == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
-        }
-        ld->cap = (size_t)c->bytes;
-    }
-    errno = 0;
-    if (!sh_pread_all(fd, ld->rec, (size_t)c->bytes, c->offset)) {
-        return errno ? io_error(err, "read", path)
-                     : cm_err_set(err, CM_IO, -1, "'%s' is truncated", path);
-    }
-    ShBlockHeader h;
-    if (c->bytes < SH_DISK_HDR_BYTES || !sh_block_header_unpack(ld->rec, &h) ||
-        sh_block_record_bytes(&h) != c->bytes || h.n_rows != c->n_rows) {
-        return cm_err_set(err, CM_IO, -1,
-                          "'%s' is damaged: a record header at offset %lld is wrong", path,
-                          (long long)c->offset);
-    }
-    CmErr inner;
-    cm_err_init(&inner);
-    if (sh_block_decode_stored(&h, ld->rec + SH_DISK_HDR_BYTES, &ld->batch, &ld->dec, &inner) !=
-        CM_OK) {
-        return cm_err_set(err, inner.code, -1, "'%s' is damaged at offset %lld: %s", path,
-                          (long long)c->offset, inner.msg);
-    }
-    return CM_OK;
-}
-
 static CmStatus check_data_header(int fd, const char *path, CmErr *err)
 {
     unsigned char hdr[PM_DATA_HDR_BYTES];
@@ -530,56 +548,103 @@ static CmStatus check_data_header(int fd, const char *path, CmErr *err)
     return CM_OK;
 }
 
-/* Opens data file `id` for reading into *fd (closing the one open before). */
-static CmStatus open_data(const StPersist *p, uint64_t id, int *fd, char *path, size_t cap,
-                          CmErr *err)
+/* Data file `id`, opened (and its header checked) on first use; NULL with err. */
+static const PmFile *file_for(StPersist *p, uint64_t id, CmErr *err)
 {
-    char name[32];
-    if (*fd >= 0) {
-        close(*fd);
+    for (int i = 0; i < p->n_files; i++) {
+        if (p->files[i].id == id) {
+            return &p->files[i];
+        }
     }
+    if (p->n_files == p->cap_files) {
+        int cap = p->cap_files ? p->cap_files * 2 : 16;
+        PmFile *grown = cm_realloc(p->files, sizeof(PmFile) * (size_t)cap);
+        if (grown == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
+            return NULL;
+        }
+        p->files = grown;
+        p->cap_files = cap;
+    }
+    char name[32], path[4096];
     file_name(id, name);
-    path_in(p, name, path, cap);
+    path_in(p, name, path, sizeof path);
+    PmFile f = {.id = id, .fd = -1, .path = cm_strdup(path)};
     errno = 0;
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0) {
-        return io_error(err, "open", path);
+    if (f.path == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
+    } else if ((f.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        io_error(err, "open", path);
+    } else {
+        check_data_header(f.fd, path, err);
     }
-    return check_data_header(*fd, path, err);
+    if (err->code != CM_OK) {
+        if (f.fd >= 0) {
+            close(f.fd);
+        }
+        cm_free(f.path);
+        return NULL;
+    }
+    p->files[p->n_files] = f;
+    return &p->files[p->n_files++];
 }
 
+/* Reads the statistics record of s into t->stats. */
+static CmStatus load_stats(StPersist *p, StTable *t, const PmSaved *s, CmErr *err)
+{
+    const PmFile *f = file_for(p, s->stats.file_id, err);
+    if (f == NULL) {
+        return err->code;
+    }
+    unsigned char *buf = cm_malloc((size_t)s->stats.bytes);
+    if (buf == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
+    }
+    errno = 0;
+    if (!sh_pread_all(f->fd, buf, (size_t)s->stats.bytes, s->stats.offset)) {
+        errno ? io_error(err, "read", f->path)
+              : cm_err_set(err, CM_IO, -1, "'%s' is truncated", f->path);
+    } else if (!pm_stats_decode(buf, (size_t)s->stats.bytes, t->n_cols, t->stats)) {
+        cm_err_set(err, CM_IO, -1, "'%s' is damaged: the statistics at offset %lld are wrong",
+                   f->path, (long long)s->stats.offset);
+    }
+    cm_free(buf);
+    t->stats_stale = s->is_stats_stale;
+    return err->code;
+}
+
+/* PmLoadFn: t's chunks become saved blocks over the records (read on first
+ * pin), with their zone maps; the statistics are read now. */
 static CmStatus load_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
 {
-    Loader *ld = ctx;
-    if (s->n_chunks == 0) {
-        return CM_OK;
-    }
+    StPersist *p = ctx;
     if (s->n_cols != t->n_cols) {
         return cm_err_set(err, CM_INTERNAL, -1, "saved rows do not match table '%s'", t->name);
     }
-    if (ld->has_batch) {
-        cm_batch_fini(&ld->batch);
-        ld->has_batch = false;
+    int64_t *zone = cm_malloc(sizeof(int64_t) * 2 * (size_t)t->n_cols);
+    if (zone == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
     }
-    if (cm_batch_init(&ld->batch, t->n_cols, t->types, err) != CM_OK) {
-        return err->code;
-    }
-    ld->has_batch = true;
-    char path[4096];
-    int fd = -1;
-    uint64_t open_id = 0;
     for (int i = 0; i < s->n_chunks && err->code == CM_OK; i++) {
         const PmChunk *c = &s->chunks[i];
-        if (c->file_id != open_id &&
-            open_data(ld->p, (open_id = c->file_id), &fd, path, sizeof path, err) != CM_OK) {
+        const PmFile *f = file_for(p, c->file_id, err);
+        if (f == NULL || (c->n_rows != CM_BATCH_CAP && i + 1 < s->n_chunks) ||
+            c->n_rows > CM_BATCH_CAP) {
+            cm_err_set(err, CM_IO, -1, "the chunks of table '%s' do not fit this build's %d rows",
+                       t->name, CM_BATCH_CAP);
             break;
         }
-        if (read_chunk(ld, fd, path, c, err) == CM_OK) {
-            st_table_append(t, &ld->batch, err);
+        for (int col = 0; col < t->n_cols; col++) {
+            const PmZone *z = &s->zones[(size_t)i * (size_t)t->n_cols + (size_t)col];
+            zone[2 * col] = z->min;
+            zone[2 * col + 1] = z->max;
         }
+        StBlockLoc loc = {.fd = f->fd, .offset = c->offset, .bytes = c->bytes};
+        st_table_add_saved_chunk(t, c->n_rows, loc, f->path, zone, err);
     }
-    if (fd >= 0) {
-        close(fd);
+    cm_free(zone);
+    if (err->code == CM_OK && s->stats.file_id != 0) {
+        load_stats(p, t, s, err);
     }
     return err->code;
 }
@@ -709,15 +774,8 @@ static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
         }
         return st_persist_commit(p, cat, err); /* an empty manifest: now it is a database */
     }
-    Loader ld = {.p = p};
-    sh_decoder_init(&ld.dec);
-    pm_manifest_decode(m.p, m.n, path, cat, load_rows, &ld, &p->saved, &p->n_saved, &p->generation,
+    pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved, &p->generation,
                        &p->next_file_id, err);
-    sh_decoder_fini(&ld.dec);
-    cm_free(ld.rec);
-    if (ld.has_batch) {
-        cm_batch_fini(&ld.batch);
-    }
     if (err->code != CM_OK) {
         pm_buf_fini(&m);
         return err->code;
@@ -776,6 +834,11 @@ void st_persist_close(StPersist *p)
     if (p->lock_fd >= 0) {
         close(p->lock_fd); /* releases the flock */
     }
+    for (int i = 0; i < p->n_files; i++) {
+        close(p->files[i].fd);
+        cm_free(p->files[i].path);
+    }
+    cm_free(p->files);
     for (int i = 0; i < p->n_saved; i++) {
         pm_saved_fini(&p->saved[i]);
     }

@@ -18,9 +18,14 @@
  * crash's leftovers) are removed at open.  So at any instant the directory
  * holds the last committed state, whole.  Temporary tables are never saved.
  *
- * Open loads every table into memory (eagerly) and rebuilds its indexes.
- * A wrong version, a bad checksum or a damaged record is a CM_IO error naming
- * the file; nothing is loaded then.  One thread at a time per StPersist.
+ * Open reads the manifest and the statistics, not the rows: each chunk is a
+ * saved block of the block store over its record (st_block_new_saved), read
+ * on first pin, and the indexes are cold (built at the first append).  The
+ * data files stay open (their descriptors are the blocks') until their
+ * tables are gone from the manifest, or st_persist_close.  A wrong version or
+ * a bad checksum is a CM_IO error naming the file, at open for the manifest
+ * and the files' headers, at first read for a record.  One thread at a time
+ * per StPersist; the blocks may be read by any.
  */
 #pragma once
 

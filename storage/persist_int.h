@@ -49,10 +49,9 @@ typedef struct PmSaved {
     int n_chunks;
     PmChunk *chunks; /* owned */
     PmZone *zones;   /* owned: n_chunks * n_cols, chunk-major */
+    PmChunk stats;   /* the statistics record (file_id 0: none); n_rows unused */
+    bool is_stats_stale;
 } PmSaved;
-
-/* Points the in-memory fields of s (loaded into t) at t's chunks. */
-void pm_saved_bind(PmSaved *s, const StTable *t);
 
 /* A growing byte buffer; `is_oom` sticks once an append failed. */
 typedef struct PmBuf {
@@ -64,7 +63,16 @@ typedef struct PmBuf {
 void pm_buf_put(PmBuf *b, const void *p, size_t n);
 void pm_buf_fini(PmBuf *b);
 
-/* Loads the rows `saved` describes into t (empty, no indexes yet). */
+/* The statistics of n_cols columns as a record (docs/storage.md); appended to out. */
+void pm_stats_encode(const StColStats *stats, int n_cols, PmBuf *out);
+/* Decodes such a record into out (n_cols of them); false when it is damaged. */
+bool pm_stats_decode(const unsigned char *p, size_t n, int n_cols, StColStats *out);
+
+/* Points the in-memory fields of s (loaded into t) at t's chunks. */
+void pm_saved_bind(PmSaved *s, const StTable *t);
+
+/* Loads the rows `saved` describes into t (empty, no indexes yet; they are
+ * added after, cold: st_table_add_index_cold). */
 typedef CmStatus (*PmLoadFn)(void *ctx, StTable *t, const PmSaved *saved, CmErr *err);
 
 /* Appends the manifest of `cat` (temporary entries left out) to out: the

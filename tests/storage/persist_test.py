@@ -214,7 +214,7 @@ CASES = [
 ]
 for what, name, mutate, word in CASES:
     copy, path = damaged_copy(name, mutate)
-    rc, out, err = run(copy, "SELECT count(*) FROM big;")
+    rc, out, err = run(copy, "SELECT sum(k), max(v) FROM big;")
     check(0 < rc < 128 and word in err and os.path.basename(path) in err and out == "",
           f"{what}: a clean error naming the file ({rc}): {err}")
 
@@ -265,6 +265,11 @@ def manifest_files(db):
                 take("iqq")
                 for _ in range(n_cols):
                     take("qqq")
+            take("B")
+            stats_file = take("Q")
+            take("iqq")
+            if stats_file:
+                files.add("%08d.tbl" % stats_file)
         elif kind == 1:
             string()
             for _ in range(take("I")):
