@@ -478,8 +478,10 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
     if (batch != NULL &&
         sh_block_decode_stored(&h, rec + SH_DISK_HDR_BYTES, batch, dec, &inner) != CM_OK) {
         if (b->saved_in != NULL && inner.code == CM_IO) {
-            cm_err_set(err, CM_IO, -1, "'%s' is damaged at offset %lld: %s", b->saved_in,
-                       (long long)b->loc.offset, inner.msg);
+            cm_err_set(err, CM_IO, -1,
+                       "'%s' is damaged: the record at offset %lld fails its checksum or does not "
+                       "decode",
+                       b->saved_in, (long long)b->loc.offset);
         } else {
             cm_err_set(err, inner.code, -1, "%s", inner.msg);
         }

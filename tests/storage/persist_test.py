@@ -204,8 +204,9 @@ def set_version(data):
 
 
 CASES = [
-    ("a flipped byte in a data file", None, flip(-100), "damaged"),
+    ("a flipped byte in a table's statistics", None, flip(-100), "damaged"),
     ("a flipped record header", None, flip(20), "damaged"),
+    ("a flipped byte in a record's payload", None, flip(16 + 56 + 40), "damaged"),
     ("a truncated data file", None, lambda d: d[: len(d) // 2], "truncated"),
     ("a flipped byte in MANIFEST", "MANIFEST", flip(-20), "MANIFEST"),
     ("a truncated MANIFEST", "MANIFEST", lambda d: d[:30], "MANIFEST"),
