@@ -2133,10 +2133,10 @@ static CmStatus dispatch_durable(Stmt *st)
                           "database '%s' is open read-only: the statement would change it",
                           st_persist_dir(p));
     }
-    if (dispatch(st) != CM_OK) {
+    if (dispatch(st) != CM_OK || ensure_pool(st->s, st->err) != CM_OK) {
         return st->err->code;
     }
-    return st_persist_commit(p, st->s->cat, st->err);
+    return st_persist_commit(p, st->s->cat, st->s->pool, st->err);
 }
 
 CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/thread.h"
 #include "shuffle/block.h"
 #include "storage/persist_int.h"
 
@@ -113,16 +114,31 @@ static void zone_of(const CmVec *v, CmType type, int n, PmZone *z)
     }
 }
 
+/* Chunks encoded at once, in parallel, before they are written in order. */
+#define ROUND_CHUNKS 64
+
+/* One chunk's record, laid out by a task. */
+typedef struct Encoded {
+    int chunk_idx;
+    unsigned char *rec; /* owned, reused across rounds */
+    size_t cap;
+    int64_t bytes; /* of the record; 0 on failure (err) */
+    CmErr err;
+} Encoded;
+
 typedef struct Writer {
     StPersist *p;
     const StTable *t;
+    PmSaved *s;
     uint64_t file_id; /* of the file written, once opened; else 0 */
     int fd;
     char path[4096];
     int64_t off;
-    ShCompressor *cctx;
-    unsigned char *rec; /* owned */
-    size_t cap;
+    CmPool *pool;        /* borrowed; NULL: one thread */
+    ShCompressor **cctx; /* owned: one per worker id, made on first use */
+    int n_cctx;
+    Encoded enc[ROUND_CHUNKS];
+    int n_enc;
 } Writer;
 
 /* Creates the writer's new data file and writes its header. */
@@ -133,9 +149,6 @@ static CmStatus writer_open(Writer *w, CmErr *err)
     file_name(w->file_id, name);
     path_in(w->p, name, w->path, sizeof w->path);
     w->off = PM_DATA_HDR_BYTES;
-    if ((w->cctx = sh_compressor_new(SH_BLOCK_CODEC_ZSTD)) == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", w->t->name);
-    }
     errno = 0;
     w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     unsigned char hdr[PM_DATA_HDR_BYTES] = {0};
@@ -161,12 +174,18 @@ static void writer_close(Writer *w, bool failed, CmErr *err)
     if (failed && w->file_id != 0) {
         unlink(w->path);
     }
-    sh_compressor_free(w->cctx);
-    cm_free(w->rec);
+    for (int i = 0; i < w->n_cctx; i++) {
+        sh_compressor_free(w->cctx[i]);
+    }
+    cm_free(w->cctx);
+    for (int i = 0; i < ROUND_CHUNKS; i++) {
+        cm_free(w->enc[i].rec);
+    }
 }
 
-/* Lays out rows of b as a record in w->rec; returns its bytes, or 0 with err. */
-static int64_t lay_record(Writer *w, const CmBatch *b, CmErr *err)
+/* Lays out the rows of b as a record in e->rec (compressed by c when it
+ * pays); returns its bytes, or 0 with err. */
+static int64_t lay_record(Encoded *e, const CmBatch *b, ShCompressor *c, CmErr *err)
 {
     ShBlock *blk = sh_block_encode(b, err);
     if (blk == NULL) {
@@ -175,61 +194,105 @@ static int64_t lay_record(Writer *w, const CmBatch *b, CmErr *err)
     size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
     size_t stored = (size_t)blk->hdr.stored_bytes;
     size_t need = SH_DISK_HDR_BYTES + (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
-    if (need > w->cap) {
-        cm_free(w->rec);
-        w->cap = 0;
-        if ((w->rec = cm_malloc(need)) == NULL) {
+    if (need > e->cap) {
+        cm_free(e->rec);
+        e->cap = 0;
+        if ((e->rec = cm_malloc(need)) == NULL) {
             cm_free(blk);
-            cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", w->t->name);
+            cm_err_set(err, CM_OOM, -1, "out of memory saving a table");
             return 0;
         }
-        w->cap = need;
+        e->cap = need;
     }
-    int64_t bytes = sh_block_lay_record(blk, w->cctx, w->rec);
+    int64_t bytes = sh_block_lay_record(blk, c, e->rec);
     cm_free(blk);
     return bytes;
 }
 
-/* Writes chunk `ci` of the table as one record of w's file (opened on first
- * use); fills its PmChunk and zones. */
-static CmStatus write_chunk(Writer *w, int ci, PmSaved *s, CmErr *err)
+/* Encodes chunk e->chunk_idx of the table into e, and its zones into w->s.
+ * A task: any worker, one Encoded each. */
+static void encode_task(void *arg, int task_idx, int worker_id)
 {
+    Writer *w = arg;
+    Encoded *e = &w->enc[task_idx];
     const StTable *t = w->t;
-    const StChunk *c = t->chunks[ci];
-    if (w->file_id == 0 && writer_open(w, err) != CM_OK) {
-        return err->code;
+    const StChunk *c = t->chunks[e->chunk_idx];
+    e->bytes = 0;
+    if (w->cctx[worker_id] == NULL &&
+        (w->cctx[worker_id] = sh_compressor_new(SH_BLOCK_CODEC_ZSTD)) == NULL) {
+        cm_err_set(&e->err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
+        return;
     }
-    const CmBatch *held = st_block_pin(c->block, NULL, err);
+    const CmBatch *held = st_block_pin(c->block, NULL, &e->err);
     if (held == NULL) {
-        return err->code != CM_OK
-                   ? err->code
-                   : cm_err_set(err, CM_RUNTIME, -1, "the rows of '%s' were dropped from memory",
-                                t->name);
+        cm_err_set(&e->err, CM_RUNTIME, -1, "the rows of '%s' were dropped from memory", t->name);
+        return;
     }
     CmBatch view = *held;
     view.n_rows = c->n_rows; /* a truncated sealed block holds more: not the table's */
     view.sel = NULL;
     for (int col = 0; col < t->n_cols; col++) {
         zone_of(&view.cols[col], t->types[col], c->n_rows,
-                &s->zones[(size_t)ci * (size_t)t->n_cols + (size_t)col]);
+                &w->s->zones[(size_t)e->chunk_idx * (size_t)t->n_cols + (size_t)col]);
     }
-    int64_t bytes = lay_record(w, &view, err);
+    e->bytes = lay_record(e, &view, w->cctx[worker_id], &e->err);
     st_block_unpin(c->block);
-    if (bytes == 0) {
+}
+
+/* Encodes the round's chunks (in parallel on w->pool) and writes their records
+ * in order to w's file (opened on first use); fills their PmChunks. */
+static CmStatus flush_round(Writer *w, CmErr *err)
+{
+    if (w->n_enc == 0) {
+        return CM_OK;
+    }
+    if (w->file_id == 0 && writer_open(w, err) != CM_OK) {
         return err->code;
     }
-    errno = 0;
-    if (!sh_pwrite_all(w->fd, w->rec, (size_t)bytes, w->off)) {
-        return io_error(err, "write", w->path);
+    int n_workers = w->pool != NULL ? cm_pool_size(w->pool) + 1 : 1;
+    if (w->cctx == NULL) {
+        if ((w->cctx = cm_calloc((size_t)n_workers, sizeof(ShCompressor *))) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", w->t->name);
+        }
+        w->n_cctx = n_workers;
     }
-    s->chunks[ci] = (PmChunk){.file_id = w->file_id,
-                              .n_rows = c->n_rows,
-                              .offset = w->off,
-                              .bytes = bytes,
-                              .block = c->block,
-                              .was_sealed = c->sealed};
-    w->off += bytes;
-    return CM_OK;
+    for (int i = 0; i < w->n_enc; i++) {
+        cm_err_init(&w->enc[i].err);
+    }
+    if (w->pool != NULL && w->n_enc > 1) {
+        cm_pool_run(w->pool, w->n_enc, encode_task, w);
+    } else {
+        for (int i = 0; i < w->n_enc; i++) {
+            encode_task(w, i, n_workers - 1);
+        }
+    }
+    for (int i = 0; i < w->n_enc && err->code == CM_OK; i++) {
+        Encoded *e = &w->enc[i];
+        if (e->err.code != CM_OK) {
+            return cm_err_set(err, e->err.code, -1, "%s", e->err.msg);
+        }
+        errno = 0;
+        if (!sh_pwrite_all(w->fd, e->rec, (size_t)e->bytes, w->off)) {
+            return io_error(err, "write", w->path);
+        }
+        const StChunk *c = w->t->chunks[e->chunk_idx];
+        w->s->chunks[e->chunk_idx] = (PmChunk){.file_id = w->file_id,
+                                               .n_rows = c->n_rows,
+                                               .offset = w->off,
+                                               .bytes = e->bytes,
+                                               .block = c->block,
+                                               .was_sealed = c->sealed};
+        w->off += e->bytes;
+    }
+    w->n_enc = 0;
+    return err->code;
+}
+
+/* Queues chunk ci to be written; writes a full round. */
+static CmStatus write_chunk(Writer *w, int ci, CmErr *err)
+{
+    w->enc[w->n_enc++].chunk_idx = ci;
+    return w->n_enc == ROUND_CHUNKS ? flush_round(w, err) : CM_OK;
 }
 
 /* Writes the table's statistics as one record of w's file (opened on first use). */
@@ -275,8 +338,8 @@ static bool is_kept_chunk(const PmSaved *old, const StTable *t, int ci)
 /* Describes t's rows in *s: chunks kept from `old` (t's last save, or NULL)
  * keep their records; the others go to one new data file, fsynced.
  * *new_file is its id (0: none was needed). */
-static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, PmSaved *s,
-                            uint64_t *new_file, CmErr *err)
+static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, CmPool *pool,
+                            PmSaved *s, uint64_t *new_file, CmErr *err)
 {
     memset(s, 0, sizeof *s);
     *new_file = 0;
@@ -290,15 +353,18 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
         return cm_err_set(err, CM_OOM, -1, "out of memory saving table '%s'", t->name);
     }
     s->n_chunks = t->n_chunks;
-    Writer w = {.p = p, .t = t, .fd = -1};
+    Writer w = {.p = p, .t = t, .s = s, .fd = -1, .pool = pool};
     for (int ci = 0; ci < t->n_chunks && err->code == CM_OK; ci++) {
         if (is_kept_chunk(old, t, ci)) {
             s->chunks[ci] = old->chunks[ci];
             memcpy(&s->zones[(size_t)ci * (size_t)t->n_cols],
                    &old->zones[(size_t)ci * (size_t)t->n_cols], sizeof(PmZone) * (size_t)t->n_cols);
         } else {
-            write_chunk(&w, ci, s, err);
+            write_chunk(&w, ci, err);
         }
+    }
+    if (err->code == CM_OK) {
+        flush_round(&w, err);
     }
     if (t->n_rows > 0 && err->code == CM_OK) {
         write_stats(&w, s, err);
@@ -380,7 +446,7 @@ static void newset_free(NewSet *ns, bool unlink_new)
 }
 
 /* Fills ns with the saved rows of every table of cat, writing the changed ones. */
-static CmStatus build_set(StPersist *p, StCatalog *cat, NewSet *ns, CmErr *err)
+static CmStatus build_set(StPersist *p, StCatalog *cat, CmPool *pool, NewSet *ns, CmErr *err)
 {
     int n = st_catalog_count(cat);
     ns->saved = cm_calloc((size_t)n + 1, sizeof(PmSaved));
@@ -401,8 +467,8 @@ static CmStatus build_set(StPersist *p, StCatalog *cat, NewSet *ns, CmErr *err)
             if (!saved_copy(same, s)) {
                 return cm_err_set(err, CM_OOM, -1, "out of memory saving the database");
             }
-        } else if (write_table(p, t, find_table(p->saved, p->n_saved, t->id), s, new_file, err) !=
-                   CM_OK) {
+        } else if (write_table(p, t, find_table(p->saved, p->n_saved, t->id), pool, s, new_file,
+                               err) != CM_OK) {
             return err->code;
         }
         ns->n_new_files += *new_file != 0;
@@ -490,14 +556,14 @@ static bool same_entries(const PmBuf *a, const PmBuf *b)
            memcmp(a->p + skip, b->p + skip, a->n - skip - tail) == 0;
 }
 
-CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmErr *err)
+CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmPool *pool, CmErr *err)
 {
     StCatalog *cat = (StCatalog *)ccat; /* read only */
     CM_ASSERT(!p->is_readonly);
     NewSet ns = {.p = p};
     PmBuf m = {0};
     bool is_committed = false;
-    if (build_set(p, cat, &ns, err) != CM_OK ||
+    if (build_set(p, cat, pool, &ns, err) != CM_OK ||
         pm_manifest_encode(cat, p->generation + 1, p->next_file_id, saved_of, &ns, &m, err) !=
             CM_OK) {
         goto done;
@@ -772,7 +838,7 @@ static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
         if (sweep(p, true, err) != CM_OK) {
             return err->code;
         }
-        return st_persist_commit(p, cat, err); /* an empty manifest: now it is a database */
+        return st_persist_commit(p, cat, NULL, err); /* an empty manifest: now a database */
     }
     pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved, &p->generation,
                        &p->next_file_id, err);

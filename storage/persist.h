@@ -32,6 +32,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
+#include "common/thread.h"
 #include "storage/catalog.h"
 
 typedef struct StPersist StPersist;
@@ -44,10 +45,11 @@ typedef struct StPersist StPersist;
 StPersist *st_persist_open(const char *dir, bool readonly, StCatalog *cat, CmErr *err);
 
 /* Makes the state of `cat` the database's committed state: writes the changed
- * tables and the manifest as above (nothing at all when nothing changed).
+ * tables and the manifest as above (nothing at all when nothing changed),
+ * encoding and compressing chunks on `pool`'s workers (NULL: this thread).
  * CM_IO on a write error: the directory then still holds the previous state.
  * Not on a read-only database. */
-CmStatus st_persist_commit(StPersist *p, const StCatalog *cat, CmErr *err);
+CmStatus st_persist_commit(StPersist *p, const StCatalog *cat, CmPool *pool, CmErr *err);
 
 bool st_persist_readonly(const StPersist *p);
 /* Borrowed until st_persist_close. */
