@@ -113,6 +113,18 @@ check(rc == 0 and out == "42\ta default longer than twelve bytes\n",
 rc, out, err = run(db, "SELECT count(*) FROM scratch;")
 check(rc != 0, "a temporary table is not saved")
 
+# A saved table larger than memory_limit is read chunk by chunk: nothing is loaded at
+# open, and chunks evicted are dropped and read back from the data file.
+large = os.path.join(TMP, "large")
+rc, out, err = run(large, "CREATE TABLE l AS SELECT r AS k, repeat('x', 40) || r AS s "
+                          "FROM range(400000) x(r); SELECT sum(k), sum(length(s)) FROM l;")
+check(rc == 0, f"a large table is saved: {err}")
+expected = out
+rc, out, err = run(large, "SET memory_limit = '6MB'; SELECT sum(k), sum(length(s)) FROM l; "
+                          "SELECT sum(k), sum(length(s)) FROM l WHERE k >= 399000;")
+check(rc == 0 and out.startswith(expected) and out.endswith("\t46000\n"),
+      f"a saved table larger than memory_limit is read back: {out} {err}")
+
 # ---- ROLLBACK and failed statements write nothing ----------------------------------
 
 snap = snapshot(db)
