@@ -112,6 +112,15 @@ check(rc == 0 and out == "42\ta default longer than twelve bytes\n",
       f"defaults hold after reopen: {out} {err}")
 rc, out, err = run(db, "SELECT count(*) FROM scratch;")
 check(rc != 0, "a temporary table is not saved")
+# Indexes restored cold still take part in later DDL, and their changes are saved.
+rc, out, err = run(db, "CREATE UNIQUE INDEX big_v ON big(v); DROP INDEX big_g;")
+check(rc == 0, f"indexes of a reopened table can be added and dropped: {err}")
+rc, out, err = run(db, "INSERT INTO big VALUES (20000, 1, 'value 7', NULL);")
+check(rc != 0 and "Duplicate" in err, f"an index added after a reopen holds the saved rows: {err}")
+rc, out, err = run(db, "DROP INDEX big_v; CREATE INDEX big_g ON big(g); "
+                       "INSERT INTO big VALUES (20000, 1, 'value 7', NULL); "
+                       "DELETE FROM big WHERE k = 20000; SELECT count(*) FROM big;")
+check(rc == 0 and out == "20000\n", f"the indexes are put back: {out} {err}")
 
 # A saved table larger than memory_limit is read chunk by chunk: nothing is loaded at
 # open, and chunks evicted are dropped and read back from the data file.
