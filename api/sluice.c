@@ -55,13 +55,16 @@ static SluiceDb *connection_new(SluiceDatabase *shared, PlSession *session, CmEr
 
 SluiceDb *sluice_open(const char *path, SluiceError *err)
 {
+    return sluice_open_flags(path, 0, err);
+}
+
+SluiceDb *sluice_open_flags(const char *path, unsigned flags, SluiceError *err)
+{
     CmErr e;
     cm_err_init(&e);
-    if (path != NULL && strcmp(path, ":memory:") != 0) {
-        cm_err_set(&e, CM_IO, -1,
-                   "cannot open '%s': persistent databases are not supported yet; run without a "
-                   "path for an in-memory database",
-                   path);
+    bool is_dir = path != NULL && strcmp(path, ":memory:") != 0;
+    if (!is_dir && (flags & SLUICE_OPEN_READONLY) != 0) {
+        cm_err_set(&e, CM_IO, -1, "a read-only open needs a database directory");
         api_to_error(&e, NULL, 0, err);
         return NULL;
     }
@@ -69,7 +72,10 @@ SluiceDb *sluice_open(const char *path, SluiceError *err)
     SluiceDb *db = NULL;
     if (shared != NULL && (shared->owner = pl_session_new(&e)) != NULL) {
         cm_mutex_init(&shared->lock);
-        db = connection_new(shared, shared->owner, &e);
+        if (!is_dir || pl_session_attach(shared->owner, path, (flags & SLUICE_OPEN_READONLY) != 0,
+                                         &e) == CM_OK) {
+            db = connection_new(shared, shared->owner, &e);
+        }
         if (db == NULL) {
             cm_mutex_fini(&shared->lock);
             pl_session_free(shared->owner);

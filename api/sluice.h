@@ -94,6 +94,18 @@ typedef struct SluiceError {
  * failure.  Owned: close with sluice_close(). */
 SLUICE_API SluiceDb *sluice_open(const char *path, SluiceError *err);
 
+/* sluice_open's flags. */
+enum {
+    /* Open an existing directory database read-only: statements that would
+     * change it fail; other read-only processes may have it open too. */
+    SLUICE_OPEN_READONLY = 1,
+};
+
+/* sluice_open with SLUICE_OPEN_* flags (0: as sluice_open).  A directory
+ * database is held by one writer at a time: a second one fails with
+ * SLUICE_IO naming the directory.  Read-only needs a path. */
+SLUICE_API SluiceDb *sluice_open_flags(const char *path, unsigned flags, SluiceError *err);
+
 /* Opens another connection to db's database (see Threads above).  Owned:
  * close with sluice_close(); the database lives until its last connection
  * is closed, whichever that is.  NULL with err on failure. */

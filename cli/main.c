@@ -34,6 +34,7 @@ typedef struct CliArgs {
     CliUnit *units;      /* owned; argc entries, n_units used */
     int n_units;         /* -c and -f seen so far */
     bool is_demo;        /* --demo */
+    bool is_readonly;    /* --readonly */
     bool is_exit;        /* --help or --version printed: exit 0 without running */
 } CliArgs;
 
@@ -55,6 +56,7 @@ static const char USAGE[] =
     "  --nullvalue TEXT  print NULL as TEXT (default NULL)\n"
     "  --timer           print each statement's run time on stderr\n"
     "  --demo            create a small table `demo` and run a sample query on it\n"
+    "  --readonly        open DBPATH read-only (other read-only processes may share it)\n"
     "  --version         print the version and exit\n"
     "  --help            print this help and exit\n";
 
@@ -119,6 +121,8 @@ static int apply_flag(CliState *st, CliArgs *args, const char *name)
         st->is_timer = true;
     } else if (strcmp(name, "--demo") == 0) {
         args->is_demo = true;
+    } else if (strcmp(name, "--readonly") == 0) {
+        args->is_readonly = true;
     } else if (strcmp(name, "--version") == 0) {
         printf("sluice %s\n", sluice_version());
         args->is_exit = true;
@@ -200,7 +204,7 @@ static bool open_db(CliState *st, const CliArgs *args)
     SluiceError err;
 
     memset(&err, 0, sizeof err);
-    st->db = sluice_open(args->db_path, &err);
+    st->db = sluice_open_flags(args->db_path, args->is_readonly ? SLUICE_OPEN_READONLY : 0, &err);
     if (st->db == NULL) {
         cli_exec_error(st, "%s", err.message);
         return false;

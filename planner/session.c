@@ -35,6 +35,7 @@
 #include "storage/csv_out.h"
 #include "storage/index.h"
 #include "storage/outfile.h"
+#include "storage/persist.h"
 
 struct PlSession {
     StCatalog *cat;
@@ -46,6 +47,8 @@ struct PlSession {
     atomic_bool interrupt; /* pl_session_interrupt: stop the running statement */
     ExProgress *progress;  /* the running statement's progress; owned */
     bool is_shared;        /* cat and cache are borrowed from another session */
+    StPersist *persist;    /* the directory database, or NULL in memory; owned unless
+                              is_shared */
 };
 
 typedef struct Stmt {
@@ -97,6 +100,7 @@ PlSession *pl_session_new_shared(PlSession *first, CmErr *err)
     }
     s->cat = first->cat; /* each connection has its own progress, settings and pool */
     s->cache = first->cache;
+    s->persist = first->persist;
     s->is_shared = true;
     cm_config_init(&s->cfg);
     return s;
@@ -109,6 +113,7 @@ void pl_session_free(PlSession *s)
         if (!s->is_shared) {
             pl_cache_free(s->cache);
             st_catalog_free(s->cat);
+            st_persist_close(s->persist);
         }
         ex_progress_free(s->progress);
         cm_free(s);
@@ -118,6 +123,13 @@ void pl_session_free(PlSession *s)
 StCatalog *pl_session_catalog(PlSession *s)
 {
     return s->cat;
+}
+
+CmStatus pl_session_attach(PlSession *s, const char *dir, bool readonly, CmErr *err)
+{
+    CM_ASSERT(!s->is_shared && s->persist == NULL && st_catalog_count(s->cat) == 0);
+    s->persist = st_persist_open(dir, readonly, s->cat, err);
+    return err->code;
 }
 
 CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr *err)
@@ -2033,6 +2045,27 @@ static CmStatus transaction_stmt(Stmt *st)
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
+/* True for the statements that may change the catalog or a table's rows:
+ * those a directory database commits, and a read-only one refuses. */
+static bool is_write(const PsStmt *a)
+{
+    switch (a->kind) {
+    case PS_ST_CREATE_TABLE:
+    case PS_ST_CREATE_VIEW:
+    case PS_ST_CREATE_INDEX:
+    case PS_ST_DROP:
+    case PS_ST_INSERT:
+    case PS_ST_ALTER:
+    case PS_ST_UPDATE:
+    case PS_ST_DELETE:
+        return true;
+    case PS_ST_COPY:
+        return !a->is_to;
+    default:
+        return false;
+    }
+}
+
 static CmStatus dispatch(Stmt *st)
 {
     const PsStmt *a = st->ast;
@@ -2087,6 +2120,25 @@ static CmStatus dispatch(Stmt *st)
     return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
 }
 
+/* Runs the statement, then, on a directory database, commits what it wrote:
+ * a statement reported done is durable. */
+static CmStatus dispatch_durable(Stmt *st)
+{
+    StPersist *p = st->s->persist;
+    if (p == NULL || !is_write(st->ast)) {
+        return dispatch(st);
+    }
+    if (st_persist_readonly(p)) {
+        return cm_err_set(st->err, CM_IO, st->ast->src_off,
+                          "database '%s' is open read-only: the statement would change it",
+                          st_persist_dir(p));
+    }
+    if (dispatch(st) != CM_OK || ensure_pool(st->s, st->err) != CM_OK) {
+        return st->err->code;
+    }
+    return st_persist_commit(p, st->s->cat, st->s->pool, st->err);
+}
+
 CmStatus pl_session_exec(PlSession *s, const char *sql, size_t len, size_t *off, PlResult **res,
                          CmErr *err)
 {
@@ -2126,7 +2178,7 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
         (st.spare = result_new(0, NULL, err)) != NULL) {
         ex_progress_begin(s->progress, &s->cfg);
         has_statement = true;
-        if (dispatch(&st) != CM_OK && may_retry && pl_cache_ctx_lost_rows(&st.cache)) {
+        if (dispatch_durable(&st) != CM_OK && may_retry && pl_cache_ctx_lost_rows(&st.cache)) {
             /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
              * evicted them to make room): a failed statement changed nothing, so
              * it runs again with those subtrees computed where they stand */
@@ -2141,7 +2193,7 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
             st.insert_defaults = NULL;
             st.n_insert_defaults = 0;
             cm_err_init(err);
-            dispatch(&st);
+            dispatch_durable(&st);
         }
         if (err->code == CM_OK && st.res == NULL) {
             empty_result(&st, -1);

@@ -85,3 +85,10 @@ CmStatus pl_session_set(PlSession *s, const char *name, const char *value, CmErr
 
 /* Borrowed. */
 StCatalog *pl_session_catalog(PlSession *s);
+
+/* Makes s (a first session, its catalog still empty) a directory database:
+ * opens or creates `dir` and loads it (storage/persist.h); from then on every
+ * statement that changes the catalog or a table commits to it before it is
+ * reported done, and a `readonly` database refuses such statements.  CM_IO
+ * when the directory is locked, damaged or of another format version. */
+CmStatus pl_session_attach(PlSession *s, const char *dir, bool readonly, CmErr *err);

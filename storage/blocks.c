@@ -36,6 +36,8 @@ struct StBlock {
     CmBatch *batch;    /* owned; NULL when not resident */
     int64_t mem_bytes; /* reserved on res for batch */
     StBlockLoc loc;    /* the disk copy; bytes 0 when none */
+    const char *saved_in; /* a saved block's file (st_block_new_saved): its copy is a record
+                             there, not an extent of the store's file; else NULL */
     int pins;
     bool sealed;
     bool gone;  /* a MEMORY_ONLY block that was dropped */
@@ -452,17 +454,37 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
     ShDecoder *dec = &ld->dec;
     ShBlockHeader h;
     if (!sh_pread_all(b->loc.fd, rec, (size_t)b->loc.bytes, b->loc.offset)) {
-        cm_err_set(err, CM_IO, -1, "cannot read the block file in temp_directory '%s': %s", s->dir,
-                   errno ? strerror(errno) : "short read");
+        if (b->saved_in != NULL) {
+            cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", b->saved_in,
+                       errno ? strerror(errno) : "it is truncated");
+        } else {
+            cm_err_set(err, CM_IO, -1, "cannot read the block file in temp_directory '%s': %s",
+                       s->dir, errno ? strerror(errno) : "short read");
+        }
         goto done;
     }
     if (!sh_block_header_unpack(rec, &h) || sh_block_record_bytes(&h) != b->loc.bytes) {
-        cm_err_set(err, CM_IO, -1, "a block in the block file in '%s' is damaged", s->dir);
+        if (b->saved_in != NULL) {
+            cm_err_set(err, CM_IO, -1, "'%s' is damaged: the record at offset %lld is wrong",
+                       b->saved_in, (long long)b->loc.offset);
+        } else {
+            cm_err_set(err, CM_IO, -1, "a block in the block file in '%s' is damaged", s->dir);
+        }
         goto done;
     }
     batch = batch_new(b, err);
+    CmErr inner;
+    cm_err_init(&inner);
     if (batch != NULL &&
-        sh_block_decode_stored(&h, rec + SH_DISK_HDR_BYTES, batch, dec, err) != CM_OK) {
+        sh_block_decode_stored(&h, rec + SH_DISK_HDR_BYTES, batch, dec, &inner) != CM_OK) {
+        if (b->saved_in != NULL && inner.code == CM_IO) {
+            cm_err_set(err, CM_IO, -1,
+                       "'%s' is damaged: the record at offset %lld fails its checksum or does not "
+                       "decode",
+                       b->saved_in, (long long)b->loc.offset);
+        } else {
+            cm_err_set(err, inner.code, -1, "%s", inner.msg);
+        }
         batch_free(batch);
         batch = NULL;
     }
@@ -532,6 +554,30 @@ StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMem
     s->stats.n_blocks++;
     s->stats.n_resident++;
     s->stats.memory_bytes += bytes;
+    cm_mutex_unlock(&s->lock);
+    return b;
+}
+
+StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, StBlockLoc loc,
+                            const char *path, CmErr *err)
+{
+    Store *s = store();
+    StBlock *b = cm_calloc(1, sizeof *b);
+    if (b == NULL ||
+        (b->types = cm_malloc(sizeof(CmType) * (size_t)(n_cols > 0 ? n_cols : 1))) == NULL) {
+        cm_free(b);
+        cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+        return NULL;
+    }
+    memcpy(b->types, types, sizeof(CmType) * (size_t)n_cols);
+    b->level = ST_BLOCK_MEMORY_AND_DISK;
+    b->n_cols = n_cols;
+    b->res = res;
+    b->loc = loc;
+    b->saved_in = path;
+    b->sealed = true;
+    cm_mutex_lock(&s->lock);
+    s->stats.n_blocks++;
     cm_mutex_unlock(&s->lock);
     return b;
 }
@@ -682,7 +728,7 @@ void st_block_free(StBlock *b)
         s->stats.n_resident--;
         s->stats.memory_bytes -= b->mem_bytes;
     }
-    if (b->loc.bytes > 0) {
+    if (b->loc.bytes > 0 && b->saved_in == NULL) {
         s->stats.disk_bytes -= b->loc.bytes;
         free_extent(s, b->loc.offset, b->loc.bytes);
     }

@@ -31,8 +31,8 @@
  * format (shuffle/block.h: checksummed, zstd when it pays).  Freed extents are
  * reused (first fit on a free list).  Bytes of the file count against
  * max_temp_directory_size (sh_temp_charge).  A block knows where its bytes
- * live on disk (StBlockLoc), so that persistent table pages can be blocks of
- * the same store later, with a file of their own.
+ * live on disk (StBlockLoc); a saved block (st_block_new_saved) lives in a
+ * file of its own: a directory database's data file.
  *
  * Thread-safe: any number of threads may pin, unpin and evict at once (one
  * lock for the lists; disk reads happen outside it, a loading block makes
@@ -80,6 +80,15 @@ void st_blocks_configure(const char *temp_dir, int64_t max_temp);
  * NULL with err (CM_OOM) when memory cannot be found. */
 StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMemRes *res,
                       StBlockDropped dropped, void *owner, CmErr *err);
+
+/* A sealed MEMORY_AND_DISK block that is not in memory: its disk copy is the
+ * record at `loc` (shuffle/block.h format) in a file of the caller's, `path`
+ * (for errors), both borrowed until the block is freed.  The first pin loads
+ * it (a damaged record is CM_IO naming the file); eviction drops the batch
+ * and writes nothing; freeing it leaves the file alone.  A database's table
+ * chunks (storage/persist.h).  Owned; NULL with err on OOM. */
+StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, StBlockLoc loc,
+                            const char *path, CmErr *err);
 
 /* The block's batch: written by the owner while unsealed; read while pinned. */
 CmBatch *st_block_batch(StBlock *b);

@@ -4,7 +4,8 @@
  * Invariants: every chunk but the last is full (CM_BATCH_CAP rows), so row r
  * is in chunk r / CM_BATCH_CAP; truncation relies on it.  Every chunk but the
  * last is sealed.  A chunk is held (pinned by the table, `held` set) exactly
- * when it is unsealed or the table has an index.  An append seals the chunks
+ * when it is unsealed or the table has a built index (cold ones, of a table
+ * just opened from disk, hold no rows and pin nothing).  An append seals the chunks
  * it filled only once it has succeeded, so undoing it never has to change a
  * sealed block; a truncate that cuts into a sealed chunk only lowers the
  * chunk's n_rows, and the next append copies its rows into a new block.
@@ -15,6 +16,14 @@
 
 #include "common/alloc.h"
 #include "storage/index.h"
+
+/* The source of StTable.version stamps. */
+static atomic_uint_fast64_t next_version = 1;
+
+static void stamp(StTable *t)
+{
+    t->version = atomic_fetch_add(&next_version, 1);
+}
 
 static void chunk_free(StChunk *c)
 {
@@ -76,6 +85,8 @@ StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr 
         goto oom;
     }
     t->n_cols = n_cols;
+    stamp(t);
+    t->id = t->version;
     for (int i = 0; i < n_cols; i++) {
         t->types[i] = cols[i].type;
         t->cols[i] = cols[i];
@@ -134,16 +145,74 @@ StTable *st_table_new_like(const StTable *t, CmErr *err)
  * evictable). */
 static void release_sealed(StTable *t)
 {
-    for (int i = 0; t->n_indexes == 0 && i < t->n_chunks; i++) {
+    for (int i = 0; (t->n_indexes == 0 || t->is_index_cold) && i < t->n_chunks; i++) {
         if (t->chunks[i]->sealed) {
             chunk_release(t->chunks[i]);
         }
     }
 }
 
+/* Builds cold indexes from the rows: the table holds its chunks from then on.
+ * On failure they stay cold (and empty). */
+static CmStatus warm_indexes(StTable *t, CmErr *err)
+{
+    int built = 0;
+    if (!t->is_index_cold) {
+        return CM_OK;
+    }
+    for (int i = 0; i < t->n_chunks; i++) {
+        if (!chunk_hold(t->chunks[i], err)) {
+            goto fail;
+        }
+    }
+    for (; built < t->n_indexes; built++) {
+        if (st_index_add_rows(t->indexes[built], t, 0, err) != CM_OK) {
+            goto fail;
+        }
+    }
+    t->is_index_cold = false;
+    return CM_OK;
+fail:
+    for (int i = 0; i < built; i++) {
+        st_index_truncate(t->indexes[i], t, 0);
+    }
+    release_sealed(t);
+    return err->code;
+}
+
+/* Adds ix (owned) to t's indexes; frees it on failure. */
+static CmStatus push_index(StTable *t, StIndex *ix, CmErr *err)
+{
+    StIndex **grown = cm_realloc(t->indexes, sizeof(StIndex *) * (size_t)(t->n_indexes + 1));
+    if (grown == NULL) {
+        st_index_free(ix);
+        return cm_err_set(err, CM_OOM, -1, "out of memory adding an index");
+    }
+    t->indexes = grown;
+    t->indexes[t->n_indexes++] = ix;
+    return CM_OK;
+}
+
+CmStatus st_table_add_index_cold(StTable *t, const char *name, StIndexKind kind, int n_keys,
+                                 const int *key_cols, CmErr *err)
+{
+    if (t->n_indexes > 0 && !t->is_index_cold) {
+        return st_table_add_index(t, name, kind, n_keys, key_cols, err);
+    }
+    StIndex *ix = st_index_new(name, kind, n_keys, key_cols, err);
+    if (ix == NULL || push_index(t, ix, err) != CM_OK) {
+        return err->code;
+    }
+    t->is_index_cold = true;
+    return CM_OK;
+}
+
 CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int n_keys,
                             const int *key_cols, CmErr *err)
 {
+    if (warm_indexes(t, err) != CM_OK) {
+        return err->code;
+    }
     StIndex **grown = cm_realloc(t->indexes, sizeof(StIndex *) * (size_t)(t->n_indexes + 1));
     if (grown == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory adding an index");
@@ -175,6 +244,7 @@ bool st_table_drop_index(StTable *t, const char *name)
             memmove(&t->indexes[i], &t->indexes[i + 1],
                     sizeof(StIndex *) * (size_t)(t->n_indexes - i - 1));
             t->n_indexes--;
+            t->is_index_cold = t->is_index_cold && t->n_indexes > 0;
             release_sealed(t);
             return true;
         }
@@ -465,6 +535,9 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
 
 CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
 {
+    if (b->n_rows > 0 && warm_indexes(t, err) != CM_OK) {
+        return err->code;
+    }
     int64_t start = t->n_rows;
     int first_chunk = (int)(start / CM_BATCH_CAP);
     for (int i = 0; i < b->n_rows;) {
@@ -504,17 +577,55 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
     for (int col = 0; col < t->n_cols; col++) {
         st_stats_add(&t->stats[col], &b->cols[col], b->sel, b->n_rows);
     }
+    if (b->n_rows > 0) {
+        stamp(t);
+    }
     return CM_OK;
 fail: {
     bool was_stale = t->stats_stale; /* the statistics never saw this append's rows */
+    uint64_t was_version = t->version; /* nor did anything saved: the rows are as they were */
     st_table_truncate(t, start);
     t->stats_stale = was_stale;
+    t->version = was_version;
     return err->code;
 }
 }
 
+CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const char *path,
+                                  const int64_t *zone, CmErr *err)
+{
+    CM_ASSERT(n_rows > 0 && n_rows <= CM_BATCH_CAP && t->n_indexes == 0);
+    CM_ASSERT(t->n_chunks == 0 || t->chunks[t->n_chunks - 1]->n_rows == CM_BATCH_CAP);
+    if (t->n_chunks == t->cap_chunks) {
+        int cap = t->cap_chunks ? t->cap_chunks * 2 : 8;
+        StChunk **grown = cm_realloc(t->chunks, sizeof(StChunk *) * (size_t)cap);
+        if (grown == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory opening table '%s'", t->name);
+        }
+        t->chunks = grown;
+        t->cap_chunks = cap;
+    }
+    StChunk *c = cm_calloc(1, sizeof *c);
+    size_t zone_bytes = sizeof(int64_t) * 2 * (size_t)(t->n_cols > 0 ? t->n_cols : 1);
+    if (c == NULL || (c->zone = cm_malloc(zone_bytes)) == NULL ||
+        (c->block = st_block_new_saved(t->n_cols, t->types, &t->mem, loc, path, err)) == NULL) {
+        chunk_free(c);
+        return cm_err_set(err, CM_OOM, -1, "out of memory opening table '%s'", t->name);
+    }
+    memcpy(c->zone, zone, sizeof(int64_t) * 2 * (size_t)t->n_cols);
+    c->n_rows = n_rows;
+    c->sealed = true;
+    t->chunks[t->n_chunks++] = c;
+    t->n_rows += n_rows;
+    stamp(t);
+    return CM_OK;
+}
+
 CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
 {
+    if (warm_indexes(t, err) != CM_OK) {
+        return err->code;
+    }
     for (int i = 0; i < t->n_indexes; i++) {
         if (st_index_reserve(t->indexes[i], t, t->n_rows + n_more, err) != CM_OK) {
             return err->code;
@@ -528,7 +639,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
     if (n_rows >= t->n_rows) {
         return;
     }
-    for (int i = 0; i < t->n_indexes; i++) {
+    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         st_index_truncate(t->indexes[i], t, n_rows);
     }
     int keep = (int)((n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
@@ -544,6 +655,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
         }
     }
     t->n_rows = n_rows;
+    stamp(t);
     if (n_rows == 0) {
         for (int col = 0; col < t->n_cols; col++) {
             st_stats_clear(&t->stats[col]);

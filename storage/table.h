@@ -19,7 +19,9 @@
  * The table owns its hash indexes (storage/index.h: PRIMARY KEY, UNIQUE and
  * CREATE INDEX); appending adds the new rows to each, and fails, undoing
  * itself, when a unique index finds a duplicate key.  An index probes rows at
- * random, so a table with an index keeps every chunk pinned in memory (held).
+ * random, so a table with an index keeps every chunk pinned in memory (held),
+ * except while its indexes are cold (a saved table just opened, whose indexes
+ * are built at its first append).
  * A table is read by many workers at once but written only between queries
  * (the database runs one statement at a time).
  */
@@ -82,6 +84,11 @@ typedef struct StTable {
     atomic_bool lost;     /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
     StColStats *stats;    /* owned: one per column, of the rows appended (storage/stats.h) */
     bool stats_stale;     /* rows were taken out since: stats are an upper bound until ANALYZE */
+    bool is_index_cold;   /* the indexes hold no rows yet (st_table_add_index_cold), and
+                             sealed chunks are not held: built at the first append */
+    uint64_t id;          /* unique to this table object, fixed at st_table_new */
+    uint64_t version;     /* changes whenever the rows do (new, append, truncate), unique across
+                             tables: a saved copy of the rows is current while it matches */
 } StTable;
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
@@ -118,6 +125,20 @@ void st_table_set_level(StTable *t, StBlockLevel level);
 bool st_table_lost(const StTable *t);
 /* Bytes of the table's chunks on the disk tier now. */
 int64_t st_table_disk_bytes(const StTable *t);
+
+/* st_table_add_index for rows known to satisfy it (a saved table's, checked
+ * when they were saved): the index is built from the rows only before the
+ * first append, reserve or index added, so until then the chunks need not be
+ * in memory.  Built at once when the table's other indexes are. */
+CmStatus st_table_add_index_cold(StTable *t, const char *name, StIndexKind kind, int n_keys,
+                                 const int *key_cols, CmErr *err);
+
+/* Appends a sealed chunk of n_rows rows whose columns are the record at `loc`
+ * of file `path` (storage/blocks.h, st_block_new_saved: loaded on first pin),
+ * with `zone` (min, max per column, as StChunk.zone).  Only before any index
+ * is added, and after full chunks.  The statistics are the caller's to set. */
+CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const char *path,
+                                  const int64_t *zone, CmErr *err);
 
 /* Drops the index called `name`; false when there is none. */
 bool st_table_drop_index(StTable *t, const char *name);

@@ -31,6 +31,7 @@ import platform
 import re
 import select
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -202,10 +203,12 @@ class Sluice:
     """One sluice process, fed statement by statement; a statement ends with
     the 'Run Time:' line that --timer prints after it (even after an error)."""
 
-    def __init__(self, binary, threads):
+    def __init__(self, binary, threads, db=None):
         cmd = [binary, '--timer']
         if threads:
             cmd += ['--threads', str(threads)]
+        if db:
+            cmd += [db]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, bufsize=0)
         self.pending = b''
@@ -259,15 +262,43 @@ class Sluice:
 
 def sluice_load(args, d, creates):
     """Starts sluice and loads the data; returns (process, {table: seconds or error}).
-    A statement that kills sluice or times out is skipped in a fresh process."""
+    A statement that kills sluice or times out is skipped in a fresh process.
+    With --db the data goes into that directory database once, and every process
+    (the first one included) reopens it instead of loading."""
+    if args.db and args.db_loads is not None:
+        return sluice_reopen(args, d), args.db_loads
+    if args.db:
+        shutil.rmtree(args.db, ignore_errors=True)
     lost = {}
     while True:
-        s = Sluice(args.sluice, args.threads)
+        s = Sluice(args.sluice, args.threads, args.db)
         loads, bad = load_once(s, args, d, creates, lost)
         if bad is None:
-            return s, loads
+            break
         lost[bad] = loads[bad]
         s.close()
+    if args.db:
+        s.close()
+        args.db_loads = loads
+        s = sluice_reopen(args, d)
+    return s, loads
+
+
+def dir_bytes(path, suffix=''):
+    return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)
+               if f.endswith(suffix))
+
+
+def sluice_reopen(args, d):
+    """A new process on the --db directory; logs the time to open it and answer a
+    first statement, and its size beside the .dat files'."""
+    t0 = time.time()
+    s = Sluice(args.sluice, args.threads, args.db)
+    status, _, _, msg = s.run('SELECT 1;', args.timeout)
+    log('sluice opened %s in %.3f s (%s%s); %.1f MB on disk, .dat files %.1f MB' %
+        (args.db, time.time() - t0, status, ': ' + msg if msg else '',
+         dir_bytes(args.db) / 1e6, dir_bytes(d, '.dat') / 1e6))
+    return s
 
 
 def load_once(s, args, d, creates, lost):
@@ -786,12 +817,15 @@ def parse_args():
     p.add_argument('--timeout', type=float, default=600, help='seconds per statement')
     p.add_argument('--seed', type=int, default=DEFAULT_SEED, help='generator seed')
     p.add_argument('--sluice', default=os.path.join(REPO, 'build', 'sluice'))
+    p.add_argument('--db', help='load into this directory database (emptied first), then '
+                                'reopen it in a new process for the queries')
     p.add_argument('--gen', help='tpcds_gen binary (default build/tpcds_gen)')
     p.add_argument('--note', help='text added to the Sluice line of the report')
     p.add_argument('--no-results', action='store_true', help='do not update bench/RESULTS.md')
     args = p.parse_args()
     if args.check:
         args.runs = 1
+    args.db_loads = None
     args.gen_threads = args.threads or os.cpu_count()
     args.gen_seconds = None
     return args

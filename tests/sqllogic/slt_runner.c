@@ -1,8 +1,13 @@
 /*
  * slt_runner.c - runs sqllogictest files against libsluice.
  *
- * Usage: slt_runner [--threads N] [--set NAME=VALUE]... [--verbose] [--stop-on-fail] PATH...
- * (--set applies a setting to every file's database, e.g. shuffle_memory_limit=64KB.)
+ * Usage: slt_runner [--threads N] [--set NAME=VALUE]... [--db DIR [--reopen]] [--verbose]
+ *                   [--stop-on-fail] PATH...
+ * (--set applies a setting to every file's database, e.g. shuffle_memory_limit=64KB.
+ * --db runs each file on a new directory database under DIR, removed after it;
+ * --reopen also closes and reopens it after each "statement ok" but SET/RESET,
+ * so that every query reads what was saved; the runner's settings are applied
+ * again, the file's own SETs and TEMP tables are not kept.)
  * A PATH is a .test file or a directory searched recursively for *.test
  * (each directory's files in name order, then its subdirectories in name
  * order).  Every file runs on a fresh in-memory database (sluice_open(NULL))
@@ -14,7 +19,8 @@
  * The format is SQLite's sqllogictest (see /work/shared/tools/slt_run.py):
  * lines starting with '#' are dropped everywhere; records are separated by
  * blank lines; "skipif DB" / "onlyif DB" prefix lines (our name is "sluice";
- * "tiny-batches" also matches in a build with batches under 64 rows);
+ * "tiny-batches" also matches in a build with batches under 64 rows, and
+ * "reopen" with --reopen);
  * "statement ok|error"; "query TYPES [nosort|rowsort|valuesort] [LABEL]" with
  * the expected values after a "----" line; "hash-threshold N" (default 8);
  * "halt".  Values render by the type letter: I as an integer (integer text as
@@ -167,20 +173,22 @@ typedef struct Label {
 
 /* One test file being run. */
 typedef struct Script {
-    const char *path;   /* borrowed from the path list */
-    char *data;         /* owned file contents, split into lines in place */
-    Line *lines;        /* owned */
-    size_t n_lines;     /* lines in the file */
-    size_t next_line;   /* first line not yet read into a record */
-    Line *group;        /* owned: non-comment lines of the current record */
-    size_t n_group;     /* lines in `group` */
-    size_t cap_group;   /* lines allocated for `group` */
-    int hash_threshold; /* set by "hash-threshold N" */
-    Label *labels;      /* owned */
-    size_t n_labels;    /* labels seen so far in this file */
-    size_t cap_labels;  /* labels allocated */
-    SluiceDb *db;       /* owned, fresh per file */
-    char *test_dir;     /* owned: absolute directory of the file, for __TESTDIR__ */
+    const char *path;    /* borrowed from the path list */
+    char *data;          /* owned file contents, split into lines in place */
+    Line *lines;         /* owned */
+    size_t n_lines;      /* lines in the file */
+    size_t next_line;    /* first line not yet read into a record */
+    Line *group;         /* owned: non-comment lines of the current record */
+    size_t n_group;      /* lines in `group` */
+    size_t cap_group;    /* lines allocated for `group` */
+    int hash_threshold;  /* set by "hash-threshold N" */
+    Label *labels;       /* owned */
+    size_t n_labels;     /* labels seen so far in this file */
+    size_t cap_labels;   /* labels allocated */
+    SluiceDb *db;        /* owned, fresh per file */
+    const char *db_path; /* with --db: its directory (the runner's buffer), else NULL */
+    bool is_reopen;      /* --reopen: "skipif reopen" applies */
+    char *test_dir;      /* owned: absolute directory of the file, for __TESTDIR__ */
 } Script;
 
 typedef enum RecKind {
@@ -347,9 +355,12 @@ static size_t parse_conditions(const Script *s, Record *rec)
         }
         /* "tiny-batches" names the 3-row-batch build: records whose premise is
          * a memory size per row (each 3-row chunk is a block with its own
-         * headers there) skip it. */
-        bool is_match = n > 1 && (strcasecmp(words[1], ENGINE_NAME) == 0 ||
-                                  (strcasecmp(words[1], "tiny-batches") == 0 && CM_BATCH_CAP < 64));
+         * headers there) skip it.  "reopen" names a --reopen run: records
+         * that read session state (a cache, a SET, a TEMP object) skip it. */
+        bool is_match =
+            n > 1 && (strcasecmp(words[1], ENGINE_NAME) == 0 ||
+                      (strcasecmp(words[1], "tiny-batches") == 0 && CM_BATCH_CAP < 64) ||
+                      (strcasecmp(words[1], "reopen") == 0 && s->is_reopen));
         if (is_skipif == is_match) {
             rec->is_skipped = true;
         }
@@ -614,11 +625,13 @@ static void render_text(Buf *out, const char *text)
 #define MAX_SETTINGS 16
 
 typedef struct Options {
-    const char *threads;  /* value for sluice_set(db, "threads", ...) */
+    const char *threads; /* value for sluice_set(db, "threads", ...) */
     int n_settings;
     const char *settings[MAX_SETTINGS]; /* NAME=VALUE, applied to every database */
-    bool is_verbose;      /* print each file and its counts */
-    bool is_stop_on_fail; /* stop the whole run at the first failure */
+    bool is_verbose;                    /* print each file and its counts */
+    bool is_stop_on_fail;               /* stop the whole run at the first failure */
+    const char *db_dir;                 /* --db: directory databases go under it; NULL: in memory */
+    bool is_reopen; /* --reopen: reopen the database after each statement that writes */
 } Options;
 
 /* Totals and scratch space reused by every record (no allocation per value). */
@@ -1090,6 +1103,18 @@ static void run_query(Runner *r, Script *s, const Record *rec)
 }
 
 /* Runs the records of an opened script until EOF, halt or --stop-on-fail. */
+static bool open_db(Runner *r, Script *s);
+
+/* True for a statement after which --reopen reopens: one that may write. */
+static bool is_reopen_point(const Runner *r, const Record *rec, const char *sql)
+{
+    while (*sql == ' ' || *sql == '\n' || *sql == '\t') {
+        sql++;
+    }
+    return r->opts.is_reopen && rec->kind == REC_STATEMENT && rec->expect_ok &&
+           strncasecmp(sql, "SET", 3) != 0 && strncasecmp(sql, "RESET", 5) != 0;
+}
+
 static void run_records(Runner *r, Script *s)
 {
     Record rec;
@@ -1117,42 +1142,89 @@ static void run_records(Runner *r, Script *s)
             return;
         } else if (rec.kind == REC_STATEMENT) {
             run_statement(r, s, &rec);
+            if (is_reopen_point(r, &rec, r->sql.data)) {
+                sluice_close(s->db);
+                s->db = NULL;
+                if (!open_db(r, s)) {
+                    return;
+                }
+            }
         } else {
             run_query(r, s, &rec);
         }
     }
 }
 
+/* Removes directory `path` and the files in it (a database's are flat). */
+static void remove_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        return;
+    }
+    struct dirent *de;
+    char file[4096];
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+            snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+            unlink(file);
+        }
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+/* Opens s->db (in memory, or the directory s->db_path) and applies the
+ * runner's settings; false after recording a failure. */
+static bool open_db(Runner *r, Script *s)
+{
+    SluiceError err = {0};
+    if ((s->db = sluice_open(s->db_path, &err)) == NULL) {
+        record_fail(r, s, 0, "cannot open the database: %s", err.message);
+        return false;
+    }
+    if (sluice_set(s->db, "threads", r->opts.threads, &err) != 0) {
+        record_fail(r, s, 0, "cannot set threads = %s: %s", r->opts.threads, err.message);
+    }
+    for (int i = 0; i < r->opts.n_settings; i++) {
+        char name[128];
+        const char *eq = strchr(r->opts.settings[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - r->opts.settings[i]), r->opts.settings[i]);
+        if (sluice_set(s->db, name, eq + 1, &err) != 0) {
+            record_fail(r, s, 0, "cannot set %s: %s", r->opts.settings[i], err.message);
+        }
+    }
+    return true;
+}
+
 static void run_file(Runner *r, const char *path)
 {
     Script s = {.path = path, .hash_threshold = DEFAULT_HASH_THRESHOLD};
     long n_passed = r->n_passed, n_failed = r->n_failed, n_skipped = r->n_skipped;
-    SluiceError err = {0};
     buf_reset(&r->sql);
     buf_reset(&r->detail);
     if (r->opts.is_verbose) {
         printf("RUN %s\n", path);
     }
+    static long n_files;
+    char db_path[4096];
+    if (r->opts.db_dir != NULL) {
+        snprintf(db_path, sizeof db_path, "%s/slt%ld_%ld", r->opts.db_dir, (long)getpid(),
+                 n_files++);
+        remove_dir(db_path);
+        s.db_path = db_path;
+        s.is_reopen = r->opts.is_reopen;
+    }
     if (!script_load(&s)) {
         record_fail(r, &s, 0, "cannot read the file: %s", strerror(errno));
-    } else if ((s.db = sluice_open(NULL, &err)) == NULL) {
-        record_fail(r, &s, 0, "cannot open an in-memory database: %s", err.message);
-    } else {
+    } else if (open_db(r, &s)) {
         set_test_dir(&s);
-        if (sluice_set(s.db, "threads", r->opts.threads, &err) != 0) {
-            record_fail(r, &s, 0, "cannot set threads = %s: %s", r->opts.threads, err.message);
-        }
-        for (int i = 0; i < r->opts.n_settings; i++) {
-            char name[128];
-            const char *eq = strchr(r->opts.settings[i], '=');
-            snprintf(name, sizeof name, "%.*s", (int)(eq - r->opts.settings[i]),
-                     r->opts.settings[i]);
-            if (sluice_set(s.db, name, eq + 1, &err) != 0) {
-                record_fail(r, &s, 0, "cannot set %s: %s", r->opts.settings[i], err.message);
-            }
-        }
         run_records(r, &s);
         sluice_close(s.db);
+    }
+    if (s.db_path != NULL) {
+        remove_dir(s.db_path);
+        s.db_path = NULL;
     }
     script_free(&s);
     if (r->opts.is_verbose) {
@@ -1255,8 +1327,8 @@ static int usage(const char *msg)
 {
     fprintf(stderr,
             "slt_runner: %s\n"
-            "usage: slt_runner [--threads N] [--set NAME=VALUE]... [--verbose] [--stop-on-fail] "
-            "PATH...\n",
+            "usage: slt_runner [--threads N] [--set NAME=VALUE]... [--db DIR [--reopen]] "
+            "[--verbose] [--stop-on-fail] PATH...\n",
             msg);
     return 2;
 }
@@ -1277,8 +1349,12 @@ static int parse_args(int argc, char **argv, Options *opts)
             opts->threads = argv[++idx];
         } else if (strncmp(arg, "--threads=", 10) == 0) {
             opts->threads = arg + 10;
-        } else if (strcmp(arg, "--set") == 0 && idx + 1 < argc &&
-                   opts->n_settings < MAX_SETTINGS && strchr(argv[idx + 1], '=') != NULL) {
+        } else if (strcmp(arg, "--db") == 0 && idx + 1 < argc) {
+            opts->db_dir = argv[++idx];
+        } else if (strcmp(arg, "--reopen") == 0) {
+            opts->is_reopen = true;
+        } else if (strcmp(arg, "--set") == 0 && idx + 1 < argc && opts->n_settings < MAX_SETTINGS &&
+                   strchr(argv[idx + 1], '=') != NULL) {
             opts->settings[opts->n_settings++] = argv[++idx];
         } else {
             return -1;

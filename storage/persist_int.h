@@ -1,0 +1,94 @@
+/*
+ * persist_int.h - what persist.c (files, lock, commit) and manifest.c (the
+ * manifest's bytes) share; never included outside storage/.
+ *
+ * A PmSaved describes the rows of one table as saved: which StTable.version
+ * they are, the data file, and where each chunk's record lies in it.  The
+ * manifest is encoded from the catalog plus one PmSaved per table, and
+ * decoded back into a catalog, calling a loader for each table's rows.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "storage/catalog.h"
+
+/* The format version of MANIFEST and of the data files (docs/storage.md). */
+#define PM_FORMAT_VERSION 1
+#define PM_MANIFEST_MAGIC "SLUICEMF"
+#define PM_DATA_MAGIC "SLUICETB"
+/* Bytes of a data file's header: magic, version, zero word. */
+#define PM_DATA_HDR_BYTES 16
+
+typedef struct PmChunk {
+    uint64_t file_id; /* its data file <file_id>.tbl */
+    int32_t n_rows;
+    int64_t offset; /* of its record in the data file */
+    int64_t bytes;  /* of the record */
+    /* In memory only: the table chunk saved (block and whether sealed then),
+     * so that a later commit of the same table keeps the record of a sealed
+     * chunk that is still there instead of writing it again. */
+    const StBlock *block;
+    bool was_sealed;
+} PmChunk;
+
+/* Per column chunk: smallest and largest value (integers, dates, times,
+ * timestamps and short decimals, as int64; min > max when unknown or all
+ * NULL) and the count of NULLs. */
+typedef struct PmZone {
+    int64_t min, max, n_nulls;
+} PmZone;
+
+typedef struct PmSaved {
+    uint64_t table_id; /* StTable.id of the table saved */
+    uint64_t version;  /* StTable.version of the rows saved */
+    int64_t n_rows;
+    int n_cols;
+    int n_chunks;
+    PmChunk *chunks; /* owned */
+    PmZone *zones;   /* owned: n_chunks * n_cols, chunk-major */
+    PmChunk stats;   /* the statistics record (file_id 0: none); n_rows unused */
+    bool is_stats_stale;
+} PmSaved;
+
+/* A growing byte buffer; `is_oom` sticks once an append failed. */
+typedef struct PmBuf {
+    unsigned char *p; /* owned */
+    size_t n, cap;
+    bool is_oom;
+} PmBuf;
+
+void pm_buf_put(PmBuf *b, const void *p, size_t n);
+void pm_buf_fini(PmBuf *b);
+
+/* The statistics of n_cols columns as a record (docs/storage.md); appended to out. */
+void pm_stats_encode(const StColStats *stats, int n_cols, PmBuf *out);
+/* Decodes such a record into out (n_cols of them); false when it is damaged. */
+bool pm_stats_decode(const unsigned char *p, size_t n, int n_cols, StColStats *out);
+
+/* Points the in-memory fields of s (loaded into t) at t's chunks. */
+void pm_saved_bind(PmSaved *s, const StTable *t);
+
+/* Loads the rows `saved` describes into t (empty, no indexes yet; they are
+ * added after, cold: st_table_add_index_cold). */
+typedef CmStatus (*PmLoadFn)(void *ctx, StTable *t, const PmSaved *saved, CmErr *err);
+
+/* Appends the manifest of `cat` (temporary entries left out) to out: the
+ * header, `generation`, `next_file_id`, the entries, and the checksum.
+ * saved_of(ctx, t) gives the PmSaved of each table.  CM_OOM, or CM_RUNTIME
+ * for a value that cannot be saved. */
+CmStatus pm_manifest_encode(const StCatalog *cat, uint64_t generation, uint64_t next_file_id,
+                            const PmSaved *(*saved_of)(void *ctx, const StTable *t), void *ctx,
+                            PmBuf *out, CmErr *err);
+
+/* Decodes a manifest (`name` for errors) into cat (empty), calling load for
+ * each table before its indexes are added; fills *saved (owned, n_saved of
+ * them, versions those of the new tables), *generation and *next_file_id.
+ * CM_IO naming `name` when the manifest is damaged or of another version. */
+CmStatus pm_manifest_decode(const unsigned char *p, size_t n, const char *name, StCatalog *cat,
+                            PmLoadFn load, void *ctx, PmSaved **saved, int *n_saved,
+                            uint64_t *generation, uint64_t *next_file_id, CmErr *err);
+
+void pm_saved_fini(PmSaved *s);

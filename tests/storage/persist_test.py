@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Directory databases (storage/persist.h), driven through the sluice binary.
+
+Checks: every column type, NULLs, long strings, defaults, keys and indexes
+survive a reopen; ROLLBACK and failed statements leave the directory's files
+unchanged; a second writer gets the lock error and --readonly shares and
+refuses writes; a damaged, truncated or wrong-version file gives a clean
+error naming the file; and a crash harness kills a writer with SIGKILL at
+random instants and checks that the reopened database is exactly the state
+after some prefix of its statements (nothing lost that was acknowledged,
+nothing partial) with no orphaned files.
+
+usage: persist_test.py path/to/sluice [--trials N] [--seed S]
+"""
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("sluice")
+ap.add_argument("--trials", type=int, default=20, help="crash harness trials")
+ap.add_argument("--seed", type=int, default=None)
+args = ap.parse_args()
+SLUICE = args.sluice
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(db, sql, *flags, timeout=60):
+    """Runs sql on db; returns (rc, stdout, stderr)."""
+    argv = [SLUICE, *flags] + ([db] if db else [])
+    p = subprocess.run(argv, input=sql, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def snapshot(db):
+    """The database's files and their contents' hashes (the lock file left out)."""
+    out = {}
+    for name in sorted(os.listdir(db)):
+        if name != "sluice.lock":
+            with open(os.path.join(db, name), "rb") as f:
+                out[name] = hashlib.sha1(f.read()).hexdigest()
+    return out
+
+
+TMP = tempfile.mkdtemp(prefix="sluice_persist_")
+
+# ---- every type survives a reopen -------------------------------------------------
+
+SETUP = """
+CREATE TABLE t(
+  id INTEGER PRIMARY KEY, b BOOLEAN, i BIGINT NOT NULL DEFAULT 42, d DOUBLE,
+  m DECIMAL(12,3), w DECIMAL(30,4), s VARCHAR DEFAULT 'a default longer than twelve bytes',
+  c CHAR(4), dt DATE, tm TIME, ts TIMESTAMP, iv INTERVAL, li INTEGER[], ls VARCHAR[],
+  u VARCHAR UNIQUE);
+INSERT INTO t VALUES
+  (1, true, 10, 1.5, 123.456, 12345678901234567890.1234, 'short', 'ab', DATE '2024-02-29',
+   TIME '12:34:56', TIMESTAMP '2024-02-29 12:34:56.789', INTERVAL '1 year 2 days',
+   [1, 2, NULL], ['x', 'a string that is longer than twelve'], 'u1'),
+  (2, NULL, 20, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  (3, false, -5, -0.25, -1.000, -0.0001, repeat('long string ', 100), 'abcd', DATE '1969-12-31',
+   TIME '00:00:00', TIMESTAMP '1900-01-01 00:00:00', INTERVAL '-3 hours', [], [], 'u3');
+INSERT INTO t(id) VALUES (4);
+CREATE TABLE big AS SELECT r AS k, r % 97 AS g, 'value ' || r AS v,
+  CASE WHEN r % 5 = 0 THEN NULL ELSE r * 0.5 END AS h FROM range(20000) x(r);
+CREATE INDEX big_g ON big(g);
+CREATE UNIQUE INDEX big_k ON big(k);
+CREATE VIEW bv(g, n) AS SELECT g, count(*) FROM big GROUP BY g;
+CREATE TABLE empty(a INTEGER, b VARCHAR);
+CREATE TABLE renamed(a INTEGER, b VARCHAR);
+INSERT INTO renamed VALUES (1, 'one');
+ALTER TABLE renamed RENAME COLUMN b TO bb;
+ALTER TABLE renamed ADD COLUMN c INTEGER DEFAULT 9;
+ALTER TABLE renamed RENAME TO renamed2;
+CREATE TEMP TABLE scratch AS SELECT 1 AS a;
+"""
+QUERIES = """
+SELECT * FROM t ORDER BY id;
+SELECT count(*), sum(k), sum(g), count(h), sum(h), min(v), max(v) FROM big;
+SELECT * FROM bv ORDER BY g LIMIT 5;
+SELECT count(*) FROM empty;
+SELECT * FROM renamed2;
+SELECT table_name FROM information_schema.tables ORDER BY table_name;
+SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 't';
+"""
+
+db = os.path.join(TMP, "types")
+rc, before, err = run(db, SETUP + QUERIES)
+check(rc == 0, f"setup runs: {err}")
+rc, after, err = run(db, QUERIES)
+check(rc == 0 and after == before.replace("scratch\n", ""),
+      f"a reopened database answers as before:\n{before}\n---\n{after}\n{err}")
+# Constraints and defaults still hold after the reopen.
+rc, out, err = run(db, "INSERT INTO t(id) VALUES (1);")
+check(rc != 0 and "Duplicate key" in err, f"the primary key holds after reopen: {err}")
+rc, out, err = run(db, "INSERT INTO big VALUES (5, 1, 'x', 1);")
+check(rc != 0 and "Duplicate key" in err, f"a unique index holds after reopen: {err}")
+rc, out, err = run(db, "INSERT INTO t(id, u) VALUES (9, NULL); SELECT i, s FROM t WHERE id = 9;")
+check(rc == 0 and out == "42\ta default longer than twelve bytes\n",
+      f"defaults hold after reopen: {out} {err}")
+rc, out, err = run(db, "SELECT count(*) FROM scratch;")
+check(rc != 0, "a temporary table is not saved")
+# Indexes restored cold still take part in later DDL, and their changes are saved.
+rc, out, err = run(db, "CREATE UNIQUE INDEX big_v ON big(v); DROP INDEX big_g;")
+check(rc == 0, f"indexes of a reopened table can be added and dropped: {err}")
+rc, out, err = run(db, "INSERT INTO big VALUES (20000, 1, 'value 7', NULL);")
+check(rc != 0 and "Duplicate" in err, f"an index added after a reopen holds the saved rows: {err}")
+rc, out, err = run(db, "DROP INDEX big_v; CREATE INDEX big_g ON big(g); "
+                       "INSERT INTO big VALUES (20000, 1, 'value 7', NULL); "
+                       "DELETE FROM big WHERE k = 20000; SELECT count(*) FROM big;")
+check(rc == 0 and out == "20000\n", f"the indexes are put back: {out} {err}")
+
+# A saved table larger than memory_limit is read chunk by chunk: nothing is loaded at
+# open, and chunks evicted are dropped and read back from the data file.
+large = os.path.join(TMP, "large")
+rc, out, err = run(large, "CREATE TABLE l AS SELECT r AS k, repeat('x', 40) || r AS s "
+                          "FROM range(400000) x(r); SELECT sum(k), sum(length(s)) FROM l;")
+check(rc == 0, f"a large table is saved: {err}")
+expected = out
+rc, out, err = run(large, "SET memory_limit = '6MB'; SELECT sum(k), sum(length(s)) FROM l; "
+                          "SELECT sum(k), sum(length(s)) FROM l WHERE k >= 399000;")
+check(rc == 0 and out.startswith(expected) and out.endswith("\t46000\n"),
+      f"a saved table larger than memory_limit is read back: {out} {err}")
+
+# ---- ROLLBACK and failed statements write nothing ----------------------------------
+
+snap = snapshot(db)
+rc, out, err = run(db, """
+BEGIN; DELETE FROM big; ROLLBACK;
+INSERT INTO t(id) VALUES (1);
+INSERT INTO big SELECT * FROM big;
+CREATE TABLE bad AS SELECT 1 / (r - 5) FROM range(10) x(r);
+UPDATE big SET k = 0;
+COPY big FROM '/nonexistent/file.csv';
+SELECT count(*) FROM big;
+""")
+check(out.strip() == "20000", f"the failed statements changed nothing in memory: {out}")
+check(snapshot(db) == snap, "ROLLBACK and failed statements leave the files unchanged")
+rc, out, err = run(db, "SELECT count(*) FROM bad;")
+check(rc != 0, "a failed CTAS leaves no table")
+rc, out, err = run(db, "SELECT count(*) FROM big; SELECT count(*) FROM t;")
+check(out == "20000\n5\n", f"reopened after the failures: {out} {err}")
+# A statement that changes nothing writes nothing.
+rc, out, err = run(db, "DROP TABLE IF EXISTS nothing; COPY big TO '%s';" %
+                   os.path.join(TMP, "big.csv"))
+check(rc == 0 and snapshot(db) == snap, f"a statement that changes nothing writes nothing {err}")
+
+# ---- the lock, and --readonly -------------------------------------------------------
+
+holder = subprocess.Popen([SLUICE, db], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+holder.stdin.write("SELECT 'ready';\n")
+holder.stdin.flush()
+check(holder.stdout.readline().strip() == "ready", "the first writer opens")
+rc, out, err = run(db, "SELECT 1;")
+check(rc != 0 and "in use" in err and db in err, f"a second writer gets the lock error: {err}")
+rc, out, err = run(db, "SELECT 1;", "--readonly")
+check(rc != 0 and "in use" in err and db in err, f"a reader is refused while a writer holds it: {err}")
+holder.stdin.close()
+holder.wait(timeout=30)
+
+reader = subprocess.Popen([SLUICE, "--readonly", db], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+reader.stdin.write("SELECT 'ready';\n")
+reader.stdin.flush()
+check(reader.stdout.readline().strip() == "ready", "a reader opens")
+rc, out, err = run(db, "SELECT count(*) FROM big;", "--readonly")
+check(rc == 0 and out == "20000\n", f"readers share the database: {out} {err}")
+rc, out, err = run(db, "SELECT 1;")
+check(rc != 0 and "in use" in err, f"a writer is refused while a reader has it: {err}")
+reader.stdin.close()
+reader.wait(timeout=30)
+rc, out, err = run(db, "DELETE FROM big; SELECT count(*) FROM big; CREATE TABLE x(a INTEGER);",
+                   "--readonly")
+check(rc != 0 and "read-only" in err and out == "20000\n",
+      f"--readonly refuses writes: {out} {err}")
+check(snapshot(db) == snap, "a read-only session writes nothing")
+rc, out, err = run(os.path.join(TMP, "missing"), "SELECT 1;", "--readonly")
+check(rc != 0 and "missing" in err, f"--readonly does not create a database: {err}")
+os.makedirs(os.path.join(TMP, "foreign"))
+open(os.path.join(TMP, "foreign", "notes.txt"), "w").close()
+rc, out, err = run(os.path.join(TMP, "foreign"), "SELECT 1;")
+check(rc != 0 and "not a Sluice database" in err, f"a foreign directory is refused: {err}")
+
+# ---- damaged files ------------------------------------------------------------------
+
+
+def damaged_copy(name, mutate):
+    """A copy of db whose file `name` (or the largest data file) was mutated."""
+    copy = os.path.join(TMP, "damaged_%d" % len(os.listdir(TMP)))
+    shutil.copytree(db, copy)
+    if name is None:
+        tbls = [f for f in os.listdir(copy) if f.endswith(".tbl")]
+        name = max(tbls, key=lambda f: os.path.getsize(os.path.join(copy, f)))
+    path = os.path.join(copy, name)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    with open(path, "wb") as f:
+        f.write(mutate(data))
+    return copy, path
+
+
+def flip(at):
+    def m(data):
+        data[at if at >= 0 else len(data) + at] ^= 0x40
+        return data
+    return m
+
+
+def set_version(data):
+    data[8:12] = (99).to_bytes(4, "little")
+    return data
+
+
+CASES = [
+    ("a flipped byte in a table's statistics", None, flip(-100), "damaged"),
+    ("a flipped record header", None, flip(20), "damaged"),
+    ("a flipped byte in a record's payload", None, flip(16 + 56 + 40), "damaged"),
+    ("a truncated data file", None, lambda d: d[: len(d) // 2], "truncated"),
+    ("a flipped byte in MANIFEST", "MANIFEST", flip(-20), "MANIFEST"),
+    ("a truncated MANIFEST", "MANIFEST", lambda d: d[:30], "MANIFEST"),
+    ("a MANIFEST of another version", "MANIFEST", set_version, "version 99"),
+    ("a data file of another version", None, set_version, "version 99"),
+]
+for what, name, mutate, word in CASES:
+    copy, path = damaged_copy(name, mutate)
+    rc, out, err = run(copy, "SELECT sum(k), max(v) FROM big;")
+    check(0 < rc < 128 and word in err and os.path.basename(path) in err and out == "",
+          f"{what}: a clean error naming the file ({rc}): {err}")
+
+# ---- the manifest's data files (docs/storage.md, "MANIFEST") --------------------------
+
+
+def manifest_files(db):
+    """The data files MANIFEST names, parsed as docs/storage.md describes it."""
+    import struct
+    data = open(os.path.join(db, "MANIFEST"), "rb").read()
+    pos = 16 + 16
+
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from("<" + fmt, data, pos)
+        pos += struct.calcsize("<" + fmt)
+        return v[0] if len(v) == 1 else v
+
+    def string():
+        nonlocal pos
+        n = take("I")
+        if n == 0xFFFFFFFF:
+            return None
+        pos += n
+        return data[pos - n:pos]
+
+    files = set()
+    for _ in range(take("I")):
+        kind = take("B")
+        string(), string()
+        if kind == 0:
+            n_cols = take("I")
+            types = []
+            for _ in range(n_cols):
+                string()
+                tid = take("BBBBiB")[0]
+                flags = take("B")
+                if flags & 4 and take("B") == 0:
+                    string() if tid == 6 else take("16s")
+                types.append(tid)
+            for _ in range(take("I")):
+                string(), take("B")
+                for _ in range(take("I")):
+                    take("I")
+            take("q")
+            for _ in range(take("I")):
+                files.add("%08d.tbl" % take("Q"))
+                take("iqq")
+                for _ in range(n_cols):
+                    take("qqq")
+            take("B")
+            stats_file = take("Q")
+            take("iqq")
+            if stats_file:
+                files.add("%08d.tbl" % stats_file)
+        elif kind == 1:
+            string()
+            for _ in range(take("I")):
+                string()
+        else:
+            string()
+    check(pos == len(data) - 8, "the manifest parses as documented")
+    return files
+
+
+check(manifest_files(db) == {n for n in os.listdir(db) if n.endswith(".tbl")},
+      "the manifest names exactly the data files there")
+
+# An INSERT writes the changed tail only: the sealed chunks keep their records.
+grown = os.path.join(TMP, "grown")
+shutil.copytree(db, grown)
+sizes = {n: os.path.getsize(os.path.join(grown, n)) for n in os.listdir(grown)}
+rc, out, err = run(grown, "INSERT INTO big VALUES (-1, 1, 'new', 1); SELECT count(*) FROM big;")
+new_bytes = sum(os.path.getsize(os.path.join(grown, n)) for n in os.listdir(grown)
+                if n.endswith(".tbl") and n not in sizes)
+check(rc == 0 and out == "20001\n" and 0 < new_bytes < max(sizes.values()) / 4,
+      f"an INSERT writes its tail chunk, not the table: {new_bytes} bytes {err}")
+rc, out, err = run(grown, "SELECT count(*), sum(k) FROM big;")
+check(out == "20001\t199989999\n", f"the table reads back across its files: {out} {err}")
+check(manifest_files(grown) == {n for n in os.listdir(grown) if n.endswith(".tbl")},
+      "the manifest names exactly the data files there after an append")
+
+# ---- crash harness --------------------------------------------------------------------
+
+CSV = os.path.join(TMP, "rows.csv")
+with open(CSV, "w") as f:
+    for r in range(5000):
+        f.write("%d,%s\n" % (r, "text %d" % (r * 7)))
+
+CRASH_SETUP = """
+CREATE TABLE a(x BIGINT, s VARCHAR);
+CREATE TABLE b(x BIGINT, s VARCHAR);
+CREATE TABLE c AS SELECT 0 AS y;
+"""
+
+
+def workload(n):
+    """n statements, each changing one table (or the catalog)."""
+    out = []
+    for i in range(1, n + 1):
+        k = i % 6
+        if k == 0:
+            out.append("INSERT INTO a SELECT r, 'a' || r FROM range(%d, %d) x(r);" %
+                       (i * 1000, i * 1000 + 4000))
+        elif k == 1:
+            out.append("COPY b FROM '%s';" % CSV)
+        elif k == 2:
+            out.append("CREATE OR REPLACE TABLE c AS SELECT r * %d AS y FROM range(30000) x(r);" % i)
+        elif k == 3:
+            out.append("DELETE FROM a WHERE x %% 7 = %d;" % (i % 7))
+        elif k == 4:
+            out.append("DROP TABLE IF EXISTS d;" if i % 12 == 10 else
+                       "CREATE TABLE IF NOT EXISTS d AS SELECT * FROM b;")
+        else:
+            out.append("UPDATE b SET x = x + 1 WHERE x %% 3 = %d;" % (i % 3))
+    return out
+
+
+SIG = ("SELECT 'sig', (SELECT count(*) FROM a), (SELECT coalesce(sum(x), 0) FROM a), "
+       "(SELECT count(*) FROM b), (SELECT coalesce(sum(x), 0) FROM b), "
+       "(SELECT count(*) FROM c), (SELECT coalesce(sum(y), 0) FROM c), "
+       "(SELECT count(*) FROM information_schema.tables WHERE table_name = 'd');")
+
+N_STMTS = 60
+stmts = workload(N_STMTS)
+# The signature of the state after each prefix of the workload, computed in memory.
+rc, out, err = run(None, CRASH_SETUP + SIG + "\n" + "\n".join(s + "\n" + SIG for s in stmts))
+states = [line for line in out.splitlines() if line.startswith("sig")]
+check(rc == 0 and len(states) == N_STMTS + 1, f"the reference run: {err}")
+
+base = os.path.join(TMP, "crash_base")
+run(base, CRASH_SETUP)
+rng = random.Random(args.seed)
+n_mid = n_orphaned = 0
+t0 = time.time()
+for trial in range(args.trials):
+    d = os.path.join(TMP, "crash_%d" % trial)
+    shutil.copytree(base, d)
+    script = "".join("%s\nSELECT 'ack', %d;\n" % (s, i + 1) for i, s in enumerate(stmts))
+    child = subprocess.Popen([SLUICE, d], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    child.stdin.write(script)
+    child.stdin.close()
+    time.sleep(rng.uniform(0.01, 0.4))
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    n_orphaned += any(n == "MANIFEST.tmp" or (n.endswith(".tbl") and n not in manifest_files(d))
+                      for n in os.listdir(d))
+    acked = 0
+    for line in child.stdout.read().splitlines():
+        if line.startswith("ack\t"):
+            acked = int(line.split("\t")[1])
+    child.wait()
+    rc, out, err = run(d, SIG)
+    sig = out.strip()
+    ok = rc == 0 and sig in (states[acked], states[min(acked + 1, N_STMTS)])
+    check(ok, f"trial {trial}: after {acked} acknowledged statements the state is one of them "
+              f"({rc}): {sig!r} vs {states[acked]!r} {err}")
+    n_mid += 0 < acked < N_STMTS
+    names = os.listdir(d)
+    check("MANIFEST.tmp" not in names and
+          manifest_files(d) == {n for n in names if n.endswith(".tbl")},
+          f"trial {trial}: orphans are removed at open: {names}")
+    shutil.rmtree(d)
+print("crash harness: %d trials (%d killed mid-workload, %d left orphans) in %.1f s" %
+      (args.trials, n_mid, n_orphaned, time.time() - t0))
+
+if failures:
+    print("%d failure(s); files in %s" % (len(failures), TMP))
+    sys.exit(1)
+shutil.rmtree(TMP)
+print("ok")
