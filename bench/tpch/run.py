@@ -174,10 +174,13 @@ def parse_args():
     p.add_argument('--gen', help='tpch_gen binary (default build/tpch_gen)')
     p.add_argument('--note', help='text added to the Sluice line of the report')
     p.add_argument('--no-results', action='store_true', help='do not update bench/RESULTS.md')
+    p.add_argument('--db', help='load into this directory database (emptied first), then '
+                                'reopen it in a new process for the queries')
     args = p.parse_args()
     if args.check:
         args.runs = 1
     args.gen_seconds = None
+    args.db_loads = None  # bench/tpcds/run.py's loader fills it on the first load into --db
     return args
 
 
