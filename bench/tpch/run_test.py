@@ -57,6 +57,14 @@ def main():
     expect('8 tables in schema.sql', [t for t, _ in run.schema_tables()] ==
            ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders',
             'lineitem'])
+    # The load goes through bench/tpcds/run.py's sluice_load, which reads the
+    # options it has (--db and what the first load leaves in db_loads).
+    saved = sys.argv
+    sys.argv = ['run.py', '--sf', '0.1', '--db', '/tmp/x']
+    args = run.parse_args()
+    sys.argv = saved
+    expect('the shared loader finds --db and db_loads', args.db == '/tmp/x' and
+           args.db_loads is None)
     if failed:
         print('%d case(s) failed' % len(failed))
         return 1
