@@ -1507,7 +1507,8 @@ static PlNode *from_where(PlBinder *b, const PsFrom *from, const PsExpr *where, 
             return oom(b);
         }
         for (int i = 0; i < ds.n; i++) {
-            ds.cols[i] = (PlScopeCol){.name = "#outer", .type = inj->d->types[i], .hidden = true};
+            ds.cols[i] = (PlScopeCol){
+                .name = pl_outer_name(b, inj->d, i), .type = inj->d->types[i], .hidden = true};
         }
         inj->outer->inject_offset = js->n_cols;
         if (!add_leaf(js, inj->d, &ds)) {

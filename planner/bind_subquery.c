@@ -133,6 +133,12 @@ static PlNode *project_exprs(PlBinder *b, PlNode *child, int n, ExExpr **in)
     return pl_project(b, child, n, exprs, names);
 }
 
+const char *pl_outer_name(PlBinder *b, const PlNode *d, int i)
+{
+    const char *name = cm_arena_printf(b->arena, "outer.%s", d->names[i]);
+    return name != NULL ? name : "#outer";
+}
+
 static ExExpr *col(PlBinder *b, int i, CmType t)
 {
     ExExpr *e = ex_expr_column(b->arena, i, t);
@@ -155,7 +161,7 @@ static PlNode *aggregate(PlBinder *b, PlNode *child, int k0, int n_keys, ExAggFn
             return NULL;
         }
         a->types[k] = child->types[k0 + k];
-        a->names[k] = "#key";
+        a->names[k] = child->names[k0 + k]; /* EXPLAIN names the keys as they came */
     }
     CmType at = arg >= 0 ? child->types[arg] : cm_type_make(CM_T_INT64);
     if (arg >= 0 && (pre[n_keys] = col(b, arg, at)) == NULL) {
@@ -166,7 +172,9 @@ static PlNode *aggregate(PlBinder *b, PlNode *child, int k0, int n_keys, ExAggFn
     spec->arg_type = at;
     spec->type = fn == EX_AGG_COUNT_STAR ? cm_type_make(CM_T_INT64) : at;
     a->types[n_keys] = spec->type;
-    a->names[n_keys] = "#value";
+    const char *call =
+        cm_arena_printf(b->arena, "%s(%s)", ex_agg_fn_name(fn), arg >= 0 ? child->names[arg] : "");
+    a->names[n_keys] = call != NULL ? call : "#value";
     a->n_keys = n_keys;
     a->n_aggs = 1;
     a->aggs = spec;
@@ -212,7 +220,7 @@ static ExExpr *correlated_in_value(PlBindCtx *ctx, const PsExpr *ast, PlNode *bu
     }
     for (int k = 0; k < nc; k++) {
         a->types[k] = build->types[k];
-        a->names[k] = "#key";
+        a->names[k] = build->names[k];
     }
     CmType i64 = cm_type_make(CM_T_INT64);
     aggs[0] = (ExAggSpec){.fn = EX_AGG_COUNT_STAR, .arg = -1, .arg_type = i64, .type = i64};
@@ -522,7 +530,7 @@ bool pl_bind_row_subquery(PlBindCtx *ctx, const PsExpr *ast, int n, ExExpr **out
         spec[i] = (ExAggSpec){.fn = EX_AGG_SCALAR, .arg = i, .arg_type = q->types[i],
                               .type = q->types[i]};
         a->types[i] = q->types[i];
-        a->names[i] = "#value";
+        a->names[i] = q->names[i];
     }
     a->n_aggs = n;
     a->aggs = spec;

@@ -1265,7 +1265,8 @@ static PlNode *bind_input(PlBinder *b, const PsSelect *sel, PlScope *sc)
             return oom(b);
         }
         for (int i = 0; i < sc->n; i++) {
-            sc->cols[i] = (PlScopeCol){.name = "#outer", .type = input->types[i], .hidden = true};
+            sc->cols[i] = (PlScopeCol){
+                .name = pl_outer_name(b, input, i), .type = input->types[i], .hidden = true};
         }
     } else {
         input = pl_node_new(b->arena, PL_VALUES, 0);
@@ -1385,7 +1386,7 @@ static bool carry_outputs(PlBinder *b, PlInject *carry, const PlAggCtx *agg, int
     for (int k = 0; k < carry->d->n_cols; k++) {
         CmType t = sc->cols[base + k].type;
         ExExpr *e = ex_expr_column(b->arena, agg ? n_user_keys + k : base + k, t);
-        if (e == NULL || !out_add(b, o, e, "#outer")) {
+        if (e == NULL || !out_add(b, o, e, pl_outer_name(b, carry->d, k))) {
             return e ? false : oom(b) != NULL;
         }
     }

@@ -81,6 +81,12 @@ struct PlInject {
     ExExpr *empty_value;      /* then: its first column over no rows, over the outer columns */
 };
 
+/* The name of column i of d, the distinct outer values a correlated subquery
+ * reads, as its plan shows it: "outer.pk" after the outer column.  No bare
+ * name can take it (a name with a dot is only ever written quoted), so the
+ * subquery's own columns and aliases never resolve to it. */
+const char *pl_outer_name(PlBinder *b, const PlNode *d, int i);
+
 /* Aggregates are bound as placeholders too: column PL_AGG_BASE + a, numbered
  * after the keys once every key is known (a subquery may add one late). */
 #define PL_AGG_BASE (1 << 23)
