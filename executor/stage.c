@@ -307,6 +307,7 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     }
     reserve_spans(stage, q, stage->n_tasks);
     stage->start_ns = start;
+    stage->mem_at_start = atomic_load(&q->mem.used);
     StageRun sr = {.stage = stage, .query = q};
     cm_pool_run(q->pool, stage->n_tasks, task_main, &sr);
     if (q->err.code == CM_OK) {
@@ -335,6 +336,13 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
 
 CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks, CmErr *err)
 {
+    for (int i = 0; i < n_slots(stage); i++) {
+        ExOp *op = op_at(stage, i);
+        if (op->global == NULL && op->vt->global_init != NULL &&
+            op->vt->global_init(op, q, err) != CM_OK) {
+            return err->code;
+        }
+    }
     reserve_spans(stage, q, n_tasks);
     StageRun sr = {.stage = stage, .query = q, .tasks = tasks};
     cm_pool_run(q->pool, n_tasks, task_main, &sr);
@@ -344,14 +352,25 @@ CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int 
     return err->code;
 }
 
+static void fini_op(ExOp *op)
+{
+    if (op != NULL && op->vt->global_fini != NULL && op->global != NULL) {
+        op->vt->global_fini(op);
+        op->global = NULL;
+    }
+}
+
+void ex_stage_release(ExStage *stage)
+{
+    for (int i = 0; i < n_slots(stage) - 1; i++) {
+        fini_op(op_at(stage, i));
+    }
+}
+
 void ex_stage_fini(ExStage *stage)
 {
     int n = n_slots(stage);
     for (int i = 0; i < n; i++) {
-        ExOp *op = op_at(stage, i);
-        if (op != NULL && op->vt->global_fini != NULL && op->global != NULL) {
-            op->vt->global_fini(op);
-            op->global = NULL;
-        }
+        fini_op(op_at(stage, i));
     }
 }

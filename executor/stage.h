@@ -40,6 +40,8 @@ struct ExStage {
     bool coalesced;       /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
     long long start_ns, end_ns; /* cm_now_ns() at ex_stage_run's start and end */
+    int64_t mem_at_start; /* bytes the query's operators held when it started: what
+                             earlier stages still hold (EXPLAIN ANALYZE's JSON) */
     /* Each task's span, in the query arena, in order of finishing: slots are
      * taken with an atomic counter; a re-run appends (the array grows on the
      * driver thread before its tasks start). */
@@ -60,10 +62,20 @@ struct ExStage {
 CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err);
 
 /* Runs again only the given tasks of a stage that ran (lineage recovery: the
- * map tasks whose shuffle output was lost).  Operator global states must still
- * be alive (no ex_stage_fini in between); q's error must have been cleared. */
+ * map tasks whose shuffle output was lost).  The sink's global state must
+ * still be alive (no ex_stage_fini in between); the other ops' states are
+ * made again when ex_stage_release freed them.  q's error must have been
+ * cleared. */
 CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int n_tasks,
                               CmErr *err);
+
+/* Frees the global states of a finished stage's source and ops, keeping the
+ * sink's (later stages and the caller read it).  Their states serve only the
+ * stage's own tasks, and the largest of them, a broadcast join's table, held
+ * to the end of the plan, left every later stage a fraction of execution
+ * memory.  A rerun of the stage's tasks makes them again (and rebuilds the
+ * table from its shuffle). */
+void ex_stage_release(ExStage *stage);
 
 /* Releases the global states of the stage's ops. */
 void ex_stage_fini(ExStage *stage);

@@ -214,6 +214,7 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
         pl_text_printf(&j, ", \"task_time_sum_ms\": %.3f, \"task_time_max_ms\": %.3f",
              (double)atomic_load(&s->task_sum_ns) / 1e6,
              (double)atomic_load(&s->task_max_ns) / 1e6);
+        pl_text_printf(&j, ", \"memory_at_start_bytes\": %lld", (long long)s->mem_at_start);
         pl_text_lit(&j, ",\n      \"output\": ");
         put_string(&j, s->exchange);
         pl_text_lit(&j, ",\n      \"depends_on\": [");

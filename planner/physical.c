@@ -1161,6 +1161,7 @@ CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err)
         if (rc != CM_OK) {
             return err->code;
         }
+        ex_stage_release(s);
         damage_for_test(s, &q->config, &damaged);
         int n_decided = plan->n_decisions;
         if (pl_aqe_after_stage(plan, i, q, err) != CM_OK) {
