@@ -345,6 +345,23 @@ static bool take_back(CmMem *m, int64_t bytes, bool spillable)
     return freed > 0;
 }
 
+/* Execution memory for spillable growth: what storage cannot keep from it
+ * (evictable blocks count as free); under the lock. */
+static int64_t execution_bytes(const CmMem *m)
+{
+    return m->mode == CM_MEM_STATIC ? share_bytes(m, m->shuffle_frac)
+                                    : region(m) - storage_kept(m, true);
+}
+
+int64_t cm_mem_execution_bytes(void)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    int64_t exec = execution_bytes(m);
+    cm_mutex_unlock(&m->lock);
+    return exec;
+}
+
 bool cm_mem_grow(CmMemRes *r, int64_t bytes)
 {
     if (bytes <= 0) {
@@ -361,8 +378,7 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
              * for what cannot spill and for the first allocations of consumers
              * that start while others hold their share.  Execution memory is
              * what storage cannot keep from it: evictable blocks count as free. */
-            int64_t exec = m->mode == CM_MEM_STATIC ? share_bytes(m, m->shuffle_frac)
-                                                    : region(m) - storage_kept(m, true);
+            int64_t exec = execution_bytes(m);
             int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 && !r->fixed ? 1 : 0);
             int64_t share = r->shared ? exec : exec / (n > 0 ? n : 1);
             share_ok = r->held + bytes <= share &&

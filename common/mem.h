@@ -112,6 +112,11 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes);
 CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err);
 /* Makes r hold `bytes` in all (grows through cm_mem_need, or shrinks). */
 CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err);
+/* The execution memory spillable growth may count on now: the pool's bound
+ * less the storage it cannot evict (in UNIFIED, storage above the protected
+ * floor counts as free).  A consumer sizing its slice from it sees the memory
+ * it will be granted, not only what is unused at the moment. */
+int64_t cm_mem_execution_bytes(void);
 /* Releases `bytes` of what r holds (at most what it holds). */
 void cm_mem_shrink(CmMemRes *r, int64_t bytes);
 

@@ -254,6 +254,26 @@ Test(cm_mem, unified_evicts_storage_down_to_its_floor)
     cm_mem_set_evictor(NULL);
 }
 
+Test(cm_mem, execution_bytes_count_storage_above_the_floor_as_free)
+{
+    cm_mem_set_limit(1000);
+    cm_mem_set_mode(CM_MEM_UNIFIED, 0.2, 0.8);
+    cm_mem_set_evictor(fake_evict);
+    cm_mem_res_init(&g_blocks, CM_MEM_STORAGE, "blocks", NULL);
+    cr_expect_eq(cm_mem_execution_bytes(), 1000, "no storage: the whole region");
+    cr_expect(cm_mem_grow(&g_blocks, 700));
+    /* 700 held, but only the floor (200) is kept from execution: an operator
+     * sizing its slice from the unused 300 would spill with 500 to spare */
+    cr_expect_eq(cm_mem_execution_bytes(), 800);
+    cm_mem_shrink(&g_blocks, 600);
+    cr_expect_eq(cm_mem_execution_bytes(), 900, "under the floor, storage keeps what it holds");
+    cm_mem_set_mode(CM_MEM_STATIC, 0.3, 0.6);
+    cr_expect_eq(cm_mem_execution_bytes(), 600, "static: execution's own share");
+    cm_mem_set_mode(CM_MEM_UNIFIED, 0.5, 0.5);
+    cm_mem_res_fini(&g_blocks);
+    cm_mem_set_evictor(NULL);
+}
+
 Test(cm_mem, auto_boundary_moves_the_floor_and_restarts_with_the_mode)
 {
     cm_mem_set_limit(1000);
