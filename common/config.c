@@ -84,7 +84,7 @@ static const Setting SETTINGS[] = {
     {"adaptive_broadcast", SET_BOOL, offsetof(CmConfig, adaptive_broadcast), 0, 1,
      "turn a partitioned join into a broadcast join when its build side turns out small"},
     {"broadcast_threshold", SET_SIZE, offsetof(CmConfig, broadcast_threshold), 0, INT64_MAX,
-     "largest build side planned as a broadcast join (at most memory_limit / 16, or / 8 beside a "
+     "largest build side planned as a broadcast join (at most memory_limit / 16, or / 4 beside a "
      "probe side 4 times larger)"},
     {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1,
      "split a skewed partition of a join or aggregate input into several tasks"},
@@ -184,7 +184,7 @@ int64_t cm_config_broadcast_bytes(const CmConfig *cfg)
 
 int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg)
 {
-    int64_t cap = cfg->memory_limit / 8;
+    int64_t cap = cfg->memory_limit / 4;
     return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
 }
 

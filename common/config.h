@@ -93,8 +93,13 @@ const char *cm_config_type(int i);
 int64_t cm_config_broadcast_bytes(const CmConfig *cfg);
 /* The same when the probe side is known to be BROADCAST_PROBE_RATIO times the
  * build side or more: then a broadcast spares a shuffle of the larger side,
- * which under a tight limit spills, and the table may take an eighth of
- * memory_limit (PageRank's ranks against its edges).  Beside a probe side of
+ * which under a tight limit spills, and the table may take a quarter of
+ * memory_limit (PageRank's ranks against its edges: at 51 MB its 250,000
+ * rows are 14 MB with their index, and an eighth sent 2.5M edges through a
+ * shuffle to disk every round).  The table is freed when its stage ends
+ * (ex_stage_release), so it competes only with its own stage's operators;
+ * held to the end of the query, as it was, it made the later stages spill.
+ * Beside a probe side of
  * its own size the table is not worth that memory: a partitioned join moves
  * little more and spills instead of failing over to grace mode. */
 #define BROADCAST_PROBE_RATIO 4.0
