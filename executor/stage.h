@@ -40,8 +40,8 @@ struct ExStage {
     bool coalesced;       /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
     long long start_ns, end_ns; /* cm_now_ns() at ex_stage_run's start and end */
-    int64_t mem_at_start; /* bytes the query's operators held when it started: what
-                             earlier stages still hold (EXPLAIN ANALYZE's JSON) */
+    int64_t mem_at_start;       /* bytes the query's operators held when it started: what
+                                   earlier stages still hold (EXPLAIN ANALYZE's JSON) */
     /* Each task's span, in the query arena, in order of finishing: slots are
      * taken with an atomic counter; a re-run appends (the array grows on the
      * driver thread before its tasks start). */
