@@ -235,6 +235,11 @@ void sluice_interrupt(SluiceDb *db)
     }
 }
 
+int sluice_in_transaction(SluiceDb *db)
+{
+    return db != NULL && pl_session_in_transaction(db->session);
+}
+
 _Static_assert(sizeof((SluiceProgress *)0)->decision == sizeof((ExProgressView *)0)->decision,
                "the decision text is copied whole");
 
