@@ -12,7 +12,7 @@ struct StCatalog {
     int n_entries, cap_entries;
     StEntry **entries; /* owned, creation order */
     bool in_txn;       /* a transaction is open (st_catalog_begin) */
-    int n_saved;
+    int n_saved;       /* of `saved` */
     StEntry **saved;   /* owned: the entries at BEGIN, copies whose tables are shared
                           (marked, and freed only by commit or rollback) */
 };

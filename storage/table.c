@@ -148,11 +148,11 @@ struct StTableMark {
     uint64_t version;    /* StTable.version then */
     StColStats *stats;   /* the statistics then: shared with the table until it changes them
                             (own_stats), owned by the mark after */
-    bool is_stats_stale;
-    bool is_index_cold;
+    bool is_stats_stale; /* StTable.stats_stale then */
+    bool is_index_cold;  /* StTable.is_index_cold then: ROLLBACK empties the indexes again */
     char *name;          /* owned: the table's name then */
     char **col_names;    /* owned: the column names then */
-    int n_indexes;
+    int n_indexes;       /* of `indexes` */
     StIndex **indexes;   /* owned array of the indexes then; an index dropped since is kept
                             here (freed at unmark), one still the table's is the table's */
 };
