@@ -116,6 +116,10 @@ void sluice_close(SluiceDb *db)
         return;
     }
     SluiceDatabase *shared = db->shared;
+    /* its transaction ends now, also when its session (the owner's) outlives it */
+    cm_mutex_lock(&shared->lock); /* the catalog is shared: as a statement would */
+    pl_session_rollback(db->session);
+    cm_mutex_unlock(&shared->lock);
     if (db->session != shared->owner) {
         pl_session_free(db->session);
     }

@@ -113,9 +113,7 @@ static void rollback_txn(PlSession *s);
 void pl_session_free(PlSession *s)
 {
     if (s != NULL) {
-        if (s->in_txn) {
-            rollback_txn(s); /* closing ends the transaction as a crash would */
-        }
+        pl_session_rollback(s); /* closing ends the transaction as a crash would */
         cm_pool_free(s->pool);
         if (!s->is_shared) {
             pl_cache_free(s->cache);
@@ -2067,6 +2065,13 @@ static void rollback_txn(PlSession *s)
     }
     for (int i = 0; i < st_catalog_count(s->cat); i++) {
         pl_cache_invalidate(s->cache, st_catalog_entry(s->cat, i)->name, false);
+    }
+}
+
+void pl_session_rollback(PlSession *s)
+{
+    if (s->in_txn) {
+        rollback_txn(s);
     }
 }
 

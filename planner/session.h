@@ -77,6 +77,8 @@ void pl_session_interrupt(PlSession *s);
 /* True while this connection's BEGIN has a transaction open (planner/session.c
  * describes the semantics). */
 bool pl_session_in_transaction(const PlSession *s);
+/* Rolls back this connection's open transaction, if any (a connection closing). */
+void pl_session_rollback(PlSession *s);
 
 /* True when pl_session_interrupt was called since the running statement
  * started.  Any thread. */

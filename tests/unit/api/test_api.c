@@ -560,4 +560,15 @@ Test(sluice_api, transaction_belongs_to_its_connection)
     cr_expect_str_eq(sluice_result_text(res, 0, 0), "0");
     sluice_result_free(res);
     run(db, "INSERT INTO tx VALUES (4)");
+    /* the first connection's session holds the catalog and outlives it: its
+     * transaction still ends when it closes */
+    second = sluice_connect(db, &err);
+    cr_assert_not_null(second, "%s", err.message);
+    run(db, "BEGIN; INSERT INTO tx VALUES (5)");
+    sluice_close(db);
+    db = second;
+    run(db, "INSERT INTO tx VALUES (6)");
+    cr_assert_eq(sluice_exec(db, "SELECT sum(k) FROM tx", &res, &err), 0, "%s", err.message);
+    cr_expect_str_eq(sluice_result_text(res, 0, 0), "10");
+    sluice_result_free(res);
 }
