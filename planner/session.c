@@ -2038,9 +2038,9 @@ static CmStatus copy(Stmt *st)
  * write or BEGIN.
  */
 
-/* Drops cached rows (planner/cache.h) computed from anything the transaction
- * may have changed: every name before and after the rollback; entries reading
- * a name the rollback removed go. */
+/* Rolls the catalog back, then drops the cached rows (planner/cache.h) that
+ * may come from the transaction's writes: those reading any name there was
+ * before or is after the rollback; entries reading a name it removed go. */
 static void rollback_txn(PlSession *s)
 {
     int n = st_catalog_count(s->cat);
