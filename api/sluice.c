@@ -116,6 +116,10 @@ void sluice_close(SluiceDb *db)
         return;
     }
     SluiceDatabase *shared = db->shared;
+    /* its transaction ends now, also when its session (the owner's) outlives it */
+    cm_mutex_lock(&shared->lock); /* the catalog is shared: as a statement would */
+    pl_session_rollback(db->session);
+    cm_mutex_unlock(&shared->lock);
     if (db->session != shared->owner) {
         pl_session_free(db->session);
     }
@@ -233,6 +237,11 @@ void sluice_interrupt(SluiceDb *db)
     if (db != NULL) {
         pl_session_interrupt(db->session);
     }
+}
+
+int sluice_in_transaction(SluiceDb *db)
+{
+    return db != NULL && pl_session_in_transaction(db->session);
 }
 
 _Static_assert(sizeof((SluiceProgress *)0)->decision == sizeof((ExProgressView *)0)->decision,

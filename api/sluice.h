@@ -135,6 +135,10 @@ SLUICE_API int sluice_exec(SluiceDb *db, const char *sql, SluiceResult **res, Sl
  * statement runs; the next statement runs normally. */
 SLUICE_API void sluice_interrupt(SluiceDb *db);
 
+/* 1 while `db` has a transaction open (between BEGIN and COMMIT or ROLLBACK),
+ * else 0: its writes are not durable yet, and closing `db` discards them. */
+SLUICE_API int sluice_in_transaction(SluiceDb *db);
+
 /* How far the running statement is (SET enable_progress_bar, progress_bar_time). */
 typedef struct SluiceProgress {
     double fraction;       /* 0..1, weighted by each stage's estimated work; never goes

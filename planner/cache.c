@@ -1354,6 +1354,24 @@ static bool reads(const PlCacheEntry *e, const char *name)
     return false;
 }
 
+/* Drops an entry's rows: recomputed on next use. */
+static void drop_rows(PlCacheEntry *e)
+{
+    e->invalidations++;
+    if (e->state == ST_MATERIALIZED) {
+        CmErr err;
+        cm_err_init(&err);
+        StTable *t = st_table_new_like(e->table, &err);
+        if (t == NULL) { /* keeps the old table's schema for EXPLAIN: rows are not read */
+            st_table_truncate(e->table, 0);
+        } else {
+            st_table_free(e->table);
+            e->table = t;
+        }
+        e->state = ST_INVALIDATED;
+    }
+}
+
 /* Drops the rows of the entries reading `name`, or the entries themselves. */
 static void invalidate(PlCache *c, const char *name, bool is_dropped)
 {
@@ -1366,19 +1384,7 @@ static void invalidate(PlCache *c, const char *name, bool is_dropped)
             unlink_entry(c, e);
             continue;
         }
-        e->invalidations++;
-        if (e->state == ST_MATERIALIZED) {
-            CmErr err;
-            cm_err_init(&err);
-            StTable *t = st_table_new_like(e->table, &err);
-            if (t == NULL) { /* keeps the old table's schema for EXPLAIN: rows are not read */
-                st_table_truncate(e->table, 0);
-            } else {
-                st_table_free(e->table);
-                e->table = t;
-            }
-            e->state = ST_INVALIDATED;
-        }
+        drop_rows(e);
     }
 }
 
@@ -1416,6 +1422,18 @@ CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_d
         *is_done = true;
     }
     return CM_OK;
+}
+
+void pl_cache_invalidate(PlCache *c, const char *name, bool is_dropped)
+{
+    invalidate(c, name, is_dropped);
+}
+
+void pl_cache_invalidate_all(PlCache *c)
+{
+    for (PlCacheEntry *e = c->entries; e != NULL; e = e->next) {
+        drop_rows(e);
+    }
 }
 
 void pl_cache_after(PlCache *c, const PsStmt *a)

@@ -129,6 +129,12 @@ CmStatus pl_cache_before(PlCache *c, StCatalog *cat, const PsStmt *a, bool *is_d
  * or view it dropped. */
 void pl_cache_after(PlCache *c, const PsStmt *a);
 
+/* ROLLBACK (planner/session.c): the entries reading `name` lose their rows
+ * (recomputed on next use), or go when `is_dropped` (the name is gone). */
+void pl_cache_invalidate(PlCache *c, const char *name, bool is_dropped);
+/* Every entry loses its rows. */
+void pl_cache_invalidate_all(PlCache *c);
+
 /* The system table sluice_cache: one row per entry (owned: st_table_free);
  * NULL with err. */
 StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err);

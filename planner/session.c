@@ -43,7 +43,9 @@ struct PlSession {
     PlCache *cache;     /* CACHE TABLE entries and their temporary views */
     CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
-    bool is_block_refused; /* a BEGIN was refused: statements wait for COMMIT/ROLLBACK/END */
+    bool in_txn;           /* this connection's BEGIN opened the catalog's transaction */
+    bool is_txn_aborted;   /* a statement of the transaction failed: only ROLLBACK or COMMIT
+                              (which rolls back) is run until it ends */
     atomic_bool interrupt; /* pl_session_interrupt: stop the running statement */
     ExProgress *progress;  /* the running statement's progress; owned */
     bool is_shared;        /* cat and cache are borrowed from another session */
@@ -106,9 +108,12 @@ PlSession *pl_session_new_shared(PlSession *first, CmErr *err)
     return s;
 }
 
+static void rollback_txn(PlSession *s);
+
 void pl_session_free(PlSession *s)
 {
     if (s != NULL) {
+        pl_session_rollback(s); /* closing ends the transaction as a crash would */
         cm_pool_free(s->pool);
         if (!s->is_shared) {
             pl_cache_free(s->cache);
@@ -145,6 +150,11 @@ void pl_session_set_progress(PlSession *s, ExProgressFn fn, void *ctx)
 void pl_session_interrupt(PlSession *s)
 {
     atomic_store(&s->interrupt, true);
+}
+
+bool pl_session_in_transaction(const PlSession *s)
+{
+    return s->in_txn;
 }
 
 bool pl_session_is_interrupted(PlSession *s)
@@ -1201,12 +1211,13 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_d
             empty_result(st, app.n_flagged);
         }
     }
+    st_table_free(written);
     if (st->err->code == CM_OK) {
         e->table = t;
-        t = old;
+        st_table_release(old); /* a transaction keeps it for ROLLBACK */
+    } else {
+        st_table_free(t);
     }
-    st_table_free(written);
-    st_table_free(t);
     return st->err->code;
 }
 
@@ -1377,9 +1388,10 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
     Appender app = {.t = t, .flag_col = -1};
     if (root != NULL && run_into(st, root, &app) == CM_OK) {
         e->table = t;
-        t = old;
+        st_table_release(old); /* a transaction keeps it for ROLLBACK */
+    } else {
+        st_table_free(t);
     }
-    st_table_free(t);
     return st->err->code;
 }
 
@@ -2012,34 +2024,106 @@ static CmStatus copy(Stmt *st)
 /* ---- transactions -------------------------------------------------------------------------- */
 
 /*
- * There are no transactions yet: every statement commits on its own.  A BEGIN
- * is refused, and so that `BEGIN; DELETE ...; ROLLBACK;` can never lose the
- * rows the ROLLBACK was meant to keep, the statements after it are refused too
- * until a COMMIT, ROLLBACK or END closes the block (as PostgreSQL does in an
- * aborted transaction).  ROLLBACK closes it without error: nothing in it ran,
- * which is what a rollback promises.  COMMIT or END closes it with an error,
- * since nothing was committed.  Outside a block all three are errors.
+ * BEGIN opens a transaction on the catalog (st_catalog_begin: entries copied,
+ * tables marked, no row copied).  Its statements run as outside one, each
+ * atomic on its own, but a directory database writes nothing until COMMIT,
+ * which saves the whole catalog with one manifest swap (st_persist_commit);
+ * ROLLBACK, closing the connection or a crash discards it.  As in PostgreSQL,
+ * any error inside the transaction (the failed statement itself changed
+ * nothing) aborts it: the statements that follow are refused until ROLLBACK,
+ * or COMMIT, which then rolls back and says so with an error.  BEGIN inside a
+ * transaction is an error (so it aborts it); COMMIT and ROLLBACK outside one
+ * are errors.  Connections of one database share the catalog: while one has
+ * a transaction open, the others may read (they see its writes) but not
+ * write or BEGIN.
  */
+
+/* Rolls the catalog back, then drops the cached rows (planner/cache.h) that
+ * may come from the transaction's writes: those reading any name there was
+ * before or is after the rollback; entries reading a name it removed go. */
+static void rollback_txn(PlSession *s)
+{
+    int n = st_catalog_count(s->cat);
+    char **names = cm_calloc((size_t)n + 1, sizeof(char *));
+    for (int i = 0; names != NULL && i < n; i++) {
+        names[i] = cm_strdup(st_catalog_entry(s->cat, i)->name);
+    }
+    st_catalog_rollback(s->cat);
+    s->in_txn = false;
+    s->is_txn_aborted = false;
+    bool is_complete = names != NULL;
+    for (int i = 0; names != NULL && i < n; i++) {
+        is_complete = is_complete && names[i] != NULL;
+        if (names[i] != NULL) {
+            pl_cache_invalidate(s->cache, names[i], st_catalog_find(s->cat, names[i]) == NULL);
+        }
+        cm_free(names[i]);
+    }
+    cm_free(names);
+    if (!is_complete) {
+        pl_cache_invalidate_all(s->cache); /* out of memory: forget every entry's rows */
+    }
+    for (int i = 0; i < st_catalog_count(s->cat); i++) {
+        pl_cache_invalidate(s->cache, st_catalog_entry(s->cat, i)->name, false);
+    }
+}
+
+void pl_session_rollback(PlSession *s)
+{
+    if (s->in_txn) {
+        rollback_txn(s);
+    }
+}
+
+static CmStatus commit_txn(Stmt *st)
+{
+    PlSession *s = st->s;
+    const PsStmt *a = st->ast;
+    if (s->is_txn_aborted) {
+        rollback_txn(s);
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "COMMIT rolled the transaction back: a statement in it failed");
+    }
+    StPersist *p = s->persist;
+    if (p != NULL && !st_persist_readonly(p) &&
+        (ensure_pool(s, st->err) != CM_OK ||
+         st_persist_commit(p, s->cat, s->pool, st->err) != CM_OK)) {
+        rollback_txn(s); /* the directory still holds the state before BEGIN */
+        return st->err->code;
+    }
+    st_catalog_commit(s->cat);
+    s->in_txn = false;
+    return CM_OK;
+}
+
 static CmStatus transaction_stmt(Stmt *st)
 {
+    PlSession *s = st->s;
     const PsStmt *a = st->ast;
-    bool was_refused = st->s->is_block_refused;
     if (a->kind == PS_ST_BEGIN) {
-        st->s->is_block_refused = true;
-        return cm_err_set(st->err, CM_BIND, a->src_off,
-                          "transactions are not supported: BEGIN is refused, and the statements "
-                          "after it are not run until COMMIT or ROLLBACK");
+        if (s->in_txn) {
+            return cm_err_set(st->err, CM_BIND, a->src_off,
+                              "a transaction is already active: BEGIN does not nest");
+        }
+        if (st_catalog_in_txn(s->cat)) {
+            return cm_err_set(st->err, CM_BIND, a->src_off,
+                              "another connection to this database has a transaction open");
+        }
+        if (st_catalog_begin(s->cat, st->err) == CM_OK) {
+            s->in_txn = true;
+            s->is_txn_aborted = false;
+        }
+        return st->err->code;
     }
-    st->s->is_block_refused = false;
     const char *what = a->kind == PS_ST_COMMIT ? "COMMIT" : "ROLLBACK";
-    if (!was_refused) {
+    if (!s->in_txn) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "cannot %s: no transaction is active",
                           what);
     }
     if (a->kind == PS_ST_COMMIT) {
-        return cm_err_set(st->err, CM_BIND, a->src_off,
-                          "COMMIT ends a refused transaction: nothing in it ran");
+        return commit_txn(st);
     }
+    rollback_txn(s);
     return CM_OK;
 }
 
@@ -2069,11 +2153,15 @@ static bool is_write(const PsStmt *a)
 static CmStatus dispatch(Stmt *st)
 {
     const PsStmt *a = st->ast;
-    if (st->s->is_block_refused && a->kind != PS_ST_BEGIN && a->kind != PS_ST_COMMIT &&
-        a->kind != PS_ST_ROLLBACK) {
+    if (st->s->is_txn_aborted && a->kind != PS_ST_COMMIT && a->kind != PS_ST_ROLLBACK) {
         return cm_err_set(st->err, CM_BIND, a->src_off,
-                          "statement not run: the transaction's BEGIN was refused, and statements "
-                          "are ignored until COMMIT or ROLLBACK");
+                          "current transaction is aborted: statements are ignored until "
+                          "ROLLBACK (or COMMIT, which rolls back)");
+    }
+    if (is_write(a) && !st->s->in_txn && st_catalog_in_txn(st->s->cat)) {
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "another connection to this database has a transaction open: "
+                          "writes wait for its COMMIT or ROLLBACK");
     }
     /* The one table, view or index name a statement writes or reads by name. */
     if (a->schema.schema != NULL) {
@@ -2121,7 +2209,7 @@ static CmStatus dispatch(Stmt *st)
 }
 
 /* Runs the statement, then, on a directory database, commits what it wrote:
- * a statement reported done is durable. */
+ * a statement reported done is durable.  Inside a transaction, COMMIT does. */
 static CmStatus dispatch_durable(Stmt *st)
 {
     StPersist *p = st->s->persist;
@@ -2133,7 +2221,7 @@ static CmStatus dispatch_durable(Stmt *st)
                           "database '%s' is open read-only: the statement would change it",
                           st_persist_dir(p));
     }
-    if (dispatch(st) != CM_OK || ensure_pool(st->s, st->err) != CM_OK) {
+    if (dispatch(st) != CM_OK || st->s->in_txn || ensure_pool(st->s, st->err) != CM_OK) {
         return st->err->code;
     }
     return st_persist_commit(p, st->s->cat, st->s->pool, st->err);
@@ -2208,6 +2296,9 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
             *res = st.res;
             st.res = NULL;
         }
+    }
+    if (err->code != CM_OK && s->in_txn) {
+        s->is_txn_aborted = true; /* a syntax error too, as in PostgreSQL */
     }
     pl_result_free(st.res);
     pl_result_free(st.spare);

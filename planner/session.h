@@ -74,6 +74,12 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
  * (one atomic store) and callable from any thread. */
 void pl_session_interrupt(PlSession *s);
 
+/* True while this connection's BEGIN has a transaction open (planner/session.c
+ * describes the semantics). */
+bool pl_session_in_transaction(const PlSession *s);
+/* Rolls back this connection's open transaction, if any (a connection closing). */
+void pl_session_rollback(PlSession *s);
+
 /* True when pl_session_interrupt was called since the running statement
  * started.  Any thread. */
 bool pl_session_is_interrupted(PlSession *s);

@@ -11,6 +11,10 @@
 struct StCatalog {
     int n_entries, cap_entries;
     StEntry **entries; /* owned, creation order */
+    bool in_txn;       /* a transaction is open (st_catalog_begin) */
+    int n_saved;       /* of `saved` */
+    StEntry **saved;   /* owned: the entries at BEGIN, copies whose tables are shared
+                          (marked, and freed only by commit or rollback) */
 };
 
 StCatalog *st_catalog_new(void)
@@ -18,12 +22,12 @@ StCatalog *st_catalog_new(void)
     return cm_calloc(1, sizeof(StCatalog));
 }
 
-static void entry_free(StEntry *e)
+/* Frees e's own memory, not its table. */
+static void entry_free_meta(StEntry *e)
 {
     if (e == NULL) {
         return;
     }
-    st_table_free(e->table);
     for (int i = 0; i < e->n_view_cols; i++) {
         cm_free(e->view_cols[i]);
     }
@@ -35,10 +39,22 @@ static void entry_free(StEntry *e)
     cm_free(e);
 }
 
+/* A table BEGIN saw (marked) outlives its entry until COMMIT or ROLLBACK. */
+static void entry_free(StEntry *e)
+{
+    if (e != NULL) {
+        st_table_release(e->table);
+    }
+    entry_free_meta(e);
+}
+
 void st_catalog_free(StCatalog *cat)
 {
     if (cat == NULL) {
         return;
+    }
+    if (cat->in_txn) {
+        st_catalog_rollback(cat); /* every table is then owned by one entry */
     }
     for (int i = 0; i < cat->n_entries; i++) {
         entry_free(cat->entries[i]);
@@ -229,4 +245,131 @@ CmStatus st_catalog_append_sql(StEntry *e, const char *stmt, CmErr *err)
     cm_free(e->create_sql);
     e->create_sql = sql;
     return CM_OK;
+}
+
+/* ---- transactions ------------------------------------------------------------------------ */
+
+static char *dup_or_null(const char *s, bool *ok)
+{
+    char *d = s != NULL ? cm_strdup(s) : NULL;
+    *ok = *ok && (s == NULL || d != NULL);
+    return d;
+}
+
+/* A copy of e's names and texts sharing its table; NULL on OOM. */
+static StEntry *entry_copy(const StEntry *e)
+{
+    StEntry *c = cm_calloc(1, sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    bool ok = true;
+    *c = *e;
+    c->view_cols = NULL;
+    c->n_view_cols = 0;
+    c->name = dup_or_null(e->name, &ok);
+    c->create_sql = dup_or_null(e->create_sql, &ok);
+    c->view_sql = dup_or_null(e->view_sql, &ok);
+    c->index_table = dup_or_null(e->index_table, &ok);
+    if (ok && e->n_view_cols > 0) {
+        ok = (c->view_cols = cm_calloc((size_t)e->n_view_cols, sizeof(char *))) != NULL;
+        for (int i = 0; ok && i < e->n_view_cols; i++) {
+            c->view_cols[i] = dup_or_null(e->view_cols[i], &ok);
+            c->n_view_cols = i + 1;
+        }
+    }
+    if (!ok) {
+        entry_free_meta(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Frees the saved copies (not their tables) and closes the transaction. */
+static void end_txn(StCatalog *cat)
+{
+    for (int i = 0; i < cat->n_saved; i++) {
+        entry_free_meta(cat->saved[i]);
+    }
+    cm_free(cat->saved);
+    cat->saved = NULL;
+    cat->n_saved = 0;
+    cat->in_txn = false;
+}
+
+CmStatus st_catalog_begin(StCatalog *cat, CmErr *err)
+{
+    CM_ASSERT(!cat->in_txn);
+    cat->saved = cm_calloc((size_t)cat->n_entries + 1, sizeof(StEntry *));
+    bool ok = cat->saved != NULL;
+    for (int i = 0; ok && i < cat->n_entries; i++) {
+        StEntry *e = cat->entries[i];
+        StEntry *c = entry_copy(e);
+        ok = c != NULL && (e->table == NULL || st_table_mark(e->table, err) == CM_OK);
+        if (c != NULL) {
+            cat->saved[cat->n_saved++] = c;
+        }
+    }
+    if (!ok) {
+        for (int i = 0; i < cat->n_saved; i++) {
+            if (cat->saved[i]->table != NULL) {
+                st_table_unmark(cat->saved[i]->table); /* nothing when not marked yet */
+            }
+        }
+        end_txn(cat);
+        return cm_err_set(err, CM_OOM, -1, "out of memory starting a transaction");
+    }
+    cat->in_txn = true;
+    return CM_OK;
+}
+
+bool st_catalog_in_txn(const StCatalog *cat)
+{
+    return cat->in_txn;
+}
+
+static bool names_table(const StCatalog *cat, const StTable *t)
+{
+    for (int i = 0; i < cat->n_entries; i++) {
+        if (cat->entries[i]->table == t) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void st_catalog_commit(StCatalog *cat)
+{
+    CM_ASSERT(cat->in_txn);
+    for (int i = 0; i < cat->n_saved; i++) {
+        StTable *t = cat->saved[i]->table;
+        if (t == NULL) {
+            continue;
+        }
+        if (names_table(cat, t)) {
+            st_table_unmark(t);
+        } else {
+            st_table_free(t); /* dropped or replaced in the transaction */
+        }
+    }
+    end_txn(cat);
+}
+
+void st_catalog_rollback(StCatalog *cat)
+{
+    CM_ASSERT(cat->in_txn);
+    for (int i = 0; i < cat->n_entries; i++) {
+        entry_free(cat->entries[i]); /* frees only the tables made since BEGIN */
+    }
+    cm_free(cat->entries);
+    cat->entries = cat->saved;
+    cat->n_entries = cat->cap_entries = cat->n_saved;
+    for (int i = 0; i < cat->n_entries; i++) {
+        if (cat->entries[i]->table != NULL) {
+            st_table_restore(cat->entries[i]->table);
+        }
+    }
+    cat->saved = NULL;
+    cat->n_saved = 0;
+    cat->in_txn = false;
 }

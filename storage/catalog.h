@@ -5,6 +5,14 @@
  * identifiers arrive lower-cased).  The catalog owns its tables and the text of
  * each CREATE statement (for .schema and for re-binding views).  Written only
  * between statements; read by the planner of the running statement.
+ *
+ * Transactions: st_catalog_begin copies the entries (their names and texts;
+ * the tables are shared, and marked: st_table_mark) without copying rows.
+ * While one is open, a dropped or replaced table that BEGIN saw is not freed
+ * (st_table_release), so st_catalog_rollback can put the saved entries back
+ * and restore each of their tables (st_table_restore), freeing the tables
+ * made since; st_catalog_commit frees the saved copies and the tables no
+ * entry names any more, and unmarks the rest.
  */
 #pragma once
 
@@ -62,6 +70,18 @@ bool st_catalog_drop(StCatalog *cat, const char *name);
 CmStatus st_catalog_rename(StCatalog *cat, StEntry *e, const char *to, CmErr *err);
 /* Appends `stmt` (an ALTER TABLE) to e's CREATE text, so that .schema replays it. */
 CmStatus st_catalog_append_sql(StEntry *e, const char *stmt, CmErr *err);
+
+/* Opens a transaction: remembers every entry and marks every table.  CM_OOM
+ * leaves none open.  Not while one is open. */
+CmStatus st_catalog_begin(StCatalog *cat, CmErr *err);
+/* True between st_catalog_begin and st_catalog_commit or st_catalog_rollback. */
+bool st_catalog_in_txn(const StCatalog *cat);
+/* Keeps the catalog as it is and closes the transaction. */
+void st_catalog_commit(StCatalog *cat);
+/* Puts the catalog and every table back as st_catalog_begin found them (the
+ * entries are new objects: StEntry pointers taken since are stale) and
+ * closes the transaction.  Cannot fail. */
+void st_catalog_rollback(StCatalog *cat);
 
 int st_catalog_count(const StCatalog *cat);
 /* Borrowed: the idx-th entry in creation order. */

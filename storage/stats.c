@@ -41,6 +41,20 @@ StColStats *st_stats_new_array(int n)
     return s;
 }
 
+StColStats *st_stats_copy_array(const StColStats *s, int n)
+{
+    StColStats *c = st_stats_new_array(n);
+    for (int i = 0; c != NULL && i < n; i++) {
+        StFreq *freq = c[i].freq;
+        c[i] = s[i];
+        c[i].freq = s[i].freq != NULL ? freq : NULL;
+        if (s[i].freq != NULL) {
+            *freq = *s[i].freq;
+        }
+    }
+    return c;
+}
+
 void st_stats_reset(StColStats *s)
 {
     memset(s, 0, sizeof *s);

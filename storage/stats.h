@@ -62,6 +62,10 @@ typedef struct StColStats {
  * (cm_free the result); NULL on OOM. */
 StColStats *st_stats_new_array(int n);
 
+/* A copy of such an array of n (its frequency sketches too), in one
+ * allocation (cm_free the result); NULL on OOM. */
+StColStats *st_stats_copy_array(const StColStats *s, int n);
+
 /* Makes s empty statistics without a frequency sketch (s may be
  * uninitialized). */
 void st_stats_reset(StColStats *s);

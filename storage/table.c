@@ -107,6 +107,7 @@ void st_table_free(StTable *t)
     if (t == NULL) {
         return;
     }
+    st_table_unmark(t);
     for (int i = 0; i < t->n_chunks; i++) {
         chunk_free(t->chunks[i]);
     }
@@ -139,6 +140,59 @@ StTable *st_table_new_like(const StTable *t, CmErr *err)
         }
     }
     return n;
+}
+
+/* The record st_table_mark keeps (table.h). */
+struct StTableMark {
+    int64_t n_rows;      /* the table's rows then: rows are only appended after */
+    uint64_t version;    /* StTable.version then */
+    StColStats *stats;   /* the statistics then: shared with the table until it changes them
+                            (own_stats), owned by the mark after */
+    bool is_stats_stale; /* StTable.stats_stale then */
+    bool is_index_cold;  /* StTable.is_index_cold then: ROLLBACK empties the indexes again */
+    char *name;          /* owned: the table's name then */
+    char **col_names;    /* owned: the column names then */
+    int n_indexes;       /* of `indexes` */
+    StIndex **indexes;   /* owned array of the indexes then; an index dropped since is kept
+                            here (freed at unmark), one still the table's is the table's */
+};
+
+static bool has_index(StIndex *const *set, int n, const StIndex *ix)
+{
+    for (int i = 0; i < n; i++) {
+        if (set[i] == ix) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool is_marked_index(const StTable *t, const StIndex *ix)
+{
+    return t->mark != NULL && has_index(t->mark->indexes, t->mark->n_indexes, ix);
+}
+
+/* Before the statistics change: a marked table gets its own copy. */
+static CmStatus own_stats(StTable *t, CmErr *err)
+{
+    if (t->mark == NULL || t->stats != t->mark->stats) {
+        return CM_OK;
+    }
+    StColStats *copy = st_stats_copy_array(t->stats, t->n_cols);
+    if (copy == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory for the statistics of '%s'", t->name);
+    }
+    t->stats = copy;
+    return CM_OK;
+}
+
+/* Frees the statistics t has, unless they are its mark's. */
+static void drop_stats(StTable *t)
+{
+    if (t->mark == NULL || t->stats != t->mark->stats) {
+        cm_free(t->stats);
+    }
+    t->stats = NULL;
 }
 
 /* Unpins the sealed chunks when the table has no index (they become
@@ -240,12 +294,19 @@ bool st_table_drop_index(StTable *t, const char *name)
     for (int i = 0; i < t->n_indexes; i++) {
         const char *ix_name = st_index_name(t->indexes[i]);
         if (ix_name != NULL && strcmp(ix_name, name) == 0) {
-            st_index_free(t->indexes[i]);
+            /* An index the mark holds comes back at ROLLBACK with the rows it
+             * holds: they stay in memory (held) until the transaction ends. */
+            bool is_kept = is_marked_index(t, t->indexes[i]);
+            if (!is_kept) {
+                st_index_free(t->indexes[i]);
+            }
             memmove(&t->indexes[i], &t->indexes[i + 1],
                     sizeof(StIndex *) * (size_t)(t->n_indexes - i - 1));
             t->n_indexes--;
             t->is_index_cold = t->is_index_cold && t->n_indexes > 0;
-            release_sealed(t);
+            if (!is_kept) {
+                release_sealed(t);
+            }
             return true;
         }
     }
@@ -535,7 +596,7 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
 
 CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
 {
-    if (b->n_rows > 0 && warm_indexes(t, err) != CM_OK) {
+    if (b->n_rows > 0 && (own_stats(t, err) != CM_OK || warm_indexes(t, err) != CM_OK)) {
         return err->code;
     }
     int64_t start = t->n_rows;
@@ -656,12 +717,13 @@ void st_table_truncate(StTable *t, int64_t n_rows)
     }
     t->n_rows = n_rows;
     stamp(t);
-    if (n_rows == 0) {
-        for (int col = 0; col < t->n_cols; col++) {
-            st_stats_clear(&t->stats[col]);
-        }
+    CmErr quiet; /* a marked table's statistics not copied: they stay, as an upper bound */
+    cm_err_init(&quiet);
+    bool is_cleared = n_rows == 0 && own_stats(t, &quiet) == CM_OK;
+    for (int col = 0; is_cleared && col < t->n_cols; col++) {
+        st_stats_clear(&t->stats[col]);
     }
-    t->stats_stale = n_rows > 0;
+    t->stats_stale = !is_cleared;
 }
 
 CmStatus st_table_analyze(StTable *t, CmErr *err)
@@ -685,7 +747,7 @@ CmStatus st_table_analyze(StTable *t, CmErr *err)
         }
         st_block_unpin(c->block);
     }
-    cm_free(t->stats);
+    drop_stats(t);
     t->stats = fresh;
     t->stats_stale = false;
     return CM_OK;
@@ -732,4 +794,125 @@ void st_table_chunk_range(const StTable *t, int chunk_idx, int col, int64_t *lo,
         return;
     }
     column_range(&c->held->cols[col], c->n_rows, lo, hi); /* the tail: held */
+}
+
+/* ---- transactions ------------------------------------------------------------------------ */
+
+void st_table_release(StTable *t)
+{
+    if (t != NULL && t->mark == NULL) {
+        st_table_free(t);
+    }
+}
+
+/* Frees the mark's own memory (names, arrays), not its indexes or statistics. */
+static void mark_free(StTableMark *m, int n_cols)
+{
+    if (m == NULL) {
+        return;
+    }
+    for (int c = 0; m->col_names != NULL && c < n_cols; c++) {
+        cm_free(m->col_names[c]);
+    }
+    cm_free(m->col_names);
+    cm_free(m->indexes);
+    cm_free(m->name);
+    cm_free(m);
+}
+
+CmStatus st_table_mark(StTable *t, CmErr *err)
+{
+    CM_ASSERT(t->mark == NULL);
+    StTableMark *m = cm_calloc(1, sizeof *m);
+    if (m == NULL || (m->col_names = cm_calloc((size_t)t->n_cols + 1, sizeof(char *))) == NULL ||
+        (m->indexes = cm_malloc(sizeof(StIndex *) * (size_t)(t->n_indexes + 1))) == NULL ||
+        (m->name = cm_strdup(t->name)) == NULL) {
+        goto oom;
+    }
+    for (int c = 0; c < t->n_cols; c++) {
+        if ((m->col_names[c] = cm_strdup(t->cols[c].name)) == NULL) {
+            goto oom;
+        }
+    }
+    if (t->n_indexes > 0) {
+        memcpy(m->indexes, t->indexes, sizeof(StIndex *) * (size_t)t->n_indexes);
+    }
+    m->n_indexes = t->n_indexes;
+    m->n_rows = t->n_rows;
+    m->version = t->version;
+    m->stats = t->stats;
+    m->is_stats_stale = t->stats_stale;
+    m->is_index_cold = t->is_index_cold;
+    t->mark = m;
+    return CM_OK;
+oom:
+    mark_free(m, t->n_cols);
+    return cm_err_set(err, CM_OOM, -1, "out of memory starting a transaction on '%s'", t->name);
+}
+
+/* Puts the marked indexes back (freeing those added since) and forgets the
+ * rows past the mark in each, while the chunks still hold them. */
+static void restore_indexes(StTable *t, StTableMark *m)
+{
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (!has_index(m->indexes, m->n_indexes, t->indexes[i])) {
+            st_index_free(t->indexes[i]);
+        }
+    }
+    cm_free(t->indexes);
+    t->indexes = m->indexes;
+    t->n_indexes = m->n_indexes;
+    m->indexes = NULL;
+    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
+        st_index_truncate(t->indexes[i], t, m->is_index_cold ? 0 : m->n_rows);
+    }
+}
+
+void st_table_restore(StTable *t)
+{
+    StTableMark *m = t->mark;
+    if (m == NULL) {
+        return;
+    }
+    restore_indexes(t, m);
+    st_table_truncate(t, m->n_rows);
+    t->is_index_cold = m->is_index_cold && t->n_indexes > 0;
+    release_sealed(t);
+    drop_stats(t);
+    t->stats = m->stats;
+    t->stats_stale = m->is_stats_stale;
+    t->version = m->version;
+    cm_free(t->name);
+    t->name = m->name;
+    m->name = NULL;
+    for (int c = 0; c < t->n_cols; c++) {
+        cm_free(t->cols[c].name);
+        t->cols[c].name = m->col_names[c];
+        m->col_names[c] = NULL;
+    }
+    mark_free(m, t->n_cols);
+    t->mark = NULL;
+}
+
+void st_table_unmark(StTable *t)
+{
+    StTableMark *m = t->mark;
+    if (m == NULL) {
+        return;
+    }
+    bool had_dropped = false;
+    for (int i = 0; i < m->n_indexes; i++) {
+        if (!has_index(t->indexes, t->n_indexes, m->indexes[i])) {
+            st_index_free(m->indexes[i]);
+            had_dropped = true;
+        }
+    }
+    if (t->stats != m->stats) {
+        cm_free(m->stats);
+    }
+    mark_free(m, t->n_cols);
+    t->mark = NULL;
+    if (had_dropped) {
+        release_sealed(t); /* the chunks were held for the dropped index */
+    }
 }

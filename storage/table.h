@@ -22,6 +22,14 @@
  * random, so a table with an index keeps every chunk pinned in memory (held),
  * except while its indexes are cold (a saved table just opened, whose indexes
  * are built at its first append).
+ * Transactions (storage/catalog.h) mark a table at BEGIN (st_table_mark):
+ * its row count, version, statistics, names and index list are recorded, no
+ * row is copied.  Within the transaction rows are only appended in place
+ * (UPDATE, DELETE and ALTER ADD/DROP COLUMN build a new table), so
+ * st_table_restore undoes everything by a truncate back to the recorded count;
+ * the statistics are copied on their first change, an index dropped is kept
+ * by the mark, and a marked table is freed only by the catalog at COMMIT
+ * (st_table_release).
  * A table is read by many workers at once but written only between queries
  * (the database runs one statement at a time).
  */
@@ -39,7 +47,8 @@
 #include "storage/blocks.h"
 #include "storage/stats.h"
 
-typedef struct StIndex StIndex; /* storage/index.h */
+typedef struct StIndex StIndex;         /* storage/index.h */
+typedef struct StTableMark StTableMark; /* a transaction's record of the table at BEGIN */
 
 typedef enum StIndexKind {
     ST_INDEX_PLAIN,   /* CREATE INDEX: duplicates allowed */
@@ -89,6 +98,7 @@ typedef struct StTable {
     uint64_t id;          /* unique to this table object, fixed at st_table_new */
     uint64_t version;     /* changes whenever the rows do (new, append, truncate), unique across
                              tables: a saved copy of the rows is current while it matches */
+    StTableMark *mark;    /* the table as the open transaction's BEGIN found it, or NULL; owned */
 } StTable;
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
@@ -104,6 +114,23 @@ static inline const uint64_t *st_chunk_validity(const StChunk *c, int col)
 /* Owned; NULL with err on OOM.  Column names, types and defaults are copied. */
 StTable *st_table_new(const char *name, int n_cols, const StColumn *cols, CmErr *err);
 void st_table_free(StTable *t);
+
+/* Frees t, unless a transaction marked it (st_table_mark): the catalog then
+ * keeps it for a ROLLBACK and frees it at COMMIT.  For a table just replaced
+ * (UPDATE, DELETE, ALTER) or dropped. */
+void st_table_release(StTable *t);
+
+/* Transactions (storage/catalog.h): records t's state (rows, version,
+ * statistics, table and column names, indexes) without copying rows.  CM_OOM
+ * leaves t unmarked.  t must not be marked already. */
+CmStatus st_table_mark(StTable *t, CmErr *err);
+/* Puts t back as st_table_mark found it: the rows appended since are
+ * truncated away (from its indexes too), an index added since is freed, one
+ * dropped comes back, the statistics, version (so a saved copy is current
+ * again) and names are the marked ones.  Cannot fail.  Unmarks t. */
+void st_table_restore(StTable *t);
+/* Keeps t as it is and forgets the mark (COMMIT); NULL mark: nothing. */
+void st_table_unmark(StTable *t);
 
 /* Owned; NULL with err on OOM.  An empty table with t's name, columns and
  * indexes (UPDATE and DELETE build the new rows into it). */

@@ -739,18 +739,28 @@ expect_rc "two DBPATHs" 1
 
 # ---------------------------------------------------------------- transactions
 
-# BEGIN is refused and so is the rest of its block: the DELETE never runs
+# ROLLBACK undoes the DELETE
 sl -c "create table t(a integer); insert into t values (1), (2); begin; delete from t; rollback; select count(*) from t;"
 expect_out "BEGIN; DELETE; ROLLBACK deletes nothing" $'2\n'
-expect_line "BEGIN is refused" "$ERR" 1 '^Error: line 1, column 59: transactions are not supported'
-expect_line "the DELETE after it is refused" "$ERR" 4 '^Error: line 1, column 66: statement not run'
-expect_lines "BEGIN and DELETE: two errors" "$ERR" 6
-expect_rc "BEGIN refused" 1
+expect_err "BEGIN; DELETE; ROLLBACK: no error" ''
+expect_rc "BEGIN; DELETE; ROLLBACK" 0
 
-sl -c "create table t(a integer); insert into t values (1); start transaction; delete from t; commit; select count(*) from t;" --bail
-expect_out "--bail stops at START TRANSACTION" ''
+# an error aborts the transaction: the next statement is refused, COMMIT rolls back
+sl -c "create table t(a integer); insert into t values (1); begin; delete from t; select * from nosuch; select count(*) from t; commit; select count(*) from t;"
+expect_out "an aborted transaction is rolled back" $'1\n'
+expect_line "the error in the transaction" "$ERR" 1 "^Error: line 1, column 90: unknown table 'nosuch'"
+expect_line "the statement after it is refused" "$ERR" 4 '^Error: line 1, column 98: current transaction is aborted'
+expect_line "COMMIT rolls back" "$ERR" 7 '^Error: line 1, column 122: COMMIT rolled the transaction back'
+expect_lines "aborted transaction: three errors" "$ERR" 9
+expect_rc "aborted transaction" 1
+
+# --bail stops at the error: the transaction, still open, is not saved
+sl "$TMP/txdb" -c "create table t(a integer); insert into t values (1);"
+sl "$TMP/txdb" -c "start transaction; delete from t; insert into nosuch values (1); commit;" --bail
 expect_lines "--bail: one error" "$ERR" 3
-expect_rc "--bail at START TRANSACTION" 1
+expect_rc "--bail in a transaction" 1
+sl "$TMP/txdb" -c "select count(*) from t;"
+expect_out "--bail left the transaction uncommitted" $'1\n'
 
 # ---------------------------------------------------------------- COPY and files
 

@@ -93,6 +93,11 @@ static const Case cases[] = {
      "INSERT INTO t SELECT i, 'v' || i FROM range(1000) r(i);",
      "INSERT INTO t(a) SELECT i FROM range(1000, 2500) r(i)",
      "SELECT count(*), sum(a), count(DISTINCT b), min(b) FROM t"},
+    {"begin",
+     "CREATE TABLE t(a INTEGER PRIMARY KEY, b VARCHAR);"
+     "INSERT INTO t SELECT i, 'v' || i FROM range(3000) r(i);"
+     "CREATE INDEX t_b ON t(b); CREATE TABLE u(x INTEGER); CREATE VIEW v AS SELECT a FROM t;",
+     "BEGIN", "SELECT count(*), sum(a), (SELECT count(*) FROM v), (SELECT count(*) FROM u) FROM t"},
     {"update", "CREATE TABLE t AS SELECT i AS a, 'v' || i AS b FROM range(2000) r(i);",
      "UPDATE t SET b = b || 'x', a = a + 1 WHERE a % 3 = 0",
      "SELECT count(*), sum(a), max(b), sum(length(b)) FROM t"},

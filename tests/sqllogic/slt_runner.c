@@ -1105,9 +1105,13 @@ static void run_query(Runner *r, Script *s, const Record *rec)
 /* Runs the records of an opened script until EOF, halt or --stop-on-fail. */
 static bool open_db(Runner *r, Script *s);
 
-/* True for a statement after which --reopen reopens: one that may write. */
-static bool is_reopen_point(const Runner *r, const Record *rec, const char *sql)
+/* True for a statement after which --reopen reopens: one that may write,
+ * outside a transaction (a reopen would discard it). */
+static bool is_reopen_point(const Runner *r, const Script *s, const Record *rec, const char *sql)
 {
+    if (s->db != NULL && sluice_in_transaction(s->db)) {
+        return false;
+    }
     while (*sql == ' ' || *sql == '\n' || *sql == '\t') {
         sql++;
     }
@@ -1142,7 +1146,7 @@ static void run_records(Runner *r, Script *s)
             return;
         } else if (rec.kind == REC_STATEMENT) {
             run_statement(r, s, &rec);
-            if (is_reopen_point(r, &rec, r->sql.data)) {
+            if (is_reopen_point(r, s, &rec, r->sql.data)) {
                 sluice_close(s->db);
                 s->db = NULL;
                 if (!open_db(r, s)) {

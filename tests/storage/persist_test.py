@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -156,6 +157,61 @@ check(out == "20000\n5\n", f"reopened after the failures: {out} {err}")
 rc, out, err = run(db, "DROP TABLE IF EXISTS nothing; COPY big TO '%s';" %
                    os.path.join(TMP, "big.csv"))
 check(rc == 0 and snapshot(db) == snap, f"a statement that changes nothing writes nothing {err}")
+
+# ---- transactions: COMMIT is one manifest swap; a kill inside one loses it whole -------
+
+
+def generation(d):
+    """The manifest's generation: one more per commit (docs/storage.md)."""
+    with open(os.path.join(d, "MANIFEST"), "rb") as f:
+        return struct.unpack_from("<Q", f.read(24), 16)[0]
+
+
+txn = os.path.join(TMP, "txn")
+rc, out, err = run(txn, "CREATE TABLE k(a INTEGER PRIMARY KEY, s VARCHAR); "
+                        "INSERT INTO k SELECT r, 'v' || r FROM range(3000) x(r); "
+                        "CREATE TABLE gone(x INTEGER);")
+check(rc == 0, f"the transaction database is made: {err}")
+gen = generation(txn)
+rc, out, err = run(txn, """BEGIN;
+INSERT INTO k SELECT r, 'w' || r FROM range(3000, 7000) x(r);
+UPDATE k SET s = 'changed' WHERE a < 10;
+DELETE FROM k WHERE a % 2 = 1;
+CREATE TABLE made AS SELECT * FROM k WHERE a < 100;
+DROP TABLE gone;
+ALTER TABLE k RENAME COLUMN s TO label;
+CREATE VIEW kv AS SELECT count(*) AS n FROM k;
+COMMIT;""")
+check(rc == 0 and generation(txn) == gen + 1, f"a COMMIT writes one manifest: {err}")
+TXN_STATE = ("SELECT count(*), sum(a), sum(CASE WHEN label = 'changed' THEN 1 ELSE 0 END) FROM k; "
+             "SELECT count(*) FROM made; SELECT n FROM kv; "
+             "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('gone', 'more');")
+rc, out, err = run(txn, TXN_STATE)
+committed = "3500\t12246500\t5\n50\n3500\n0\n"
+check(rc == 0 and out == committed, f"a committed transaction is there after a reopen: {out} {err}")
+
+txn_snap = snapshot(txn)
+child = subprocess.Popen([SLUICE, txn], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+child.stdin.write("BEGIN;\nDELETE FROM k;\nCREATE TABLE more(x INTEGER);\n"
+                  "INSERT INTO more VALUES (1);\nDROP VIEW kv;\nDROP TABLE made;\n"
+                  "SELECT 'inside', count(*) FROM k;\n")
+child.stdin.flush()
+check(child.stdout.readline().strip() == "inside\t0", "the transaction's writes are seen inside it")
+child.send_signal(signal.SIGKILL)
+child.wait()
+check(snapshot(txn) == txn_snap, "a transaction killed before COMMIT wrote nothing")
+rc, out, err = run(txn, TXN_STATE)
+check(rc == 0 and out == committed, f"a transaction killed before COMMIT is gone: {out} {err}")
+rc, out, err = run(txn, "BEGIN; DELETE FROM k; CREATE TABLE more(x INTEGER);")
+check(rc == 0 and snapshot(txn) == txn_snap, f"a transaction left open at exit writes nothing: {err}")
+rc, out, err = run(txn, "BEGIN; DELETE FROM k WHERE a < 50; ROLLBACK; INSERT INTO k VALUES (0, 'x');")
+check(rc != 0 and "Duplicate key" in err and snapshot(txn) == txn_snap,
+      f"ROLLBACK writes nothing and the keys it restored hold: {err}")
+rc, out, err = run(txn, TXN_STATE)
+check(rc == 0 and out == committed, f"after the rollback: {out} {err}")
+rc, out, err = run(txn, "BEGIN; SELECT count(*) FROM k; COMMIT;", "--readonly")
+check(rc == 0 and out == "3500\n", f"a read-only database runs read-only transactions: {out} {err}")
 
 # ---- the lock, and --readonly -------------------------------------------------------
 
@@ -333,25 +389,34 @@ CREATE TABLE c AS SELECT 0 AS y;
 """
 
 
+def statement(i):
+    """Statement i, changing one table (or the catalog)."""
+    k = i % 6
+    if k == 0:
+        return ("INSERT INTO a SELECT r, 'a' || r FROM range(%d, %d) x(r);" %
+                (i * 1000, i * 1000 + 4000))
+    if k == 1:
+        return "COPY b FROM '%s';" % CSV
+    if k == 2:
+        return "CREATE OR REPLACE TABLE c AS SELECT r * %d AS y FROM range(30000) x(r);" % i
+    if k == 3:
+        return "DELETE FROM a WHERE x %% 7 = %d;" % (i % 7)
+    if k == 4:
+        return ("DROP TABLE IF EXISTS d;" if i % 12 == 10 else
+                "CREATE TABLE IF NOT EXISTS d AS SELECT * FROM b;")
+    return "UPDATE b SET x = x + 1 WHERE x %% 3 = %d;" % (i % 3)
+
+
 def workload(n):
-    """n statements, each changing one table (or the catalog)."""
+    """n units: single statements, and transactions of three statements that
+    commit (one manifest swap: never half seen) or roll back (nothing)."""
     out = []
     for i in range(1, n + 1):
-        k = i % 6
-        if k == 0:
-            out.append("INSERT INTO a SELECT r, 'a' || r FROM range(%d, %d) x(r);" %
-                       (i * 1000, i * 1000 + 4000))
-        elif k == 1:
-            out.append("COPY b FROM '%s';" % CSV)
-        elif k == 2:
-            out.append("CREATE OR REPLACE TABLE c AS SELECT r * %d AS y FROM range(30000) x(r);" % i)
-        elif k == 3:
-            out.append("DELETE FROM a WHERE x %% 7 = %d;" % (i % 7))
-        elif k == 4:
-            out.append("DROP TABLE IF EXISTS d;" if i % 12 == 10 else
-                       "CREATE TABLE IF NOT EXISTS d AS SELECT * FROM b;")
+        if i % 4 == 0:
+            body = "\n".join(statement(i * 10 + j) for j in range(3))
+            out.append("BEGIN;\n%s\n%s;" % (body, "ROLLBACK" if i % 8 == 4 else "COMMIT"))
         else:
-            out.append("UPDATE b SET x = x + 1 WHERE x %% 3 = %d;" % (i % 3))
+            out.append(statement(i))
     return out
 
 

@@ -531,3 +531,44 @@ Test(sluice_api, two_connections_from_two_threads)
     cr_assert_eq(sluice_table_count(second), 1);
     sluice_close(second);
 }
+
+/* A transaction is its connection's: sluice_in_transaction tells, the other
+ * connections read its writes but may not write or BEGIN until it ends, and
+ * closing the connection rolls it back. */
+Test(sluice_api, transaction_belongs_to_its_connection)
+{
+    run(db, "CREATE TABLE tx (k INTEGER)");
+    SluiceError err;
+    SluiceDb *second = sluice_connect(db, &err);
+    cr_assert_not_null(second, "%s", err.message);
+    cr_expect_eq(sluice_in_transaction(db), 0);
+    run(db, "BEGIN; INSERT INTO tx VALUES (1)");
+    cr_expect_eq(sluice_in_transaction(db), 1);
+    cr_expect_eq(sluice_in_transaction(second), 0);
+    SluiceResult *res = NULL;
+    cr_expect_neq(sluice_exec(second, "INSERT INTO tx VALUES (2)", &res, &err), 0);
+    cr_expect(strstr(err.message, "another connection") != NULL, "%s", err.message);
+    cr_expect_neq(sluice_exec(second, "BEGIN", &res, &err), 0);
+    cr_assert_eq(sluice_exec(second, "SELECT count(*) FROM tx", &res, &err), 0, "%s", err.message);
+    cr_expect_str_eq(sluice_result_text(res, 0, 0), "1");
+    sluice_result_free(res);
+    run(db, "ROLLBACK");
+    run(second, "BEGIN; INSERT INTO tx VALUES (2), (3)");
+    sluice_close(second); /* closing rolls its transaction back */
+    res = NULL;
+    cr_assert_eq(sluice_exec(db, "SELECT count(*) FROM tx", &res, &err), 0, "%s", err.message);
+    cr_expect_str_eq(sluice_result_text(res, 0, 0), "0");
+    sluice_result_free(res);
+    run(db, "INSERT INTO tx VALUES (4)");
+    /* the first connection's session holds the catalog and outlives it: its
+     * transaction still ends when it closes */
+    second = sluice_connect(db, &err);
+    cr_assert_not_null(second, "%s", err.message);
+    run(db, "BEGIN; INSERT INTO tx VALUES (5)");
+    sluice_close(db);
+    db = second;
+    run(db, "INSERT INTO tx VALUES (6)");
+    cr_assert_eq(sluice_exec(db, "SELECT sum(k) FROM tx", &res, &err), 0, "%s", err.message);
+    cr_expect_str_eq(sluice_result_text(res, 0, 0), "10");
+    sluice_result_free(res);
+}

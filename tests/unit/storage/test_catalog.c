@@ -208,3 +208,118 @@ Test(st_catalog, add_with_replace)
         st_catalog_add_table(cat, make_table("c"), "CREATE TABLE c (x BIGINT)", true, &err), CM_OK);
     cr_expect_eq(st_catalog_count(cat), 3);
 }
+
+/* ---- transactions ---- */
+
+/* Appends rows from..from+n-1 to t (one BIGINT column); the append's status. */
+static CmStatus append_range(StTable *t, int64_t from, int n)
+{
+    CmType ty = cm_type_make(CM_T_INT64);
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 1, &ty, &err), CM_OK);
+    CmStatus st = CM_OK;
+    for (int done = 0; done < n && st == CM_OK;) {
+        b.n_rows = n - done < CM_BATCH_CAP ? n - done : CM_BATCH_CAP;
+        for (int i = 0; i < b.n_rows; i++) {
+            ((int64_t *)b.cols[0].data)[i] = from + done + i;
+        }
+        st = st_table_append(t, &b, &err);
+        done += b.n_rows;
+    }
+    cm_batch_fini(&b);
+    return st;
+}
+
+/* A table with rows 0..n-1 and a unique index on them, in the catalog. */
+static StTable *add_keyed(const char *name, int n)
+{
+    add_table(name);
+    StTable *t = st_catalog_find(cat, name)->table;
+    int key = 0;
+    cr_assert_eq(st_table_add_index(t, NULL, ST_INDEX_UNIQUE, 1, &key, &err), CM_OK);
+    cr_assert_eq(append_range(t, 0, n), CM_OK);
+    return t;
+}
+
+/* ROLLBACK: the rows appended, a drop, a replace, a new table, a rename and
+ * the index changes are undone; the index holds exactly the old keys. */
+Test(st_catalog, rollback_restores_tables_and_indexes)
+{
+    StTable *a = add_keyed("a", 100);
+    add_table("b");
+    uint64_t version = a->version;
+    cr_assert_eq(st_catalog_begin(cat, &err), CM_OK);
+    cr_expect(st_catalog_in_txn(cat));
+    cr_assert_eq(append_range(a, 100, 3 * CM_BATCH_CAP), CM_OK);
+    int key = 0;
+    cr_assert_eq(st_table_add_index(a, "extra", ST_INDEX_PLAIN, 1, &key, &err), CM_OK);
+    cr_expect(st_catalog_drop(cat, "b"));
+    add_table("c");
+    cr_assert_eq(st_catalog_rename(cat, st_catalog_find(cat, "a"), "renamed", &err), CM_OK);
+    cr_assert_eq(st_catalog_add_table(cat, make_table("renamed"), "CREATE TABLE renamed (x BIGINT)",
+                                      true, &err),
+                 CM_OK);
+    st_catalog_rollback(cat);
+    cr_expect_not(st_catalog_in_txn(cat));
+    const char *const names[] = {"a", "b"};
+    expect_order(names, 2);
+    cr_assert_eq(st_catalog_find(cat, "a")->table, a);
+    cr_expect_str_eq(a->name, "a");
+    cr_expect_eq(a->n_rows, 100);
+    cr_expect_eq(a->version, version);
+    cr_expect_eq(a->n_indexes, 1);
+    cr_expect_eq(append_range(a, 100, 1), CM_OK, "a key the rollback removed is free");
+    cm_err_init(&err);
+    cr_expect_eq(append_range(a, 5, 1), CM_RUNTIME, "an old key is still enforced");
+    cr_expect_eq(a->n_rows, 101);
+}
+
+/* A dropped index comes back with the rows it had; a replaced table comes back whole. */
+Test(st_catalog, rollback_restores_a_dropped_index_and_a_replaced_table)
+{
+    StTable *a = add_keyed("a", 3000);
+    cr_assert_eq(st_catalog_add_index(cat, "ix", "a", "CREATE INDEX ix ON a(x)", &err), CM_OK);
+    int key = 0;
+    cr_assert_eq(st_table_add_index(a, "ix", ST_INDEX_PLAIN, 1, &key, &err), CM_OK);
+    cr_assert_eq(st_catalog_begin(cat, &err), CM_OK);
+    cr_expect(st_catalog_drop(cat, "ix"));
+    cr_expect_eq(a->n_indexes, 1);
+    cr_assert_eq(append_range(a, 3000, 500), CM_OK);
+    StTable *b = make_table("a");
+    StEntry *e = st_catalog_find(cat, "a");
+    e->table = b; /* as UPDATE and DELETE replace a table */
+    st_table_release(a);
+    st_catalog_rollback(cat);
+    cr_assert_eq(st_catalog_find(cat, "a")->table, a);
+    cr_expect_not_null(st_catalog_find(cat, "ix"));
+    cr_expect_eq(a->n_indexes, 2);
+    cr_expect_eq(a->n_rows, 3000);
+    cm_err_init(&err);
+    cr_expect_eq(append_range(a, 2999, 1), CM_RUNTIME);
+}
+
+/* COMMIT keeps the changes and frees what was dropped or replaced (ASan). */
+Test(st_catalog, commit_keeps_changes)
+{
+    StTable *a = add_keyed("a", 10);
+    add_table("b");
+    cr_assert_eq(st_catalog_begin(cat, &err), CM_OK);
+    cr_assert_eq(append_range(a, 10, 5), CM_OK);
+    cr_expect(st_catalog_drop(cat, "b"));
+    add_table("c");
+    st_catalog_commit(cat);
+    const char *const names[] = {"a", "c"};
+    expect_order(names, 2);
+    cr_expect_eq(a->n_rows, 15);
+    cr_expect_null(a->mark);
+}
+
+/* A catalog freed with a transaction open frees every table once (ASan). */
+Test(st_catalog, free_with_an_open_transaction)
+{
+    add_keyed("a", 10);
+    add_table("b");
+    cr_assert_eq(st_catalog_begin(cat, &err), CM_OK);
+    cr_expect(st_catalog_drop(cat, "b"));
+    add_table("c");
+}
