@@ -29,6 +29,8 @@ typedef struct Pipe {
     bool single;             /* runs as one task */
     const PlNode *keyed_for; /* the aggregate whose keys the pipe's rows are partitioned on
                                 (a union read for it, build_union), or NULL */
+    const PlNode *union_read; /* the union whose inputs the source reads one after the
+                                 other, each task its part of each (build_union), or NULL */
     int n_deps;
     ExStage *deps[64];
 } Pipe;
@@ -587,6 +589,25 @@ static const char **partial_names(Builder *bld, const PlNode *n)
     return names;
 }
 
+/* Whether side-tagged aggregate n (INTERSECT, EXCEPT) reads its union's
+ * first input before the second in every task: p's source is that union's
+ * read (through projections only, which keep the order), the tag is a plain
+ * BIGINT sum and the union has its two inputs.  Then the right side's rows
+ * need only find the groups the left side started. */
+static bool reads_sides_in_order(const PlNode *n, const Pipe *p)
+{
+    if (!n->is_side_tagged || n->n_keys == 0 || n->n_aggs == 0 || n->empty_set_key >= 0 ||
+        n->aggs[0].fn != EX_AGG_SUM_COUNT || n->aggs[0].distinct || n->aggs[0].arg < 0 ||
+        n->aggs[0].arg_type.id != CM_T_INT64) {
+        return false;
+    }
+    const PlNode *c = n->child;
+    while (c != NULL && c->kind == PL_PROJECT) {
+        c = c->child;
+    }
+    return c != NULL && c == p->union_read && c->n_inputs == 2;
+}
+
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
 {
     bool rewritten;
@@ -630,6 +651,9 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
                                    n->aggs, bld->err);
         if (op != NULL && empty_set) {
             ex_hash_agg_set_empty_set(op, n->empty_set_key, n->empty_set_id);
+        }
+        if (op != NULL && reads_sides_in_order(n, p)) {
+            ex_hash_agg_set_find_only(op, n->aggs[0].arg);
         }
         return append(bld, p, op);
     }
@@ -815,6 +839,7 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
         ex_shuffle_read_multi_new(bld->a, n->n_inputs, slots, n->n_cols, n->types, bld->err);
     p->single = !keyed;
     p->keyed_for = keyed ? agg : NULL;
+    p->union_read = n;
     memcpy(p->deps, deps, sizeof(ExStage *) * (size_t)n_deps);
     p->n_deps = n_deps;
     return p->source != NULL;
