@@ -231,6 +231,95 @@ static bool same_arg(const PlNode *n, int a, int x)
                                      pl_expr_equal(c->exprs[arg], c->exprs[x])));
 }
 
+/* Whether plain aggregate g gives the same value when computed per group of
+ * some column and then again over the groups' values: count, min and max,
+ * and sum of an exact type (a DOUBLE sum would round in another order). */
+static bool regroups(const ExAggSpec *g)
+{
+    return !g->distinct && g->n_order == 0 &&
+           (g->fn == EX_AGG_COUNT_STAR || g->fn == EX_AGG_COUNT || g->fn == EX_AGG_MIN ||
+            g->fn == EX_AGG_MAX || (g->fn == EX_AGG_SUM && g->arg_type.id != CM_T_DOUBLE));
+}
+
+/* build_distinct_expand's case of one DISTINCT expression x beside plain
+ * aggregates that all regroup (count(*), count(DISTINCT x) ...): GROUP BY x
+ * computing the plain ones, then over its rows f(x) for the DISTINCT ones
+ * (x's NULL group is ignored as DISTINCT ignores NULL), sums of the counts
+ * (0 over no groups) and min, max and sum again of the others.  Each row goes
+ * through one grouping on x instead of two on (set, x).  group: per
+ * aggregate, 0 for those over x, -1 for the plain ones.  False on error. */
+static bool build_distinct_by_x(Builder *bld, const PlNode *n, Pipe *p, int x, const int *group)
+{
+    int n_cols = 1;
+    ExExpr **exprs = cm_arena_alloc(bld->a, sizeof(ExExpr *) * (size_t)(n->n_aggs + 1));
+    CmType *types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(n->n_aggs + 1));
+    ExAggSpec *inner_aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n->n_aggs);
+    ExAggSpec *outer_aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n->n_aggs);
+    if (exprs == NULL || types == NULL || inner_aggs == NULL || outer_aggs == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    int a0 = 0;
+    while (group[a0] != 0) {
+        a0++;
+    }
+    types[0] = n->aggs[a0].arg_type;
+    exprs[0] = ex_expr_column(bld->a, x, types[0]);
+    int n_inner = 0;
+    for (int a = 0; a < n->n_aggs; a++) {
+        const ExAggSpec *g = &n->aggs[a];
+        outer_aggs[a] = *g;
+        outer_aggs[a].distinct = false;
+        if (group[a] == 0) {
+            outer_aggs[a].arg = 0;
+            continue;
+        }
+        inner_aggs[n_inner] = *g;
+        if (g->arg >= 0) {
+            types[n_cols] = g->arg_type;
+            exprs[n_cols] = ex_expr_column(bld->a, g->arg, g->arg_type);
+            inner_aggs[n_inner].arg = n_cols++;
+        }
+        bool is_count = g->fn == EX_AGG_COUNT || g->fn == EX_AGG_COUNT_STAR;
+        outer_aggs[a].fn = is_count ? EX_AGG_SUM_COUNT : g->fn;
+        outer_aggs[a].arg = 1 + n_inner;
+        outer_aggs[a].arg_type = g->type;
+        n_inner++;
+    }
+    for (int c = 0; c < n_cols; c++) {
+        if (exprs[c] == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return false;
+        }
+    }
+    CmType *inner_types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(1 + n_inner));
+    if (inner_types == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    inner_types[0] = types[0];
+    for (int i = 0; i < n_inner; i++) {
+        inner_types[1 + i] = inner_aggs[i].type;
+    }
+    if (!append(bld, p, ex_project_new(bld->a, n_cols, exprs, bld->err))) {
+        return false;
+    }
+    PlNode inner = {.kind = PL_AGGREGATE,
+                    .n_cols = 1 + n_inner,
+                    .types = inner_types,
+                    .n_keys = 1,
+                    .n_aggs = n_inner,
+                    .aggs = inner_aggs,
+                    .empty_set_key = -1};
+    if (!build_aggregate(bld, &inner, p)) {
+        return false;
+    }
+    PlNode outer = *n;
+    outer.child = NULL;
+    outer.aggs = outer_aggs;
+    return build_aggregate(bld, &outer, p);
+}
+
 /* An aggregate with no keys whose DISTINCT aggregates are over several
  * expressions x_1..x_k, or stand beside plain ones (count(DISTINCT a),
  * sum(b)), would keep one set per expression in its one group.  It runs
@@ -282,6 +371,13 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
         return true; /* nothing DISTINCT, or build_distinct_ungrouped's case */
     }
     *done = true;
+    bool by_x = n_x == 1;
+    for (int a = 0; a < n->n_aggs; a++) {
+        by_x = by_x && (group[a] == 0 || regroups(&n->aggs[a]));
+    }
+    if (by_x) {
+        return build_distinct_by_x(bld, n, p, xs[0], group);
+    }
     /* Columns: the set number, x_1..x_k, one argument per plain aggregate (a
      * constant 1 for count(*)). */
     int n_cols = 1 + n_x + n_plain;
