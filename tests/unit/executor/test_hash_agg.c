@@ -911,15 +911,15 @@ static ExOp *find_only_op(int n_keys, const int *keys)
     return op;
 }
 
-/* Mixed in one batch: keys 2 and 4 have only rows with x = 1, which start no
- * group; key 5's starting row comes after its finding one, and the batch's
- * starting rows go first.  Through the direct index (one dense key), the
- * packed hash (sparse keys) and the column-wise keys (with a string). */
+/* Rows of both kinds mixed in a batch (in 3-row batches too): keys 2 and 4
+ * have only rows with x = 1, which start no group.  Through the direct index
+ * (one dense key), the packed hash (sparse keys) and the column-wise keys
+ * (with a string). */
 Test(ex_hash_agg, rows_that_only_find_start_no_group)
 {
     static const int64_t k[] = {1, 2, 1, 3, 0, 0, 4, 3, 5, 5};
     static const bool k_null[] = {0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
-    static const int64_t x[] = {0, 1, 1, 0, 0, 1, 1, 0, 1, 0};
+    static const int64_t x[] = {0, 1, 1, 0, 0, 1, 1, 0, 0, 1};
     static const int64_t want_k[] = {1, 3, 5};
     static const int64_t want_sum[] = {1, 0, 1};
     for (int form = 0; form < 3; form++) {
