@@ -32,6 +32,13 @@
  * aggregated alone (state rows merged, raw rows added), spilling on the next
  * hash bits when it still does not fit, down to SPILL_MAX_LEVELS.
  *
+ * Rows that only find their groups (find_col, for INTERSECT and EXCEPT) go
+ * after the batch's other rows and start none: a row without a group is
+ * dropped (its group would be dropped above) unless the table is spilling,
+ * when it goes to its partition like any other.  The planner promises that
+ * a group's starting rows come first in each task; a partition is read back
+ * in arrival order (state rows, then raw rows), which keeps that promise.
+ *
  * Files: this one holds the group table, the updates, the output, push and
  * flush, and the lifecycle; hash_agg_fast.c the direct index and the typed
  * update loops; hash_agg_spill.c spilling and the partitions' aggregation at
@@ -586,6 +593,10 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
         uint64_t idx = slot_home(h, l->mask);
         for (;;) {
             Slot *slot = &l->slots[idx];
+            if (slot->group == 0 && l->find_only) {
+                l->row_group[i] = NO_GROUP;
+                break;
+            }
             if (slot->group == 0) {
                 CM_ASSERT(l->n_groups < l->cap_groups); /* make_room grew the arrays */
                 int64_t g = l->n_groups++;
@@ -620,7 +631,11 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
     }
     if (s->pack_words > 0) {
         pack_batch(s, l, in);
-        if (ex_hash_agg_direct_choose(s, l, in)) {
+        if (l->find_only && l->direct != NULL) {
+            ex_hash_agg_find_direct(s, l, in); /* the index need not cover keys it adds none of */
+            return CM_OK;
+        }
+        if (!l->find_only && ex_hash_agg_direct_choose(s, l, in)) {
             ex_hash_agg_assign_direct(s, l, in);
             return CM_OK;
         }
@@ -640,6 +655,10 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         uint64_t idx = slot_home(h, l->mask);
         for (;;) {
             Slot *slot = &l->slots[idx];
+            if (slot->group == 0 && l->find_only) {
+                l->row_group[i] = NO_GROUP;
+                break;
+            }
             if (slot->group == 0) {
                 int64_t g;
                 if (new_group(s, l, in, p, h, &g, err) != CM_OK) {
@@ -1264,19 +1283,93 @@ static CmStatus emit_batch(const HashAggSpec *s, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
-/* Aggregates the active rows of `in`, laid out for spec x, into the table
- * (make_room has made room for them). */
-CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
+/* Whether the row at position p of `in` only finds its group (its find_col
+ * is not 0; a NULL there, which the planner never makes, may start one). */
+static inline bool finds_only(const CmVec *v, uint32_t p)
 {
-    if (assign_groups(x, l, in, err) != CM_OK) {
-        return err->code;
+    uint32_t at = v->kind == CM_VEC_CONST ? 0 : p;
+    if (cm_vec_is_null(v, at)) {
+        return false;
     }
-    for (int a = 0; a < x->n_aggs; a++) {
+    return v->type.id == CM_T_INT64 ? ((const int64_t *)v->data)[at] != 0
+                                    : ((const int32_t *)v->data)[at] != 0;
+}
+
+int64_t ex_hash_agg_max_new_groups(const HashAggSpec *s, const CmBatch *in)
+{
+    if (s->n_keys == 0) {
+        return 0;
+    }
+    if (s->find_col < 0) {
+        return in->n_rows;
+    }
+    const CmVec *v = &in->cols[s->find_col];
+    int64_t n = 0;
+    for (int i = 0; i < in->n_rows; i++) {
+        n += !finds_only(v, cm_batch_pos(in, i));
+    }
+    return n;
+}
+
+/* Finds or starts the groups of the active rows of `in` (only finds them
+ * when find_only: `in` is then a view over l->find_pos, whose rows without a
+ * group are dropped from it) and updates every aggregate. */
+static CmStatus absorb_rows(const HashAggSpec *x, AggLocal *l, CmBatch *in, bool find_only,
+                            CmErr *err)
+{
+    l->find_only = find_only;
+    CmStatus rc = assign_groups(x, l, in, err);
+    l->find_only = false;
+    if (rc != CM_OK) {
+        return rc;
+    }
+    if (find_only) {
+        int n = 0;
+        for (int i = 0; i < in->n_rows; i++) {
+            if (l->row_group[i] != NO_GROUP) {
+                l->find_pos[n] = in->sel[i];
+                l->row_group[n++] = l->row_group[i];
+            }
+        }
+        in->n_rows = n;
+    }
+    for (int a = 0; a < x->n_aggs && in->n_rows > 0; a++) {
         if (ex_hash_agg_update_one(x, l, a, in, err) != CM_OK) {
             return err->code;
         }
     }
     return CM_OK;
+}
+
+/* Aggregates the active rows of `in`, laid out for spec x, into the table
+ * (make_room has made room for the groups they may start).  With find_col,
+ * the rows that may start groups go first, then the others only find
+ * theirs: within a batch too, a group's starting rows come first. */
+CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
+{
+    CmBatch all = *in;
+    if (x->find_col < 0) {
+        return absorb_rows(x, l, &all, false, err);
+    }
+    const CmVec *v = &in->cols[x->find_col];
+    int n_start = 0, n_find = 0;
+    for (int i = 0; i < in->n_rows; i++) {
+        uint32_t p = cm_batch_pos(in, i);
+        if (finds_only(v, p)) {
+            l->find_pos[n_find++] = p;
+        } else {
+            l->start_pos[n_start++] = p;
+        }
+    }
+    CmBatch start = *in, find = *in;
+    start.sel = l->start_pos;
+    start.n_rows = n_start;
+    find.sel = l->find_pos;
+    find.n_rows = n_find;
+    if (n_start > 0 && absorb_rows(x, l, n_find > 0 ? &start : &all, false, err) != CM_OK) {
+        return err->code;
+    }
+    return n_find > 0 ? absorb_rows(x, l, &find, true, err) : CM_OK;
 }
 
 /* ---- push and flush -------------------------------------------------------------- */
@@ -1687,6 +1780,11 @@ static void agg_explain(const ExOp *op, const char *const *in_names, char *buf, 
                                           : ", aggregates: ");
         n += agg_to_string(s, a, in_names, buf + n, cap - n);
     }
+    if (s->find_col >= 0 && n + 32 < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, "; only finding groups: ");
+        n += ex_col_to_string(in_names, s->find_col, buf + n, cap - n);
+        snprintf(buf + n, cap - n, " <> 0");
+    }
 }
 
 static const ExOpVt HASH_AGG_VT = {
@@ -1787,6 +1885,7 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
     }
     s->mode = mode;
     s->empty_gid_key = -1;
+    s->find_col = -1;
     s->n_keys = n_keys;
     s->n_aggs = n_aggs;
     s->keys = cm_arena_alloc(a, sizeof(int) * (size_t)(n_keys + 1));
@@ -1853,4 +1952,12 @@ void ex_hash_agg_set_empty_set(ExOp *op, int gid_key, int64_t gid)
     HashAggSpec *s = op->spec;
     s->empty_gid_key = gid_key;
     s->empty_gid = gid;
+}
+
+void ex_hash_agg_set_find_only(ExOp *op, int col)
+{
+    HashAggSpec *s = op->spec;
+    CM_ASSERT(s->mode == EX_AGG_SINGLE && s->n_keys > 0 && !s->sorted_input);
+    CM_ASSERT(op->vt == &HASH_AGG_VT);
+    s->find_col = col;
 }

@@ -233,6 +233,19 @@ void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch 
     }
 }
 
+void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
+{
+    for (int i = 0; i < in->n_rows; i++) {
+        const uint64_t *key = l->row_key[i];
+        uint32_t e = l->direct_null;
+        if (!packed_is_null(s, key)) {
+            uint64_t at = (uint64_t)packed_int(s, key) - l->direct_base;
+            e = at < l->direct_n ? l->direct[at] : 0;
+        }
+        l->row_group[i] = e != 0 ? e - 1 : NO_GROUP;
+    }
+}
+
 /* ---- typed update loops ------------------------------------------------------- */
 
 /* With many groups every row's state misses the cache: EACH_ROW_STATE fetches

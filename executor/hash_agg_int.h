@@ -96,6 +96,11 @@ struct HashAggSpec {
     int pack_null_off;
     int *pack_off;   /* n_keys; in the query arena */
     int *pack_width; /* n_keys: each key's bytes (1, 4 or 8); in the query arena */
+    /* SINGLE of INTERSECT and EXCEPT (ex_hash_agg_set_find_only): rows whose
+     * INTEGER or BIGINT column find_col is not 0 (the right side's) only find
+     * the group of their keys, and are dropped when the table has none; -1
+     * when every row finds or starts its group. */
+    int find_col;
 };
 
 /* Per-group storage that grows without moving: chunk 0 holds groups
@@ -186,6 +191,10 @@ typedef struct AggLocal {
     uint32_t row_group[CM_BATCH_CAP];
     uint64_t row_hash[CM_BATCH_CAP];
     uint64_t row_key[CM_BATCH_CAP][PACK_MAX_WORDS]; /* packed keys of the batch's rows */
+    bool find_only;                                 /* assign_groups starts no group: a row
+                                                       without one gets NO_GROUP */
+    uint32_t start_pos[CM_BATCH_CAP];               /* find_col: the rows that may start a group */
+    uint32_t find_pos[CM_BATCH_CAP];                /* find_col: the rows that only find theirs */
     CmBatch out;
     int64_t next_out; /* flush position */
     bool flushed_empty;
@@ -230,6 +239,9 @@ typedef struct AggLocal {
 } AggLocal;
 
 /* ---- inline helpers --------------------------------------------------------- */
+
+/* l->row_group of a find-only row whose group the table does not have. */
+#define NO_GROUP UINT32_MAX
 
 /* Rows between asking for a group's key and comparing it, and again between
  * asking for its slot and reading it: a miss takes longer than a handful of
@@ -374,8 +386,11 @@ void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
 /* Updates aggregate a of the groups in l->row_group with the active rows of `in`. */
 CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                                 CmErr *err);
+/* At most how many groups the active rows of `in` can start: all of them,
+ * but not those that only find theirs (find_col), and none without keys. */
+int64_t ex_hash_agg_max_new_groups(const HashAggSpec *s, const CmBatch *in);
 /* Aggregates the active rows of `in`, laid out for spec x, into the table
- * (room made). */
+ * (room made for ex_hash_agg_max_new_groups of them). */
 CmStatus ex_hash_agg_absorb(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err);
 /* Writes group g's keys as row `row` of out's first columns. */
 void ex_hash_agg_emit_keys(const HashAggSpec *s, const AggLocal *l, int64_t g, CmBatch *out,
@@ -404,6 +419,9 @@ bool ex_hash_agg_direct_choose(const HashAggSpec *s, AggLocal *l, const CmBatch 
 /* The group of every active row into l->row_group, through the direct index
  * (ex_hash_agg_direct_choose said yes). */
 void ex_hash_agg_assign_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
+/* l->find_only with a direct index (keys packed into l->row_key): the group of
+ * every active row, or NO_GROUP, into l->row_group; nothing is added. */
+void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
 /* Aggregate a over the batch's rows when it is count(*), count(x) or sum/avg
  * of a DOUBLE, BIGINT or DECIMAL without DISTINCT and its argument is not a
  * constant: true with *rc set (an overflow in err); false, *rc untouched,

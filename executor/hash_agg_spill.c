@@ -225,7 +225,7 @@ static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *
 {
     if (!l->spilling) {
         bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input;
-        if (ex_hash_agg_make_room(x, l, x->n_keys ? in->n_rows : 0, in->n_rows, must, err)) {
+        if (ex_hash_agg_make_room(x, l, ex_hash_agg_max_new_groups(x, in), in->n_rows, must, err)) {
             return ex_hash_agg_absorb(x, l, in, err);
         }
         if (err->code != CM_OK) {
@@ -240,7 +240,7 @@ static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *
 CmStatus ex_hash_agg_consume(const HashAggSpec *x, AggLocal *l, const CmBatch *in, bool is_state,
                              CmErr *err)
 {
-    int64_t n_new = x->n_keys ? in->n_rows : 0;
+    int64_t n_new = ex_hash_agg_max_new_groups(x, in);
     if (l->spilling || in->n_rows <= SLICE_ROWS ||
         ex_hash_agg_make_room(x, l, n_new, in->n_rows, false, err)) {
         return err->code != CM_OK ? err->code : consume_slice(x, l, in, is_state, err);

@@ -200,6 +200,13 @@ ExOp *ex_hash_agg_new(CmArena *a, ExAggMode mode, int n_keys, const int *keys,
  * a global aggregate): the op (SINGLE or FINAL, run as one task) then emits one
  * group whose keys are NULL but key `gid_key`, which is `gid`. */
 void ex_hash_agg_set_empty_set(ExOp *op, int gid_key, int64_t gid);
+/* For INTERSECT and EXCEPT (a SINGLE op with keys): rows whose INTEGER or
+ * BIGINT column `col` is not 0 never start a group; they update the group of
+ * their keys when the table has one and are dropped otherwise (a spilling
+ * table keeps them in its partitions, as ever).  The caller promises that
+ * each task sees a group's rows with 0 there before the others, and that it
+ * drops the groups without such a row, which then need never be held. */
+void ex_hash_agg_set_find_only(ExOp *op, int col);
 
 /* Output columns of one aggregate in PARTIAL mode, and their types (at most 3:
  * the variances carry count, mean and the sum of squared deviations). */

@@ -2111,7 +2111,10 @@ static PlNode *union_all(PlBinder *b, PlNode *l, PlNode *r)
  * every column (where NULLs are equal, as set operations want), and keep the
  * groups with no right row, sum(tag) = 0 (EXCEPT), or with rows on both
  * sides, sum(tag) > 0 and count(*) > sum(tag) (INTERSECT).  One tag column
- * and, for EXCEPT, one aggregate keep the rows and the groups small. */
+ * and, for EXCEPT, one aggregate keep the rows and the groups small.  Both
+ * keep only groups with a left row, so the aggregate is marked
+ * is_side_tagged: where it reads the left side first, right rows need only
+ * find groups (physical.c), and the right side is never held. */
 static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlNode *r,
                                 const CmType *types)
 {
@@ -2145,6 +2148,7 @@ static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlN
     agg->n_keys = n;
     agg->n_aggs = n_aggs;
     agg->aggs = aggs;
+    agg->is_side_tagged = true;
     agg->child = pl_project(b, u, n + 1, pre, u->names);
     if (agg->child == NULL) {
         return NULL;

@@ -29,6 +29,8 @@ typedef struct Pipe {
     bool single;             /* runs as one task */
     const PlNode *keyed_for; /* the aggregate whose keys the pipe's rows are partitioned on
                                 (a union read for it, build_union), or NULL */
+    const PlNode *union_read; /* the union whose inputs the source reads one after the
+                                 other, each task its part of each (build_union), or NULL */
     int n_deps;
     ExStage *deps[64];
 } Pipe;
@@ -229,6 +231,95 @@ static bool same_arg(const PlNode *n, int a, int x)
                                      pl_expr_equal(c->exprs[arg], c->exprs[x])));
 }
 
+/* Whether plain aggregate g gives the same value when computed per group of
+ * some column and then again over the groups' values: count, min and max,
+ * and sum of an exact type (a DOUBLE sum would round in another order). */
+static bool regroups(const ExAggSpec *g)
+{
+    return !g->distinct && g->n_order == 0 &&
+           (g->fn == EX_AGG_COUNT_STAR || g->fn == EX_AGG_COUNT || g->fn == EX_AGG_MIN ||
+            g->fn == EX_AGG_MAX || (g->fn == EX_AGG_SUM && g->arg_type.id != CM_T_DOUBLE));
+}
+
+/* build_distinct_expand's case of one DISTINCT expression x beside plain
+ * aggregates that all regroup (count(*), count(DISTINCT x) ...): GROUP BY x
+ * computing the plain ones, then over its rows f(x) for the DISTINCT ones
+ * (x's NULL group is ignored as DISTINCT ignores NULL), sums of the counts
+ * (0 over no groups) and min, max and sum again of the others.  Each row goes
+ * through one grouping on x instead of two on (set, x).  group: per
+ * aggregate, 0 for those over x, -1 for the plain ones.  False on error. */
+static bool build_distinct_by_x(Builder *bld, const PlNode *n, Pipe *p, int x, const int *group)
+{
+    int n_cols = 1;
+    ExExpr **exprs = cm_arena_alloc(bld->a, sizeof(ExExpr *) * (size_t)(n->n_aggs + 1));
+    CmType *types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(n->n_aggs + 1));
+    ExAggSpec *inner_aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n->n_aggs);
+    ExAggSpec *outer_aggs = cm_arena_alloc(bld->a, sizeof(ExAggSpec) * (size_t)n->n_aggs);
+    if (exprs == NULL || types == NULL || inner_aggs == NULL || outer_aggs == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    int a0 = 0;
+    while (group[a0] != 0) {
+        a0++;
+    }
+    types[0] = n->aggs[a0].arg_type;
+    exprs[0] = ex_expr_column(bld->a, x, types[0]);
+    int n_inner = 0;
+    for (int a = 0; a < n->n_aggs; a++) {
+        const ExAggSpec *g = &n->aggs[a];
+        outer_aggs[a] = *g;
+        outer_aggs[a].distinct = false;
+        if (group[a] == 0) {
+            outer_aggs[a].arg = 0;
+            continue;
+        }
+        inner_aggs[n_inner] = *g;
+        if (g->arg >= 0) {
+            types[n_cols] = g->arg_type;
+            exprs[n_cols] = ex_expr_column(bld->a, g->arg, g->arg_type);
+            inner_aggs[n_inner].arg = n_cols++;
+        }
+        bool is_count = g->fn == EX_AGG_COUNT || g->fn == EX_AGG_COUNT_STAR;
+        outer_aggs[a].fn = is_count ? EX_AGG_SUM_COUNT : g->fn;
+        outer_aggs[a].arg = 1 + n_inner;
+        outer_aggs[a].arg_type = g->type;
+        n_inner++;
+    }
+    for (int c = 0; c < n_cols; c++) {
+        if (exprs[c] == NULL) {
+            cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+            return false;
+        }
+    }
+    CmType *inner_types = cm_arena_alloc(bld->a, sizeof(CmType) * (size_t)(1 + n_inner));
+    if (inner_types == NULL) {
+        cm_err_set(bld->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
+    inner_types[0] = types[0];
+    for (int i = 0; i < n_inner; i++) {
+        inner_types[1 + i] = inner_aggs[i].type;
+    }
+    if (!append(bld, p, ex_project_new(bld->a, n_cols, exprs, bld->err))) {
+        return false;
+    }
+    PlNode inner = {.kind = PL_AGGREGATE,
+                    .n_cols = 1 + n_inner,
+                    .types = inner_types,
+                    .n_keys = 1,
+                    .n_aggs = n_inner,
+                    .aggs = inner_aggs,
+                    .empty_set_key = -1};
+    if (!build_aggregate(bld, &inner, p)) {
+        return false;
+    }
+    PlNode outer = *n;
+    outer.child = NULL;
+    outer.aggs = outer_aggs;
+    return build_aggregate(bld, &outer, p);
+}
+
 /* An aggregate with no keys whose DISTINCT aggregates are over several
  * expressions x_1..x_k, or stand beside plain ones (count(DISTINCT a),
  * sum(b)), would keep one set per expression in its one group.  It runs
@@ -280,6 +371,13 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
         return true; /* nothing DISTINCT, or build_distinct_ungrouped's case */
     }
     *done = true;
+    bool by_x = n_x == 1;
+    for (int a = 0; a < n->n_aggs; a++) {
+        by_x = by_x && (group[a] == 0 || regroups(&n->aggs[a]));
+    }
+    if (by_x) {
+        return build_distinct_by_x(bld, n, p, xs[0], group);
+    }
     /* Columns: the set number, x_1..x_k, one argument per plain aggregate (a
      * constant 1 for count(*)). */
     int n_cols = 1 + n_x + n_plain;
@@ -587,6 +685,25 @@ static const char **partial_names(Builder *bld, const PlNode *n)
     return names;
 }
 
+/* Whether side-tagged aggregate n (INTERSECT, EXCEPT) reads its union's
+ * first input before the second in every task: p's source is that union's
+ * read (through projections only, which keep the order), the tag is a plain
+ * BIGINT sum and the union has its two inputs.  Then the right side's rows
+ * need only find the groups the left side started. */
+static bool reads_sides_in_order(const PlNode *n, const Pipe *p)
+{
+    if (!n->is_side_tagged || n->n_keys == 0 || n->n_aggs == 0 || n->empty_set_key >= 0 ||
+        n->aggs[0].fn != EX_AGG_SUM_COUNT || n->aggs[0].distinct || n->aggs[0].arg < 0 ||
+        n->aggs[0].arg_type.id != CM_T_INT64) {
+        return false;
+    }
+    const PlNode *c = n->child;
+    while (c != NULL && c->kind == PL_PROJECT) {
+        c = c->child;
+    }
+    return c != NULL && c == p->union_read && c->n_inputs == 2;
+}
+
 static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
 {
     bool rewritten;
@@ -630,6 +747,9 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
                                    n->aggs, bld->err);
         if (op != NULL && empty_set) {
             ex_hash_agg_set_empty_set(op, n->empty_set_key, n->empty_set_id);
+        }
+        if (op != NULL && reads_sides_in_order(n, p)) {
+            ex_hash_agg_set_find_only(op, n->aggs[0].arg);
         }
         return append(bld, p, op);
     }
@@ -815,6 +935,7 @@ static bool build_union(Builder *bld, const PlNode *n, Pipe *p)
         ex_shuffle_read_multi_new(bld->a, n->n_inputs, slots, n->n_cols, n->types, bld->err);
     p->single = !keyed;
     p->keyed_for = keyed ? agg : NULL;
+    p->union_read = n;
     memcpy(p->deps, deps, sizeof(ExStage *) * (size_t)n_deps);
     p->n_deps = n_deps;
     return p->source != NULL;

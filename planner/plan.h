@@ -82,6 +82,9 @@ struct PlNode {
     ExAggSpec *aggs;
     int empty_set_key;    /* AGGREGATE with an empty grouping set: its set-number key, */
     int64_t empty_set_id; /* and the set's number (empty_set_key -1 when none) */
+    bool is_side_tagged;  /* INTERSECT, EXCEPT: aggs[0] sums a tag that is 0 on the rows of the
+                             union's first input and 1 on the second's, and only groups
+                             with a first-input row are kept (binder.c) */
     /* SORT */
     int n_sort_keys;
     ExSortKey *sort_keys;

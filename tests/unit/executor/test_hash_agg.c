@@ -5,7 +5,8 @@
  * PARTIAL then FINAL giving the same rows as SINGLE, many groups (growth and
  * rehashing, output over several batches), a dense integer key's direct
  * index growing and falling back to hashing, multi-column and string keys that
- * outlive their input, selections, and SUM overflow.
+ * outlive their input, selections, and SUM overflow; rows that only find their
+ * groups (INTERSECT, EXCEPT) start none, also when the table spills.
  *
  * Input columns: 0 k BIGINT (key), 1 s VARCHAR (key), 2 x BIGINT,
  * 3 y DECIMAL(9,2), 4 w VARCHAR, 5 z INTEGER.
@@ -897,4 +898,83 @@ Test(ex_hash_agg, partial_emits_early_within_a_small_limit)
 Test(ex_hash_agg, partial_reuses_its_direct_index_after_each_drain)
 {
     partial_at_a_small_limit(60000, 3000, 2);
+}
+
+/* ---- rows that only find their groups (INTERSECT, EXCEPT) ---------------------------------- */
+
+/* sum_count(x) by `keys`, the rows whose x is not 0 only finding their groups. */
+static ExOp *find_only_op(int n_keys, const int *keys)
+{
+    ExAggSpec sum = agg(EX_AGG_SUM_COUNT, 2, cm_type_make(CM_T_INT64));
+    ExOp *op = agg_op(EX_AGG_SINGLE, n_keys, keys, 1, &sum);
+    ex_hash_agg_set_find_only(op, 2);
+    return op;
+}
+
+/* Rows of both kinds mixed in a batch (in 3-row batches too): keys 2 and 4
+ * have only rows with x = 1, which start no group.  Through the direct index
+ * (one dense key), the packed hash (sparse keys) and the column-wise keys
+ * (with a string). */
+Test(ex_hash_agg, rows_that_only_find_start_no_group)
+{
+    static const int64_t k[] = {1, 2, 1, 3, 0, 0, 4, 3, 5, 5};
+    static const bool k_null[] = {0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+    static const int64_t x[] = {0, 1, 1, 0, 0, 1, 1, 0, 0, 1};
+    static const int64_t want_k[] = {1, 3, 5};
+    static const int64_t want_sum[] = {1, 0, 1};
+    for (int form = 0; form < 3; form++) {
+        int64_t scale = form == 1 ? 1000000007 : 1;
+        Rows rows;
+        rows_init(&rows, 6, in_types);
+        for (int i = 0; i < 10; i++) {
+            add(&rows, k[i] * scale, k_null[i], x[i], false);
+        }
+        ExResult *in = rows_done(&rows);
+        int keys[2] = {0, 1};
+        ExResult *out = run(find_only_op(form == 2 ? 2 : 1, keys), in);
+        cr_assert_eq(ex_result_n_rows(out), 4, "groups 1, 3, 5 and NULL (form %d)", form);
+        for (int g = 0; g < 3; g++) {
+            int64_t r = find_key(out, want_k[g] * scale, false);
+            cr_expect_eq(cell_i(out, r, form == 2 ? 2 : 1), want_sum[g], "form %d", form);
+        }
+        cr_expect_eq(cell_i(out, find_key(out, 0, true), form == 2 ? 2 : 1), 1);
+        ex_result_free(out);
+        ex_result_free(in);
+    }
+}
+
+/* Keys 0..n-1 with x = 0, then keys n/2..2n-1 with x = 1: n groups, sums 1
+ * from n/2 on.  At a 256 KB limit the table spills, its partitions keep the
+ * finding rows that missed, and the answer is the same. */
+Test(ex_hash_agg, rows_that_only_find_spill_with_the_same_groups)
+{
+    int n = 30000;
+    Rows rows;
+    rows_init(&rows, 6, in_types);
+    for (int i = 0; i < 2 * n + n / 2; i++) {
+        bool finds = i >= n;
+        int64_t key = finds ? i - n / 2 : i;
+        add(&rows, key * 7919 - 100000, false, finds, false);
+    }
+    ExResult *in = rows_done(&rows);
+    int keys[1] = {0};
+    ExResult *in_memory = run(find_only_op(1, keys), in);
+    int64_t limit = cm_mem_limit();
+    cm_mem_set_limit(256 * 1024);
+    ExOp *small = find_only_op(1, keys);
+    ExResult *spilled = run(small, in);
+    cm_mem_set_limit(limit);
+    cr_expect_gt(atomic_load(&small->spilled_bytes), 0, "the table spilled");
+    cr_assert_eq(ex_result_n_rows(in_memory), n);
+    int64_t n_found = 0;
+    for (int64_t r = 0; r < n; r++) {
+        int64_t key = (cell_i(in_memory, r, 0) + 100000) / 7919;
+        cr_expect_eq(cell_i(in_memory, r, 1), key >= n / 2, "key %lld", (long long)key);
+        n_found += cell_i(in_memory, r, 1);
+    }
+    cr_expect_eq(n_found, n / 2);
+    expect_same_rows(in_memory, spilled);
+    ex_result_free(spilled);
+    ex_result_free(in_memory);
+    ex_result_free(in);
 }
