@@ -30,6 +30,8 @@ typedef struct ScanLocal {
     CmBatch out; /* vectors point into the table */
     int next_chunk, end_chunk;
     int pinned; /* the chunk `out` views (pinned), or -1 */
+    bool pinned_loaded; /* ... and it was loaded from disk for this scan */
+    bool cold;          /* unpin what it loads cold (st_table_scans_cold) */
 } ScanLocal;
 
 static int scan_n_tasks(ExOp *op, ExQuery *q)
@@ -58,6 +60,7 @@ static void *scan_local_init(ExOp *op, const ExTask *task, CmErr *err)
         return NULL;
     }
     l->pinned = -1;
+    l->cold = st_table_scans_cold(s->table);
     l->next_chunk = task->task_idx * s->chunks_per_task;
     l->end_chunk = l->next_chunk + s->chunks_per_task;
     if (l->end_chunk > s->table->n_chunks) {
@@ -66,12 +69,24 @@ static void *scan_local_init(ExOp *op, const ExTask *task, CmErr *err)
     return l;
 }
 
+/* Unpins the chunk `out` views: cold when this scan loaded it and the
+ * table is too large to stay (storage/table.h). */
+static void unpin(const ScanSpec *s, ScanLocal *l)
+{
+    if (l->cold && l->pinned_loaded) {
+        st_table_unpin_chunk_cold(s->table, l->pinned);
+    } else {
+        st_table_unpin_chunk(s->table, l->pinned);
+    }
+    l->pinned = -1;
+}
+
 static void scan_local_fini(ExOp *op, void *local)
 {
     ScanLocal *l = local;
     if (l != NULL) {
         if (l->pinned >= 0) {
-            st_table_unpin_chunk(((ScanSpec *)op->spec)->table, l->pinned);
+            unpin(op->spec, l);
         }
         cm_batch_fini(&l->out);
         cm_free(l);
@@ -104,8 +119,7 @@ static ExOpResult scan_pull(ExOp *op, void *local, const CmBatch **out, CmErr *e
     ScanLocal *l = local;
     if (l->pinned >= 0) {
         /* the previous batch is no longer the consumer's (executor/op.h) */
-        st_table_unpin_chunk(s->table, l->pinned);
-        l->pinned = -1;
+        unpin(s, l);
     }
     while (l->next_chunk < l->end_chunk) {
         int c = l->next_chunk++;
@@ -119,6 +133,7 @@ static ExOpResult scan_pull(ExOp *op, void *local, const CmBatch **out, CmErr *e
             return EX_DONE;
         }
         l->pinned = c;
+        l->pinned_loaded = loaded;
         if (loaded) {
             atomic_fetch_add(&s->loaded, 1);
         }

@@ -172,6 +172,20 @@ static void lru_remove(Store *s, StBlock *b)
     b->in_lru = false;
 }
 
+/* Puts b at the evicting end (st_block_unpin_cold). */
+static void lru_push_tail(Store *s, StBlock *b)
+{
+    b->lru_next = NULL;
+    b->lru_prev = s->lru_tail;
+    if (s->lru_tail != NULL) {
+        s->lru_tail->lru_next = b;
+    } else {
+        s->lru_head = b;
+    }
+    s->lru_tail = b;
+    b->in_lru = true;
+}
+
 static void lru_push(Store *s, StBlock *b)
 {
     b->lru_prev = NULL;
@@ -693,14 +707,18 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
     return batch;
 }
 
-void st_block_unpin(StBlock *b)
+static void unpin(StBlock *b, bool cold)
 {
     Store *s = store();
     cm_mutex_lock(&s->lock);
     CM_ASSERT(b->pins > 0);
     bool disk_only = false, evict = false;
     if (--b->pins == 0 && b->sealed && b->batch != NULL && b->state == IDLE) {
-        lru_push(s, b);
+        if (cold) {
+            lru_push_tail(s, b);
+        } else {
+            lru_push(s, b);
+        }
         disk_only = b->level == ST_BLOCK_DISK_ONLY;
         evict = s->evict_on_unpin && !disk_only;
     }
@@ -710,6 +728,16 @@ void st_block_unpin(StBlock *b)
     } else if (evict) {
         evict_one(s, b);
     }
+}
+
+void st_block_unpin(StBlock *b)
+{
+    unpin(b, false);
+}
+
+void st_block_unpin_cold(StBlock *b)
+{
+    unpin(b, true);
 }
 
 void st_block_free(StBlock *b)

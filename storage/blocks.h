@@ -110,6 +110,15 @@ bool st_block_sealed(const StBlock *b);
  * successful pin is matched by one st_block_unpin. */
 const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err);
 void st_block_unpin(StBlock *b);
+/* As st_block_unpin, but when nobody pins it any more the block goes to the
+ * evicting end of the LRU list: the first to leave.  For a block a scan
+ * loaded from a table too large to stay: the scan will not read it again
+ * before it has gone round the table, and at the fresh end it would push out
+ * blocks that do get read again (a table scanned every round through a
+ * smaller storage share, under LRU, hits nothing; PostgreSQL's ring for a
+ * large sequential scan).  Blocks the scan found resident are unpinned
+ * normally, so the resident part of the table stays resident. */
+void st_block_unpin_cold(StBlock *b);
 
 /* Frees b, resident or not; its disk extent is freed for reuse.  Pins still
  * held (the owner's own) go with it; nobody else may hold one. */

@@ -785,6 +785,22 @@ void st_table_unpin_chunk(const StTable *t, int chunk_idx)
     st_block_unpin(t->chunks[chunk_idx]->block);
 }
 
+void st_table_unpin_chunk_cold(const StTable *t, int chunk_idx)
+{
+    st_block_unpin_cold(t->chunks[chunk_idx]->block);
+}
+
+bool st_table_scans_cold(const StTable *t)
+{
+    int64_t width = 0;
+    for (int c = 0; c < t->n_cols; c++) {
+        width += (int64_t)cm_type_width(t->types[c]);
+    }
+    CmMemStats st;
+    cm_mem_stats(&st);
+    return t->n_rows * width > st.storage_share / 4;
+}
+
 void st_table_chunk_range(const StTable *t, int chunk_idx, int col, int64_t *lo, int64_t *hi)
 {
     const StChunk *c = t->chunks[chunk_idx];

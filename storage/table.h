@@ -200,6 +200,14 @@ void st_table_truncate(StTable *t, int64_t n_rows);
 CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
                              CmBatch *out, bool *loaded, CmErr *err);
 void st_table_unpin_chunk(const StTable *t, int chunk_idx);
+/* Unpins a chunk a scan loaded from disk, to be evicted first
+ * (st_block_unpin_cold): for tables larger than st_table_ring_bytes. */
+void st_table_unpin_chunk_cold(const StTable *t, int chunk_idx);
+/* Whether a scan of t should unpin what it loads cold: t's fixed-width bytes
+ * pass a quarter of storage's protected share (PostgreSQL's threshold for
+ * its scan ring is a quarter of shared_buffers).  Smaller tables are meant
+ * to stay, and an LRU keeps them. */
+bool st_table_scans_cold(const StTable *t);
 
 /* The smallest and largest non-NULL value of an INT32, DATE or INT64 column of
  * a chunk, without loading it (lo > hi when all are NULL). */

@@ -155,6 +155,32 @@ Test(st_blocks, lru_order_evicts_the_least_recently_unpinned)
     }
 }
 
+Test(st_blocks, a_cold_unpin_is_evicted_first)
+{
+    StBlock *b[3];
+    for (int i = 0; i < 3; i++) {
+        b[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    }
+    /* 0 is the least recently unpinned; 2, unpinned last but cold, goes first */
+    cr_assert_not_null(st_block_pin(b[2], NULL, &err));
+    st_block_unpin_cold(b[2]);
+    st_blocks_evict(1);
+    cr_expect_not(st_block_resident(b[2]));
+    cr_expect(st_block_resident(b[0]));
+    cr_expect(st_block_resident(b[1]));
+    /* a second pin keeps it pinned: the cold unpin only drops the first */
+    cr_assert_not_null(st_block_pin(b[1], NULL, &err));
+    cr_assert_not_null(st_block_pin(b[1], NULL, &err));
+    st_block_unpin_cold(b[1]);
+    st_blocks_evict(1);
+    cr_expect(st_block_resident(b[1]), "still pinned");
+    cr_expect_not(st_block_resident(b[0]));
+    st_block_unpin(b[1]);
+    for (int i = 0; i < 3; i++) {
+        st_block_free(b[i]);
+    }
+}
+
 Test(st_blocks, unsealed_blocks_are_not_evicted)
 {
     StBlock *b = st_block_new(ST_BLOCK_MEMORY_AND_DISK, 3, types, &res, NULL, NULL, &err);
