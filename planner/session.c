@@ -28,6 +28,7 @@
 #include "planner/describe.h"
 #include "planner/memmode.h"
 #include "planner/physical.h"
+#include "planner/textbuf.h"
 #include "planner/timeline.h"
 #include "shuffle/block.h"
 #include "shuffle/spill.h"
@@ -470,32 +471,13 @@ static void add_line(void *ctx, const char *line)
 
 static CmStatus set_value_text(Stmt *st, const PsExpr *v, char *buf, size_t cap);
 
-/* A plan's EXPLAIN text without its adaptive decisions, kept whole (for
- * comparing two plans). */
-typedef struct PlanText {
-    char *buf; /* owned */
-    size_t len, cap;
-    bool oom;
-} PlanText;
-
+/* Appends an EXPLAIN line to a PlTextBuf, leaving out the adaptive
+ * decisions: the plan's text alone, kept whole for comparing two plans. */
 static void add_text(void *ctx, const char *line)
 {
-    PlanText *t = ctx;
-    size_t n = strlen(line) + 1;
-    if (strncmp(line, "Adaptive: ", 10) == 0) {
-        return;
-    }
-    if (!t->oom && t->len + n > t->cap) {
-        size_t cap = (t->len + n) * 2;
-        char *b = cm_realloc(t->buf, cap);
-        t->oom = b == NULL;
-        t->buf = b != NULL ? b : t->buf;
-        t->cap = b != NULL ? cap : t->cap;
-    }
-    if (!t->oom) {
-        memcpy(t->buf + t->len, line, n - 1);
-        t->buf[t->len + n - 1] = '\n';
-        t->len += n;
+    if (strncmp(line, "Adaptive: ", 10) != 0) {
+        pl_text_lit(ctx, line);
+        pl_text_put(ctx, "\n", 1);
     }
 }
 
@@ -505,10 +487,11 @@ static void add_text(void *ctx, const char *line)
  * a change: the initial plan is shown then, as it always was.) */
 static bool plans_differ(const PlStagePlan *initial, const PlStagePlan *final)
 {
-    PlanText a = {0}, b = {0};
+    PlTextBuf a = {0}, b = {0};
     pl_explain_plan(initial, false, add_text, &a);
     pl_explain_plan(final, false, add_text, &b);
-    bool differ = a.oom || b.oom || a.len != b.len || (a.len > 0 && memcmp(a.buf, b.buf, a.len));
+    bool differ =
+        a.is_oom || b.is_oom || a.len != b.len || (a.len > 0 && memcmp(a.buf, b.buf, a.len));
     cm_free(a.buf);
     cm_free(b.buf);
     return differ;
