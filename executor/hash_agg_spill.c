@@ -162,8 +162,7 @@ CmStatus ex_hash_agg_dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
 }
 
 /* The group of the row at position p with hash h, or -1 when the table has none. */
-static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
-                     uint64_t h)
+static int64_t probe(const HashAggSpec *x, AggLocal *l, const CmBatch *in, uint32_t p, uint64_t h)
 {
     CM_ASSERT(l->direct == NULL); /* consume_slice left the direct index */
     uint32_t tag = (uint32_t)h;
