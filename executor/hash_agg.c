@@ -1043,10 +1043,10 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
 #if CM_BATCH_CAP > 8
         /* With many groups every row's state misses the cache. */
         if (i + 8 < in->n_rows) {
-            __builtin_prefetch(group_states(l, l->row_group[i + 8]) + a);
+            __builtin_prefetch(l->row_states[i + 8] + a);
         }
 #endif
-        AggState *st = group_states(l, l->row_group[i]) + a;
+        AggState *st = l->row_states[i] + a;
         if (v == NULL) {
             st->n++;
             continue;
@@ -1423,6 +1423,7 @@ static CmStatus absorb_rows(const HashAggSpec *x, AggLocal *l, CmBatch *in, bool
         }
         in->n_rows = n;
     }
+    locate_states(l, in->n_rows);
     for (int a = 0; a < x->n_aggs && in->n_rows > 0; a++) {
         if (ex_hash_agg_update_one(x, l, a, in, err) != CM_OK) {
             return err->code;

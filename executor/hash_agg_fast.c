@@ -332,7 +332,7 @@ uint64_t ex_hash_agg_long_str_word(AggLocal *l, const CmStr *str, bool may_add, 
 #if CM_BATCH_CAP > 8
 #define PREFETCH_STATE_AHEAD(i)                                                                    \
     if ((i) + 8 < in->n_rows) {                                                                    \
-        __builtin_prefetch(group_states(l, l->row_group[(i) + 8]) + a);                            \
+        __builtin_prefetch(l->row_states[(i) + 8] + a);                                            \
     }
 #else
 #define PREFETCH_STATE_AHEAD(i)
@@ -343,7 +343,7 @@ uint64_t ex_hash_agg_long_str_word(AggLocal *l, const CmStr *str, bool may_add, 
 #define EACH_ROW_STATE(BODY)                                                                       \
     for (int i = 0; i < in->n_rows; i++) {                                                         \
         PREFETCH_STATE_AHEAD(i)                                                                    \
-        AggState *st = group_states(l, l->row_group[i]) + a;                                       \
+        AggState *st = l->row_states[i] + a;                                                       \
         uint32_t p = cm_batch_pos(in, i);                                                          \
         BODY                                                                                       \
     }

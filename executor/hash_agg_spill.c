@@ -206,6 +206,7 @@ static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
         CmBatch view = *in;
         view.sel = l->hit_pos;
         view.n_rows = n_hit;
+        locate_states(l, n_hit);
         for (int a = 0; a < x->n_aggs; a++) {
             if (ex_hash_agg_update_one(x, l, a, &view, err) != CM_OK) {
                 return err->code;
