@@ -100,9 +100,11 @@ struct HashAggSpec {
      * per group (AggLocal.packed) instead of column by column: a probe
      * compares one to three words of one cache line, where the columns cost a
      * miss and a memcmp each.  Key k's bytes are at byte pack_off[k] (zero
-     * when NULL), the null bits from byte pack_null_off.  A string is one word
-     * (PACK_STR_SHORT): which form it takes is decided per value, at run
-     * time, not from its declared length.  0 words: not packed. */
+     * when NULL), the null bits from byte pack_null_off.  A string key (of
+     * declared length PACK_STR_SHORT or less: plan_packing) is one word
+     * (PACK_STR_SHORT), whose form is decided per value at run time, so a
+     * value longer than its type declares is still right.  0 words: not
+     * packed. */
     int pack_words;
     int pack_null_off;
     int *pack_off;     /* n_keys; in the query arena */
