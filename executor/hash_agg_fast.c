@@ -6,9 +6,10 @@
  * and no key to compare.  Invariant: while l->direct is set, every group is
  * in it (or in direct_null) and the slots are empty; leaving puts the groups
  * back into the slots, which stay grown and reserved so that leaving needs no
- * memory.  And the typed update loops: count and sum/avg without DISTINCT in
+ * memory.  The typed update loops: count and sum/avg without DISTINCT in
  * loops of their own, which update_one tries before its general row loop.
- * Both run on one task's table (AggLocal); nothing here is shared.
+ * And the strings of packed string keys too long for their word (StrIntern).
+ * All run on one task's table (AggLocal); nothing here is shared.
  */
 #include <string.h>
 
@@ -61,7 +62,7 @@ void ex_hash_agg_direct_clear(AggLocal *l)
 /* Whether spec s may index its groups directly: one integer key. */
 static bool direct_fits_spec(const HashAggSpec *s)
 {
-    return s->n_keys == 1 && s->pack_words > 0 &&
+    return s->n_keys == 1 && s->pack_words > 0 && s->pack_is_str == NULL &&
            (s->pack_width[0] == 1 || s->pack_width[0] == 4 || s->pack_width[0] == 8);
 }
 
@@ -104,7 +105,7 @@ void ex_hash_agg_direct_leave(const HashAggSpec *s, AggLocal *l)
     direct_free(l);
     memset(l->slots, 0, sizeof(Slot) * (size_t)(l->mask + 1));
     for (int64_t g = 0; g < l->n_groups; g++) {
-        uint64_t h = packed_hash(s, group_key(l, g));
+        uint64_t h = packed_hash(s, l, group_key(l, g));
         uint64_t idx = slot_home(h, l->mask);
         while (l->slots[idx].group != 0) {
             idx = (idx + 1) & l->mask;
@@ -246,6 +247,84 @@ void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *i
     }
 }
 
+/* ---- long strings of packed keys ------------------------------------------------ */
+
+/* Entries a StrIntern starts with. */
+#define INTERN_INITIAL 64
+
+/* The id of the string with bytes (data, len) and h56 in t, or -1. */
+static int64_t intern_find(const StrIntern *t, const char *data, uint32_t len, uint64_t h56)
+{
+    if (t->n == 0) {
+        return -1;
+    }
+    uint64_t mask = 2 * (uint64_t)t->cap - 1;
+    for (uint64_t i = h56 & mask;; i = (i + 1) & mask) {
+        uint32_t e = t->slots[i];
+        if (e == 0) {
+            return -1;
+        }
+        const StrEntry *x = &t->entries[e - 1];
+        if (x->h56 == h56 && x->str.len == len && memcmp(cm_str_data(&x->str), data, len) == 0) {
+            return e - 1;
+        }
+    }
+}
+
+static void intern_slot(StrIntern *t, uint32_t id)
+{
+    uint64_t mask = 2 * (uint64_t)t->cap - 1;
+    uint64_t i = t->entries[id].h56 & mask;
+    while (t->slots[i] != 0) {
+        i = (i + 1) & mask;
+    }
+    t->slots[i] = id + 1;
+}
+
+/* Doubles t's entries and slots, in arena a (the old arrays stay there until
+ * it is reset: at most as much again). */
+static CmStatus intern_grow(StrIntern *t, CmArena *a, CmErr *err)
+{
+    uint32_t cap = t->cap ? 2 * t->cap : INTERN_INITIAL;
+    StrEntry *entries = cm_arena_alloc(a, sizeof(StrEntry) * cap);
+    uint32_t *slots = cm_arena_zalloc(a, sizeof(uint32_t) * 2 * (size_t)cap);
+    if (entries == NULL || slots == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
+    }
+    if (t->n > 0) {
+        memcpy(entries, t->entries, sizeof(StrEntry) * t->n);
+    }
+    t->entries = entries;
+    t->slots = slots;
+    t->cap = cap;
+    for (uint32_t id = 0; id < t->n; id++) {
+        intern_slot(t, id);
+    }
+    return CM_OK;
+}
+
+uint64_t ex_hash_agg_long_str_word(AggLocal *l, const CmStr *str, bool may_add, CmErr *err)
+{
+    StrIntern *t = &l->interned;
+    const char *data = cm_str_data(str);
+    uint64_t h56 = cm_hash_bytes(data, str->len) & (~0ULL >> 8);
+    uint64_t absent = (uint64_t)PACK_STR_ABSENT << 56 | h56;
+    int64_t id = intern_find(t, data, str->len, h56);
+    if (id < 0 && may_add) {
+        if (t->n == t->cap && intern_grow(t, &l->strings, err) != CM_OK) {
+            return absent;
+        }
+        CmStr copy = cm_str_copy(&l->strings, str, err);
+        if (err->code != CM_OK) {
+            return absent;
+        }
+        id = t->n++;
+        t->entries[id] = (StrEntry){.str = copy, .h56 = h56};
+        intern_slot(t, (uint32_t)id);
+    }
+    return id < 0 ? absent : (uint64_t)PACK_STR_LONG << 56 | (uint64_t)id;
+}
+
 /* ---- typed update loops ------------------------------------------------------- */
 
 /* With many groups every row's state misses the cache: EACH_ROW_STATE fetches
@@ -253,7 +332,7 @@ void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *i
 #if CM_BATCH_CAP > 8
 #define PREFETCH_STATE_AHEAD(i)                                                                    \
     if ((i) + 8 < in->n_rows) {                                                                    \
-        __builtin_prefetch(group_states(l, l->row_group[(i) + 8]) + a);                            \
+        __builtin_prefetch(l->row_states[(i) + 8] + a);                                            \
     }
 #else
 #define PREFETCH_STATE_AHEAD(i)
@@ -264,7 +343,7 @@ void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *i
 #define EACH_ROW_STATE(BODY)                                                                       \
     for (int i = 0; i < in->n_rows; i++) {                                                         \
         PREFETCH_STATE_AHEAD(i)                                                                    \
-        AggState *st = group_states(l, l->row_group[i]) + a;                                       \
+        AggState *st = l->row_states[i] + a;                                                       \
         uint32_t p = cm_batch_pos(in, i);                                                          \
         BODY                                                                                       \
     }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -38,6 +39,14 @@
 #define INITIAL_GROUPS 256
 /* The most 64-bit words a group's packed keys take (HashAggSpec.pack_words). */
 #define PACK_MAX_WORDS 3
+/* A packed string key is one word (pack_str_word): a string of at most
+ * PACK_STR_SHORT bytes is its bytes (the rest zero) with its length in the top
+ * byte; a longer one is PACK_STR_LONG in the top byte over its id in the
+ * table's StrIntern, or, where it is only looked up and is not there,
+ * PACK_STR_ABSENT over its h56 (a word no group has). */
+#define PACK_STR_SHORT 7
+#define PACK_STR_LONG 0xFFu
+#define PACK_STR_ABSENT 0xFEu
 
 typedef struct AggState {
     union {
@@ -86,16 +95,22 @@ struct HashAggSpec {
      * by (keys, that ORDER BY), so groups arrive one after the other; the
      * table emits its complete groups as it goes and never spills. */
     bool sorted_input;
-    /* Keys that are all integers, dates, times or decimals, together with a
-     * null bit each in at most PACK_MAX_WORDS words, are stored packed per
-     * group (AggLocal.packed) instead of column by column: a probe compares
-     * one to three words of one cache line, where the columns cost a miss
-     * and a memcmp each.  Key k's bytes are at byte pack_off[k] (zero when
-     * NULL), the null bits from byte pack_null_off.  0 words: not packed. */
+    /* Keys that are all integers, dates, times, decimals or strings, together
+     * with a null bit each in at most PACK_MAX_WORDS words, are stored packed
+     * per group (AggLocal.packed) instead of column by column: a probe
+     * compares one to three words of one cache line, where the columns cost a
+     * miss and a memcmp each.  Key k's bytes are at byte pack_off[k] (zero
+     * when NULL), the null bits from byte pack_null_off.  A string key (of
+     * declared length PACK_STR_SHORT or less: plan_packing) is one word
+     * (PACK_STR_SHORT), whose form is decided per value at run time, so a
+     * value longer than its type declares is still right.  0 words: not
+     * packed. */
     int pack_words;
     int pack_null_off;
-    int *pack_off;   /* n_keys; in the query arena */
-    int *pack_width; /* n_keys: each key's bytes (1, 4 or 8); in the query arena */
+    int *pack_off;     /* n_keys; in the query arena */
+    int *pack_width;   /* n_keys: each key's bytes (1, 4 or 8); in the query arena */
+    bool *pack_is_str; /* n_keys: a VARCHAR key, packed as a string word; in the
+                          query arena, NULL when no key is one */
     /* SINGLE of INTERSECT and EXCEPT (ex_hash_agg_set_find_only): rows whose
      * INTEGER or BIGINT column find_col is not 0 (the right side's) only find
      * the group of their keys, and are dropped when the table has none; -1
@@ -121,6 +136,23 @@ static inline void *chunk_at(const GroupChunks *c, int64_t g)
     int64_t base = k == 0 ? 0 : (int64_t)INITIAL_GROUPS << (k - 1);
     return c->chunk[k] + (size_t)(g - base) * c->width;
 }
+
+/* Each string longer than PACK_STR_SHORT among a table's packed keys, once:
+ * its packed word holds its id here, so that two words are equal exactly when
+ * their strings are.  Slots, entries and the strings' bytes are all in the
+ * table's string arena, and emptied with it (the groups go too).  An entry
+ * is added only for the key of a row that gets a group, so there are at most
+ * as many as the groups' string keys. */
+typedef struct StrEntry {
+    CmStr str;    /* bytes in the string arena */
+    uint64_t h56; /* cm_hash_bytes of the bytes, top byte cleared */
+} StrEntry;
+
+typedef struct StrIntern {
+    uint32_t *slots;   /* entry + 1, 0 = empty; 2 * cap of them, by h56 */
+    StrEntry *entries; /* ids 0..n */
+    uint32_t n, cap;
+} StrIntern;
 
 typedef struct KeyCol {
     void *data;     /* cap values of the key's physical type */
@@ -188,7 +220,9 @@ typedef struct AggLocal {
     int64_t key_lo, key_hi;
     uint64_t direct_retry; /* after leaving for a span too wide: slots before trying again */
     CmArena strings;       /* key and min/max strings */
+    StrIntern interned;    /* packed string keys longer than PACK_STR_SHORT */
     uint32_t row_group[CM_BATCH_CAP];
+    AggState *row_states[CM_BATCH_CAP]; /* row_group's groups' states (locate_states) */
     uint64_t row_hash[CM_BATCH_CAP];
     uint64_t row_key[CM_BATCH_CAP][PACK_MAX_WORDS]; /* packed keys of the batch's rows */
     bool find_only;                                 /* assign_groups starts no group: a row
@@ -281,6 +315,16 @@ static inline AggState *group_states(const AggLocal *l, int64_t g)
     return chunk_at(&l->states, g);
 }
 
+/* Before the update loops of a batch whose n rows have their groups in
+ * l->row_group: each row's states, found once for all the aggregates (q1's
+ * eight each found them again, a chunk lookup per row). */
+static inline void locate_states(AggLocal *l, int n)
+{
+    for (int i = 0; i < n; i++) {
+        l->row_states[i] = group_states(l, l->row_group[i]);
+    }
+}
+
 static inline uint64_t *group_hash(const AggLocal *l, int64_t g)
 {
     return chunk_at(&l->hashes, g);
@@ -291,9 +335,52 @@ static inline uint64_t *group_key(const AggLocal *l, int64_t g)
     return chunk_at(&l->packed, g);
 }
 
-/* The hash of packed keys: ex_hash_keys's, bit for bit (hashing.c), so that
- * spill partitions do not depend on how the keys are stored. */
-static inline uint64_t packed_hash(const HashAggSpec *s, const uint64_t *key)
+/* The word of a longer string (str->len > PACK_STR_SHORT): PACK_STR_LONG
+ * over its id, added to l->interned when not there and may_add (its bytes
+ * copied; on OOM err is set and the word is PACK_STR_ABSENT's), else
+ * PACK_STR_ABSENT over its h56.  hash_agg_fast.c. */
+uint64_t ex_hash_agg_long_str_word(AggLocal *l, const CmStr *str, bool may_add, CmErr *err);
+
+/* The packed word of the non-NULL string *str (PACK_STR_SHORT): a short one
+ * is read from the bytes CmStr keeps inline and masked to its length. */
+static inline uint64_t pack_str_word(AggLocal *l, const CmStr *str, bool may_add, CmErr *err)
+{
+    uint32_t len = str->len;
+    if (len > PACK_STR_SHORT) {
+        return ex_hash_agg_long_str_word(l, str, may_add, err);
+    }
+    uint64_t w;
+    memcpy(&w, (const char *)str + offsetof(CmStr, prefix), sizeof w); /* inline: 12 bytes */
+    w &= len == 0 ? 0 : ~0ULL >> (64 - 8 * len);
+    return w | (uint64_t)len << 56;
+}
+
+/* The string a packed string word stands for (a short one made inline). */
+static inline CmStr str_word_value(const AggLocal *l, uint64_t w)
+{
+    if (w >> 56 == PACK_STR_LONG) {
+        return l->interned.entries[(uint32_t)w].str;
+    }
+    char bytes[sizeof w];
+    memcpy(bytes, &w, sizeof w);
+    return cm_str_make(bytes, (uint32_t)(w >> 56));
+}
+
+/* A packed string word's part of the key hash: from the string alone, so
+ * that a longer string hashes alike interned (its id) or not (its h56). */
+static inline uint64_t str_word_hash(const AggLocal *l, uint64_t w)
+{
+    if (w >> 56 == PACK_STR_LONG) {
+        w = (uint64_t)PACK_STR_ABSENT << 56 | l->interned.entries[(uint32_t)w].h56;
+    }
+    return cm_hash_u64(w);
+}
+
+/* The hash of packed keys: for integer-like keys ex_hash_keys's, bit for bit
+ * (hashing.c); for strings str_word_hash's.  Every row and group of a table
+ * (and of its merge spec, packed alike) is hashed here, so that a group's
+ * spilled rows and state meet in one partition. */
+static inline uint64_t packed_hash(const HashAggSpec *s, const AggLocal *l, const uint64_t *key)
 {
     const char *b = (const char *)key;
     uint64_t h = 0;
@@ -301,6 +388,10 @@ static inline uint64_t packed_hash(const HashAggSpec *s, const uint64_t *key)
         uint64_t hv;
         if (b[s->pack_null_off + k / 8] & (1 << (k % 8))) {
             hv = CM_HASH_NULL;
+        } else if (s->pack_is_str != NULL && s->pack_is_str[k]) {
+            uint64_t w;
+            memcpy(&w, b + s->pack_off[k], 8);
+            hv = str_word_hash(l, w);
         } else if (s->pack_width[k] == 1) {
             hv = cm_hash_u64((uint8_t)b[s->pack_off[k]]);
         } else if (s->pack_width[k] == 4) {
@@ -321,7 +412,7 @@ static inline uint64_t packed_hash(const HashAggSpec *s, const uint64_t *key)
  * (which saves the 8 bytes a group). */
 static inline uint64_t group_hash_of(const HashAggSpec *s, const AggLocal *l, int64_t g)
 {
-    return s->pack_words > 0 ? packed_hash(s, group_key(l, g)) : *group_hash(l, g);
+    return s->pack_words > 0 ? packed_hash(s, l, group_key(l, g)) : *group_hash(l, g);
 }
 
 static inline void init_states(const HashAggSpec *s, AggState *st)
@@ -378,12 +469,13 @@ void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l);
 bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, int64_t n_values,
                            bool must, CmErr *err);
 /* Whether group g has the keys of the row at position p of `in`. */
-bool ex_hash_agg_key_matches(const HashAggSpec *s, const AggLocal *l, int64_t g, const CmBatch *in,
+bool ex_hash_agg_key_matches(const HashAggSpec *s, AggLocal *l, int64_t g, const CmBatch *in,
                              uint32_t p);
 /* The hashes of the active rows of `in` into l->row_hash (and for packed keys
  * their keys into l->row_key). */
 void ex_hash_agg_hash_rows(const HashAggSpec *s, AggLocal *l, const CmBatch *in);
-/* Updates aggregate a of the groups in l->row_group with the active rows of `in`. */
+/* Updates aggregate a of the groups in l->row_group (their states located,
+ * locate_states) with the active rows of `in`. */
 CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const CmBatch *in,
                                 CmErr *err);
 /* At most how many groups the active rows of `in` can start: all of them,

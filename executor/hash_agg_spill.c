@@ -162,8 +162,7 @@ CmStatus ex_hash_agg_dump_table(const HashAggSpec *x, AggLocal *l, CmErr *err)
 }
 
 /* The group of the row at position p with hash h, or -1 when the table has none. */
-static int64_t probe(const HashAggSpec *x, const AggLocal *l, const CmBatch *in, uint32_t p,
-                     uint64_t h)
+static int64_t probe(const HashAggSpec *x, AggLocal *l, const CmBatch *in, uint32_t p, uint64_t h)
 {
     CM_ASSERT(l->direct == NULL); /* consume_slice left the direct index */
     uint32_t tag = (uint32_t)h;
@@ -207,6 +206,7 @@ static CmStatus spill_rows(const HashAggSpec *x, AggLocal *l, const CmBatch *in,
         CmBatch view = *in;
         view.sel = l->hit_pos;
         view.n_rows = n_hit;
+        locate_states(l, n_hit);
         for (int a = 0; a < x->n_aggs; a++) {
             if (ex_hash_agg_update_one(x, l, a, &view, err) != CM_OK) {
                 return err->code;

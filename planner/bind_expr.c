@@ -82,6 +82,31 @@ static ExExpr *fold(PlBinder *b, ExExpr *e)
     return c ? c : e;
 }
 
+/* A string cast to another string type: the bytes stay as they are (lengths
+ * are not enforced here, as in DuckDB), but a wider type is taken on, so that
+ * a UNION or CASE of CHAR(1) and 'longer' is not typed CHAR(1) while holding
+ * 'longer' (the aggregate and the store read declared lengths).  A narrower
+ * one is not: e's own type stays the truthful one. */
+static ExExpr *relabel_string(PlBinder *b, ExExpr *e, CmType to)
+{
+    bool is_wider = to.length < 0 ? e->type.length >= 0 || e->type.is_char != to.is_char
+                                  : e->type.length >= 0 && to.length > e->type.length;
+    if (!is_wider) {
+        return e;
+    }
+    ExExpr *c = cm_arena_alloc(b->arena, sizeof *c);
+    if (c == NULL) {
+        cm_err_set(b->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    *c = *e;
+    c->type = to;
+    if (c->kind == EX_E_CONST && !c->value.is_null) {
+        c->value.type = to;
+    }
+    return c;
+}
+
 ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
 {
     if (e == NULL) {
@@ -91,7 +116,7 @@ ExExpr *pl_cast(PlBinder *b, ExExpr *e, CmType to, int64_t off)
         return e;
     }
     if (e->type.id == CM_T_VARCHAR && to.id == CM_T_VARCHAR) {
-        return e;
+        return relabel_string(b, e, to);
     }
     int64_t exact;
     if (e->kind == EX_E_CONST && e->name != NULL && cm_type_is_integer(to) &&

@@ -396,11 +396,17 @@ static StTable *new_table(const char *name, const PlNode *shape, const PsCte *ct
         return NULL;
     }
     for (int i = 0; i < shape->n_cols; i++) {
+        CmType t = shape->types[i];
+        /* The recursive part may make longer strings than the first part's
+         * CHAR(n) or VARCHAR(n) (s || 'x'): the column is a plain VARCHAR,
+         * as in DuckDB, not a declared length its rows would exceed. */
+        t = t.id == CM_T_NULL      ? cm_type_make(CM_T_INT32)
+            : t.id == CM_T_VARCHAR ? cm_type_varchar(-1, false)
+                                   : t;
         cols[i] = (StColumn){.name = (char *)(cte->col_names && i < cte->col_names->n
                                                   ? cte->col_names->items[i]
                                                   : shape->names[i]),
-                             .type = shape->types[i].id == CM_T_NULL ? cm_type_make(CM_T_INT32)
-                                                                     : shape->types[i]};
+                             .type = t};
     }
     return st_table_new(name, shape->n_cols, cols, err);
 }

@@ -895,15 +895,18 @@ fi
 # ---- hash aggregate spilling -------------------------------------------------------
 # Under a 1MB memory_limit the GROUP BY, DISTINCT and set-operation tables of
 # tests/sql/aggregate/spill.test (and a GROUP BY on packed integer keys,
-# tests/sql/aggregate/packed_keys.test) write spill files: EXPLAIN ANALYZE shows it.
+# tests/sql/aggregate/packed_keys.test, and on packed short and long string keys,
+# tests/sql/aggregate/string_keys.test) write spill files: EXPLAIN ANALYZE shows it.
 SPILL_SETUP="CREATE TABLE t10 (i INTEGER); INSERT INTO t10 VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9);
 CREATE TABLE t2 (j INTEGER); INSERT INTO t2 VALUES (0),(1);
 CREATE VIEW g AS SELECT b.i*1000 + c.i*100 + d.i*10 + e.i AS n, t2.j AS j, 'value-string-' || ((b.i*13 + c.i*7 + d.i + t2.j) % 23) AS s FROM t10 b, t10 c, t10 d, t10 e, t2;
+CREATE TABLE gs (k VARCHAR(7), j INTEGER); INSERT INTO gs SELECT CAST(n AS VARCHAR), j FROM g;
 SET shuffle_partitions = 1;"
 for q in "SELECT n / 2 AS k, count(*), count(DISTINCT s), min(s), avg(j) FROM g GROUP BY 1" \
          "SELECT DISTINCT n / 2, s FROM g" \
          "SELECT n / 2, s FROM g EXCEPT SELECT n / 3, s FROM g" \
          "SELECT n, j, count(*), sum(n) FROM g GROUP BY n, j" \
+         "SELECT k, j, count(*) FROM gs GROUP BY k, j" \
          "SET shuffle_partitions = 4; EXPLAIN (ANALYZE, FORMAT JSON) SELECT n, s FROM g EXCEPT SELECT n + 1, s FROM g"; do
     for limit in 1MB default; do
         set_limit="SET memory_limit = '1MB';"

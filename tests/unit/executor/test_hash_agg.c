@@ -572,9 +572,12 @@ Test(ex_hash_agg, selection_limits_the_rows)
     ex_result_free(in);
 }
 
-Test(ex_hash_agg, string_keys_and_min_max_outlive_the_input)
+/* Groups 4 batches of a short and a long key with min/max of a string, the
+ * input's bytes overwritten after each batch: keys and values must have been
+ * copied.  key_type: the key column's declared type. */
+static void check_string_keys_outlive_the_input(CmType key_type)
 {
-    CmType t[2] = {cm_type_varchar(-1, false), cm_type_varchar(-1, false)};
+    CmType t[2] = {key_type, cm_type_varchar(-1, false)};
     int keys[1] = {0};
     ExAggSpec a[2];
     memset(a, 0, sizeof a);
@@ -645,6 +648,19 @@ Test(ex_hash_agg, string_keys_and_min_max_outlive_the_input)
         cr_expect(cell_str_is(out, row, 2, want), "max of %s", is_long ? "long" : "short");
     }
     ex_result_free(out);
+}
+
+Test(ex_hash_agg, string_keys_and_min_max_outlive_the_input)
+{
+    check_string_keys_outlive_the_input(cm_type_varchar(-1, false));
+}
+
+/* A key declared CHAR(1) is packed into a word; a value longer than declared
+ * (a type that does not hold) goes to the table's interned strings instead
+ * of being cut to its word, and is copied there. */
+Test(ex_hash_agg, packed_string_keys_longer_than_declared_are_interned)
+{
+    check_string_keys_outlive_the_input(cm_type_varchar(1, true));
 }
 
 Test(ex_hash_agg, multi_column_keys_distinguish_null_positions)
