@@ -331,11 +331,12 @@ typedef struct CliLayout {
 static char *type_name(const SluiceResult *res, int col)
 {
     static const char *const NAMES[] = {
-        [SLUICE_NULLTYPE] = "null",   [SLUICE_BOOLEAN] = "boolean", [SLUICE_INTEGER] = "int32",
-        [SLUICE_BIGINT] = "int64",    [SLUICE_DOUBLE] = "double",   [SLUICE_DECIMAL] = "decimal",
-        [SLUICE_VARCHAR] = "varchar", [SLUICE_DATE] = "date",       [SLUICE_TIME] = "time",
-        [SLUICE_LIST] = "list",       [SLUICE_TIMESTAMP] = "timestamp",
-        [SLUICE_INTERVAL] = "interval",
+        [SLUICE_NULLTYPE] = "null",       [SLUICE_BOOLEAN] = "boolean",
+        [SLUICE_INTEGER] = "int32",       [SLUICE_BIGINT] = "int64",
+        [SLUICE_DOUBLE] = "double",       [SLUICE_DECIMAL] = "decimal",
+        [SLUICE_VARCHAR] = "varchar",     [SLUICE_DATE] = "date",
+        [SLUICE_TIME] = "time",           [SLUICE_LIST] = "list",
+        [SLUICE_TIMESTAMP] = "timestamp", [SLUICE_INTERVAL] = "interval",
     };
     SluiceType type = sluice_result_column_type(res, col);
     int precision, scale;

@@ -29,7 +29,7 @@ typedef struct ScanSpec {
 typedef struct ScanLocal {
     CmBatch out; /* vectors point into the table */
     int next_chunk, end_chunk;
-    int pinned; /* the chunk `out` views (pinned), or -1 */
+    int pinned;         /* the chunk `out` views (pinned), or -1 */
     bool pinned_loaded; /* ... and it was loaded from disk for this scan */
     bool cold;          /* unpin what it loads cold (st_table_scans_cold) */
 } ScanLocal;

@@ -27,17 +27,17 @@ struct ExStage {
     int id;
     ExOp *source;
     int n_ops;
-    ExOp **ops;          /* streaming operators, in pipeline order */
+    ExOp **ops; /* streaming operators, in pipeline order */
     ExOp *sink;
     int n_deps;
-    ExStage **deps;      /* stages that must finish before this one */
+    ExStage **deps;       /* stages that must finish before this one */
     const char *exchange; /* what the sink writes, for EXPLAIN: "hash(#0)", "gather", "result" */
     ShShuffle **shuffle;  /* the shuffle the sink writes, NULL for the result stage */
     /* filled in when it runs */
     int n_tasks;
     bool done;
-    bool skipped;         /* the adaptive optimizer merged its work into another stage */
-    bool coalesced;       /* the adaptive optimizer has set its partition ranges */
+    bool skipped;   /* the adaptive optimizer merged its work into another stage */
+    bool coalesced; /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
     long long start_ns, end_ns; /* cm_now_ns() at ex_stage_run's start and end */
     int64_t mem_at_start;       /* bytes the query's operators held when it started: what

@@ -100,9 +100,8 @@ static PlNode *bind_stmt(PlSession *s, PlBinder *b, const PsStmt *st)
         if (e == NULL || e->kind != ST_ENTRY_TABLE) {
             return NULL;
         }
-        return st->kind == PS_ST_UPDATE
-                   ? pl_bind_update(b, e->table, st)
-                   : pl_bind_delete(b, e->table, st->where);
+        return st->kind == PS_ST_UPDATE ? pl_bind_update(b, e->table, st)
+                                        : pl_bind_delete(b, e->table, st->where);
     }
     default:
         return NULL;

@@ -201,8 +201,8 @@ static ExExpr *make_case3(PlBinder *b, ExExpr **args, int n, CmType t, int64_t o
             return NULL;
         }
     }
-    *e = (ExExpr){.kind = EX_E_CASE, .type = t, .n_args = n, .args = a, .has_else = true,
-                  .src_off = off};
+    *e = (ExExpr){
+        .kind = EX_E_CASE, .type = t, .n_args = n, .args = a, .has_else = true, .src_off = off};
     return e;
 }
 
@@ -253,8 +253,13 @@ static ExExpr *correlated_in_value(PlBindCtx *ctx, const PsExpr *ast, PlNode *bu
     CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
     CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
     CmValue null = {.type = cm_type_make(CM_T_BOOL), .is_null = true};
-    ExExpr *args[7] = {m, ex_expr_const(b->arena, &yes), no_group, ex_expr_const(b->arena, &no),
-                       unknown, ex_expr_const(b->arena, &null), ex_expr_const(b->arena, &no)};
+    ExExpr *args[7] = {m,
+                       ex_expr_const(b->arena, &yes),
+                       no_group,
+                       ex_expr_const(b->arena, &no),
+                       unknown,
+                       ex_expr_const(b->arena, &null),
+                       ex_expr_const(b->arena, &no)};
     for (int i = 0; i < 7; i++) {
         if (args[i] == NULL) {
             return NULL;
@@ -288,8 +293,8 @@ static bool in_type(PlBinder *b, const ExExpr *x, CmType vt, int64_t off, CmType
     return true;
 }
 
-static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_corr,
-                         const int *lkeys, int value_col)
+static ExExpr *in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n_corr, const int *lkeys,
+                         int value_col)
 {
     PlBinder *b = ctx->b;
     ExExpr *x = ctx->in_left ? ctx->in_left : pl_bind_expr(ctx, ast->left);
@@ -417,8 +422,7 @@ static ExExpr *subset_mark(PlBindCtx *ctx, PlNode *q, int nc, const int *lkeys, 
  * 2^(n-|K|) rows per probe row; the joins are hash joins but for K empty
  * (without correlation), whose build side has at most 2^n rows.  A WHERE
  * conjunct that is the IN itself (not NOT IN) needs the exact match only. */
-static ExExpr *row_in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int nc,
-                             const int *lkeys)
+static ExExpr *row_in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int nc, const int *lkeys)
 {
     PlBinder *b = ctx->b;
     const PsList *items = ast->left->args;
@@ -467,8 +471,8 @@ static ExExpr *row_in_select(PlBindCtx *ctx, const PsExpr *ast, PlNode *q, int n
     CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
     CmValue no = {.type = cm_type_make(CM_T_BOOL), .i = 0};
     CmValue null = {.type = cm_type_make(CM_T_BOOL), .is_null = true};
-    ExExpr *args[5] = {exact, ex_expr_const(b->arena, &yes), could,
-                       ex_expr_const(b->arena, &null), ex_expr_const(b->arena, &no)};
+    ExExpr *args[5] = {exact, ex_expr_const(b->arena, &yes), could, ex_expr_const(b->arena, &null),
+                       ex_expr_const(b->arena, &no)};
     if (args[1] == NULL || args[3] == NULL || args[4] == NULL) {
         return oom(b);
     }
@@ -527,8 +531,8 @@ bool pl_bind_row_subquery(PlBindCtx *ctx, const PsExpr *ast, int n, ExExpr **out
         return false;
     }
     for (int i = 0; i < n; i++) {
-        spec[i] = (ExAggSpec){.fn = EX_AGG_SCALAR, .arg = i, .arg_type = q->types[i],
-                              .type = q->types[i]};
+        spec[i] = (ExAggSpec){
+            .fn = EX_AGG_SCALAR, .arg = i, .arg_type = q->types[i], .type = q->types[i]};
         a->types[i] = q->types[i];
         a->names[i] = q->names[i];
     }
@@ -857,13 +861,11 @@ static ExExpr *correlated(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
         return NULL;
     }
     if (ast->kind == PS_EX_EXISTS) {
-        return pl_make_call(b, ast->negated ? "is_null" : "is_not_null", &marker, 1,
-                            ast->src_off);
+        return pl_make_call(b, ast->negated ? "is_null" : "is_not_null", &marker, 1, ast->src_off);
     }
     ExExpr *v = col(b, c + value, cur->types[c + value]);
     ExExpr *empty = inj.empty_value;
-    if (v == NULL || empty == NULL ||
-        (empty->kind == EX_E_CONST && empty->value.is_null)) {
+    if (v == NULL || empty == NULL || (empty->kind == EX_E_CONST && empty->value.is_null)) {
         return v;
     }
     /* CASE WHEN marker IS NOT NULL THEN value ELSE <value over no rows> END */
@@ -905,8 +907,8 @@ PlNode *pl_bind_in_one_row(PlBindCtx *ctx, const PsExpr *ast)
     one->n_rows = 1;
     PlScope sc = {0};
     PlNode *input = one;
-    PlBindCtx c = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = one,
-                   .clause = ctx->clause};
+    PlBindCtx c = {
+        .b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = one, .clause = ctx->clause};
     ExExpr *m = pl_bind_subquery(&c, ast);
     if (m == NULL) {
         return NULL;

@@ -156,8 +156,14 @@ static bool view_shape(void *ctx, const StEntry *e, int *n_cols, const char *con
     PlBinder *b = ctx;
     CmErr err;
     cm_err_init(&err);
-    PlBinder sub = {.arena = b->arena, .cat = b->cat, .sql = b->sql, .keep = b->keep,
-                    .cache = b->cache, .cfg = b->cfg, .is_listing_views = true, .err = &err};
+    PlBinder sub = {.arena = b->arena,
+                    .cat = b->cat,
+                    .sql = b->sql,
+                    .keep = b->keep,
+                    .cache = b->cache,
+                    .cfg = b->cfg,
+                    .is_listing_views = true,
+                    .err = &err};
     PlNode *n = bind_view(&sub, e, -1);
     if (n == NULL) {
         if (err.code == CM_OOM) {
@@ -268,8 +274,7 @@ static bool series_arg(PlBinder *b, const PsFrom *f, const PsExpr *ast, int idx,
         return false;
     }
     if (e == NULL || !ex_expr_is_constant(e)) {
-        cm_err_set(b->err, CM_BIND, ast->src_off, "the arguments of %s must be constants",
-                   f->name);
+        cm_err_set(b->err, CM_BIND, ast->src_off, "the arguments of %s must be constants", f->name);
         return false;
     }
     bool is_time = e->type.id == CM_T_TIMESTAMP || e->type.id == CM_T_DATE;
@@ -344,7 +349,8 @@ static PlNode *bind_time_series(PlBinder *b, const PsFrom *f, const CmValue *v, 
             char buf[32];
             cm_err_set(b->err, CM_TYPE, ((const PsExpr *)f->args->items[i])->src_off,
                        "argument %d of %s must be %s, not %s", i + 1, f->name,
-                       i < 2 ? "a TIMESTAMP" : "an INTERVAL", cm_type_name(v[i].type, buf, sizeof buf));
+                       i < 2 ? "a TIMESTAMP" : "an INTERVAL",
+                       cm_type_name(v[i].type, buf, sizeof buf));
             return NULL;
         }
     }
@@ -382,8 +388,7 @@ static PlNode *bind_time_series(PlBinder *b, const PsFrom *f, const CmValue *v, 
     n->series_is_cal = true;
     n->series_cal = *iv;
     /* a month step covers the TIMESTAMP range in under 10^7 rows */
-    if (!ex_series_count_cal(v[0].i, v[1].i, iv, inclusive, UINT64_C(100000000),
-                             &n->series_rows)) {
+    if (!ex_series_count_cal(v[0].i, v[1].i, iv, inclusive, UINT64_C(100000000), &n->series_rows)) {
         cm_err_set(b->err, CM_LIMIT, off, "%s has too many rows", f->name);
         return NULL;
     }
@@ -484,7 +489,9 @@ static PlNode *from_item(PlBinder *b, const PsFrom *f, PlScope *sc)
         n = bind_named(b, f);
         table = f->alias ? f->alias : f->name;
         break;
-    case PS_FROM_SUBQUERY: n = bind_query(b, f->subquery); break;
+    case PS_FROM_SUBQUERY:
+        n = bind_query(b, f->subquery);
+        break;
     case PS_FROM_FUNCTION:
         n = bind_table_function(b, f);
         table = f->alias ? f->alias : f->name;
@@ -574,7 +581,7 @@ typedef struct OutList {
     int n, cap;
     ExExpr **exprs;
     const char **names;
-    int n_visible;      /* the select list; hidden ORDER BY columns follow */
+    int n_visible; /* the select list; hidden ORDER BY columns follow */
 } OutList;
 
 static bool out_add(PlBinder *b, OutList *o, ExExpr *e, const char *name)
@@ -686,8 +693,8 @@ static bool expand_star(PlBindCtx *ctx, const PsTarget *t, OutList *o)
             const PsExpr *x = k < n_ex ? t->exclude->items[k] : NULL;
             const PsTarget *r = k < n_ex ? NULL : t->replace->items[k - n_ex];
             cm_err_set(b->err, CM_BIND, x ? x->src_off : r->src_off,
-                       "column '%s' in %s is not among the columns of '*'",
-                       x ? x->name : r->alias, x ? "EXCLUDE" : "REPLACE");
+                       "column '%s' in %s is not among the columns of '*'", x ? x->name : r->alias,
+                       x ? "EXCLUDE" : "REPLACE");
             return false;
         }
     }
@@ -709,9 +716,9 @@ static bool bind_targets(PlBindCtx *ctx, const PsSelect *sel, OutList *o)
             return false;
         }
         const char *name = t->alias ? t->alias
-                         : t->expr->kind == PS_EX_COLUMN
-                             ? t->expr->name
-                             : pl_source_text(ctx->b, t->expr->src_off, t->expr->src_len);
+                           : t->expr->kind == PS_EX_COLUMN
+                               ? t->expr->name
+                               : pl_source_text(ctx->b, t->expr->src_off, t->expr->src_len);
         if (!out_add(ctx->b, o, e, name)) {
             return false;
         }
@@ -838,9 +845,8 @@ static bool bind_grouping_sets(PlBinder *b, const PsSelect *sel, const PlScope *
         }
         int n_sets = sel->group_kind == PS_GROUP_ROLLUP ? n + 1 : 1 << n;
         for (int i = 0; i < n_sets; i++) {
-            uint64_t mask = sel->group_kind == PS_GROUP_ROLLUP
-                                ? (((uint64_t)1 << (n - i)) - 1)
-                                : (uint64_t)(((1 << n) - 1) & ~i);
+            uint64_t mask = sel->group_kind == PS_GROUP_ROLLUP ? (((uint64_t)1 << (n - i)) - 1)
+                                                               : (uint64_t)(((1 << n) - 1) & ~i);
             if (!add_set(b, agg, mask, sel->src_off)) {
                 return false;
             }
@@ -879,7 +885,8 @@ static bool bind_group_keys(PlBinder *b, const PsSelect *sel, const PlScope *sc,
             return false;
         }
         if (pl_has_aggregate(g)) {
-            cm_err_set(b->err, CM_BIND, g->src_off, "aggregate functions are not allowed in GROUP BY");
+            cm_err_set(b->err, CM_BIND, g->src_off,
+                       "aggregate functions are not allowed in GROUP BY");
             return false;
         }
         ExExpr *e = pl_bind_scalar(b, sc, g, "GROUP BY");
@@ -950,8 +957,8 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         }
         if (agg->aggs[a].n_order > 0) {
             /* ORDER BY inside the call: its keys become input columns too. */
-            ExSortKey *order = cm_arena_alloc(b->arena, sizeof(ExSortKey) *
-                                                            (size_t)agg->aggs[a].n_order);
+            ExSortKey *order =
+                cm_arena_alloc(b->arena, sizeof(ExSortKey) * (size_t)agg->aggs[a].n_order);
             if (order == NULL) {
                 return oom(b);
             }
@@ -1132,8 +1139,8 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
     int n_cols = first->n;
     PlNode *n = pl_node_new(b->arena, PL_VALUES, n_cols);
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_rows * n_cols + 1));
-    PlNode **inputs = is_query ? cm_arena_alloc(b->arena, sizeof(PlNode *) * (size_t)(n_rows + 1))
-                               : NULL;
+    PlNode **inputs =
+        is_query ? cm_arena_alloc(b->arena, sizeof(PlNode *) * (size_t)(n_rows + 1)) : NULL;
     if (n == NULL || exprs == NULL || (is_query && inputs == NULL)) {
         return oom(b);
     }
@@ -1162,7 +1169,7 @@ static PlNode *bind_values(PlBinder *b, const PsSelect *sel)
         for (int c = 0; c < n_cols; c++) {
             const PsExpr *item = row->items[c];
             ExExpr *e = is_insert && item->kind == PS_EX_DEFAULT ? insert_default(b, c, item)
-                        : is_query ? pl_bind_expr(&ctx, item)
+                        : is_query                               ? pl_bind_expr(&ctx, item)
                                    : pl_bind_scalar(b, &none, item, "VALUES");
             if (e == NULL) {
                 return NULL;
@@ -1224,8 +1231,8 @@ static bool distinct_from_names(PlBinder *b, const PsFrom *f, const char **seen,
     }
     for (int i = 0; i < *n; i++) {
         if (strcmp(seen[i], name) == 0) {
-            cm_err_set(b->err, CM_BIND, f->src_off, "table name '%s' is used more than once in FROM",
-                       name);
+            cm_err_set(b->err, CM_BIND, f->src_off,
+                       "table name '%s' is used more than once in FROM", name);
             return false;
         }
     }
@@ -1438,8 +1445,8 @@ static void rebase_refs(ExExpr *e, int lo, int hi, int base)
 
 /* rebase_refs over every expression bound after aggregation: the select list,
  * HAVING, the windows' inputs and the left operands of deferred IN subqueries. */
-static void rebase_all(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w, int lo,
-                       int hi, int base)
+static void rebase_all(const PlAggCtx *agg, OutList *o, ExExpr *having, PlWinCtx *w, int lo, int hi,
+                       int base)
 {
     for (int i = 0; i < o->n; i++) {
         rebase_refs(o->exprs[i], lo, hi, base);
@@ -1500,8 +1507,8 @@ static PlNode *join_post(PlBinder *b, PlNode *top, PlAggCtx *agg, OutList *o, Ex
  * takes its outer values from the groups and joins back onto them, so a key
  * rolled up by ROLLUP or CUBE is NULL there.  The values are appended as
  * columns and the placeholders pointed at them. */
-static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope *from,
-                         OutList *o, ExExpr *having, PlWinCtx *w)
+static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope *from, OutList *o,
+                         ExExpr *having, PlWinCtx *w)
 {
     PlScope sc = {.n = top->n_cols};
     sc.cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(top->n_cols + 1));
@@ -1511,8 +1518,14 @@ static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope 
     for (int i = 0; i < top->n_cols; i++) {
         sc.cols[i] = (PlScopeCol){.name = "#grouped", .type = top->types[i], .hidden = true};
     }
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &top, .base = top,
-                     .grouped = agg, .grouped_scope = from, .clause = "the select list"};
+    PlBindCtx ctx = {.b = b,
+                     .scope = &sc,
+                     .mscope = &sc,
+                     .input = &top,
+                     .base = top,
+                     .grouped = agg,
+                     .grouped_scope = from,
+                     .clause = "the select list"};
     for (int i = 0; i < agg->n_late; i++) {
         /* One at a time: a later one's IN operand may read an earlier one. */
         const PlLate *late = &agg->late[i];
@@ -1733,7 +1746,8 @@ static PsWindow *window_aliases(PlBinder *b, const PsWindow *w, const PsSelect *
     copy->order_by = NULL;
     for (int i = 0; w->partition_by != NULL && i < w->partition_by->n; i++) {
         PsExpr *k = qualify_aliases(b, w->partition_by->items[i], sel, sc, depth);
-        if (k == NULL || (copy->partition_by = ps_list_append(b->arena, copy->partition_by, k)) == NULL) {
+        if (k == NULL ||
+            (copy->partition_by = ps_list_append(b->arena, copy->partition_by, k)) == NULL) {
             return k ? oom(b) : NULL;
         }
     }
@@ -1788,7 +1802,8 @@ static PsExpr *qualify_aliases(PlBinder *b, const PsExpr *ast, const PsSelect *s
             (copy->right = qualify_aliases(b, ast->right, sel, sc, depth)) == NULL) {
             return NULL;
         }
-        if (ast->over != NULL && (copy->over = window_aliases(b, ast->over, sel, sc, depth)) == NULL) {
+        if (ast->over != NULL &&
+            (copy->over = window_aliases(b, ast->over, sel, sc, depth)) == NULL) {
             return NULL;
         }
         if (ast->args == NULL || ast->kind == PS_EX_IN_SELECT) {
@@ -1831,8 +1846,8 @@ static PsExpr *target_of_ordinal(PlBinder *b, const PsSelect *sel, PsExpr *x, co
     }
     if (x->ival < 1 || x->ival > sel->targets->n ||
         ((const PsTarget *)sel->targets->items[x->ival - 1])->expr->kind == PS_EX_STAR) {
-        cm_err_set(b->err, CM_BIND, x->src_off, "%s position %lld is not in the select list",
-                   what, (long long)x->ival);
+        cm_err_set(b->err, CM_BIND, x->src_off, "%s position %lld is not in the select list", what,
+                   (long long)x->ival);
         return NULL;
     }
     return ((const PsTarget *)sel->targets->items[x->ival - 1])->expr;
@@ -1964,8 +1979,14 @@ static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
     if (win == NULL) {
         return oom(b);
     }
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
-                     .agg = agg, .win = win, .clause = "the select list"};
+    PlBindCtx ctx = {.b = b,
+                     .scope = &sc,
+                     .mscope = &sc,
+                     .input = &input,
+                     .base = input,
+                     .agg = agg,
+                     .win = win,
+                     .clause = "the select list"};
     OutList o = {0};
     if (!bind_targets(&ctx, sel, &o)) {
         return NULL;
@@ -2336,7 +2357,9 @@ static PlNode *bind_query(PlBinder *b, const PsSelect *sel)
     }
     PlNode *n = NULL;
     switch (sel->kind) {
-    case PS_SEL_SIMPLE: n = bind_simple(b, sel); break;
+    case PS_SEL_SIMPLE:
+        n = bind_simple(b, sel);
+        break;
     case PS_SEL_VALUES:
         n = bind_values(b, sel);
         n = n ? order_output(b, sel, n) : NULL;

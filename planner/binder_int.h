@@ -19,10 +19,10 @@
 
 /* One subquery deferred until after aggregation. */
 typedef struct PlLate {
-    const PsExpr *ast;        /* the subquery (scalar, EXISTS or IN) */
-    ExExpr *left;             /* IN: its left operand, bound over the aggregate's output */
-    ExExpr **row;             /* IN with a row value: its items, bound likewise (left NULL) */
-    CmType type;              /* the value's type, as the placeholder has it */
+    const PsExpr *ast; /* the subquery (scalar, EXISTS or IN) */
+    ExExpr *left;      /* IN: its left operand, bound over the aggregate's output */
+    ExExpr **row;      /* IN with a row value: its items, bound likewise (left NULL) */
+    CmType type;       /* the value's type, as the placeholder has it */
 } PlLate;
 
 #define PL_MAX_AGGS 256
@@ -30,23 +30,23 @@ typedef struct PlLate {
 
 /* The aggregation of one SELECT: its group keys and the aggregates found. */
 typedef struct PlAggCtx {
-    bool empty;               /* bind as over no rows at all: count 0, other aggregates NULL */
-    const int *key_outer;     /* empty: the outer column each key stands for */
+    bool empty;           /* bind as over no rows at all: count 0, other aggregates NULL */
+    const int *key_outer; /* empty: the outer column each key stands for */
     int n_keys;
-    ExExpr **keys;            /* bound over the FROM scope */
-    int n_sets;               /* ROLLUP/CUBE/GROUPING SETS: the sets, else 0 */
-    uint64_t *set_masks;      /* bit k: key k is in the set */
-    int n_set_keys;           /* keys [0, n_set_keys) take part in the sets */
-    int gid_key;              /* the key holding the set number, or -1 */
-    int n_post;               /* one-row plans of uncorrelated subqueries after aggregation */
+    ExExpr **keys;       /* bound over the FROM scope */
+    int n_sets;          /* ROLLUP/CUBE/GROUPING SETS: the sets, else 0 */
+    uint64_t *set_masks; /* bit k: key k is in the set */
+    int n_set_keys;      /* keys [0, n_set_keys) take part in the sets */
+    int gid_key;         /* the key holding the set number, or -1 */
+    int n_post;          /* one-row plans of uncorrelated subqueries after aggregation */
     PlNode *post[PL_MAX_POST];
-    int n_late;               /* subqueries bound over the aggregate's output */
+    int n_late; /* subqueries bound over the aggregate's output */
     PlLate late[PL_MAX_POST];
     int n_aggs;
     ExAggSpec aggs[PL_MAX_AGGS];
-    ExExpr *agg_args[PL_MAX_AGGS]; /* bound over the FROM scope; NULL for count(*) */
-    ExExpr *agg_by[PL_MAX_AGGS];   /* arg_min/arg_max: the second argument (its column
-                                    * follows the first's), else NULL */
+    ExExpr *agg_args[PL_MAX_AGGS];   /* bound over the FROM scope; NULL for count(*) */
+    ExExpr *agg_by[PL_MAX_AGGS];     /* arg_min/arg_max: the second argument (its column
+                                      * follows the first's), else NULL */
     ExExpr **agg_order[PL_MAX_AGGS]; /* ORDER BY inside the call: aggs[a].n_order keys,
                                         bound over the FROM scope (query arena) */
 } PlAggCtx;
@@ -55,30 +55,30 @@ typedef struct PlAggCtx {
 
 /* The enclosing query of a subquery: where outer column references resolve. */
 struct PlOuter {
-    const PlScope *scope;     /* the enclosing query's columns */
-    PlOuter *parent;          /* the enclosing query's own enclosing query, when it is a
-                               * correlated subquery itself: a name found there is
-                               * carried in as the enclosing query's outer reference */
-    const PlAggCtx *grouped;  /* set when the subquery stands after the enclosing query's
-                               * aggregation: it reads group keys, and a subtree of outer
-                               * columns only (bound over scope) must equal one */
+    const PlScope *scope;    /* the enclosing query's columns */
+    PlOuter *parent;         /* the enclosing query's own enclosing query, when it is a
+                              * correlated subquery itself: a name found there is
+                              * carried in as the enclosing query's outer reference */
+    const PlAggCtx *grouped; /* set when the subquery stands after the enclosing query's
+                              * aggregation: it reads group keys, and a subtree of outer
+                              * columns only (bound over scope) must equal one */
     int n_refs;
-    int refs[PL_MAX_CORR];    /* enclosing columns (group keys when grouped) referenced,
-                               * in order of first use */
+    int refs[PL_MAX_CORR]; /* enclosing columns (group keys when grouped) referenced,
+                            * in order of first use */
     CmType types[PL_MAX_CORR];
-    int inject_offset;        /* where they appear in the subquery's FROM; -1 while discovering */
+    int inject_offset; /* where they appear in the subquery's FROM; -1 while discovering */
 };
 
 /* The distinct values of a correlated subquery's outer columns, joined into the
  * subquery's FROM and carried through its SELECT (as extra group keys). */
 struct PlInject {
-    PlNode *d;                /* one column per outer reference */
+    PlNode *d; /* one column per outer reference */
     PlOuter *outer;
-    bool joined;              /* a FROM clause took it */
-    bool carried;             /* a SELECT appended its columns to the output */
-    int n_values;             /* that SELECT's own output columns */
-    bool plain_aggregate;     /* it aggregated without GROUP BY */
-    ExExpr *empty_value;      /* then: its first column over no rows, over the outer columns */
+    bool joined;          /* a FROM clause took it */
+    bool carried;         /* a SELECT appended its columns to the output */
+    int n_values;         /* that SELECT's own output columns */
+    bool plain_aggregate; /* it aggregated without GROUP BY */
+    ExExpr *empty_value;  /* then: its first column over no rows, over the outer columns */
 };
 
 /* The name of column i of d, the distinct outer values a correlated subquery
@@ -101,9 +101,9 @@ const char *pl_outer_name(PlBinder *b, const PlNode *d, int i);
 typedef struct PlWinCtx {
     int n;
     ExWindowSpec spec[PL_MAX_WINDOWS];
-    ExExpr *arg[PL_MAX_WINDOWS];        /* over the row before windows; NULL if none */
+    ExExpr *arg[PL_MAX_WINDOWS]; /* over the row before windows; NULL if none */
     ExExpr **part[PL_MAX_WINDOWS];
-    ExExpr **order[PL_MAX_WINDOWS];     /* with spec[i].order for direction */
+    ExExpr **order[PL_MAX_WINDOWS]; /* with spec[i].order for direction */
     /* unnest(list) of the select list (one at most): its list, over the row
      * before windows like a window's argument, or NULL; the call itself is the
      * placeholder column PL_UNNEST_COL, of the element type. */

@@ -577,10 +577,9 @@ static void note_event(PlCacheCtx *ctx, const char *what, const PlCacheEntry *e,
 {
     if (ctx->n_events < (int)(sizeof ctx->events / sizeof ctx->events[0])) {
         /* rows < 0: none to tell */
-        const char *line =
-            rows < 0 ? cm_arena_printf(ctx->arena, "%s %s", what, e->name)
-                     : cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what, e->name,
-                                       (long long)rows);
+        const char *line = rows < 0 ? cm_arena_printf(ctx->arena, "%s %s", what, e->name)
+                                    : cm_arena_printf(ctx->arena, "%s %s (%lld rows)", what,
+                                                      e->name, (long long)rows);
         if (line != NULL) {
             ctx->events[ctx->n_events++] = line;
         }
@@ -794,13 +793,17 @@ PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root)
 /* The node's own expressions call a volatile function (random()). */
 static bool node_volatile(const PlNode *n)
 {
-    int n_exprs = n->kind == PL_VALUES ? n->n_rows * n->n_cols : n->kind == PL_PROJECT ? n->n_cols : 0;
+    int n_exprs = n->kind == PL_VALUES    ? n->n_rows * n->n_cols
+                  : n->kind == PL_PROJECT ? n->n_cols
+                                          : 0;
     for (int i = 0; i < n_exprs; i++) {
         if (ex_expr_is_volatile(n->exprs[i])) {
             return true;
         }
     }
-    return ex_expr_is_volatile(n->kind == PL_FILTER ? n->pred : n->kind == PL_JOIN ? n->residual : NULL);
+    return ex_expr_is_volatile(n->kind == PL_FILTER ? n->pred
+                               : n->kind == PL_JOIN ? n->residual
+                                                    : NULL);
 }
 
 /* What pl_cache_share knows of one fingerprint record. */
@@ -877,7 +880,8 @@ static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order)
         }
         int uses = 0;
         for (int j = 0; j < f->n_recs; j++) {
-            uses += !sr[j].is_covered && f->recs[j].is_ok && same_range(f, &f->recs[i], &f->recs[j]);
+            uses +=
+                !sr[j].is_covered && f->recs[j].is_ok && same_range(f, &f->recs[i], &f->recs[j]);
         }
         if (uses < 2) {
             continue;

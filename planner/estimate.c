@@ -183,7 +183,9 @@ void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
             table_column(n->table, n->col_ids[col], c);
         }
         return;
-    case PL_FILTER: filtered_column(e, n, col, c); break;
+    case PL_FILTER:
+        filtered_column(e, n, col, c);
+        break;
     case PL_PROJECT: {
         const ExExpr *x = n->exprs[col];
         int in = column_of(x);
@@ -221,8 +223,11 @@ void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
             pl_est_column(e, n->child, col, c);
         }
         return;
-    case PL_LIMIT: pl_est_column(e, n->child, col, c); break;
-    default: return;
+    case PL_LIMIT:
+        pl_est_column(e, n->child, col, c);
+        break;
+    default:
+        return;
     }
     cap(c, pl_est_rows(e, n));
 }
@@ -261,13 +266,20 @@ static bool const_number(const ExExpr *x, double *v)
     case CM_T_INT64:
     case CM_T_DATE:
     case CM_T_TIME:
-    case CM_T_TIMESTAMP: *v = (double)x->value.i; return true;
-    case CM_T_DECIMAL: *v = (double)x->value.i / pow(10, x->value.type.scale); return true;
+    case CM_T_TIMESTAMP:
+        *v = (double)x->value.i;
+        return true;
+    case CM_T_DECIMAL:
+        *v = (double)x->value.i / pow(10, x->value.type.scale);
+        return true;
     case CM_T_DECIMAL128:
         *v = (double)cm_i128_get(x->value.h) / pow(10, x->value.type.scale);
         return true;
-    case CM_T_DOUBLE: *v = x->value.d; return !isnan(*v);
-    default: return false;
+    case CM_T_DOUBLE:
+        *v = x->value.d;
+        return !isnan(*v);
+    default:
+        return false;
     }
 }
 
@@ -531,8 +543,10 @@ static double sel_expr(const Src *s, const ExExpr *x)
         }
         return clamp01(1 - keep);
     }
-    case EX_E_FUNC: return sel_func(s, x);
-    default: return pl_selectivity(x);
+    case EX_E_FUNC:
+        return sel_func(s, x);
+    default:
+        return pl_selectivity(x);
     }
 }
 
@@ -595,8 +609,8 @@ static void filtered_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
 
 /* ---- rows ---------------------------------------------------------------------------- */
 
-bool pl_est_join(double l_rows, double r_rows, int n_keys, const PlColEst *lk,
-                 const PlColEst *rk, double *rows)
+bool pl_est_join(double l_rows, double r_rows, int n_keys, const PlColEst *lk, const PlColEst *rk,
+                 double *rows)
 {
     double dl = 1, dr = 1, keep = 1, l_cap = 0, r_cap = 0;
     bool l_joined = false, r_joined = false;
@@ -700,10 +714,14 @@ static double group_rows(PlEst *e, const PlNode *n)
 static double rows_of(PlEst *e, const PlNode *n)
 {
     switch (n->kind) {
-    case PL_GET: return (double)n->table->n_rows;
-    case PL_VALUES: return n->n_rows;
-    case PL_SERIES: return (double)n->series_rows;
-    case PL_CSV: return n->csv->est_rows;
+    case PL_GET:
+        return (double)n->table->n_rows;
+    case PL_VALUES:
+        return n->n_rows;
+    case PL_SERIES:
+        return (double)n->series_rows;
+    case PL_CSV:
+        return n->csv->est_rows;
     case PL_FILTER: {
         const PlNode *base = filter_base(n);
         ExExpr *conj[MAX_CONJ];
@@ -721,12 +739,14 @@ static double rows_of(PlEst *e, const PlNode *n)
         }
         return in > 0 ? fmax(1, in * sel) : 0;
     }
-    case PL_AGGREGATE: return n->n_keys == 0 ? 1 : group_rows(e, n);
+    case PL_AGGREGATE:
+        return n->n_keys == 0 ? 1 : group_rows(e, n);
     case PL_LIMIT: {
         double c = pl_est_rows(e, n->child);
         return n->limit >= 0 && (double)n->limit < c ? (double)n->limit : c;
     }
-    case PL_JOIN: return join_rows(e, n);
+    case PL_JOIN:
+        return join_rows(e, n);
     case PL_UNION: {
         double sum = 0;
         for (int i = 0; i < n->n_inputs; i++) {
@@ -734,8 +754,10 @@ static double rows_of(PlEst *e, const PlNode *n)
         }
         return sum;
     }
-    case PL_EXPAND: return pl_est_rows(e, n->child) * (n->n_sets > 0 ? n->n_sets : 1);
-    default: return pl_est_rows(e, n->child);
+    case PL_EXPAND:
+        return pl_est_rows(e, n->child) * (n->n_sets > 0 ? n->n_sets : 1);
+    default:
+        return pl_est_rows(e, n->child);
     }
 }
 

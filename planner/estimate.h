@@ -60,5 +60,5 @@ double pl_est_conjuncts(PlEst *e, const PlNode *n, int col_off, ExExpr *const *c
 /* Rows of an equi-join of l_rows and r_rows rows on n_keys keys whose
  * columns' estimates are lk[k] and rk[k]; false (nothing written) when a
  * key's statistics are unknown. */
-bool pl_est_join(double l_rows, double r_rows, int n_keys, const PlColEst *lk,
-                 const PlColEst *rk, double *rows);
+bool pl_est_join(double l_rows, double r_rows, int n_keys, const PlColEst *lk, const PlColEst *rk,
+                 double *rows);

@@ -175,9 +175,10 @@ static void put_operator(PlTextBuf *j, const PlStagePlan *plan, const ExOp *op, 
         if (op->est_rows > 0) {
             pl_text_printf(j, ", \"est_rows\": %.0f", op->est_rows);
         }
-        pl_text_printf(j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
-             (long long)atomic_load(&op->mem.peak), (long long)atomic_load(&op->spilled_bytes),
-             (long long)atomic_load(&op->spill_files));
+        pl_text_printf(
+            j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
+            (long long)atomic_load(&op->mem.peak), (long long)atomic_load(&op->spilled_bytes),
+            (long long)atomic_load(&op->spill_files));
     }
     pl_text_lit(j, "}");
 }
@@ -189,12 +190,13 @@ static void put_shuffle(PlTextBuf *j, const ExStage *s)
     if (s->shuffle != NULL && *s->shuffle != NULL) {
         sh_shuffle_stats(*s->shuffle, &st);
     }
-    pl_text_printf(j, ",\n      \"shuffle\": {\"rows\": %lld, \"bytes_pushed\": %lld, \"blocks\": %lld, ",
-         (long long)st.rows, (long long)st.bytes_pushed, (long long)st.blocks);
-    pl_text_printf(j, "\"files\": %lld, \"splits\": %lld, \"spilled_bytes\": %lld, ", (long long)st.files,
-         (long long)st.splits, (long long)st.spilled_bytes);
+    pl_text_printf(
+        j, ",\n      \"shuffle\": {\"rows\": %lld, \"bytes_pushed\": %lld, \"blocks\": %lld, ",
+        (long long)st.rows, (long long)st.bytes_pushed, (long long)st.blocks);
+    pl_text_printf(j, "\"files\": %lld, \"splits\": %lld, \"spilled_bytes\": %lld, ",
+                   (long long)st.files, (long long)st.splits, (long long)st.spilled_bytes);
     pl_text_printf(j, "\"sorted_on_read\": %lld, \"pauses\": %lld, \"paused_ms\": %lld, ",
-         (long long)st.sorted_on_read, (long long)st.pauses, (long long)st.paused_ms);
+                   (long long)st.sorted_on_read, (long long)st.pauses, (long long)st.paused_ms);
     pl_text_printf(j, "\"map_reruns\": %lld}", (long long)st.map_reruns);
 }
 
@@ -208,12 +210,13 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
             pl_text_printf(&j, "%s\n    {\"id\": %d, \"skipped\": true}", i ? "," : "", s->id);
             continue;
         }
-        pl_text_printf(&j, "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f", i ? "," : "",
-             s->id, s->n_tasks, (long long)atomic_load(&s->sink->rows_out),
-             (double)s->time_ns / 1e6);
+        pl_text_printf(&j,
+                       "%s\n    {\"id\": %d, \"tasks\": %d, \"rows_out\": %lld, \"time_ms\": %.3f",
+                       i ? "," : "", s->id, s->n_tasks, (long long)atomic_load(&s->sink->rows_out),
+                       (double)s->time_ns / 1e6);
         pl_text_printf(&j, ", \"task_time_sum_ms\": %.3f, \"task_time_max_ms\": %.3f",
-             (double)atomic_load(&s->task_sum_ns) / 1e6,
-             (double)atomic_load(&s->task_max_ns) / 1e6);
+                       (double)atomic_load(&s->task_sum_ns) / 1e6,
+                       (double)atomic_load(&s->task_max_ns) / 1e6);
         pl_text_printf(&j, ", \"memory_at_start_bytes\": %lld", (long long)s->mem_at_start);
         pl_text_lit(&j, ",\n      \"output\": ");
         put_string(&j, s->exchange);
@@ -241,12 +244,12 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
     pl_text_lit(&j, plan->n_decisions ? "\n  ]" : "]");
     if (analyze) {
         pl_text_printf(&j, ",\n  \"peak_memory_bytes\": %lld, \"peak_rss_bytes\": %lld",
-             (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes);
+                       (long long)plan->peak_memory_bytes, (long long)plan->peak_rss_bytes);
         pl_text_printf(&j, ", \"peak_temp_bytes\": %lld, \"spilled_bytes\": %lld",
-             (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
+                       (long long)plan->peak_temp_bytes, (long long)pl_spilled_bytes(plan));
         int64_t all = plan->statement_ns > plan->total_ns ? plan->statement_ns : plan->total_ns;
         pl_text_printf(&j, ", \"total_ms\": %.3f, \"run_ms\": %.3f", (double)all / 1e6,
-             (double)plan->total_ns / 1e6);
+                       (double)plan->total_ns / 1e6);
     }
     pl_text_lit(&j, "\n}");
     return pl_text_take(&j);

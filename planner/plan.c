@@ -26,10 +26,10 @@ PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols)
 }
 
 /* From the form of the condition alone, where no column statistics reach
- * (planner/estimate.c falls back to it): an equality a tenth, a range bound a third, an OR the sum of its
- * branches, an AND the product, NOT the rest, anything else a quarter.  What
- * matters most is the ranking: d_year = 2001 reads as more selective than
- * d_moy BETWEEN 4 AND 10, and both as more than no condition at all. */
+ * (planner/estimate.c falls back to it): an equality a tenth, a range bound a third, an OR the sum
+ * of its branches, an AND the product, NOT the rest, anything else a quarter.  What matters most is
+ * the ranking: d_year = 2001 reads as more selective than d_moy BETWEEN 4 AND 10, and both as more
+ * than no condition at all. */
 double pl_selectivity(const ExExpr *e)
 {
     double s;
@@ -65,7 +65,8 @@ double pl_selectivity(const ExExpr *e)
             return 1 - 0.25;
         }
         return 0.25;
-    default: return 0.25;
+    default:
+        return 0.25;
     }
 }
 

@@ -41,8 +41,8 @@
 struct PlSession {
     StCatalog *cat;
     CmConfig cfg;
-    PlCache *cache;     /* CACHE TABLE entries and their temporary views */
-    CmPool *pool;       /* sized cfg.threads; rebuilt when that changes */
+    PlCache *cache; /* CACHE TABLE entries and their temporary views */
+    CmPool *pool;   /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
     bool in_txn;           /* this connection's BEGIN opened the catalog's transaction */
     bool is_txn_aborted;   /* a statement of the transaction failed: only ROLLBACK or COMMIT
@@ -55,26 +55,26 @@ struct PlSession {
 };
 
 typedef struct Stmt {
-    PlTemp *temps;     /* WITH RECURSIVE results of this statement; owned */
+    PlTemp *temps; /* WITH RECURSIVE results of this statement; owned */
     PlSession *s;
     CmArena *arena;
     const char *sql;
     PsStmt *ast;
-    PlResult *res;     /* set by statements that return something */
-    PlResult *spare;   /* an empty result made before the statement ran (empty_result) */
-    const PlParams *params;         /* the values of its parameters, or NULL */
-    const PlExecOpts *opts;         /* how the caller asked it to run, or NULL */
+    PlResult *res;          /* set by statements that return something */
+    PlResult *spare;        /* an empty result made before the statement ran (empty_result) */
+    const PlParams *params; /* the values of its parameters, or NULL */
+    const PlExecOpts *opts; /* how the caller asked it to run, or NULL */
     const CmValue *insert_defaults; /* INSERT ... VALUES: what DEFAULT is per column, or NULL */
     int n_insert_defaults;
-    PlCacheCtx cache;  /* the statement's use of the session's cache */
-    ExResultStreamFn stream;        /* set: the next run_query streams its rows here */
+    PlCacheCtx cache;        /* the statement's use of the session's cache */
+    ExResultStreamFn stream; /* set: the next run_query streams its rows here */
     void *stream_ctx;
-    bool is_client_stream;          /* set: the stream is the client's (PlExecOpts) */
-    bool rows_in_blocks;            /* set: the next run_query keeps its rows in the block store */
-    PlMemObs mem_start;             /* what memory had cost when the statement started */
-    bool is_mem_stepped;            /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
-    bool is_sub_run;                /* the next run_query is one the binder or the cache asked
-                                       for before the statement's own query */
+    bool is_client_stream; /* set: the stream is the client's (PlExecOpts) */
+    bool rows_in_blocks;   /* set: the next run_query keeps its rows in the block store */
+    PlMemObs mem_start;    /* what memory had cost when the statement started */
+    bool is_mem_stepped;   /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
+    bool is_sub_run;       /* the next run_query is one the binder or the cache asked
+                              for before the statement's own query */
     CmErr *err;
 } Stmt;
 
@@ -520,12 +520,12 @@ static void add_timeline(Stmt *st, const PlStagePlan *plan, const PlStagePlan *i
                          Lines *lines)
 {
     const PsStmt *inner = st->ast->inner;
-    PlTimelineIn in = {.plan = plan,
-                       .initial = initial,
-                       .sql = cm_arena_strndup(st->arena, st->sql + inner->src_off,
-                                               (size_t)inner->src_len),
-                       .n_notes = st->cache.n_events,
-                       .notes = st->cache.events};
+    PlTimelineIn in = {
+        .plan = plan,
+        .initial = initial,
+        .sql = cm_arena_strndup(st->arena, st->sql + inner->src_off, (size_t)inner->src_len),
+        .n_notes = st->cache.n_events,
+        .notes = st->cache.events};
     char *doc = pl_timeline_html(&in);
     if (doc == NULL) {
         cm_err_set(st->err, CM_OOM, -1, "out of memory writing EXPLAIN");
@@ -576,8 +576,8 @@ static CmStatus stmt_explain(Stmt *st)
      * optimizer changed it: planning is deterministic, so planning again
      * without running gives exactly the plan the run started from. */
     PlStagePlan plan = {0}, initial = {0};
-    CmStatus rc = pl_physical_plan(st->arena, root, &st->s->cfg, analyze ? &initial : &plan,
-                                   st->err);
+    CmStatus rc =
+        pl_physical_plan(st->arena, root, &st->s->cfg, analyze ? &initial : &plan, st->err);
     if (rc == CM_OK && analyze) {
         rc = run_query(st, root, &plan, NULL);
         plan.statement_ns = cm_now_ns() - t0;
@@ -956,8 +956,8 @@ static CmStatus key_columns(Stmt *st, const StColumn *cols, int n, const char *l
         }
         if (found < 0) {
             return cm_err_set(st->err, CM_BIND, st->ast->src_off,
-                              "column '%.*s' of the %s is not a column of '%s'", (int)len, k,
-                              what, st->ast->name);
+                              "column '%.*s' of the %s is not a column of '%s'", (int)len, k, what,
+                              st->ast->name);
         }
         if (*n_key < n) {
             key[(*n_key)++] = found;
@@ -1008,8 +1008,8 @@ static CmStatus create_table(Stmt *st)
         n_pk += ((const PsColumnDef *)a->columns->items[i])->primary_key;
     }
     if (n_pk > 1) {
-        return cm_err_set(st->err, CM_BIND, a->src_off, "table \"%s\" has more than one primary key",
-                          a->name);
+        return cm_err_set(st->err, CM_BIND, a->src_off,
+                          "table \"%s\" has more than one primary key", a->name);
     }
     /* A table-level PRIMARY KEY (a, b) marks its columns (the planner reads
      * keys to order joins) and makes them NOT NULL, as a column-level one does. */
@@ -1096,12 +1096,12 @@ static CmStatus drop(Stmt *st)
     const PsStmt *a = st->ast;
     StEntry *e = st_catalog_find(st->s->cat, a->name);
     StEntryKind want = !strcmp(a->object, "view")    ? ST_ENTRY_VIEW
-                     : !strcmp(a->object, "index") ? ST_ENTRY_INDEX
-                                                   : ST_ENTRY_TABLE;
+                       : !strcmp(a->object, "index") ? ST_ENTRY_INDEX
+                                                     : ST_ENTRY_TABLE;
     if (e == NULL) {
         return a->if_exists ? CM_OK
-                            : cm_err_set(st->err, CM_BIND, a->src_off, "unknown %s '%s'",
-                                         a->object, a->name);
+                            : cm_err_set(st->err, CM_BIND, a->src_off, "unknown %s '%s'", a->object,
+                                         a->name);
     }
     if (e->kind != want) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "'%s' is not %s %s", a->name,
@@ -1141,8 +1141,8 @@ static CmStatus create_index(Stmt *st)
         }
         key[i] = j;
     }
-    if (st_table_add_index(e->table, a->name, a->unique ? ST_INDEX_UNIQUE : ST_INDEX_PLAIN,
-                           n_keys, key, st->err) != CM_OK) {
+    if (st_table_add_index(e->table, a->name, a->unique ? ST_INDEX_UNIQUE : ST_INDEX_PLAIN, n_keys,
+                           key, st->err) != CM_OK) {
         return st->err->code;
     }
     if (st_catalog_add_index(st->s->cat, a->name, a->table, stmt_text(st, a), st->err) != CM_OK) {
@@ -1185,8 +1185,7 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_d
     /* The new rows go into a new table as the query reads the old one. */
     StTable *t = st_table_new_like(old, st->err);
     StTable *written = t != NULL ? written_table(st, old) : NULL;
-    Appender app = {.t = t, .flag_col = old->n_cols, .is_flag_drop = is_delete,
-                    .written = written};
+    Appender app = {.t = t, .flag_col = old->n_cols, .is_flag_drop = is_delete, .written = written};
     if (t != NULL && st->err->code == CM_OK && run_into(st, root, &app) == CM_OK) {
         if (written != NULL) {
             returning(st, written, app.n_flagged);
@@ -1206,9 +1205,9 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_d
 
 /* UPDATE ... FROM: a copy of t's rows with their row numbers (ExResultStreamFn). */
 typedef struct Numberer {
-    StTable *t;      /* t's columns, then "#row" */
-    CmVec *cols;     /* t->n_cols views */
-    CmVec num;       /* the numbers, at the batch's positions */
+    StTable *t;  /* t's columns, then "#row" */
+    CmVec *cols; /* t->n_cols views */
+    CmVec num;   /* the numbers, at the batch's positions */
     int64_t next;
 } Numberer;
 
@@ -1281,8 +1280,8 @@ static CmStatus update_or_delete(Stmt *st)
         }
         b.temps = &numbered;
     }
-    PlNode *root = is_update ? pl_bind_update(&b, e->table, a)
-                             : pl_bind_delete(&b, e->table, a->where);
+    PlNode *root =
+        is_update ? pl_bind_update(&b, e->table, a) : pl_bind_delete(&b, e->table, a->where);
     if (root != NULL) {
         replace_rows(st, e, root, !is_update);
     }
@@ -1343,8 +1342,8 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
     if (add != NULL) {
         cols[k] = *add;
         from[k] = -1;
-        fill[k] = add->has_default ? add->default_value
-                                   : (CmValue){.type = add->type, .is_null = true};
+        fill[k] =
+            add->has_default ? add->default_value : (CmValue){.type = add->type, .is_null = true};
         fill[k].type = add->type;
     }
     for (int c = 0; c < n; c++) {
@@ -1365,9 +1364,8 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
         st_table_add_index(t, st_index_name(ix), st_index_kind(ix), nk, keys, st->err);
     }
     PlBinder b = query_binder(st, true);
-    PlNode *root = t != NULL && st->err->code == CM_OK
-                       ? pl_bind_reshape(&b, old, n, from, fill, names)
-                       : NULL;
+    PlNode *root =
+        t != NULL && st->err->code == CM_OK ? pl_bind_reshape(&b, old, n, from, fill, names) : NULL;
     Appender app = {.t = t, .flag_col = -1};
     if (root != NULL && run_into(st, root, &app) == CM_OK) {
         e->table = t;
@@ -1528,8 +1526,8 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
 {
     if (src->n_cols != n_src) {
         cm_err_set(st->err, CM_BIND, st->ast->src_off,
-                   "table '%s' has %d columns to fill but %d values were supplied", t->name,
-                   n_src, src->n_cols);
+                   "table '%s' has %d columns to fill but %d values were supplied", t->name, n_src,
+                   src->n_cols);
         return NULL;
     }
     PlNode *p = pl_node_new(st->arena, PL_PROJECT, t->n_cols);
@@ -1540,8 +1538,7 @@ static PlNode *insert_projection(Stmt *st, StTable *t, PlNode *src, const int *t
     }
     PlBinder b = query_binder(st, false);
     for (int i = 0; i < n_src; i++) {
-        if (src->kind == PL_VALUES &&
-            !cast_values_column(&b, src, i, t->cols[target[i]].type)) {
+        if (src->kind == PL_VALUES && !cast_values_column(&b, src, i, t->cols[target[i]].type)) {
             return NULL;
         }
         ExExpr *c = ex_expr_column(st->arena, i, src->types[i]);
@@ -1582,8 +1579,7 @@ static CmStatus insert(Stmt *st)
 {
     StEntry *e = st_catalog_find(st->s->cat, st->ast->table);
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
-        return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'",
-                          st->ast->table);
+        return cm_err_set(st->err, CM_BIND, st->ast->src_off, "unknown table '%s'", st->ast->table);
     }
     int n_src = 0;
     int *target = insert_targets(st, e->table, &n_src);
@@ -1692,7 +1688,7 @@ typedef struct CopyOpts {
     bool header, has_header;       /* has_header: HEADER was given */
     bool auto_detect;              /* COPY FROM: sniff what was not given (DuckDB) */
     char null_str[64];
-    int64_t max_line_size;  /* bytes of the longest record COPY FROM reads */
+    int64_t max_line_size;                      /* bytes of the longest record COPY FROM reads */
     int64_t delimiter_off, quote_off, null_off; /* where each was given; -1 if not */
 } CopyOpts;
 
@@ -1754,8 +1750,12 @@ static CmStatus check_copy_options(Stmt *st, const CopyOpts *co)
 
 static CmStatus copy_options(Stmt *st, CopyOpts *co)
 {
-    *co = (CopyOpts){.delimiter = ',', .quote = '"', .max_line_size = ST_CSV_MAX_LINE_SIZE,
-                     .delimiter_off = -1, .quote_off = -1, .null_off = -1};
+    *co = (CopyOpts){.delimiter = ',',
+                     .quote = '"',
+                     .max_line_size = ST_CSV_MAX_LINE_SIZE,
+                     .delimiter_off = -1,
+                     .quote_off = -1,
+                     .null_off = -1};
     for (int i = 0; st->ast->options != NULL && i < st->ast->options->n; i++) {
         const PsOption *o = st->ast->options->items[i];
         char text[64];
@@ -1796,8 +1796,7 @@ static CmStatus copy_options(Stmt *st, CopyOpts *co)
             snprintf(co->null_str, sizeof co->null_str, "%s", text);
             co->null_off = off;
         } else if (!strcmp(o->name, "max_line_size")) {
-            if (!cm_parse_int64(text, strlen(text), &co->max_line_size) ||
-                co->max_line_size <= 0) {
+            if (!cm_parse_int64(text, strlen(text), &co->max_line_size) || co->max_line_size <= 0) {
                 return cm_err_set(st->err, CM_BIND, off,
                                   "COPY option max_line_size must be a positive integer");
             }
@@ -2161,17 +2160,27 @@ static CmStatus dispatch(Stmt *st)
         return st->err->code;
     }
     switch (a->kind) {
-    case PS_ST_SELECT: return stmt_select(st);
-    case PS_ST_EXPLAIN: return stmt_explain(st);
-    case PS_ST_ALTER: return alter_table(st);
+    case PS_ST_SELECT:
+        return stmt_select(st);
+    case PS_ST_EXPLAIN:
+        return stmt_explain(st);
+    case PS_ST_ALTER:
+        return alter_table(st);
     case PS_ST_SHOW_TABLES:
-    case PS_ST_DESCRIBE: return stmt_show(st);
-    case PS_ST_CREATE_TABLE: return create_table(st);
-    case PS_ST_CREATE_VIEW: return create_view(st);
-    case PS_ST_CREATE_INDEX: return create_index(st);
-    case PS_ST_DROP: return drop(st);
-    case PS_ST_INSERT: return insert(st);
-    case PS_ST_SET: return set_stmt(st);
+    case PS_ST_DESCRIBE:
+        return stmt_show(st);
+    case PS_ST_CREATE_TABLE:
+        return create_table(st);
+    case PS_ST_CREATE_VIEW:
+        return create_view(st);
+    case PS_ST_CREATE_INDEX:
+        return create_index(st);
+    case PS_ST_DROP:
+        return drop(st);
+    case PS_ST_INSERT:
+        return insert(st);
+    case PS_ST_SET:
+        return set_stmt(st);
     case PS_ST_RESET:
         if (cm_config_reset(&st->s->cfg, a->name, st->err) != CM_OK) {
             st->err->off = a->src_off;
@@ -2179,14 +2188,19 @@ static CmStatus dispatch(Stmt *st)
         return st->err->code;
     case PS_ST_BEGIN:
     case PS_ST_COMMIT:
-    case PS_ST_ROLLBACK: return transaction_stmt(st);
+    case PS_ST_ROLLBACK:
+        return transaction_stmt(st);
     case PS_ST_UPDATE:
-    case PS_ST_DELETE: return update_or_delete(st);
-    case PS_ST_COPY: return copy(st);
+    case PS_ST_DELETE:
+        return update_or_delete(st);
+    case PS_ST_COPY:
+        return copy(st);
     case PS_ST_CACHE:
     case PS_ST_UNCACHE:
-    case PS_ST_CLEAR_CACHE: return pl_cache_exec(&st->cache, a, st->sql);
-    case PS_ST_ANALYZE: return analyze(st);
+    case PS_ST_CLEAR_CACHE:
+        return pl_cache_exec(&st->cache, a, st->sql);
+    case PS_ST_ANALYZE:
+        return analyze(st);
     }
     return cm_err_set(st->err, CM_INTERNAL, a->src_off, "unknown statement kind");
 }
@@ -2241,9 +2255,13 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
                       : s->cfg.shuffle_compression == CM_COMPRESSION_ZSTD ? SH_BLOCK_CODEC_ZSTD
                       : s->cfg.shuffle_compression == CM_COMPRESSION_LZ4  ? SH_BLOCK_CODEC_LZ4
                                                                           : SH_COMPRESS_AUTO);
-    st.cache = (PlCacheCtx){.cache = s->cache, .cat = s->cat, .arena = &arena,
-                            .run = run_for_binder, .run_ctx = &st,
-                            .is_reusing = s->cfg.subplan_reuse, .err = err};
+    st.cache = (PlCacheCtx){.cache = s->cache,
+                            .cat = s->cat,
+                            .arena = &arena,
+                            .run = run_for_binder,
+                            .run_ctx = &st,
+                            .is_reusing = s->cfg.subplan_reuse,
+                            .err = err};
     bool has_statement = false; /* its progress began: white space and comments have none */
     if (ps_parse_next(&arena, sql, len, off, &st.ast, err) == CM_OK && st.ast != NULL &&
         (st.spare = result_new(0, NULL, err)) != NULL) {

@@ -24,10 +24,10 @@
 typedef struct PlSession PlSession;
 
 typedef struct PlResult {
-    ExResult *rows;   /* owned; NULL for statements without rows */
+    ExResult *rows; /* owned; NULL for statements without rows */
     int n_cols;
-    char **names;     /* owned */
-    int64_t changes;  /* rows inserted/updated/deleted, -1 otherwise */
+    char **names;    /* owned */
+    int64_t changes; /* rows inserted/updated/deleted, -1 otherwise */
 } PlResult;
 
 /* Owned; NULL with err on failure. */

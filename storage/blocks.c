@@ -33,9 +33,9 @@ struct StBlock {
     CmMemRes *res; /* borrowed: where mem_bytes is reserved */
     StBlockDropped dropped;
     void *owner;
-    CmBatch *batch;    /* owned; NULL when not resident */
-    int64_t mem_bytes; /* reserved on res for batch */
-    StBlockLoc loc;    /* the disk copy; bytes 0 when none */
+    CmBatch *batch;       /* owned; NULL when not resident */
+    int64_t mem_bytes;    /* reserved on res for batch */
+    StBlockLoc loc;       /* the disk copy; bytes 0 when none */
     const char *saved_in; /* a saved block's file (st_block_new_saved): its copy is a record
                              there, not an extent of the store's file; else NULL */
     int pins;
@@ -78,13 +78,13 @@ typedef struct Store {
     int64_t file_size; /* bytes of the file, free extents included */
     Extent *free_ext;  /* owned; sorted by offset, adjacent ones merged */
     int n_free, cap_free;
-    bool evict_on_unpin;    /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
-                               unpinned (a test setting: a stale pointer to a block's data
-                               then reads freed memory, which ASan reports) */
-    Loader *loaders[8];     /* idle decompression contexts and read buffers, for the next loads */
+    bool evict_on_unpin; /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
+                            unpinned (a test setting: a stale pointer to a block's data
+                            then reads freed memory, which ASan reports) */
+    Loader *loaders[8];  /* idle decompression contexts and read buffers, for the next loads */
     int n_loaders;
-    CmMutex io_lock; /* serializes writers: one compression context */
-    ShCompressor *cctx; /* of the disk codec when it was last used; owned, under io_lock */
+    CmMutex io_lock;     /* serializes writers: one compression context */
+    ShCompressor *cctx;  /* of the disk codec when it was last used; owned, under io_lock */
     unsigned char *wrec; /* the record being written, kept for the next; under io_lock */
     size_t wrec_cap;
 } Store;
@@ -342,7 +342,8 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
     }
     cm_mutex_lock(&s->io_lock);
     int codec = sh_disk_codec();
-    if (s->cctx != NULL && (codec == SH_BLOCK_CODEC_NONE || sh_compressor_codec(s->cctx) != codec)) {
+    if (s->cctx != NULL &&
+        (codec == SH_BLOCK_CODEC_NONE || sh_compressor_codec(s->cctx) != codec)) {
         sh_compressor_free(s->cctx);
         s->cctx = NULL;
     }
