@@ -32,10 +32,33 @@ typedef struct CmMem {
     CmMemMode mode;
     double storage_frac, shuffle_frac; /* shares of the limit (cm_mem_set_mode) */
     double boundary;                   /* the protected storage share: storage_frac, or AUTO's */
+    CmCond released;                   /* broadcast by give() while needs wait (cm_mem_need) */
+    int waiters;                       /* threads waiting on `released` */
+    int64_t gives;                     /* releases so far: a waiter sees progress by it */
 } CmMem;
 
 /* cm_mem_grow keeps 1/HEADROOM_DIV of execution memory free (see there). */
 #define HEADROOM_DIV 8
+
+/* A refused cm_mem_need waits for other threads' releases (see there) while
+ * they go on: it gives up after NEED_QUIET_MS without a release, or after
+ * NEED_WAIT_MS in all, and looks again every NEED_LOOK_MS meanwhile. */
+#define NEED_QUIET_MS 1000
+#define NEED_WAIT_MS 30000
+#define NEED_LOOK_MS 100
+
+/* The thread a consumer last grew on (CmMemRes.owner): 1, 2, ... in the
+ * order threads first reserve. */
+static atomic_int g_threads;
+static _Thread_local int t_self;
+
+static int self_id(void)
+{
+    if (t_self == 0) {
+        t_self = atomic_fetch_add(&g_threads, 1) + 1;
+    }
+    return t_self;
+}
 
 static CmMem g_mem;
 static CmMemRes g_values;
@@ -44,6 +67,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static void mem_init_once(void)
 {
     cm_mutex_init(&g_mem.lock);
+    cm_cond_init(&g_mem.released);
     g_mem.limit = cm_mem_default_limit();
     /* keep in sync with the defaults of the settings (common/config.c) */
     g_mem.mode = CM_MEM_UNIFIED;
@@ -257,6 +281,7 @@ static void take(CmMem *m, CmMemRes *r, int64_t bytes)
         m->n_consumers[r->pool] += r->fixed ? 0 : 1;
     }
     r->held += bytes;
+    r->owner = self_id();
     r->peak = r->held > r->peak ? r->held : r->peak;
     m->used[r->pool] += bytes;
     if (m->used[r->pool] > m->peak[r->pool]) {
@@ -271,6 +296,10 @@ static void give(CmMem *m, CmMemRes *r, int64_t bytes)
     r->held -= bytes;
     m->used[r->pool] -= bytes;
     group_add(r->group, -bytes);
+    m->gives++;
+    if (m->waiters > 0 && bytes > 0) {
+        cm_cond_broadcast(&m->released);
+    }
     if (r->held == 0 && bytes > 0) {
         if (r->prev != NULL) {
             r->prev->next = r->next;
@@ -452,6 +481,35 @@ CmMemRes *cm_mem_values(void)
     return &g_values;
 }
 
+/* Whether a refused need of `bytes` for r could be met by what consumers
+ * other threads grew hold, with what is free: those threads are at work and
+ * release as they finish a piece of it.  Under the lock. */
+static bool others_could_give(const CmMem *m, const CmMemRes *r, int64_t bytes)
+{
+    int64_t elsewhere = 0;
+    for (const CmMemRes *c = m->head; c != NULL; c = c->next) {
+        if (c != r && c->pool == r->pool && c->owner != self_id()) {
+            elsewhere += c->held;
+        }
+    }
+    int64_t bound =
+        m->mode == CM_MEM_STATIC
+            ? share_bytes(m, r->pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac)
+            : region(m);
+    int64_t used = m->mode == CM_MEM_STATIC ? m->used[r->pool] : m->used[0] + m->used[1];
+    int64_t free = bound > used ? bound - used : 0;
+    return elsewhere > 0 && elsewhere + free >= bytes;
+}
+
+/* Memory that cannot spill is refused at once only when waiting cannot help.
+ * When other threads hold what would meet it, they are tasks of the same
+ * stage working through their share (a grace join's class, a sort run), and
+ * a task that failed now would fail a query that fits: two join tasks at
+ * 1 MB, one holding its block while the other starts its own, is such a
+ * case.  So the need waits for their releases, and gives up only when they
+ * stop releasing (NEED_QUIET_MS: a holder that keeps its memory to the end
+ * of the stage, a broadcast table say) or after NEED_WAIT_MS.  Waiters
+ * cannot deadlock each other: each wait ends by its clock. */
 CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
 {
     if (bytes <= 0) {
@@ -460,13 +518,33 @@ CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
     CmMem *m = mem();
     cm_mutex_lock(&m->lock);
     CmStatus st = CM_OK;
-    while (!fits(m, r->pool, bytes) && r->pool == CM_MEM_EXECUTION && take_back(m, bytes, false)) {
-    }
-    if (fits(m, r->pool, bytes)) {
-        take(m, r, bytes);
-    } else {
-        m->refusals++;
-        st = refuse(m, r, bytes, err);
+    long long start = 0, quiet = 0;
+    int64_t gives = 0;
+    for (;;) {
+        while (!fits(m, r->pool, bytes) && r->pool == CM_MEM_EXECUTION &&
+               take_back(m, bytes, false)) {
+        }
+        if (fits(m, r->pool, bytes)) {
+            take(m, r, bytes);
+            break;
+        }
+        long long now = cm_now_ns();
+        if (start == 0) {
+            start = quiet = now;
+            gives = m->gives;
+        } else if (m->gives != gives) {
+            quiet = now;
+            gives = m->gives;
+        }
+        if (!others_could_give(m, r, bytes) || now - quiet > NEED_QUIET_MS * 1000000LL ||
+            now - start > NEED_WAIT_MS * 1000000LL) {
+            m->refusals++;
+            st = refuse(m, r, bytes, err);
+            break;
+        }
+        m->waiters++;
+        cm_cond_timedwait(&m->released, &m->lock, NEED_LOOK_MS);
+        m->waiters--;
     }
     cm_mutex_unlock(&m->lock);
     return st;

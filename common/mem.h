@@ -69,6 +69,7 @@ typedef struct CmMemRes {
     bool shared;       /* set after init: one reservation that serves every task of a stage
                           (a broadcast join's table), so it may take execution memory up to
                           the headroom rather than a 1/N slice beside the tasks it serves */
+    int owner;         /* the thread it last grew on (mem.c's numbering) */
     struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
 } CmMemRes;
 
@@ -108,7 +109,9 @@ void cm_mem_res_fini(CmMemRes *r);
  * refused (nothing changes): the caller spills or gives up. */
 bool cm_mem_grow(CmMemRes *r, int64_t bytes);
 /* Reserves `bytes` more for memory that cannot be spilled: within the limit,
- * fair share ignored.  CM_OOM with the message described above when refused. */
+ * fair share ignored.  When refused while consumers on other threads hold
+ * what would meet it, waits for their releases (seconds at most; mem.c);
+ * CM_OOM with the message described above when refused in the end. */
 CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err);
 /* Makes r hold `bytes` in all (grows through cm_mem_need, or shrinks). */
 CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err);

@@ -4,6 +4,7 @@
  * test sets its own limit and releases everything it took.
  */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/arena.h"
 #include "common/mem.h"
+#include "common/thread.h"
 
 static void big_limit(void)
 {
@@ -64,6 +66,95 @@ Test(cm_mem, fair_share_between_consumers)
     cr_expect_eq(cm_mem_need(&b, 1, &err), CM_OOM);
     cm_mem_res_fini(&a);
     cm_mem_res_fini(&b);
+}
+
+/* A thread that holds memory and releases it after a while. */
+typedef struct Holder {
+    CmMemRes res;
+    int64_t bytes;
+    int release_after_ms; /* < 0: never (the test releases it) */
+    atomic_bool holding;
+} Holder;
+
+static void *hold_then_release(void *arg)
+{
+    Holder *h = arg;
+    CmErr err;
+    cm_err_init(&err);
+    cr_assert_eq(cm_mem_need(&h->res, h->bytes, &err), CM_OK);
+    atomic_store(&h->holding, true);
+    if (h->release_after_ms >= 0) {
+        struct timespec d = {0, (long)h->release_after_ms * 1000000L};
+        nanosleep(&d, NULL);
+        cm_mem_shrink(&h->res, h->bytes);
+    }
+    return NULL;
+}
+
+static double since_ms(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+Test(cm_mem, a_need_waits_for_another_threads_release)
+{
+    cm_mem_set_limit(1000);
+    Holder h = {.bytes = 800, .release_after_ms = 200};
+    cm_mem_res_init(&h.res, CM_MEM_EXECUTION, "other task", NULL);
+    CmThread t;
+    cr_assert(cm_thread_start(&t, hold_then_release, &h));
+    while (!atomic_load(&h.holding)) {
+    }
+    CmMemRes me;
+    cm_mem_res_init(&me, CM_MEM_EXECUTION, "join block", NULL);
+    CmErr err;
+    cm_err_init(&err);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_expect_eq(cm_mem_need(&me, 500, &err), CM_OK, "%s", err.msg);
+    cr_expect_geq(since_ms(&t0), 100.0, "granted only once the other thread released");
+    cm_thread_join(&t);
+    cm_mem_res_fini(&me);
+    cm_mem_res_fini(&h.res);
+}
+
+Test(cm_mem, a_need_no_release_can_meet_is_refused_at_once)
+{
+    cm_mem_set_limit(1000);
+    CmMemRes mine, me;
+    cm_mem_res_init(&mine, CM_MEM_EXECUTION, "this thread's sort", NULL);
+    cm_mem_res_init(&me, CM_MEM_EXECUTION, "join block", NULL);
+    CmErr err;
+    cm_err_init(&err);
+    cr_assert_eq(cm_mem_need(&mine, 800, &err), CM_OK);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_expect_eq(cm_mem_need(&me, 500, &err), CM_OOM, "held by this thread: no wait");
+    cr_expect_eq(cm_mem_need(&me, 2000, &err), CM_OOM, "over the limit: no wait");
+    cr_expect_lt(since_ms(&t0), 50.0);
+    cm_mem_res_fini(&mine);
+}
+
+Test(cm_mem, a_need_gives_up_when_other_threads_stop_releasing)
+{
+    cm_mem_set_limit(1000);
+    Holder h = {.bytes = 800, .release_after_ms = -1};
+    cm_mem_res_init(&h.res, CM_MEM_EXECUTION, "broadcast table", NULL);
+    CmThread t;
+    cr_assert(cm_thread_start(&t, hold_then_release, &h));
+    cm_thread_join(&t);
+    CmMemRes me;
+    cm_mem_res_init(&me, CM_MEM_EXECUTION, "join block", NULL);
+    CmErr err;
+    cm_err_init(&err);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_expect_eq(cm_mem_need(&me, 500, &err), CM_OOM);
+    cr_expect_geq(since_ms(&t0), 900.0, "waited for a release that did not come");
+    cr_expect(strstr(err.msg, "800 bytes by broadcast table") != NULL, "%s", err.msg);
+    cm_mem_res_fini(&h.res);
 }
 
 Test(cm_mem, fixed_buffers_take_no_share)
