@@ -63,16 +63,16 @@ typedef struct PlCacheCtx {
     CmArena *arena; /* the statement's query arena */
     PlRunFn run;    /* runs a plan to its rows (the session's runner) */
     void *run_ctx;
-    bool is_plan_only;      /* EXPLAIN without ANALYZE: scan what is there, compute nothing,
-                               count nothing */
-    int n_events;           /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
-    const char *events[16]; /* in the query arena */
-    bool is_reusing;        /* setting subplan_reuse: pl_cache_share shares subtrees */
-    bool is_in_place;       /* MEMORY_ONLY entries are computed where they stand, not read
-                               (the second run of a statement whose rows were dropped) */
+    bool is_plan_only;       /* EXPLAIN without ANALYZE: scan what is there, compute nothing,
+                                count nothing */
+    int n_events;            /* cache reads and writes of the statement, for EXPLAIN ANALYZE */
+    const char *events[16];  /* in the query arena */
+    bool is_reusing;         /* setting subplan_reuse: pl_cache_share shares subtrees */
+    bool is_in_place;        /* MEMORY_ONLY entries are computed where they stand, not read
+                                (the second run of a statement whose rows were dropped) */
     int n_memory_only_reads; /* scans of MEMORY_ONLY entries' rows the statement planned */
     PlCacheEntry *memory_only_read[8]; /* the first 8 of their entries (borrowed) */
-    int n_shared;           /* shared subtrees of the statement, #1 first */
+    int n_shared;                      /* shared subtrees of the statement, #1 first */
     PlShared shared[PL_MAX_SHARED];
     CmErr *err;
 } PlCacheCtx;

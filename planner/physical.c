@@ -26,9 +26,9 @@ typedef struct Pipe {
     ExOp *source;
     int n_ops;
     ExOp *ops[MAX_PIPE_OPS];
-    bool single;             /* runs as one task */
-    const PlNode *keyed_for; /* the aggregate whose keys the pipe's rows are partitioned on
-                                (a union read for it, build_union), or NULL */
+    bool single;              /* runs as one task */
+    const PlNode *keyed_for;  /* the aggregate whose keys the pipe's rows are partitioned on
+                                 (a union read for it, build_union), or NULL */
     const PlNode *union_read; /* the union whose inputs the source reads one after the
                                  other, each task its part of each (build_union), or NULL */
     int n_deps;

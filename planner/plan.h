@@ -3,10 +3,10 @@
  * planner cuts into stages.
  *
  * A PlNode is a relational operator with one child, or two for a join
- * (`child` is the probe side, `right` the build side).  Each node states its output: n_cols columns with types
- * and names.  Expressions are bound ExExpr trees over the child's output
- * columns.  All nodes live in the query arena.  A field that changes a node's
- * rows must be in its fingerprint: keep in sync with put_fields in cache.c.
+ * (`child` is the probe side, `right` the build side).  Each node states its output: n_cols columns
+ * with types and names.  Expressions are bound ExExpr trees over the child's output columns.  All
+ * nodes live in the query arena.  A field that changes a node's rows must be in its fingerprint:
+ * keep in sync with put_fields in cache.c.
  */
 #pragma once
 
@@ -20,32 +20,32 @@
 #include "storage/table.h"
 
 typedef enum PlKind {
-    PL_GET,        /* scan of `table`, columns `col_ids` */
-    PL_VALUES,     /* n_rows constant rows (`exprs`, row-major); n_cols may be 0 */
-    PL_SERIES,     /* one BIGINT column: series_rows values from series_start by series_step */
-    PL_CSV,        /* the records of delimited text files (`csv`: read_csv) */
-    PL_FILTER,     /* rows of child where `pred` is true */
-    PL_PROJECT,    /* `exprs` (n_cols) over the child */
-    PL_AGGREGATE,  /* group by child columns 0..n_keys-1, then `aggs` */
-    PL_SORT,       /* order by `sort_keys` (child columns) */
-    PL_LIMIT,      /* `limit` (-1: none) rows after `offset` */
-    PL_JOIN,       /* `child` (probe) joined with `right` (build): see ExJoinType */
-    PL_UNION,      /* the rows of every input in `inputs` (UNION ALL) */
-    PL_WINDOW,     /* child's columns plus the value of window function `win` */
-    PL_EXPAND,     /* child's rows once per grouping set (see ex_expand_new) */
-    PL_UNNEST,     /* child's rows once per element of list column `unnest_col`, which
-                      becomes the element (see ex_unnest_new) */
+    PL_GET,       /* scan of `table`, columns `col_ids` */
+    PL_VALUES,    /* n_rows constant rows (`exprs`, row-major); n_cols may be 0 */
+    PL_SERIES,    /* one BIGINT column: series_rows values from series_start by series_step */
+    PL_CSV,       /* the records of delimited text files (`csv`: read_csv) */
+    PL_FILTER,    /* rows of child where `pred` is true */
+    PL_PROJECT,   /* `exprs` (n_cols) over the child */
+    PL_AGGREGATE, /* group by child columns 0..n_keys-1, then `aggs` */
+    PL_SORT,      /* order by `sort_keys` (child columns) */
+    PL_LIMIT,     /* `limit` (-1: none) rows after `offset` */
+    PL_JOIN,      /* `child` (probe) joined with `right` (build): see ExJoinType */
+    PL_UNION,     /* the rows of every input in `inputs` (UNION ALL) */
+    PL_WINDOW,    /* child's columns plus the value of window function `win` */
+    PL_EXPAND,    /* child's rows once per grouping set (see ex_expand_new) */
+    PL_UNNEST,    /* child's rows once per element of list column `unnest_col`, which
+                     becomes the element (see ex_unnest_new) */
 } PlKind;
 
 /* What a read_csv scan reads (planner/bind_csv.c), in the query arena. */
 typedef struct PlCsv {
     int n_files;
-    const char **files;  /* in reading order */
-    StCsvOptions opt;    /* the dialect; opt.n_cols fields fill the first columns */
-    bool has_filename;   /* a last VARCHAR column holds each row's file */
-    const char *prefix;  /* what the sniffer took from files[0] when it is a pipe, or NULL */
+    const char **files; /* in reading order */
+    StCsvOptions opt;   /* the dialect; opt.n_cols fields fill the first columns */
+    bool has_filename;  /* a last VARCHAR column holds each row's file */
+    const char *prefix; /* what the sniffer took from files[0] when it is a pipe, or NULL */
     size_t n_prefix;
-    double est_rows;     /* from the files' sizes and the sample's bytes per line */
+    double est_rows; /* from the files' sizes and the sample's bytes per line */
 } PlCsv;
 
 typedef struct PlNode PlNode;
@@ -67,8 +67,8 @@ struct PlNode {
     /* SERIES (generate_series, range) */
     int64_t series_start, series_step;
     uint64_t series_rows;
-    CmType series_type;     /* BIGINT, or TIMESTAMP (microseconds) */
-    bool series_is_cal;     /* TIMESTAMP by a step with months: series_cal added row by row */
+    CmType series_type; /* BIGINT, or TIMESTAMP (microseconds) */
+    bool series_is_cal; /* TIMESTAMP by a step with months: series_cal added row by row */
     CmInterval series_cal;
     /* CSV */
     const PlCsv *csv;
@@ -95,9 +95,9 @@ struct PlNode {
     PlNode *right;
     ExJoinType join_type;
     int n_join_keys;
-    int *left_keys;       /* child columns */
-    int *right_keys;      /* right columns, same types as left_keys */
-    ExExpr *residual;     /* over child ++ right columns, or NULL */
+    int *left_keys;        /* child columns */
+    int *right_keys;       /* right columns, same types as left_keys */
+    ExExpr *residual;      /* over child ++ right columns, or NULL */
     uint64_t join_null_eq; /* bit k: key k matches NULL with NULL */
     bool join_mark_plain;  /* MARK without NULL for unknown (see ExJoinSpec) */
     /* WINDOW */

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/value.h"
 #include "common/alloc.h"
 #include "common/hash.h"
+#include "common/value.h"
 #include "executor/func.h"
 #include "planner/binder.h"
 
@@ -39,10 +39,14 @@ static bool select_reads(const PsSelect *s, const char *name)
 static bool reads(const PsFrom *f, const char *name)
 {
     switch (f->kind) {
-    case PS_FROM_TABLE: return strcmp(f->name, name) == 0;
-    case PS_FROM_SUBQUERY: return select_reads(f->subquery, name);
-    case PS_FROM_JOIN: return reads(f->left, name) || reads(f->right, name);
-    case PS_FROM_FUNCTION: return false; /* constant arguments only */
+    case PS_FROM_TABLE:
+        return strcmp(f->name, name) == 0;
+    case PS_FROM_SUBQUERY:
+        return select_reads(f->subquery, name);
+    case PS_FROM_JOIN:
+        return reads(f->left, name) || reads(f->right, name);
+    case PS_FROM_FUNCTION:
+        return false; /* constant arguments only */
     }
     return false;
 }
@@ -50,8 +54,8 @@ static bool reads(const PsFrom *f, const char *name)
 /* ---- the set of rows seen (UNION without ALL) ------------------------------------ */
 
 typedef struct Seen {
-    uint64_t *hashes;    /* slot: hash | 1, 0 = empty */
-    char **keys;         /* slot: the row's serialized bytes (in arena) */
+    uint64_t *hashes; /* slot: hash | 1, 0 = empty */
+    char **keys;      /* slot: the row's serialized bytes (in arena) */
     size_t *lens;
     uint64_t mask;
     int64_t n;
@@ -234,8 +238,8 @@ static bool group_has_subquery(const PsSelect *s)
 /* Does any expression of the simple query `s` hold a subquery? */
 static bool select_has_subquery(const PsSelect *s)
 {
-    if (expr_has_subquery(s->where) || targets_have_subquery(s->targets) ||
-        group_has_subquery(s) || expr_has_subquery(s->having) || expr_has_subquery(s->qualify) ||
+    if (expr_has_subquery(s->where) || targets_have_subquery(s->targets) || group_has_subquery(s) ||
+        expr_has_subquery(s->having) || expr_has_subquery(s->qualify) ||
         exprs_have_subquery(s->distinct_on) || order_has_subquery(s->order_by) ||
         expr_has_subquery(s->limit) || expr_has_subquery(s->offset)) {
         return true;
@@ -264,9 +268,8 @@ static PsSelect *result_filter(PlBinder *b, const PsSelect *outer, const PsCte *
 {
     const PsFrom *f = outer->from;
     if (outer->kind != PS_SEL_SIMPLE || outer->with == NULL || outer->with->n != 1 ||
-        outer->where == NULL || f == NULL || f->kind != PS_FROM_TABLE ||
-        f->schema.schema != NULL || strcmp(f->name, cte->name) != 0 ||
-        select_has_subquery(outer)) {
+        outer->where == NULL || f == NULL || f->kind != PS_FROM_TABLE || f->schema.schema != NULL ||
+        strcmp(f->name, cte->name) != 0 || select_has_subquery(outer)) {
         return NULL;
     }
     PsSelect *q = cm_arena_zalloc(b->arena, sizeof *q);
@@ -469,8 +472,8 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
     }
     for (int round = 0; b->err->code == CM_OK && add.added > 0; round++) {
         if (round == MAX_ROUNDS) {
-            cm_err_set(b->err, CM_LIMIT, cte->src_off,
-                       "recursive '%s' did not end after %d rounds", cte->name, MAX_ROUNDS);
+            cm_err_set(b->err, CM_LIMIT, cte->src_off, "recursive '%s' did not end after %d rounds",
+                       cte->name, MAX_ROUNDS);
             break;
         }
         /* This round's step reads the rows the previous round added. */

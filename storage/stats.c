@@ -144,13 +144,21 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n)
     double lo = INFINITY, hi = -INFINITY;
     switch (v->type.id) {
     case CM_T_INT32:
-    case CM_T_DATE: ADD_FIXED(int32_t, I64_BITS, true); break;
+    case CM_T_DATE:
+        ADD_FIXED(int32_t, I64_BITS, true);
+        break;
     case CM_T_INT64:
     case CM_T_TIME:
     case CM_T_TIMESTAMP:
-    case CM_T_DECIMAL: ADD_FIXED(int64_t, I64_BITS, true); break;
-    case CM_T_DOUBLE: ADD_FIXED(double, dbl_bits, !isnan(x)); break;
-    case CM_T_BOOL: ADD_FIXED(uint8_t, U8_BITS, false); break;
+    case CM_T_DECIMAL:
+        ADD_FIXED(int64_t, I64_BITS, true);
+        break;
+    case CM_T_DOUBLE:
+        ADD_FIXED(double, dbl_bits, !isnan(x));
+        break;
+    case CM_T_BOOL:
+        ADD_FIXED(uint8_t, U8_BITS, false);
+        break;
     case CM_T_VARCHAR: {
         const CmStr *vals = v->data;
         for (int i = 0; i < n; i++) {
@@ -334,14 +342,21 @@ bool st_stats_numeric(CmType type, const void *data, uint32_t pos, double *out)
 {
     switch (type.id) {
     case CM_T_INT32:
-    case CM_T_DATE: *out = ((const int32_t *)data)[pos]; return true;
+    case CM_T_DATE:
+        *out = ((const int32_t *)data)[pos];
+        return true;
     case CM_T_INT64:
     case CM_T_TIME:
-    case CM_T_TIMESTAMP: *out = (double)((const int64_t *)data)[pos]; return true;
+    case CM_T_TIMESTAMP:
+        *out = (double)((const int64_t *)data)[pos];
+        return true;
     case CM_T_DECIMAL:
         *out = (double)((const int64_t *)data)[pos] / pow(10, type.scale);
         return true;
-    case CM_T_DOUBLE: *out = ((const double *)data)[pos]; return !isnan(*out);
-    default: return false;
+    case CM_T_DOUBLE:
+        *out = ((const double *)data)[pos];
+        return !isnan(*out);
+    default:
+        return false;
     }
 }

@@ -47,15 +47,15 @@ typedef struct StFreq {
 } StFreq;
 
 typedef struct StColStats {
-    int64_t n_values;          /* rows counted (null or not) */
-    int64_t n_nulls;           /* of them NULL */
-    bool has_range;            /* min/max hold (a numeric or DATE column with a non-NULL value) */
-    double min, max;           /* logical values: a DECIMAL unscaled, a DATE in days */
-    double ndv;                /* st_stats_ndv's answer for the registers as they are; < 0:
-                                  not computed since the last change */
-    uint8_t hll[ST_HLL_REGS];  /* per register the largest rank seen (0: none) */
-    StFreq *freq;              /* NULL, or the frequency sketch (a table's columns have one:
-                                  st_stats_new_array) */
+    int64_t n_values;         /* rows counted (null or not) */
+    int64_t n_nulls;          /* of them NULL */
+    bool has_range;           /* min/max hold (a numeric or DATE column with a non-NULL value) */
+    double min, max;          /* logical values: a DECIMAL unscaled, a DATE in days */
+    double ndv;               /* st_stats_ndv's answer for the registers as they are; < 0:
+                                 not computed since the last change */
+    uint8_t hll[ST_HLL_REGS]; /* per register the largest rank seen (0: none) */
+    StFreq *freq;             /* NULL, or the frequency sketch (a table's columns have one:
+                                 st_stats_new_array) */
 } StColStats;
 
 /* n zeroed statistics, each with a frequency sketch, in one allocation

@@ -322,8 +322,8 @@ CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err)
             uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, i);
             if (cm_vec_is_null(v, p)) {
                 if (col->not_null) {
-                    return cm_err_set(err, CM_RUNTIME, -1,
-                                      "NOT NULL constraint failed: %s.%s", t->name, col->name);
+                    return cm_err_set(err, CM_RUNTIME, -1, "NOT NULL constraint failed: %s.%s",
+                                      t->name, col->name);
                 }
                 continue;
             }
@@ -332,8 +332,8 @@ CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err)
                 if ((int64_t)s->len > col->type.length) {
                     return cm_err_set(err, CM_RUNTIME, -1,
                                       "value too long for type %s(%d) of column %s.%s",
-                                      col->type.is_char ? "CHAR" : "VARCHAR",
-                                      (int)col->type.length, t->name, col->name);
+                                      col->type.is_char ? "CHAR" : "VARCHAR", (int)col->type.length,
+                                      t->name, col->name);
                 }
             }
         }
@@ -417,7 +417,8 @@ static CmStatus copy_value(const StTable *t, CmBatch *dst, int col, int row, con
     }
     if (t->cols[col].type.id == CM_T_LIST) {
         CmList l = ((const CmList *)v->data)[p];
-        ((CmList *)d->data)[row] = cm_list_copy(&dst->heap, &l, cm_type_elem(t->cols[col].type), err);
+        ((CmList *)d->data)[row] =
+            cm_list_copy(&dst->heap, &l, cm_type_elem(t->cols[col].type), err);
         return err->code;
     }
     memcpy((char *)d->data + w * (size_t)row, (const char *)v->data + w * p, w);
@@ -535,15 +536,15 @@ static StChunk *tail_chunk(StTable *t, CmErr *err)
     return c;
 }
 
-#define MIN_MAX(T)                                                                          \
-    do {                                                                                    \
-        const T *vals = data;                                                                \
-        for (int i = 0; i < n; i++) {                                                       \
-            if (valid == NULL || ((valid[i >> 6] >> (i & 63)) & 1)) {                       \
-                *lo = vals[i] < *lo ? vals[i] : *lo;                                            \
-                *hi = vals[i] > *hi ? vals[i] : *hi;                                            \
-            }                                                                               \
-        }                                                                                   \
+#define MIN_MAX(T)                                                                                 \
+    do {                                                                                           \
+        const T *vals = data;                                                                      \
+        for (int i = 0; i < n; i++) {                                                              \
+            if (valid == NULL || ((valid[i >> 6] >> (i & 63)) & 1)) {                              \
+                *lo = vals[i] < *lo ? vals[i] : *lo;                                               \
+                *hi = vals[i] > *hi ? vals[i] : *hi;                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* The smallest and largest non-NULL value of rows [0, n) of an integer column
@@ -642,8 +643,8 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
         stamp(t);
     }
     return CM_OK;
-fail: {
-    bool was_stale = t->stats_stale; /* the statistics never saw this append's rows */
+fail : {
+    bool was_stale = t->stats_stale;   /* the statistics never saw this append's rows */
     uint64_t was_version = t->version; /* nor did anything saved: the rows are as they were */
     st_table_truncate(t, start);
     t->stats_stale = was_stale;
@@ -737,10 +738,10 @@ CmStatus st_table_analyze(StTable *t, CmErr *err)
         const CmBatch *b = st_block_pin(c->block, NULL, err);
         if (b == NULL) {
             cm_free(fresh);
-            return err->code != CM_OK ? err->code
-                                      : cm_err_set(err, CM_RUNTIME, -1,
-                                                   "the rows of '%s' were dropped from memory",
-                                                   t->name);
+            return err->code != CM_OK
+                       ? err->code
+                       : cm_err_set(err, CM_RUNTIME, -1,
+                                    "the rows of '%s' were dropped from memory", t->name);
         }
         for (int col = 0; col < t->n_cols; col++) {
             st_stats_add(&fresh[col], &b->cols[col], NULL, c->n_rows);

@@ -57,7 +57,7 @@ typedef enum StIndexKind {
 } StIndexKind;
 
 typedef struct StColumn {
-    char *name;    /* owned */
+    char *name; /* owned */
     CmType type;
     bool not_null;
     bool primary_key;
@@ -67,38 +67,38 @@ typedef struct StColumn {
 } StColumn;
 
 typedef struct StChunk {
-    int n_rows;           /* rows of the table in this chunk, <= CM_BATCH_CAP (a sealed
-                             block may hold more after a truncate: they are not the table's) */
-    StBlock *block;       /* the columns and their strings; owned */
-    const CmBatch *held;  /* the block's batch while the table pins it (an unsealed tail
-                             chunk, or any chunk of a table with indexes); else NULL */
-    bool sealed;          /* full and immutable: evictable when not pinned */
-    int64_t *zone;        /* from sealing: min, max of each column (2 per column; min > max
-                             when all NULL); meaningful for INT32, DATE, INT64; owned */
+    int n_rows;          /* rows of the table in this chunk, <= CM_BATCH_CAP (a sealed
+                            block may hold more after a truncate: they are not the table's) */
+    StBlock *block;      /* the columns and their strings; owned */
+    const CmBatch *held; /* the block's batch while the table pins it (an unsealed tail
+                            chunk, or any chunk of a table with indexes); else NULL */
+    bool sealed;         /* full and immutable: evictable when not pinned */
+    int64_t *zone;       /* from sealing: min, max of each column (2 per column; min > max
+                            when all NULL); meaningful for INT32, DATE, INT64; owned */
 } StChunk;
 
 typedef struct StTable {
-    char *name;           /* owned */
+    char *name; /* owned */
     int n_cols;
-    StColumn *cols;       /* owned */
-    CmType *types;        /* owned: the columns' types */
+    StColumn *cols; /* owned */
+    CmType *types;  /* owned: the columns' types */
     int n_chunks, cap_chunks;
-    StChunk **chunks;     /* owned */
+    StChunk **chunks; /* owned */
     int64_t n_rows;
-    CmArena strings;      /* bytes of long default values */
-    CmMemRes mem;         /* storage memory held by the resident chunks (common/mem.h) */
+    CmArena strings; /* bytes of long default values */
+    CmMemRes mem;    /* storage memory held by the resident chunks (common/mem.h) */
     int n_indexes;
-    StIndex **indexes;    /* owned; each holds rows [0, n_rows) */
-    StBlockLevel level;   /* of its chunks: MEMORY_AND_DISK unless st_table_set_level */
-    atomic_bool lost;     /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
-    StColStats *stats;    /* owned: one per column, of the rows appended (storage/stats.h) */
-    bool stats_stale;     /* rows were taken out since: stats are an upper bound until ANALYZE */
-    bool is_index_cold;   /* the indexes hold no rows yet (st_table_add_index_cold), and
-                             sealed chunks are not held: built at the first append */
-    uint64_t id;          /* unique to this table object, fixed at st_table_new */
-    uint64_t version;     /* changes whenever the rows do (new, append, truncate), unique across
-                             tables: a saved copy of the rows is current while it matches */
-    StTableMark *mark;    /* the table as the open transaction's BEGIN found it, or NULL; owned */
+    StIndex **indexes;  /* owned; each holds rows [0, n_rows) */
+    StBlockLevel level; /* of its chunks: MEMORY_AND_DISK unless st_table_set_level */
+    atomic_bool lost;   /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
+    StColStats *stats;  /* owned: one per column, of the rows appended (storage/stats.h) */
+    bool stats_stale;   /* rows were taken out since: stats are an upper bound until ANALYZE */
+    bool is_index_cold; /* the indexes hold no rows yet (st_table_add_index_cold), and
+                           sealed chunks are not held: built at the first append */
+    uint64_t id;        /* unique to this table object, fixed at st_table_new */
+    uint64_t version;   /* changes whenever the rows do (new, append, truncate), unique across
+                           tables: a saved copy of the rows is current while it matches */
+    StTableMark *mark;  /* the table as the open transaction's BEGIN found it, or NULL; owned */
 } StTable;
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
