@@ -253,11 +253,18 @@ static void src_column(const Src *s, int c, PlColEst *out)
     }
 }
 
-static bool const_number(const ExExpr *x, double *v)
+/* x without the casts around it: a constant's value is read before them. */
+static const ExExpr *strip_casts(const ExExpr *x)
 {
     while (x->kind == EX_E_FUNC && x->n_args == 1 && strcmp(x->name, "cast") == 0) {
         x = x->args[0];
     }
+    return x;
+}
+
+static bool const_number(const ExExpr *x, double *v)
+{
+    x = strip_casts(x);
     if (x->kind != EX_E_CONST || x->value.is_null) {
         return false;
     }
@@ -331,9 +338,7 @@ static bool const_hash(const PlColEst *c, const ExExpr *k, uint64_t *h)
     double v;
     switch (c->type.id) {
     case CM_T_VARCHAR:
-        while (k->kind == EX_E_FUNC && k->n_args == 1 && strcmp(k->name, "cast") == 0) {
-            k = k->args[0];
-        }
+        k = strip_casts(k);
         if (k->kind != EX_E_CONST || k->value.is_null || k->value.type.id != CM_T_VARCHAR) {
             return false;
         }

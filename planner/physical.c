@@ -241,6 +241,20 @@ static bool regroups(const ExAggSpec *g)
             g->fn == EX_AGG_MAX || (g->fn == EX_AGG_SUM && g->arg_type.id != CM_T_DOUBLE));
 }
 
+/* The two aggregates of the DISTINCT rewrites below: `inner` over p's rows,
+ * then n's with its aggregates replaced by `outer_aggs` over inner's rows. */
+static bool build_two_level(Builder *bld, const PlNode *inner, const PlNode *n,
+                            ExAggSpec *outer_aggs, Pipe *p)
+{
+    if (!build_aggregate(bld, inner, p)) {
+        return false;
+    }
+    PlNode outer = *n;
+    outer.child = NULL;
+    outer.aggs = outer_aggs;
+    return build_aggregate(bld, &outer, p);
+}
+
 /* build_distinct_expand's case of one DISTINCT expression x beside plain
  * aggregates that all regroup (count(*), count(DISTINCT x) ...): GROUP BY x
  * computing the plain ones, then over its rows f(x) for the DISTINCT ones
@@ -311,13 +325,7 @@ static bool build_distinct_by_x(Builder *bld, const PlNode *n, Pipe *p, int x, c
                     .n_aggs = n_inner,
                     .aggs = inner_aggs,
                     .empty_set_key = -1};
-    if (!build_aggregate(bld, &inner, p)) {
-        return false;
-    }
-    PlNode outer = *n;
-    outer.child = NULL;
-    outer.aggs = outer_aggs;
-    return build_aggregate(bld, &outer, p);
+    return build_two_level(bld, &inner, n, outer_aggs, p);
 }
 
 /* An aggregate with no keys whose DISTINCT aggregates are over several
@@ -456,13 +464,7 @@ static bool build_distinct_expand(Builder *bld, const PlNode *n, Pipe *p, bool *
     }
     inner.n_cols = n_cols;
     inner.types = inner_types;
-    if (!build_aggregate(bld, &inner, p)) {
-        return false;
-    }
-    PlNode outer = *n;
-    outer.child = NULL;
-    outer.aggs = outer_aggs;
-    return build_aggregate(bld, &outer, p);
+    return build_two_level(bld, &inner, n, outer_aggs, p);
 }
 
 /* Whether aggregates x and y of n have the same ORDER BY inside their calls
