@@ -39,6 +39,8 @@ typedef struct ExRangeFilter {
 /* ---- sources ---- */
 ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, CmErr *err);
 bool ex_op_is_scan(const ExOp *op);
+/* Makes the scan one task that reads the whole table, in chunk order. */
+void ex_scan_set_whole(ExOp *scan);
 /* Makes the scan skip chunks whose INTEGER, BIGINT or DATE output column `col`
  * has no non-NULL value in rf's range once rf is ready; false if the scan
  * already has its limit of filters or the column is not of those types. */

@@ -19,6 +19,7 @@ typedef struct ScanSpec {
     int n_cols;
     int *col_ids; /* table column of each output column */
     int chunks_per_task;
+    bool whole; /* one task reads every chunk (ex_scan_set_whole) */
     int n_filters;
     int filter_col[4]; /* output column each filter reads */
     ExRangeFilter *filter[4];
@@ -38,7 +39,7 @@ static int scan_n_tasks(ExOp *op, ExQuery *q)
 {
     ScanSpec *s = op->spec;
     int n_chunks = s->table->n_chunks;
-    int want = (int)q->config.threads * 4;
+    int want = s->whole ? 1 : (int)q->config.threads * 4;
     s->chunks_per_task = (n_chunks + want - 1) / want;
     if (s->chunks_per_task < 1) {
         s->chunks_per_task = 1;
@@ -180,6 +181,11 @@ static const ExOpVt SCAN_VT = {
 bool ex_op_is_scan(const ExOp *op)
 {
     return op->vt == &SCAN_VT;
+}
+
+void ex_scan_set_whole(ExOp *scan)
+{
+    ((ScanSpec *)scan->spec)->whole = true;
 }
 
 bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf)
