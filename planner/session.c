@@ -1944,8 +1944,10 @@ static CmStatus copy_to(Stmt *st, const PlNode *root, const CopyOpts *co)
         st->err->off = st->ast->path_off;
         return st->err->code;
     }
-    StCsvOutOptions opt = {
-        .delimiter = co->delimiter, .quote = co->quote, .null_str = co->null_str};
+    StCsvOutOptions opt = {.delimiter = co->delimiter,
+                           .quote = co->quote,
+                           .null_str = co->null_str,
+                           .name = st->ast->path};
     CopyWriter w = {.out = st_csv_out_new(out.f, &opt, (int)st->s->cfg.threads, st->err)};
     if (w.out == NULL) {
         st_outfile_abort(&out);

@@ -14,7 +14,12 @@
  */
 #include "storage/csv_out.h"
 
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/mem.h"
@@ -45,6 +50,15 @@ struct StCsvOut {
     int n_pending; /* text[!cur][0..n_pending) is still to be written */
     Text row;      /* the fallback's one-row buffer, not reserved */
     CmMemRes res;  /* the bytes of text[][] */
+    /* Positioned mode (a regular file, several threads; see in_place): each
+     * slice's task writes its own text with pwrite at `end`, taken in slice
+     * order by passing `turn`. */
+    bool looked;         /* whether in_place has decided */
+    int fd;              /* >= 0 in positioned mode */
+    int64_t end;         /* the file offset after the text placed so far */
+    atomic_int turn;     /* the slice whose text is placed next */
+    int refused_from;    /* the first slice refused room in this batch, or -1 */
+    atomic_int io_errno; /* the first failed pwrite's errno, or 0 */
 };
 
 /* One batch's work for the pool. */
@@ -224,18 +238,72 @@ static bool put_rows(const StCsvOut *w, Text *t, const CmBatch *b, int from, int
     return true;
 }
 
+/* Writes t->len bytes of t at file offset `at` (positioned mode). */
+static void place(StCsvOut *w, const Text *t, int64_t at)
+{
+    size_t done = 0;
+    while (done < t->len) {
+        ssize_t n = pwrite(w->fd, t->data + done, t->len - done, (off_t)(at + (int64_t)done));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            int none = 0;
+            atomic_compare_exchange_strong(&w->io_errno, &none, n < 0 ? errno : EIO);
+            return;
+        }
+        done += (size_t)n;
+    }
+}
+
 static void write_text(StCsvOut *w, Text *t)
 {
-    if (t->len > 0) {
+    if (t->len > 0 && w->fd >= 0) {
+        place(w, t, w->end);
+        w->end += (int64_t)t->len;
+    } else if (t->len > 0) {
         fwrite(t->data, 1, t->len, w->f);
     }
     t->len = 0;
+}
+
+/* Positioned mode's slice task: formats the slice, waits for its turn (the
+ * tasks before it hold lower slices, as the pool hands tasks out in order, so
+ * the wait ends), and writes its text from the thread that made it, while
+ * the next slices are formatted.  Through the stream, one thread wrote what
+ * the others had just formatted: every byte crossed between cores in the
+ * kernel's copy, which took a quarter of TeraSort's COPY TO (1 GB of text at
+ * 0.7 GB/s).  The turn passes after the write: two writes at once to one
+ * file only spin on its inode lock.  A slice refused room writes nothing, nor
+ * do the slices after it; st_csv_out_write writes their rows a row at a time. */
+static void format_and_place(StCsvOut *w, const Job *job, int slice)
+{
+    int n = job->b->n_rows;
+    Text *t = &w->text[0][slice];
+    t->len = 0;
+    bool ok = put_rows(w, t, job->b, (int)((int64_t)n * slice / job->n_slices),
+                       (int)((int64_t)n * (slice + 1) / job->n_slices), &w->res);
+    while (atomic_load_explicit(&w->turn, memory_order_acquire) != slice) {
+        sched_yield();
+    }
+    if (!ok && w->refused_from < 0) {
+        w->refused_from = slice;
+    }
+    if (w->refused_from < 0) {
+        write_text(w, t);
+    }
+    t->len = 0;
+    atomic_store_explicit(&w->turn, slice + 1, memory_order_release);
 }
 
 static void run_job(void *arg, int task_idx, int worker_id)
 {
     Job *job = arg;
     StCsvOut *w = job->w;
+    if (w->fd >= 0) {
+        format_and_place(w, job, task_idx);
+        return;
+    }
     if (task_idx < job->n_writes) {
         for (int i = 0; i < w->n_pending; i++) {
             write_text(w, &w->text[!w->cur][i]);
@@ -257,6 +325,7 @@ StCsvOut *st_csv_out_new(FILE *f, const StCsvOutOptions *opt, int n_threads, CmE
         return NULL;
     }
     w->f = f;
+    w->fd = -1;
     w->opt = *opt;
     w->null_len = strlen(opt->null_str);
     cm_mem_res_init(&w->res, CM_MEM_EXECUTION, "COPY TO text", NULL);
@@ -272,10 +341,11 @@ StCsvOut *st_csv_out_new(FILE *f, const StCsvOutOptions *opt, int n_threads, CmE
     return w;
 }
 
-/* Writes b a row at a time, after the earlier text: a slice was refused room. */
-static CmStatus write_rows(StCsvOut *w, const CmBatch *b, CmErr *err)
+/* Writes rows [from, n) of b a row at a time, after the earlier text: a
+ * slice was refused room. */
+static CmStatus write_rows(StCsvOut *w, const CmBatch *b, int from, CmErr *err)
 {
-    for (int r = 0; r < b->n_rows; r++) {
+    for (int r = from; r < b->n_rows; r++) {
         w->row.len = 0;
         if (!put_rows(w, &w->row, b, r, r + 1, NULL)) {
             return cm_err_set(err, CM_OOM, -1, "out of memory writing a COPY row");
@@ -285,10 +355,67 @@ static CmStatus write_rows(StCsvOut *w, const CmBatch *b, CmErr *err)
     return CM_OK;
 }
 
+/* Decides, at the first batch (after the caller's header), whether the
+ * writer places its text itself: into a regular file, with several threads.
+ * The stream is flushed and its position taken; st_csv_out_finish moves the
+ * stream to the end again.  A pipe or device keeps the stream. */
+static void in_place(StCsvOut *w)
+{
+    w->looked = true;
+    struct stat st;
+    int fd = fileno(w->f);
+    if (w->pool == NULL || fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        fflush(w->f) != 0) {
+        return;
+    }
+    off_t at = ftello(w->f);
+    if (at >= 0) {
+        w->fd = fd;
+        w->end = (int64_t)at;
+    }
+}
+
+/* The error of a failed pwrite, if any. */
+static CmStatus io_error(StCsvOut *w, CmErr *err)
+{
+    int e = atomic_load(&w->io_errno);
+    return e == 0 ? CM_OK
+                  : cm_err_set(err, CM_IO, -1, "cannot write '%s': %s",
+                               w->opt.name != NULL ? w->opt.name : "the COPY output", strerror(e));
+}
+
+/* Positioned mode's batch: each slice formatted and placed by its own task. */
+static CmStatus place_batch(StCsvOut *w, const CmBatch *b, int n_slices, CmErr *err)
+{
+    Job job = {.w = w, .b = b, .n_slices = n_slices};
+    atomic_store(&w->turn, 0);
+    w->refused_from = -1;
+    cm_pool_run(w->pool, n_slices, run_job, &job);
+    for (int i = 0; i < n_slices; i++) {
+        Text *t = &w->text[0][i];
+        t->is_refused = false;
+        if (t->is_oom) {
+            t->is_oom = false;
+            return cm_err_set(err, CM_OOM, -1, "out of memory writing COPY text");
+        }
+    }
+    if (w->refused_from >= 0 &&
+        write_rows(w, b, (int)((int64_t)b->n_rows * w->refused_from / n_slices), err) != CM_OK) {
+        return err->code;
+    }
+    return io_error(w, err);
+}
+
 CmStatus st_csv_out_write(StCsvOut *w, const CmBatch *b, CmErr *err)
 {
     int n_slices = b->n_rows / MIN_SLICE_ROWS;
     n_slices = n_slices < 1 ? 1 : n_slices > w->n_slices ? w->n_slices : n_slices;
+    if (!w->looked) {
+        in_place(w);
+    }
+    if (w->fd >= 0) {
+        return place_batch(w, b, n_slices, err);
+    }
     Job job = {.w = w, .b = b, .n_slices = n_slices, .n_writes = w->n_pending > 0};
     if (w->pool != NULL) {
         cm_pool_run(w->pool, job.n_writes + n_slices, run_job, &job);
@@ -309,7 +436,7 @@ CmStatus st_csv_out_write(StCsvOut *w, const CmBatch *b, CmErr *err)
         t->is_refused = false;
     }
     if (is_refused) {
-        return write_rows(w, b, err);
+        return write_rows(w, b, 0, err);
     }
     w->n_pending = n_slices;
     w->cur = !w->cur;
@@ -322,7 +449,11 @@ CmStatus st_csv_out_finish(StCsvOut *w, CmErr *err)
         write_text(w, &w->text[!w->cur][i]);
     }
     w->n_pending = 0;
-    return err->code;
+    if (w->fd >= 0 && fseeko(w->f, (off_t)w->end, SEEK_SET) != 0 && err->code == CM_OK) {
+        return cm_err_set(err, CM_IO, -1, "cannot write '%s': %s",
+                          w->opt.name != NULL ? w->opt.name : "the COPY output", strerror(errno));
+    }
+    return err->code == CM_OK ? io_error(w, err) : err->code;
 }
 
 void st_csv_out_free(StCsvOut *w)

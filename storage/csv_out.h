@@ -11,7 +11,10 @@
  * batch to batch; when the manager refuses them, a batch is written a row at
  * a time as before, so memory_limit holds.  The bytes written are those of
  * the one-thread writer exactly.  Not thread-safe: one call at a time (from
- * any thread).  Write errors stay in the stream (ferror), for whoever closes it.
+ * any thread).  Into a regular file with several threads, each thread
+ * writes the text it formatted itself, with pwrite at its place (csv_out.c);
+ * a failed pwrite is a CM_IO error of st_csv_out_write or _finish.  Other
+ * write errors stay in the stream (ferror), for whoever closes it.
  */
 #pragma once
 
@@ -26,6 +29,7 @@ typedef struct StCsvOutOptions {
     char delimiter;
     char quote;           /* 0: never quote */
     const char *null_str; /* the text of a NULL; borrowed until st_csv_out_free */
+    const char *name;     /* the file, for messages; borrowed; may be NULL */
 } StCsvOutOptions;
 
 /* A writer to f (borrowed until st_csv_out_free) formatting on n_threads

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/mem.h"
@@ -41,6 +42,39 @@ static char *write_all(CmBatch *const *bs, int n_batches, int n_threads, const c
     cr_assert_eq(st_csv_out_finish(w, &err), CM_OK, "%s", err.msg);
     st_csv_out_free(w);
     fclose(f);
+    return text;
+}
+
+/* write_all into a regular file, where several threads write with pwrite
+ * (positioned mode), between a header written through the stream before
+ * the first batch and a line written through it after finish; the text
+ * between them, owned (free). */
+static char *write_all_to_file(CmBatch *const *bs, int n_batches, int n_threads)
+{
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    StCsvOutOptions opt = {.delimiter = ',', .quote = '"', .null_str = "", .name = "t.csv"};
+    StCsvOut *w = st_csv_out_new(f, &opt, n_threads, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    fputs("head\n", f);
+    for (int i = 0; i < n_batches; i++) {
+        cr_assert_eq(st_csv_out_write(w, bs[i], &err), CM_OK, "%s", err.msg);
+    }
+    cr_assert_eq(st_csv_out_finish(w, &err), CM_OK, "%s", err.msg);
+    st_csv_out_free(w);
+    fputs("tail\n", f);
+    cr_assert_eq(fflush(f), 0);
+    long size = ftell(f);
+    cr_assert_geq(size, 10L);
+    char *all = cm_malloc((size_t)size + 1);
+    rewind(f);
+    cr_assert_eq(fread(all, 1, (size_t)size, f), (size_t)size);
+    all[size] = 0;
+    fclose(f);
+    cr_expect_eq(strncmp(all, "head\n", 5), 0, "the header was overwritten");
+    cr_expect_str_eq(all + size - 5, "tail\n", "the stream did not continue at the end");
+    char *text = strndup(all + 5, (size_t)size - 10);
+    cm_free(all);
     return text;
 }
 
@@ -134,8 +168,9 @@ Test(st_csv_out, constants_and_selections_are_read_through)
     cm_batch_fini(&b);
 }
 
-/* 200 batches (a last one partly full) of numbered rows, some quoted. */
-static char *numbered(int n_threads)
+/* 200 batches (a last one partly full) of numbered rows, some quoted,
+ * written to a memory stream or (to_file) a regular file. */
+static char *numbered_to(int n_threads, bool to_file)
 {
     static const char *const strs[] = {"abc", "with,comma", NULL,
                                        "long enough to live outside the inline bytes"};
@@ -147,12 +182,18 @@ static char *numbered(int n_threads)
         int n = i == N_BATCHES - 1 && CM_BATCH_CAP > 5 ? CM_BATCH_CAP / 2 + 1 : CM_BATCH_CAP;
         fill(bs[i], n, (int64_t)i * CM_BATCH_CAP, strs, 4);
     }
-    char *text = write_all(bs, N_BATCHES, n_threads, "");
+    char *text = to_file ? write_all_to_file(bs, N_BATCHES, n_threads)
+                         : write_all(bs, N_BATCHES, n_threads, "");
     for (int i = 0; i < N_BATCHES; i++) {
         cm_batch_fini(bs[i]);
         cm_free(bs[i]);
     }
     return text;
+}
+
+static char *numbered(int n_threads)
+{
+    return numbered_to(n_threads, false);
 }
 
 static void expect_numbered(const char *text)
@@ -190,6 +231,50 @@ Test(st_csv_out, refused_buffers_fall_back_to_rows)
     cr_expect(strcmp(got, want) == 0, "the fallback wrote other bytes");
     free(want);
     free(got);
+}
+
+Test(st_csv_out, threads_writing_a_file_in_place_write_the_same_bytes)
+{
+    char *one = numbered(1), *two = numbered_to(2, true), *three = numbered_to(3, true);
+    cr_expect(strcmp(two, one) == 0, "two threads wrote other bytes to a file");
+    cr_expect(strcmp(three, one) == 0, "three threads wrote other bytes to a file");
+    free(one);
+    free(two);
+    free(three);
+}
+
+Test(st_csv_out, refused_buffers_fall_back_to_rows_in_a_file)
+{
+    char *want = numbered(1);
+    cm_mem_set_limit(16 * 1024); /* less than one text buffer */
+    char *got = numbered_to(2, true);
+    cm_mem_set_limit(cm_mem_default_limit());
+    cr_expect(strcmp(got, want) == 0, "the fallback wrote other bytes");
+    free(want);
+    free(got);
+}
+
+Test(st_csv_out, a_failed_write_in_place_is_an_error_naming_the_file)
+{
+    char path[] = "/tmp/sluice_csv_out_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    FILE *f = fopen(path, "r"); /* a regular file this process cannot write */
+    cr_assert_not_null(f);
+    static const char *const strs[] = {"abc"};
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 2, TYPES, &err), CM_OK);
+    fill(&b, CM_BATCH_CAP, 0, strs, 1);
+    StCsvOutOptions opt = {.delimiter = ',', .quote = '"', .null_str = "", .name = "out.csv"};
+    StCsvOut *w = st_csv_out_new(f, &opt, 2, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    cr_expect_eq(st_csv_out_write(w, &b, &err), CM_IO);
+    cr_expect(strstr(err.msg, "cannot write 'out.csv'") != NULL, "%s", err.msg);
+    st_csv_out_free(w);
+    fclose(f);
+    unlink(path);
+    cm_batch_fini(&b);
 }
 
 /* One row (1, s) written alone; owned text (free). */
