@@ -98,6 +98,18 @@ static double since_ms(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* cm_mem_need of `bytes` for a new consumer `me`, timed (*ms). */
+static CmStatus timed_need(CmMemRes *me, int64_t bytes, CmErr *err, double *ms)
+{
+    cm_mem_res_init(me, CM_MEM_EXECUTION, "join block", NULL);
+    cm_err_init(err);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CmStatus st = cm_mem_need(me, bytes, err);
+    *ms = since_ms(&t0);
+    return st;
+}
+
 Test(cm_mem, a_need_waits_for_another_threads_release)
 {
     cm_mem_set_limit(1000);
@@ -108,13 +120,10 @@ Test(cm_mem, a_need_waits_for_another_threads_release)
     while (!atomic_load(&h.holding)) {
     }
     CmMemRes me;
-    cm_mem_res_init(&me, CM_MEM_EXECUTION, "join block", NULL);
     CmErr err;
-    cm_err_init(&err);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_expect_eq(cm_mem_need(&me, 500, &err), CM_OK, "%s", err.msg);
-    cr_expect_geq(since_ms(&t0), 100.0, "granted only once the other thread released");
+    double ms;
+    cr_expect_eq(timed_need(&me, 500, &err, &ms), CM_OK, "%s", err.msg);
+    cr_expect_geq(ms, 100.0, "granted only once the other thread released");
     cm_thread_join(&t);
     cm_mem_res_fini(&me);
     cm_mem_res_fini(&h.res);
@@ -146,13 +155,10 @@ Test(cm_mem, a_need_gives_up_when_other_threads_stop_releasing)
     cr_assert(cm_thread_start(&t, hold_then_release, &h));
     cm_thread_join(&t);
     CmMemRes me;
-    cm_mem_res_init(&me, CM_MEM_EXECUTION, "join block", NULL);
     CmErr err;
-    cm_err_init(&err);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_expect_eq(cm_mem_need(&me, 500, &err), CM_OOM);
-    cr_expect_geq(since_ms(&t0), 900.0, "waited for a release that did not come");
+    double ms;
+    cr_expect_eq(timed_need(&me, 500, &err, &ms), CM_OOM);
+    cr_expect_geq(ms, 900.0, "waited for a release that did not come");
     cr_expect(strstr(err.msg, "800 bytes by broadcast table") != NULL, "%s", err.msg);
     cm_mem_res_fini(&h.res);
 }
