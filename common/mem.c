@@ -326,15 +326,23 @@ static int64_t region(const CmMem *m)
     return share_bytes(m, m->storage_frac + m->shuffle_frac);
 }
 
+/* Bytes `pool` may still take: STATIC, what its own share leaves; otherwise
+ * what the shared region leaves.  May be negative after the limit was
+ * lowered.  Under the lock. */
+static int64_t free_for(const CmMem *m, CmMemPool pool)
+{
+    if (m->mode == CM_MEM_STATIC) {
+        double frac = pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac;
+        return share_bytes(m, frac) - m->used[pool];
+    }
+    return region(m) - m->used[0] - m->used[1];
+}
+
 /* Whether `bytes` more for `pool` stay within its bounds: STATIC, the pool's
  * own share; otherwise the shared region.  Under the lock. */
 static bool fits(const CmMem *m, CmMemPool pool, int64_t bytes)
 {
-    if (m->mode == CM_MEM_STATIC) {
-        double frac = pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac;
-        return m->used[pool] + bytes <= share_bytes(m, frac);
-    }
-    return m->used[0] + m->used[1] + bytes <= region(m);
+    return free_for(m, pool) >= bytes;
 }
 
 void cm_mem_set_evictor(CmMemEvictor fn)
@@ -492,13 +500,8 @@ static bool others_could_give(const CmMem *m, const CmMemRes *r, int64_t bytes)
             elsewhere += c->held;
         }
     }
-    int64_t bound =
-        m->mode == CM_MEM_STATIC
-            ? share_bytes(m, r->pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac)
-            : region(m);
-    int64_t used = m->mode == CM_MEM_STATIC ? m->used[r->pool] : m->used[0] + m->used[1];
-    int64_t free = bound > used ? bound - used : 0;
-    return elsewhere > 0 && elsewhere + free >= bytes;
+    int64_t free = free_for(m, r->pool);
+    return elsewhere > 0 && elsewhere + (free > 0 ? free : 0) >= bytes;
 }
 
 /* Memory that cannot spill is refused at once only when waiting cannot help.

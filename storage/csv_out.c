@@ -58,7 +58,7 @@ struct StCsvOut {
     int64_t end;         /* the file offset after the text placed so far */
     atomic_int turn;     /* the slice whose text is placed next */
     int refused_from;    /* the first slice refused room in this batch, or -1 */
-    atomic_int io_errno; /* the first failed pwrite's errno, or 0 */
+    atomic_int io_errno; /* the first failed pwrite's (or seek's) errno, or 0 */
 };
 
 /* One batch's work for the pool. */
@@ -238,6 +238,13 @@ static bool put_rows(const StCsvOut *w, Text *t, const CmBatch *b, int from, int
     return true;
 }
 
+/* Keeps e as the writer's error unless one came first. */
+static void note_errno(StCsvOut *w, int e)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&w->io_errno, &none, e);
+}
+
 /* Writes t->len bytes of t at file offset `at` (positioned mode). */
 static void place(StCsvOut *w, const Text *t, int64_t at)
 {
@@ -248,8 +255,7 @@ static void place(StCsvOut *w, const Text *t, int64_t at)
             continue;
         }
         if (n <= 0) {
-            int none = 0;
-            atomic_compare_exchange_strong(&w->io_errno, &none, n < 0 ? errno : EIO);
+            note_errno(w, n < 0 ? errno : EIO);
             return;
         }
         done += (size_t)n;
@@ -375,7 +381,7 @@ static void in_place(StCsvOut *w)
     }
 }
 
-/* The error of a failed pwrite, if any. */
+/* The error of a failed pwrite (or of the final seek), if any. */
 static CmStatus io_error(StCsvOut *w, CmErr *err)
 {
     int e = atomic_load(&w->io_errno);
@@ -449,9 +455,8 @@ CmStatus st_csv_out_finish(StCsvOut *w, CmErr *err)
         write_text(w, &w->text[!w->cur][i]);
     }
     w->n_pending = 0;
-    if (w->fd >= 0 && fseeko(w->f, (off_t)w->end, SEEK_SET) != 0 && err->code == CM_OK) {
-        return cm_err_set(err, CM_IO, -1, "cannot write '%s': %s",
-                          w->opt.name != NULL ? w->opt.name : "the COPY output", strerror(errno));
+    if (w->fd >= 0 && fseeko(w->f, (off_t)w->end, SEEK_SET) != 0) {
+        note_errno(w, errno);
     }
     return err->code == CM_OK ? io_error(w, err) : err->code;
 }
