@@ -106,6 +106,7 @@ void cm_batch_reset(CmBatch *b)
 {
     b->n_rows = 0;
     b->sel = NULL;
+    b->keep.keeper = NULL;
     for (int i = 0; i < b->n_cols; i++) {
         b->cols[i].validity = NULL;
         b->cols[i].kind = CM_VEC_FLAT;
@@ -114,6 +115,23 @@ void cm_batch_reset(CmBatch *b)
         }
     }
     cm_arena_reset(&b->heap);
+}
+
+bool cm_batch_keep(const CmBatch *b, CmKeep *kept)
+{
+    if (b->keep.keeper == NULL || b->sel != NULL || !b->keep.keeper->pin(b->keep.obj, b)) {
+        return false;
+    }
+    *kept = b->keep;
+    return true;
+}
+
+void cm_keep_drop(CmKeep *kept)
+{
+    if (kept->keeper != NULL) {
+        kept->keeper->unpin(kept->obj);
+        kept->keeper = NULL;
+    }
 }
 
 CmStr cm_str_copy(CmArena *heap, const CmStr *s, CmErr *err)

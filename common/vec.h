@@ -37,6 +37,24 @@ typedef struct CmVec {
     uint64_t validity_buf[CM_VALIDITY_WORDS];
 } CmVec;
 
+struct CmBatch;
+
+/* How a consumer may keep the memory a batch views past the producer's next
+ * batch, instead of copying its rows: for a batch that views a table's sealed
+ * chunk, which never changes while it is pinned.  pin() pins `obj` again once
+ * it has checked that b still views exactly obj's columns (an operator may
+ * pass on a batch it has changed); unpin() lets go of that pin. */
+typedef struct CmKeeper {
+    bool (*pin)(void *obj, const struct CmBatch *b);
+    void (*unpin)(void *obj);
+} CmKeeper;
+
+/* A batch's keeper and the object it pins, or a kept pin (cm_batch_keep). */
+typedef struct CmKeep {
+    const CmKeeper *keeper; /* NULL: the batch's memory cannot be kept */
+    void *obj;
+} CmKeep;
+
 typedef struct CmBatch {
     int n_rows;        /* active rows */
     int n_cols;
@@ -44,7 +62,17 @@ typedef struct CmBatch {
     uint32_t *sel;     /* NULL, or n_rows physical positions (sel_buf or borrowed) */
     uint32_t *sel_buf; /* owned selection storage, CM_BATCH_CAP entries */
     CmArena heap;      /* string bytes written into this batch */
+    CmKeep keep;       /* set by a producer whose vectors view memory a consumer may
+                          keep (cm_batch_keep); cleared by cm_batch_reset */
 } CmBatch;
+
+/* Pins the memory b views, for as long as the caller keeps its rows in place
+ * (the vectors of b, copied by reference, stay valid until cm_keep_drop):
+ * false when b has no keeper, has a selection, or no longer views exactly
+ * what its keeper pins. */
+bool cm_batch_keep(const CmBatch *b, CmKeep *kept);
+/* Lets go of a pin cm_batch_keep took; *kept is cleared.  A cleared one is fine. */
+void cm_keep_drop(CmKeep *kept);
 
 /* Allocates the vector's buffer for `type`. */
 CmStatus cm_vec_init(CmVec *v, CmType type, CmErr *err);

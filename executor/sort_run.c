@@ -4,7 +4,10 @@
  * Buffering: each added batch first reserves its bytes (fixed-width values,
  * out-of-line string bytes and one ExRowRef per row).  A refusal writes the
  * buffered rows as a sorted run and releases their memory; a batch that still
- * does not fit is written as a run of its own.
+ * does not fit is written as a run of its own.  A granted batch that views a
+ * table's chunk is kept in place, pinned (keep_batch), while the kept bytes
+ * stay within keep_cap; others are copied into the open ExResult.  parts[]
+ * then `rows` hold the buffered rows in input order.
  * Merging: a run is read one batch at a time, so merging k runs reserves k
  * times the largest batch any run wrote.  The fan-in F is how many of those
  * the manager grants (at least 2, at most EX_SORTER_MAX_FANIN or a quarter of
@@ -51,6 +54,14 @@ typedef struct Merge {
 } Merge;
 _Static_assert(EX_SORTER_MAX_FANIN <= 256, "Merge.pend_in holds an input index in a byte");
 
+/* Buffered rows before the open ExResult, in input order: copied rows, or a
+ * batch kept in place (a view of a table's chunk, pinned: cm_batch_keep). */
+typedef struct Part {
+    ExResult *rows; /* owned; NULL for a kept batch */
+    CmBatch view;   /* a kept batch: cols owned, vectors viewing the chunk */
+    CmKeep kept;
+} Part;
+
 struct ExSorter {
     ExOp *op; /* borrowed: counts spills and memory */
     char temp_dir[256];
@@ -65,7 +76,13 @@ struct ExSorter {
     int64_t row_width;        /* fixed bytes a buffered row takes, its ExRowRef and its
                                  normalized key while sorted (sort_key.h) included */
     CmMemRes res;             /* buffered rows, then the merge's input batches */
-    ExResult *rows;           /* buffered rows; owned */
+    Part *parts;              /* buffered rows before `rows`; owned */
+    int n_parts, cap_parts;
+    int64_t part_rows;        /* rows in parts[] */
+    int part_batches;         /* batches in parts[] */
+    int64_t kept_bytes;       /* row bytes of the batches kept in place */
+    int64_t keep_cap;         /* kept_bytes stays within this */
+    ExResult *rows;           /* buffered rows after parts[] (copied); owned */
     const CmBatch **batches;  /* rows' batches by index, for the comparator; owned */
     ExRowRef *order;          /* the sorted buffered rows; owned */
     int64_t n_order, next;    /* rows in order (after a limit), next to emit */
@@ -277,10 +294,137 @@ static int64_t select_top(ExRowRef *refs, int64_t n, int64_t k, SortCtx *ctx)
 
 /* Sorts the buffered rows, or the one batch `single` when not NULL, into
  * s->order (the first `limit` of them). */
+/* Rows buffered: in parts[] and the open result. */
+static int64_t n_buffered(const ExSorter *s)
+{
+    return s->part_rows + ex_result_n_rows(s->rows);
+}
+
+/* Lists the buffered batches in input order into s->batches; their count. */
+static int list_batches(ExSorter *s)
+{
+    int n = 0;
+    for (int p = 0; p < s->n_parts; p++) {
+        const Part *part = &s->parts[p];
+        if (part->rows == NULL) {
+            s->batches[n++] = &part->view;
+        }
+        for (int b = 0; part->rows != NULL && b < ex_result_n_batches(part->rows); b++) {
+            s->batches[n++] = ex_result_batch(part->rows, b);
+        }
+    }
+    for (int b = 0; b < ex_result_n_batches(s->rows); b++) {
+        s->batches[n++] = ex_result_batch(s->rows, b);
+    }
+    return n;
+}
+
+/* Frees parts[], letting go of the kept batches. */
+static void drop_parts(ExSorter *s)
+{
+    for (int p = 0; p < s->n_parts; p++) {
+        ex_result_free(s->parts[p].rows);
+        cm_keep_drop(&s->parts[p].kept);
+        cm_free(s->parts[p].view.cols);
+    }
+    s->n_parts = 0;
+    s->part_rows = 0;
+    s->part_batches = 0;
+    s->kept_bytes = 0;
+}
+
+/* Frees parts[] and empties the open result. */
+static CmStatus free_buffered(ExSorter *s, CmErr *err)
+{
+    drop_parts(s);
+    if (ex_result_n_rows(s->rows) > 0) {
+        ExResult *fresh = ex_result_new(s->n_cols, s->types, err);
+        if (fresh == NULL) {
+            return err->code;
+        }
+        ex_result_free(s->rows);
+        s->rows = fresh;
+    }
+    return CM_OK;
+}
+
+/* A free entry at the end of parts[]; NULL on OOM. */
+static Part *add_part(ExSorter *s, CmErr *err)
+{
+    if (s->n_parts == s->cap_parts) {
+        int cap = s->cap_parts ? 2 * s->cap_parts : 64;
+        Part *parts = cm_realloc(s->parts, sizeof(Part) * (size_t)cap);
+        if (parts == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory buffering sorted rows");
+            return NULL;
+        }
+        s->parts = parts;
+        s->cap_parts = cap;
+    }
+    Part *part = &s->parts[s->n_parts];
+    memset(part, 0, sizeof *part);
+    return part;
+}
+
+/* Keeps `in` in place instead of copying it, when it views a table's chunk
+ * and the kept bytes stay within keep_cap (bytes: its row bytes, already
+ * reserved).  The rows copied so far become a part of their own first, so
+ * the order of parts is the input's.  False (nothing changed) when it is
+ * not kept; CM_OOM in err. */
+static bool keep_batch(ExSorter *s, const CmBatch *in, int64_t bytes, CmErr *err)
+{
+    if (in->keep.keeper == NULL || s->kept_bytes + bytes > s->keep_cap) {
+        return false;
+    }
+    if (ex_result_n_rows(s->rows) > 0) {
+        ExResult *fresh = ex_result_new(s->n_cols, s->types, err);
+        Part *part = fresh != NULL ? add_part(s, err) : NULL;
+        if (part == NULL) {
+            ex_result_free(fresh);
+            return false;
+        }
+        part->rows = s->rows;
+        s->part_rows += ex_result_n_rows(s->rows);
+        s->part_batches += ex_result_n_batches(s->rows);
+        s->n_parts++;
+        s->rows = fresh;
+    }
+    Part *part = add_part(s, err);
+    CmVec *cols =
+        part != NULL ? cm_calloc((size_t)(s->n_cols ? s->n_cols : 1), sizeof(CmVec)) : NULL;
+    if (cols == NULL || !cm_batch_keep(in, &part->kept)) {
+        cm_free(cols);
+        if (part != NULL && cols == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory buffering sorted rows");
+        }
+        return false;
+    }
+    for (int c = 0; c < s->n_cols; c++) {
+        cm_vec_reference(&cols[c], &in->cols[c]);
+    }
+    part->view.cols = cols;
+    part->view.n_cols = s->n_cols;
+    part->view.n_rows = in->n_rows;
+    s->part_rows += in->n_rows;
+    s->part_batches++;
+    s->kept_bytes += bytes;
+    s->n_parts++;
+    return true;
+}
+
+/* Buffers the rows of `in`, whose `bytes` are reserved: kept in place or copied. */
+static CmStatus buffer(ExSorter *s, const CmBatch *in, int64_t bytes, CmErr *err)
+{
+    if (keep_batch(s, in, bytes, err) || err->code != CM_OK) {
+        return err->code;
+    }
+    return ex_result_append(s->rows, in, err);
+}
+
 static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
 {
-    int64_t n = single != NULL ? single->n_rows : ex_result_n_rows(s->rows);
-    int n_batches = single != NULL ? 1 : ex_result_n_batches(s->rows);
+    int64_t n = single != NULL ? single->n_rows : n_buffered(s);
+    int n_batches = single != NULL ? 1 : s->part_batches + ex_result_n_batches(s->rows);
     cm_free(s->order);
     cm_free(s->batches);
     s->order = cm_malloc(sizeof(ExRowRef) * (size_t)(n ? n : 1));
@@ -288,10 +432,14 @@ static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
     if (s->order == NULL || s->batches == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory sorting %lld rows", (long long)n);
     }
+    if (single != NULL) {
+        s->batches[0] = single;
+    } else {
+        list_batches(s);
+    }
     int64_t at = 0;
     for (int b = 0; b < n_batches; b++) {
-        const CmBatch *batch = single != NULL ? single : ex_result_batch(s->rows, b);
-        s->batches[b] = batch;
+        const CmBatch *batch = s->batches[b];
         for (int r = 0; r < batch->n_rows; r++) {
             s->order[at].batch = (uint32_t)b;
             s->order[at].row = (uint32_t)r;
@@ -625,12 +773,9 @@ static CmStatus write_run(ExSorter *s, const CmBatch *single, CmErr *err)
     if (single != NULL) {
         return bound_runs(s, err);
     }
-    ExResult *fresh = ex_result_new(s->n_cols, s->types, err);
-    if (fresh == NULL) {
+    if (free_buffered(s, err) != CM_OK) {
         return err->code;
     }
-    ex_result_free(s->rows);
-    s->rows = fresh;
     cm_mem_shrink(&s->res, s->res.held);
     return bound_runs(s, err);
 }
@@ -927,6 +1072,12 @@ ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, cons
     for (int c = 0; c < n_cols; c++) {
         s->row_width += (int64_t)cm_type_width(types[c]);
     }
+    /* Batches kept in place pin their chunks: no more than a scan ring's
+     * share of storage (st_table_scans_cold), so that pinned chunks never
+     * crowd out what storage must load.  Past it rows are copied. */
+    CmMemStats ms;
+    cm_mem_stats(&ms);
+    s->keep_cap = ms.storage_share / 4;
     s->rows = ex_result_new(n_cols, types, err);
     if (s->rows == NULL || cm_batch_init(&s->scratch, n_cols, types, err) != CM_OK ||
         cm_batch_init(&s->single, n_cols, types, err) != CM_OK) {
@@ -953,6 +1104,8 @@ void ex_sorter_free(ExSorter *s)
     }
     cm_free(s->runs);
     cm_free(s->run_batch_bytes);
+    drop_parts(s);
+    cm_free(s->parts);
     ex_result_free(s->rows);
     cm_free(s->batches);
     cm_free(s->order);
@@ -975,13 +1128,13 @@ CmStatus ex_sorter_add(ExSorter *s, const CmBatch *in, CmErr *err)
     }
     int64_t bytes = ex_sorter_row_bytes(s, in);
     if (cm_mem_grow(&s->res, bytes)) {
-        return ex_result_append(s->rows, in, err);
+        return buffer(s, in, bytes, err);
     }
-    if (ex_result_n_rows(s->rows) > 0 && write_run(s, NULL, err) != CM_OK) {
+    if (n_buffered(s) > 0 && write_run(s, NULL, err) != CM_OK) {
         return err->code;
     }
     if (cm_mem_grow(&s->res, bytes)) {
-        return ex_result_append(s->rows, in, err);
+        return buffer(s, in, bytes, err);
     }
     /* Not even this batch is granted: it becomes a run of its own, sorted in a
      * compacted copy (a batch, like any operator's, is outside the limit). */
@@ -1002,7 +1155,7 @@ CmStatus ex_sorter_finish(ExSorter *s, CmErr *err)
     if (s->n_runs == 0) {
         return sort_rows(s, NULL, err);
     }
-    if (ex_result_n_rows(s->rows) > 0 && write_run(s, NULL, err) != CM_OK) {
+    if (n_buffered(s) > 0 && write_run(s, NULL, err) != CM_OK) {
         return err->code;
     }
     return prepare_merge(s, err);

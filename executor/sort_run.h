@@ -69,8 +69,10 @@ void ex_sorter_set_threads(ExSorter *s, int n_threads);
 /* Frees s, its rows, its spill files and its reservation.  NULL is fine. */
 void ex_sorter_free(ExSorter *s);
 
-/* Adds the active rows of `in` (borrowed for the call; strings are copied).
- * May write a sorted run.  CM_IO from the spill file. */
+/* Adds the active rows of `in` (borrowed for the call; strings are copied),
+ * or keeps them in place when `in` views a table's chunk (cm_batch_keep:
+ * the chunk stays pinned until a run is written or s is freed).  May write a
+ * sorted run.  CM_IO from the spill file. */
 CmStatus ex_sorter_add(ExSorter *s, const CmBatch *in, CmErr *err);
 /* Ends the input: sorts in memory, or writes the last run and prepares the
  * merge.  Called once, before ex_sorter_next. */

@@ -708,6 +708,19 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
     return batch;
 }
 
+const CmBatch *st_block_pin_resident(StBlock *b)
+{
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    const CmBatch *out = b->state == IDLE ? b->batch : NULL;
+    if (out != NULL) {
+        b->pins++;
+        lru_remove(s, b);
+    }
+    cm_mutex_unlock(&s->lock);
+    return out;
+}
+
 static void unpin(StBlock *b, bool cold)
 {
     Store *s = store();

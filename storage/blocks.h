@@ -110,6 +110,10 @@ bool st_block_sealed(const StBlock *b);
  * successful pin is matched by one st_block_unpin. */
 const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err);
 void st_block_unpin(StBlock *b);
+/* Pins b only when it is resident (never loads), returning its batch; NULL,
+ * with no pin taken, otherwise.  For a reader that already pins b and keeps
+ * it longer (cm_batch_keep). */
+const CmBatch *st_block_pin_resident(StBlock *b);
 /* As st_block_unpin, but when nobody pins it any more the block goes to the
  * evicting end of the LRU list: the first to leave.  For a block a scan
  * loaded from a table too large to stay: the scan will not read it again

@@ -754,12 +754,45 @@ CmStatus st_table_analyze(StTable *t, CmErr *err)
     return CM_OK;
 }
 
+/* A sealed chunk's block, kept by a consumer of a scan's batch (CmKeeper):
+ * pinned again only while resident and only when every vector of b views
+ * one of its columns as it is, so a batch an operator changed is copied. */
+static bool keep_pin(void *obj, const CmBatch *b)
+{
+    StBlock *block = obj;
+    const CmBatch *cb = st_block_pin_resident(block);
+    if (cb == NULL) {
+        return false;
+    }
+    bool same = b->n_rows <= cb->n_rows;
+    for (int i = 0; i < b->n_cols && same; i++) {
+        const CmVec *v = &b->cols[i];
+        same = false;
+        for (int j = 0; j < cb->n_cols && !same; j++) {
+            same = v->kind == CM_VEC_FLAT && v->data == cb->cols[j].data &&
+                   v->validity == cb->cols[j].validity;
+        }
+    }
+    if (!same) {
+        st_block_unpin(block);
+    }
+    return same;
+}
+
+static void keep_unpin(void *obj)
+{
+    st_block_unpin(obj);
+}
+
+static const CmKeeper chunk_keeper = {keep_pin, keep_unpin};
+
 CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
                              CmBatch *out, bool *loaded, CmErr *err)
 {
     const StChunk *c = t->chunks[chunk_idx];
     out->n_rows = 0;
     out->sel = NULL;
+    out->keep.keeper = NULL;
     const CmBatch *b = st_block_pin(c->block, loaded, err);
     if (b == NULL) {
         /* Only a MEMORY_ONLY chunk (a cache's) is dropped; its owner
@@ -778,6 +811,8 @@ CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids
         v->validity = b->cols[col_ids[i]].validity;
     }
     out->n_rows = c->n_rows;
+    /* a sealed chunk never changes; the tail is still appended to */
+    out->keep = (CmKeep){c->sealed ? &chunk_keeper : NULL, c->block};
     return CM_OK;
 }
 

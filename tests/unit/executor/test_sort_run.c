@@ -4,7 +4,9 @@
  * sorted runs, merges them (in several passes when the fan-in is small) and
  * returns exactly the stable in-memory order; a limit cuts the runs; an input
  * that fits stays in memory; an unwritable temp directory is a clean CM_IO;
- * on two threads (the sort and the output's gathering) the order is the same.
+ * on two threads (the sort and the output's gathering) the order is the same;
+ * the chunks of a table fed as a scan hands them over are kept in place,
+ * pinned, until the sorter lets go of them.
  *
  * Columns: 0 a BIGINT (few values, NULL when idx % 7 == 3), 1 b VARCHAR (short
  * and out-of-line strings), 2 idx BIGINT (input position, for stability).
@@ -17,6 +19,8 @@
 #include "common/alloc.h"
 #include "ex_test_util.h"
 #include "executor/sort_run.h"
+#include "storage/blocks.h"
+#include "storage/table.h"
 
 static CmArena arena;
 static CmErr err;
@@ -113,15 +117,10 @@ static CmStatus feed(ExSorter *s, const ExResult *in, int slice)
     return CM_OK;
 }
 
-/* Sorts n rows fed in slices, keeping `limit`; checks the output against the
- * reference order.  Returns the runs written. */
-static int check_sort(int n, int slice, int64_t limit, bool expect_spill)
+/* Finishes s, fed the n rows of make_input, and checks its output against
+ * the reference order, keeping `limit`. */
+static void check_output(ExSorter *s, int n, int64_t limit, bool expect_spill)
 {
-    ExResult *in = make_input(n);
-    ExSorter *s = ex_sorter_new(op, &query, "test sort", 3, types, 2, KEYS, limit, &err);
-    cr_assert_not_null(s, "%s", err.msg);
-    ex_sorter_set_threads(s, n_threads);
-    cr_assert_eq(feed(s, in, slice), CM_OK, "%s", err.msg);
     cr_assert_eq(ex_sorter_finish(s, &err), CM_OK, "%s", err.msg);
     const CmBatch *const *batches;
     const ExRowRef *order;
@@ -153,12 +152,143 @@ static int check_sort(int n, int slice, int64_t limit, bool expect_spill)
         }
     }
     cr_assert_eq(got, want);
-    int n_runs = ex_sorter_n_runs(s);
     cm_batch_fini(&out);
     cm_free(ref);
+}
+
+/* Sorts n rows fed in slices, keeping `limit`; checks the output against the
+ * reference order.  Returns the runs written. */
+static int check_sort(int n, int slice, int64_t limit, bool expect_spill)
+{
+    ExResult *in = make_input(n);
+    ExSorter *s = ex_sorter_new(op, &query, "test sort", 3, types, 2, KEYS, limit, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    ex_sorter_set_threads(s, n_threads);
+    cr_assert_eq(feed(s, in, slice), CM_OK, "%s", err.msg);
+    check_output(s, n, limit, expect_spill);
+    int n_runs = ex_sorter_n_runs(s);
     ex_sorter_free(s);
     ex_result_free(in);
     return n_runs;
+}
+
+/* Sorts the n rows of make_input from a table's chunks, as a scan hands them
+ * over: every chunk but the odd ones (fed through a selection, so copied)
+ * and the tail (still appended to) is kept in place, pinned, so the parts
+ * alternate between kept and copied rows and the order must still be the
+ * input's on ties.  While the sorter holds them the kept chunks stay when
+ * everything else is evicted; once it is freed, nothing stays pinned. */
+static void check_kept_chunks(int n, bool expect_spill)
+{
+    ExResult *in = make_input(n);
+    StColumn cols[3] = {{.name = "a", .type = types[0]},
+                        {.name = "b", .type = types[1]},
+                        {.name = "idx", .type = types[2]}};
+    StTable *t = st_table_new("t", 3, cols, &err);
+    cr_assert_not_null(t);
+    for (int b = 0; b < ex_result_n_batches(in); b++) {
+        cr_assert_eq(st_table_append(t, ex_result_batch(in, b), &err), CM_OK, "%s", err.msg);
+    }
+    ExSorter *s = ex_sorter_new(op, &query, "test sort", 3, types, 2, KEYS, -1, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    CmBatch scan;
+    cr_assert_eq(cm_batch_init(&scan, 3, types, &err), CM_OK);
+    const int col_ids[3] = {0, 1, 2};
+    uint32_t sel[CM_BATCH_CAP];
+    for (int c = 0; c < t->n_chunks; c++) {
+        cr_assert_eq(st_table_scan_chunk(t, c, col_ids, 3, &scan, NULL, &err), CM_OK);
+        cr_assert_eq(scan.keep.keeper != NULL, t->chunks[c]->sealed);
+        CmBatch view = scan;
+        if (c % 2 == 1) {
+            for (int i = 0; i < scan.n_rows; i++) {
+                sel[i] = (uint32_t)i;
+            }
+            view.sel = sel;
+        }
+        cr_assert_eq(ex_sorter_add(s, &view, &err), CM_OK, "%s", err.msg);
+        st_table_unpin_chunk(t, c);
+    }
+    st_blocks_evict(INT64_MAX);
+    int n_kept = 0;
+    for (int c = 0; c < t->n_chunks; c++) {
+        bool kept = c % 2 == 0 && t->chunks[c]->sealed;
+        bool resident = st_block_resident(t->chunks[c]->block);
+        n_kept += kept && resident;
+        /* a run written lets go of the chunks kept before it */
+        cr_assert(resident == (kept || !t->chunks[c]->sealed) || (expect_spill && !resident),
+                  "chunk %d", c);
+    }
+    cr_assert_gt(n_kept, 0);
+    cr_assert_eq(ex_sorter_n_runs(s) > 0, expect_spill);
+    check_output(s, n, -1, expect_spill);
+    ex_sorter_free(s);
+    st_blocks_evict(INT64_MAX);
+    for (int c = 0; c < t->n_chunks; c++) {
+        cr_assert_eq(st_block_resident(t->chunks[c]->block), !t->chunks[c]->sealed, "chunk %d", c);
+    }
+    scan.keep.keeper = NULL;
+    for (int i = 0; i < 3; i++) { /* the vectors viewed the table: nothing of theirs to free */
+        scan.cols[i].data = scan.cols[i].data_buf;
+    }
+    cm_batch_fini(&scan);
+    st_table_free(t);
+    ex_result_free(in);
+}
+
+Test(ex_sorter, keeps_table_chunks_in_place_in_input_order)
+{
+    check_kept_chunks(5 * CM_BATCH_CAP + CM_BATCH_CAP / 3, false);
+}
+
+Test(ex_sorter, kept_chunks_spill_with_the_copied_rows)
+{
+    cm_mem_set_limit(2 * 1024 * 1024);
+    check_kept_chunks(40000, true);
+}
+
+/* A kept pin is refused when the batch no longer views its chunk as it is. */
+Test(ex_sorter, a_changed_scan_batch_is_not_kept)
+{
+    ExResult *in = make_input(2 * CM_BATCH_CAP);
+    StColumn cols[3] = {{.name = "a", .type = types[0]},
+                        {.name = "b", .type = types[1]},
+                        {.name = "idx", .type = types[2]}};
+    StTable *t = st_table_new("t", 3, cols, &err);
+    cr_assert_not_null(t);
+    for (int b = 0; b < ex_result_n_batches(in); b++) {
+        cr_assert_eq(st_table_append(t, ex_result_batch(in, b), &err), CM_OK, "%s", err.msg);
+    }
+    cr_assert(t->chunks[0]->sealed);
+    CmBatch scan;
+    cr_assert_eq(cm_batch_init(&scan, 3, types, &err), CM_OK);
+    void *bufs[3] = {scan.cols[0].data_buf, scan.cols[1].data_buf, scan.cols[2].data_buf};
+    const int col_ids[3] = {0, 1, 2};
+    cr_assert_eq(st_table_scan_chunk(t, 0, col_ids, 3, &scan, NULL, &err), CM_OK);
+    CmKeep kept;
+    CmBatch changed = scan;
+    CmVec vecs[3];
+    memcpy(vecs, scan.cols, sizeof vecs);
+    changed.cols = vecs;
+    vecs[2].data = bufs[2]; /* a vector replaced by an operator */
+    cr_assert_not(cm_batch_keep(&changed, &kept));
+    vecs[2] = scan.cols[2];
+    vecs[1].kind = CM_VEC_CONST;
+    cr_assert_not(cm_batch_keep(&changed, &kept));
+    cr_assert(cm_batch_keep(&scan, &kept));
+    st_table_unpin_chunk(t, 0);
+    st_blocks_evict(INT64_MAX);
+    cr_assert(st_block_resident(t->chunks[0]->block)); /* the kept pin */
+    cm_keep_drop(&kept);
+    cr_assert_null(kept.keeper);
+    cm_keep_drop(&kept); /* a dropped one is fine */
+    st_blocks_evict(INT64_MAX);
+    cr_assert_not(st_block_resident(t->chunks[0]->block));
+    for (int i = 0; i < 3; i++) {
+        scan.cols[i].data = bufs[i];
+    }
+    cm_batch_fini(&scan);
+    st_table_free(t);
+    ex_result_free(in);
 }
 
 Test(ex_sorter, fits_in_memory_without_spilling)
