@@ -861,6 +861,11 @@ static int64_t evict_one(Store *s, StBlock *only)
     return bytes;
 }
 
+CmStatus st_blocks_reserve(CmMemRes *res, int64_t bytes, CmErr *err)
+{
+    return reserve(res, bytes, err);
+}
+
 int64_t st_blocks_evict(int64_t bytes)
 {
     Store *s = store();

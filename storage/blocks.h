@@ -138,6 +138,10 @@ StBlockLoc st_block_loc(const StBlock *b);
  * released or none is left; returns the bytes released.  Registered as the
  * memory manager's evictor. */
 int64_t st_blocks_evict(int64_t bytes);
+/* Grows res (STORAGE pool) by `bytes`, evicting unpinned blocks as long as
+ * that is refused; CM_OOM (cm_mem_need's message) when nothing is left to
+ * evict.  For storage memory that is not a block's: a table's indexes. */
+CmStatus st_blocks_reserve(CmMemRes *res, int64_t bytes, CmErr *err);
 
 typedef struct StBlocksStats {
     int64_t n_blocks;     /* blocks that exist */

@@ -7,17 +7,24 @@
  * the top bits of the key's hash), and rows[s] the newest row of a live slot's
  * key.  A probe walks the small tag array (1 byte a slot, mostly in cache) and
  * compares keys in the table only when a tag agrees; the row array is mostly
- * written.  n_used counts the non-empty slots and stays <= cap / 2, so every
+ * written.  n_used counts the non-empty slots and stays <= 3/4 of cap, so every
  * probe ends at an empty slot.  A plain index links row r to the previous row
  * of its key in next[r] (+ 1, 0 at the end), so a key's rows form one chain,
  * newest first, however many there are.  Nothing else is kept per row:
  * growing and forgetting rows re-hash keys from the table's columns, read in
- * order.  Row ids are 32 bits: an indexed table holds under 2^32 rows.  Rows
+ * order.  Row ids are 32 bits: an indexed table holds under 2^32 rows.
+ * A key that fits 64 bits (one integer-like component, or two of 32 bits at
+ * most: surrogate keys, TPC-DS's composite ones) is kept in its slot too,
+ * packed (keys[s]): then probes compare it there, growing re-hashes it from
+ * there and forgetting rows walks the slots, so the table's rows are read
+ * only as they are added (in chunks still held for the append) and the
+ * table need not keep its sealed chunks in memory (st_index_reads_rows).  Rows
  * are added a chunk segment at a time: the segment's hashes are computed
  * column by column into a fixed buffer, then each row probes for its key, the
  * tag of a row a few ahead prefetched; nothing is allocated per row.
- * The table keeps its chunks pinned while it has an index (storage/table.h),
- * so the rows read here are always in memory (st_chunk_data).
+ * The table keeps its chunks pinned while it has an index that reads rows
+ * (storage/table.h), so the rows read here are always in memory
+ * (st_chunk_data).
  */
 #include "storage/index.h"
 
@@ -30,6 +37,7 @@
 #include "common/datetime.h"
 #include "common/hash.h"
 #include "common/value.h"
+#include "storage/blocks.h"
 
 #define TAG_EMPTY 0
 #define TAG_GONE 1
@@ -44,15 +52,36 @@ struct StIndex {
     int *key_cols;  /* owned: table column of each key component */
     uint8_t *tags;  /* owned: cap entries (see the invariants above) */
     uint32_t *rows; /* owned: cap entries, the newest row of a live slot's key */
+    bool keyed;     /* keys fit 64 bits and live in the slots (keys[]) */
+    uint64_t *keys; /* owned when keyed: cap entries, a live slot's key packed (pack_key) */
     int64_t cap;    /* power of two, or 0 before the first row */
     int64_t n_used; /* non-empty slots, forgotten ones included */
     uint32_t *next; /* owned, plain index only: per row, previous row of its key + 1 */
     int64_t cap_next;
     int64_t n_rows; /* rows [0, n_rows) of the table are indexed */
+    CmMemRes res;   /* the bytes of tags, rows, keys and next: storage memory */
 };
 
+/* Whether values of `type` compare as their 64-bit integer image (slot_value). */
+static int slot_bits(CmType type)
+{
+    switch (type.id) {
+    case CM_T_BOOL:
+    case CM_T_INT32:
+    case CM_T_DATE:
+        return 32;
+    case CM_T_INT64:
+    case CM_T_DECIMAL:
+    case CM_T_TIME:
+    case CM_T_TIMESTAMP:
+        return 64;
+    default:
+        return 0;
+    }
+}
+
 StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int *key_cols,
-                      CmErr *err)
+                      const CmType *col_types, CmErr *err)
 {
     StIndex *ix = cm_calloc(1, sizeof *ix);
     if (ix == NULL) {
@@ -65,6 +94,10 @@ StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int 
         goto oom;
     }
     memcpy(ix->key_cols, key_cols, sizeof(int) * (size_t)n_keys);
+    cm_mem_res_init(&ix->res, CM_MEM_STORAGE, "table index", NULL);
+    ix->keyed = (n_keys == 1 && slot_bits(col_types[key_cols[0]]) > 0) ||
+                (n_keys == 2 && slot_bits(col_types[key_cols[0]]) == 32 &&
+                 slot_bits(col_types[key_cols[1]]) == 32);
     return ix;
 oom:
     st_index_free(ix);
@@ -81,8 +114,15 @@ void st_index_free(StIndex *ix)
     cm_free(ix->key_cols);
     cm_free(ix->tags);
     cm_free(ix->rows);
+    cm_free(ix->keys);
     cm_free(ix->next);
+    cm_mem_res_fini(&ix->res);
     cm_free(ix);
+}
+
+bool st_index_reads_rows(const StIndex *ix)
+{
+    return !ix->keyed;
 }
 
 const char *st_index_name(const StIndex *ix)
@@ -142,6 +182,37 @@ static uint64_t hash_value(CmType type, const void *data, uint32_t i)
     default:
         return cm_hash_u64((uint64_t)((const int64_t *)data)[i]);
     }
+}
+
+/* The 64-bit integer image of value i of a slot_bits type: equal values, equal
+ * images, and hash_value(v) == cm_hash_u64(image). */
+static int64_t slot_value(CmType type, const void *data, uint32_t i)
+{
+    switch (type.id) {
+    case CM_T_BOOL:
+        return ((const uint8_t *)data)[i];
+    case CM_T_INT32:
+    case CM_T_DATE:
+        return ((const int32_t *)data)[i];
+    default:
+        return ((const int64_t *)data)[i];
+    }
+}
+
+/* A keyed index's key from its components' images: one, or two of 32 bits. */
+static uint64_t pack_key(int n_keys, int64_t v0, int64_t v1)
+{
+    return n_keys == 1 ? (uint64_t)v0 : (uint64_t)(uint32_t)v0 << 32 | (uint32_t)v1;
+}
+
+/* The hash of a packed key: the hash its row's components have (hash_segment). */
+static uint64_t packed_hash(int n_keys, uint64_t key)
+{
+    if (n_keys == 1) {
+        return cm_hash_u64(key);
+    }
+    int64_t v0 = (int32_t)(uint32_t)(key >> 32), v1 = (int32_t)(uint32_t)key;
+    return cm_hash_combine(cm_hash_u64((uint64_t)v0), cm_hash_u64((uint64_t)v1));
 }
 
 static bool value_eq(CmType type, const void *a, uint32_t i, const void *b, uint32_t j)
@@ -254,9 +325,9 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
 /* ---- the slots --------------------------------------------------------------------------- */
 
 /* Hashes rows [first, first + n) of chunk `c` into h; is_null[i] is set when a
- * key component of row i is NULL. */
+ * key component of row i is NULL.  A keyed index's packed keys go to key[]. */
 static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, int first, int n,
-                         uint64_t *h, bool *is_null)
+                         uint64_t *h, bool *is_null, uint64_t *key)
 {
     for (int k = 0; k < ix->n_keys; k++) {
         int col = ix->key_cols[k];
@@ -269,6 +340,10 @@ static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, 
             uint64_t v = is_null_here ? 0 : hash_value(type, d, (uint32_t)(first + i));
             h[i] = k == 0 ? v : cm_hash_combine(h[i], v);
             is_null[i] = (k > 0 && is_null[i]) || is_null_here;
+            if (ix->keyed) {
+                int64_t image = is_null_here ? 0 : slot_value(type, d, (uint32_t)(first + i));
+                key[i] = k == 0 ? pack_key(1, image, 0) : pack_key(2, (int64_t)key[i], image);
+            }
         }
     }
 }
@@ -278,15 +353,15 @@ static uint8_t tag_of(uint64_t h)
     return (uint8_t)(TAG_LIVE + (h >> 56) % (256 - TAG_LIVE));
 }
 
-/* The slot of row r's key (hash h): the slot holding it, or the empty slot
- * that ends its probe. */
-static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_t r)
+/* The slot of row r's key (hash h; packed as `key` when keyed): the slot
+ * holding it, or the empty slot that ends its probe. */
+static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_t r, uint64_t key)
 {
     int64_t mask = ix->cap - 1;
     int64_t pos = (int64_t)(h & (uint64_t)mask);
     uint8_t tag = tag_of(h);
     for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
-        if (v == tag && rows_eq(ix, t, ix->rows[pos], r)) {
+        if (v == tag && (ix->keyed ? ix->keys[pos] == key : rows_eq(ix, t, ix->rows[pos], r))) {
             break;
         }
     }
@@ -298,14 +373,14 @@ static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_
  * that row: it and the rows after it are not indexed). */
 static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to)
 {
-    uint64_t h[CM_BATCH_CAP];
+    uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
     bool is_null[CM_BATCH_CAP];
     int64_t mask = ix->cap - 1;
     for (int64_t r = from; r < to;) {
         const StChunk *c = t->chunks[r / CM_BATCH_CAP];
         int first = (int)(r % CM_BATCH_CAP);
         int n = (int)(c->n_rows - first < to - r ? c->n_rows - first : to - r);
-        hash_segment(ix, t, c, first, n, h, is_null);
+        hash_segment(ix, t, c, first, n, h, is_null, key);
         for (int i = 0; i < n; i++, r++) {
             if (i + PREFETCH_AHEAD < n) {
                 uint64_t ahead = h[i + PREFETCH_AHEAD] & (uint64_t)mask;
@@ -316,7 +391,7 @@ static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t 
             if (is_null[i]) {
                 continue;
             }
-            int64_t pos = find_slot(ix, t, h[i], r);
+            int64_t pos = find_slot(ix, t, h[i], r, key[i]);
             bool is_new = ix->tags[pos] == TAG_EMPTY;
             if (!is_new && ix->kind != ST_INDEX_PLAIN) {
                 return r;
@@ -326,6 +401,9 @@ static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t 
             }
             ix->tags[pos] = tag_of(h[i]);
             ix->rows[pos] = (uint32_t)r;
+            if (ix->keyed) {
+                ix->keys[pos] = key[i];
+            }
             ix->n_used += is_new;
         }
     }
@@ -346,7 +424,9 @@ static void advise_huge(void *p, size_t size)
 }
 
 /* Makes room for rows up to n_rows: the chain links, and slots rebuilt from
- * the table's rows when the load would pass 1/2 (forgotten keys go then). */
+ * the table's rows when the load would pass 3/4 (forgotten keys go then).
+ * 3/4 rather than 1/2: the slots are storage memory within memory_limit, and
+ * a probe mostly reads tags, 64 to a cache line. */
 static CmStatus reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *err)
 {
     if (n_rows > MAX_ROWS) {
@@ -358,35 +438,75 @@ static CmStatus reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *er
         while (cap < n_rows) {
             cap *= 2;
         }
+        int64_t more = (int64_t)sizeof(uint32_t) * (cap - ix->cap_next);
+        if (st_blocks_reserve(&ix->res, more, err) != CM_OK) {
+            return err->code;
+        }
         uint32_t *grown = cm_realloc(ix->next, sizeof(uint32_t) * (size_t)cap);
         if (grown == NULL) {
+            cm_mem_shrink(&ix->res, more);
             return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
         }
         ix->next = grown;
         ix->cap_next = cap;
     }
-    if (2 * (ix->n_used + (n_rows - ix->n_rows)) <= ix->cap) {
+    if (4 * (ix->n_used + (n_rows - ix->n_rows)) <= 3 * ix->cap) {
         return CM_OK;
     }
     int64_t cap = 64;
-    while (cap < 2 * n_rows) {
+    while (3 * cap < 4 * n_rows) {
         cap *= 2;
+    }
+    /* old and new slots live together while the keys move */
+    int64_t slot_bytes =
+        1 + (int64_t)sizeof(uint32_t) + (ix->keyed ? (int64_t)sizeof(uint64_t) : 0);
+    if (st_blocks_reserve(&ix->res, slot_bytes * cap, err) != CM_OK) {
+        return err->code;
     }
     uint8_t *tags = cm_calloc((size_t)cap, 1);
     uint32_t *rows = cm_malloc(sizeof(uint32_t) * (size_t)cap);
-    if (tags == NULL || rows == NULL) {
+    uint64_t *keys = ix->keyed ? cm_malloc(sizeof(uint64_t) * (size_t)cap) : NULL;
+    if (tags == NULL || rows == NULL || (ix->keyed && keys == NULL)) {
         cm_free(tags);
         cm_free(rows);
+        cm_free(keys);
+        cm_mem_shrink(&ix->res, slot_bytes * cap);
         return cm_err_set(err, CM_OOM, -1, "out of memory growing an index");
     }
     advise_huge(rows, sizeof(uint32_t) * (size_t)cap);
-    cm_free(ix->tags);
-    cm_free(ix->rows);
+    if (keys != NULL) {
+        advise_huge(keys, sizeof(uint64_t) * (size_t)cap);
+    }
+    uint8_t *old_tags = ix->tags;
+    uint32_t *old_rows = ix->rows;
+    uint64_t *old_keys = ix->keys;
+    int64_t old_cap = ix->cap;
     ix->tags = tags;
     ix->rows = rows;
+    ix->keys = keys;
     ix->cap = cap;
     ix->n_used = 0;
-    insert_rows(ix, t, 0, ix->n_rows); /* the rows are already known distinct */
+    if (ix->keyed) { /* from the old slots: the rows are not read */
+        for (int64_t s = 0; s < old_cap; s++) {
+            if (old_tags[s] >= TAG_LIVE) {
+                uint64_t h = packed_hash(ix->n_keys, old_keys[s]);
+                int64_t pos = (int64_t)(h & (uint64_t)(cap - 1));
+                while (tags[pos] != TAG_EMPTY) {
+                    pos = (pos + 1) & (cap - 1);
+                }
+                tags[pos] = tag_of(h);
+                rows[pos] = old_rows[s];
+                keys[pos] = old_keys[s];
+                ix->n_used++;
+            }
+        }
+    } else {
+        insert_rows(ix, t, 0, ix->n_rows); /* the rows are already known distinct */
+    }
+    cm_free(old_tags);
+    cm_free(old_rows);
+    cm_free(old_keys);
+    cm_mem_shrink(&ix->res, slot_bytes * old_cap);
     return CM_OK;
 }
 
@@ -412,17 +532,42 @@ CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *e
                       ix->kind == ST_INDEX_PRIMARY ? "primary key" : "unique");
 }
 
+/* A keyed index forgets rows >= n_rows slot by slot: a key's newest row
+ * before n_rows is down its chain (rows only ever grow along it). */
+static void truncate_slots(StIndex *ix, int64_t n_rows)
+{
+    for (int64_t s = 0; s < ix->cap; s++) {
+        if (ix->tags[s] < TAG_LIVE || ix->rows[s] < n_rows) {
+            continue;
+        }
+        int64_t row = ix->rows[s];
+        while (row >= n_rows && ix->kind == ST_INDEX_PLAIN && ix->next[row] != 0) {
+            row = (int64_t)ix->next[row] - 1;
+        }
+        if (row < n_rows) {
+            ix->rows[s] = (uint32_t)row;
+        } else {
+            ix->tags[s] = TAG_GONE;
+        }
+    }
+}
+
 /* Forgets the newest rows first, so each is at the head of its key's chain. */
 void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
 {
-    uint64_t h[CM_BATCH_CAP];
+    if (ix->keyed && n_rows < ix->n_rows) {
+        truncate_slots(ix, n_rows);
+        ix->n_rows = n_rows;
+        return;
+    }
+    uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
     bool is_null[CM_BATCH_CAP];
     int64_t mask = ix->cap - 1;
     for (int64_t end = ix->n_rows; end > n_rows;) {
         int64_t seg = (end - 1) / CM_BATCH_CAP * CM_BATCH_CAP;
         int64_t start = seg > n_rows ? seg : n_rows;
         hash_segment(ix, t, t->chunks[seg / CM_BATCH_CAP], (int)(start - seg), (int)(end - start),
-                     h, is_null);
+                     h, is_null, key);
         for (int64_t r = end - 1; r >= start; r--) {
             int i = (int)(r - start);
             if (is_null[i]) {
@@ -451,13 +596,17 @@ void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
 int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, uint32_t pos,
                         int64_t *rows, int64_t cap)
 {
-    uint64_t h = 0;
+    uint64_t h = 0, packed = 0;
     for (int k = 0; k < ix->n_keys; k++) {
         if (cm_vec_is_null(&keys[k], pos)) {
             return 0;
         }
         uint64_t v = hash_value(keys[k].type, keys[k].data, pos);
         h = k == 0 ? v : cm_hash_combine(h, v);
+        if (ix->keyed) {
+            int64_t image = slot_value(keys[k].type, keys[k].data, pos);
+            packed = k == 0 ? pack_key(1, image, 0) : pack_key(2, (int64_t)packed, image);
+        }
     }
     int64_t n = 0;
     int64_t mask = ix->cap - 1;
@@ -472,8 +621,8 @@ int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, 
         int64_t row = ix->rows[s];
         const StChunk *c = t->chunks[row / CM_BATCH_CAP];
         uint32_t i = (uint32_t)(row % CM_BATCH_CAP);
-        bool eq = true;
-        for (int k = 0; k < ix->n_keys && eq; k++) {
+        bool eq = !ix->keyed || ix->keys[s] == packed;
+        for (int k = 0; k < ix->n_keys && eq && !ix->keyed; k++) {
             int col = ix->key_cols[k];
             eq = value_eq(t->cols[col].type, st_chunk_data(c, col), i, keys[k].data, pos);
         }

@@ -10,10 +10,10 @@
  * never indexed (NULLs never collide, and never match a lookup).
  *
  * Layout: one open-addressing table with a slot per distinct key (linear
- * probing, load <= 1/2) holding its newest row and the top bits of the key's
- * hash, plus, for a non-unique index, a per-row link to the previous row of
- * the same key.  A probe compares keys only when the hash bits agree; a key
- * with many rows costs one slot, so inserting stays O(1) for a non-unique
+ * probing, load <= 3/4) holding its newest row and the top bits of the key's
+ * hash (and the key itself when it fits 64 bits: st_index_reads_rows), plus, for a non-unique
+ * index, a per-row link to the previous row of the same key.  A probe compares keys only when the
+ * hash bits agree; a key with many rows costs one slot, so inserting stays O(1) for a non-unique
  * index too.  The same structure serves lookups (st_index_lookup: every row
  * with a given key) and, later, index joins: a probe batch hashes its keys the
  * same way (hash of each component with cm_hash_u64 / cm_hash_bytes, combined
@@ -32,11 +32,18 @@
 #include "storage/table.h"
 
 /* Owned; NULL with err on OOM.  `name` (NULL for a constraint) and the key
- * column numbers are copied.  The index is empty: add rows with
- * st_index_add_rows. */
+ * column numbers are copied; col_types are the table's column types.  The
+ * index is empty: add rows with st_index_add_rows. */
 StIndex *st_index_new(const char *name, StIndexKind kind, int n_keys, const int *key_cols,
-                      CmErr *err);
+                      const CmType *col_types, CmErr *err);
 void st_index_free(StIndex *ix);
+
+/* Whether the index reads indexed rows of its table after adding them (to
+ * compare keys, grow or forget rows): then the table must keep every chunk
+ * in memory.  False when its keys fit 64 bits (one integer, date, time,
+ * timestamp, boolean or 64-bit decimal component, or two of 32 bits), which
+ * it keeps in its slots: it reads only rows being added. */
+bool st_index_reads_rows(const StIndex *ix);
 
 /* Borrowed for the index's life; NULL for a constraint's index. */
 const char *st_index_name(const StIndex *ix);

@@ -4,8 +4,10 @@
  * Invariants: every chunk but the last is full (CM_BATCH_CAP rows), so row r
  * is in chunk r / CM_BATCH_CAP; truncation relies on it.  Every chunk but the
  * last is sealed.  A chunk is held (pinned by the table, `held` set) exactly
- * when it is unsealed or the table has a built index (cold ones, of a table
- * just opened from disk, hold no rows and pin nothing).  An append seals the chunks
+ * when it is unsealed or rows_needed(t): the table has a built index that
+ * reads rows (st_index_reads_rows), or a transaction's mark keeps one to put
+ * back (cold indexes, of a table just opened from disk, hold no rows and pin
+ * nothing).  An append seals the chunks
  * it filled only once it has succeeded, so undoing it never has to change a
  * sealed block; a truncate that cuts into a sealed chunk only lowers the
  * chunk's n_rows, and the next append copies its rows into a new block.
@@ -195,11 +197,27 @@ static void drop_stats(StTable *t)
     t->stats = NULL;
 }
 
-/* Unpins the sealed chunks when the table has no index (they become
- * evictable). */
+/* Whether an index of t, or one its transaction's mark may put back, reads
+ * the rows it indexed: then every chunk is held. */
+static bool rows_needed(const StTable *t)
+{
+    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
+        if (st_index_reads_rows(t->indexes[i])) {
+            return true;
+        }
+    }
+    for (int i = 0; t->mark != NULL && i < t->mark->n_indexes; i++) {
+        if (st_index_reads_rows(t->mark->indexes[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Unpins the sealed chunks unless rows_needed (they become evictable). */
 static void release_sealed(StTable *t)
 {
-    for (int i = 0; (t->n_indexes == 0 || t->is_index_cold) && i < t->n_chunks; i++) {
+    for (int i = 0; !rows_needed(t) && i < t->n_chunks; i++) {
         if (t->chunks[i]->sealed) {
             chunk_release(t->chunks[i]);
         }
@@ -225,6 +243,7 @@ static CmStatus warm_indexes(StTable *t, CmErr *err)
         }
     }
     t->is_index_cold = false;
+    release_sealed(t); /* held to build the indexes; kept only if they read rows */
     return CM_OK;
 fail:
     for (int i = 0; i < built; i++) {
@@ -253,7 +272,7 @@ CmStatus st_table_add_index_cold(StTable *t, const char *name, StIndexKind kind,
     if (t->n_indexes > 0 && !t->is_index_cold) {
         return st_table_add_index(t, name, kind, n_keys, key_cols, err);
     }
-    StIndex *ix = st_index_new(name, kind, n_keys, key_cols, err);
+    StIndex *ix = st_index_new(name, kind, n_keys, key_cols, t->types, err);
     if (ix == NULL || push_index(t, ix, err) != CM_OK) {
         return err->code;
     }
@@ -272,20 +291,22 @@ CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int 
         return cm_err_set(err, CM_OOM, -1, "out of memory adding an index");
     }
     t->indexes = grown;
-    /* An index reads rows at random: the table's chunks stay in memory. */
+    /* Building reads every row (and an index that reads rows later keeps
+     * the chunks in memory: release_sealed). */
     for (int i = 0; i < t->n_chunks; i++) {
         if (!chunk_hold(t->chunks[i], err)) {
             release_sealed(t);
             return err->code;
         }
     }
-    StIndex *ix = st_index_new(name, kind, n_keys, key_cols, err);
+    StIndex *ix = st_index_new(name, kind, n_keys, key_cols, t->types, err);
     if (ix == NULL || st_index_add_rows(ix, t, 0, err) != CM_OK) {
         st_index_free(ix);
         release_sealed(t);
         return err->code;
     }
     t->indexes[t->n_indexes++] = ix;
+    release_sealed(t);
     return CM_OK;
 }
 
@@ -589,7 +610,7 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
     }
     c->zone = zone;
     c->sealed = true;
-    if (t->n_indexes == 0) {
+    if (!rows_needed(t)) {
         chunk_release(c);
     }
     return CM_OK;
@@ -915,6 +936,7 @@ static void restore_indexes(StTable *t, StTableMark *m)
     t->indexes = m->indexes;
     t->n_indexes = m->n_indexes;
     m->indexes = NULL;
+    m->n_indexes = 0;
     for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         st_index_truncate(t->indexes[i], t, m->is_index_cold ? 0 : m->n_rows);
     }

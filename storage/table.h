@@ -18,10 +18,12 @@
  * when nothing can be evicted.
  * The table owns its hash indexes (storage/index.h: PRIMARY KEY, UNIQUE and
  * CREATE INDEX); appending adds the new rows to each, and fails, undoing
- * itself, when a unique index finds a duplicate key.  An index probes rows at
- * random, so a table with an index keeps every chunk pinned in memory (held),
- * except while its indexes are cold (a saved table just opened, whose indexes
- * are built at its first append).
+ * itself, when a unique index finds a duplicate key.  An index whose keys do
+ * not fit its slots probes rows at random (st_index_reads_rows), so a table
+ * with such an index keeps every chunk pinned in memory (held), except while
+ * its indexes are cold (a saved table just opened, whose indexes are built at
+ * its first append).  Integer keys of one or two columns live in the slots:
+ * the table's sealed chunks stay evictable.
  * Transactions (storage/catalog.h) mark a table at BEGIN (st_table_mark):
  * its row count, version, statistics, names and index list are recorded, no
  * row is copied.  Within the transaction rows are only appended in place

@@ -271,7 +271,7 @@ def sluice_load(args, d, creates):
         shutil.rmtree(args.db, ignore_errors=True)
     lost = {}
     while True:
-        s = Sluice(args.sluice, args.threads, args.db)
+        s = start_sluice(args)
         loads, bad = load_once(s, args, d, creates, lost)
         if bad is None:
             break
@@ -284,6 +284,17 @@ def sluice_load(args, d, creates):
     return s, loads
 
 
+def start_sluice(args):
+    """A sluice process with the --set settings applied."""
+    s = Sluice(args.sluice, args.threads, args.db)
+    for setting in args.set or []:
+        name, _, value = setting.partition('=')
+        status, _, _, msg = s.run("SET %s = '%s';" % (name, value), args.timeout)
+        if status != 'ok':
+            sys.exit('run.py: SET %s: %s' % (setting, msg))
+    return s
+
+
 def dir_bytes(path, suffix=''):
     return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)
                if f.endswith(suffix))
@@ -293,7 +304,7 @@ def sluice_reopen(args, d):
     """A new process on the --db directory; logs the time to open it and answer a
     first statement, and its size beside the .dat files'."""
     t0 = time.time()
-    s = Sluice(args.sluice, args.threads, args.db)
+    s = start_sluice(args)
     status, _, _, msg = s.run('SELECT 1;', args.timeout)
     log('sluice opened %s in %.3f s (%s%s); %.1f MB on disk, .dat files %.1f MB' %
         (args.db, time.time() - t0, status, ': ' + msg if msg else '',
@@ -822,6 +833,9 @@ def parse_args():
     p.add_argument('--gen', help='tpcds_gen binary (default build/tpcds_gen)')
     p.add_argument('--note', help='text added to the Sluice line of the report')
     p.add_argument('--no-results', action='store_true', help='do not update bench/RESULTS.md')
+    p.add_argument('--set', action='append', metavar='NAME=VALUE',
+                   help="a setting for every sluice process (SET NAME = 'VALUE'), e.g. "
+                        "memory_limit=128MB; repeatable")
     args = p.parse_args()
     if args.check:
         args.runs = 1

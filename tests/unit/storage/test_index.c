@@ -4,13 +4,15 @@
  * inside one batch and leave the table and index as they were; NULL keys never
  * collide; a plain index finds every row of a key across chunks and growth;
  * truncate forgets rows; multi-column keys with long strings; new_like and
- * drop.  Row counts are derived from CM_BATCH_CAP (CI also builds it as 3).
+ * drop; keys that fit the slots let the sealed chunks be evicted, others keep
+ * them held.  Row counts are derived from CM_BATCH_CAP (CI also builds it as 3).
  * Table: k BIGINT, s VARCHAR, v INTEGER.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "storage/blocks.h"
 #include "storage/index.h"
 #include "storage/table.h"
 
@@ -234,4 +236,113 @@ Test(st_index, new_like_copies_indexes_and_drop_removes_one)
     cr_assert_not(st_table_drop_index(copy, "by_v"));
     cr_assert_eq(copy->n_indexes, 1);
     st_table_free(copy);
+}
+
+/* Whether every sealed chunk of t is out of memory after evicting all. */
+static bool sealed_chunks_evicted(const StTable *t)
+{
+    st_blocks_evict(INT64_MAX);
+    bool all = true;
+    for (int c = 0; c < t->n_chunks; c++) {
+        if (t->chunks[c]->sealed) {
+            all = all && t->chunks[c]->held == NULL && !st_block_resident(t->chunks[c]->block);
+        }
+    }
+    return all;
+}
+
+/* Keys that fit the slots: the index never reads a sealed chunk again, so the
+ * table lets them go; duplicates, lookups, growth and truncation work on
+ * evicted chunks. */
+Test(st_index, integer_key_lets_sealed_chunks_go)
+{
+    const int v_col = 2;
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_PRIMARY, 1, &k_col, &err), CM_OK);
+    cr_assert_eq(st_table_add_index(table, "by_v", ST_INDEX_PLAIN, 1, &v_col, &err), CM_OK);
+    cr_assert_not(st_index_reads_rows(table->indexes[0]));
+    cr_assert_not(st_index_reads_rows(table->indexes[1]));
+    append_range(0, 5 * CM_BATCH_CAP + 1, 0); /* grows the slots from themselves */
+    cr_assert(sealed_chunks_evicted(table));
+    int64_t dup[1] = {2 * CM_BATCH_CAP + 1};
+    cr_assert_eq(append(1, dup, NULL), CM_RUNTIME);
+    char want[80];
+    snprintf(want, sizeof want, "Duplicate key \"k: %lld\"", (long long)dup[0]);
+    cr_assert(strstr(err.msg, want) != NULL, "%s", err.msg);
+    cm_err_init(&err);
+    int64_t row = -1;
+    cr_assert_eq(lookup_k(table->indexes[0], 3 * CM_BATCH_CAP + 2, &row, 1), 1);
+    cr_assert_eq(row, 3 * CM_BATCH_CAP + 2);
+    /* v = position in its append batch: one row per full batch, plus the last */
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 1, &types[2], &err), CM_OK);
+    ((int32_t *)b.cols[0].data)[0] = 0;
+    int64_t rows[8];
+    cr_assert_eq(st_index_lookup(table->indexes[1], table, b.cols, 0, rows, 8), 6);
+    cm_batch_fini(&b);
+    /* forget the rows from the middle of chunk 2 on: their keys go in again */
+    st_table_truncate(table, 2 * CM_BATCH_CAP + CM_BATCH_CAP / 2);
+    cr_assert(sealed_chunks_evicted(table));
+    append_range(2 * CM_BATCH_CAP + CM_BATCH_CAP / 2, 4 * CM_BATCH_CAP, 0);
+    int64_t old[1] = {1};
+    cr_assert_eq(append(1, old, NULL), CM_RUNTIME);
+    cr_assert_eq(lookup_k(table->indexes[0], 5 * CM_BATCH_CAP, &row, 1), 0);
+    cr_assert(sealed_chunks_evicted(table));
+}
+
+/* Two INTEGER columns pack into one slot key: negative values and swapped
+ * pairs stay distinct.  Rows: (i, 2i + 1). */
+Test(st_index, two_integer_columns_pack_into_the_slot)
+{
+    CmType it[2] = {cm_type_make(CM_T_INT32), cm_type_make(CM_T_INT32)};
+    StColumn cols[2] = {{.name = "a", .type = it[0]}, {.name = "b", .type = it[1]}};
+    StTable *t = st_table_new("pairs", 2, cols, &err);
+    cr_assert_not_null(t);
+    const int key[2] = {0, 1};
+    cr_assert_eq(st_table_add_index(t, NULL, ST_INDEX_PRIMARY, 2, key, &err), CM_OK);
+    cr_assert_not(st_index_reads_rows(t->indexes[0]));
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 2, it, &err), CM_OK);
+    for (int i = -CM_BATCH_CAP; i < 2 * CM_BATCH_CAP; i++) {
+        ((int32_t *)b.cols[0].data)[b.n_rows] = i;
+        ((int32_t *)b.cols[1].data)[b.n_rows] = 2 * i + 1;
+        if (++b.n_rows == CM_BATCH_CAP) {
+            cr_assert_eq(st_table_append(t, &b, &err), CM_OK, "%s", err.msg);
+            cm_batch_reset(&b);
+        }
+    }
+    cr_assert(sealed_chunks_evicted(t));
+    const int32_t probes[4][3] = {{1, 3, 1}, {-3, -5, 1}, {3, 1, 0}, {-5, -3, 0}};
+    for (int p = 0; p < 4; p++) {
+        cm_batch_reset(&b);
+        ((int32_t *)b.cols[0].data)[0] = probes[p][0];
+        ((int32_t *)b.cols[1].data)[0] = probes[p][1];
+        int64_t row;
+        cr_assert_eq(st_index_lookup(t->indexes[0], t, b.cols, 0, &row, 1), probes[p][2],
+                     "(%d, %d)", probes[p][0], probes[p][1]);
+    }
+    ((int32_t *)b.cols[0].data)[0] = -5;
+    ((int32_t *)b.cols[1].data)[0] = -3;
+    b.n_rows = 1;
+    cr_assert_eq(st_table_append(t, &b, &err), CM_OK, "%s", err.msg); /* a new pair */
+    cr_assert_eq(st_table_append(t, &b, &err), CM_RUNTIME);
+    cr_assert(strstr(err.msg, "a: -5, b: -3") != NULL, "%s", err.msg);
+    cm_batch_fini(&b);
+    st_table_free(t);
+}
+
+/* A key that does not fit the slots is compared in the rows: the table keeps
+ * its chunks in memory, and lets them go when that index is dropped. */
+Test(st_index, string_key_keeps_the_chunks_held)
+{
+    const int s_col = 1;
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_PRIMARY, 1, &k_col, &err), CM_OK);
+    cr_assert_eq(st_table_add_index(table, "by_s", ST_INDEX_PLAIN, 1, &s_col, &err), CM_OK);
+    cr_assert(st_index_reads_rows(table->indexes[1]));
+    append_range(0, 3 * CM_BATCH_CAP, 0);
+    cr_assert_not(sealed_chunks_evicted(table));
+    for (int c = 0; c < table->n_chunks; c++) {
+        cr_assert_not_null(table->chunks[c]->held);
+    }
+    cr_assert(st_table_drop_index(table, "by_s"));
+    cr_assert(sealed_chunks_evicted(table));
 }
