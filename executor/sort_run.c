@@ -292,16 +292,14 @@ static int64_t select_top(ExRowRef *refs, int64_t n, int64_t k, SortCtx *ctx)
     return m < k ? m : k;
 }
 
-/* Sorts the buffered rows, or the one batch `single` when not NULL, into
- * s->order (the first `limit` of them). */
 /* Rows buffered: in parts[] and the open result. */
 static int64_t n_buffered(const ExSorter *s)
 {
     return s->part_rows + ex_result_n_rows(s->rows);
 }
 
-/* Lists the buffered batches in input order into s->batches; their count. */
-static int list_batches(ExSorter *s)
+/* Lists the buffered batches in input order into s->batches. */
+static void list_batches(ExSorter *s)
 {
     int n = 0;
     for (int p = 0; p < s->n_parts; p++) {
@@ -316,7 +314,6 @@ static int list_batches(ExSorter *s)
     for (int b = 0; b < ex_result_n_batches(s->rows); b++) {
         s->batches[n++] = ex_result_batch(s->rows, b);
     }
-    return n;
 }
 
 /* Frees parts[], letting go of the kept batches. */
@@ -421,6 +418,8 @@ static CmStatus buffer(ExSorter *s, const CmBatch *in, int64_t bytes, CmErr *err
     return ex_result_append(s->rows, in, err);
 }
 
+/* Sorts the buffered rows, or the one batch `single` when not NULL, into
+ * s->order (the first `limit` of them). */
 static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
 {
     int64_t n = single != NULL ? single->n_rows : n_buffered(s);

@@ -53,7 +53,7 @@ struct StIndex {
     uint8_t *tags;  /* owned: cap entries (see the invariants above) */
     uint32_t *rows; /* owned: cap entries, the newest row of a live slot's key */
     bool keyed;     /* keys fit 64 bits and live in the slots (keys[]) */
-    uint64_t *keys; /* owned when keyed: cap entries, a live slot's key packed (pack_key) */
+    uint64_t *keys; /* owned when keyed: cap entries, a live slot's key packed (pack_add) */
     int64_t cap;    /* power of two, or 0 before the first row */
     int64_t n_used; /* non-empty slots, forgotten ones included */
     uint32_t *next; /* owned, plain index only: per row, previous row of its key + 1 */
@@ -199,10 +199,11 @@ static int64_t slot_value(CmType type, const void *data, uint32_t i)
     }
 }
 
-/* A keyed index's key from its components' images: one, or two of 32 bits. */
-static uint64_t pack_key(int n_keys, int64_t v0, int64_t v1)
+/* A keyed index's key `key` so far with component k's image added: the
+ * image itself for k = 0, else two 32-bit halves. */
+static uint64_t pack_add(uint64_t key, int k, int64_t image)
 {
-    return n_keys == 1 ? (uint64_t)v0 : (uint64_t)(uint32_t)v0 << 32 | (uint32_t)v1;
+    return k == 0 ? (uint64_t)image : key << 32 | (uint32_t)image;
 }
 
 /* The hash of a packed key: the hash its row's components have (hash_segment). */
@@ -342,7 +343,7 @@ static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, 
             is_null[i] = (k > 0 && is_null[i]) || is_null_here;
             if (ix->keyed) {
                 int64_t image = is_null_here ? 0 : slot_value(type, d, (uint32_t)(first + i));
-                key[i] = k == 0 ? pack_key(1, image, 0) : pack_key(2, (int64_t)key[i], image);
+                key[i] = pack_add(key[i], k, image);
             }
         }
     }
@@ -605,7 +606,7 @@ int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, 
         h = k == 0 ? v : cm_hash_combine(h, v);
         if (ix->keyed) {
             int64_t image = slot_value(keys[k].type, keys[k].data, pos);
-            packed = k == 0 ? pack_key(1, image, 0) : pack_key(2, (int64_t)packed, image);
+            packed = pack_add(packed, k, image);
         }
     }
     int64_t n = 0;

@@ -172,6 +172,20 @@ static int check_sort(int n, int slice, int64_t limit, bool expect_spill)
     return n_runs;
 }
 
+/* A table holding the rows of `in` (make_input's columns). */
+static StTable *table_of(const ExResult *in)
+{
+    StColumn cols[3] = {{.name = "a", .type = types[0]},
+                        {.name = "b", .type = types[1]},
+                        {.name = "idx", .type = types[2]}};
+    StTable *t = st_table_new("t", 3, cols, &err);
+    cr_assert_not_null(t);
+    for (int b = 0; b < ex_result_n_batches(in); b++) {
+        cr_assert_eq(st_table_append(t, ex_result_batch(in, b), &err), CM_OK, "%s", err.msg);
+    }
+    return t;
+}
+
 /* Sorts the n rows of make_input from a table's chunks, as a scan hands them
  * over: every chunk but the odd ones (fed through a selection, so copied)
  * and the tail (still appended to) is kept in place, pinned, so the parts
@@ -181,14 +195,7 @@ static int check_sort(int n, int slice, int64_t limit, bool expect_spill)
 static void check_kept_chunks(int n, bool expect_spill)
 {
     ExResult *in = make_input(n);
-    StColumn cols[3] = {{.name = "a", .type = types[0]},
-                        {.name = "b", .type = types[1]},
-                        {.name = "idx", .type = types[2]}};
-    StTable *t = st_table_new("t", 3, cols, &err);
-    cr_assert_not_null(t);
-    for (int b = 0; b < ex_result_n_batches(in); b++) {
-        cr_assert_eq(st_table_append(t, ex_result_batch(in, b), &err), CM_OK, "%s", err.msg);
-    }
+    StTable *t = table_of(in);
     ExSorter *s = ex_sorter_new(op, &query, "test sort", 3, types, 2, KEYS, -1, &err);
     cr_assert_not_null(s, "%s", err.msg);
     CmBatch scan;
@@ -250,14 +257,7 @@ Test(ex_sorter, kept_chunks_spill_with_the_copied_rows)
 Test(ex_sorter, a_changed_scan_batch_is_not_kept)
 {
     ExResult *in = make_input(2 * CM_BATCH_CAP);
-    StColumn cols[3] = {{.name = "a", .type = types[0]},
-                        {.name = "b", .type = types[1]},
-                        {.name = "idx", .type = types[2]}};
-    StTable *t = st_table_new("t", 3, cols, &err);
-    cr_assert_not_null(t);
-    for (int b = 0; b < ex_result_n_batches(in); b++) {
-        cr_assert_eq(st_table_append(t, ex_result_batch(in, b), &err), CM_OK, "%s", err.msg);
-    }
+    StTable *t = table_of(in);
     cr_assert(t->chunks[0]->sealed);
     CmBatch scan;
     cr_assert_eq(cm_batch_init(&scan, 3, types, &err), CM_OK);
