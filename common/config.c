@@ -48,11 +48,11 @@ static const Setting SETTINGS[] = {
      "evict storage down to storage_fraction) or auto (the boundary moves with spill and recompute "
      "costs)"},
     {"storage_fraction", SET_RATIO, offsetof(CmConfig, storage_fraction), 0, 1,
-     "share of memory_limit for storage (tables, cached results): the fixed share in static mode, "
-     "the protected floor in unified mode"},
+     "share of the pooled memory (memory_limit less a tenth) for storage (tables, cached "
+     "results): the fixed share in static mode, the protected floor in unified mode"},
     {"shuffle_fraction", SET_RATIO, offsetof(CmConfig, shuffle_fraction), 0, 1,
-     "share of memory_limit for execution in static mode (storage_fraction + shuffle_fraction is "
-     "at most 1)"},
+     "share of the pooled memory (memory_limit less a tenth) for execution in static mode "
+     "(storage_fraction + shuffle_fraction is at most 1)"},
     {"temp_directory", SET_TEXT, offsetof(CmConfig, temp_directory), 0, 0,
      "directory of spill files, shuffle files and evicted table blocks; empty: none, so "
      "memory_limit is then an error when reached"},

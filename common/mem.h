@@ -1,9 +1,10 @@
 /*
  * mem.h - the memory manager: one budget for the process.
  *
- * `memory_limit` (default 80% of physical memory) is split between two pools:
- * EXECUTION, what running queries hold (hash tables, sort runs, window
- * partitions, shuffle buffers, rows waiting to be appended, COPY chunks), and
+ * `memory_limit` (default 80% of physical memory) less a tenth, which stays
+ * for what is not reserved (the program, batches in flight, the allocator's
+ * slack; mem.c), is split between two pools: EXECUTION, what running queries hold (hash tables,
+ * sort runs, window partitions, shuffle buffers, rows waiting to be appended, COPY chunks), and
  * STORAGE, what outlives a query (the tables of the in-memory database; the
  * cache and table pages once they exist).  How the limit is split is the
  * memory mode (cm_mem_set_mode; docs/memory.md, "Memory modes"): STATIC gives
@@ -31,9 +32,9 @@
  * some: a consumer that starts late still gets its share as the others spill.  cm_mem_need is for
  * memory that cannot be spilled: it ignores the fair share and turns a refusal into CM_OOM, with a
  * message naming the consumer, what it asked for, the limit and what holds the rest. Small
- * allocations (batches, scratch arenas, plans) stay outside; the limit has room for them
- * (docs/memory.md measures how much). Thread-safe: every call takes the manager's one lock; a
- * CmMemRes may be grown from several threads.  Nothing here allocates.
+ * allocations (batches, scratch arenas, plans) stay outside, in the tenth of the limit the
+ * pools leave (docs/memory.md measures how much). Thread-safe: every call takes the manager's one
+ * lock; a CmMemRes may be grown from several threads.  Nothing here allocates.
  */
 #pragma once
 
@@ -86,6 +87,9 @@ void cm_mem_set_limit(int64_t bytes);
  * under the limit + 8 MiB, and given back at once above it. */
 bool cm_mem_release_is_eager(void);
 int64_t cm_mem_limit(void);
+/* The smallest limit whose pooled part (the limit less the tenth the pools
+ * leave for what is not reserved) is at least `pooled` bytes. */
+int64_t cm_mem_limit_pooling(int64_t pooled);
 /* Sets the mode and the shares of the limit (each in [0, 1], their sum <= 1;
  * the settings validate them).  STATIC: storage may hold storage_fraction of
  * the limit and execution shuffle_fraction, and neither takes from the other.
@@ -141,6 +145,8 @@ void cm_mem_set_evictor(CmMemEvictor fn);
 
 typedef struct CmMemStats {
     int64_t limit;
+    int64_t pooled;         /* what the pools share out: the limit less a tenth, kept for what
+                               is not reserved (mem.c) */
     int64_t used[2];        /* per pool, bytes reserved now */
     int64_t peak[2];        /* per pool, the most reserved since start (or reset) */
     int64_t n_consumers[2]; /* consumers holding memory now */

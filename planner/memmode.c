@@ -24,7 +24,7 @@
 #include "shuffle/spill.h"
 #include "storage/blocks.h"
 
-#define STEP 0.05   /* of memory_limit, per statement */
+#define STEP 0.05   /* of the pooled memory, per statement */
 #define BAND 1.25   /* one side must pay this many times the other for a move */
 #define MARGIN 0.10 /* the boundary keeps this share of the limit from each end */
 
@@ -142,12 +142,12 @@ const char *pl_memmode_step(const PlMemObs *start, CmArena *arena)
     char costs[160];
     fmt_costs(costs, sizeof costs, &d);
     if (ms.mode == CM_MEM_STATIC) {
-        return arena == NULL ? NULL
-                             : cm_arena_printf(arena,
-                                               "static, storage %.0f%% and execution %.0f%% of "
-                                               "memory_limit (%s)",
-                                               100 * ms.storage_fraction,
-                                               100 * ms.shuffle_fraction, costs);
+        return arena == NULL
+                   ? NULL
+                   : cm_arena_printf(arena,
+                                     "static, storage %.0f%% and execution %.0f%% of "
+                                     "pooled memory (%s)",
+                                     100 * ms.storage_fraction, 100 * ms.shuffle_fraction, costs);
     }
     if (ms.mode != CM_MEM_AUTO) {
         return NULL;
@@ -161,7 +161,7 @@ const char *pl_memmode_step(const PlMemObs *start, CmArena *arena)
                       : dir < 0        ? "spilling cost more, at the bound"
                                        : "cache misses cost more, at the bound";
     char line[400];
-    snprintf(line, sizeof line, "auto, storage boundary %.0f%% -> %.0f%% of memory_limit (%s; %s)",
+    snprintf(line, sizeof line, "auto, storage boundary %.0f%% -> %.0f%% of pooled memory (%s; %s)",
              100 * before, 100 * after, why, costs);
     if (after != before) {
         cm_mem_set_boundary(after);

@@ -463,6 +463,7 @@ StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
     cm_mem_stats(&st);
     cm_mem_each(note_holder, &holders);
     add_row(&r, "limit", "memory_limit", st.limit, st.limit);
+    add_row(&r, "limit", "shared by the pools", st.pooled, st.pooled);
     add_row(&r, "execution", "total", st.used[CM_MEM_EXECUTION], st.peak[CM_MEM_EXECUTION]);
     add_row(&r, "storage", "total", st.used[CM_MEM_STORAGE], st.peak[CM_MEM_STORAGE]);
     /* Taken before this table's own chunks exist. */

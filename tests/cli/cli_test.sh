@@ -1008,9 +1008,9 @@ EXPLAIN ANALYZE SELECT count(*) FROM generate_series(1, 10) t(i);
 SET memory_mode = 'unified';
 EXPLAIN ANALYZE SELECT count(*) FROM generate_series(1, 10) t(i)"
 if [ "$RC" -eq 0 ] &&
-   [ "$(grep -c '^Memory mode: auto, storage boundary 50% -> 45% of memory_limit (spilling cost more: toward execution; spilled [0-9.]* [KM]iB in [0-9.]* ms; cache misses: 0 blocks loaded back, 0 recomputes in 0.0 ms)$' "$OUT")" -eq 1 ] &&
-   [ "$(grep -c '^Memory mode: auto, storage boundary 45% -> 45% of memory_limit (kept; spilled 0 bytes in 0.0 ms; ' "$OUT")" -eq 1 ] &&
-   [ "$(grep -c '^Memory mode: static, storage 50% and execution 50% of memory_limit (spilled 0 bytes' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Memory mode: auto, storage boundary 50% -> 45% of pooled memory (spilling cost more: toward execution; spilled [0-9.]* [KM]iB in [0-9.]* ms; cache misses: 0 blocks loaded back, 0 recomputes in 0.0 ms)$' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Memory mode: auto, storage boundary 45% -> 45% of pooled memory (kept; spilled 0 bytes in 0.0 ms; ' "$OUT")" -eq 1 ] &&
+   [ "$(grep -c '^Memory mode: static, storage 50% and execution 50% of pooled memory (spilled 0 bytes' "$OUT")" -eq 1 ] &&
    [ "$(grep -c '^Memory mode:' "$OUT")" -eq 3 ]; then
     pass
 else

@@ -22,9 +22,36 @@ static void big_limit(void)
 
 TestSuite(cm_mem, .init = big_limit);
 
-Test(cm_mem, grow_within_limit_and_release)
+/* Sets the limit whose pooled part (the limit less the tenth the pools leave
+ * for what is not reserved) is `pooled`: the tests below count in it. */
+static void pool_limit(int64_t pooled)
+{
+    cm_mem_set_limit(cm_mem_limit_pooling(pooled));
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cr_assert_eq(st.pooled, pooled);
+}
+
+Test(cm_mem, the_pools_share_the_limit_less_a_tenth)
 {
     cm_mem_set_limit(1000);
+    CmMemStats st;
+    cm_mem_stats(&st);
+    cr_expect_eq(st.limit, 1000);
+    cr_expect_eq(st.pooled, 900);
+    CmMemRes r;
+    cm_mem_res_init(&r, CM_MEM_EXECUTION, "test consumer", NULL);
+    CmErr err;
+    cm_err_init(&err);
+    cr_expect_eq(cm_mem_need(&r, 900, &err), CM_OK);
+    cr_expect_eq(cm_mem_need(&r, 1, &err), CM_OOM, "the last tenth is not reserved");
+    cr_expect(strstr(err.msg, "memory_limit 1000 bytes") != NULL, "%s", err.msg);
+    cm_mem_res_fini(&r);
+}
+
+Test(cm_mem, grow_within_limit_and_release)
+{
+    pool_limit(1000);
     CmMemRes r;
     cm_mem_res_init(&r, CM_MEM_EXECUTION, "test consumer", NULL);
     cr_assert(cm_mem_grow(&r, 600));
@@ -49,7 +76,7 @@ Test(cm_mem, grow_within_limit_and_release)
 
 Test(cm_mem, fair_share_between_consumers)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     CmMemRes a, b;
     cm_mem_res_init(&a, CM_MEM_EXECUTION, "a", NULL);
     cm_mem_res_init(&b, CM_MEM_EXECUTION, "b", NULL);
@@ -112,7 +139,7 @@ static CmStatus timed_need(CmMemRes *me, int64_t bytes, CmErr *err, double *ms)
 
 Test(cm_mem, a_need_waits_for_another_threads_release)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     Holder h = {.bytes = 800, .release_after_ms = 200};
     cm_mem_res_init(&h.res, CM_MEM_EXECUTION, "other task", NULL);
     CmThread t;
@@ -131,7 +158,7 @@ Test(cm_mem, a_need_waits_for_another_threads_release)
 
 Test(cm_mem, a_need_no_release_can_meet_is_refused_at_once)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     CmMemRes mine, me;
     cm_mem_res_init(&mine, CM_MEM_EXECUTION, "this thread's sort", NULL);
     cm_mem_res_init(&me, CM_MEM_EXECUTION, "join block", NULL);
@@ -148,7 +175,7 @@ Test(cm_mem, a_need_no_release_can_meet_is_refused_at_once)
 
 Test(cm_mem, a_need_gives_up_when_other_threads_stop_releasing)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     Holder h = {.bytes = 800, .release_after_ms = -1};
     cm_mem_res_init(&h.res, CM_MEM_EXECUTION, "broadcast table", NULL);
     CmThread t;
@@ -165,7 +192,7 @@ Test(cm_mem, a_need_gives_up_when_other_threads_stop_releasing)
 
 Test(cm_mem, fixed_buffers_take_no_share)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     CmMemRes stages, agg;
     cm_mem_res_init(&stages, CM_MEM_EXECUTION, "stages", NULL);
     stages.fixed = true;
@@ -187,7 +214,7 @@ Test(cm_mem, fixed_buffers_take_no_share)
 
 Test(cm_mem, shared_table_takes_more_than_a_slice)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     CmMemRes task[3], table, other;
     for (int i = 0; i < 3; i++) {
         cm_mem_res_init(&task[i], CM_MEM_EXECUTION, "task", NULL);
@@ -300,7 +327,7 @@ static int64_t fake_evict(int64_t bytes)
 
 Test(cm_mem, static_shares_are_hard_and_nothing_is_evicted)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     cm_mem_set_mode(CM_MEM_STATIC, 0.3, 0.6);
     cm_mem_set_evictor(fake_evict);
     n_evictions = 0;
@@ -328,7 +355,7 @@ Test(cm_mem, static_shares_are_hard_and_nothing_is_evicted)
 
 Test(cm_mem, unified_evicts_storage_down_to_its_floor)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     cm_mem_set_mode(CM_MEM_UNIFIED, 0.2, 0.8);
     cm_mem_set_evictor(fake_evict);
     n_evictions = 0;
@@ -353,7 +380,7 @@ Test(cm_mem, unified_evicts_storage_down_to_its_floor)
 
 Test(cm_mem, execution_bytes_count_storage_above_the_floor_as_free)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     cm_mem_set_mode(CM_MEM_UNIFIED, 0.2, 0.8);
     cm_mem_set_evictor(fake_evict);
     cm_mem_res_init(&g_blocks, CM_MEM_STORAGE, "blocks", NULL);
@@ -373,7 +400,7 @@ Test(cm_mem, execution_bytes_count_storage_above_the_floor_as_free)
 
 Test(cm_mem, auto_boundary_moves_the_floor_and_restarts_with_the_mode)
 {
-    cm_mem_set_limit(1000);
+    pool_limit(1000);
     cm_mem_set_mode(CM_MEM_AUTO, 0.5, 0.5);
     cm_mem_set_boundary(0.3);
     CmMemStats st;

@@ -866,7 +866,7 @@ Test(ex_hash_agg, spills_within_a_small_limit_with_the_same_rows)
     ExResult *in_memory = run(big, in);
     cr_expect_eq(atomic_load(&big->spilled_bytes), 0);
     int64_t limit = cm_mem_limit();
-    cm_mem_set_limit(256 * 1024);
+    cm_mem_set_limit(cm_mem_limit_pooling(256 * 1024));
     ExOp *small = agg_op(EX_AGG_SINGLE, 2, keys, n_aggs, aggs);
     ExResult *spilled = run(small, in);
     cm_mem_set_limit(limit);
@@ -878,7 +878,7 @@ Test(ex_hash_agg, spills_within_a_small_limit_with_the_same_rows)
     ex_result_free(in);
 }
 
-/* PARTIAL over grouped_input(n_rows, n_keys) at a 256 KB limit, then FINAL
+/* PARTIAL over grouped_input(n_rows, n_keys) at a limit that pools 256 KB, then FINAL
  * without one, must give SINGLE's rows, having emitted more than `times`
  * rows per group before the end of the input (the table drained). */
 static void partial_at_a_small_limit(int n_rows, int n_keys, int times)
@@ -889,7 +889,7 @@ static void partial_at_a_small_limit(int n_rows, int n_keys, int times)
     int keys[1] = {0};
     ExResult *single = run(agg_op(EX_AGG_SINGLE, 1, keys, n_aggs, aggs), in);
     int64_t limit = cm_mem_limit();
-    cm_mem_set_limit(256 * 1024);
+    cm_mem_set_limit(cm_mem_limit_pooling(256 * 1024));
     ExResult *partials = run(agg_op(EX_AGG_PARTIAL, 1, keys, n_aggs, aggs), in);
     cm_mem_set_limit(limit);
     cr_expect_gt(ex_result_n_rows(partials), times * ex_result_n_rows(single),
@@ -960,7 +960,7 @@ Test(ex_hash_agg, rows_that_only_find_start_no_group)
 }
 
 /* Keys 0..n-1 with x = 0, then keys n/2..2n-1 with x = 1: n groups, sums 1
- * from n/2 on.  At a 256 KB limit the table spills, its partitions keep the
+ * from n/2 on.  At a limit that pools 256 KB the table spills, its partitions keep the
  * finding rows that missed, and the answer is the same. */
 Test(ex_hash_agg, rows_that_only_find_spill_with_the_same_groups)
 {
@@ -976,7 +976,7 @@ Test(ex_hash_agg, rows_that_only_find_spill_with_the_same_groups)
     int keys[1] = {0};
     ExResult *in_memory = run(find_only_op(1, keys), in);
     int64_t limit = cm_mem_limit();
-    cm_mem_set_limit(256 * 1024);
+    cm_mem_set_limit(cm_mem_limit_pooling(256 * 1024));
     ExOp *small = find_only_op(1, keys);
     ExResult *spilled = run(small, in);
     cm_mem_set_limit(limit);

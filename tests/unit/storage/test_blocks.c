@@ -313,7 +313,7 @@ Test(st_blocks, execution_memory_evicts_storage)
     StBlock *b[6];
     b[0] = make_block(0, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
     int64_t one = res.held;
-    cm_mem_set_limit(one * 6 + one / 2);
+    cm_mem_set_limit(cm_mem_limit_pooling(one * 6 + one / 2));
     for (int i = 1; i < 6; i++) {
         b[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
     }
