@@ -22,12 +22,21 @@ void *cm_realloc(void *p, size_t n);
  * waits in its owner's heap until the owner allocates again or collects; an
  * idle worker whose blocks the main thread evicts would keep it all. */
 void cm_alloc_collect(void);
-/* Whether freed memory goes back to the operating system at once (true) or
- * after the allocator's short delay (false, the default: memory freed and
- * allocated again soon, as a statement's hash tables are, is not faulted in
- * twice).  Under a memory_limit below the default the memory manager turns
- * it on and off by resident memory (cm_mem_release_is_eager, common/mem.h). */
-void cm_alloc_set_eager_release(bool eager);
+/* When the allocator gives freed memory back to the operating system.
+ * KEEP: not while the process lives, unless a whole segment is free, so that
+ * memory freed and allocated again (a statement's hash tables, the next
+ * statement's) is not faulted in twice; the memory manager chooses it at the
+ * default memory_limit.  DELAYED: after mimalloc's short delay (25 ms).
+ * EAGER: at once.  Under a memory_limit below the default the memory
+ * manager switches between DELAYED and EAGER by resident memory
+ * (cm_mem_release_is_eager, common/mem.h).  Big buffers (a MiB or more) have
+ * mappings of their own and always go back at once (alloc.c). */
+typedef enum CmAllocRelease {
+    CM_ALLOC_KEEP = 0,
+    CM_ALLOC_DELAYED = 1,
+    CM_ALLOC_EAGER = 2
+} CmAllocRelease;
+void cm_alloc_set_release(CmAllocRelease how);
 void cm_free(void *p);
 
 /* Fault injection, for sweeps over the out-of-memory paths (debug builds only;
