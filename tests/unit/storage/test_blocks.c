@@ -281,7 +281,7 @@ Test(st_blocks, a_reservation_past_the_limit_evicts_first)
     int64_t big = res.held;
     st_block_unpin(b[0]);
     int64_t limit = 3 * big + one / 2; /* room for three blocks, not four */
-    cm_mem_set_limit(limit);
+    cm_mem_set_limit(cm_mem_limit_pooling(limit));
     for (int i = 1; i < 8; i++) {
         b[i] = make_block(i, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
         cr_expect_leq(res.held, limit);
