@@ -137,7 +137,6 @@ long cm_alloc_fault_hits(void)
 
 typedef struct BigHdr {
     size_t map_bytes; /* the mapping, header included */
-    size_t bytes;     /* what was asked for */
     uint64_t check;   /* BIG_CHECK ^ the buffer's address */
 } BigHdr;
 
@@ -171,13 +170,13 @@ static void *big_alloc(size_t n)
         madvise(base, bytes / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* advice: may do nothing */
     }
     void *p = base + BIG_HDR;
-    *big_hdr(p) = (BigHdr){.map_bytes = bytes, .bytes = n, .check = BIG_CHECK ^ (uintptr_t)p};
+    *big_hdr(p) = (BigHdr){.map_bytes = bytes, .check = BIG_CHECK ^ (uintptr_t)p};
     return p;
 }
 
-/* Whether p (from this allocator) is a big buffer.  The 16 bytes before a
- * mimalloc block are mapped (its page's neighbour or the segment's header),
- * so reading them is safe. */
+/* Whether p (from this allocator) is a big buffer.  The BIG_HDR bytes
+ * before a mimalloc block are mapped (its page's neighbour or the segment's
+ * header), so reading them is safe. */
 static bool is_big(void *p)
 {
     return ((uintptr_t)p & (HUGE_PAGE - 1)) == BIG_HDR &&
@@ -190,11 +189,6 @@ static void big_free(void *p)
     size_t bytes = h->map_bytes;
     h->check = 0;
     munmap(h, bytes);
-}
-
-static size_t usable(void *p)
-{
-    return is_big(p) ? big_hdr(p)->map_bytes - BIG_HDR : mi_usable_size(p);
 }
 #endif
 
@@ -233,11 +227,11 @@ void *cm_realloc(void *p, size_t n)
     if (p == NULL && n >= BIG_MIN) {
         return big_alloc(n);
     }
-    if (p != NULL && (n >= BIG_MIN || is_big(p))) {
-        size_t have = usable(p);
-        if (n <= have && is_big(p) && n >= BIG_MIN) {
-            big_hdr(p)->bytes = n;
-            return p;
+    bool big = p != NULL && is_big(p);
+    if (p != NULL && (n >= BIG_MIN || big)) {
+        size_t have = big ? big_hdr(p)->map_bytes - BIG_HDR : mi_usable_size(p);
+        if (big && n >= BIG_MIN && n <= have) {
+            return p; /* shrinks, or grows within its last page */
         }
         void *q = n >= BIG_MIN ? big_alloc(n) : RAW_MALLOC(n ? n : 1);
         if (q != NULL) {

@@ -26,7 +26,7 @@
 
 #define STEP 0.05   /* of the pooled memory, per statement */
 #define BAND 1.25   /* one side must pay this many times the other for a move */
-#define MARGIN 0.10 /* the boundary keeps this share of the limit from each end */
+#define MARGIN 0.10 /* the boundary keeps this share of the pooled memory from each end */
 
 typedef struct Ctl {
     CmMutex lock;
