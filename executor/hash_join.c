@@ -141,16 +141,30 @@ typedef struct JoinLocal {
     ExExprState *residual;
     int64_t flush_row; /* FULL: next build row to consider */
     int64_t cross_row; /* cross_next: the next build row to pair with the probe batch */
-    /* Grace mode: a partitioned build that did not fit.  Both sides go to a
-     * spill file each; flush joins them one hash class at a time (rows whose
-     * hash >> 40 is r modulo m), re-reading the files once per class. */
+    /* Grace mode: a partitioned build that did not fit.  Both sides go to
+     * spill files, one per hash class of the base modulus (rows whose hash >>
+     * 40 is r modulo n_files); flush joins them one class at a time, reading
+     * the class's files once (twice per halving, for a class split further). */
     bool grace;
-    bool whole_build;                   /* all_rows/all_has_null describe the build (grace, or a
-                                           partitioned MARK join), not l->table */
-    ExQuery *query;                     /* for the temp directory and its cap */
-    ShSpill *build_spill, *probe_spill; /* owned */
-    int64_t all_rows;                   /* build rows in all classes (MARK semantics) */
-    bool all_has_null;                  /* some build row has a NULL key */
+    bool whole_build;    /* all_rows/all_has_null describe the build (grace, or a
+                            partitioned MARK join), not l->table */
+    ExQuery *query;      /* for the temp directory and its cap */
+    int n_files;         /* the base modulus (cur_mod), at most GRACE_FANOUT */
+    bool build_done;     /* the build files are written (join_push) */
+    int64_t build_bytes; /* the build rows' bytes, as batches hold them */
+    int64_t expect;      /* grace_start: the whole build's bytes when known beforehand */
+    /* Hybrid: classes [0, n_resident) of the base modulus stayed in memory
+     * (l->own, indexed): their probe rows are joined as they come, through
+     * res_view (the input batch narrowed to them), and only the others' go to
+     * files.  flush ends them (FULL: their unmatched build rows) first. */
+    int n_resident;
+    CmBatch res_view;
+    uint32_t res_sel[CM_BATCH_CAP];
+    ShSpill **build_files, **probe_files; /* owned, n_files each; NULL: no row yet */
+    uint8_t route_class[CM_BATCH_CAP];    /* route: each row's class */
+    uint32_t route_pos[CM_BATCH_CAP];     /* ... and the rows grouped by class */
+    int64_t all_rows;                     /* build rows in all classes (MARK semantics) */
+    bool all_has_null;                    /* some build row has a NULL key */
     int n_work; /* split classes still to join: (mod, residue) pairs, a stack
                    (a split pushes two, at most log2(GRACE_MAX_MOD) deep) */
     int64_t work_mod[32], work_res[32];
@@ -179,6 +193,10 @@ enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINA
 /* A class is split in two while its build rows do not fit, down to this modulus;
  * past it one key holds more rows than memory: the class is joined in blocks. */
 #define GRACE_MAX_MOD 4096
+/* Spill files per side: the base modulus, whose classes have files of their
+ * own, is at most this (each file holds a 64 KiB write buffer while written,
+ * and a descriptor); classes past it are halves read from their base file. */
+#define GRACE_FANOUT 32
 /* Bytes of index per build row a block reserves with its rows (index_prepare's
  * arrays, FULL's flag, two slots). */
 #define BLOCK_INDEX_ROW_BYTES (INDEX_ROW_BYTES + 1 + 16)
@@ -419,6 +437,9 @@ static int64_t pack_into_previous(JoinTable *t, CmBatch *b, CmErr *err)
  * build rows are never copied again.  Each batch is reserved in mem. */
 static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err);
 static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch *b, CmErr *err);
+static CmStatus route(const ExJoinSpec *s, JoinLocal *l, ShSpill **files, const CmBatch *b,
+                      const int *keys, CmErr *err);
+static CmStatus hybrid_start(ExOp *op, const ExJoinSpec *s, JoinLocal *l, CmErr *err);
 
 static CmStatus read_batches(const ExJoinSpec *s, JoinTable *t, int p0, int p1, int b0, int b1,
                              CmMemRes *mem, JoinLocal *l, BuildCap *bc, CmErr *err)
@@ -509,15 +530,21 @@ bool ex_hash_join_broadcastable(int64_t rows, double bytes, int64_t broadcast_by
     return table <= 2.0 * (double)broadcast_bytes;
 }
 
+/* What index_prepare's arrays and FULL's flags take for n_rows rows. */
+static int64_t index_bytes(int64_t n_rows)
+{
+    int64_t n_slots = 16;
+    while (n_slots < n_rows * 2) {
+        n_slots *= 2;
+    }
+    return n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
+}
+
 /* Reserves the index of l->own (index_prepare's arrays, FULL's flags) if it
  * is granted, as t->prepaid; false when refused. */
 static bool index_fits(JoinLocal *l)
 {
-    int64_t n_slots = 16;
-    while (n_slots < l->own.n_rows * 2) {
-        n_slots *= 2;
-    }
-    int64_t idx = l->own.n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
+    int64_t idx = index_bytes(l->own.n_rows);
     if (!cm_mem_grow(&l->mem, idx)) {
         return false;
     }
@@ -1072,11 +1099,31 @@ static ExOpResult join_push(ExOp *op, void *local, const CmBatch *in, const CmBa
 {
     const ExJoinSpec *s = op->spec;
     JoinLocal *l = local;
+    if (l->grace && in != &l->probe_in && !l->active) {
+        if (!l->build_done) {
+            /* The build side is all written: its files' write buffers go,
+             * and the classes that fit come back (hybrid_start). */
+            l->build_done = true;
+            for (int c = 0; c < l->n_files && err->code == CM_OK; c++) {
+                if (l->build_files[c] != NULL) {
+                    sh_spill_rewind(l->build_files[c], err);
+                }
+            }
+            if (err->code != CM_OK || hybrid_start(op, s, l, err) != CM_OK) {
+                *out = NULL;
+                return EX_NEED_INPUT;
+            }
+        }
+        /* Probe rows of spilled classes wait in their class's file until
+         * flush joins them; those of resident classes join now. */
+        if (route(s, l, l->probe_files, in, s->probe_keys, err) != CM_OK ||
+            l->res_view.n_rows == 0) {
+            *out = NULL;
+            return EX_NEED_INPUT;
+        }
+    }
     if (l->grace && in != &l->probe_in) {
-        /* Probe rows wait in their file until flush joins them class by class. */
-        sh_spill_append(l->probe_spill, in, err);
-        *out = NULL;
-        return EX_NEED_INPUT;
+        in = &l->res_view; /* the resident classes' rows of the input batch */
     }
     if (!l->active) {
         l->active = true;
@@ -1162,13 +1209,154 @@ static inline uint64_t class_bits(uint64_t h)
     return h >> 40;
 }
 
+/* Appends the active rows of b to the files of their classes under the base
+ * modulus (`keys`: b's key columns), made as first needed; rows of the
+ * resident classes (hybrid) are left in l->res_view instead. */
+static CmStatus route(const ExJoinSpec *s, JoinLocal *l, ShSpill **files, const CmBatch *b,
+                      const int *keys, CmErr *err)
+{
+    const CmConfig *cfg = &l->query->config;
+    int n = l->n_files;
+    int count[GRACE_FANOUT] = {0}, start[GRACE_FANOUT], fill[GRACE_FANOUT];
+    if (n > 1) {
+        ex_hash_keys(b, s->n_keys, keys, l->class_hashes);
+    }
+    for (int i = 0; i < b->n_rows; i++) {
+        int c = n > 1 ? (int)(class_bits(l->class_hashes[i]) % (uint64_t)n) : 0;
+        l->route_class[i] = (uint8_t)c;
+        count[c]++;
+    }
+    for (int c = 0, at = 0; c < n; c++) {
+        start[c] = fill[c] = at;
+        at += count[c];
+    }
+    for (int i = 0; i < b->n_rows; i++) {
+        l->route_pos[fill[l->route_class[i]]++] = cm_batch_pos(b, i);
+    }
+    /* rows of classes below n_resident, in their order */
+    int kept = 0;
+    for (int i = 0; l->n_resident > 0 && i < b->n_rows; i++) {
+        if (l->route_class[i] < l->n_resident) {
+            l->res_sel[kept++] = cm_batch_pos(b, i);
+        }
+    }
+    l->res_view = *b;
+    l->res_view.sel = l->res_sel;
+    l->res_view.n_rows = kept;
+    for (int c = l->n_resident; c < n; c++) {
+        if (count[c] == 0) {
+            continue;
+        }
+        if (files[c] == NULL &&
+            (files[c] = sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err)) ==
+                NULL) {
+            return err->code;
+        }
+        CmBatch view = *b;
+        view.sel = &l->route_pos[start[c]];
+        view.n_rows = count[c];
+        if (sh_spill_append(files[c], &view, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
 static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch *b, CmErr *err)
 {
     for (int i = 0; i < b->n_rows; i++) {
         l->all_has_null |= has_null_key(b, i, s->n_keys, s->build_keys, s->null_eq);
     }
     l->all_rows += b->n_rows;
-    return sh_spill_append(l->build_spill, b, err);
+    l->build_bytes += (int64_t)b->heap.n_bytes;
+    for (int c = 0; c < b->n_cols; c++) {
+        l->build_bytes += (int64_t)cm_type_width(b->cols[c].type) * b->n_rows;
+    }
+    return route(s, l, l->build_files, b, s->build_keys, err);
+}
+
+/* Closes both files of base class c (its space goes back), counting them for
+ * EXPLAIN ANALYZE. */
+static void free_class_files(ExOp *op, JoinLocal *l, int c)
+{
+    ShSpill **f[2] = {&l->build_files[c], &l->probe_files[c]};
+    for (int side = 0; side < 2; side++) {
+        if (*f[side] != NULL) {
+            ex_op_count_spill(op, sh_spill_bytes(*f[side]));
+            sh_spill_free(*f[side]);
+            *f[side] = NULL;
+        }
+    }
+}
+
+/* Hybrid grace, once the build side is in its files and before the first
+ * probe row: the first classes whose build rows the manager grants (their
+ * rows at the build's average size, an index at its largest, and a partly
+ * filled batch) are read back into l->own and indexed, so that their probe
+ * rows join as they come instead of making a round trip through a file.  A
+ * build a little too big then spills a little of the probe side, not all of
+ * it: PageRank's recursive CTE at 150 MiB spilled its 10M edges in every
+ * round (383 MB a round).  When the rows turn out bigger than granted and the
+ * rest is refused, every class stays spilled. */
+static CmStatus hybrid_start(ExOp *op, const ExJoinSpec *s, JoinLocal *l, CmErr *err)
+{
+    if (s->n_keys == 0 || l->all_rows == 0) {
+        return CM_OK;
+    }
+    int64_t batch = 0;
+    for (int c = 0; c < s->n_build_cols; c++) {
+        batch += (int64_t)cm_type_width(s->build_types[c]) * CM_BATCH_CAP + 8 * CM_VALIDITY_WORDS;
+    }
+    double per_row = (double)l->build_bytes / (double)l->all_rows + (double)INDEX_ROW_BYTES + 1 +
+                     4.0 * INDEX_SLOT_BYTES;
+    int64_t granted = 0;
+    int k = 0;
+    for (; k < l->n_files; k++) {
+        ShSpill *f = l->build_files[k];
+        int64_t ask = f ? (int64_t)((double)sh_spill_rows(f) * per_row) + batch : 0;
+        if (!cm_mem_grow(&l->mem, ask)) {
+            break;
+        }
+        granted += ask;
+    }
+    for (int c = 0; c < k && err->code == CM_OK; c++) {
+        ShSpill *f = l->build_files[c];
+        bool eof = f == NULL || sh_spill_rewind(f, err) != CM_OK;
+        while (!eof && err->code == CM_OK) {
+            CmBatch *b = new_batch(s, &l->own, err);
+            if (b == NULL || sh_spill_read(f, b, &eof, err) != CM_OK) {
+                break;
+            }
+            if (b->n_rows == 0) {
+                drop_last_batch(&l->own);
+                continue;
+            }
+            l->own.n_rows += b->n_rows;
+            (void)pack_into_previous(&l->own, b, err);
+        }
+    }
+    int64_t index = index_bytes(l->own.n_rows);
+    int64_t used = index;
+    for (int bi = 0; bi < l->own.n_batches; bi++) {
+        used += batch_bytes(l->own.batches[bi]);
+    }
+    if (err->code != CM_OK || k == 0 || (used > granted && !cm_mem_grow(&l->mem, used - granted))) {
+        table_free(&l->own);
+        cm_mem_shrink(&l->mem, granted);
+        return err->code;
+    }
+    cm_mem_shrink(&l->mem, granted > used ? granted - used : 0);
+    l->own.prepaid = index;
+    if (finish_table(s, &l->own, &l->mem, err) != CM_OK) {
+        return err->code;
+    }
+    for (int c = 0; c < k; c++) {
+        free_class_files(op, l, c);
+    }
+    l->n_resident = k;
+    l->cur_res = k - 1; /* flush goes on from class k */
+    l->table = &l->own;
+    return CM_OK;
 }
 
 /* The build side does not fit: what was read goes to the build file, and so
@@ -1176,18 +1364,29 @@ static CmStatus grace_add_build(const ExJoinSpec *s, JoinLocal *l, const CmBatch
  * of half what was granted. */
 static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err)
 {
-    const CmConfig *cfg = &l->query->config;
     int64_t granted = l->mem.held > (1 << 20) ? l->mem.held : (1 << 20);
     int64_t read = 0;
     for (int bi = 0; bi < l->own.n_batches; bi++) {
         read += batch_bytes(l->own.batches[bi]);
     }
-    l->build_spill = sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err);
-    l->probe_spill = l->build_spill
-                         ? sh_spill_new(cfg->temp_directory, cfg->max_temp_directory_size, err)
-                         : NULL;
-    if (l->probe_spill == NULL ||
-        cm_batch_init(&l->probe_in, s->n_probe_cols, s->probe_types, err) != CM_OK ||
+    /* read is what did not fit; the rest of the build is unknown: guess 4x
+     * (a broadcast turned grace knows it: l->expect).  Without keys every row
+     * is in the one class 0 of modulus 1, joined in blocks (a block nested
+     * loop). */
+    int64_t expect = read * 4 > l->expect ? read * 4 : l->expect;
+    int64_t mod = s->n_keys > 0 ? 2 : 1;
+    while (s->n_keys > 0 && mod < GRACE_FANOUT && mod * granted / 2 < expect) {
+        mod *= 2;
+    }
+    l->cur_mod = mod; /* the base modulus; classes 0..mod-1 are taken in turn */
+    l->cur_res = -1;
+    l->build_files = cm_calloc((size_t)mod, sizeof(ShSpill *));
+    l->probe_files = cm_calloc((size_t)mod, sizeof(ShSpill *));
+    if (l->build_files == NULL || l->probe_files == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory starting a spilling hash join");
+    }
+    l->n_files = (int)mod;
+    if (cm_batch_init(&l->probe_in, s->n_probe_cols, s->probe_types, err) != CM_OK ||
         cm_batch_init(&l->build_in, s->n_build_cols, s->build_types, err) != CM_OK) {
         return err->code;
     }
@@ -1198,27 +1397,22 @@ static CmStatus grace_start(const ExJoinSpec *s, JoinLocal *l, CmErr *err)
     }
     table_free(&l->own);
     cm_mem_shrink(&l->mem, l->mem.held);
-    /* read is what did not fit; the rest of the build is unknown: guess 4x.
-     * Without keys every row is in the one class 0 of modulus 1, joined in
-     * blocks (a block nested loop). */
-    int64_t mod = s->n_keys > 0 ? 2 : 1;
-    while (s->n_keys > 0 && mod < 1024 && mod * granted / 2 < read * 4) {
-        mod *= 2;
-    }
-    l->cur_mod = mod; /* the base modulus; classes 0..mod-1 are taken in turn */
-    l->cur_res = -1;
     return err->code;
 }
 
 /* Moves to the next class: a split half first, else the next residue of the
- * base modulus.  False when every class is done. */
-static bool next_class(JoinLocal *l, int64_t *mod, int64_t *res)
+ * base modulus, whose predecessor's files are done with.  False when every
+ * class is done. */
+static bool next_class(ExOp *op, JoinLocal *l, int64_t *mod, int64_t *res)
 {
     if (l->n_work > 0) {
         l->n_work--;
         *mod = l->work_mod[l->n_work];
         *res = l->work_res[l->n_work];
         return true;
+    }
+    if (l->cur_res >= 0) {
+        free_class_files(op, l, (int)l->cur_res);
     }
     if (l->cur_res + 1 >= l->cur_mod) {
         return false;
@@ -1280,12 +1474,13 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
     bool full = false; /* block mode: the block is full */
     int64_t seen = 0;  /* block mode: the class's rows read so far */
     l->blk_more = false;
-    if (sh_spill_rewind(l->build_spill, err) != CM_OK) {
+    ShSpill *f = l->build_files[res % l->n_files];
+    if (f != NULL && sh_spill_rewind(f, err) != CM_OK) {
         return err->code;
     }
     uint32_t pos[CM_BATCH_CAP];
-    bool eof = false;
-    while (*fits && sh_spill_read(l->build_spill, &l->build_in, &eof, err) == CM_OK && !eof) {
+    bool eof = f == NULL;
+    while (!eof && *fits && sh_spill_read(f, &l->build_in, &eof, err) == CM_OK && !eof) {
         ex_hash_keys(&l->build_in, s->n_keys, s->build_keys, l->class_hashes);
         int n = 0;
         for (int i = 0; i < l->build_in.n_rows; i++) {
@@ -1329,7 +1524,9 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
 static CmStatus class_probe_batch(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res,
                                   bool *eof, CmErr *err)
 {
-    while (sh_spill_read(l->probe_spill, &l->probe_in, eof, err) == CM_OK && !*eof) {
+    ShSpill *f = l->probe_files[res % l->n_files];
+    *eof = f == NULL;
+    while (!*eof && sh_spill_read(f, &l->probe_in, eof, err) == CM_OK && !*eof) {
         ex_hash_keys(&l->probe_in, s->n_keys, s->probe_keys, l->class_hashes);
         int n = 0;
         for (int i = 0; i < l->probe_in.n_rows; i++) {
@@ -1361,7 +1558,8 @@ static CmStatus probe_pass(JoinLocal *l, int state, CmErr *err)
     l->g_state = state;
     l->mid_batch = false;
     l->probe_ord = 0;
-    return sh_spill_rewind(l->probe_spill, err);
+    ShSpill *f = l->probe_files[l->probe_res % l->n_files];
+    return f != NULL ? sh_spill_rewind(f, err) : CM_OK;
 }
 
 /* Joins the spilled sides class by class: load a class's build rows (split
@@ -1374,11 +1572,25 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
 {
     const ExJoinSpec *s = op->spec;
     *out = NULL;
+    while (err->code == CM_OK && l->n_resident > 0) {
+        /* The resident classes are done with: FULL's unmatched rows of
+         * theirs, then their table goes. */
+        if (s->type == EX_JOIN_FULL && l->flush_row < l->own.n_rows) {
+            full_tail(s, l, out);
+            if (*out != NULL) {
+                return EX_HAVE_MORE;
+            }
+            continue;
+        }
+        table_free(&l->own);
+        cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
+        l->n_resident = 0;
+    }
     while (err->code == CM_OK) {
         if (l->g_state == GRACE_NEXT) {
             int64_t mod, res;
             bool fits;
-            if (!next_class(l, &mod, &res)) {
+            if (!next_class(op, l, &mod, &res)) {
                 return EX_DONE;
             }
             l->blk_done = 0;
@@ -1514,12 +1726,11 @@ static void join_local_fini(ExOp *op, void *local)
     table_free(&l->own);
     cm_free(l->pmatch);
     cm_mem_res_fini(&l->mem);
-    if (l->build_spill != NULL) {
-        ex_op_count_spill(op, sh_spill_bytes(l->build_spill));
-        ex_op_count_spill(op, sh_spill_bytes(l->probe_spill));
+    for (int c = 0; c < l->n_files; c++) {
+        free_class_files(op, l, c);
     }
-    sh_spill_free(l->build_spill);
-    sh_spill_free(l->probe_spill);
+    cm_free(l->build_files);
+    cm_free(l->probe_files);
     cm_batch_fini(&l->probe_in);
     cm_batch_fini(&l->build_in);
     cm_batch_fini(&l->out);
@@ -1569,11 +1780,7 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
     }
     if (g->err.code == CM_OK && !atomic_load(&g->cap.refused)) {
         /* The index is asked for too: refused, the table is too big all the same. */
-        int64_t n_slots = 16;
-        while (n_slots < g->table.n_rows * 2) {
-            n_slots *= 2;
-        }
-        int64_t idx = g->table.n_rows * (8 + 8 + 4 + 4 + 1 + 8 + 1) + 8 * n_slots;
+        int64_t idx = index_bytes(g->table.n_rows);
         if (cm_mem_grow(&g->mem, idx)) {
             g->table.prepaid = idx;
         } else {
@@ -1749,6 +1956,10 @@ static void *join_local_init(ExOp *op, const ExTask *task, CmErr *err)
         ShShuffle *sh = *s->build;
         ex_op_res_init(op, &l->mem, "hash join build");
         l->query = task->query;
+        for (int p = 0; sh != NULL && p < sh_shuffle_n_parts(sh); p++) {
+            l->expect += sh_shuffle_part_bytes(sh, p) +
+                         sh_shuffle_part_rows(sh, p) * (INDEX_ROW_BYTES + 1 + 2 * INDEX_SLOT_BYTES);
+        }
         if (err->code != CM_OK || grace_start(s, l, err) != CM_OK ||
             read_batches(s, &l->own, 0, sh_shuffle_n_parts(sh), 0, -1, &l->mem, l, NULL, err) !=
                 CM_OK) {
