@@ -236,17 +236,25 @@ double st_stats_ndv(StColStats *s)
     if (s->ndv >= 0) {
         return s->ndv;
     }
+    double n_valid = (double)(s->n_values - s->n_nulls);
+    if (n_valid <= 1) {
+        return s->ndv = n_valid; /* a recursive CTE's one-row work table each round */
+    }
     double sum = 0, m = ST_HLL_REGS;
     int n_zero = 0;
     for (int i = 0; i < ST_HLL_REGS; i++) {
-        sum += ldexp(1.0, -(int)s->hll[i]);
+        /* 2^-rank, built from its exponent bits: ldexp took a sixth of a
+         * 1-row recursive CTE round's time (fresh work tables each round) */
+        uint64_t bits = (uint64_t)(1023 - s->hll[i]) << 52;
+        double inv;
+        memcpy(&inv, &bits, sizeof inv);
+        sum += inv;
         n_zero += s->hll[i] == 0;
     }
     double e = 0.7213 / (1 + 1.079 / m) * m * m / sum;
     if (e <= 2.5 * m && n_zero > 0) {
         e = m * log(m / n_zero); /* linear counting */
     }
-    double n_valid = (double)(s->n_values - s->n_nulls);
     s->ndv = e < n_valid ? e : n_valid;
     return s->ndv;
 }
