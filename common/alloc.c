@@ -8,7 +8,6 @@
 
 #include <execinfo.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -191,101 +190,6 @@ static void big_free(void *p)
     h->check = 0;
     munmap(h, bytes);
 }
-/* ---- a thread's recently freed middle-sized blocks ---------------------------------
- *
- * Under a memory_limit below the default, mimalloc gives a freed page back to
- * the system as soon as the page is empty (cm_alloc_set_release, EAGER), and
- * the next block placed there is faulted in again, page by page.  The blocks
- * that churn are a batch's column vectors (8-32 KiB at 2048 rows) and the
- * shuffle and spill blocks they are encoded to and compressed from (tens to
- * hundreds of KiB), freed and asked for again for every batch: a window query
- * spilling at a 4 MB limit took 223,000 faults, half of its 5 s.  So each
- * thread keeps the last HOT_SLOTS such blocks it freed, HOT_BYTES in all, and
- * hands one back for a request it fits closely (at most a quarter larger).
- * Older ones go on to mimalloc as the cache fills.  A worker empties its cache
- * when it goes idle (cm_alloc_collect) and at exit, so at most HOT_BYTES per
- * busy thread are held beyond what is live, part of the unpooled tenth of
- * memory_limit (common/mem.c).  Sanitizer builds have no cache, so ASan sees
- * every free. */
-#define HOT_MIN ((size_t)8 << 10)
-#define HOT_SLOTS 32
-#define HOT_BYTES ((size_t)4 << 20)
-
-typedef struct Hot {
-    int n;
-    size_t bytes;
-    void *block[HOT_SLOTS]; /* oldest first */
-    size_t size[HOT_SLOTS]; /* each one's usable size */
-} Hot;
-
-static _Thread_local Hot t_hot;
-static pthread_key_t hot_key; /* set on a thread once it caches: empties it at exit */
-static pthread_once_t hot_once = PTHREAD_ONCE_INIT;
-static _Thread_local bool t_hot_keyed;
-
-static void hot_flush(Hot *h)
-{
-    for (int i = 0; i < h->n; i++) {
-        mi_free(h->block[i]);
-    }
-    h->n = 0;
-    h->bytes = 0;
-}
-
-static void hot_at_exit(void *h)
-{
-    hot_flush(h);
-}
-
-static void hot_make_key(void)
-{
-    (void)pthread_key_create(&hot_key, hot_at_exit);
-}
-
-/* A cached block of at least n usable bytes and at most a quarter more, or NULL. */
-static void *hot_take(size_t n)
-{
-    Hot *h = &t_hot;
-    for (int i = h->n - 1; i >= 0; i--) {
-        if (h->size[i] >= n && h->size[i] - n <= n / 4) {
-            void *p = h->block[i];
-            h->bytes -= h->size[i];
-            h->n--;
-            memmove(h->block + i, h->block + i + 1, sizeof(void *) * (size_t)(h->n - i));
-            memmove(h->size + i, h->size + i + 1, sizeof(size_t) * (size_t)(h->n - i));
-            return p;
-        }
-    }
-    return NULL;
-}
-
-/* Keeps p (usable size `size`, HOT_MIN..BIG_MIN) in the thread's cache. */
-static void hot_put(void *p, size_t size)
-{
-    Hot *h = &t_hot;
-    if (!t_hot_keyed) {
-        t_hot_keyed = true;
-        if (pthread_once(&hot_once, hot_make_key) != 0 ||
-            pthread_setspecific(hot_key, &t_hot) != 0) {
-            mi_free(p); /* no way to empty the cache at exit: none for this thread */
-            return;
-        }
-    }
-    int drop = 0;
-    size_t bytes = h->bytes;
-    while (drop < h->n && (h->n - drop == HOT_SLOTS || bytes + size > HOT_BYTES)) {
-        bytes -= h->size[drop];
-        mi_free(h->block[drop++]);
-    }
-    if (drop > 0) {
-        h->n -= drop;
-        memmove(h->block, h->block + drop, sizeof(void *) * (size_t)h->n);
-        memmove(h->size, h->size + drop, sizeof(size_t) * (size_t)h->n);
-    }
-    h->bytes = bytes + size;
-    h->block[h->n] = p;
-    h->size[h->n++] = size;
-}
 #endif
 
 void *cm_malloc(size_t n)
@@ -297,12 +201,6 @@ void *cm_malloc(size_t n)
     if (n >= BIG_MIN) {
         return big_alloc(n);
     }
-    if (n >= HOT_MIN) {
-        void *p = hot_take(n);
-        if (p != NULL) {
-            return p;
-        }
-    }
 #endif
     return RAW_MALLOC(n ? n : 1);
 }
@@ -313,14 +211,8 @@ void *cm_calloc(size_t count, size_t size)
         return NULL;
     }
 #ifndef SLUICE_NO_MIMALLOC
-    if (count != 0 && size != 0 && size <= SIZE_MAX / count && count * size >= HOT_MIN) {
-        if (count * size >= BIG_MIN) {
-            return big_alloc(count * size); /* a new mapping is zeroed */
-        }
-        void *p = hot_take(count * size);
-        if (p != NULL) {
-            return memset(p, 0, count * size);
-        }
+    if (count != 0 && size != 0 && size <= SIZE_MAX / count && count * size >= BIG_MIN) {
+        return big_alloc(count * size); /* a new mapping is zeroed */
     }
 #endif
     return RAW_CALLOC(count ? count : 1, size ? size : 1);
@@ -355,7 +247,6 @@ void *cm_realloc(void *p, size_t n)
 void cm_alloc_collect(void)
 {
 #ifndef SLUICE_NO_MIMALLOC
-    hot_flush(&t_hot);
     mi_collect(false);
 #endif
 }
@@ -375,16 +266,9 @@ void cm_alloc_set_release(CmAllocRelease how)
 void cm_free(void *p)
 {
 #ifndef SLUICE_NO_MIMALLOC
-    if (p != NULL) {
-        if (is_big(p)) {
-            big_free(p);
-            return;
-        }
-        size_t size = mi_usable_size(p);
-        if (size >= HOT_MIN && size < BIG_MIN) {
-            hot_put(p, size);
-            return;
-        }
+    if (p != NULL && is_big(p)) {
+        big_free(p);
+        return;
     }
 #endif
     RAW_FREE(p);

@@ -17,15 +17,10 @@
 void *cm_malloc(size_t n);
 void *cm_calloc(size_t count, size_t size);
 void *cm_realloc(void *p, size_t n);
-/* Gives back what other threads freed of the calling thread's heap, and the
- * blocks the thread keeps for reuse.  With mimalloc, memory freed by a thread
- * other than the one that allocated it waits in its owner's heap until the
- * owner allocates again or collects; an idle worker whose blocks the main
- * thread evicts would keep it all.  Each thread also keeps the last few
- * middle-sized blocks (8 KiB to 1 MiB, 4 MiB in all) it freed, for the next
- * requests of about their size: batches' vectors and spill blocks churn at
- * that size, and under a tight memory_limit a block given back to the system
- * is faulted in again page by page (alloc.c).  A thread's exit empties them. */
+/* Gives back what other threads freed of the calling thread's heap.  With
+ * mimalloc, memory freed by a thread other than the one that allocated it
+ * waits in its owner's heap until the owner allocates again or collects; an
+ * idle worker whose blocks the main thread evicts would keep it all. */
 void cm_alloc_collect(void);
 /* When the allocator gives freed memory back to the operating system.
  * KEEP: not while the process lives, unless a whole segment is free, so that

@@ -4,8 +4,6 @@
  * threshold both ways, calloc'ed ones are zero, a buffer freed on another
  * thread goes back, and the mapping is gone from the process once freed.
  * In sanitizer builds big buffers are plain malloc; the tests hold there too.
- * A thread's cache of middle-sized blocks it freed: what comes back from it,
- * and that a thread's exit empties it.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -119,65 +117,3 @@ Test(cm_alloc, a_big_buffer_freed_on_another_thread_goes_back)
 #endif
     }
 }
-
-#ifndef SLUICE_NO_MIMALLOC
-/* A thread's recently freed middle-sized blocks (alloc.c, "hot") come back to
- * it for requests they fit closely, zeroed for calloc; a request well past a
- * cached block's size gets another block.  (Sanitizer builds have no cache.) */
-Test(cm_alloc, a_freed_middle_block_comes_back_to_its_thread)
-{
-    unsigned char *p = cm_malloc(24 * 1024);
-    cr_assert_not_null(p);
-    fill(p, 24 * 1024, 5);
-    cm_free(p);
-    unsigned char *q = cm_malloc(23 * 1024);
-    cr_expect_eq(q, p, "a block a little smaller reuses the one just freed");
-    fill(q, 23 * 1024, 9);
-    cm_free(q);
-    unsigned char *z = cm_calloc(3, 8 * 1024);
-    cr_assert_not_null(z);
-    cr_expect_eq(z, p);
-    for (size_t i = 0; i < 24 * 1024; i++) {
-        cr_assert_eq(z[i], 0, "byte %zu of a reused calloc block is %d", i, z[i]);
-    }
-    unsigned char *w = cm_malloc(48 * 1024);
-    cr_expect_neq(w, z, "twice the size is not served by a cached block");
-    cm_free(w);
-    cm_free(z);
-    cm_alloc_collect();
-}
-
-static void *churn(void *arg)
-{
-    (void)arg;
-    for (int round = 0; round < 100; round++) {
-        void *b[40];
-        for (int i = 0; i < 40; i++) {
-            b[i] = cm_malloc((size_t)(16 + i) * 1024);
-            memset(b[i], i, (size_t)(16 + i) * 1024);
-        }
-        for (int i = 0; i < 40; i++) {
-            cm_free(b[i]);
-        }
-    }
-    return NULL; /* the thread's cache is emptied as it exits */
-}
-
-/* Threads that free more than their cache holds, and exit holding some: the
- * memory goes back (resident memory does not grow with the threads). */
-Test(cm_alloc, threads_that_end_give_back_their_cached_blocks)
-{
-    int64_t before = cm_mem_rss();
-    for (int t = 0; t < 64; t++) {
-        pthread_t th;
-        cr_assert_eq(pthread_create(&th, NULL, churn, NULL), 0);
-        pthread_join(th, NULL);
-    }
-    int64_t after = cm_mem_rss();
-    if (before > 0) {
-        /* 64 threads x a 4 MiB cache each, were it kept */
-        cr_expect_leq(after - before, (int64_t)(32 * MIB), "after %lld, before %lld",
-                      (long long)after, (long long)before);
-    }
-}
-#endif
