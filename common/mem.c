@@ -666,26 +666,31 @@ int64_t cm_mem_rss(void)
     return rss > 0 ? rss : 0;
 }
 
-int64_t cm_mem_rss_peak(void)
+/* The peak given the RSS just read: ru_maxrss is the high-water mark (VmHWM),
+ * in KiB; the kernel updates it lazily (per-thread RSS counters are folded in
+ * from time to time), so it may trail the current RSS. */
+static int64_t peak_with(int64_t rss)
 {
-    /* ru_maxrss is the high-water mark (VmHWM), in KiB; the kernel updates
-     * it lazily (per-thread RSS counters are folded in from time to time),
-     * so it may trail the current RSS. */
     struct rusage ru;
     int64_t hwm = getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : 0;
-    int64_t rss = cm_mem_rss();
     return hwm > rss ? hwm : rss;
+}
+
+int64_t cm_mem_rss_peak(void)
+{
+    return peak_with(cm_mem_rss());
 }
 
 void cm_mem_rss_span_begin(void)
 {
-    atomic_store(&g_span_hwm, cm_mem_rss_peak());
-    atomic_store(&g_span_max, cm_mem_rss());
+    int64_t rss = cm_mem_rss();
+    atomic_store(&g_span_hwm, peak_with(rss));
+    atomic_store(&g_span_max, rss);
 }
 
 int64_t cm_mem_rss_span_peak(void)
 {
-    int64_t hwm = cm_mem_rss_peak(), rss = cm_mem_rss();
+    int64_t rss = cm_mem_rss(), hwm = peak_with(rss);
     if (hwm > atomic_load(&g_span_hwm)) {
         return hwm; /* the process's peak was reached during the span */
     }

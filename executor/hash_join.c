@@ -198,7 +198,8 @@ enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINA
  * and a descriptor); classes past it are halves read from their base file. */
 #define GRACE_FANOUT 32
 /* Bytes of index per build row a block reserves with its rows (index_prepare's
- * arrays, FULL's flag, two slots). */
+ * arrays, FULL's flag, four 4-byte slots: the most a row can take, as the slots
+ * are the next power of two past twice the rows); hybrid_start asks it too. */
 #define BLOCK_INDEX_ROW_BYTES (INDEX_ROW_BYTES + 1 + 16)
 
 /* ---- build ----------------------------------------------------------------------- */
@@ -1307,8 +1308,7 @@ static CmStatus hybrid_start(ExOp *op, const ExJoinSpec *s, JoinLocal *l, CmErr 
     for (int c = 0; c < s->n_build_cols; c++) {
         batch += (int64_t)cm_type_width(s->build_types[c]) * CM_BATCH_CAP + 8 * CM_VALIDITY_WORDS;
     }
-    double per_row = (double)l->build_bytes / (double)l->all_rows + (double)INDEX_ROW_BYTES + 1 +
-                     4.0 * INDEX_SLOT_BYTES;
+    double per_row = (double)l->build_bytes / (double)l->all_rows + BLOCK_INDEX_ROW_BYTES;
     int64_t granted = 0;
     int k = 0;
     for (; k < l->n_files; k++) {
@@ -1459,6 +1459,14 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
     return CM_OK;
 }
 
+/* Frees the task's table and gives back its reservation, but for the match
+ * bits of block mode (pmatch), which outlive it. */
+static void own_free(JoinLocal *l)
+{
+    table_free(&l->own);
+    cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
+}
+
 /* Loads the build rows of class (mod, res) into l->own and indexes them;
  * *fits false (and the table empty) when they do not fit.  At GRACE_MAX_MOD
  * the class cannot split: it loads a block, the rows after the first
@@ -1467,8 +1475,7 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
 static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64_t res, bool *fits,
                            CmErr *err)
 {
-    table_free(&l->own);
-    cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
+    own_free(l);
     *fits = true;
     bool can_split = s->n_keys > 0 && mod < GRACE_MAX_MOD;
     bool full = false; /* block mode: the block is full */
@@ -1509,8 +1516,7 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
         *fits = index_fits(l);
     }
     if (!*fits) {
-        table_free(&l->own);
-        cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
+        own_free(l);
         return CM_OK;
     }
     if (!can_split) {
@@ -1582,8 +1588,7 @@ static ExOpResult grace_flush(ExOp *op, JoinLocal *l, const CmBatch **out, CmErr
             }
             continue;
         }
-        table_free(&l->own);
-        cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
+        own_free(l);
         l->n_resident = 0;
     }
     while (err->code == CM_OK) {
