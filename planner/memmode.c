@@ -105,8 +105,8 @@ static void fmt_costs(char *buf, size_t cap, const PlMemObs *d)
     snprintf(buf, cap,
              "spilled %s in %.1f ms; cache misses: %lld blocks loaded back, %lld recomputes in "
              "%.1f ms",
-             spilled, (double)d->spill_ns / 1e6, (long long)d->miss_loads,
-             (long long)d->recomputes, (double)(d->miss_load_ns + d->recompute_ns) / 1e6);
+             spilled, (double)d->spill_ns / 1e6, (long long)d->miss_loads, (long long)d->recomputes,
+             (double)(d->miss_load_ns + d->recompute_ns) / 1e6);
 }
 
 /* Which way a statement that paid `spill` and `miss` (ns) pushes the boundary:
