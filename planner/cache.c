@@ -21,6 +21,7 @@
 
 #include "common/alloc.h"
 #include "common/hash.h"
+#include "common/mem.h"
 #include "common/thread.h"
 #include "common/value.h"
 #include "parser/parser.h"
@@ -848,6 +849,26 @@ static bool is_worth_sharing(const FpRec *r, const ShareRec *p)
     return r->is_ok && p->is_heavy && !p->is_volatile && !p->is_covered && p->work > p->rows;
 }
 
+/* Whether computing once still pays when the rows do not stay in memory.  A
+ * shared result larger than a quarter of memory_limit is mostly written to the
+ * disk tier and read back by each use: about 1 + uses passes over its rows,
+ * each costing about a row of work (encode, compress, write; read, decode).
+ * Recomputing costs the subtree's work at each use but the first.  So an
+ * expanding join shared twice (K-means' distance of every point to every
+ * centroid: 20M rows from 2M, 400 MB at a 301 MB limit) is computed at each
+ * use, where writing it took longer than the two computations. */
+static bool pays_past_memory(const PlNode *n, const ShareRec *p, int uses)
+{
+    double width = 0;
+    for (int i = 0; i < n->n_cols; i++) {
+        width += (double)cm_type_width(n->types[i]);
+    }
+    if (p->rows * width <= (double)cm_mem_limit() / 4) {
+        return true;
+    }
+    return p->work * (uses - 1) > p->rows * (1 + uses);
+}
+
 static void cover(const Fp *f, ShareRec *sr, int idx, bool is_first)
 {
     int end = is_first ? idx + 1 : f->recs[idx].end_idx;
@@ -883,7 +904,7 @@ static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order)
             uses +=
                 !sr[j].is_covered && f->recs[j].is_ok && same_range(f, &f->recs[i], &f->recs[j]);
         }
-        if (uses < 2) {
+        if (uses < 2 || !pays_past_memory(f->recs[i].node, &sr[i], uses)) {
             continue;
         }
         int k = ctx->n_shared++;
