@@ -58,6 +58,10 @@ typedef struct Loader {
     size_t cap;
 } Loader;
 
+/* The pool of column buffers kept from evicted blocks (pool_keep). */
+#define POOL_BYTES ((int64_t)2 << 20)
+#define POOL_BUFS 256
+
 /* Read and write buffers larger than this are not kept. */
 #define KEEP_BUF_BYTES ((size_t)1 << 20)
 
@@ -81,6 +85,12 @@ typedef struct Store {
     bool evict_on_unpin; /* SLUICE_EVICT_ON_UNPIN=1: evict every block as soon as it is
                             unpinned (a test setting: a stale pointer to a block's data
                             then reads freed memory, which ASan reports) */
+    CmMutex pool_lock;   /* guards the pool of kept column buffers */
+    CmMemRes pool_res;   /* storage memory: the bytes of the pool's buffers */
+    int n_pool;
+    int64_t pool_bytes;
+    void *pool_buf[POOL_BUFS];
+    size_t pool_size[POOL_BUFS];
     Loader *loaders[8];  /* idle decompression contexts and read buffers, for the next loads */
     int n_loaders;
     CmMutex io_lock;     /* serializes writers: one compression context */
@@ -96,6 +106,8 @@ static void store_init(void)
 {
     cm_mutex_init(&g.lock);
     cm_mutex_init(&g.io_lock);
+    cm_mutex_init(&g.pool_lock);
+    cm_mem_res_init(&g.pool_res, CM_MEM_STORAGE, "block buffers", NULL);
     cm_cond_init(&g.cond);
     g.fd = -1;
     const char *tmp = getenv("TMPDIR");
@@ -199,23 +211,122 @@ static void lru_push(Store *s, StBlock *b)
     b->in_lru = true;
 }
 
-static CmBatch *batch_new(const StBlock *b, CmErr *err)
+/* ---- column buffers kept from evicted blocks for the next blocks made -------------- */
+
+/* A table scanned through a fraction of its size evicts a block for every block
+ * it loads (PageRank's edges, 240 MB at a 173 MiB limit: 3,747 chunks a round),
+ * and freeing the evicted block's vectors and allocating the loaded block's gave
+ * the pages back and faulted them in again, at 10 us a 4 KiB page here.  So an
+ * evicted block's column buffers go to a small pool that the next block made
+ * takes them from.  The pool's bytes are storage memory, reserved on its own
+ * consumer ("block buffers"), and at most POOL_BYTES.  A block's vectors are
+ * reserved before they are allocated, so that the blocks evicted for them come
+ * first. */
+static size_t column_bytes(CmType type)
 {
-    CmBatch *batch = cm_malloc(sizeof *batch);
+    return cm_type_width(type) * CM_BATCH_CAP;
+}
+
+/* The bytes of a block's batch before any string is added (batch_bytes). */
+static int64_t fixed_bytes(const StBlock *b)
+{
+    int64_t n = (int64_t)sizeof(CmBatch) + (int64_t)sizeof(CmVec) * b->n_cols;
+    for (int i = 0; i < b->n_cols; i++) {
+        n += (int64_t)column_bytes(b->types[i]);
+    }
+    return n;
+}
+
+/* Keeps buf, a column buffer of `bytes`, when the pool has room. */
+static bool pool_keep(Store *s, void *buf, size_t bytes)
+{
+    if (s->evict_on_unpin) {
+        return false; /* freed at once, so that ASan sees a stale read */
+    }
+    int64_t cap = cm_mem_limit() / 64;
+    cap = cap < POOL_BYTES ? cap : POOL_BYTES;
+    cm_mutex_lock(&s->pool_lock);
+    bool kept = s->n_pool < POOL_BUFS && s->pool_bytes + (int64_t)bytes <= cap &&
+                cm_mem_grow(&s->pool_res, (int64_t)bytes);
+    if (kept) {
+        s->pool_buf[s->n_pool] = buf;
+        s->pool_size[s->n_pool++] = bytes;
+        s->pool_bytes += (int64_t)bytes;
+    }
+    cm_mutex_unlock(&s->pool_lock);
+    return kept;
+}
+
+/* A kept buffer of `bytes`, or NULL. */
+static void *pool_take(Store *s, size_t bytes)
+{
+    void *buf = NULL;
+    cm_mutex_lock(&s->pool_lock);
+    for (int i = s->n_pool - 1; i >= 0; i--) {
+        if (s->pool_size[i] == bytes) {
+            buf = s->pool_buf[i];
+            s->n_pool--;
+            s->pool_buf[i] = s->pool_buf[s->n_pool];
+            s->pool_size[i] = s->pool_size[s->n_pool];
+            s->pool_bytes -= (int64_t)bytes;
+            cm_mem_shrink(&s->pool_res, (int64_t)bytes);
+            break;
+        }
+    }
+    cm_mutex_unlock(&s->pool_lock);
+    return buf;
+}
+
+/* Frees the pool's buffers; returns their bytes.  For the evictor, when no
+ * block is left to evict. */
+static int64_t pool_drain(Store *s)
+{
+    void *bufs[POOL_BUFS];
+    cm_mutex_lock(&s->pool_lock);
+    int n = s->n_pool;
+    int64_t bytes = s->pool_bytes;
+    memcpy(bufs, s->pool_buf, sizeof(void *) * (size_t)n);
+    s->n_pool = 0;
+    s->pool_bytes = 0;
+    cm_mem_shrink(&s->pool_res, bytes);
+    cm_mutex_unlock(&s->pool_lock);
+    for (int i = 0; i < n; i++) {
+        cm_free(bufs[i]);
+    }
+    return bytes;
+}
+
+/* A batch of b's columns, on kept buffers where the pool has them. */
+static CmBatch *batch_new(Store *s, const StBlock *b, CmErr *err)
+{
+    CmBatch *batch = cm_calloc(1, sizeof *batch);
     if (batch == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
         return NULL;
     }
-    if (cm_batch_init(batch, b->n_cols, b->types, err) != CM_OK) {
-        cm_free(batch);
-        return NULL;
-    }
-    /* a block's rows are all active: no selection, so no selection buffer */
-    cm_free(batch->sel_buf);
-    batch->sel_buf = NULL;
-    cm_arena_fini(&batch->heap);
     cm_arena_init(&batch->heap, HEAP_CHUNK);
+    /* a block's rows are all active: no selection, so no selection buffer */
+    batch->cols = cm_calloc((size_t)(b->n_cols > 0 ? b->n_cols : 1), sizeof(CmVec));
+    if (batch->cols == NULL) {
+        goto oom;
+    }
+    for (int i = 0; i < b->n_cols; i++) {
+        CmVec *v = &batch->cols[i];
+        size_t bytes = column_bytes(b->types[i]);
+        v->type = b->types[i];
+        if ((v->data_buf = pool_take(s, bytes)) == NULL &&
+            (v->data_buf = cm_malloc(bytes)) == NULL) {
+            goto oom;
+        }
+        v->data = v->data_buf;
+        batch->n_cols = i + 1;
+    }
     return batch;
+oom:
+    cm_batch_fini(batch);
+    cm_free(batch);
+    cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+    return NULL;
 }
 
 static void batch_free(CmBatch *batch)
@@ -224,6 +335,22 @@ static void batch_free(CmBatch *batch)
         cm_batch_fini(batch);
         cm_free(batch);
     }
+}
+
+/* batch_free for an evicted batch, whose reservation is already released: its
+ * column buffers go to the pool while it has room. */
+static void batch_release(Store *s, CmBatch *batch)
+{
+    if (batch == NULL) {
+        return;
+    }
+    for (int i = 0; i < batch->n_cols; i++) {
+        CmVec *v = &batch->cols[i];
+        if (v->data_buf != NULL && pool_keep(s, v->data_buf, column_bytes(v->type))) {
+            v->data_buf = NULL;
+        }
+    }
+    batch_free(batch);
 }
 
 /* ---- the disk tier ------------------------------------------------------------------- */
@@ -487,7 +614,7 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
         }
         goto done;
     }
-    batch = batch_new(b, err);
+    batch = batch_new(s, b, err);
     CmErr inner;
     cm_err_init(&inner);
     if (batch != NULL &&
@@ -530,8 +657,8 @@ static void unload_if_idle(Store *s, StBlock *b)
     s->stats.memory_bytes -= bytes;
     s->stats.evictions++;
     cm_mutex_unlock(&s->lock);
-    batch_free(batch);
     cm_mem_shrink(b->res, bytes);
+    batch_release(s, batch);
 }
 
 StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMemRes *res,
@@ -556,10 +683,14 @@ StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMem
         return NULL;
     }
     memcpy(b->types, types, sizeof(CmType) * (size_t)n_cols);
-    b->batch = batch_new(b, err);
-    int64_t bytes = b->batch != NULL ? batch_bytes(b->batch) : 0;
-    if (b->batch == NULL || reserve(res, bytes, err) != CM_OK) {
-        batch_free(b->batch);
+    int64_t bytes = fixed_bytes(b);
+    /* reserved first: the blocks it evicts leave their buffers in the pool */
+    CmStatus st = reserve(res, bytes, err);
+    if (st == CM_OK && (b->batch = batch_new(s, b, err)) == NULL) {
+        cm_mem_shrink(res, bytes);
+        st = err->code;
+    }
+    if (st != CM_OK) {
         cm_free(b->types);
         cm_free(b);
         return NULL;
@@ -674,12 +805,21 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
     int64_t bytes = 0;
     CmStatus st = CM_OK;
     long long t0 = cm_now_ns();
-    batch = read_block(s, b, err);
-    if (batch == NULL) {
+    /* the vectors first: the blocks evicted for them leave their buffers in the pool */
+    int64_t fixed = fixed_bytes(b);
+    st = reserve(b->res, fixed, err);
+    bool granted = st == CM_OK;
+    if (granted && (batch = read_block(s, b, err)) == NULL) {
         st = err->code;
-    } else {
+    }
+    if (st == CM_OK) {
         bytes = batch_bytes(batch);
-        st = reserve(b->res, bytes, err);
+        if (bytes > fixed) {
+            st = reserve(b->res, bytes - fixed, err);
+        }
+    }
+    if (st != CM_OK && granted) {
+        cm_mem_shrink(b->res, fixed);
     }
     cm_mutex_lock(&s->lock);
     b->state = IDLE;
@@ -853,8 +993,8 @@ static int64_t evict_one(Store *s, StBlock *only)
     if (batch == NULL) {
         return st == CM_OK ? 0 : -1;
     }
-    batch_free(batch);
     cm_mem_shrink(res, bytes);
+    batch_release(s, batch);
     if (drop && dropped != NULL) {
         dropped(owner, b);
     }
@@ -870,13 +1010,14 @@ int64_t st_blocks_evict(int64_t bytes)
 {
     Store *s = store();
     int64_t freed = 0;
-    do {
+    while (freed < bytes) {
         int64_t n = evict_one(s, NULL);
         if (n < 0) {
+            freed += pool_drain(s); /* no block is left: the pool goes too */
             break;
         }
         freed += n;
-    } while (freed < bytes);
+    }
     return freed;
 }
 
