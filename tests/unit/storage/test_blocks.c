@@ -270,6 +270,72 @@ Test(st_blocks, freed_disk_space_is_reused)
     cr_expect_eq(s.disk_bytes, 0);
 }
 
+/* What the consumer `what` holds now (0 when it holds nothing). */
+typedef struct Held {
+    const char *what;
+    int64_t bytes;
+} Held;
+
+static void add_held(void *ctx, const CmMemRes *r)
+{
+    Held *h = ctx;
+    if (strcmp(r->what, h->what) == 0) {
+        h->bytes += r->held;
+    }
+}
+
+static int64_t held_by(const char *what)
+{
+    Held h = {.what = what, .bytes = 0};
+    cm_mem_each(add_held, &h);
+    return h.bytes;
+}
+
+/* An evicted block's column buffers wait, reserved as "block buffers", for
+ * the next block made of their sizes, which takes them: a table read back
+ * chunk by chunk does not fault in new pages for each (blocks.c, the pool). */
+Test(st_blocks, an_evicted_blocks_column_buffers_serve_the_next_block)
+{
+    StBlock *a = make_block(0, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    const CmBatch *x = st_block_pin(a, NULL, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    void *bufs[3];
+    for (int i = 0; i < 3; i++) {
+        bufs[i] = x->cols[i].data;
+    }
+    st_block_unpin(a);
+    cr_assert_eq(held_by("block buffers"), 0);
+    cr_assert_gt(st_blocks_evict(1), 0);
+    cr_assert_not(st_block_resident(a));
+    int64_t cols = 0;
+    for (int i = 0; i < 3; i++) {
+        cols += (int64_t)cm_type_width(types[i]) * CM_BATCH_CAP;
+    }
+    cr_expect_eq(held_by("block buffers"), cols, "the evicted vectors are kept, and counted");
+    StBlock *b = st_block_new(ST_BLOCK_MEMORY_AND_DISK, 3, types, &res, NULL, NULL, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    const CmBatch *y = st_block_batch(b);
+    /* the two 8-byte columns may trade buffers */
+    for (int i = 0; i < 3; i++) {
+        int found = 0;
+        for (int k = 0; k < 3; k++) {
+            found +=
+                y->cols[i].data == bufs[k] && cm_type_width(types[k]) == cm_type_width(types[i]);
+        }
+        cr_expect_eq(found, 1, "column %d is on one of the evicted block's buffers", i);
+    }
+    cr_expect(y->cols[0].data != y->cols[2].data);
+    cr_expect_eq(held_by("block buffers"), 0, "taken, and no longer counted there");
+    /* the evicted block reads back whole, on buffers of its own */
+    x = st_block_pin(a, NULL, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    check_batch(x, 0, n_rows());
+    st_block_unpin(a);
+    st_block_free(a);
+    st_block_free(b);
+    cr_expect_eq(res.held, 0);
+}
+
 Test(st_blocks, a_reservation_past_the_limit_evicts_first)
 {
     StBlock *b[8];
