@@ -25,6 +25,7 @@
 #include "common/thread.h"
 #include "common/value.h"
 #include "parser/parser.h"
+#include "planner/estimate.h"
 #include "planner/memmode.h"
 #include "planner/prune.h"
 
@@ -859,11 +860,7 @@ static bool is_worth_sharing(const FpRec *r, const ShareRec *p)
  * use, where writing it took longer than the two computations. */
 static bool pays_past_memory(const PlNode *n, const ShareRec *p, int uses)
 {
-    double width = 0;
-    for (int i = 0; i < n->n_cols; i++) {
-        width += (double)cm_type_width(n->types[i]);
-    }
-    if (p->rows * width <= (double)cm_mem_limit() / 4) {
+    if (p->rows * pl_est_row_width(n) <= (double)cm_mem_limit() / 4) {
         return true;
     }
     return p->work * (uses - 1) > p->rows * (1 + uses);

@@ -776,3 +776,12 @@ double pl_est_rows(PlEst *e, const PlNode *n)
     memo_put(e, n, rows);
     return rows;
 }
+
+double pl_est_row_width(const PlNode *n)
+{
+    double width = 0;
+    for (int i = 0; i < n->n_cols; i++) {
+        width += (double)cm_type_width(n->types[i]) + (n->types[i].id == CM_T_VARCHAR ? 16 : 0);
+    }
+    return width;
+}

@@ -50,6 +50,10 @@ void pl_est_free(PlEst *e);
 /* Estimated output rows of n, >= 0. */
 double pl_est_rows(PlEst *e, const PlNode *n);
 
+/* Estimated bytes of one output row of n: its columns' widths, a string
+ * counted as its 16-byte header plus 16 bytes of text. */
+double pl_est_row_width(const PlNode *n);
+
 /* What is known about output column `col` of n. */
 void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *out);
 

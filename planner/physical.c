@@ -778,10 +778,7 @@ static bool build_aggregate(Builder *bld, const PlNode *n, Pipe *p)
  * string counted as its 16-byte header plus 16 bytes of text). */
 static double estimated_bytes(PlEst *est, const PlNode *n)
 {
-    double width = 0;
-    for (int i = 0; i < n->n_cols; i++) {
-        width += (double)cm_type_width(n->types[i]) + (n->types[i].id == CM_T_VARCHAR ? 16 : 0);
-    }
+    double width = pl_est_row_width(n);
     return pl_est_rows(est, n) * (width > 0 ? width : 1);
 }
 

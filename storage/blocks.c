@@ -91,7 +91,7 @@ typedef struct Store {
     int64_t pool_bytes;
     void *pool_buf[POOL_BUFS];
     size_t pool_size[POOL_BUFS];
-    Loader *loaders[8];  /* idle decompression contexts and read buffers, for the next loads */
+    Loader *loaders[8]; /* idle decompression contexts and read buffers, for the next loads */
     int n_loaders;
     CmMutex io_lock;     /* serializes writers: one compression context */
     ShCompressor *cctx;  /* of the disk codec when it was last used; owned, under io_lock */
@@ -141,16 +141,27 @@ void st_blocks_configure(const char *temp_dir, int64_t max_temp)
 #define HEAP_CHUNK                                                                                 \
     (CM_BATCH_CAP * 8 < 256 ? 256 : CM_BATCH_CAP * 8 > 16384 ? 16384 : CM_BATCH_CAP * 8)
 
-/* Bytes a batch holds: its vectors and arrays, and its string heap (what it
- * handed out, and the unused end of its newest chunk). */
-static int64_t batch_bytes(const CmBatch *b)
+static size_t column_bytes(CmType type)
+{
+    return cm_type_width(type) * CM_BATCH_CAP;
+}
+
+/* The bytes of a block's batch before any string is added. */
+static int64_t fixed_bytes(const StBlock *b)
 {
     int64_t n = (int64_t)sizeof(CmBatch) + (int64_t)sizeof(CmVec) * b->n_cols;
     for (int i = 0; i < b->n_cols; i++) {
-        n += (int64_t)cm_type_width(b->cols[i].type) * CM_BATCH_CAP;
+        n += (int64_t)column_bytes(b->types[i]);
     }
-    int64_t heap = (int64_t)b->heap.n_bytes;
-    return n + (heap > 0 ? heap + HEAP_CHUNK : 0);
+    return n;
+}
+
+/* Bytes block b's batch holds: its vectors and arrays (fixed_bytes), and its
+ * string heap (what it handed out, and the unused end of its newest chunk). */
+static int64_t batch_bytes(const StBlock *b, const CmBatch *batch)
+{
+    int64_t heap = (int64_t)batch->heap.n_bytes;
+    return fixed_bytes(b) + (heap > 0 ? heap + HEAP_CHUNK : 0);
 }
 
 /* Reserves `bytes` more on res, evicting unpinned blocks while the limit is in
@@ -222,29 +233,9 @@ static void lru_push(Store *s, StBlock *b)
  * consumer ("block buffers"), and at most POOL_BYTES.  A block's vectors are
  * reserved before they are allocated, so that the blocks evicted for them come
  * first. */
-static size_t column_bytes(CmType type)
+/* Keeps buf, a column buffer of `bytes`, when the pool has room under cap. */
+static bool pool_keep(Store *s, void *buf, size_t bytes, int64_t cap)
 {
-    return cm_type_width(type) * CM_BATCH_CAP;
-}
-
-/* The bytes of a block's batch before any string is added (batch_bytes). */
-static int64_t fixed_bytes(const StBlock *b)
-{
-    int64_t n = (int64_t)sizeof(CmBatch) + (int64_t)sizeof(CmVec) * b->n_cols;
-    for (int i = 0; i < b->n_cols; i++) {
-        n += (int64_t)column_bytes(b->types[i]);
-    }
-    return n;
-}
-
-/* Keeps buf, a column buffer of `bytes`, when the pool has room. */
-static bool pool_keep(Store *s, void *buf, size_t bytes)
-{
-    if (s->evict_on_unpin) {
-        return false; /* freed at once, so that ASan sees a stale read */
-    }
-    int64_t cap = cm_mem_limit() / 64;
-    cap = cap < POOL_BYTES ? cap : POOL_BYTES;
     cm_mutex_lock(&s->pool_lock);
     bool kept = s->n_pool < POOL_BUFS && s->pool_bytes + (int64_t)bytes <= cap &&
                 cm_mem_grow(&s->pool_res, (int64_t)bytes);
@@ -344,9 +335,12 @@ static void batch_release(Store *s, CmBatch *batch)
     if (batch == NULL) {
         return;
     }
-    for (int i = 0; i < batch->n_cols; i++) {
+    /* under SLUICE_EVICT_ON_UNPIN freed at once, so that ASan sees a stale read */
+    int64_t cap = s->evict_on_unpin ? 0 : cm_mem_limit() / 64;
+    cap = cap < POOL_BYTES ? cap : POOL_BYTES;
+    for (int i = 0; i < batch->n_cols && cap > 0; i++) {
         CmVec *v = &batch->cols[i];
-        if (v->data_buf != NULL && pool_keep(s, v->data_buf, column_bytes(v->type))) {
+        if (v->data_buf != NULL && pool_keep(s, v->data_buf, column_bytes(v->type), cap)) {
             v->data_buf = NULL;
         }
     }
@@ -736,7 +730,7 @@ CmBatch *st_block_batch(StBlock *b)
 CmStatus st_block_charge(StBlock *b, CmErr *err)
 {
     CM_ASSERT(!b->sealed && b->batch != NULL);
-    int64_t bytes = batch_bytes(b->batch);
+    int64_t bytes = batch_bytes(b, b->batch);
     if (bytes <= b->mem_bytes) {
         return CM_OK;
     }
@@ -813,7 +807,7 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
         st = err->code;
     }
     if (st == CM_OK) {
-        bytes = batch_bytes(batch);
+        bytes = batch_bytes(b, batch);
         if (bytes > fixed) {
             st = reserve(b->res, bytes - fixed, err);
         }
