@@ -135,12 +135,35 @@ static inline CmStr cm_str_make(const char *data, uint32_t len)
     return s;
 }
 
+/* The inline bytes of a short string (len <= CM_STR_INLINE): the first 8 in
+ * *lo, the next 4 in *hi, the bytes past len masked off, so that neither
+ * equality nor a hash depends on what its maker left there.  Little-endian:
+ * the first byte is the low one. */
+static inline void cm_str_inline_words(const CmStr *s, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t a;
+    uint32_t b;
+    memcpy(&a, (const char *)s + offsetof(CmStr, prefix), 8);
+    memcpy(&b, (const char *)s + offsetof(CmStr, prefix) + 8, 4);
+    uint32_t n = s->len;
+    a &= n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+    b &= n >= 12 ? ~0U : n <= 8 ? 0U : (uint32_t)((1ULL << (8 * (n - 8))) - 1);
+    *lo = a;
+    *hi = b;
+}
+
 static inline bool cm_str_eq(const CmStr *a, const CmStr *b)
 {
-    if (a->len != b->len || memcmp(a->prefix, b->prefix, 4) != 0) {
+    if (a->len != b->len) {
         return false;
     }
-    return memcmp(cm_str_data(a), cm_str_data(b), a->len) == 0;
+    if (a->len <= CM_STR_INLINE) { /* two words each, no call */
+        uint64_t a0, a1, b0, b1;
+        cm_str_inline_words(a, &a0, &a1);
+        cm_str_inline_words(b, &b0, &b1);
+        return a0 == b0 && a1 == b1;
+    }
+    return memcmp(a->prefix, b->prefix, 4) == 0 && memcmp(a->ptr, b->ptr, a->len) == 0;
 }
 
 /* memcmp order, shorter first on a common prefix. */

@@ -129,6 +129,79 @@ static void split_fill(const char *s, size_t n, const char *sep, size_t ns, CmSt
     }
 }
 
+/* *dst = the piece s[start, start + len) of a string of n bytes, as
+ * cm_str_make makes it.  A short piece with 12 bytes of s from its start is
+ * loaded as two words, masked and stored as two words: built in registers,
+ * since a struct written in parts and read whole stalls the store buffer. */
+static inline void piece_put(CmStr *dst, const char *s, size_t n, size_t start, size_t len)
+{
+    if (len > CM_STR_INLINE || start + CM_STR_INLINE > n) {
+        *dst = cm_str_make(s + start, (uint32_t)len);
+        return;
+    }
+    uint64_t lo;
+    uint32_t hi;
+    memcpy(&lo, s + start, 8);
+    memcpy(&hi, s + start + 8, 4);
+    lo &= len >= 8 ? ~0ULL : (1ULL << (8 * len)) - 1;
+    hi &= len >= 12 ? ~0U : len <= 8 ? 0U : (uint32_t)((1ULL << (8 * (len - 8))) - 1);
+    /* little-endian: len, then the bytes from the prefix on (CmStr's layout) */
+    uint64_t w0 = (uint64_t)len | lo << 32, w1 = lo >> 32 | (uint64_t)hi << 32;
+    memcpy(dst, &w0, 8);
+    memcpy((char *)dst + 8, &w1, 8);
+}
+
+/* The high bit of each byte of the 8 at s that equals the byte pattern pat
+ * (c in every byte), exactly: no false hits past a true one. */
+static inline uint64_t byte_hits(const char *s, uint64_t pat)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+    uint64_t w;
+    memcpy(&w, s, 8);
+    uint64_t x = w ^ pat; /* a zero byte where s has c */
+    return ~(((x & low7) + low7) | x) & ~low7;
+}
+
+/* The pieces of s (n bytes) split at the byte c: the separators counted
+ * eight bytes at a time, plus one. */
+static uint32_t split_byte_count(const char *s, size_t n, char c)
+{
+    uint64_t pat = 0x0101010101010101ULL * (uint8_t)c;
+    uint32_t k = 1;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        /* a 1 per hit byte, summed into the top byte by the multiply */
+        k += (uint32_t)(((byte_hits(s + i, pat) >> 7) * 0x0101010101010101ULL) >> 56);
+    }
+    for (; i < n; i++) {
+        k += s[i] == c;
+    }
+    return k;
+}
+
+/* Fills out with the pieces of s split at the byte c (split_byte_count of
+ * them), a word's separators found at once, without a branch per byte. */
+static void split_byte_fill(const char *s, size_t n, char c, CmStr *out)
+{
+    uint64_t pat = 0x0101010101010101ULL * (uint8_t)c;
+    uint32_t k = 0;
+    size_t start = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (uint64_t hit = byte_hits(s + i, pat); hit != 0; hit &= hit - 1) {
+            size_t at = i + (size_t)(__builtin_ctzll(hit) >> 3);
+            piece_put(&out[k++], s, n, start, at - start);
+            start = at + 1;
+        }
+    }
+    for (; i < n; i++) {
+        if (s[i] == c) {
+            piece_put(&out[k++], s, n, start, i - start);
+            start = i + 1;
+        }
+    }
+    piece_put(&out[k], s, n, start, n - start);
+}
+
 /* string_split(s, sep): the pieces point into s's bytes (no copy); a NULL
  * string gives NULL, and a NULL separator the whole string (DuckDB). */
 static CmStatus string_split_k(KERNEL_ARGS)
@@ -153,6 +226,15 @@ static CmStatus string_split_k(KERNEL_ARGS)
             continue;
         }
         const char *sp = cm_str_data(&sep[p]);
+        if (sep[p].len == 1) { /* the common case, a word at a time */
+            uint32_t n = split_byte_count(s, str[p].len, sp[0]);
+            CmStr *d = (CmStr *)list_new(heap, n, sizeof(CmStr), false, &r[p], err);
+            if (d == NULL) {
+                return err->code;
+            }
+            split_byte_fill(s, str[p].len, sp[0], d);
+            continue;
+        }
         uint32_t n = split_count(s, str[p].len, sp, sep[p].len);
         CmStr *d = (CmStr *)list_new(heap, n, sizeof(CmStr), false, &r[p], err);
         if (d == NULL) {

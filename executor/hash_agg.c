@@ -699,6 +699,17 @@ static void assign_packed(const HashAggSpec *s, AggLocal *l, const CmBatch *in)
     }
 }
 
+/* ex_hash_agg_key_matches for a table whose only key is an unpacked string
+ * (a word, a name: GROUP BY of text), inline in the probe loop. */
+static inline bool str_key_matches(const AggLocal *l, int64_t g, const CmVec *v, uint32_t p)
+{
+    bool in_null = cm_vec_is_null(v, p), stored_null = l->keys[0].nulls[g] != 0;
+    if (in_null || stored_null) {
+        return in_null && stored_null;
+    }
+    return cm_str_eq(&((const CmStr *)l->keys[0].data)[g], &((const CmStr *)v->data)[p]);
+}
+
 /* Finds or creates the group of every active row into l->row_group. */
 static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *in, CmErr *err)
 {
@@ -730,6 +741,8 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
         return CM_OK;
     }
     ex_hash_agg_hash_rows(s, l, in);
+    bool one_str = s->n_keys == 1 && s->key_types[0].id == CM_T_VARCHAR;
+    const CmVec *kv = &in->cols[s->keys[0]];
     for (int i = 0; i < in->n_rows; i++) {
         CM_ASSERT((uint64_t)(l->n_groups + 1) * 2 <= l->mask + 1); /* make_room grew the slots */
         prefetch_probe(s, l, in, i);
@@ -753,7 +766,9 @@ static CmStatus assign_groups(const HashAggSpec *s, AggLocal *l, const CmBatch *
                 l->row_group[i] = (uint32_t)g;
                 break;
             }
-            if (slot->tag == tag && ex_hash_agg_key_matches(s, l, slot->group - 1, in, p)) {
+            if (slot->tag == tag &&
+                (one_str ? str_key_matches(l, slot->group - 1, kv, p)
+                         : ex_hash_agg_key_matches(s, l, slot->group - 1, in, p))) {
                 l->row_group[i] = slot->group - 1;
                 break;
             }

@@ -23,6 +23,19 @@ static CmVec list_elems(CmType list, const CmList *l)
 
 static uint64_t hash_value(const CmVec *v, uint32_t p);
 
+/* A string's hash: a short one's inline words mixed (no call, the bytes past
+ * its length masked off), a longer one's bytes through xxh3.  Which applies
+ * depends on the length alone, so equal strings hash alike. */
+static inline uint64_t hash_str(const CmStr *s)
+{
+    if (s->len > CM_STR_INLINE) {
+        return cm_hash_bytes(s->ptr, s->len);
+    }
+    uint64_t lo, hi;
+    cm_str_inline_words(s, &lo, &hi);
+    return cm_hash_u64(lo ^ cm_hash_u64(hi | (uint64_t)s->len << 32));
+}
+
 static uint64_t hash_list(const CmVec *v, uint32_t p)
 {
     const CmList *l = &((const CmList *)v->data)[p];
@@ -59,10 +72,8 @@ static uint64_t hash_value(const CmVec *v, uint32_t p)
     }
     case CM_T_DOUBLE: /* -0.0 groups with 0.0, and every NaN with every other */
         return cm_hash_u64(cm_f64_key_bits(((const double *)v->data)[p]));
-    case CM_T_VARCHAR: {
-        const CmStr *s = &((const CmStr *)v->data)[p];
-        return cm_hash_bytes(cm_str_data(s), s->len);
-    }
+    case CM_T_VARCHAR:
+        return hash_str(&((const CmStr *)v->data)[p]);
     case CM_T_LIST: return hash_list(v, p);
     }
     return 0;
@@ -101,6 +112,22 @@ static bool hash_ints(const CmBatch *b, const CmVec *v, bool first, uint64_t *ha
     }
 }
 
+/* Hashes a string key column as hash_value does, without its per-row type
+ * switch; false for any other column. */
+static bool hash_strs(const CmBatch *b, const CmVec *v, bool first, uint64_t *hashes)
+{
+    if (v->kind == CM_VEC_CONST || v->type.id != CM_T_VARCHAR) {
+        return false;
+    }
+    const CmStr *x = v->data;
+    for (int i = 0; i < b->n_rows; i++) {
+        uint32_t p = cm_batch_pos(b, i);
+        uint64_t h = cm_vec_is_null(v, p) ? CM_HASH_NULL : hash_str(&x[p]);
+        hashes[i] = first ? h : cm_hash_combine(hashes[i], h);
+    }
+    return true;
+}
+
 void ex_hash_keys(const CmBatch *b, int n_keys, const int *keys, uint64_t *hashes)
 {
     for (int i = 0; i < b->n_rows; i++) {
@@ -108,7 +135,7 @@ void ex_hash_keys(const CmBatch *b, int n_keys, const int *keys, uint64_t *hashe
     }
     for (int k = 0; k < n_keys; k++) {
         const CmVec *v = &b->cols[keys[k]];
-        if (hash_ints(b, v, k == 0, hashes)) {
+        if (hash_ints(b, v, k == 0, hashes) || hash_strs(b, v, k == 0, hashes)) {
             continue;
         }
         for (int i = 0; i < b->n_rows; i++) {

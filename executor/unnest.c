@@ -78,13 +78,24 @@ static bool expand(const UnnestSpec *s, UnnestLocal *l, const CmBatch *in)
             continue;
         }
         const CmList *list = &((const CmList *)lv->data)[p];
-        for (; l->elem < list->len && n < CM_BATCH_CAP; l->elem++, n++) {
-            l->pos[n] = cm_batch_pos(in, l->row);
-            memcpy((char *)ev->data + w * (size_t)n, (const char *)list->data + w * l->elem, w);
-            if (cm_list_is_null(list, w, l->elem)) {
-                cm_vec_set_null(ev, (uint32_t)n);
+        uint32_t take = list->len - l->elem;
+        if (take > (uint32_t)(CM_BATCH_CAP - n)) {
+            take = (uint32_t)(CM_BATCH_CAP - n);
+        }
+        if (take > 0) { /* the elements as one copy, not a call per element */
+            memcpy((char *)ev->data + w * (size_t)n, (const char *)list->data + w * l->elem,
+                   w * take);
+        }
+        for (uint32_t k = 0; k < take; k++) {
+            l->pos[n + (int)k] = cm_batch_pos(in, l->row);
+        }
+        for (uint32_t k = 0; k < take && list->has_nulls; k++) {
+            if (cm_list_is_null(list, w, l->elem + k)) {
+                cm_vec_set_null(ev, (uint32_t)n + k);
             }
         }
+        n += (int)take;
+        l->elem += take;
         if (l->elem < list->len) {
             break; /* the output is full in the middle of this list */
         }
