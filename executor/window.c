@@ -7,7 +7,8 @@
  * PRECEDING .. CURRENT ROW (peers included), without ORDER BY the whole
  * partition; ROWS frames with offsets are evaluated by direct recomputation
  * over the frame (O(rows x frame); running and whole-partition frames are
- * linear).  Ties keep input order, so results are deterministic.
+ * linear, and so are frames that end at the partition's end: suf_prepare).
+ * Ties keep input order, so results are deterministic.
  *
  * When the sort spilled, partitions come back from its merge in chunks of
  * whole partitions held in memory (part_res).  A partition refused memory
@@ -17,8 +18,9 @@
  * chunk's, computed row by row (big_emit).  An aggregate over a sliding ROWS
  * frame (n PRECEDING .. m FOLLOWING) keeps only its frame's values there, in
  * a ring that rows enter at the frame's end and leave at its start, and
- * recomputes each row's value over it as the in-memory path does.  Other
- * partitions must fit.
+ * recomputes each row's value over it as the in-memory path does.  A frame
+ * that ends at the partition's end is added up per block of rows in a first
+ * pass, as the in-memory path adds it up.  Other partitions must fit.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -97,6 +99,17 @@ typedef struct WinLocal {
     CmValue *ring; /* ring_cap entries from ring_head, circular; owned */
     int64_t ring_cap, ring_head, ring_n, ring_first;
     int64_t ring_bytes; /* what part_res holds for the ring */
+    /* frames that end at the partition's end (suf_prepare): the suffixes of
+     * the partition's blocks, and those of the current block from each row */
+    Acc *suf;                  /* suf_n_blocks + 1 (the last one empty); owned */
+    int64_t suf_cap;           /* entries of suf */
+    int64_t suf_n;             /* the partition's rows */
+    int64_t suf_block;         /* the block suf_inner covers; -1 none */
+    Acc *suf_inner;            /* SUF_BLOCK + 1; owned */
+    CmValue *suf_vals;         /* SUF_BLOCK: the block's values; owned */
+    CmArena suf_strings;       /* the blocks' MIN/MAX strings, for the partition */
+    CmArena suf_block_strings; /* the block's values' strings */
+    int64_t suf_bytes;         /* what part_res holds for them (the big partition) */
 } WinLocal;
 
 typedef struct WinCtx {
@@ -119,6 +132,23 @@ static int cmp_order(const WinCtx *c, ExRowRef a, ExRowRef b)
 /* ---- aggregates over a frame ------------------------------------------------------- */
 
 static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc);
+
+/* acc_add_value's MIN/MAX step alone: x (not NULL) becomes the best when better. */
+static void acc_best(const ExWindowSpec *s, const CmValue *x, Acc *acc)
+{
+    int c = 0;
+    if (acc->has_best) {
+        c = x->type.id == CM_T_DOUBLE       ? cm_f64_cmp(x->d, acc->best.d)
+            : x->type.id == CM_T_VARCHAR    ? cm_str_cmp(&x->s, &acc->best.s)
+            : x->type.id == CM_T_DECIMAL128 ? (cm_i128_get(x->h) > cm_i128_get(acc->best.h)) -
+                                                  (cm_i128_get(x->h) < cm_i128_get(acc->best.h))
+                                            : (x->i > acc->best.i) - (x->i < acc->best.i);
+    }
+    if (!acc->has_best || (s->fn == EX_WIN_MIN ? c < 0 : c > 0)) {
+        acc->best = *x;
+        acc->has_best = true;
+    }
+}
 
 /* An exact sum's 128-bit value (the wide sum of sum() OVER, as DuckDB's). */
 static CmInt128 acc_sum(const Acc *acc)
@@ -171,18 +201,7 @@ static void acc_add_value(const ExWindowSpec *s, const CmValue *xp, Acc *acc)
             }
         }
     } else if (s->fn == EX_WIN_MIN || s->fn == EX_WIN_MAX) {
-        int c = 0;
-        if (acc->has_best) {
-            c = x.type.id == CM_T_DOUBLE       ? cm_f64_cmp(x.d, acc->best.d)
-                : x.type.id == CM_T_VARCHAR    ? cm_str_cmp(&x.s, &acc->best.s)
-                : x.type.id == CM_T_DECIMAL128 ? (cm_i128_get(x.h) > cm_i128_get(acc->best.h)) -
-                                                     (cm_i128_get(x.h) < cm_i128_get(acc->best.h))
-                                               : (x.i > acc->best.i) - (x.i < acc->best.i);
-        }
-        if (!acc->has_best || (s->fn == EX_WIN_MIN ? c < 0 : c > 0)) {
-            acc->best = x;
-            acc->has_best = true;
-        }
+        acc_best(s, &x, acc);
     }
 }
 
@@ -299,6 +318,192 @@ static CmStatus value_at(WinLocal *l, const ExWindowSpec *s, ExRowRef r, CmValue
     return err->code;
 }
 
+/* ---- frames that end at the partition's end --------------------------------------------- */
+
+/* An aggregate over [f0, partition end) where f0 is not the partition's start
+ * (`CURRENT ROW AND UNBOUNDED FOLLOWING`, `n FOLLOWING AND ...`, `n PRECEDING
+ * AND ...`).  Adding up each row's frame is quadratic, and a spilled partition
+ * can only be read forward, so the partition is cut into blocks of SUF_BLOCK
+ * rows.  A first pass adds up each block (forward); the blocks' suffixes are
+ * then merged backward, one Acc per block.  A row's value is the suffix of its
+ * frame start's block from that row (the block's values read once and added
+ * backward) merged with the suffix of the blocks after it.  Frame starts
+ * never move back, so each block is read twice in all.  The in-memory and the
+ * spilled path both compute this way: the same doubles to the bit. */
+#define SUF_BLOCK 256
+
+static bool is_suffix(const ExWindowSpec *s)
+{
+    bool agg = s->fn == EX_WIN_COUNT_STAR || s->fn == EX_WIN_COUNT || s->fn == EX_WIN_SUM ||
+               s->fn == EX_WIN_AVG || s->fn == EX_WIN_MIN || s->fn == EX_WIN_MAX;
+    return agg && s->end == EX_FRAME_UNBOUNDED_FOLLOWING &&
+           s->start != EX_FRAME_UNBOUNDED_PRECEDING;
+}
+
+/* Where suf_value reads a partition's rows: the chunk in memory from row
+ * `base` of l->order on, or (base < 0) the big partition through a cursor. */
+typedef struct SufSrc {
+    WinLocal *l;
+    const ExWindowSpec *s;
+    int64_t base;
+    int cursor;
+} SufSrc;
+
+static CmStatus cursor_at(WinLocal *l, WinCursor *c, int64_t i, const CmBatch **b, uint32_t *pos,
+                          CmErr *err);
+
+/* Adds what `from` holds to `into`: the accumulator of the rows of both. */
+static void acc_merge(const ExWindowSpec *s, Acc *into, const Acc *from)
+{
+    into->n += from->n;
+    into->is_overflow |= from->is_overflow;
+    if (s->fn == EX_WIN_SUM || s->fn == EX_WIN_AVG) {
+        into->d += from->d;
+        CmInt128 r;
+        if (!__builtin_add_overflow(acc_sum(into), acc_sum(from), &r)) {
+            cm_wide_sum_set(&into->i, &into->hi, r);
+        } else {
+            into->is_overflow = true;
+        }
+    } else if ((s->fn == EX_WIN_MIN || s->fn == EX_WIN_MAX) && from->has_best) {
+        acc_best(s, &from->best, into);
+    }
+}
+
+/* The argument of row i of the partition into *x (a non-NULL one for
+ * count(*)), a MIN/MAX string copied into `strings`. */
+static CmStatus suf_value(const SufSrc *src, int64_t i, CmArena *strings, CmValue *x, CmErr *err)
+{
+    const CmBatch *b;
+    uint32_t p;
+    if (src->base >= 0) {
+        ExRowRef r = src->l->order[src->base + i];
+        b = src->l->batches[r.batch];
+        p = r.row;
+    } else if (cursor_at(src->l, &src->l->cur[src->cursor], i, &b, &p, err) != CM_OK) {
+        return err->code;
+    }
+    if (src->s->fn == EX_WIN_COUNT_STAR) {
+        *x = (CmValue){.type = src->s->type};
+        return CM_OK;
+    }
+    cm_vec_get_value(&b->cols[src->s->arg], p, x);
+    if (!x->is_null && x->type.id == CM_T_VARCHAR &&
+        (src->s->fn == EX_WIN_MIN || src->s->fn == EX_WIN_MAX)) {
+        x->s = cm_str_copy(strings, &x->s, err);
+    }
+    return err->code;
+}
+
+/* Memory of the big partition's blocks (cm_mem_need: a block's values, and an
+ * accumulator per SUF_BLOCK rows). */
+static CmStatus suf_need(const SufSrc *src, int64_t bytes, CmErr *err)
+{
+    if (src->base >= 0 || bytes <= 0) {
+        return CM_OK;
+    }
+    if (cm_mem_need(&src->l->part_res, bytes, err) != CM_OK) {
+        return err->code;
+    }
+    src->l->suf_bytes += bytes;
+    return CM_OK;
+}
+
+/* The first pass over a partition of n rows: each block's total, then the
+ * suffixes of the blocks. */
+static CmStatus suf_prepare(const SufSrc *src, int64_t n, CmErr *err)
+{
+    const ExWindowSpec *s = src->s;
+    WinLocal *l = src->l;
+    int64_t nb = (n + SUF_BLOCK - 1) / SUF_BLOCK;
+    if (l->suf_inner == NULL) {
+        if (suf_need(src, (int64_t)((sizeof(Acc) + sizeof(CmValue)) * (SUF_BLOCK + 1)), err) !=
+            CM_OK) {
+            return err->code;
+        }
+        l->suf_inner = cm_malloc(sizeof(Acc) * (SUF_BLOCK + 1));
+        l->suf_vals = cm_malloc(sizeof(CmValue) * SUF_BLOCK);
+        if (l->suf_inner == NULL || l->suf_vals == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in a window function");
+        }
+    }
+    if (nb + 1 > l->suf_cap) {
+        if (suf_need(src, (int64_t)sizeof(Acc) * (nb + 1 - l->suf_cap), err) != CM_OK) {
+            return err->code;
+        }
+        cm_free(l->suf);
+        l->suf_cap = 0;
+        l->suf = cm_malloc(sizeof(Acc) * (size_t)(nb + 1));
+        if (l->suf == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in a window function");
+        }
+        l->suf_cap = nb + 1;
+    }
+    cm_arena_reset(&l->suf_strings);
+    for (int64_t k = 0; k < nb; k++) {
+        Acc a = {0};
+        cm_arena_reset(&l->suf_block_strings);
+        int64_t to = (k + 1) * SUF_BLOCK < n ? (k + 1) * SUF_BLOCK : n;
+        for (int64_t i = k * SUF_BLOCK; i < to; i++) {
+            CmValue x;
+            if (suf_value(src, i, &l->suf_block_strings, &x, err) != CM_OK) {
+                return err->code;
+            }
+            acc_add_value(s, &x, &a);
+        }
+        if (a.has_best && a.best.type.id == CM_T_VARCHAR) {
+            if (suf_need(src, a.best.s.len > CM_STR_INLINE ? a.best.s.len : 0, err) != CM_OK) {
+                return err->code;
+            }
+            a.best.s = cm_str_copy(&l->suf_strings, &a.best.s, err);
+        }
+        l->suf[k] = a;
+    }
+    l->suf[nb] = (Acc){0};
+    for (int64_t k = nb - 1; k >= 0; k--) {
+        acc_merge(s, &l->suf[k], &l->suf[k + 1]);
+    }
+    l->suf_n = n;
+    l->suf_block = -1;
+    return err->code;
+}
+
+/* The aggregate over [f0, n) of the partition suf_prepare went over. */
+static CmStatus suf_eval(const SufSrc *src, int64_t f0, CmValue *v, CmErr *err)
+{
+    const ExWindowSpec *s = src->s;
+    WinLocal *l = src->l;
+    Acc acc = {0};
+    if (f0 < l->suf_n) {
+        int64_t k = f0 / SUF_BLOCK, from = k * SUF_BLOCK;
+        if (k != l->suf_block) {
+            int64_t len = from + SUF_BLOCK < l->suf_n ? SUF_BLOCK : l->suf_n - from;
+            cm_arena_reset(&l->suf_block_strings);
+            for (int64_t j = 0; j < len; j++) {
+                if (suf_value(src, from + j, &l->suf_block_strings, &l->suf_vals[j], err) !=
+                    CM_OK) {
+                    return err->code;
+                }
+            }
+            l->suf_inner[len] = (Acc){0};
+            for (int64_t j = len - 1; j >= 0; j--) {
+                l->suf_inner[j] = l->suf_inner[j + 1];
+                acc_add_value(s, &l->suf_vals[j], &l->suf_inner[j]);
+            }
+            l->suf_block = k;
+        }
+        acc = l->suf_inner[f0 - from];
+        acc_merge(s, &acc, &l->suf[k + 1]);
+    }
+    if (acc_value(s, &acc, v, err) != CM_OK) {
+        return err->code;
+    }
+    if (!v->is_null && v->type.id == CM_T_VARCHAR) {
+        v->s = cm_str_copy(&l->strings, &v->s, err);
+    }
+    return err->code;
+}
+
 static CmStatus eval_partition(const WinCtx *c, WinLocal *l, int64_t b, int64_t e, CmErr *err)
 {
     const ExWindowSpec *s = c->s;
@@ -350,6 +555,14 @@ static CmStatus eval_partition(const WinCtx *c, WinLocal *l, int64_t b, int64_t 
                     v.is_null = true;
                 } else if (value_at(l, s, o[s->fn == EX_WIN_FIRST_VALUE ? f0 : f1 - 1], &v, err) !=
                            CM_OK) {
+                    return err->code;
+                }
+                break;
+            }
+            if (is_suffix(s)) {
+                SufSrc src = {.l = l, .s = s, .base = b};
+                if ((i == b && suf_prepare(&src, e - b, err) != CM_OK) ||
+                    suf_eval(&src, f0 - b, &v, err) != CM_OK) {
                     return err->code;
                 }
                 break;
@@ -518,7 +731,7 @@ static bool big_supported(const ExWindowSpec *s)
     case EX_WIN_AVG:
     case EX_WIN_MIN:
     case EX_WIN_MAX:
-        return s->start == EX_FRAME_UNBOUNDED_PRECEDING || is_sliding(s);
+        return s->start == EX_FRAME_UNBOUNDED_PRECEDING || is_sliding(s) || is_suffix(s);
     default:
         return true;
     }
@@ -597,6 +810,12 @@ static CmStatus big_start(ExOp *op, WinLocal *l, int end, CmErr *err)
         }
     }
     if (sh_spill_rewind(l->big, err) != CM_OK) {
+        return err->code;
+    }
+    /* A chunk that was this partition alone has all its rows in the file
+     * now: its memory goes to the partition's frames (chunk_load reads an
+     * empty chunk). */
+    if (l->part_start == 0 && chunk_reset(op, l, err) != CM_OK) {
         return err->code;
     }
     l->big_n = sh_spill_rows(l->big);
@@ -763,6 +982,14 @@ static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const Cm
         if (is_sliding(s)) {
             return big_sliding(s, l, f0, f1, v, err);
         }
+        if (is_suffix(s)) { /* a first pass through the frame-end cursor, then the start's */
+            SufSrc src = {.l = l, .s = s, .base = -1, .cursor = CUR_END};
+            if (i == 0 && suf_prepare(&src, n, err) != CM_OK) {
+                return err->code;
+            }
+            src.cursor = CUR_START;
+            return suf_eval(&src, f0, v, err);
+        }
         /* big_supported: the frame starts at 0, and its end never goes back. */
         for (; l->running_to < f1; l->running_to++) {
             const CmBatch *rb;
@@ -801,8 +1028,18 @@ static CmStatus big_eval(const ExWindowSpec *s, WinLocal *l, int64_t i, const Cm
 static void big_end(ExOp *op, WinLocal *l)
 {
     ring_clear(l);
-    cm_mem_shrink(&l->part_res, l->ring_bytes);
+    cm_mem_shrink(&l->part_res, l->ring_bytes + l->suf_bytes);
     l->ring_bytes = 0;
+    l->suf_bytes = 0;
+    cm_free(l->suf);
+    cm_free(l->suf_inner);
+    cm_free(l->suf_vals);
+    l->suf = NULL;
+    l->suf_inner = NULL;
+    l->suf_vals = NULL;
+    l->suf_cap = 0;
+    cm_arena_reset(&l->suf_strings);
+    cm_arena_reset(&l->suf_block_strings);
     if (l->big != NULL) {
         ex_op_count_spill(op, sh_spill_bytes(l->big));
         sh_spill_free(l->big);
@@ -989,6 +1226,8 @@ static void win_local_fini(ExOp *op, void *local)
         }
         cm_arena_fini(&l->best[0]);
         cm_arena_fini(&l->best[1]);
+        cm_arena_fini(&l->suf_strings);
+        cm_arena_fini(&l->suf_block_strings);
         cm_free(l);
     }
 }
@@ -1004,6 +1243,8 @@ static void *win_local_init(ExOp *op, const ExTask *task, CmErr *err)
     cm_arena_init(&l->strings, 16 * 1024);
     cm_arena_init(&l->best[0], 1024);
     cm_arena_init(&l->best[1], 1024);
+    cm_arena_init(&l->suf_strings, 1024);
+    cm_arena_init(&l->suf_block_strings, 16 * 1024);
     l->query = task->query;
     ex_op_res_init(op, &l->part_res, "WINDOW partition");
     int n_keys = s->n_part + s->n_order;
