@@ -42,6 +42,8 @@ void cm_arena_init(CmArena *arena, size_t chunk_size)
     arena->refusal = NULL;
     arena->held = 0;
     arena->reserved = 0;
+    arena->spare = NULL;
+    arena->spare_bytes = 0;
 }
 
 void cm_arena_reserve_through(CmArena *arena, CmMemRes *res, CmErr *refusal)
@@ -106,13 +108,17 @@ static void chunk_free(CmArena *arena, CmArenaChunk *c)
 
 void cm_arena_fini(CmArena *arena)
 {
-    CmArenaChunk *c = arena->head;
-    while (c != NULL) {
-        CmArenaChunk *next = c->next;
-        chunk_free(arena, c);
-        c = next;
+    for (int list = 0; list < 2; list++) {
+        CmArenaChunk *c = list == 0 ? arena->head : arena->spare;
+        while (c != NULL) {
+            CmArenaChunk *next = c->next;
+            chunk_free(arena, c);
+            c = next;
+        }
     }
     arena->head = NULL;
+    arena->spare = NULL;
+    arena->spare_bytes = 0;
     arena->n_bytes = 0;
     account_trim(arena);
 }
@@ -126,10 +132,15 @@ void cm_arena_reset(CmArena *arena)
     /* Keep the newest chunk of default size if there is one: it is the most
      * likely to be big enough for the next round. */
     CmArenaChunk *keep = NULL;
+    size_t usable = default_usable(arena);
     while (c != NULL) {
         CmArenaChunk *next = c->next;
-        if (keep == NULL && c->size == default_usable(arena)) {
+        if (keep == NULL && c->size == usable) {
             keep = c;
+        } else if (c->size == usable && arena->spare_bytes + usable <= CM_ARENA_SPARE_BYTES) {
+            c->next = arena->spare;
+            arena->spare = c;
+            arena->spare_bytes += usable;
         } else {
             chunk_free(arena, c);
         }
@@ -158,6 +169,28 @@ static CmArenaChunk *chunk_new(CmArena *arena, size_t size)
     c->next = NULL;
     c->size = size;
     c->used = 0;
+    return c;
+}
+
+void cm_arena_adopt(CmArena *arena, void *mem, size_t bytes)
+{
+    CM_ASSERT(arena->head == NULL && arena->res == NULL && bytes > sizeof(CmArenaChunk));
+    CmArenaChunk *c = mem;
+    c->next = NULL;
+    c->size = bytes - sizeof(CmArenaChunk);
+    c->used = 0;
+    arena->head = c;
+}
+
+void *cm_arena_disown(CmArena *arena, size_t *bytes)
+{
+    CmArenaChunk *c = arena->head;
+    if (c == NULL || c->next != NULL || arena->res != NULL) {
+        return NULL;
+    }
+    *bytes = sizeof(CmArenaChunk) + c->size;
+    arena->head = NULL;
+    arena->n_bytes = 0;
     return c;
 }
 
@@ -190,8 +223,12 @@ void *cm_arena_alloc(CmArena *arena, size_t n)
         arena->n_bytes += n;
         return c->data;
     }
-    CmArenaChunk *c = chunk_new(arena, default_usable(arena));
-    if (c == NULL) {
+    CmArenaChunk *c = arena->spare;
+    if (c != NULL) { /* a chunk kept by reset, already held */
+        arena->spare = c->next;
+        arena->spare_bytes -= c->size;
+        c->used = 0;
+    } else if ((c = chunk_new(arena, default_usable(arena))) == NULL) {
         return NULL;
     }
     c->next = h;

@@ -32,6 +32,12 @@ struct CmErr;
 /* Bytes of chunks an accounted arena may hold without a reservation. */
 #define CM_ARENA_FREE_BYTES ((size_t)256 * 1024)
 
+/* Bytes of default-size chunks a reset keeps for the next round (beside the
+ * head): an arena reset per batch reuses its memory instead of giving it back
+ * and taking it again, which under a tight limit (freed pages returned to the
+ * system at once) is a page fault per 4 KiB per batch. */
+#define CM_ARENA_SPARE_BYTES ((size_t)512 * 1024)
+
 typedef struct CmArena {
     CmArenaChunk *head;   /* newest chunk; older ones linked behind it */
     size_t chunk_size;    /* default size of the next chunk, bytes */
@@ -40,6 +46,8 @@ typedef struct CmArena {
     struct CmErr *refusal; /* where a refused reservation's message goes; may be NULL */
     size_t held;           /* accounted arenas: bytes of the chunks held now */
     size_t reserved;       /* accounted arenas: bytes reserved from res now */
+    CmArenaChunk *spare;   /* empty default-size chunks kept by reset; still held */
+    size_t spare_bytes;    /* their usable bytes, at most CM_ARENA_SPARE_BYTES */
 } CmArena;
 
 /* Prepares caller-provided storage; chunk_size 0 means 64 KiB. */
@@ -53,8 +61,21 @@ void cm_arena_reserve_through(CmArena *arena, struct CmMemRes *res, struct CmErr
 /* Frees every chunk. */
 void cm_arena_fini(CmArena *arena);
 
-/* Frees all but the first chunk and makes it empty again. */
+/* Empties the arena: frees its chunks but the newest of default size, which
+ * stays the head, and up to CM_ARENA_SPARE_BYTES of other default-size ones,
+ * kept for the next allocations (counted as held while kept). */
 void cm_arena_reset(CmArena *arena);
+
+/* Makes mem (bytes long, from cm_malloc) the empty head chunk of an empty,
+ * unaccounted arena, which owns it from then on: allocations that fit take
+ * it before any chunk is made.  A caller that knows what an arena will hold
+ * (a block read back) gives it memory it kept. */
+void cm_arena_adopt(CmArena *arena, void *mem, size_t bytes);
+
+/* Takes an unaccounted arena's only chunk out of it, emptying the arena: the
+ * memory (for cm_free or cm_arena_adopt) and its bytes in *bytes; NULL, the
+ * arena untouched, when it has none or more than one. */
+void *cm_arena_disown(CmArena *arena, size_t *bytes);
 
 /* In arena: n bytes, 16-byte aligned; NULL when the heap refuses. */
 void *cm_arena_alloc(CmArena *arena, size_t n);

@@ -36,6 +36,8 @@ struct StBlock {
     CmBatch *batch;       /* owned; NULL when not resident */
     int64_t mem_bytes;    /* reserved on res for batch */
     StBlockLoc loc;       /* the disk copy; bytes 0 when none */
+    int64_t heap_bytes;   /* its batch's string heap when last evicted (heap.n_bytes): a
+                             load gives the heap one buffer of about that size (heap_class) */
     const char *saved_in; /* a saved block's file (st_block_new_saved): its copy is a record
                              there, not an extent of the store's file; else NULL */
     int pins;
@@ -287,7 +289,17 @@ static int64_t pool_drain(Store *s)
     return bytes;
 }
 
-/* A batch of b's columns, on kept buffers where the pool has them. */
+/* The buffer a loaded block's string heap gets, for heap_bytes of strings:
+ * rounded up to 16 KiB (within batch_bytes' HEAP_CHUNK of slack), so that
+ * blocks of about the same text share a size in the pool. */
+static size_t heap_class(int64_t heap_bytes)
+{
+    const size_t step = 16 * 1024;
+    return heap_bytes > 0 ? ((size_t)heap_bytes + 64 + step - 1) / step * step : 0;
+}
+
+/* A batch of b's columns, on kept buffers where the pool has them, and its
+ * heap on one buffer of heap_class(b->heap_bytes) when b was resident before. */
 static CmBatch *batch_new(Store *s, const StBlock *b, CmErr *err)
 {
     CmBatch *batch = cm_calloc(1, sizeof *batch);
@@ -311,6 +323,14 @@ static CmBatch *batch_new(Store *s, const StBlock *b, CmErr *err)
         }
         v->data = v->data_buf;
         batch->n_cols = i + 1;
+    }
+    size_t hb = heap_class(b->heap_bytes);
+    void *heap = hb > 0 ? pool_take(s, hb) : NULL;
+    if (heap == NULL && hb > 0) {
+        heap = cm_malloc(hb); /* NULL: the heap makes its chunks as it goes */
+    }
+    if (heap != NULL) {
+        cm_arena_adopt(&batch->heap, heap, hb);
     }
     return batch;
 oom:
@@ -343,6 +363,11 @@ static void batch_release(Store *s, CmBatch *batch)
         if (v->data_buf != NULL && pool_keep(s, v->data_buf, column_bytes(v->type), cap)) {
             v->data_buf = NULL;
         }
+    }
+    size_t hb;
+    void *heap = cap > 0 ? cm_arena_disown(&batch->heap, &hb) : NULL;
+    if (heap != NULL && !pool_keep(s, heap, hb, cap)) {
+        cm_free(heap);
     }
     batch_free(batch);
 }
@@ -799,8 +824,9 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
     int64_t bytes = 0;
     CmStatus st = CM_OK;
     long long t0 = cm_now_ns();
-    /* the vectors first: the blocks evicted for them leave their buffers in the pool */
-    int64_t fixed = fixed_bytes(b);
+    /* the vectors and the heap's buffer first: the blocks evicted for them
+     * leave their buffers in the pool */
+    int64_t fixed = fixed_bytes(b) + (int64_t)heap_class(b->heap_bytes);
     st = reserve(b->res, fixed, err);
     bool granted = st == CM_OK;
     if (granted && (batch = read_block(s, b, err)) == NULL) {
@@ -810,6 +836,8 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
         bytes = batch_bytes(b, batch);
         if (bytes > fixed) {
             st = reserve(b->res, bytes - fixed, err);
+        } else if (bytes < fixed) {
+            cm_mem_shrink(b->res, fixed - bytes); /* the heap's buffer was more than it held */
         }
     }
     if (st != CM_OK && granted) {
@@ -968,6 +996,7 @@ static int64_t evict_one(Store *s, StBlock *only)
     } else {
         batch = b->batch;
         bytes = b->mem_bytes;
+        b->heap_bytes = (int64_t)batch->heap.n_bytes;
         b->batch = NULL;
         b->mem_bytes = 0;
         s->stats.n_resident--;

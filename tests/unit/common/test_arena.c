@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/arena.h"
 
 #ifndef SLUICE_NO_MIMALLOC
@@ -265,4 +266,71 @@ Test(cm_arena, default_chunk_is_chunk_size_bytes)
         cr_assert_eq(a.head, kept, "reset keeps the default-size chunk");
         cm_arena_fini(&a);
     }
+}
+
+/* A reset keeps the default-size chunks it frees from the head (up to
+ * CM_ARENA_SPARE_BYTES), and the next round of the same allocations lands in
+ * them: an arena reset per batch does not give its memory back and take it
+ * again.  The blocks of the second round are the first round's, in some order. */
+Test(cm_arena, reset_keeps_spare_chunks_and_the_next_round_reuses_them)
+{
+    enum { N = 40 }; /* 40 x 1000 bytes: ten 4 KiB chunks */
+    unsigned char *first[N];
+    for (int i = 0; i < N; i++) {
+        first[i] = cm_arena_alloc(&arena, 1000);
+        fill(first[i], 1000, (unsigned)i);
+    }
+    cm_arena_reset(&arena);
+    cr_expect_gt(arena.spare_bytes, 0);
+    cr_expect_leq(arena.spare_bytes, CM_ARENA_SPARE_BYTES);
+    int reused = 0;
+    for (int i = 0; i < N; i++) {
+        unsigned char *p = cm_arena_alloc(&arena, 1000);
+        fill(p, 1000, (unsigned)(100 + i));
+        for (int k = 0; k < N; k++) {
+            reused += p == first[k];
+        }
+    }
+    cr_expect_eq(reused, N, "every block of the second round is one of the first's");
+    cr_expect_eq(arena.spare_bytes, 0, "the spares are in use again");
+}
+
+/* The spare list is bounded: a round of 4 MiB in 4 KiB chunks keeps at most
+ * CM_ARENA_SPARE_BYTES of them (fini frees the rest, under ASan's eye). */
+Test(cm_arena, spare_chunks_are_bounded)
+{
+    for (int i = 0; i < 4096; i++) {
+        cm_arena_alloc(&arena, 1000);
+    }
+    cm_arena_reset(&arena);
+    cr_expect_leq(arena.spare_bytes, CM_ARENA_SPARE_BYTES);
+    cr_expect_gt(arena.spare_bytes, CM_ARENA_SPARE_BYTES / 2);
+}
+
+/* adopt gives an empty arena a caller's buffer as its chunk; disown takes
+ * the only chunk back out, as the block store does with a block's heap. */
+Test(cm_arena, adopt_then_disown_hands_a_buffer_round)
+{
+    CmArena a;
+    cm_arena_init(&a, 4096);
+    void *mem = cm_malloc(64 * 1024);
+    cr_assert_not_null(mem);
+    cm_arena_adopt(&a, mem, 64 * 1024);
+    unsigned char *p = cm_arena_alloc(&a, 60000); /* fits the adopted chunk */
+    cr_assert_not_null(p);
+    cr_expect(p > (unsigned char *)mem && p < (unsigned char *)mem + 64 * 1024);
+    fill(p, 60000, 7);
+    cr_expect(check(p, 60000, 7));
+    size_t bytes = 0;
+    void *back = cm_arena_disown(&a, &bytes);
+    cr_expect_eq(back, mem);
+    cr_expect_eq(bytes, (size_t)64 * 1024);
+    cr_expect_null(a.head);
+    cr_expect_eq(a.n_bytes, 0);
+    /* an arena of two chunks keeps them */
+    cm_arena_alloc(&a, 3000);
+    cm_arena_alloc(&a, 3000);
+    cr_expect_null(cm_arena_disown(&a, &bytes));
+    cm_arena_fini(&a);
+    cm_free(back);
 }

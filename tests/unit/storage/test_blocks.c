@@ -291,18 +291,22 @@ static int64_t held_by(const char *what)
     return h.bytes;
 }
 
-/* An evicted block's column buffers wait, reserved as "block buffers", for
- * the next block made of their sizes, which takes them: a table read back
- * chunk by chunk does not fault in new pages for each (blocks.c, the pool). */
+/* An evicted block's column buffers and its string heap's one chunk wait,
+ * reserved as "block buffers", for the next block made or read back that
+ * wants their sizes, which takes them: a table read back chunk by chunk does
+ * not fault in new pages for each (blocks.c, the pool).  A buffer is a buffer:
+ * the heap's 16 KiB chunk may serve an 8-byte column of 2048 rows. */
 Test(st_blocks, an_evicted_blocks_column_buffers_serve_the_next_block)
 {
     StBlock *a = make_block(0, n_rows(), ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
     const CmBatch *x = st_block_pin(a, NULL, &err);
     cr_assert_not_null(x, "%s", err.msg);
-    void *bufs[3];
+    void *bufs[4];
     for (int i = 0; i < 3; i++) {
         bufs[i] = x->cols[i].data;
     }
+    bool one_chunk = x->heap.head != NULL && x->heap.n_bytes <= 1024;
+    bufs[3] = x->heap.head; /* the string heap's chunk (a few short strings) */
     st_block_unpin(a);
     cr_assert_eq(held_by("block buffers"), 0);
     cr_assert_gt(st_blocks_evict(1), 0);
@@ -311,25 +315,25 @@ Test(st_blocks, an_evicted_blocks_column_buffers_serve_the_next_block)
     for (int i = 0; i < 3; i++) {
         cols += (int64_t)cm_type_width(types[i]) * CM_BATCH_CAP;
     }
-    cr_expect_eq(held_by("block buffers"), cols, "the evicted vectors are kept, and counted");
+    cr_expect_geq(held_by("block buffers"), cols, "the evicted vectors are kept, and counted");
     StBlock *b = st_block_new(ST_BLOCK_MEMORY_AND_DISK, 3, types, &res, NULL, NULL, &err);
     cr_assert_not_null(b, "%s", err.msg);
     const CmBatch *y = st_block_batch(b);
-    /* the two 8-byte columns may trade buffers */
     for (int i = 0; i < 3; i++) {
         int found = 0;
-        for (int k = 0; k < 3; k++) {
-            found +=
-                y->cols[i].data == bufs[k] && cm_type_width(types[k]) == cm_type_width(types[i]);
+        for (int k = 0; k < 4; k++) {
+            found += y->cols[i].data == bufs[k];
         }
         cr_expect_eq(found, 1, "column %d is on one of the evicted block's buffers", i);
     }
-    cr_expect(y->cols[0].data != y->cols[2].data);
-    cr_expect_eq(held_by("block buffers"), 0, "taken, and no longer counted there");
-    /* the evicted block reads back whole, on buffers of its own */
+    cr_expect(y->cols[0].data != y->cols[2].data && y->cols[0].data != y->cols[1].data);
+    /* the evicted block reads back whole, its heap on the buffer left over */
     x = st_block_pin(a, NULL, &err);
     cr_assert_not_null(x, "%s", err.msg);
     check_batch(x, 0, n_rows());
+    if (one_chunk && CM_BATCH_CAP == 2048) {
+        cr_expect_eq(held_by("block buffers"), 0, "all taken, and no longer counted there");
+    }
     st_block_unpin(a);
     st_block_free(a);
     st_block_free(b);
