@@ -858,12 +858,41 @@ static bool is_worth_sharing(const FpRec *r, const ShareRec *p)
  * expanding join shared twice (K-means' distance of every point to every
  * centroid: 20M rows from 2M, 400 MB at a 301 MB limit) is computed at each
  * use, where writing it took longer than the two computations. */
+static bool is_past_memory(const PlNode *n, const ShareRec *p)
+{
+    return p->rows * pl_est_row_width(n) > (double)cm_mem_limit() / 4;
+}
+
 static bool pays_past_memory(const PlNode *n, const ShareRec *p, int uses)
 {
-    if (p->rows * pl_est_row_width(n) <= (double)cm_mem_limit() / 4) {
+    if (!is_past_memory(n, p)) {
         return true;
     }
     return p->work * (uses - 1) > p->rows * (1 + uses);
+}
+
+/* Notes, for EXPLAIN, a repeated subtree the cost rule computes at each use;
+ * not one inside a subtree already noted (its occurrences repeat it anyway). */
+static void note_declined(PlCacheCtx *ctx, const Fp *f, const ShareRec *sr, int i, int uses,
+                          bool *is_quiet)
+{
+    if (is_quiet[i] || ctx->n_declined == PL_MAX_DECLINED) {
+        return;
+    }
+    const FpRec *r = &f->recs[i];
+    ctx->declined[ctx->n_declined++] =
+        (PlDeclined){.plan = (PlNode *)r->node,
+                     .uses = uses,
+                     .work = sr[i].work,
+                     .rows = sr[i].rows,
+                     .is_past_memory = is_past_memory(r->node, &sr[i])};
+    for (int j = 0; j < f->n_recs; j++) { /* each occurrence and what it holds */
+        if (f->recs[j].is_ok && same_range(f, r, &f->recs[j])) {
+            for (int k = j; k < f->recs[j].end_idx; k++) {
+                is_quiet[k] = true;
+            }
+        }
+    }
 }
 
 static void cover(const Fp *f, ShareRec *sr, int idx, bool is_first)
@@ -874,8 +903,9 @@ static void cover(const Fp *f, ShareRec *sr, int idx, bool is_first)
     }
 }
 
-/* Picks the shared subtrees, largest first; an occurrence's node gets sr[].shared. */
-static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order)
+/* Picks the shared subtrees, largest first; an occurrence's node gets
+ * sr[].shared.  Repeated subtrees the cost rule leaves go to ctx->declined. */
+static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order, bool *is_quiet)
 {
     for (int i = 0; i < f->n_recs; i++) {
         order[i] = i;
@@ -893,15 +923,20 @@ static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order)
     }
     for (int a = 0; a < f->n_recs && ctx->n_shared < PL_MAX_SHARED; a++) {
         int i = order[a];
-        if (!is_worth_sharing(&f->recs[i], &sr[i])) {
+        const FpRec *r = &f->recs[i];
+        const ShareRec *p = &sr[i];
+        if (!r->is_ok || !p->is_heavy || p->is_volatile || p->is_covered) {
             continue;
         }
         int uses = 0;
         for (int j = 0; j < f->n_recs; j++) {
-            uses +=
-                !sr[j].is_covered && f->recs[j].is_ok && same_range(f, &f->recs[i], &f->recs[j]);
+            uses += !sr[j].is_covered && f->recs[j].is_ok && same_range(f, r, &f->recs[j]);
         }
-        if (uses < 2 || !pays_past_memory(f->recs[i].node, &sr[i], uses)) {
+        if (uses < 2) {
+            continue;
+        }
+        if (!is_worth_sharing(r, p) || !pays_past_memory(r->node, p, uses)) {
+            note_declined(ctx, f, sr, i, uses, is_quiet);
             continue;
         }
         int k = ctx->n_shared++;
@@ -1074,13 +1109,14 @@ PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root)
     }
     ShareRec *sr = cm_arena_alloc(ctx->arena, sizeof(ShareRec) * (size_t)f.n_recs);
     int *order = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)f.n_recs);
-    if (sr == NULL || order == NULL) {
+    bool *is_quiet = cm_arena_zalloc(ctx->arena, sizeof(bool) * (size_t)f.n_recs);
+    if (sr == NULL || order == NULL || is_quiet == NULL) {
         cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
         goto done;
     }
     memset(sr, 0, sizeof(ShareRec) * (size_t)f.n_recs);
     share_props(&f, sr);
-    share_pick(ctx, &f, sr, order);
+    share_pick(ctx, &f, sr, order, is_quiet);
     for (int k = first; k < ctx->n_shared; k++) {
         char name[16];
         snprintf(name, sizeof name, "#%d", k + 1);

@@ -56,6 +56,19 @@ typedef struct PlShared {
 
 #define PL_MAX_SHARED 16
 
+/* A subtree that occurs twice or more and that the cost rule computes at each
+ * use (docs/cache.md, "Shared subtrees"), for EXPLAIN: its estimated work
+ * (rows entering its operators) and rows, and whether its rows would pass a
+ * quarter of memory_limit. */
+typedef struct PlDeclined {
+    PlNode *plan; /* the first occurrence (borrowed from the statement's plan) */
+    int uses;
+    double work, rows;
+    bool is_past_memory;
+} PlDeclined;
+
+#define PL_MAX_DECLINED 8
+
 /* What one statement lends the cache: where to bind and how to run a plan. */
 typedef struct PlCacheCtx {
     PlCache *cache;
@@ -74,6 +87,8 @@ typedef struct PlCacheCtx {
     PlCacheEntry *memory_only_read[8]; /* the first 8 of their entries (borrowed) */
     int n_shared;                      /* shared subtrees of the statement, #1 first */
     PlShared shared[PL_MAX_SHARED];
+    int n_declined; /* repeated subtrees computed at each use, largest first */
+    PlDeclined declined[PL_MAX_DECLINED];
     CmErr *err;
 } PlCacheCtx;
 

@@ -510,7 +510,30 @@ static void explain_shared(Stmt *st, Lines *lines)
         }
         pl_stage_plan_fini(&plan);
     }
-    if (st->cache.n_shared > 0) {
+    /* and each repeated subtree that the cost rule computes at each use, with why */
+    for (int k = 0; k < st->cache.n_declined && st->err->code == CM_OK; k++) {
+        const PlDeclined *d = &st->cache.declined[k];
+        add_line(lines,
+                 d->is_past_memory
+                     ? cm_arena_printf(st->arena,
+                                       "Not shared (computed at each of its %d uses: its %.0f rows "
+                                       "pass a quarter of memory_limit, and writing them out and "
+                                       "reading them back, %.0f rows, costs more than the %.0f "
+                                       "rows of work it would save):",
+                                       d->uses, d->rows, d->rows * (1 + d->uses),
+                                       d->work * (d->uses - 1))
+                     : cm_arena_printf(st->arena,
+                                       "Not shared (computed at each of its %d uses: keeping its "
+                                       "%.0f rows costs more than the %.0f rows of work it would "
+                                       "save):",
+                                       d->uses, d->rows, d->work));
+        PlStagePlan plan = {0};
+        if (pl_physical_plan(st->arena, d->plan, &st->s->cfg, &plan, st->err) == CM_OK) {
+            pl_explain_plan(&plan, false, add_line, lines);
+        }
+        pl_stage_plan_fini(&plan);
+    }
+    if (st->cache.n_shared > 0 || st->cache.n_declined > 0) {
         add_line(lines, "Plan:");
     }
 }
