@@ -53,59 +53,129 @@ static bool reads(const PsFrom *f, const char *name)
 
 /* ---- the set of rows seen (UNION without ALL) ------------------------------------ */
 
+/* The rows seen, each by its whole serialized bytes (row_key).  Its slots and
+ * keys are execution memory that cannot spill: reserved with cm_mem_need (the
+ * slot arrays) and through the keys' arena, so a set past memory_limit is a
+ * clean out-of-memory error naming it, not memory beyond the limit. */
 typedef struct Seen {
     uint64_t *hashes; /* slot: hash | 1, 0 = empty */
-    char **keys;      /* slot: the row's serialized bytes (in arena) */
-    size_t *lens;
+    char **keys;      /* slot: the row's serialized bytes after their length (uint32_t), in arena */
     uint64_t mask;
     int64_t n;
     CmArena arena;
+    CmMemRes res;  /* "WITH RECURSIVE rows seen" */
+    int64_t slots; /* bytes of the slot arrays, held on res */
 } Seen;
 
-/* Serializes row r of b into buf (type-aware, NULL-safe). */
-static size_t row_key(const CmBatch *b, int r, char *buf, size_t cap)
+static void seen_init(Seen *s, CmErr *err)
 {
-    size_t n = 0;
-    for (int c = 0; c < b->n_cols && n + 32 < cap; c++) {
-        CmValue v;
-        cm_vec_get_value(&b->cols[c], cm_batch_pos(b, r), &v);
-        buf[n++] = v.is_null ? 'N' : 'V';
-        if (v.is_null) {
+    memset(s, 0, sizeof *s);
+    cm_mem_res_init(&s->res, CM_MEM_EXECUTION, "WITH RECURSIVE rows seen", NULL);
+    cm_arena_init(&s->arena, 64 * 1024);
+    cm_arena_reserve_through(&s->arena, &s->res, err);
+}
+
+/* A row's bytes as a key: grown as a row needs, never cut (two rows that
+ * differ only past a fixed size would be one row). */
+typedef struct Key {
+    char *buf; /* owned */
+    size_t cap, len;
+} Key;
+
+static bool key_room(Key *k, size_t more, CmErr *err)
+{
+    if (k->len + more <= k->cap) {
+        return true;
+    }
+    size_t cap = k->cap ? k->cap : 256;
+    while (cap < k->len + more) {
+        cap *= 2;
+    }
+    char *buf = cm_realloc(k->buf, cap);
+    if (buf == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+        return false;
+    }
+    k->buf = buf;
+    k->cap = cap;
+    return true;
+}
+
+static bool key_put(Key *k, const void *p, size_t n, CmErr *err)
+{
+    if (!key_room(k, n, err)) {
+        return false;
+    }
+    memcpy(k->buf + k->len, p, n);
+    k->len += n;
+    return true;
+}
+
+/* A non-NULL scalar of type t at p: a string as its length and bytes, any
+ * other value as its slot's bytes (DECIMAL128 and INTERVAL: all 16). */
+static bool key_scalar(Key *k, CmType t, const void *p, CmErr *err)
+{
+    if (t.id == CM_T_VARCHAR) {
+        const CmStr *str = p;
+        uint32_t len = str->len;
+        return key_put(k, &len, 4, err) && key_put(k, cm_str_data(str), len, err);
+    }
+    return key_put(k, p, cm_type_width(t), err);
+}
+
+/* Serializes row r of b into k (type-aware, NULL-safe; a list element by
+ * element, so that no two different rows have the same bytes). */
+static bool row_key(const CmBatch *b, int r, Key *k, CmErr *err)
+{
+    k->len = 0;
+    for (int c = 0; c < b->n_cols; c++) {
+        const CmVec *v = &b->cols[c];
+        uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, r);
+        bool is_null = cm_vec_is_null(v, p);
+        if (!key_put(k, is_null ? "N" : "V", 1, err)) {
+            return false;
+        }
+        if (is_null) {
             continue;
         }
-        if (v.type.id == CM_T_LIST) {
-            /* the list's text, cut at the buffer's end as a long string is */
-            n += cm_fmt_list(&v.l, cm_type_elem(v.type), buf + n, cap - n - 8);
-            n = n < cap - 8 ? n : cap - 8;
-        } else if (v.type.id == CM_T_VARCHAR) {
-            uint32_t len = v.s.len;
-            memcpy(buf + n, &len, 4);
-            n += 4;
-            size_t k = len < cap - n - 8 ? len : cap - n - 8;
-            memcpy(buf + n, cm_str_data(&v.s), k);
-            n += k;
-        } else if (v.type.id == CM_T_DECIMAL128 || v.type.id == CM_T_INTERVAL) {
-            memcpy(buf + n, v.h, 16); /* all 16 bytes: i is only the first 8 */
-            n += 16;
-        } else {
-            memcpy(buf + n, &v.i, 8);
-            n += 8;
+        const char *slot = (const char *)v->data + cm_type_width(v->type) * p;
+        if (v->type.id != CM_T_LIST) {
+            if (!key_scalar(k, v->type, slot, err)) {
+                return false;
+            }
+            continue;
+        }
+        const CmList *l = (const CmList *)slot;
+        CmType elem = cm_type_elem(v->type);
+        size_t w = cm_type_width(elem);
+        if (!key_put(k, &l->len, 4, err)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < l->len; i++) {
+            bool elem_null = cm_list_is_null(l, w, i);
+            if (!key_put(k, elem_null ? "N" : "V", 1, err) ||
+                (!elem_null && !key_scalar(k, elem, (const char *)l->data + w * i, err))) {
+                return false;
+            }
         }
     }
-    return n;
+    return true;
 }
 
 static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
 {
     if ((uint64_t)(s->n + 1) * 2 > s->mask + 1) {
         uint64_t n = s->mask ? (s->mask + 1) * 2 : 1024;
+        int64_t bytes = (int64_t)(n * (sizeof(uint64_t) + sizeof(char *)));
+        if (cm_mem_need(&s->res, bytes, err) != CM_OK) {
+            return false;
+        }
         uint64_t *h = cm_calloc((size_t)n, sizeof *h);
         char **k = cm_calloc((size_t)n, sizeof *k);
-        size_t *l = cm_calloc((size_t)n, sizeof *l);
-        if (h == NULL || k == NULL || l == NULL) {
+        if (h == NULL || k == NULL) {
             cm_free(h);
             cm_free(k);
-            cm_free(l);
+            cm_mem_shrink(&s->res, bytes);
             cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
             return false;
         }
@@ -117,32 +187,37 @@ static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
                 }
                 h[j] = s->hashes[i];
                 k[j] = s->keys[i];
-                l[j] = s->lens[i];
             }
         }
         cm_free(s->hashes);
         cm_free(s->keys);
-        cm_free(s->lens);
+        cm_mem_shrink(&s->res, s->slots);
+        s->slots = bytes;
         s->hashes = h;
         s->keys = k;
-        s->lens = l;
         s->mask = n - 1;
     }
     uint64_t hash = cm_hash_bytes(key, len) | 1;
     for (uint64_t j = hash & s->mask;; j = (j + 1) & s->mask) {
         if (s->hashes[j] == 0) {
-            s->hashes[j] = hash;
-            s->keys[j] = cm_arena_alloc(&s->arena, len ? len : 1);
-            if (s->keys[j] == NULL) {
-                cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+            char *stored = cm_arena_alloc(&s->arena, 4 + len);
+            if (stored == NULL) {
+                if (err->code == CM_OK) {
+                    cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+                }
                 return false;
             }
-            memcpy(s->keys[j], key, len);
-            s->lens[j] = len;
+            uint32_t len32 = (uint32_t)len;
+            memcpy(stored, &len32, 4);
+            memcpy(stored + 4, key, len);
+            s->hashes[j] = hash;
+            s->keys[j] = stored;
             s->n++;
             return true;
         }
-        if (s->hashes[j] == hash && s->lens[j] == len && memcmp(s->keys[j], key, len) == 0) {
+        uint32_t stored_len;
+        if (s->hashes[j] == hash && (memcpy(&stored_len, s->keys[j], 4), stored_len == len) &&
+            memcmp(s->keys[j] + 4, key, len) == 0) {
             return false;
         }
     }
@@ -150,10 +225,10 @@ static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
 
 static void seen_fini(Seen *s)
 {
+    cm_arena_fini(&s->arena);
     cm_free(s->hashes);
     cm_free(s->keys);
-    cm_free(s->lens);
-    cm_arena_fini(&s->arena);
+    cm_mem_res_fini(&s->res);
 }
 
 /* ---- the outer query's filter -------------------------------------------------------- */
@@ -332,6 +407,7 @@ typedef struct Adder {
     StTable *result;
     StTable *work;
     Seen *seen;     /* UNION: only rows never seen before; NULL for UNION ALL */
+    Key key;        /* UNION: the row being looked up */
     bool to_result; /* false: a filtering query fills the result (result_filter) */
     int64_t added;  /* rows added this round */
 } Adder;
@@ -342,13 +418,13 @@ typedef struct Adder {
 static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
 {
     Adder *a = ctx;
-    char key[4096];
     CmBatch b = *in;
     b.n_cols = a->result->n_cols;
     uint32_t sel[CM_BATCH_CAP];
     int n = 0;
     for (int r = 0; r < b.n_rows && err->code == CM_OK; r++) {
-        if (a->seen == NULL || seen_insert(a->seen, key, row_key(&b, r, key, sizeof key), err)) {
+        if (a->seen == NULL ||
+            (row_key(&b, r, &a->key, err) && seen_insert(a->seen, a->key.buf, a->key.len, err))) {
             sel[n++] = cm_batch_pos(in, r);
         }
     }
@@ -458,8 +534,8 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
     PlNode *anchor = pl_bind_select(b, sel->left);
     StTable *result = anchor ? new_table(cte->name, anchor, cte, b->err) : NULL;
     StTable *work = result ? new_table(cte->name, anchor, cte, b->err) : NULL;
-    Seen seen = {0};
-    cm_arena_init(&seen.arena, 64 * 1024);
+    Seen seen;
+    seen_init(&seen, b->err);
     CmArena round_arena;
     cm_arena_init(&round_arena, 64 * 1024);
     PsSelect *filter = result_filter(b, outer, cte);
@@ -503,6 +579,7 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
     }
     st_table_free(work);
     seen_fini(&seen);
+    cm_free(add.key.buf);
     cm_arena_fini(&round_arena);
     if (b->err->code != CM_OK) {
         st_table_free(result);
