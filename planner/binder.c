@@ -1572,8 +1572,24 @@ static void fill_window_refs(ExExpr *e, int base)
     }
 }
 
-/* A projection of top's columns plus every window's inputs, then one WINDOW
- * node per window call, each appending its value. */
+/* The column of pre[0..at) computing e, or -1: a window's argument or key
+ * that another window (or top, as a column) already has is not projected
+ * again, so that every window's sort carries one copy. */
+static int same_input(ExExpr *const *pre, int at, const ExExpr *e)
+{
+    if (ex_expr_is_volatile(e)) {
+        return -1; /* random() twice is two values */
+    }
+    for (int c = 0; c < at; c++) {
+        if (pl_expr_equal(pre[c], e)) {
+            return c;
+        }
+    }
+    return -1;
+}
+
+/* A projection of top's columns plus every window's inputs (each distinct one
+ * once), then one WINDOW node per window call, each appending its value. */
 static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
 {
     int n_pre = top->n_cols;
@@ -1598,22 +1614,27 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
         if (s->part == NULL) {
             return oom(b);
         }
-        if (w->arg[i] != NULL) {
+        if (w->arg[i] != NULL && (s->arg = same_input(pre, at, w->arg[i])) < 0) {
             s->arg = at;
             names[at] = pl_expr_name(b, w->arg[i], top, "#arg");
             pre[at++] = w->arg[i];
         }
         for (int k = 0; k < s->n_part; k++) {
-            s->part[k] = at;
-            names[at] = pl_expr_name(b, w->part[i][k], top, "#part");
-            pre[at++] = w->part[i][k];
+            if ((s->part[k] = same_input(pre, at, w->part[i][k])) < 0) {
+                s->part[k] = at;
+                names[at] = pl_expr_name(b, w->part[i][k], top, "#part");
+                pre[at++] = w->part[i][k];
+            }
         }
         for (int k = 0; k < s->n_order; k++) {
-            s->order[k].col = at;
-            names[at] = pl_expr_name(b, w->order[i][k], top, "#order");
-            pre[at++] = w->order[i][k];
+            if ((s->order[k].col = same_input(pre, at, w->order[i][k])) < 0) {
+                s->order[k].col = at;
+                names[at] = pl_expr_name(b, w->order[i][k], top, "#order");
+                pre[at++] = w->order[i][k];
+            }
         }
     }
+    n_pre = at;
     PlNode *n = pl_project(b, top, n_pre, pre, names);
     for (int i = 0; n != NULL && i < w->n; i++) {
         PlNode *wn = pl_node_new(b->arena, PL_WINDOW, n->n_cols + 1);
