@@ -290,11 +290,12 @@ static int64_t pool_drain(Store *s)
 }
 
 /* The buffer a loaded block's string heap gets, for heap_bytes of strings:
- * rounded up to 16 KiB (within batch_bytes' HEAP_CHUNK of slack), so that
- * blocks of about the same text share a size in the pool. */
+ * rounded up to a multiple of HEAP_CHUNK (batch_bytes' slack; 16 KiB for
+ * batches of 2048 rows, 256 bytes for 3-row ones), so that blocks of about
+ * the same text share a size in the pool. */
 static size_t heap_class(int64_t heap_bytes)
 {
-    const size_t step = 16 * 1024;
+    const size_t step = HEAP_CHUNK;
     return heap_bytes > 0 ? ((size_t)heap_bytes + 64 + step - 1) / step * step : 0;
 }
 
