@@ -2214,6 +2214,12 @@ static PlNode *intersect_except(PlBinder *b, const PsSelect *sel, PlNode *l, PlN
     return pl_project(b, f, n, pre, l->names);
 }
 
+PlNode *pl_bind_except(PlBinder *b, PlNode *l, PlNode *r)
+{
+    PsSelect sel = {.kind = PS_SEL_SETOP, .setop = PS_SET_EXCEPT};
+    return intersect_except(b, &sel, l, r, l->types);
+}
+
 /* child's columns plus #copy, the row's number among the rows equal to it in
  * every column (row_number() OVER (PARTITION BY every column): NULLs are
  * equal there, as in set operations). */

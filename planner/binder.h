@@ -45,6 +45,12 @@ typedef struct PlParams {
     const bool *is_bound;
 } PlParams;
 
+/* Lines binding adds to EXPLAIN ANALYZE: what each WITH RECURSIVE did. */
+typedef struct PlNotes {
+    int n;
+    const char *lines[8]; /* in the statement arena */
+} PlNotes;
+
 typedef struct PlBinder {
     CmArena *arena;      /* the query arena */
     StCatalog *cat;
@@ -55,6 +61,7 @@ typedef struct PlBinder {
     PlInject *inject;    /* correlated values for the next FROM clause to join in */
     PlInject *carry;     /* correlated values the next SELECT must pass through */
     PlTemp *temps;       /* materialized WITH RECURSIVE results */
+    PlNotes *notes;      /* where binding's notes for EXPLAIN ANALYZE go, or NULL */
     PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
                             it ends); NULL: reading a system table is refused */
     PlCache *cache;      /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
@@ -118,6 +125,9 @@ void pl_temps_free(PlTemp *temps);
 
 /* A scan of every column of t. */
 PlNode *pl_bind_scan(PlBinder *b, StTable *t);
+/* l EXCEPT r (without ALL: l's distinct rows not in r, NULLs equal), both of
+ * the same column types: a grouping of their union, so it spills. */
+PlNode *pl_bind_except(PlBinder *b, PlNode *l, PlNode *r);
 /* ALTER TABLE: t's rows as n columns, column i being t's column from[i], or the
  * constant fill[i] where from[i] < 0, named names[i]. NULL with b->err. */
 PlNode *pl_bind_reshape(PlBinder *b, StTable *t, int n, const int *from, const CmValue *fill,

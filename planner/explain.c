@@ -130,7 +130,7 @@ void pl_explain_total(const PlStagePlan *plan, void (*emit)(void *ctx, const cha
 
 int64_t pl_spilled_bytes(const PlStagePlan *plan)
 {
-    int64_t n = 0;
+    int64_t n = plan->before_spilled_bytes;
     for (int i = 0; i < plan->n_stages; i++) {
         const ExStage *s = plan->stages[i];
         n += atomic_load(&s->sink->spilled_bytes) + atomic_load(&s->source->spilled_bytes);

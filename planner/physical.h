@@ -32,6 +32,9 @@ typedef struct PlStagePlan {
     int64_t peak_memory_bytes; /* the most the query reserved at once */
     int64_t peak_rss_bytes;    /* the process's peak RSS while it ran (VmHWM) */
     int64_t peak_temp_bytes;   /* the most temp-file space held while it ran */
+    int64_t before_spilled_bytes; /* what the runs the binder made first spilled (WITH
+                                     RECURSIVE rounds, cached subplans); counted in
+                                     pl_spilled_bytes, and the three peaks above cover them */
     int64_t total_ns;          /* how long it ran, stages and adaptive rules together */
     int64_t statement_ns;      /* EXPLAIN ANALYZE: the whole statement, binding (with any
                                   WITH RECURSIVE rounds) and planning too; 0 if unknown */

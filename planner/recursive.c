@@ -8,7 +8,9 @@
  * result and become the next working set.  It ends when a round adds nothing.
  * Each round is an ordinary staged query, so rounds run in parallel inside;
  * the loop itself is sequential, as the semantics require.  Recursive CTEs
- * are computed before the statement binds (so only at its top level).
+ * are computed before the statement binds (so only at its top level).  For
+ * UNION, "never seen" is a hash set while memory grants it, then an EXCEPT
+ * against the result per round (add_unseen), which spills.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "planner/binder.h"
 
 #define MAX_ROUNDS 100000
+#define SEEN_CHUNK ((size_t)64 * 1024)
 
 /* Does the query read a table called `name` in any FROM (not looking into
  * expression subqueries)? */
@@ -53,26 +56,27 @@ static bool reads(const PsFrom *f, const char *name)
 
 /* ---- the set of rows seen (UNION without ALL) ------------------------------------ */
 
-/* The rows seen, each by its whole serialized bytes (row_key).  Its slots and
- * keys are execution memory that cannot spill: reserved with cm_mem_need (the
- * slot arrays) and through the keys' arena, so a set past memory_limit is a
- * clean out-of-memory error naming it, not memory beyond the limit. */
+/* The rows seen, each by its whole serialized bytes (row_key), while they fit:
+ * the slot arrays and the keys' arena are execution memory grown with
+ * cm_mem_grow (the set is spillable).  When a growth is refused, the set is
+ * dropped and the CTE goes on without it: each round's rows are set against
+ * the result by an EXCEPT, which spills (see materialize). */
 typedef struct Seen {
     uint64_t *hashes; /* slot: hash | 1, 0 = empty */
     char **keys;      /* slot: the row's serialized bytes after their length (uint32_t), in arena */
     uint64_t mask;
     int64_t n;
-    CmArena arena;
+    CmArena arena; /* not accounted itself: key_res covers it */
     CmMemRes res;  /* "WITH RECURSIVE rows seen" */
     int64_t slots; /* bytes of the slot arrays, held on res */
+    int64_t keys_held; /* bytes held on res for the arena: what it handed out, plus a chunk */
 } Seen;
 
-static void seen_init(Seen *s, CmErr *err)
+static void seen_init(Seen *s)
 {
     memset(s, 0, sizeof *s);
     cm_mem_res_init(&s->res, CM_MEM_EXECUTION, "WITH RECURSIVE rows seen", NULL);
-    cm_arena_init(&s->arena, 64 * 1024);
-    cm_arena_reserve_through(&s->arena, &s->res, err);
+    cm_arena_init(&s->arena, SEEN_CHUNK);
 }
 
 /* A row's bytes as a key: grown as a row needs, never cut (two rows that
@@ -162,13 +166,17 @@ static bool row_key(const CmBatch *b, int r, Key *k, CmErr *err)
     return true;
 }
 
-static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
+typedef enum SeenHit { SEEN_NEW, SEEN_OLD, SEEN_FULL, SEEN_ERROR } SeenHit;
+
+/* Adds a key unless it is there: SEEN_NEW, SEEN_OLD, SEEN_FULL when the memory
+ * it needs was refused (nothing changed), SEEN_ERROR with err set. */
+static SeenHit seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
 {
     if ((uint64_t)(s->n + 1) * 2 > s->mask + 1) {
         uint64_t n = s->mask ? (s->mask + 1) * 2 : 1024;
         int64_t bytes = (int64_t)(n * (sizeof(uint64_t) + sizeof(char *)));
-        if (cm_mem_need(&s->res, bytes, err) != CM_OK) {
-            return false;
+        if (!cm_mem_grow(&s->res, bytes)) {
+            return SEEN_FULL;
         }
         uint64_t *h = cm_calloc((size_t)n, sizeof *h);
         char **k = cm_calloc((size_t)n, sizeof *k);
@@ -177,7 +185,7 @@ static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
             cm_free(k);
             cm_mem_shrink(&s->res, bytes);
             cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
-            return false;
+            return SEEN_ERROR;
         }
         for (uint64_t i = 0; s->hashes != NULL && i <= s->mask; i++) {
             if (s->hashes[i] != 0) {
@@ -200,12 +208,21 @@ static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
     uint64_t hash = cm_hash_bytes(key, len) | 1;
     for (uint64_t j = hash & s->mask;; j = (j + 1) & s->mask) {
         if (s->hashes[j] == 0) {
+            /* The arena's bytes are reserved ahead, a chunk at a time (or the
+             * key's size when larger), before it takes them. */
+            int64_t want = (int64_t)(s->arena.n_bytes + 4 + len + SEEN_CHUNK);
+            if (want > s->keys_held) {
+                int64_t more = want - s->keys_held;
+                more = more > (int64_t)(4 * SEEN_CHUNK) ? more : (int64_t)(4 * SEEN_CHUNK);
+                if (!cm_mem_grow(&s->res, more)) {
+                    return SEEN_FULL;
+                }
+                s->keys_held += more;
+            }
             char *stored = cm_arena_alloc(&s->arena, 4 + len);
             if (stored == NULL) {
-                if (err->code == CM_OK) {
-                    cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
-                }
-                return false;
+                cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+                return SEEN_ERROR;
             }
             uint32_t len32 = (uint32_t)len;
             memcpy(stored, &len32, 4);
@@ -213,22 +230,29 @@ static bool seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
             s->hashes[j] = hash;
             s->keys[j] = stored;
             s->n++;
-            return true;
+            return SEEN_NEW;
         }
         uint32_t stored_len;
         if (s->hashes[j] == hash && (memcpy(&stored_len, s->keys[j], 4), stored_len == len) &&
             memcmp(s->keys[j] + 4, key, len) == 0) {
-            return false;
+            return SEEN_OLD;
         }
     }
 }
 
+/* Frees the set; it may be finished again (a set dropped when full is). */
 static void seen_fini(Seen *s)
 {
     cm_arena_fini(&s->arena);
     cm_free(s->hashes);
     cm_free(s->keys);
     cm_mem_res_fini(&s->res);
+    s->hashes = NULL;
+    s->keys = NULL;
+    s->mask = 0;
+    s->n = 0;
+    s->slots = 0;
+    s->keys_held = 0;
 }
 
 /* ---- the outer query's filter -------------------------------------------------------- */
@@ -328,7 +352,8 @@ static bool select_has_subquery(const PsSelect *s)
 }
 
 /*
- * When the statement reads the recursive CTE only as `SELECT ... FROM cte
+ * UNION ALL only (UNION's result must hold every row seen, for add_unseen):
+ * when the statement reads the recursive CTE only as `SELECT ... FROM cte
  * WHERE cond`, the rows of every round that fail cond can never reach it:
  * the rounds read the working set, never the result.  Then the result keeps
  * only the rows that pass, as each round adds them (filter(A ∪ B) is filter(A)
@@ -406,26 +431,46 @@ static CmStatus add_result(void *ctx, const CmBatch *in, CmErr *err)
 typedef struct Adder {
     StTable *result;
     StTable *work;
-    Seen *seen;     /* UNION: only rows never seen before; NULL for UNION ALL */
+    Seen *seen;     /* UNION while its set fits: only rows never seen before go on; else NULL */
+    StTable *cand;  /* UNION: the rows that came after the set was dropped, each, to be set
+                       against the result when the run ends (add_unseen); NULL for UNION ALL */
     Key key;        /* UNION: the row being looked up */
     bool to_result; /* false: a filtering query fills the result (result_filter) */
     int64_t added;  /* rows added this round */
+    int64_t rows;   /* rows added in all */
 } Adder;
 
 /* The stream of a round (PlRunFn): appends the batch's rows (only unseen ones
- * when a->seen) to the next working set, and to the result unless a filtering
- * query fills it. */
+ * while a->seen) to the next working set, and to the result unless a filtering
+ * query fills it.  When the set of rows seen is refused memory, it is dropped
+ * here, and this row and every later one go to a->cand instead. */
 static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
 {
     Adder *a = ctx;
     CmBatch b = *in;
     b.n_cols = a->result->n_cols;
-    uint32_t sel[CM_BATCH_CAP];
-    int n = 0;
+    uint32_t sel[CM_BATCH_CAP], later[CM_BATCH_CAP];
+    int n = 0, n_later = 0;
     for (int r = 0; r < b.n_rows && err->code == CM_OK; r++) {
-        if (a->seen == NULL ||
-            (row_key(&b, r, &a->key, err) && seen_insert(a->seen, a->key.buf, a->key.len, err))) {
-            sel[n++] = cm_batch_pos(in, r);
+        uint32_t pos = cm_batch_pos(in, r);
+        if (a->seen != NULL) {
+            if (!row_key(&b, r, &a->key, err)) {
+                break;
+            }
+            SeenHit hit = seen_insert(a->seen, a->key.buf, a->key.len, err);
+            if (hit == SEEN_NEW) {
+                sel[n++] = pos;
+            }
+            if (hit != SEEN_FULL) {
+                continue;
+            }
+            seen_fini(a->seen);
+            a->seen = NULL;
+        }
+        if (a->cand != NULL) {
+            later[n_later++] = pos;
+        } else {
+            sel[n++] = pos;
         }
     }
     b.sel = sel;
@@ -434,6 +479,11 @@ static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
         (!a->to_result || st_table_append(a->result, &b, err) == CM_OK) &&
         st_table_append(a->work, &b, err) == CM_OK) {
         a->added += n;
+    }
+    b.sel = later;
+    b.n_rows = n_later;
+    if (err->code == CM_OK && n_later > 0) {
+        st_table_append(a->cand, &b, err);
     }
     return err->code;
 }
@@ -521,6 +571,42 @@ static CmStatus add_filtered(PlBinder *b, PsSelect *q, StTable *result, PlRunFn 
     return run(ctx, b->arena, plan, add_result, result, b->err);
 }
 
+/*
+ * UNION once its set of rows seen has been dropped: the rows the run that just
+ * ended sent to a->cand, less the ones in the result and their repeats, are new.
+ * The result holds every row seen (there is no filtering query for UNION), so
+ * `cand EXCEPT result` finds them; it is a grouping, so it spills.  They go to
+ * a table of their own first, since the EXCEPT reads the result they join.
+ */
+static CmStatus add_unseen(PlBinder *b, Adder *a, const PsCte *cte, const PlNode *shape,
+                           PlRunFn run, void *ctx)
+{
+    if (a->cand->n_rows == 0) {
+        return CM_OK;
+    }
+    PlNode *l = pl_bind_scan(b, a->cand);
+    PlNode *r = l ? pl_bind_scan(b, a->result) : NULL;
+    PlNode *except = r ? pl_bind_except(b, l, r) : NULL;
+    StTable *fresh = except ? new_table(cte->name, shape, cte, b->err) : NULL;
+    StTable *empty = fresh ? new_table(cte->name, shape, cte, b->err) : NULL;
+    if (empty == NULL) {
+        st_table_free(fresh);
+        return b->err->code != CM_OK ? b->err->code
+                                     : cm_err_set(b->err, CM_OOM, -1, "out of memory");
+    }
+    Adder copy = {.result = a->result, .work = a->work, .to_result = true};
+    PlNode *scan = NULL;
+    if (run(ctx, b->arena, except, add_result, fresh, b->err) == CM_OK &&
+        (scan = pl_bind_scan(b, fresh)) != NULL) {
+        run(ctx, b->arena, scan, add_rows, &copy, b->err);
+    }
+    a->added += copy.added;
+    st_table_free(fresh);
+    st_table_free(a->cand);
+    a->cand = empty;
+    return b->err->code;
+}
+
 static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer, PlRunFn run,
                             void *ctx)
 {
@@ -535,18 +621,24 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
     StTable *result = anchor ? new_table(cte->name, anchor, cte, b->err) : NULL;
     StTable *work = result ? new_table(cte->name, anchor, cte, b->err) : NULL;
     Seen seen;
-    seen_init(&seen, b->err);
+    seen_init(&seen);
     CmArena round_arena;
     cm_arena_init(&round_arena, 64 * 1024);
-    PsSelect *filter = result_filter(b, outer, cte);
+    /* UNION: the result is the set of rows seen once that set is dropped. */
+    PsSelect *filter = sel->all ? result_filter(b, outer, cte) : NULL;
     Adder add = {.result = result,
                  .work = work,
                  .seen = sel->all ? NULL : &seen,
+                 .cand =
+                     sel->all || work == NULL ? NULL : new_table(cte->name, anchor, cte, b->err),
                  .to_result = filter == NULL};
-    if (work != NULL) {
-        run(ctx, b->arena, anchor, add_rows, &add, b->err);
+    if (work != NULL && (sel->all || add.cand != NULL) &&
+        run(ctx, b->arena, anchor, add_rows, &add, b->err) == CM_OK && add.cand != NULL) {
+        add_unseen(b, &add, cte, anchor, run, ctx);
     }
-    for (int round = 0; b->err->code == CM_OK && add.added > 0; round++) {
+    int round = 0, except_from = add.cand != NULL && add.seen == NULL ? 0 : -1;
+    for (; b->err->code == CM_OK && add.added > 0; round++) {
+        add.rows += add.added;
         if (round == MAX_ROUNDS) {
             cm_err_set(b->err, CM_LIMIT, cte->src_off, "recursive '%s' did not end after %d rounds",
                        cte->name, MAX_ROUNDS);
@@ -568,8 +660,10 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
         work = step ? new_table(cte->name, anchor, cte, b->err) : NULL;
         add.work = work;
         add.added = 0;
-        if (work != NULL) {
-            run(ctx, &round_arena, step, add_rows, &add, b->err);
+        if (work != NULL && run(ctx, &round_arena, step, add_rows, &add, b->err) == CM_OK &&
+            add.cand != NULL) {
+            except_from = except_from < 0 && add.seen == NULL ? round + 1 : except_from;
+            add_unseen(b, &add, cte, anchor, run, ctx);
         }
         b->arena = stmt_arena;
         PlTemp *top = b->temps;
@@ -578,12 +672,29 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
         cm_free(top);
     }
     st_table_free(work);
+    st_table_free(add.cand);
     seen_fini(&seen);
     cm_free(add.key.buf);
     cm_arena_fini(&round_arena);
     if (b->err->code != CM_OK) {
         st_table_free(result);
         return b->err->code;
+    }
+    if (b->notes != NULL && b->notes->n < (int)(sizeof b->notes->lines / sizeof(char *))) {
+        const char *line = cm_arena_printf(b->arena, "Recursive: %s, %d rounds, %lld rows%s",
+                                           cte->name, round, (long long)add.rows,
+                                           except_from < 0 ? ""
+                                                           : "; the set of rows seen was "
+                                                             "refused memory in round ");
+        if (line != NULL && except_from >= 0) {
+            line = cm_arena_printf(b->arena,
+                                   "%s%d, and from then on each round's rows were set against "
+                                   "the result by EXCEPT",
+                                   line, except_from);
+        }
+        if (line != NULL) {
+            b->notes->lines[b->notes->n++] = line;
+        }
     }
     return push_temp(b, cte->name, result);
 }

@@ -75,6 +75,9 @@ typedef struct Stmt {
     bool is_mem_stepped;   /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
     bool is_sub_run;       /* the next run_query is one the binder or the cache asked
                               for before the statement's own query */
+    PlNotes notes;         /* binding's lines for EXPLAIN ANALYZE (WITH RECURSIVE) */
+    PlStagePlan before;    /* those runs' figures so far: spilled (before_spilled_bytes)
+                              and the three peaks; nothing else set */
     CmErr *err;
 } Stmt;
 
@@ -292,6 +295,20 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     plan->peak_rss_bytes = cm_mem_rss_span_peak();
     plan->peak_temp_bytes = sh_temp_peak();
     cm_mutex_fini(&q.lock);
+    PlStagePlan *b = &st->before;
+    if (st->is_sub_run) {
+        b->before_spilled_bytes += pl_spilled_bytes(plan);
+    } else {
+        plan->before_spilled_bytes = b->before_spilled_bytes;
+    }
+    /* EXPLAIN ANALYZE's peaks are the statement's, over every run */
+    b->peak_memory_bytes = plan->peak_memory_bytes = plan->peak_memory_bytes > b->peak_memory_bytes
+                                                         ? plan->peak_memory_bytes
+                                                         : b->peak_memory_bytes;
+    b->peak_rss_bytes = plan->peak_rss_bytes =
+        plan->peak_rss_bytes > b->peak_rss_bytes ? plan->peak_rss_bytes : b->peak_rss_bytes;
+    b->peak_temp_bytes = plan->peak_temp_bytes =
+        plan->peak_temp_bytes > b->peak_temp_bytes ? plan->peak_temp_bytes : b->peak_temp_bytes;
     if (st->err->code == CM_OK && rows != NULL) {
         *rows = plan->result;
         plan->result = NULL;
@@ -359,6 +376,7 @@ static PlNode *bind(Stmt *st, const PsSelect *sel)
         b.insert_defaults = st->insert_defaults;
         b.n_insert_defaults = st->n_insert_defaults;
     }
+    b.notes = &st->notes;
     if (pl_materialize_recursive(&b, sel, run_for_binder, st) != CM_OK) {
         pl_temps_free(b.temps);
         return NULL;
@@ -649,6 +667,9 @@ static CmStatus stmt_explain(Stmt *st)
             pl_explain_plan(&plan, analyze, add_line, &lines);
             for (int i = 0; analyze && i < st->cache.n_events; i++) {
                 add_line(&lines, cm_arena_printf(st->arena, "Cache: %s", st->cache.events[i]));
+            }
+            for (int i = 0; analyze && i < st->notes.n; i++) {
+                add_line(&lines, st->notes.lines[i]);
             }
             /* the memory mode's decision for this statement (the auto controller
              * moves the boundary now, so the line shows the move) */

@@ -957,6 +957,31 @@ for spec in "HASH_AGGREGATE|SELECT median(i), mode(s), length(string_agg(CAST(i 
     done
 done
 
+# ---- WITH RECURSIVE ... UNION past its memory (tests/sql/memory/recursive_seen.test) ---
+# At 2MB the set of rows seen is refused and the rounds go on by EXCEPT, which spills: EXPLAIN
+# ANALYZE says so in its Recursive line, and the statement's spilled_bytes counts the rounds'.
+# Unlimited, the set holds every row and nothing spills.
+REC_Q="WITH RECURSIVE r(n, s) AS (SELECT 1, 'n1' UNION SELECT (n * 2 + k) % 50021, 'n' || ((n * 2 + k) % 50021) || repeat('x', n % 20) FROM r, (VALUES (0), (1)) v(k)) SELECT count(*), count(DISTINCT s) FROM r"
+for limit in 2MB default; do
+    set_limit="SET memory_limit = '2MB';"
+    [ "$limit" = default ] && set_limit=""
+    sl -c "$set_limit EXPLAIN ANALYZE $REC_Q; EXPLAIN (ANALYZE, FORMAT JSON) $REC_Q"
+    spilled=$(grep -o '"peak_temp_bytes": [0-9]*, "spilled_bytes": [0-9]*' "$OUT" |
+              sed 's/.*"spilled_bytes": //')
+    line=$(grep -c '^Recursive: r, [0-9]* rounds, [0-9]* rows; the set of rows seen was refused memory in round [0-9]*, and from then on' "$OUT")
+    plain=$(grep -c '^Recursive: r, [0-9]* rounds, [0-9]* rows$' "$OUT")
+    if [ "$RC" -ne 0 ]; then
+        fail "WITH RECURSIVE at $limit" "exit $RC: $(head -c 300 "$ERR")"
+    elif [ "$limit" = 2MB ] && [ "${spilled:-0}" -gt 0 ] && [ "$line" -eq 1 ]; then
+        pass
+    elif [ "$limit" = default ] && [ "${spilled:-1}" -eq 0 ] && [ "$plain" -eq 1 ]; then
+        pass
+    else
+        fail "WITH RECURSIVE at $limit: spilled_bytes and the Recursive line" \
+             "got ${spilled:-none}, $line, $plain: $(head -c 600 "$OUT")"
+    fi
+done
+
 # ---- cache reads and writes in EXPLAIN ANALYZE (docs/cache.md) ----------------------
 sl -c "CREATE TABLE ct (a INTEGER); INSERT INTO ct VALUES (1), (2), (3);
 CACHE LAZY TABLE cl AS SELECT a FROM ct WHERE a > 1;
