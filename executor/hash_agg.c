@@ -824,11 +824,30 @@ static int compare_value(const AggState *st, const CmVec *v, uint32_t p)
     }
 }
 
-CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, CmErr *err)
+/* `str` as the string a state keeps, replacing `old`: into old's bytes when
+ * it is a copy the state owns (`owned`) that is long enough, else a new copy
+ * in the table's arena.  Without this every min or max a group replaced, every
+ * last value and every arg_max's x stayed in the arena until the table was
+ * emptied: an ungrouped max of rising strings kept all of them, and past the
+ * limit failed (a table of one group cannot spill). */
+static CmStr keep_str(AggLocal *l, CmStr old, bool owned, const CmStr *str, CmErr *err)
+{
+    if (owned && str->len > CM_STR_INLINE && old.len >= str->len) {
+        char *d = (char *)old.ptr;
+        memmove(d, cm_str_data(str), str->len);
+        return cm_str_make(d, str->len);
+    }
+    return cm_str_copy(&l->strings, str, err);
+}
+
+/* ex_hash_agg_set_minmax; `held`: the state holds a value it owns (a string
+ * copied for it), which this one replaces. */
+static CmStatus set_value(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, bool held,
+                          CmErr *err)
 {
     if (v->type.id == CM_T_VARCHAR) {
         CmStr str = ((const CmStr *)v->data)[p];
-        st->s = cm_str_copy(&l->strings, &str, err);
+        st->s = keep_str(l, st->s, held, &str, err);
     } else if (v->type.id == CM_T_LIST) { /* a scalar subquery's list */
         CmList list = ((const CmList *)v->data)[p];
         st->l = cm_list_copy(&l->strings, &list, cm_type_elem(v->type), err);
@@ -844,6 +863,11 @@ CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLoc
         st->i = val.i;
     }
     return err->code;
+}
+
+CmStatus ex_hash_agg_set_minmax(AggState *st, const CmVec *v, uint32_t p, AggLocal *l, CmErr *err)
+{
+    return set_value(st, v, p, l, false, err);
 }
 
 static double as_double(const CmVec *v, uint32_t p)
@@ -986,18 +1010,21 @@ static CmStatus arg_update(ExAggFn fn, AggState *st, const CmVec *x, const CmVec
     if (st->n > 1 && (fn == EX_AGG_ARG_MIN ? c <= 0 : c >= 0)) {
         return CM_OK; /* ties keep the first */
     }
-    CmValue *kept = cm_arena_alloc(&l->strings, sizeof *kept);
+    /* the x of the row it replaces is this state's own: its room is reused */
+    bool held = st->n > 1 && st->x != NULL;
+    CmValue *kept = held ? st->x : cm_arena_alloc(&l->strings, sizeof *kept);
     if (kept == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory in hash aggregate");
     }
+    CmStr old = held && !kept->is_null && kept->type.id == CM_T_VARCHAR ? kept->s : (CmStr){0};
     cm_vec_get_value(x, p, kept);
     if (!kept->is_null && kept->type.id == CM_T_VARCHAR) {
-        kept->s = cm_str_copy(&l->strings, &kept->s, err);
+        kept->s = keep_str(l, old, held, &kept->s, err);
     } else if (!kept->is_null && kept->type.id == CM_T_LIST) {
         kept->l = cm_list_copy(&l->strings, &kept->l, cm_type_elem(kept->type), err);
     }
     st->x = kept;
-    return ex_hash_agg_set_minmax(st, by, p, l, err);
+    return set_value(st, by, p, l, held, err);
 }
 
 /* approx_count_distinct: adds value p of v to the group's sketch, or in FINAL
@@ -1074,7 +1101,7 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
             }
             if (fn == EX_AGG_LAST || st->n == 0) {
                 st->m2 = cm_vec_is_null(v, p);
-                if (!cm_vec_is_null(v, p) && ex_hash_agg_set_minmax(st, v, p, l, err) != CM_OK) {
+                if (!cm_vec_is_null(v, p) && set_value(st, v, p, l, st->n > 0, err) != CM_OK) {
                     return err->code;
                 }
             }
@@ -1144,7 +1171,7 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
         case EX_AGG_MAX: {
             int c = st->n == 0 ? 0 : compare_value(st, v, p);
             if (st->n == 0 || (fn == EX_AGG_MIN ? c > 0 : c < 0)) {
-                if (ex_hash_agg_set_minmax(st, v, p, l, err) != CM_OK) {
+                if (set_value(st, v, p, l, st->n > 0, err) != CM_OK) {
                     return err->code;
                 }
             }
@@ -1825,30 +1852,37 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 
 const char *ex_agg_fn_name(ExAggFn fn)
 {
-    /* keep in sync with ExAggFn */
-    static const char *fn_names[] = {"count_star",
-                                     "count",
-                                     "sum",
-                                     "min",
-                                     "max",
-                                     "avg",
-                                     "sum_count",
-                                     "scalar",
-                                     "first",
-                                     "last",
-                                     "arg_min",
-                                     "arg_max",
-                                     "approx_count_distinct",
-                                     "string_agg",
-                                     "quantile_cont",
-                                     "quantile_disc",
-                                     "mode",
-                                     "list",
-                                     "var_samp",
-                                     "var_pop",
-                                     "stddev_samp",
-                                     "stddev_pop"};
-    return fn >= 0 && (size_t)fn < sizeof fn_names / sizeof fn_names[0] ? fn_names[fn] : "?";
+    /* indexed by name: a function missing here is NULL, "?" below */
+    static const char *const fn_names[] = {
+        [EX_AGG_COUNT_STAR] = "count_star",
+        [EX_AGG_COUNT] = "count",
+        [EX_AGG_SUM] = "sum",
+        [EX_AGG_MIN] = "min",
+        [EX_AGG_MAX] = "max",
+        [EX_AGG_AVG] = "avg",
+        [EX_AGG_SUM_COUNT] = "sum_count",
+        [EX_AGG_SCALAR] = "scalar",
+        [EX_AGG_FIRST] = "first",
+        [EX_AGG_LAST] = "last",
+        [EX_AGG_ARG_MIN] = "arg_min",
+        [EX_AGG_ARG_MAX] = "arg_max",
+        [EX_AGG_APPROX_DISTINCT] = "approx_count_distinct",
+        [EX_AGG_BIT_AND] = "bit_and",
+        [EX_AGG_BIT_OR] = "bit_or",
+        [EX_AGG_BIT_XOR] = "bit_xor",
+        [EX_AGG_STRING_AGG] = "string_agg",
+        [EX_AGG_QUANTILE_CONT] = "quantile_cont",
+        [EX_AGG_QUANTILE_DISC] = "quantile_disc",
+        [EX_AGG_MODE] = "mode",
+        [EX_AGG_LIST] = "list",
+        [EX_AGG_VAR_SAMP] = "var_samp",
+        [EX_AGG_VAR_POP] = "var_pop",
+        [EX_AGG_STDDEV_SAMP] = "stddev_samp",
+        [EX_AGG_STDDEV_POP] = "stddev_pop",
+    };
+    return fn >= 0 && (size_t)fn < sizeof fn_names / sizeof fn_names[0] && fn_names[fn] != NULL
+               ? fn_names[fn]
+               : "?";
 }
 
 /* One aggregate as EXPLAIN shows it: fn(argument) over raw rows; over partial
