@@ -921,7 +921,7 @@ static const char *agg_name(PlBinder *b, const PlAggCtx *agg, int a, const PlNod
 }
 
 /* PROJECT(keys, aggregate arguments) -> AGGREGATE over it. */
-static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
+static PlNode *build_aggregate_one(PlBinder *b, PlNode *input, PlAggCtx *agg)
 {
     int n_pre = agg->n_keys;
     for (int a = 0; a < agg->n_aggs; a++) {
@@ -997,6 +997,128 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         }
     }
     return node->child ? node : NULL;
+}
+
+/*
+ * Which part of a split aggregate each aggregate goes to; returns how many
+ * parts, 1 when the aggregate stays whole.  An aggregate without GROUP BY
+ * spills as a whole when it has no DISTINCT (a sorter per holistic aggregate),
+ * when its DISTINCT ones stand beside plain ones only (Spark's Expand), or
+ * when all are DISTINCT over one argument (a grouping of it first; all in
+ * planner/physical.c).  A mix beyond that, DISTINCT beside a holistic, ordered
+ * or two-column aggregate (count(DISTINCT a), median(b)), would keep its
+ * distinct sets in the one group, which does not spill.  Split into parts that
+ * each are one of those shapes, it does: part 0 the aggregates without
+ * DISTINCT, part 1 the DISTINCT ones that are neither holistic nor ordered, and
+ * one part per argument for the DISTINCT holistic ones.
+ */
+static int split_parts(const PlAggCtx *agg, int *part)
+{
+    if (agg->n_keys != 0 || agg->n_sets > 0 || agg->n_aggs < 2) {
+        return 1;
+    }
+    bool has_distinct = false, has_other = false;
+    for (int a = 0; a < agg->n_aggs; a++) {
+        const ExAggSpec *g = &agg->aggs[a];
+        if (g->fn == EX_AGG_SCALAR || g->fn == EX_AGG_SUM_COUNT) {
+            return 1;
+        }
+        has_distinct |= g->distinct;
+        has_other |= ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
+    }
+    if (!has_distinct || !has_other) {
+        return 1;
+    }
+    int first_of[PL_MAX_AGGS]; /* per part from 2: the first aggregate in it */
+    int n_parts = 2;
+    bool used[2] = {false, false};
+    for (int a = 0; a < agg->n_aggs; a++) {
+        const ExAggSpec *g = &agg->aggs[a];
+        bool holistic = ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
+        if (!g->distinct || !holistic) {
+            part[a] = g->distinct ? 1 : 0;
+            used[part[a]] = true;
+            continue;
+        }
+        part[a] = -1;
+        for (int p = 2; p < n_parts && part[a] < 0; p++) {
+            const ExExpr *x = agg->agg_args[first_of[p]];
+            part[a] = x != NULL && agg->agg_args[a] != NULL && pl_expr_equal(x, agg->agg_args[a])
+                          ? p
+                          : -1;
+        }
+        if (part[a] < 0) {
+            first_of[n_parts] = a;
+            part[a] = n_parts++;
+        }
+    }
+    /* number the parts in use from 0 */
+    int shift = !used[0] + !used[1];
+    for (int a = 0; a < agg->n_aggs; a++) {
+        part[a] = part[a] >= 2 ? part[a] - shift : part[a] == 1 ? 1 - !used[0] : 0;
+    }
+    return n_parts - shift;
+}
+
+/* The aggregates over `input`, each part of split_parts its own aggregate
+ * over a copy of it, joined (each is one row) and put back in their order.
+ * The copies are the same subtree, so the cost rule (planner/cache.c) may
+ * compute it once. */
+static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
+{
+    int part[PL_MAX_AGGS], col[PL_MAX_AGGS];
+    int n_parts = split_parts(agg, part);
+    if (n_parts < 2) {
+        return build_aggregate_one(b, input, agg);
+    }
+    PlAggCtx *sub = cm_arena_alloc(b->arena, sizeof *sub);
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)agg->n_aggs);
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)agg->n_aggs);
+    if (sub == NULL || cols == NULL || names == NULL) {
+        return oom(b);
+    }
+    PlNode *top = NULL;
+    for (int p = 0; p < n_parts; p++) {
+        *sub = *agg;
+        sub->n_aggs = 0;
+        for (int a = 0; a < agg->n_aggs; a++) {
+            if (part[a] == p) {
+                col[a] = (top != NULL ? top->n_cols : 0) + sub->n_aggs;
+                sub->aggs[sub->n_aggs] = agg->aggs[a];
+                sub->agg_args[sub->n_aggs] = agg->agg_args[a];
+                sub->agg_by[sub->n_aggs] = agg->agg_by[a];
+                sub->agg_order[sub->n_aggs++] = agg->agg_order[a];
+            }
+        }
+        PlNode *in = p == 0 ? input : pl_node_clone(b->arena, input);
+        PlNode *node = in != NULL ? build_aggregate_one(b, in, sub) : oom(b);
+        if (node == NULL) {
+            return NULL;
+        }
+        if (top == NULL) {
+            top = node;
+            continue;
+        }
+        PlNode *j = pl_node_new(b->arena, PL_JOIN, top->n_cols + node->n_cols);
+        if (j == NULL) {
+            return oom(b);
+        }
+        memcpy(j->types, top->types, sizeof(CmType) * (size_t)top->n_cols);
+        memcpy(j->names, top->names, sizeof(char *) * (size_t)top->n_cols);
+        memcpy(j->types + top->n_cols, node->types, sizeof(CmType) * (size_t)node->n_cols);
+        memcpy(j->names + top->n_cols, node->names, sizeof(char *) * (size_t)node->n_cols);
+        j->child = top;
+        j->right = node;
+        j->join_type = EX_JOIN_INNER;
+        top = j;
+    }
+    for (int a = 0; a < agg->n_aggs; a++) {
+        if ((cols[a] = ex_expr_column(b->arena, col[a], top->types[col[a]])) == NULL) {
+            return oom(b);
+        }
+        names[a] = top->names[col[a]];
+    }
+    return pl_project(b, top, agg->n_aggs, cols, names);
 }
 
 /* ---- ORDER BY ------------------------------------------------------------------- */

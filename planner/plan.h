@@ -124,3 +124,8 @@ double pl_selectivity(const ExExpr *e);
 
 /* A node of `kind` with room for n_cols output columns; NULL on OOM. */
 PlNode *pl_node_new(CmArena *a, PlKind kind, int n_cols);
+/* A copy of the tree under n whose nodes and arrays are its own, so that the
+ * passes that rewrite a plan in place (pl_prune) may rewrite it apart from n;
+ * expressions, tables and read_csv specs are shared (nothing rewrites them in
+ * place).  NULL on OOM. */
+PlNode *pl_node_clone(CmArena *a, const PlNode *n);
