@@ -844,10 +844,12 @@ static void share_props(const Fp *f, ShareRec *sr)
     }
 }
 
-/* Worth computing once: the cost rule of docs/cache.md ("Shared subtrees"). */
-static bool is_worth_sharing(const FpRec *r, const ShareRec *p)
+/* Worth computing once, for a repeated subtree that may be shared at all
+ * (share_pick has checked it is matchable, heavy, not volatile and not inside
+ * one shared already): the cost rule of docs/cache.md ("Shared subtrees"). */
+static bool is_worth_sharing(const ShareRec *p)
 {
-    return r->is_ok && p->is_heavy && !p->is_volatile && !p->is_covered && p->work > p->rows;
+    return p->work > p->rows;
 }
 
 /* Whether computing once still pays when the rows do not stay in memory.  A
@@ -935,7 +937,7 @@ static void share_pick(PlCacheCtx *ctx, const Fp *f, ShareRec *sr, int *order, b
         if (uses < 2) {
             continue;
         }
-        if (!is_worth_sharing(r, p) || !pays_past_memory(r->node, p, uses)) {
+        if (!is_worth_sharing(p) || !pays_past_memory(r->node, p, uses)) {
             note_declined(ctx, f, sr, i, uses, is_quiet);
             continue;
         }
