@@ -131,6 +131,13 @@ int64_t cm_mem_default_limit(void)
  * peak RSS (cm_mem_rss_span_peak), with or without a limit. */
 #define GOVERN_EVERY_NS 2000000LL
 #define RELEASE_ABOVE ((int64_t)8 << 20)
+/* Below this RSS freed pages are kept whatever the limit: the program itself
+ * (code, libraries, thread stacks, the allocator's heaps) is 10-15 MiB resident,
+ * so under a limit of a few MiB, giving pages back at once could never bring
+ * RSS near the limit; it only made every page used again a fault (a third of
+ * the time of a query at 4 MiB was the kernel's).  The bound, limit + 10% +
+ * 32 MiB, still has 8 MiB or more above it. */
+#define RELEASE_FLOOR ((int64_t)24 << 20)
 #define RELEASE_HYSTERESIS ((int64_t)8 << 20)
 
 static atomic_llong g_govern_limit; /* the limit while governed, else 0 */
@@ -195,7 +202,7 @@ static void govern_release(void)
     if (limit == 0) {
         return;
     }
-    int64_t above = limit + RELEASE_ABOVE;
+    int64_t above = limit + RELEASE_ABOVE > RELEASE_FLOOR ? limit + RELEASE_ABOVE : RELEASE_FLOOR;
     bool eager = atomic_load(&g_eager);
     if (rss < 0 && !eager) {
         set_eager(true); /* cannot tell: the safe side */
