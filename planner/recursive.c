@@ -127,11 +127,10 @@ static bool key_scalar(Key *k, CmType t, const void *p, CmErr *err)
     return key_put(k, p, cm_type_width(t), err);
 }
 
-/* Serializes row r of b into k (type-aware, NULL-safe; a list element by
- * element, so that no two different rows have the same bytes). */
+/* Serializes row r of b after what k holds (type-aware, NULL-safe; a list
+ * element by element, so that no two different rows have the same bytes). */
 static bool row_key(const CmBatch *b, int r, Key *k, CmErr *err)
 {
-    k->len = 0;
     for (int c = 0; c < b->n_cols; c++) {
         const CmVec *v = &b->cols[c];
         uint32_t p = v->kind == CM_VEC_CONST ? 0 : cm_batch_pos(b, r);
@@ -168,44 +167,55 @@ static bool row_key(const CmBatch *b, int r, Key *k, CmErr *err)
 
 typedef enum SeenHit { SEEN_NEW, SEEN_OLD, SEEN_FULL, SEEN_ERROR } SeenHit;
 
-/* Adds a key unless it is there: SEEN_NEW, SEEN_OLD, SEEN_FULL when the memory
- * it needs was refused (nothing changed), SEEN_ERROR with err set. */
-static SeenHit seen_insert(Seen *s, const char *key, size_t len, CmErr *err)
+/* Makes room for n_more keys without a rehash: SEEN_NEW when there is,
+ * SEEN_FULL when the memory was refused (nothing changed), SEEN_ERROR. */
+static SeenHit seen_room(Seen *s, int64_t n_more, CmErr *err)
 {
-    if ((uint64_t)(s->n + 1) * 2 > s->mask + 1) {
-        uint64_t n = s->mask ? (s->mask + 1) * 2 : 1024;
-        int64_t bytes = (int64_t)(n * (sizeof(uint64_t) + sizeof(char *)));
-        if (!cm_mem_grow(&s->res, bytes)) {
-            return SEEN_FULL;
-        }
-        uint64_t *h = cm_calloc((size_t)n, sizeof *h);
-        char **k = cm_calloc((size_t)n, sizeof *k);
-        if (h == NULL || k == NULL) {
-            cm_free(h);
-            cm_free(k);
-            cm_mem_shrink(&s->res, bytes);
-            cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
-            return SEEN_ERROR;
-        }
-        for (uint64_t i = 0; s->hashes != NULL && i <= s->mask; i++) {
-            if (s->hashes[i] != 0) {
-                uint64_t j = s->hashes[i] & (n - 1);
-                while (h[j] != 0) {
-                    j = (j + 1) & (n - 1);
-                }
-                h[j] = s->hashes[i];
-                k[j] = s->keys[i];
-            }
-        }
-        cm_free(s->hashes);
-        cm_free(s->keys);
-        cm_mem_shrink(&s->res, s->slots);
-        s->slots = bytes;
-        s->hashes = h;
-        s->keys = k;
-        s->mask = n - 1;
+    if ((uint64_t)(s->n + n_more) * 2 <= s->mask + 1 && s->mask != 0) {
+        return SEEN_NEW;
     }
-    uint64_t hash = cm_hash_bytes(key, len) | 1;
+    uint64_t n = s->mask ? (s->mask + 1) * 2 : 1024;
+    while ((uint64_t)(s->n + n_more) * 2 > n) {
+        n *= 2;
+    }
+    int64_t bytes = (int64_t)(n * (sizeof(uint64_t) + sizeof(char *)));
+    if (!cm_mem_grow(&s->res, bytes)) {
+        return SEEN_FULL;
+    }
+    uint64_t *h = cm_calloc((size_t)n, sizeof *h);
+    char **k = cm_calloc((size_t)n, sizeof *k);
+    if (h == NULL || k == NULL) {
+        cm_free(h);
+        cm_free(k);
+        cm_mem_shrink(&s->res, bytes);
+        cm_err_set(err, CM_OOM, -1, "out of memory in WITH RECURSIVE");
+        return SEEN_ERROR;
+    }
+    for (uint64_t i = 0; s->hashes != NULL && i <= s->mask; i++) {
+        if (s->hashes[i] != 0) {
+            uint64_t j = s->hashes[i] & (n - 1);
+            while (h[j] != 0) {
+                j = (j + 1) & (n - 1);
+            }
+            h[j] = s->hashes[i];
+            k[j] = s->keys[i];
+        }
+    }
+    cm_free(s->hashes);
+    cm_free(s->keys);
+    cm_mem_shrink(&s->res, s->slots);
+    s->slots = bytes;
+    s->hashes = h;
+    s->keys = k;
+    s->mask = n - 1;
+    return SEEN_NEW;
+}
+
+/* Adds a key whose hash (| 1) is `hash` unless it is there, in a table with
+ * room for it (seen_room): SEEN_NEW, SEEN_OLD, SEEN_FULL when the memory its
+ * bytes need was refused (nothing changed), SEEN_ERROR with err set. */
+static SeenHit seen_put(Seen *s, const char *key, size_t len, uint64_t hash, CmErr *err)
+{
     for (uint64_t j = hash & s->mask;; j = (j + 1) & s->mask) {
         if (s->hashes[j] == 0) {
             /* The arena's bytes are reserved ahead, a chunk at a time (or the
@@ -440,37 +450,74 @@ typedef struct Adder {
     int64_t rows;   /* rows added in all */
 } Adder;
 
+/* Which rows of b are new to a->seen, into sel (positions in b): every row's
+ * key is serialized and hashed first, the table grown once for all of them,
+ * and each probe's slot fetched a few rows ahead; a set of millions of rows
+ * misses the cache at nearly every probe.  *stop is the number of rows
+ * looked up: all, or when memory is refused at row r, r (the set is then
+ * dropped, a->seen NULL, and rows r.. are unknown). */
+static int new_rows(Adder *a, const CmBatch *b, uint32_t *sel, int *stop, CmErr *err)
+{
+    Seen *s = a->seen;
+    Key *k = &a->key;
+    uint32_t off[CM_BATCH_CAP + 1];
+    uint64_t hash[CM_BATCH_CAP];
+    k->len = 0;
+    for (int r = 0; r < b->n_rows; r++) {
+        off[r] = (uint32_t)k->len;
+        if (!row_key(b, r, k, err)) {
+            return 0;
+        }
+        if (k->len > UINT32_MAX) {
+            cm_err_set(err, CM_LIMIT, -1, "a row of WITH RECURSIVE past 4 GB");
+            return 0;
+        }
+    }
+    off[b->n_rows] = (uint32_t)k->len;
+    for (int r = 0; r < b->n_rows; r++) {
+        hash[r] = cm_hash_bytes(k->buf + off[r], off[r + 1] - off[r]) | 1;
+    }
+    int n = 0;
+    SeenHit hit = seen_room(s, b->n_rows, err);
+    *stop = hit == SEEN_FULL ? 0 : b->n_rows;
+    for (int r = 0; r < b->n_rows && hit != SEEN_FULL && hit != SEEN_ERROR; r++) {
+        if (r + 8 < b->n_rows) {
+            __builtin_prefetch(&s->hashes[hash[r + 8] & s->mask]);
+        }
+        hit = seen_put(s, k->buf + off[r], off[r + 1] - off[r], hash[r], err);
+        if (hit == SEEN_NEW) {
+            sel[n++] = cm_batch_pos(b, r);
+        } else if (hit == SEEN_FULL) {
+            *stop = r;
+        }
+    }
+    if (hit == SEEN_FULL) {
+        seen_fini(s);
+        a->seen = NULL;
+    }
+    return n;
+}
+
 /* The stream of a round (PlRunFn): appends the batch's rows (only unseen ones
  * while a->seen) to the next working set, and to the result unless a filtering
  * query fills it.  When the set of rows seen is refused memory, it is dropped
- * here, and this row and every later one go to a->cand instead. */
+ * (new_rows), and the rows it did not take, and every later one, go to a->cand
+ * instead. */
 static CmStatus add_rows(void *ctx, const CmBatch *in, CmErr *err)
 {
     Adder *a = ctx;
     CmBatch b = *in;
     b.n_cols = a->result->n_cols;
     uint32_t sel[CM_BATCH_CAP], later[CM_BATCH_CAP];
-    int n = 0, n_later = 0;
-    for (int r = 0; r < b.n_rows && err->code == CM_OK; r++) {
-        uint32_t pos = cm_batch_pos(in, r);
-        if (a->seen != NULL) {
-            if (!row_key(&b, r, &a->key, err)) {
-                break;
-            }
-            SeenHit hit = seen_insert(a->seen, a->key.buf, a->key.len, err);
-            if (hit == SEEN_NEW) {
-                sel[n++] = pos;
-            }
-            if (hit != SEEN_FULL) {
-                continue;
-            }
-            seen_fini(a->seen);
-            a->seen = NULL;
-        }
+    int n = 0, n_later = 0, from = 0;
+    if (a->seen != NULL) {
+        n = new_rows(a, &b, sel, &from, err);
+    }
+    for (int r = from; r < b.n_rows && err->code == CM_OK; r++) {
         if (a->cand != NULL) {
-            later[n_later++] = pos;
+            later[n_later++] = cm_batch_pos(in, r);
         } else {
-            sel[n++] = pos;
+            sel[n++] = cm_batch_pos(in, r);
         }
     }
     b.sel = sel;
