@@ -10,7 +10,6 @@
  * outlive the output as any string argument does.  unnest is not here: it
  * changes the number of rows, so it is an operator (executor/unnest.c).
  */
-#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <string.h>
 
@@ -84,49 +83,19 @@ static size_t utf8_char_len(const char *s, size_t n)
     return k;
 }
 
-/* The pieces of s between separators (an empty separator: its characters). */
-static uint32_t split_count(const char *s, size_t n, const char *sep, size_t ns)
-{
-    if (ns == 0) {
-        uint32_t count = 0;
-        for (size_t at = 0; at < n; at += utf8_char_len(s + at, n - at)) {
-            count++;
-        }
-        return count;
-    }
-    uint32_t count = 1;
-    for (size_t at = 0; at + ns <= n;) {
-        const char *hit = memmem(s + at, n - at, sep, ns);
-        if (hit == NULL) {
-            break;
-        }
-        count++;
-        at = (size_t)(hit - s) + ns;
-    }
-    return count;
-}
-
-static void split_fill(const char *s, size_t n, const char *sep, size_t ns, CmStr *out)
+/* The characters of s (UTF-8), the pieces of an empty separator: counted,
+ * and written to out when it is not NULL. */
+static uint32_t split_chars(const char *s, size_t n, CmStr *out)
 {
     uint32_t k = 0;
-    if (ns == 0) {
-        for (size_t at = 0; at < n;) {
-            size_t len = utf8_char_len(s + at, n - at);
-            out[k++] = cm_str_make(s + at, (uint32_t)len);
-            at += len;
+    for (size_t at = 0; at < n; k++) {
+        size_t len = utf8_char_len(s + at, n - at);
+        if (out != NULL) {
+            out[k] = cm_str_make(s + at, (uint32_t)len);
         }
-        return;
+        at += len;
     }
-    size_t start = 0;
-    for (;;) {
-        const char *hit = start + ns <= n ? memmem(s + start, n - start, sep, ns) : NULL;
-        size_t end = hit != NULL ? (size_t)(hit - s) : n;
-        out[k++] = cm_str_make(s + start, (uint32_t)(end - start));
-        if (hit == NULL) {
-            return;
-        }
-        start = end + ns;
-    }
+    return k;
 }
 
 /* *dst = the piece s[start, start + len) of a string of n bytes, as
@@ -202,6 +171,44 @@ static void split_byte_fill(const char *s, size_t n, char c, CmStr *out)
     piece_put(&out[k], s, n, start, n - start);
 }
 
+/* The pieces of s (n bytes) split at sep (ns >= 2 bytes), counted, and
+ * written to out when it is not NULL.  The candidates for sep's first byte
+ * are found eight bytes at a time (byte_hits) and each checked whole; a match
+ * covers its ns bytes, so candidates inside it are passed over: the leftmost
+ * matches, none overlapping, as memmem from after each match finds them. */
+static uint32_t split_seq(const char *s, size_t n, const char *sep, size_t ns, CmStr *out)
+{
+    uint64_t pat = 0x0101010101010101ULL * (uint8_t)sep[0];
+    uint32_t k = 0;
+    size_t start = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (uint64_t hit = byte_hits(s + i, pat); hit != 0; hit &= hit - 1) {
+            size_t at = i + (size_t)(__builtin_ctzll(hit) >> 3);
+            if (at >= start && at + ns <= n && memcmp(s + at + 1, sep + 1, ns - 1) == 0) {
+                if (out != NULL) {
+                    piece_put(&out[k], s, n, start, at - start);
+                }
+                k++;
+                start = at + ns;
+            }
+        }
+    }
+    for (; i < n; i++) {
+        if (s[i] == sep[0] && i >= start && i + ns <= n &&
+            memcmp(s + i + 1, sep + 1, ns - 1) == 0) {
+            if (out != NULL) {
+                piece_put(&out[k], s, n, start, i - start);
+            }
+            k++;
+            start = i + ns;
+        }
+    }
+    if (out != NULL) {
+        piece_put(&out[k], s, n, start, n - start);
+    }
+    return k + 1;
+}
+
 /* string_split(s, sep): the pieces point into s's bytes (no copy); a NULL
  * string gives NULL, and a NULL separator the whole string (DuckDB). */
 static CmStatus string_split_k(KERNEL_ARGS)
@@ -235,12 +242,21 @@ static CmStatus string_split_k(KERNEL_ARGS)
             split_byte_fill(s, str[p].len, sp[0], d);
             continue;
         }
-        uint32_t n = split_count(s, str[p].len, sp, sep[p].len);
+        if (sep[p].len > 1) { /* a word at a time too, each candidate checked */
+            uint32_t n = split_seq(s, str[p].len, sp, sep[p].len, NULL);
+            CmStr *d = (CmStr *)list_new(heap, n, sizeof(CmStr), false, &r[p], err);
+            if (d == NULL) {
+                return err->code;
+            }
+            split_seq(s, str[p].len, sp, sep[p].len, d);
+            continue;
+        }
+        uint32_t n = split_chars(s, str[p].len, NULL);
         CmStr *d = (CmStr *)list_new(heap, n, sizeof(CmStr), false, &r[p], err);
         if (d == NULL) {
             return err->code;
         }
-        split_fill(s, str[p].len, sp, sep[p].len, d);
+        split_chars(s, str[p].len, d);
     }
     return CM_OK;
 }
