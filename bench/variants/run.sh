@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Variants of the shapes the seed workloads were tuned on, each timed against DuckDB in the
+# same run (bench/RESULTS.md, "Variants").  A speed-up measured on one workload's data holds
+# for the class only if it holds here too:
+#   long       WordCount with words of 15 bytes (past the 12 a short string holds inline)
+#   comma      WordCount split at ', ' (a separator of two bytes)
+#   keys       GROUP BY one string key of 2,000,000 distinct values, short and long (4M rows)
+#   recursive  WITH RECURSIVE ... UNION over 8,000,000 rows (the set of rows seen)
+# Usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR]
+# Data (about 250 MB of CSV) is written by DuckDB into DIR (default /tmp/sluice-variants) on
+# first use.  Prints a markdown table: the median of N runs of the timed statements, seconds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+sluice=build/sluice runs=3 dir=/tmp/sluice-variants
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sluice) sluice=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    *) echo "usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR]" >&2; exit 2 ;;
+  esac
+done
+duck=../shared/tools/duckdb/duckdb-sql
+mkdir -p "$dir"
+if [ ! -f "$dir/keys.csv" ]; then
+  sed "s#@DIR@#$dir#g" bench/variants/gen.sql > "$dir/gen.sql"
+  "$duck" "$dir/gen.sql" > /dev/null
+fi
+# variant, then the 1-based statements whose time counts (the load is not timed)
+cases=("long 3" "comma 3" "keys 3 4" "recursive 1")
+# seconds of the chosen statements of one run, from "Run Time: real S" or "time_ms MS" lines
+pick() { awk -v idx="$1" -v div="$2" 'BEGIN { n = split(idx, a, " "); for (i = 1; i <= n; i++) w[a[i]] = 1 }
+  { k++; if (k in w) t += $NF / div } END { printf "%.3f", t }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo "| variant | sluice s | duckdb s | ratio |"
+echo "|---|---:|---:|---:|"
+for c in "${cases[@]}"; do
+  v=${c%% *} idx=${c#* }
+  sed "s#@DIR@#$dir#g" "bench/variants/$v.sql" > "$dir/$v.sql"
+  s=$(for r in $(seq "$runs"); do
+        "$sluice" --timer < "$dir/$v.sql" 2>&1 | grep '^Run Time' | awk '{ print $4 }' | pick "$idx" 1; echo
+      done | median)
+  d=$(for r in $(seq "$runs"); do
+        "$duck" --timer "$dir/$v.sql" 2>&1 | grep '^time_ms' | pick "$idx" 1000; echo
+      done | median)
+  echo "| $v | $s | $d | $(awk -v s="$s" -v d="$d" 'BEGIN { printf "%.2f", s / d }') |"
+done
