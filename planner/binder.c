@@ -1032,22 +1032,34 @@ static int split_parts(const PlAggCtx *agg, int *part)
     int first_of[PL_MAX_AGGS]; /* per part from 2: the first aggregate in it */
     int n_parts = 2;
     bool used[2] = {false, false};
-    for (int a = 0; a < agg->n_aggs; a++) {
-        const ExAggSpec *g = &agg->aggs[a];
-        bool holistic = ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
-        if (!g->distinct || !holistic) {
-            part[a] = g->distinct ? 1 : 0;
-            used[part[a]] = true;
-            continue;
-        }
-        part[a] = -1;
-        for (int p = 2; p < n_parts && part[a] < 0; p++) {
-            const ExExpr *x = agg->agg_args[first_of[p]];
-            part[a] = x != NULL && agg->agg_args[a] != NULL && pl_expr_equal(x, agg->agg_args[a])
-                          ? p
-                          : -1;
-        }
-        if (part[a] < 0) {
+    /* the holistic DISTINCT ones first, a part per argument; then a plain DISTINCT
+     * one over the same argument joins that part (one grouping of it serves both) */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int a = 0; a < agg->n_aggs; a++) {
+            const ExAggSpec *g = &agg->aggs[a];
+            bool holistic = ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
+            if (pass == 0 && !(g->distinct && holistic)) {
+                continue;
+            }
+            if (pass == 1 && g->distinct && holistic) {
+                continue;
+            }
+            part[a] = -1;
+            for (int p = 2; p < n_parts && part[a] < 0 && g->distinct && g->n_order == 0; p++) {
+                const ExExpr *x = agg->agg_args[first_of[p]];
+                part[a] =
+                    x != NULL && agg->agg_args[a] != NULL && pl_expr_equal(x, agg->agg_args[a])
+                        ? p
+                        : -1;
+            }
+            if (part[a] >= 0) {
+                continue;
+            }
+            if (pass == 1) {
+                part[a] = g->distinct ? 1 : 0;
+                used[part[a]] = true;
+                continue;
+            }
             first_of[n_parts] = a;
             part[a] = n_parts++;
         }
