@@ -999,6 +999,32 @@ static PlNode *build_aggregate_one(PlBinder *b, PlNode *input, PlAggCtx *agg)
     return node->child ? node : NULL;
 }
 
+/* l joined with r, which has one row: l's columns then r's first n_right
+ * (an inner join without keys, so an l row meets r's one row). */
+static PlNode *join_one_row(PlBinder *b, PlNode *l, PlNode *r, int n_right)
+{
+    PlNode *j = pl_node_new(b->arena, PL_JOIN, l->n_cols + n_right);
+    if (j == NULL) {
+        return oom(b);
+    }
+    memcpy(j->types, l->types, sizeof(CmType) * (size_t)l->n_cols);
+    memcpy(j->names, l->names, sizeof(char *) * (size_t)l->n_cols);
+    memcpy(j->types + l->n_cols, r->types, sizeof(CmType) * (size_t)n_right);
+    memcpy(j->names + l->n_cols, r->names, sizeof(char *) * (size_t)n_right);
+    j->child = l;
+    j->right = r;
+    j->join_type = EX_JOIN_INNER;
+    return j;
+}
+
+/* Whether aggregate a keeps its values whole or reads two columns: holistic,
+ * ordered inside the call, or arg_min/arg_max. */
+static bool agg_keeps_values(const PlAggCtx *agg, int a)
+{
+    const ExAggSpec *g = &agg->aggs[a];
+    return ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
+}
+
 /*
  * Which part of a split aggregate each aggregate goes to; returns how many
  * parts, 1 when the aggregate stays whole.  An aggregate without GROUP BY
@@ -1024,7 +1050,7 @@ static int split_parts(const PlAggCtx *agg, int *part)
             return 1;
         }
         has_distinct |= g->distinct;
-        has_other |= ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
+        has_other |= agg_keeps_values(agg, a);
     }
     if (!has_distinct || !has_other) {
         return 1;
@@ -1037,11 +1063,7 @@ static int split_parts(const PlAggCtx *agg, int *part)
     for (int pass = 0; pass < 2; pass++) {
         for (int a = 0; a < agg->n_aggs; a++) {
             const ExAggSpec *g = &agg->aggs[a];
-            bool holistic = ex_agg_is_holistic(g->fn) || g->n_order > 0 || agg->agg_by[a] != NULL;
-            if (pass == 0 && !(g->distinct && holistic)) {
-                continue;
-            }
-            if (pass == 1 && g->distinct && holistic) {
+            if ((g->distinct && agg_keeps_values(agg, a)) != (pass == 0)) {
                 continue;
             }
             part[a] = -1;
@@ -1107,22 +1129,10 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
         if (node == NULL) {
             return NULL;
         }
+        top = top == NULL ? node : join_one_row(b, top, node, node->n_cols);
         if (top == NULL) {
-            top = node;
-            continue;
+            return NULL;
         }
-        PlNode *j = pl_node_new(b->arena, PL_JOIN, top->n_cols + node->n_cols);
-        if (j == NULL) {
-            return oom(b);
-        }
-        memcpy(j->types, top->types, sizeof(CmType) * (size_t)top->n_cols);
-        memcpy(j->names, top->names, sizeof(char *) * (size_t)top->n_cols);
-        memcpy(j->types + top->n_cols, node->types, sizeof(CmType) * (size_t)node->n_cols);
-        memcpy(j->names + top->n_cols, node->names, sizeof(char *) * (size_t)node->n_cols);
-        j->child = top;
-        j->right = node;
-        j->join_type = EX_JOIN_INNER;
-        top = j;
     }
     for (int a = 0; a < agg->n_aggs; a++) {
         if ((cols[a] = ex_expr_column(b->arena, col[a], top->types[col[a]])) == NULL) {
@@ -1617,18 +1627,11 @@ static PlNode *join_post(PlBinder *b, PlNode *top, PlAggCtx *agg, OutList *o, Ex
 {
     int base = top->n_cols;
     for (int i = 0; i < agg->n_post; i++) {
-        PlNode *one = agg->post[i];
-        PlNode *j = pl_node_new(b->arena, PL_JOIN, top->n_cols + 1);
+        PlNode *j = join_one_row(b, top, agg->post[i], 1);
         if (j == NULL) {
-            return oom(b);
+            return NULL;
         }
-        memcpy(j->types, top->types, sizeof(CmType) * (size_t)top->n_cols);
-        memcpy(j->names, top->names, sizeof(char *) * (size_t)top->n_cols);
-        j->types[top->n_cols] = one->types[0];
         j->names[top->n_cols] = "#subquery";
-        j->child = top;
-        j->right = one;
-        j->join_type = EX_JOIN_INNER;
         top = j;
     }
     rebase_all(agg, o, having, w, PL_POST_BASE, PL_POST_BASE + PL_MAX_POST, base);

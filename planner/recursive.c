@@ -66,7 +66,7 @@ typedef struct Seen {
     char **keys;      /* slot: the row's serialized bytes after their length (uint32_t), in arena */
     uint64_t mask;
     int64_t n;
-    CmArena arena; /* not accounted itself: key_res covers it */
+    CmArena arena; /* not accounted itself: keys_held covers it */
     CmMemRes res;  /* "WITH RECURSIVE rows seen" */
     int64_t slots; /* bytes of the slot arrays, held on res */
     int64_t keys_held; /* bytes held on res for the arena: what it handed out, plus a chunk */
@@ -728,17 +728,15 @@ static CmStatus materialize(PlBinder *b, const PsCte *cte, const PsSelect *outer
         return b->err->code;
     }
     if (b->notes != NULL && b->notes->n < (int)(sizeof b->notes->lines / sizeof(char *))) {
-        const char *line = cm_arena_printf(b->arena, "Recursive: %s, %d rounds, %lld rows%s",
-                                           cte->name, round, (long long)add.rows,
-                                           except_from < 0 ? ""
-                                                           : "; the set of rows seen was "
-                                                             "refused memory in round ");
-        if (line != NULL && except_from >= 0) {
-            line = cm_arena_printf(b->arena,
-                                   "%s%d, and from then on each round's rows were set against "
-                                   "the result by EXCEPT",
-                                   line, except_from);
-        }
+        const char *line =
+            except_from < 0
+                ? cm_arena_printf(b->arena, "Recursive: %s, %d rounds, %lld rows", cte->name, round,
+                                  (long long)add.rows)
+                : cm_arena_printf(b->arena,
+                                  "Recursive: %s, %d rounds, %lld rows; the set of rows seen was "
+                                  "refused memory in round %d, and from then on each round's rows "
+                                  "were set against the result by EXCEPT",
+                                  cte->name, round, (long long)add.rows, except_from);
         if (line != NULL) {
             b->notes->lines[b->notes->n++] = line;
         }

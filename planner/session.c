@@ -246,6 +246,12 @@ static void detach_memory(PlStagePlan *plan)
     }
 }
 
+/* *stmt and *run both become the larger of the two. */
+static void keep_peak(int64_t *stmt, int64_t *run)
+{
+    *stmt = *run = *run > *stmt ? *run : *stmt;
+}
+
 /* Plans and runs `root`; on success *rows (owned) holds its output. */
 static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExResult **rows)
 {
@@ -302,13 +308,9 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
         plan->before_spilled_bytes = b->before_spilled_bytes;
     }
     /* EXPLAIN ANALYZE's peaks are the statement's, over every run */
-    b->peak_memory_bytes = plan->peak_memory_bytes = plan->peak_memory_bytes > b->peak_memory_bytes
-                                                         ? plan->peak_memory_bytes
-                                                         : b->peak_memory_bytes;
-    b->peak_rss_bytes = plan->peak_rss_bytes =
-        plan->peak_rss_bytes > b->peak_rss_bytes ? plan->peak_rss_bytes : b->peak_rss_bytes;
-    b->peak_temp_bytes = plan->peak_temp_bytes =
-        plan->peak_temp_bytes > b->peak_temp_bytes ? plan->peak_temp_bytes : b->peak_temp_bytes;
+    keep_peak(&b->peak_memory_bytes, &plan->peak_memory_bytes);
+    keep_peak(&b->peak_rss_bytes, &plan->peak_rss_bytes);
+    keep_peak(&b->peak_temp_bytes, &plan->peak_temp_bytes);
     if (st->err->code == CM_OK && rows != NULL) {
         *rows = plan->result;
         plan->result = NULL;
