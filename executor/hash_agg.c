@@ -333,7 +333,7 @@ bool ex_hash_agg_make_room(const HashAggSpec *s, AggLocal *l, int64_t n_groups, 
         uint64_t had = set->slots != NULL ? set->mask + 1 : 0;
         seen_slots[a] = had;
         if (!keeps_values(&s->aggs[a]) || n_values == 0 || (s->by_sorter && s->by_sorter[a]) ||
-            (uint64_t)(set->n + n_values + 1) * 2 <= had) {
+            l->deep || (uint64_t)(set->n + n_values + 1) * 2 <= had) {
             continue;
         }
         seen_slots[a] = had ? had : 1024;
@@ -1063,6 +1063,9 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
     if (s->by_sorter != NULL && s->by_sorter[a]) {
         return CM_OK; /* its sorter took the batch (sorter_add) */
     }
+    if (l->deep && keeps_values(agg) && !l->replaying) {
+        return ex_hash_agg_deep_add(s, l, a, in, err);
+    }
     /* A DISTINCT or holistic aggregate reads raw values, also from spilled state rows. */
     ExAggMode mode = keeps_values(agg) ? EX_AGG_SINGLE : s->mode;
     bool holistic = ex_agg_is_holistic(fn);
@@ -1132,7 +1135,8 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
             }
             continue;
         }
-        if (agg->distinct && !first_sight(&l->seen[a], l, l->row_group[i], v, p, err)) {
+        if (agg->distinct && !l->replaying &&
+            !first_sight(&l->seen[a], l, l->row_group[i], v, p, err)) {
             if (err->code != CM_OK) {
                 return err->code;
             }
@@ -1443,6 +1447,14 @@ int64_t ex_hash_agg_max_new_groups(const HashAggSpec *s, const CmBatch *in)
     return n;
 }
 
+CmStatus ex_hash_agg_find_groups(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err)
+{
+    l->find_only = true;
+    CmStatus rc = assign_groups(x, l, in, err);
+    l->find_only = false;
+    return rc;
+}
+
 /* Finds or starts the groups of the active rows of `in` (only finds them
  * when find_only: `in` is then a view over l->find_pos, whose rows without a
  * group are dropped from it) and updates every aggregate. */
@@ -1619,6 +1631,9 @@ static CmStatus finish_table(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
     l->next_out = 0;
     l->emitting = l->n_levels <= l->depth;
+    if (l->emitting && l->deep && ex_hash_agg_deep_finish(s, l, err) != CM_OK) {
+        return err->code;
+    }
     return l->emitting ? ex_hash_agg_finish_holistic(s, l, err) : ex_hash_agg_dump_table(s, l, err);
 }
 
@@ -1783,6 +1798,7 @@ static void agg_local_fini(ExOp *op, void *local)
         cm_free(l->sorted_buf != NULL ? l->sorted_buf[a] : NULL);
     }
     cm_free(l->sorters);
+    ex_hash_agg_deep_free(s, l);
     cm_free(l->sorted_n);
     cm_free(l->sorted_buf);
     cm_mem_res_fini(&l->res);
@@ -1807,6 +1823,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
         l->res.fixed = l->res.fixed && !keeps_values(&s->aggs[a]);
     }
     cm_arena_init(&l->strings, 64 * 1024);
+    l->query = task->query;
     l->temp_dir = task->query != NULL ? task->query->config.temp_directory : "/tmp";
     l->max_temp = task->query != NULL ? task->query->config.max_temp_directory_size : 0;
     /* The manager's fair share counts only consumers that hold memory: a task

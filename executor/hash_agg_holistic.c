@@ -394,29 +394,15 @@ static CmStatus set_kept_value(AggLocal *l, AggState *st, const CmValue *v, CmEr
     return CM_OK;
 }
 
-/* The streaming state of one by_sorter aggregate as its values are read back. */
-typedef struct SortedRead {
-    int64_t n_taken;  /* values taken (DISTINCT: distinct ones) */
-    int64_t len, cap; /* string_agg: bytes written; capacity of sorted_buf */
-    int64_t lo, hi;   /* quantiles: the positions read */
-    double x, y;      /* quantile_cont: the values there */
-    CmValue prev;     /* the value before (DISTINCT, mode), its string in prev_buf */
-    bool has_prev;
-    char *prev_buf, *best_buf;
-    int64_t prev_cap, best_cap;
-    CmValue best; /* mode: the value of the longest run so far, its string in best_buf */
-    int64_t best_n, run_n;
-} SortedRead;
-
-/* Takes value v (not NULL) of aggregate agg, in its sorter's order. */
-static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead *r,
-                            const CmValue *v, CmErr *err)
+/* Takes value v (not NULL) of aggregate agg, in its sorter's order, into r
+ * (string_agg's string and list's elements into *buf, reserved). */
+CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st, char **buf,
+                                 SortedRead *r, const CmValue *v, CmErr *err)
 {
     bool same = r->has_prev && ex_hash_agg_same_value(&r->prev, v);
     if (agg->distinct && same) {
         return CM_OK;
     }
-    AggState *st = group_states(l, 0) + a;
     switch (agg->fn) {
     case EX_AGG_STRING_AGG: {
         const CmStr *sep = &agg->param.s;
@@ -424,28 +410,28 @@ static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead
         if (r->len + add > UINT32_MAX) {
             return cm_err_set(err, CM_LIMIT, -1, "result of string_agg is too long");
         }
-        if (sorted_grow(l, &l->sorted_buf[a], &r->cap, r->len + add, true, err) != CM_OK) {
+        if (sorted_grow(l, buf, &r->cap, r->len + add, true, err) != CM_OK) {
             return err->code;
         }
         if (r->n_taken > 0) {
-            memcpy(l->sorted_buf[a] + r->len, cm_str_data(sep), sep->len);
+            memcpy(*buf + r->len, cm_str_data(sep), sep->len);
             r->len += sep->len;
         }
-        memcpy(l->sorted_buf[a] + r->len, cm_str_data(&v->s), v->s.len);
+        memcpy(*buf + r->len, cm_str_data(&v->s), v->s.len);
         r->len += v->s.len;
         break;
     }
     case EX_AGG_LIST: {
         size_t w = cm_type_width(agg->arg_type);
         int64_t need = (int64_t)cm_list_bytes((uint32_t)(r->n_taken + 1), w, false);
-        if (sorted_grow(l, &l->sorted_buf[a], &r->cap, need, true, err) != CM_OK) {
+        if (sorted_grow(l, buf, &r->cap, need, true, err) != CM_OK) {
             return err->code;
         }
         CmValue x;
         if (arena_value(l, &x, v, err) != CM_OK) {
             return err->code;
         }
-        CmVec elems = {.type = agg->arg_type, .data = l->sorted_buf[a]};
+        CmVec elems = {.type = agg->arg_type, .data = *buf};
         cm_vec_set_value(&elems, (uint32_t)r->n_taken, &x);
         break;
     }
@@ -485,6 +471,59 @@ static CmStatus sorted_take(const ExAggSpec *agg, AggLocal *l, int a, SortedRead
     return CM_OK;
 }
 
+void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r)
+{
+    char *prev_buf = r->prev_buf, *best_buf = r->best_buf;
+    int64_t prev_cap = r->prev_cap, best_cap = r->best_cap, cap = r->cap;
+    *r = (SortedRead){.prev_buf = prev_buf,
+                      .best_buf = best_buf,
+                      .prev_cap = prev_cap,
+                      .best_cap = best_cap,
+                      .cap = cap,
+                      .total = total};
+    if (agg->fn == EX_AGG_QUANTILE_CONT) {
+        /* (n - 1) q between its neighbours, as holistic_group */
+        double rn = (double)(total - 1) * agg->param.d;
+        r->lo = (int64_t)floor(rn);
+        r->hi = (int64_t)ceil(rn);
+    } else if (agg->fn == EX_AGG_QUANTILE_DISC) {
+        r->lo = (int64_t)ceil((double)total * agg->param.d) - 1;
+        r->lo = r->lo < 0 ? 0 : r->lo;
+    }
+}
+
+CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st, char *buf,
+                                SortedRead *r, CmErr *err)
+{
+    st->n = r->n_taken;
+    if (r->n_taken == 0) {
+        return CM_OK;
+    }
+    switch (agg->fn) {
+    case EX_AGG_STRING_AGG:
+        st->s = cm_str_make(buf, (uint32_t)r->len);
+        break;
+    case EX_AGG_LIST:
+        st->l = (CmList){.len = (uint32_t)r->n_taken, .data = buf};
+        break;
+    case EX_AGG_QUANTILE_CONT:
+        st->d = r->lo == r->hi ? r->x
+                               : r->x + ((double)(r->total - 1) * agg->param.d - (double)r->lo) *
+                                            (r->y - r->x);
+        break;
+    case EX_AGG_QUANTILE_DISC:
+    case EX_AGG_FIRST:
+    case EX_AGG_LAST:
+        break;
+    default:
+        if (r->run_n > r->best_n) {
+            r->best = r->prev;
+        }
+        return set_kept_value(l, st, &r->best, err);
+    }
+    return CM_OK;
+}
+
 /* Reads aggregate a's sorter back in order into the one group's state. */
 CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
 {
@@ -496,15 +535,7 @@ CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmE
     CmBatch out = {0};
     SortedRead r = {0};
     int64_t total = l->sorted_n[a];
-    if (agg->fn == EX_AGG_QUANTILE_CONT) {
-        /* (n - 1) q between its neighbours, as holistic_group */
-        double rn = (double)(total - 1) * agg->param.d;
-        r.lo = (int64_t)floor(rn);
-        r.hi = (int64_t)ceil(rn);
-    } else if (agg->fn == EX_AGG_QUANTILE_DISC) {
-        r.lo = (int64_t)ceil((double)total * agg->param.d) - 1;
-        r.lo = r.lo < 0 ? 0 : r.lo;
-    }
+    ex_hash_agg_sorted_begin(agg, total, &r);
     if (ex_sorter_finish(l->sorters[a], err) != CM_OK ||
         cm_batch_init(&out, 1 + agg->n_order, types, err) != CM_OK) {
         goto done;
@@ -529,38 +560,12 @@ CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmE
         for (int i = 0; i < out.n_rows; i++) {
             CmValue v;
             cm_vec_get_value(&out.cols[0], cm_batch_pos(&out, i), &v);
-            if (sorted_take(agg, l, a, &r, &v, err) != CM_OK) {
+            if (ex_hash_agg_sorted_take(agg, l, st, &l->sorted_buf[a], &r, &v, err) != CM_OK) {
                 goto done;
             }
         }
     }
-    st->n = r.n_taken;
-    if (r.n_taken == 0) {
-        goto done;
-    }
-    switch (agg->fn) {
-    case EX_AGG_STRING_AGG:
-        st->s = cm_str_make(l->sorted_buf[a], (uint32_t)r.len);
-        break;
-    case EX_AGG_LIST:
-        st->l = (CmList){.len = (uint32_t)r.n_taken, .data = l->sorted_buf[a]};
-        break;
-    case EX_AGG_QUANTILE_CONT:
-        st->d = r.lo == r.hi
-                    ? r.x
-                    : r.x + ((double)(total - 1) * agg->param.d - (double)r.lo) * (r.y - r.x);
-        break;
-    case EX_AGG_QUANTILE_DISC:
-    case EX_AGG_FIRST:
-    case EX_AGG_LAST:
-        break;
-    default:
-        if (r.run_n > r.best_n) {
-            r.best = r.prev;
-        }
-        set_kept_value(l, st, &r.best, err);
-        break;
-    }
+    ex_hash_agg_sorted_end(agg, l, st, l->sorted_buf[a], &r, err);
 done:
     cm_batch_fini(&out);
     cm_free(r.prev_buf);

@@ -35,6 +35,11 @@
 #define SPILL_FANOUT (1 << SPILL_BITS)
 /* Levels of spilling before a partition that still does not fit is an OOM. */
 #define SPILL_MAX_LEVELS 5
+/* The level from which DISTINCT and holistic values go to sorters
+ * (hash_agg_deep.c) instead of another split by hash: a partition there holds
+ * 1/4096 of the groups, so one that still does not fit is almost surely a
+ * group too large for memory, which no split helps; its groups must fit. */
+#define SPILL_DEEP_LEVEL 3
 /* Groups a table starts with, and shrinks back to after it spills. */
 #define INITIAL_GROUPS 256
 /* The most 64-bit words a group's packed keys take (HashAggSpec.pack_words). */
@@ -270,6 +275,15 @@ typedef struct AggLocal {
     uint32_t sorter_pos[CM_BATCH_CAP]; /* the rows whose argument is not NULL */
     /* sorted_input: the rows of the batch from resume_at on */
     uint32_t sorted_pos[CM_BATCH_CAP];
+    /* the deepest spill level (hash_agg_deep.c): DISTINCT and holistic values
+     * go to a sorter per aggregate instead of the SeenSets */
+    bool deep;
+    bool replaying;     /* deep: DISTINCT values read back, each once: no SeenSet */
+    ExSorter **deep_by; /* per aggregate, NULL for the others; owned */
+    char *deep_buf;     /* a group's string_agg or list while it is read back; owned */
+    int64_t deep_cap;   /* its bytes, reserved in res */
+    ExQuery *query;     /* borrowed: the sorters' reservations and temp_directory */
+    uint32_t deep_pos[CM_BATCH_CAP];
 } AggLocal;
 
 /* ---- inline helpers --------------------------------------------------------- */
@@ -553,3 +567,49 @@ CmStatus ex_hash_agg_sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch
 /* Reads aggregate a's sorter back in order into the one group's state, and
  * frees the sorter. */
 CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmErr *err);
+
+/* The streaming state of a holistic aggregate over one group's values as a
+ * sorter gives them back in order (begin, take each, end). */
+typedef struct SortedRead {
+    int64_t total;    /* the group's non-NULL values */
+    int64_t n_taken;  /* values taken (DISTINCT: distinct ones) */
+    int64_t len, cap; /* string_agg: bytes written; capacity of the result buffer */
+    int64_t lo, hi;   /* quantiles: the positions read */
+    double x, y;      /* quantile_cont: the values there */
+    CmValue prev;     /* the value before (DISTINCT, mode), its string in prev_buf */
+    bool has_prev;
+    char *prev_buf, *best_buf; /* owned by the caller, kept by begin */
+    int64_t prev_cap, best_cap;
+    CmValue best; /* mode: the value of the longest run so far, its string in best_buf */
+    int64_t best_n, run_n;
+} SortedRead;
+
+/* Starts r on a group of `total` values (its buffers and cap kept). */
+void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r);
+/* Takes value v (not NULL) of agg, in sorted order: string_agg's string and
+ * list's elements grow in *buf (reserved), a quantile_disc's value goes to st. */
+CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st, char **buf,
+                                 SortedRead *r, const CmValue *v, CmErr *err);
+/* The group's result into st (string_agg and list pointing into buf). */
+CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st, char *buf,
+                                SortedRead *r, CmErr *err);
+
+/* ---- hash_agg_deep.c ---------------------------------------------------------- */
+
+/* Whether every DISTINCT and holistic aggregate of s (at least one) can take
+ * its values from a sorter at the deepest spill level. */
+bool ex_hash_agg_deep_fits(const HashAggSpec *s);
+/* Makes the sorters of the deepest level (l->deep_by) and enters it. */
+CmStatus ex_hash_agg_deep_begin(ExOp *op, AggLocal *l, CmErr *err);
+/* Deep: hands the keys and non-NULL value of aggregate a of the active rows
+ * of `in` (laid out for x; their groups located) to its sorter. */
+CmStatus ex_hash_agg_deep_add(const HashAggSpec *x, AggLocal *l, int a, const CmBatch *in,
+                              CmErr *err);
+/* Deep, before the table is emitted: reads each sorter back in (keys, value)
+ * order into the groups' states, frees the sorters and leaves the level. */
+CmStatus ex_hash_agg_deep_finish(const HashAggSpec *s, AggLocal *l, CmErr *err);
+/* Frees what the deepest level holds (on every path). */
+void ex_hash_agg_deep_free(const HashAggSpec *s, AggLocal *l);
+/* The group of every active row of `in` (laid out for x) into l->row_group,
+ * NO_GROUP where the table has none; nothing is added or updated. */
+CmStatus ex_hash_agg_find_groups(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err);

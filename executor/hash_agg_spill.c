@@ -224,7 +224,7 @@ static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *
                               CmErr *err)
 {
     if (!l->spilling) {
-        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input;
+        bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input || l->deep;
         if (ex_hash_agg_make_room(x, l, ex_hash_agg_max_new_groups(x, in), in->n_rows, must, err)) {
             return ex_hash_agg_absorb(x, l, in, err);
         }
@@ -291,6 +291,12 @@ CmStatus ex_hash_agg_load_partition(ExOp *op, AggLocal *l, int level, int part, 
     l->depth = level + 1;
     l->spilling = false;
     if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
+        return err->code;
+    }
+    /* Deep enough: the values go to sorters (hash_agg_deep.c), and the
+     * groups must fit. */
+    if (l->depth >= SPILL_DEEP_LEVEL && ex_hash_agg_deep_fits(s) &&
+        ex_hash_agg_deep_begin(op, l, err) != CM_OK) {
         return err->code;
     }
     for (int f = 0; f < 2; f++) {
