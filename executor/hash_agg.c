@@ -281,6 +281,7 @@ CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
     }
     cm_arena_reset(&l->strings);
     memset(&l->interned, 0, sizeof l->interned);
+    ex_hash_agg_deep_release(l);
     l->str_reserved = 0;
     cm_mem_shrink(&l->res, l->res.held - initial_bytes(s));
     return CM_OK;
@@ -379,6 +380,7 @@ void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l)
     }
     cm_arena_reset(&l->strings);
     memset(&l->interned, 0, sizeof l->interned);
+    ex_hash_agg_deep_release(l);
 }
 
 static inline bool is_str_key(const HashAggSpec *s, int k)
@@ -914,6 +916,9 @@ static void variance_add(ExAggMode mode, AggState *st, const CmBatch *in, const 
 
 bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y)
 {
+    if (x->is_null || y->is_null) {
+        return x->is_null == y->is_null; /* list's NULL elements (keeps_nulls) */
+    }
     switch ((CmTypeId)x->type.id) {
     case CM_T_VARCHAR:
         return cm_str_eq(&x->s, &y->s);
@@ -931,7 +936,10 @@ bool ex_hash_agg_same_value(const CmValue *x, const CmValue *y)
 static uint64_t value_hash(const CmValue *x, int64_t group)
 {
     uint64_t h;
-    switch ((CmTypeId)x->type.id) {
+    switch (x->is_null ? CM_T_NULL : (CmTypeId)x->type.id) {
+    case CM_T_NULL:
+        h = CM_HASH_NULL;
+        break;
     case CM_T_VARCHAR:
         h = cm_hash_bytes(cm_str_data(&x->s), x->s.len);
         break;
@@ -976,7 +984,7 @@ static bool first_sight_as(SeenSet *set, AggLocal *l, int64_t group, const CmVec
             e->group = (uint32_t)group;
             e->value = x;
             e->n = count ? 1 : (uint32_t)set->n;
-            if (x.type.id == CM_T_VARCHAR) {
+            if (x.type.id == CM_T_VARCHAR && !x.is_null) {
                 e->value.s = cm_str_copy(&l->strings, &x.s, err);
             }
             set->n++;
@@ -1123,16 +1131,19 @@ CmStatus ex_hash_agg_update_one(const HashAggSpec *s, AggLocal *l, int a, const 
             }
             continue;
         }
-        if (cm_vec_is_null(v, p)) {
-            continue;
-        }
         if (holistic) {
+            if (!has_value(s, a, in, p)) {
+                continue;
+            }
             /* Its result is computed from the set when the table is emitted. */
             first_sight_as(&l->seen[a], l, l->row_group[i], v, p, counts_values(agg),
                            !agg->distinct && in_arrival_order(fn), err);
             if (err->code != CM_OK) {
                 return err->code;
             }
+            continue;
+        }
+        if (cm_vec_is_null(v, p)) {
             continue;
         }
         if (agg->distinct && !l->replaying &&
@@ -1387,6 +1398,9 @@ void ex_hash_agg_emit_group(const HashAggSpec *s, AggLocal *l, int64_t g, CmBatc
     for (int a = 0; a < s->n_aggs; a++) {
         if (as_state && keeps_values(&s->aggs[a])) {
             cm_vec_set_null(&out->cols[col++], row); /* its values are rows of their own */
+            if (keeps_nulls(&s->aggs[a])) {
+                cm_vec_set_null(&out->cols[col++], row); /* not a value's mark */
+            }
             continue;
         }
         col += emit_agg(s, group_states(l, g) + a, a, out, col, row, partial);
@@ -1982,6 +1996,9 @@ static CmStatus build_merge(CmArena *a, HashAggSpec *s)
         in_col[i] = n;
         if (keeps_values(&s->aggs[i])) {
             types[n++] = s->aggs[i].arg_type; /* the raw value */
+            if (keeps_nulls(&s->aggs[i])) {
+                types[n++] = cm_type_make(CM_T_INT32); /* 1 on a value's row (has_value) */
+            }
         } else {
             n += ex_agg_partial_types(&s->aggs[i], &types[n]);
         }

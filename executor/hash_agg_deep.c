@@ -116,7 +116,7 @@ CmStatus ex_hash_agg_deep_add(const HashAggSpec *x, AggLocal *l, int a, const Cm
     int n = 0;
     for (int i = 0; i < in->n_rows; i++) {
         uint32_t p = cm_batch_pos(in, i);
-        if (!cm_vec_is_null(v, p)) {
+        if (has_value(x, a, in, p)) {
             l->deep_pos[n++] = p;
             /* a holistic group's count of values: where its quantile lies */
             l->row_states[i][a].n += holistic;
@@ -134,36 +134,52 @@ CmStatus ex_hash_agg_deep_add(const HashAggSpec *x, AggLocal *l, int a, const Cm
     return ex_sorter_add(l->deep_by[a], &view, err);
 }
 
-/* The string or list array of a group's result, out of the reused buffer and
- * into the table's string arena (reserved). */
-static CmStatus keep_result(const ExAggSpec *agg, AggLocal *l, AggState *st, CmErr *err)
+/* A group's string_agg string or list array, built in deep_buf (r->cap bytes,
+ * reserved): the buffer is handed over to the group, cut to its size (so the
+ * result is never copied, nor its room doubled, which a result that is most
+ * of the budget could not afford), and the next group starts a new one. */
+static CmStatus keep_result(const ExAggSpec *agg, AggLocal *l, AggState *st, SortedRead *r,
+                            CmErr *err)
 {
-    size_t bytes = 0;
-    const void *from = NULL;
-    if (agg->fn == EX_AGG_STRING_AGG && st->n > 0) {
-        bytes = st->s.len;
-        from = cm_str_data(&st->s);
-    } else if (agg->fn == EX_AGG_LIST && st->n > 0) {
-        bytes = cm_list_bytes(st->l.len, cm_type_width(agg->arg_type), false);
-        from = st->l.data;
-    }
-    if (bytes == 0) {
+    bool is_str = agg->fn == EX_AGG_STRING_AGG;
+    if ((!is_str && agg->fn != EX_AGG_LIST) || st->n == 0 || l->deep_buf == NULL) {
         return CM_OK;
     }
-    char *d = NULL;
-    if (cm_mem_need(&l->res, (int64_t)bytes, err) != CM_OK ||
-        (d = cm_arena_alloc(&l->strings, bytes)) == NULL) {
-        return err->code != CM_OK ? err->code
-                                  : cm_err_set(err, CM_OOM, -1, "out of memory in an aggregate");
+    if (l->n_kept == l->cap_kept) {
+        int cap = l->cap_kept ? 2 * l->cap_kept : 16;
+        char **nk = cm_realloc(l->deep_kept, sizeof(char *) * (size_t)cap);
+        if (nk == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory in an aggregate");
+        }
+        l->deep_kept = nk;
+        l->cap_kept = cap;
     }
-    l->str_reserved += (int64_t)bytes;
-    memcpy(d, from, bytes);
-    if (agg->fn == EX_AGG_STRING_AGG) {
+    int64_t bytes =
+        is_str ? (int64_t)st->s.len
+               : (int64_t)cm_list_bytes(st->l.len, cm_type_width(agg->arg_type), st->l.has_nulls);
+    char *d = bytes < r->cap ? cm_realloc(l->deep_buf, (size_t)(bytes > 0 ? bytes : 1)) : NULL;
+    if (d != NULL) {
+        cm_mem_shrink(&l->res, r->cap - bytes);
+    } else {
+        d = l->deep_buf; /* not cut: it stays as large, and reserved */
+    }
+    l->deep_kept[l->n_kept++] = d;
+    if (is_str) {
         st->s = cm_str_make(d, st->s.len);
     } else {
         st->l.data = d;
     }
+    l->deep_buf = NULL;
+    r->cap = 0;
     return CM_OK;
+}
+
+void ex_hash_agg_deep_release(AggLocal *l)
+{
+    for (int i = 0; i < l->n_kept; i++) {
+        cm_free(l->deep_kept[i]);
+    }
+    l->n_kept = 0;
 }
 
 /* The value before, for DISTINCT: copied, since the sorter's batch it came
@@ -245,8 +261,8 @@ static CmStatus stream_holistic(const HashAggSpec *s, AggLocal *l, int a, const 
         if (g != *cur) {
             if (*cur >= 0) {
                 AggState *st = group_states(l, *cur) + a;
-                if (ex_hash_agg_sorted_end(agg, l, st, l->deep_buf, r, err) != CM_OK ||
-                    keep_result(agg, l, st, err) != CM_OK) {
+                if (ex_hash_agg_sorted_end(agg, l, st, &l->deep_buf, r, err) != CM_OK ||
+                    keep_result(agg, l, st, r, err) != CM_OK) {
                     return err->code;
                 }
             }
@@ -297,8 +313,8 @@ static CmStatus finish_one(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
     }
     if (holistic && cur >= 0) {
         AggState *st = group_states(l, cur) + a;
-        if (ex_hash_agg_sorted_end(agg, l, st, l->deep_buf, &r, err) == CM_OK) {
-            keep_result(agg, l, st, err);
+        if (ex_hash_agg_sorted_end(agg, l, st, &l->deep_buf, &r, err) == CM_OK) {
+            keep_result(agg, l, st, &r, err);
         }
     }
 done:
@@ -306,6 +322,8 @@ done:
     cm_batch_fini(&out);
     cm_free(r.prev_buf);
     cm_free(r.best_buf);
+    cm_free(r.valid);
+    cm_mem_shrink(&l->res, r.valid_cap);
     cm_free(pv.buf);
     return err->code;
 }
@@ -336,4 +354,7 @@ void ex_hash_agg_deep_free(const HashAggSpec *s, AggLocal *l)
     l->deep_by = NULL;
     cm_free(l->deep_buf);
     l->deep_buf = NULL;
+    ex_hash_agg_deep_release(l);
+    cm_free(l->deep_kept);
+    l->deep_kept = NULL;
 }

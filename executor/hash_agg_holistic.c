@@ -24,6 +24,9 @@
 
 static int cmp_entry_value(const CmValue *x, const CmValue *y)
 {
+    if (x->is_null || y->is_null) {
+        return (int)x->is_null - (int)y->is_null; /* list's NULL last */
+    }
     switch ((CmTypeId)x->type.id) {
     case CM_T_VARCHAR:
         return cm_str_cmp(&x->s, &y->s);
@@ -139,15 +142,26 @@ static CmStatus holistic_group(const ExAggSpec *agg, AggLocal *l, SeenEntry *con
     case EX_AGG_LIST: {
         /* The entries' strings are in the string arena already: the list points at them. */
         size_t w = cm_type_width(agg->arg_type);
-        char *d = cm_arena_alloc(&l->strings, cm_list_bytes((uint32_t)n, w, false));
+        bool any_null = false;
+        for (int64_t i = 0; i < n; i++) {
+            any_null |= e[i]->value.is_null;
+        }
+        size_t bytes = cm_list_bytes((uint32_t)n, w, any_null);
+        char *d = cm_arena_alloc(&l->strings, bytes);
         if (d == NULL) {
             return cm_err_set(err, CM_OOM, -1, "out of memory in list");
         }
+        memset(d, 0, bytes);
         CmVec elems = {.type = agg->arg_type, .data = d};
         for (int64_t i = 0; i < n; i++) {
-            cm_vec_set_value(&elems, (uint32_t)i, &e[i]->value);
+            if (!e[i]->value.is_null) {
+                cm_vec_set_value(&elems, (uint32_t)i, &e[i]->value);
+                if (any_null) {
+                    list_set_valid(d, (uint32_t)n, w, (uint32_t)i);
+                }
+            }
         }
-        st->l = (CmList){.len = (uint32_t)n, .data = d};
+        st->l = (CmList){.len = (uint32_t)n, .has_nulls = any_null, .data = d};
         return CM_OK;
     }
     default: { /* MODE */
@@ -310,7 +324,7 @@ CmStatus ex_hash_agg_sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch
         int n = 0;
         for (int i = 0; i < in->n_rows; i++) {
             uint32_t p = cm_batch_pos(in, i);
-            if (takes_one(agg->fn) || !cm_vec_is_null(&cols[0], p)) {
+            if (takes_one(agg->fn) || keeps_nulls(agg) || !cm_vec_is_null(&cols[0], p)) {
                 l->sorter_pos[n++] = p;
             }
         }
@@ -366,11 +380,12 @@ static CmStatus keep_value(AggLocal *l, CmValue *dst, const CmValue *v, char **b
     return CM_OK;
 }
 
-/* *x = v with its string (if any) copied into the table's string arena, reserved. */
+/* *x = v with its string (if any, and not inline) copied into the table's
+ * string arena, reserved. */
 static CmStatus arena_value(AggLocal *l, CmValue *x, const CmValue *v, CmErr *err)
 {
     *x = *v;
-    if (v->type.id == CM_T_VARCHAR && v->s.len > 0) {
+    if (v->type.id == CM_T_VARCHAR && !v->is_null && v->s.len > CM_STR_INLINE) {
         char *d = NULL;
         if (cm_mem_need(&l->res, v->s.len, err) != CM_OK ||
             (d = cm_arena_alloc(&l->strings, v->s.len)) == NULL) {
@@ -424,9 +439,18 @@ CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st
     case EX_AGG_LIST: {
         size_t w = cm_type_width(agg->arg_type);
         int64_t need = (int64_t)cm_list_bytes((uint32_t)(r->n_taken + 1), w, false);
-        if (sorted_grow(l, buf, &r->cap, need, true, err) != CM_OK) {
+        if (sorted_grow(l, buf, &r->cap, need, true, err) != CM_OK ||
+            sorted_grow(l, &r->valid, &r->valid_cap, r->n_taken / 8 + 1, true, err) != CM_OK) {
             return err->code;
         }
+        if (r->n_taken % 8 == 0) {
+            r->valid[r->n_taken / 8] = 0;
+        }
+        if (v->is_null) {
+            r->any_null = true;
+            break;
+        }
+        r->valid[r->n_taken / 8] |= (char)(1 << (r->n_taken % 8));
         CmValue x;
         if (arena_value(l, &x, v, err) != CM_OK) {
             return err->code;
@@ -473,13 +497,14 @@ CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st
 
 void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r)
 {
-    char *prev_buf = r->prev_buf, *best_buf = r->best_buf;
-    int64_t prev_cap = r->prev_cap, best_cap = r->best_cap, cap = r->cap;
-    *r = (SortedRead){.prev_buf = prev_buf,
-                      .best_buf = best_buf,
-                      .prev_cap = prev_cap,
-                      .best_cap = best_cap,
-                      .cap = cap,
+    SortedRead kept = *r;
+    *r = (SortedRead){.prev_buf = kept.prev_buf,
+                      .best_buf = kept.best_buf,
+                      .prev_cap = kept.prev_cap,
+                      .best_cap = kept.best_cap,
+                      .valid = kept.valid,
+                      .valid_cap = kept.valid_cap,
+                      .cap = kept.cap,
                       .total = total};
     if (agg->fn == EX_AGG_QUANTILE_CONT) {
         /* (n - 1) q between its neighbours, as holistic_group */
@@ -492,7 +517,7 @@ void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r
     }
 }
 
-CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st, char *buf,
+CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st, char **buf,
                                 SortedRead *r, CmErr *err)
 {
     st->n = r->n_taken;
@@ -501,11 +526,23 @@ CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st,
     }
     switch (agg->fn) {
     case EX_AGG_STRING_AGG:
-        st->s = cm_str_make(buf, (uint32_t)r->len);
+        st->s = cm_str_make(*buf, (uint32_t)r->len);
         break;
-    case EX_AGG_LIST:
-        st->l = (CmList){.len = (uint32_t)r->n_taken, .data = buf};
+    case EX_AGG_LIST: {
+        uint32_t n = (uint32_t)r->n_taken;
+        size_t w = cm_type_width(agg->arg_type);
+        if (r->any_null) {
+            /* the bitmap after the elements (bytes of bits: little-endian words) */
+            size_t off = cm_list_bits_off(n, w), bytes = cm_list_bytes(n, w, true);
+            if (sorted_grow(l, buf, &r->cap, (int64_t)bytes, true, err) != CM_OK) {
+                return err->code;
+            }
+            memset(*buf + off, 0, bytes - off);
+            memcpy(*buf + off, r->valid, (n + 7) / 8);
+        }
+        st->l = (CmList){.len = n, .has_nulls = r->any_null, .data = *buf};
         break;
+    }
     case EX_AGG_QUANTILE_CONT:
         st->d = r->lo == r->hi ? r->x
                                : r->x + ((double)(r->total - 1) * agg->param.d - (double)r->lo) *
@@ -565,11 +602,13 @@ CmStatus ex_hash_agg_finish_sorted(const HashAggSpec *s, AggLocal *l, int a, CmE
             }
         }
     }
-    ex_hash_agg_sorted_end(agg, l, st, l->sorted_buf[a], &r, err);
+    ex_hash_agg_sorted_end(agg, l, st, &l->sorted_buf[a], &r, err);
 done:
     cm_batch_fini(&out);
     cm_free(r.prev_buf);
     cm_free(r.best_buf);
+    cm_free(r.valid);
+    cm_mem_shrink(&l->res, r.valid_cap);
     ex_sorter_free(l->sorters[a]);
     l->sorters[a] = NULL;
     return err->code;

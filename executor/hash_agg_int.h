@@ -282,6 +282,9 @@ typedef struct AggLocal {
     ExSorter **deep_by; /* per aggregate, NULL for the others; owned */
     char *deep_buf;     /* a group's string_agg or list while it is read back; owned */
     int64_t deep_cap;   /* its bytes, reserved in res */
+    char **deep_kept;   /* the groups' string_agg and list results, handed over from
+                           deep_buf; owned, reserved in res, freed with the groups */
+    int n_kept, cap_kept;
     ExQuery *query;     /* borrowed: the sorters' reservations and temp_directory */
     uint32_t deep_pos[CM_BATCH_CAP];
 } AggLocal;
@@ -306,6 +309,24 @@ typedef struct AggLocal {
 static inline bool keeps_values(const ExAggSpec *agg)
 {
     return agg->distinct || ex_agg_is_holistic(agg->fn);
+}
+
+/* list keeps NULL values as elements (DuckDB's list, PostgreSQL's
+ * array_agg); the others skip them.  Spilled, its values carry a mark
+ * (build_merge): a NULL value row is then told from a group's state row. */
+static inline bool keeps_nulls(const ExAggSpec *agg)
+{
+    return agg->fn == EX_AGG_LIST && !agg->skip_nulls;
+}
+
+/* Whether row p of `in`, laid out for x, holds a value of aggregate a: not
+ * NULL, or for list any raw row and a marked state row (x the merge spec). */
+static inline bool has_value(const HashAggSpec *x, int a, const CmBatch *in, uint32_t p)
+{
+    if (!keeps_nulls(&x->aggs[a])) {
+        return !cm_vec_is_null(&in->cols[x->in_col[a]], p);
+    }
+    return x->mode != EX_AGG_FINAL || !cm_vec_is_null(&in->cols[x->in_col[a] + 1], p);
 }
 
 /* string_agg and list keep each row, in arrival order. */
@@ -580,9 +601,20 @@ typedef struct SortedRead {
     bool has_prev;
     char *prev_buf, *best_buf; /* owned by the caller, kept by begin */
     int64_t prev_cap, best_cap;
+    char *valid;       /* list: a bit per element taken, set when not NULL; reserved in res,
+                          owned by the caller, kept by begin */
+    int64_t valid_cap; /* its bytes */
+    bool any_null;     /* list: a NULL element was taken */
     CmValue best; /* mode: the value of the longest run so far, its string in best_buf */
     int64_t best_n, run_n;
 } SortedRead;
+
+/* Sets element k of list block d (len elements of width w, has_nulls) valid. */
+static inline void list_set_valid(char *d, uint32_t len, size_t w, uint32_t k)
+{
+    uint64_t *bits = (uint64_t *)(d + cm_list_bits_off(len, w));
+    bits[k >> 6] |= 1ULL << (k & 63);
+}
 
 /* Starts r on a group of `total` values (its buffers and cap kept). */
 void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r);
@@ -590,8 +622,9 @@ void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r
  * list's elements grow in *buf (reserved), a quantile_disc's value goes to st. */
 CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st, char **buf,
                                  SortedRead *r, const CmValue *v, CmErr *err);
-/* The group's result into st (string_agg and list pointing into buf). */
-CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st, char *buf,
+/* The group's result into st (string_agg and list pointing into *buf, which
+ * list's bitmap may grow). */
+CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st, char **buf,
                                 SortedRead *r, CmErr *err);
 
 /* ---- hash_agg_deep.c ---------------------------------------------------------- */
@@ -610,6 +643,9 @@ CmStatus ex_hash_agg_deep_add(const HashAggSpec *x, AggLocal *l, int a, const Cm
 CmStatus ex_hash_agg_deep_finish(const HashAggSpec *s, AggLocal *l, CmErr *err);
 /* Frees what the deepest level holds (on every path). */
 void ex_hash_agg_deep_free(const HashAggSpec *s, AggLocal *l);
+/* Frees the groups' results kept by the deepest level (the groups are going;
+ * their reservation is the caller's to give back). */
+void ex_hash_agg_deep_release(AggLocal *l);
 /* The group of every active row of `in` (laid out for x) into l->row_group,
  * NO_GROUP where the table has none; nothing is added or updated. */
 CmStatus ex_hash_agg_find_groups(const HashAggSpec *x, AggLocal *l, const CmBatch *in, CmErr *err);

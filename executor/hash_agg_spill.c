@@ -112,6 +112,10 @@ static CmStatus dump_seen(const HashAggSpec *x, AggLocal *l, int a, CmErr *err)
                 }
             }
             cm_vec_set_value(&b->cols[m->in_col[a]], (uint32_t)row, &e->value);
+            if (keeps_nulls(&x->aggs[a])) {
+                CmValue mark = {.type = cm_type_make(CM_T_INT32), .i = 1};
+                cm_vec_set_value(&b->cols[m->in_col[a] + 1], (uint32_t)row, &mark);
+            }
             l->miss_hash[row] = group_hash_of(x, l, e->group);
             l->hit_pos[row] = (uint32_t)row;
             row++;

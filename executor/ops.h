@@ -182,6 +182,8 @@ typedef struct ExAggSpec {
     struct ExSortKey *order; /* its keys over input columns (query arena); with keys the
                                 input arrives sorted by (keys, order) (ex_hash_agg_new) */
     CmType *order_types;     /* the types of those columns */
+    bool skip_nulls;         /* list with FILTER: its argument is CASE WHEN c THEN x END, whose
+                                NULL may be a row filtered out, so NULLs are skipped */
 } ExAggSpec;
 
 /* The aggregates that need all of a group's values (string_agg, quantiles,

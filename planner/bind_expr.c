@@ -1305,7 +1305,8 @@ static ExExpr *bind_aggregate(PlBindCtx *ctx, const PsExpr *ast, int fn)
                         .type = agg_result_type((ExAggFn)fn, arg_type),
                         .distinct = ast->distinct && fn != EX_AGG_MIN && fn != EX_AGG_MAX &&
                                     fn != EX_AGG_FIRST && fn != EX_AGG_LAST && by == NULL,
-                        .param = param};
+                        .param = param,
+                        .skip_nulls = ast->filter != NULL};
         agg->agg_args[a] = arg;
         agg->agg_by[a] = by;
         if (n_order > 0) {
