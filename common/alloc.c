@@ -8,6 +8,7 @@
 
 #include <execinfo.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -257,7 +258,7 @@ void cm_alloc_set_release(CmAllocRelease how)
     /* mimalloc 2.0 reads both options each time it could decommit; its
      * default delay is 25 ms */
     mi_option_set_enabled(mi_option_allow_decommit, how != CM_ALLOC_KEEP);
-    mi_option_set(mi_option_decommit_delay, how == CM_ALLOC_EAGER ? 0 : 25);
+    mi_option_set(mi_option_decommit_delay, how == CM_ALLOC_EAGER ? CM_ALLOC_EAGER_MS : 25);
 #else
     (void)how;
 #endif
@@ -287,4 +288,80 @@ char *cm_strndup(const char *s, size_t n)
 char *cm_strdup(const char *s)
 {
     return cm_strndup(s, strlen(s));
+}
+
+/* ---- the stash of freed buffers (alloc.h) ------------------------------------------ */
+
+#define STASH_SLOTS 16
+#define STASH_BYTES ((size_t)4 << 20)
+typedef struct Stash {
+    void *buf[STASH_SLOTS];
+    size_t bytes[STASH_SLOTS];
+    size_t total; /* the bytes of buf[0..n) */
+    int n;
+} Stash;
+static pthread_key_t stash_key;
+static pthread_once_t stash_once = PTHREAD_ONCE_INIT;
+static bool stash_ok;
+
+static __thread Stash tl_stash;
+
+/* At the thread's end (the key only carries this destructor). */
+static void stash_free(void *p)
+{
+    Stash *s = p;
+    for (int i = 0; i < s->n; i++) {
+        cm_free(s->buf[i]);
+    }
+    s->n = 0;
+    s->total = 0;
+}
+
+static void stash_init(void)
+{
+    stash_ok = pthread_key_create(&stash_key, stash_free) == 0;
+}
+
+static Stash *stash(bool make)
+{
+    pthread_once(&stash_once, stash_init);
+    if (!stash_ok) {
+        return NULL;
+    }
+    Stash *s = pthread_getspecific(stash_key);
+    if (s == NULL && make) {
+        s = pthread_setspecific(stash_key, &tl_stash) == 0 ? &tl_stash : NULL;
+    }
+    return s;
+}
+
+void *cm_stash_take(size_t bytes)
+{
+    Stash *s = stash(false);
+    for (int i = 0; s != NULL && i < s->n; i++) {
+        if (s->bytes[i] == bytes) {
+            void *p = s->buf[i];
+            s->total -= bytes;
+            s->n--;
+            s->buf[i] = s->buf[s->n];
+            s->bytes[i] = s->bytes[s->n];
+            return p;
+        }
+    }
+    return cm_malloc(bytes);
+}
+
+void cm_stash_give(void *p, size_t bytes)
+{
+    if (p == NULL) {
+        return;
+    }
+    Stash *s = bytes <= CM_STASH_MAX_BYTES ? stash(true) : NULL;
+    if (s == NULL || s->n == STASH_SLOTS || s->total + bytes > STASH_BYTES) {
+        cm_free(p);
+        return;
+    }
+    s->total += bytes;
+    s->buf[s->n] = p;
+    s->bytes[s->n++] = bytes;
 }

@@ -27,10 +27,15 @@ void cm_alloc_collect(void);
  * memory freed and allocated again (a statement's hash tables, the next
  * statement's) is not faulted in twice; the memory manager chooses it at the
  * default memory_limit.  DELAYED: after mimalloc's short delay (25 ms).
- * EAGER: at once.  Under a memory_limit below the default the memory
+ * EAGER: after CM_ALLOC_EAGER_MS, so that a page freed and taken again at
+ * once (a batch's buffer, the next spill file's) is not faulted in again:
+ * with no delay at all the spilling tests at 16MB took 850,000 faults, with
+ * 2 ms 370,000 and a quarter less time; the memory manager looks at RSS
+ * every 2 ms anyway.  Under a memory_limit below the default the memory
  * manager switches between DELAYED and EAGER by resident memory
  * (cm_mem_release_is_eager, common/mem.h).  Big buffers (a MiB or more) have
  * mappings of their own and always go back at once (alloc.c). */
+#define CM_ALLOC_EAGER_MS 2
 typedef enum CmAllocRelease {
     CM_ALLOC_KEEP = 0,
     CM_ALLOC_DELAYED = 1,
@@ -38,6 +43,18 @@ typedef enum CmAllocRelease {
 } CmAllocRelease;
 void cm_alloc_set_release(CmAllocRelease how);
 void cm_free(void *p);
+
+/* A stash per thread of a few freed buffers of at most CM_STASH_MAX_BYTES
+ * (and 2 MiB in all: memory outside every reservation, kept while idle):
+ * cm_stash_take returns one given back earlier by this thread with exactly
+ * `bytes` bytes, or else cm_malloc(bytes); cm_stash_give keeps p (taken with
+ * `bytes`) for the next take, or frees it when the stash is full.  For
+ * buffers made and dropped over and over (a spill file's), whose pages the
+ * allocator gives back at once under a memory limit, so that each new one
+ * was faulted in again.  What a thread stashes is freed when it ends. */
+#define CM_STASH_MAX_BYTES ((size_t)1 << 20)
+void *cm_stash_take(size_t bytes);
+void cm_stash_give(void *p, size_t bytes);
 
 /* Fault injection, for sweeps over the out-of-memory paths (debug builds only;
  * in release builds arm returns false and the rest do nothing).  After

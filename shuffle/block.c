@@ -249,17 +249,46 @@ static unsigned char *encode_column(const CmBatch *b, int c, unsigned char *out)
     return out;
 }
 
-ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
+static size_t encoded_size(const CmBatch *b)
 {
     size_t size = 0;
     for (int c = 0; c < b->n_cols; c++) {
         size += (column_size(b, c) + 7) & ~(size_t)7;
     }
+    return size;
+}
+
+static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size);
+
+ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
+{
+    size_t size = encoded_size(b);
     ShBlock *blk = cm_malloc(sizeof(ShBlock) + size);
     if (blk == NULL) {
         cm_err_set(err, CM_OOM, -1, "out of memory encoding a shuffle block");
         return NULL;
     }
+    return encode_into(b, blk, size);
+}
+
+ShBlock *sh_block_encode_stashed(const CmBatch *b, size_t *bytes, CmErr *err)
+{
+    size_t size = encoded_size(b);
+    size_t n = sizeof(ShBlock) + size;
+    if (n <= CM_STASH_MAX_BYTES) {
+        n = (size_t)1 << (64 - __builtin_clzll(n - 1)); /* a power of two, to be taken again */
+    }
+    ShBlock *blk = n <= CM_STASH_MAX_BYTES ? cm_stash_take(n) : cm_malloc(n);
+    if (blk == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory encoding a shuffle block");
+        return NULL;
+    }
+    *bytes = n;
+    return encode_into(b, blk, size);
+}
+
+static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size)
+{
     memset(&blk->hdr, 0, sizeof blk->hdr);
     blk->next = NULL;
     blk->hdr.codec = SH_BLOCK_CODEC_NONE;

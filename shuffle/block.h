@@ -64,6 +64,11 @@ typedef struct ShDecoder {
 
 /* Encodes the active rows of b into a new uncompressed block (owned; cm_free). */
 ShBlock *sh_block_encode(const CmBatch *b, CmErr *err);
+/* The same into a buffer of *bytes bytes from this thread's stash (alloc.h),
+ * to be given back with cm_stash_give(blk, *bytes): for a block laid out at
+ * once and dropped (a spill file's), whose fresh pages were faulted in again
+ * for every batch.  NULL with err. */
+ShBlock *sh_block_encode_stashed(const CmBatch *b, size_t *bytes, CmErr *err);
 /* Decodes a block into out (reset first; strings copied into out->heap).
  * CM_IO when the checksum fails or the payload is malformed. */
 CmStatus sh_block_decode(const ShBlock *blk, CmBatch *out, CmErr *err);

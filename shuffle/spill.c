@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,8 @@
 
 struct ShSpill {
     int fd;
-    char dir[256]; /* for messages */
+    char dir[256]; /* for messages, and the pool of emptied files */
+    bool poolable; /* dir is whole: the file may go to the pool */
     int64_t max_temp;
     int64_t size; /* bytes written to the file */
     int64_t rows;
@@ -92,6 +94,66 @@ CmStatus sh_temp_charge(int64_t bytes, int64_t max_temp, const char *dir, CmErr 
     return CM_OK;
 }
 
+/* Emptied spill files kept open for the next sh_spill_new in the same
+ * directory: creating an unnamed file on ext4 allocates an inode (a scan of
+ * the inode bitmap) and closing it frees one, which took a tenth of the time
+ * of the spilling tests, where sorts and partitioned spills make thousands of
+ * small files; an emptied file is reused for nothing but a truncate.  The
+ * files are unnamed and empty: nothing shows in the directory, nothing of a
+ * statement's data stays. */
+#define POOL_FILES 32
+static struct {
+    pthread_mutex_t lock;
+    pid_t pid; /* whose files: a forked child shares its parent's (the same files) */
+    int n;
+    int fd[POOL_FILES];
+    char dir[POOL_FILES][256];
+} g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int pool_take(const char *dir)
+{
+    int fd = -1;
+    pthread_mutex_lock(&g_pool.lock);
+    if (g_pool.pid != getpid()) {
+        g_pool.n = 0; /* the parent's: not ours to write (left open, as the parent's) */
+        g_pool.pid = getpid();
+    }
+    for (int i = g_pool.n - 1; i >= 0; i--) {
+        if (strcmp(g_pool.dir[i], dir) == 0) {
+            fd = g_pool.fd[i];
+            g_pool.n--;
+            g_pool.fd[i] = g_pool.fd[g_pool.n];
+            memcpy(g_pool.dir[i], g_pool.dir[g_pool.n], sizeof g_pool.dir[i]);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_pool.lock);
+    return fd;
+}
+
+/* Keeps fd (emptied) for reuse, or closes it. */
+static void pool_give(int fd, const char *dir)
+{
+    bool kept = false;
+    if (ftruncate(fd, 0) == 0) {
+        pthread_mutex_lock(&g_pool.lock);
+        if (g_pool.pid != getpid()) {
+            g_pool.n = 0;
+            g_pool.pid = getpid();
+        }
+        if (g_pool.n < POOL_FILES) {
+            g_pool.fd[g_pool.n] = fd;
+            snprintf(g_pool.dir[g_pool.n], sizeof g_pool.dir[0], "%s", dir);
+            g_pool.n++;
+            kept = true;
+        }
+        pthread_mutex_unlock(&g_pool.lock);
+    }
+    if (!kept) {
+        close(fd);
+    }
+}
+
 ShSpill *sh_spill_new(const char *dir, int64_t max_temp, CmErr *err)
 {
     ShSpill *s = cm_calloc(1, sizeof *s);
@@ -103,9 +165,13 @@ ShSpill *sh_spill_new(const char *dir, int64_t max_temp, CmErr *err)
     s->read_pos = -1;
     s->max_temp = max_temp;
     snprintf(s->dir, sizeof s->dir, "%s", dir);
+    s->poolable = strlen(dir) < sizeof s->dir - 1;
     sh_decoder_init(&s->dec);
     /* An unnamed file: gone when closed, whatever happens to the process. */
-    s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    s->fd = pool_take(dir);
+    if (s->fd < 0) {
+        s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    }
     if (s->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         char path[300];
         snprintf(path, sizeof path, "%s/sluice-spill-XXXXXX", dir);
@@ -142,6 +208,22 @@ static CmStatus write_out(ShSpill *s, CmErr *err)
     return CM_OK;
 }
 
+/* Replaces the buffer (its bytes not kept) by one of at least n and `least`
+ * bytes: a power of two up to CM_STASH_MAX_BYTES, most often one another file
+ * of this thread gave back (alloc.h), since a new buffer's pages were faulted
+ * in again for every file.  False on OOM. */
+static bool new_buf(ShSpill *s, size_t n, size_t least)
+{
+    size_t cap = n > least ? n : least;
+    if (cap <= CM_STASH_MAX_BYTES) {
+        cap = (size_t)1 << (64 - __builtin_clzll(cap - 1));
+    }
+    cm_stash_give(s->buf, s->cap);
+    s->buf = cap <= CM_STASH_MAX_BYTES ? cm_stash_take(cap) : cm_malloc(cap);
+    s->cap = s->buf != NULL ? cap : 0;
+    return s->buf != NULL;
+}
+
 /* Makes the buffer hold at least n bytes (after writing out what it holds).
  * The buffer is made on first use, so an open file that holds nothing in
  * memory costs little: an operator may keep many runs open. */
@@ -153,14 +235,8 @@ static CmStatus room(ShSpill *s, size_t n, CmErr *err)
     if (write_out(s, err) != CM_OK) {
         return err->code;
     }
-    if (n > s->cap) {
-        n = n > SPILL_BUF_BYTES ? n : SPILL_BUF_BYTES;
-        unsigned char *b = cm_realloc(s->buf, n);
-        if (b == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
-        }
-        s->buf = b;
-        s->cap = n;
+    if (n > s->cap && !new_buf(s, n, SPILL_BUF_BYTES)) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
     }
     return CM_OK;
 }
@@ -171,14 +247,15 @@ static CmStatus spill_append_untimed(ShSpill *s, const CmBatch *b, CmErr *err)
         return CM_OK;
     }
     CM_ASSERT(s->read_pos < 0);
-    ShBlock *blk = sh_block_encode(b, err);
+    size_t blk_bytes = 0;
+    ShBlock *blk = sh_block_encode_stashed(b, &blk_bytes, err);
     if (blk == NULL) {
         return err->code;
     }
     int codec = sh_disk_codec();
     if (s->cctx == NULL && codec != SH_BLOCK_CODEC_NONE &&
         (s->cctx = sh_compressor_new(codec)) == NULL) {
-        cm_free(blk);
+        cm_stash_give(blk, blk_bytes);
         return cm_err_set(err, CM_OOM, -1, "out of memory writing a spill file");
     }
     blk->hdr.seq = s->seq++;
@@ -186,11 +263,11 @@ static CmStatus spill_append_untimed(ShSpill *s, const CmBatch *b, CmErr *err)
     size_t stored = (size_t)blk->hdr.stored_bytes;
     size_t max_payload = bound > stored ? bound : stored;
     if (room(s, SH_DISK_HDR_BYTES + SH_ALIGN8((int64_t)max_payload), err) != CM_OK) {
-        cm_free(blk);
+        cm_stash_give(blk, blk_bytes);
         return err->code;
     }
     s->fill += (size_t)sh_block_lay_record(blk, s->cctx, s->buf + s->fill);
-    cm_free(blk);
+    cm_stash_give(blk, blk_bytes);
     s->rows += b->n_rows;
     return CM_OK;
 }
@@ -205,7 +282,7 @@ static CmStatus spill_rewind_untimed(ShSpill *s, CmErr *err)
          * makes a buffer of one record when it starts. */
         sh_compressor_free(s->cctx);
         s->cctx = NULL;
-        cm_free(s->buf);
+        cm_stash_give(s->buf, s->cap);
         s->buf = NULL;
         s->cap = 0;
     }
@@ -228,13 +305,8 @@ static CmStatus window(ShSpill *s, int64_t pos, size_t n, CmErr *err)
         want = (size_t)(s->size - pos);
     }
     s->win_len = 0;
-    if (want > s->cap) {
-        unsigned char *b = cm_realloc(s->buf, want);
-        if (b == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory reading a spill file");
-        }
-        s->buf = b;
-        s->cap = want;
+    if (want > s->cap && !new_buf(s, want, SPILL_READ_BYTES)) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory reading a spill file");
     }
     if (!sh_pread_all(s->fd, s->buf, want, pos)) {
         return cm_err_set(err, CM_IO, -1, "cannot read a spill file in '%s': %s", s->dir,
@@ -301,7 +373,9 @@ void sh_spill_free(ShSpill *s)
     if (s == NULL) {
         return;
     }
-    if (s->fd >= 0) {
+    if (s->fd >= 0 && s->poolable) {
+        pool_give(s->fd, s->dir);
+    } else if (s->fd >= 0) {
         close(s->fd);
     }
     if (s->size > 0) {
@@ -309,7 +383,7 @@ void sh_spill_free(ShSpill *s)
     }
     sh_decoder_fini(&s->dec);
     sh_compressor_free(s->cctx);
-    cm_free(s->buf);
+    cm_stash_give(s->buf, s->cap);
     cm_free(s);
 }
 
