@@ -41,14 +41,14 @@ case "${1:-}" in
     # The suite on one thread and with a squeezed shuffle store runs in the default
     # build; under the sanitizers and with 3-row batches it would add a quarter of an
     # hour to CI for little: the same operators run here on two threads and spilling.
-    # So does the suite on two threads at the default limit (sql_threads2): the two
-    # sql_small_memory runs are every file of it on two threads, at a limit where the
-    # large operators spill and the small ones do not; running it a second time took
-    # 6 minutes under ASan and 5 with 3-row batches, of a CI run of 45.
+    # The two sql_small_memory runs are every file of the suite on two threads, at a
+    # limit where the large operators spill and the small ones do not; running it a
+    # second time at the default limit took 6 minutes under ASan and 5 with 3-row
+    # batches, of a CI run of 45.
     # memory_rss checks no RSS there (shadow memory is resident too), and its large
     # spilling queries took five minutes under ASan: sql_small_memory_spill runs the
     # same operators spilling on smaller data.
-    ctest --output-on-failure -j2 -E '^(sql_threads1|sql_threads2|sql_tiny_shuffle|memory_rss)$' ;;
+    ctest --output-on-failure -j2 -E '^(sql_threads1|sql_tiny_shuffle|memory_rss)$' ;;
   *)
     ctest --output-on-failure -j2 ;;
 esac
