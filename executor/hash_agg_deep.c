@@ -23,9 +23,7 @@
 #include "executor/hash_agg_int.h"
 #include "executor/sort_run.h"
 
-/* Whether aggregate a's values go to a sorter at the deepest level.  A
- * DISTINCT quantile is left out: its position depends on the distinct count,
- * not known before its values are read. */
+/* Whether aggregate a's values go to a sorter at the deepest level. */
 static bool deep_takes(const ExAggSpec *agg)
 {
     if (!keeps_values(agg)) {
@@ -36,9 +34,6 @@ static bool deep_takes(const ExAggSpec *agg)
     case EX_AGG_LIST:
     case EX_AGG_MODE:
         return agg->n_order == 0;
-    case EX_AGG_QUANTILE_CONT:
-    case EX_AGG_QUANTILE_DISC:
-        return agg->n_order == 0 && !agg->distinct;
     /* two columns, or a row's order: they keep no values in a SeenSet here */
     case EX_AGG_ARG_MIN:
     case EX_AGG_ARG_MAX:
@@ -279,6 +274,72 @@ static CmStatus stream_holistic(const HashAggSpec *s, AggLocal *l, int a, const 
     return CM_OK;
 }
 
+/* A DISTINCT quantile's position depends on the count of distinct values,
+ * not known until they are read: a first pass over the sorter counts each
+ * group's (into its state's n, which deep_add made the count of all values)
+ * and writes them, once each, still in order, to a spill file, which the
+ * second pass streams.  *file is the file, rewound; the caller frees it. */
+static CmStatus dedup_pass(const HashAggSpec *s, AggLocal *l, int a, CmBatch *out, ShSpill **file,
+                           CmErr *err)
+{
+    PrevValue pv = {0};
+    int64_t cur = -1;
+    if ((*file = sh_spill_new(l->temp_dir, l->max_temp, err)) == NULL) {
+        return err->code;
+    }
+    for (bool more = true; more;) {
+        if (ex_sorter_next(l->deep_by[a], out, &more, err) != CM_OK ||
+            ex_hash_agg_find_groups(s->merge, l, out, err) != CM_OK) {
+            break;
+        }
+        int n = 0;
+        for (int i = 0; i < out->n_rows; i++) {
+            int64_t g = l->row_group[i];
+            uint32_t p = cm_batch_pos(out, i);
+            CmValue v;
+            cm_vec_get_value(&out->cols[s->n_keys], p, &v);
+            if (g == cur && pv.has && ex_hash_agg_same_value(&pv.v, &v)) {
+                continue;
+            }
+            if (g != cur && g != (int64_t)NO_GROUP) {
+                group_states(l, g)[a].n = 0;
+            }
+            cur = g;
+            if (g != (int64_t)NO_GROUP) {
+                group_states(l, g)[a].n++;
+            }
+            if (prev_keep(&pv, &v, err) != CM_OK) {
+                break;
+            }
+            l->deep_pos[n++] = p;
+        }
+        CmBatch view = *out;
+        view.sel = l->deep_pos;
+        view.n_rows = n;
+        if (err->code != CM_OK || (n > 0 && sh_spill_append(*file, &view, err) != CM_OK)) {
+            break;
+        }
+    }
+    cm_free(pv.buf);
+    return err->code != CM_OK ? err->code : sh_spill_rewind(*file, err);
+}
+
+/* The next batch of aggregate a's values in order: from its sorter, or from
+ * the file of a DISTINCT quantile's first pass. */
+static CmStatus next_values(AggLocal *l, int a, ShSpill *file, CmBatch *out, bool *more, CmErr *err)
+{
+    if (file == NULL) {
+        return ex_sorter_next(l->deep_by[a], out, more, err);
+    }
+    bool eof = false;
+    CmStatus rc = sh_spill_read(file, out, &eof, err);
+    *more = !eof;
+    if (eof) {
+        out->n_rows = 0;
+    }
+    return rc;
+}
+
 /* Reads aggregate a's sorter back into its groups' states. */
 static CmStatus finish_one(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
 {
@@ -291,12 +352,16 @@ static CmStatus finish_one(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
     SortedRead r = {.cap = l->deep_cap};
     PrevValue pv = {0};
     int64_t cur = -1;
+    ShSpill *file = NULL;
+    bool two_pass =
+        agg->distinct && (agg->fn == EX_AGG_QUANTILE_CONT || agg->fn == EX_AGG_QUANTILE_DISC);
     if (ex_sorter_finish(l->deep_by[a], err) != CM_OK ||
-        cm_batch_init(&out, s->n_keys + 1, types, err) != CM_OK) {
+        cm_batch_init(&out, s->n_keys + 1, types, err) != CM_OK ||
+        (two_pass && dedup_pass(s, l, a, &out, &file, err) != CM_OK)) {
         goto done;
     }
     for (bool more = true; more;) {
-        if (ex_sorter_next(l->deep_by[a], &out, &more, err) != CM_OK ||
+        if (next_values(l, a, file, &out, &more, err) != CM_OK ||
             ex_hash_agg_find_groups(s->merge, l, &out, err) != CM_OK) {
             goto done;
         }
@@ -318,6 +383,7 @@ static CmStatus finish_one(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
         }
     }
 done:
+    sh_spill_free(file);
     l->deep_cap = r.cap; /* what sorted_take grew deep_buf to (reserved) */
     cm_batch_fini(&out);
     cm_free(r.prev_buf);
