@@ -31,6 +31,13 @@ typedef struct Pipe {
                                  (a union read for it, build_union), or NULL */
     const PlNode *union_read; /* the union whose inputs the source reads one after the
                                  other, each task its part of each (build_union), or NULL */
+    /* While the pipe's top is hashed_top (its source, or a WINDOW after it,
+     * which keeps its input's columns where they were): its rows are hash
+     * partitioned on columns hashed[0..n_hashed), so a window partitioned on
+     * those (and maybe more) needs no exchange of its own. */
+    const ExOp *hashed_top;
+    int n_hashed;
+    int hashed[8];
     int n_deps;
     ExStage *deps[64];
 } Pipe;
@@ -148,6 +155,30 @@ static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_p
     p->source = r;
     p->single = n_parts == 1;
     p->deps[p->n_deps++] = s;
+    if (n_keys > 0 && n_keys <= (int)(sizeof p->hashed / sizeof p->hashed[0])) {
+        p->hashed_top = r;
+        p->n_hashed = n_keys;
+        memcpy(p->hashed, keys, sizeof(int) * (size_t)n_keys);
+    }
+    return true;
+}
+
+/* Whether the pipe's rows are hash partitioned on some of columns part[0..n):
+ * then every row of one PARTITION BY value is in one task already. */
+static bool hashed_within(const Pipe *p, int n, const int *part)
+{
+    if (p->hashed_top == NULL || p->hashed_top != pipe_top(p) || n == 0) {
+        return false;
+    }
+    for (int i = 0; i < p->n_hashed; i++) {
+        bool found = false;
+        for (int k = 0; k < n && !found; k++) {
+            found = part[k] == p->hashed[i];
+        }
+        if (!found) {
+            return false;
+        }
+    }
     return true;
 }
 
@@ -1137,7 +1168,10 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
          * reads map by map, so it sees the rows in scan order as DuckDB does
          * (row_number() OVER () numbers a file's rows in file order). */
         const ExWindowSpec *w = n->win;
-        if (!p->single) {
+        /* A window after another over the same partitions (or whose input
+         * was exchanged on some of its partition keys) stays in its stage:
+         * the window keeps its input's columns in place. */
+        if (!p->single && !hashed_within(p, w->n_part, w->part)) {
             if (!exchange(bld, p, w->n_part, w->part,
                           w->n_part > 0 ? (int)bld->cfg->shuffle_partitions : 1)) {
                 return false;
@@ -1146,8 +1180,13 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
                 ex_shuffle_read_set_map_order(p->source);
             }
         }
-        return append(bld, p,
-                      ex_window_new(bld->a, w, n->child->n_cols, n->child->types, bld->err));
+        bool keep = p->hashed_top != NULL && p->hashed_top == pipe_top(p);
+        if (!append(bld, p,
+                    ex_window_new(bld->a, w, n->child->n_cols, n->child->types, bld->err))) {
+            return false;
+        }
+        p->hashed_top = keep ? pipe_top(p) : NULL;
+        return true;
     }
     case PL_LIMIT:
         if (!p->single) {
