@@ -323,6 +323,8 @@ typedef struct ExWindowSpec {
     int64_t start_off, end_off; /* n of n PRECEDING / n FOLLOWING; LAG/LEAD offset in start_off */
     bool has_dflt; /* LAG/LEAD: dflt is the value past the partition's ends (else NULL); */
     CmValue dflt;  /* a string's bytes live as long as the plan */
+    bool presorted; /* the input arrives sorted by (part, order): a window after one on the
+                       same keys in its stage (the planner); its sorter keeps the order */
 } ExWindowSpec;
 
 /* Evaluates one window function over the rows its task sees (the planner
@@ -330,6 +332,8 @@ typedef struct ExWindowSpec {
  * order keys, with the function's value appended as the last column. */
 ExOp *ex_window_new(CmArena *a, const ExWindowSpec *spec, int n_cols, const CmType *types,
                     CmErr *err);
+/* The window's spec as the op keeps it (its own copy, in the plan's arena). */
+ExWindowSpec *ex_window_spec(ExOp *op);
 
 /* GROUPING SETS: every input row once per set, with the key columns [0,
  * n_set_keys) that the set does not group by replaced by NULL and column

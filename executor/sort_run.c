@@ -72,6 +72,7 @@ struct ExSorter {
     ExSortKey *keys;          /* owned */
     int64_t limit;            /* -1: all rows */
     int n_threads;            /* threads of the in-memory sort (ex_sort_refs) and its output */
+    bool presorted;           /* rows arrive in key order: sort_rows keeps it */
     CmPool *pool;             /* owned: gathers the in-memory output when n_threads > 1 */
     int64_t row_width;        /* fixed bytes a buffered row takes, its ExRowRef and its
                                  normalized key while sorted (sort_key.h) included */
@@ -444,6 +445,11 @@ static CmStatus sort_rows(ExSorter *s, const CmBatch *single, CmErr *err)
             s->order[at].row = (uint32_t)r;
             at++;
         }
+    }
+    if (s->presorted) {
+        s->n_order = s->limit >= 0 && s->limit < n ? s->limit : n;
+        s->next = 0;
+        return CM_OK;
     }
     SortCtx ctx = {.s = s, .batches = s->batches};
     int64_t keep = n;
@@ -1146,6 +1152,11 @@ CmStatus ex_sorter_add(ExSorter *s, const CmBatch *in, CmErr *err)
         return err->code;
     }
     return write_run(s, &s->single, err);
+}
+
+void ex_sorter_set_presorted(ExSorter *s)
+{
+    s->presorted = true;
 }
 
 CmStatus ex_sorter_finish(ExSorter *s, CmErr *err)

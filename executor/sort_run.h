@@ -66,6 +66,9 @@ ExSorter *ex_sorter_new(ExOp *op, ExQuery *q, const char *what, int n_cols, cons
  * threads (default 1): for a sorter whose task runs alone in its stage, so
  * that the other workers would otherwise wait. */
 void ex_sorter_set_threads(ExSorter *s, int n_threads);
+/* The rows will arrive in key order already (a window after one on the same
+ * keys): they keep their order, unsorted; runs and merge work as before. */
+void ex_sorter_set_presorted(ExSorter *s);
 /* Frees s, its rows, its spill files and its reservation.  NULL is fine. */
 void ex_sorter_free(ExSorter *s);
 

@@ -1267,6 +1267,9 @@ static void *win_local_init(ExOp *op, const ExTask *task, CmErr *err)
         win_local_fini(op, l);
         return NULL;
     }
+    if (s->presorted) {
+        ex_sorter_set_presorted(l->sorter);
+    }
     return l;
 }
 
@@ -1373,6 +1376,9 @@ static void win_explain(const ExOp *op, const char *const *in_names, char *buf, 
         n +=
             (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s", s->order[k].desc ? " DESC" : "");
     }
+    if (s->presorted && n < cap) {
+        snprintf(buf + n, cap - n, " (input in order)");
+    }
 }
 
 static const ExOpVt WINDOW_VT = {
@@ -1383,6 +1389,11 @@ static const ExOpVt WINDOW_VT = {
     .flush = win_flush,
     .explain = win_explain,
 };
+
+ExWindowSpec *ex_window_spec(ExOp *op)
+{
+    return op->vt == &WINDOW_VT ? (ExWindowSpec *)op->spec : NULL;
+}
 
 ExOp *ex_window_new(CmArena *a, const ExWindowSpec *spec, int n_cols, const CmType *types,
                     CmErr *err)

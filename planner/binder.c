@@ -1698,14 +1698,80 @@ static PlNode *join_late(PlBinder *b, PlNode *top, PlAggCtx *agg, const PlScope 
 }
 
 /* Replaces window placeholders (PL_WIN_BASE + i) by column base + i, in place. */
-static void fill_window_refs(ExExpr *e, int base)
+static void fill_window_refs(ExExpr *e, int base, const int *pos)
 {
     if (e->kind == EX_E_COLUMN && e->col >= PL_WIN_BASE && e->col < PL_WIN_BASE + PL_MAX_WINDOWS) {
-        e->col = base + (e->col - PL_WIN_BASE);
+        e->col = base + pos[e->col - PL_WIN_BASE];
         return;
     }
     for (int i = 0; i < e->n_args; i++) {
-        fill_window_refs(e->args[i], base);
+        fill_window_refs(e->args[i], base, pos);
+    }
+}
+
+static bool same_partition(const ExWindowSpec *a, const ExWindowSpec *b)
+{
+    if (a->n_part != b->n_part) {
+        return false;
+    }
+    for (int k = 0; k < a->n_part; k++) {
+        if (a->part[k] != b->part[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool same_order(const ExWindowSpec *a, const ExWindowSpec *b)
+{
+    if (a->n_order != b->n_order) {
+        return false;
+    }
+    for (int k = 0; k < a->n_order; k++) {
+        if (a->order[k].col != b->order[k].col || a->order[k].desc != b->order[k].desc ||
+            a->order[k].nulls_first != b->order[k].nulls_first) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The order the WINDOW nodes are built in (perm) and each window's place in
+ * it (pos): windows over the same partitions together, those with more order
+ * keys first, so that one whose keys are the first of the one before it
+ * reads its rows in order and sorts nothing (planner/physical.c).  Stable
+ * otherwise. */
+static void order_windows(const PlWinCtx *w, int *perm, int *pos)
+{
+    int group[PL_MAX_WINDOWS], same[PL_MAX_WINDOWS]; /* the first with its partitions, keys */
+    for (int i = 0; i < w->n; i++) {
+        group[i] = same[i] = i;
+        for (int j = 0; j < i && group[i] == i; j++) {
+            if (same_partition(&w->spec[i], &w->spec[j])) {
+                group[i] = group[j];
+            }
+        }
+        for (int j = 0; j < i && same[i] == i; j++) {
+            if (group[j] == group[i] && same_order(&w->spec[i], &w->spec[j])) {
+                same[i] = same[j];
+            }
+        }
+        int at = i;
+        for (; at > 0; at--) {
+            const ExWindowSpec *o = &w->spec[perm[at - 1]], *s = &w->spec[i];
+            bool after = group[perm[at - 1]] > group[i] ||
+                         (group[perm[at - 1]] == group[i] &&
+                          (o->n_order < s->n_order ||
+                           (o->n_order == s->n_order && same[perm[at - 1]] > same[i])));
+            if (!after) {
+                break;
+            }
+            perm[at] = perm[at - 1];
+        }
+        perm[at] = i;
+    }
+    for (int i = 0; i < w->n; i++) {
+        pos[perm[i]] = i;
     }
 }
 
@@ -1772,8 +1838,11 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
         }
     }
     n_pre = at;
+    int perm[PL_MAX_WINDOWS], pos[PL_MAX_WINDOWS];
+    order_windows(w, perm, pos);
     PlNode *n = pl_project(b, top, n_pre, pre, names);
-    for (int i = 0; n != NULL && i < w->n; i++) {
+    for (int j = 0; n != NULL && j < w->n; j++) {
+        int i = perm[j];
         PlNode *wn = pl_node_new(b->arena, PL_WINDOW, n->n_cols + 1);
         if (wn == NULL) {
             return oom(b);
@@ -1790,10 +1859,10 @@ static PlNode *build_windows(PlBinder *b, PlNode *top, PlWinCtx *w, OutList *o)
         n = wn;
     }
     for (int i = 0; n != NULL && i < o->n; i++) {
-        fill_window_refs(o->exprs[i], n_pre);
+        fill_window_refs(o->exprs[i], n_pre, pos);
     }
     if (n != NULL && w->unnest != NULL) {
-        fill_window_refs(w->unnest, n_pre);
+        fill_window_refs(w->unnest, n_pre, pos);
     }
     return n;
 }

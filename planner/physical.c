@@ -38,6 +38,8 @@ typedef struct Pipe {
     const ExOp *hashed_top;
     int n_hashed;
     int hashed[8];
+    const ExWindowSpec *sorted_by; /* when hashed_top is a WINDOW: its spec (its output is
+                                      in (part, order) order in each task) */
     int n_deps;
     ExStage *deps[64];
 } Pipe;
@@ -159,6 +161,28 @@ static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_p
         p->hashed_top = r;
         p->n_hashed = n_keys;
         memcpy(p->hashed, keys, sizeof(int) * (size_t)n_keys);
+    }
+    return true;
+}
+
+/* Whether rows as window `prev` emits them (by its partition keys, then its
+ * order keys, in each task) are in the order window w sorts by: the same
+ * partition keys, and w's order keys the first of prev's. */
+static bool sorted_for(const ExWindowSpec *prev, const ExWindowSpec *w)
+{
+    if (prev->n_part != w->n_part || w->n_order > prev->n_order) {
+        return false;
+    }
+    for (int k = 0; k < w->n_part; k++) {
+        if (prev->part[k] != w->part[k]) {
+            return false;
+        }
+    }
+    for (int k = 0; k < w->n_order; k++) {
+        const ExSortKey *a = &prev->order[k], *b = &w->order[k];
+        if (a->col != b->col || a->desc != b->desc || a->nulls_first != b->nulls_first) {
+            return false;
+        }
     }
     return true;
 }
@@ -1181,11 +1205,16 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
             }
         }
         bool keep = p->hashed_top != NULL && p->hashed_top == pipe_top(p);
+        bool in_order = keep && p->sorted_by != NULL && p->hashed_top != p->source &&
+                        sorted_for(p->sorted_by, w);
         if (!append(bld, p,
                     ex_window_new(bld->a, w, n->child->n_cols, n->child->types, bld->err))) {
             return false;
         }
+        ExWindowSpec *mine = ex_window_spec(p->ops[p->n_ops - 1]);
+        mine->presorted = in_order;
         p->hashed_top = keep ? pipe_top(p) : NULL;
+        p->sorted_by = keep ? mine : NULL;
         return true;
     }
     case PL_LIMIT:
