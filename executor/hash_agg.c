@@ -1623,7 +1623,8 @@ static ExOpResult sorted_push(const HashAggSpec *s, AggLocal *l, const CmBatch *
         if (b == n) {
             continue;
         }
-        if (ex_hash_agg_finish_holistic(s, l, err) != CM_OK) {
+        if ((l->deep && ex_hash_agg_deep_finish(s, l, err) != CM_OK) ||
+            ex_hash_agg_finish_holistic(s, l, err) != CM_OK) {
             return EX_NEED_INPUT;
         }
         l->resume_at = at + b;
@@ -1838,6 +1839,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
     }
     cm_arena_init(&l->strings, 64 * 1024);
     l->query = task->query;
+    l->op = op;
     l->temp_dir = task->query != NULL ? task->query->config.temp_directory : "/tmp";
     l->max_temp = task->query != NULL ? task->query->config.max_temp_directory_size : 0;
     /* The manager's fair share counts only consumers that hold memory: a task

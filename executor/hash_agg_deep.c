@@ -24,16 +24,19 @@
 #include "executor/sort_run.h"
 
 /* Whether aggregate a's values go to a sorter at the deepest level. */
-static bool deep_takes(const ExAggSpec *agg)
+static bool deep_takes(const HashAggSpec *s, const ExAggSpec *agg)
 {
     if (!keeps_values(agg)) {
         return false;
     }
+    /* With an ORDER BY inside the call the input arrives in that order
+     * (sorted_input); the sorter, stable, keeps it on equal keys. */
+    bool order_ok = agg->n_order == 0 || s->sorted_input;
     switch (agg->fn) {
     case EX_AGG_STRING_AGG:
     case EX_AGG_LIST:
     case EX_AGG_MODE:
-        return agg->n_order == 0;
+        return order_ok;
     /* two columns, or a row's order: they keep no values in a SeenSet here */
     case EX_AGG_ARG_MIN:
     case EX_AGG_ARG_MAX:
@@ -44,18 +47,18 @@ static bool deep_takes(const ExAggSpec *agg)
     case EX_AGG_COUNT_STAR:
         return false;
     default:
-        return agg->n_order == 0;
+        return order_ok;
     }
 }
 
 bool ex_hash_agg_deep_fits(const HashAggSpec *s)
 {
-    if (s->n_keys == 0 || s->sorted_input) {
+    if (s->n_keys == 0) {
         return false;
     }
     int n = 0;
     for (int a = 0; a < s->n_aggs; a++) {
-        if (keeps_values(&s->aggs[a]) && !deep_takes(&s->aggs[a])) {
+        if (keeps_values(&s->aggs[a]) && !deep_takes(s, &s->aggs[a])) {
             return false;
         }
         n += keeps_values(&s->aggs[a]);
@@ -100,6 +103,104 @@ CmStatus ex_hash_agg_deep_begin(ExOp *op, AggLocal *l, CmErr *err)
         }
     }
     l->deep = true;
+    return CM_OK;
+}
+
+/* SeenSet entries in the order their values came: by group, then arrival
+ * (string_agg and list keep an entry per row, numbered as it came). */
+static int by_group_arrival(const void *pa, const void *pb)
+{
+    const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
+    if (a->group != b->group) {
+        return a->group < b->group ? -1 : 1;
+    }
+    return (a->n > b->n) - (a->n < b->n);
+}
+
+/* Hands aggregate a's SeenSet entries to its sorter as (keys, value) rows,
+ * each counted value as many rows as it counts, a holistic group's count
+ * of values into its state (as deep_add keeps it). */
+static CmStatus adopt_one(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
+{
+    const ExAggSpec *agg = &s->aggs[a];
+    SeenSet *set = &l->seen[a];
+    if (set->n == 0) {
+        return CM_OK;
+    }
+    /* a scratch index, outside the reservation the set's own slots hold */
+    SeenEntry **e = cm_malloc(sizeof(SeenEntry *) * (size_t)set->n);
+    CmType types[s->n_keys + 1];
+    ExSortKey keys[s->n_keys + 1];
+    deep_layout(s, agg, types, keys);
+    CmBatch b = {0};
+    if (e == NULL || cm_batch_init(&b, s->n_keys + 1, types, err) != CM_OK) {
+        cm_free(e);
+        return err->code != CM_OK ? err->code : cm_err_set(err, CM_OOM, -1, "out of memory");
+    }
+    int64_t n = 0;
+    for (uint64_t i = 0; i <= set->mask; i++) {
+        if (set->slots[i].hash != 0) {
+            e[n++] = &set->slots[i];
+        }
+    }
+    bool arrival = in_arrival_order(agg->fn) && !agg->distinct;
+    if (arrival) {
+        qsort(e, (size_t)n, sizeof *e, by_group_arrival);
+    }
+    bool counts = counts_values(agg), holistic = ex_agg_is_holistic(agg->fn);
+    if (!holistic) {
+        /* A DISTINCT aggregate's state already took the set's values: the
+         * sorter will give them again, each once, so it starts over. */
+        for (int64_t g = 0; g < l->n_groups; g++) {
+            memset(group_states(l, g) + a, 0, sizeof(AggState));
+        }
+    }
+    int row = 0;
+    for (int64_t i = 0; i < n && err->code == CM_OK; i++) {
+        int64_t times = counts ? (int64_t)e[i]->n : 1;
+        group_states(l, e[i]->group)[a].n += holistic ? times : 0;
+        for (int64_t k = 0; k < times; k++) {
+            if (row == 0) {
+                cm_batch_reset(&b);
+            }
+            ex_hash_agg_emit_keys(s, l, e[i]->group, &b, (uint32_t)row);
+            cm_vec_set_value(&b.cols[s->n_keys], (uint32_t)row, &e[i]->value);
+            if (++row == CM_BATCH_CAP || (i + 1 == n && k + 1 == times)) {
+                b.n_rows = row;
+                row = 0;
+                if (ex_sorter_add(l->deep_by[a], &b, err) != CM_OK) {
+                    break;
+                }
+            }
+        }
+    }
+    cm_batch_fini(&b);
+    cm_free(e);
+    return err->code;
+}
+
+CmStatus ex_hash_agg_deep_adopt(const HashAggSpec *s, AggLocal *l, CmErr *err)
+{
+    if (ex_hash_agg_deep_begin(l->op, l, err) != CM_OK) {
+        return err->code;
+    }
+    for (int a = 0; a < s->n_aggs; a++) {
+        if (keeps_values(&s->aggs[a]) && adopt_one(s, l, a, err) != CM_OK) {
+            return err->code;
+        }
+    }
+    /* The sets go; their slots' reservation with them.  Their strings stay in
+     * the table's arena until it is emptied. */
+    for (int a = 0; a < s->n_aggs; a++) {
+        SeenSet *set = &l->seen[a];
+        if (set->slots != NULL) {
+            cm_mem_shrink(&l->res, (int64_t)(set->mask + 1) * (int64_t)sizeof(SeenEntry));
+            cm_free(set->slots);
+        }
+        set->slots = NULL;
+        set->mask = 0;
+        set->n = 0;
+    }
     return CM_OK;
 }
 

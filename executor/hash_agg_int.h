@@ -286,6 +286,7 @@ typedef struct AggLocal {
                            deep_buf; owned, reserved in res, freed with the groups */
     int n_kept, cap_kept;
     ExQuery *query;     /* borrowed: the sorters' reservations and temp_directory */
+    ExOp *op;           /* borrowed: the op whose table this is (its sorters count on it) */
     uint32_t deep_pos[CM_BATCH_CAP];
 } AggLocal;
 
@@ -634,6 +635,10 @@ CmStatus ex_hash_agg_sorted_end(const ExAggSpec *agg, AggLocal *l, AggState *st,
 bool ex_hash_agg_deep_fits(const HashAggSpec *s);
 /* Makes the sorters of the deepest level (l->deep_by) and enters it. */
 CmStatus ex_hash_agg_deep_begin(ExOp *op, AggLocal *l, CmErr *err);
+/* A sorted-input table refused room for its groups' values: enters the deep
+ * level with the values its SeenSets hold handed to the sorters (in arrival
+ * order), and the sets freed. */
+CmStatus ex_hash_agg_deep_adopt(const HashAggSpec *s, AggLocal *l, CmErr *err);
 /* Deep: hands the keys and non-NULL value of aggregate a of the active rows
  * of `in` (laid out for x; their groups located) to its sorter. */
 CmStatus ex_hash_agg_deep_add(const HashAggSpec *x, AggLocal *l, int a, const CmBatch *in,

@@ -229,11 +229,21 @@ static CmStatus consume_slice(const HashAggSpec *x, AggLocal *l, const CmBatch *
 {
     if (!l->spilling) {
         bool must = x->n_keys == 0 || l->depth >= SPILL_MAX_LEVELS || x->sorted_input || l->deep;
-        if (ex_hash_agg_make_room(x, l, ex_hash_agg_max_new_groups(x, in), in->n_rows, must, err)) {
+        /* A sorted-input table cannot split by hash, but its values can go to sorters. */
+        bool adopt = x->sorted_input && !l->deep && ex_hash_agg_deep_fits(x);
+        int64_t n_new = ex_hash_agg_max_new_groups(x, in);
+        if (ex_hash_agg_make_room(x, l, n_new, in->n_rows, must && !adopt, err)) {
             return ex_hash_agg_absorb(x, l, in, err);
         }
         if (err->code != CM_OK) {
             return err->code;
+        }
+        if (adopt) {
+            if (ex_hash_agg_deep_adopt(x, l, err) != CM_OK ||
+                !ex_hash_agg_make_room(x, l, n_new, in->n_rows, true, err)) {
+                return err->code;
+            }
+            return ex_hash_agg_absorb(x, l, in, err);
         }
         l->spilling = true;
         ex_hash_agg_direct_leave(x, l); /* probe() reads the slots */
