@@ -6,6 +6,9 @@
 #   comma      WordCount split at ', ' (a separator of two bytes)
 #   keys       GROUP BY one string key of 2,000,000 distinct values, short and long (4M rows)
 #   recursive  WITH RECURSIVE ... UNION over 8,000,000 rows (the set of rows seen)
+#   windows    four windows over one PARTITION BY (1,000 partitions of 4,000 rows), two orders
+#   holistic   grouped median, quantile and list: 4 groups of 1,000,000 values, then 100,000
+#              groups of 40 (data made by the statement itself, not timed)
 # Usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR]
 # Data (about 250 MB of CSV) is written by DuckDB into DIR (default /tmp/sluice-variants) on
 # first use.  Prints a markdown table: the median of N runs of the timed statements, seconds.
@@ -27,7 +30,7 @@ if [ ! -f "$dir/keys.csv" ]; then
   "$duck" "$dir/gen.sql" > /dev/null
 fi
 # variant, then the 1-based statements whose time counts (the load is not timed)
-cases=("long 3" "comma 3" "keys 3 4" "recursive 1")
+cases=("long 3" "comma 3" "keys 3 4" "recursive 1" "windows 2" "holistic 2 3")
 # seconds of the chosen statements of one run, from "Run Time: real S" or "time_ms MS" lines
 pick() { awk -v idx="$1" -v div="$2" 'BEGIN { n = split(idx, a, " "); for (i = 1; i <= n; i++) w[a[i]] = 1 }
   { k++; if (k in w) t += $NF / div } END { printf "%.3f", t }'; }
