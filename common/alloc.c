@@ -252,16 +252,17 @@ void cm_alloc_collect(void)
 #endif
 }
 
+static atomic_int g_release; /* the CmAllocRelease in force */
+
 void cm_alloc_set_release(CmAllocRelease how)
 {
 #ifndef SLUICE_NO_MIMALLOC
     /* mimalloc 2.0 reads both options each time it could decommit; its
      * default delay is 25 ms */
     mi_option_set_enabled(mi_option_allow_decommit, how != CM_ALLOC_KEEP);
-    mi_option_set(mi_option_decommit_delay, how == CM_ALLOC_EAGER ? CM_ALLOC_EAGER_MS : 25);
-#else
-    (void)how;
+    mi_option_set(mi_option_decommit_delay, how == CM_ALLOC_EAGER ? 0 : 25);
 #endif
+    atomic_store(&g_release, (int)how);
 }
 
 void cm_free(void *p)
@@ -356,7 +357,10 @@ void cm_stash_give(void *p, size_t bytes)
     if (p == NULL) {
         return;
     }
-    Stash *s = bytes <= CM_STASH_MAX_BYTES ? stash(true) : NULL;
+    /* EAGER: resident memory is past the limit's mark, and a buffer kept
+     * idle is memory the bound counts */
+    bool keep = bytes <= CM_STASH_MAX_BYTES && atomic_load(&g_release) != CM_ALLOC_EAGER;
+    Stash *s = keep ? stash(true) : NULL;
     if (s == NULL || s->n == STASH_SLOTS || s->total + bytes > STASH_BYTES) {
         cm_free(p);
         return;

@@ -27,15 +27,14 @@ void cm_alloc_collect(void);
  * memory freed and allocated again (a statement's hash tables, the next
  * statement's) is not faulted in twice; the memory manager chooses it at the
  * default memory_limit.  DELAYED: after mimalloc's short delay (25 ms).
- * EAGER: after CM_ALLOC_EAGER_MS, so that a page freed and taken again at
- * once (a batch's buffer, the next spill file's) is not faulted in again:
- * with no delay at all the spilling tests at 16MB took 850,000 faults, with
- * 2 ms 370,000 and a quarter less time; the memory manager looks at RSS
- * every 2 ms anyway.  Under a memory_limit below the default the memory
+ * EAGER: at once, and the stash below keeps nothing (a delay of 2 ms cut the
+ * spilling tests' faults at 16MB from 850,000 to 370,000, but two seed
+ * workloads then went 0.1 MiB past limit + 10% + 32 MiB at a quarter of
+ * their peak: resident memory is past the mark there, and what waits is
+ * what the bound counts).  Under a memory_limit below the default the memory
  * manager switches between DELAYED and EAGER by resident memory
  * (cm_mem_release_is_eager, common/mem.h).  Big buffers (a MiB or more) have
  * mappings of their own and always go back at once (alloc.c). */
-#define CM_ALLOC_EAGER_MS 2
 typedef enum CmAllocRelease {
     CM_ALLOC_KEEP = 0,
     CM_ALLOC_DELAYED = 1,

@@ -209,6 +209,15 @@ static void date_cmp_midnight(PlBinder *b, const char *name, ExExpr **in, int n)
 ExExpr *pl_make_call(PlBinder *b, const char *name, ExExpr **caller_in, int n, int64_t off)
 {
     CmType types[EX_FUNC_MAX_ARGS] = {{0}};
+    /* An argument its caller failed to make (out of memory) is the call's failure. */
+    for (int i = 0; i < n; i++) {
+        if (caller_in[i] == NULL) {
+            if (b->err->code == CM_OK) {
+                cm_err_set(b->err, CM_OOM, -1, "out of memory");
+            }
+            return NULL;
+        }
+    }
     /* The comparison may swap a constant for its DATE (date_cmp_midnight) in
      * its own copy: callers reuse their arguments (nullif(a, b) returns a),
      * and must get them unchanged. */

@@ -420,16 +420,15 @@ Test(cm_mem, auto_boundary_moves_the_floor_and_restarts_with_the_mode)
 #include <mimalloc.h>
 
 /* Under a limit below the default, freed memory goes back to the system at
- * once (after CM_ALLOC_EAGER_MS) until the manager has seen resident memory
- * low enough (below); at the
+ * once until the manager has seen resident memory low enough (below); at the
  * default it waits the allocator's delay, to be reused without faulting it in
  * again. */
 Test(cm_mem, a_tight_limit_releases_freed_memory_at_once)
 {
     cm_mem_set_limit(64 << 20);
-    cr_expect_eq(mi_option_get(mi_option_decommit_delay), CM_ALLOC_EAGER_MS);
+    cr_expect_eq(mi_option_get(mi_option_decommit_delay), 0);
     cm_mem_set_limit(cm_mem_default_limit());
-    cr_expect_gt(mi_option_get(mi_option_decommit_delay), CM_ALLOC_EAGER_MS);
+    cr_expect_gt(mi_option_get(mi_option_decommit_delay), 0);
 }
 
 /* Under a tight limit the manager looks at resident memory when memory is
