@@ -106,17 +106,6 @@ CmStatus ex_hash_agg_deep_begin(ExOp *op, AggLocal *l, CmErr *err)
     return CM_OK;
 }
 
-/* SeenSet entries in the order their values came: by group, then arrival
- * (string_agg and list keep an entry per row, numbered as it came). */
-static int by_group_arrival(const void *pa, const void *pb)
-{
-    const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
-    if (a->group != b->group) {
-        return a->group < b->group ? -1 : 1;
-    }
-    return (a->n > b->n) - (a->n < b->n);
-}
-
 /* Hands aggregate a's SeenSet entries to its sorter as (keys, value) rows,
  * each counted value as many rows as it counts, a holistic group's count
  * of values into its state (as deep_add keeps it). */
@@ -145,7 +134,7 @@ static CmStatus adopt_one(const HashAggSpec *s, AggLocal *l, int a, CmErr *err)
     }
     bool arrival = in_arrival_order(agg->fn) && !agg->distinct;
     if (arrival) {
-        qsort(e, (size_t)n, sizeof *e, by_group_arrival);
+        qsort(e, (size_t)n, sizeof *e, ex_hash_agg_by_group_arrival);
     }
     bool counts = counts_values(agg), holistic = ex_agg_is_holistic(agg->fn);
     if (!holistic) {
@@ -284,31 +273,13 @@ typedef struct PrevValue {
     CmValue v;
     bool has;
     char *buf;
-    size_t cap;
+    int64_t cap;
 } PrevValue;
 
-static CmStatus prev_keep(PrevValue *pv, const CmValue *v, CmErr *err)
+static CmStatus prev_keep(AggLocal *l, PrevValue *pv, const CmValue *v, CmErr *err)
 {
-    pv->v = *v;
     pv->has = true;
-    if (v->type.id != CM_T_VARCHAR) {
-        return CM_OK;
-    }
-    if (v->s.len + 1 > pv->cap) {
-        size_t cap = pv->cap ? pv->cap : 64;
-        while (cap < v->s.len + 1) {
-            cap *= 2;
-        }
-        char *nb = cm_realloc(pv->buf, cap);
-        if (nb == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory in a DISTINCT aggregate");
-        }
-        pv->buf = nb;
-        pv->cap = cap;
-    }
-    memcpy(pv->buf, cm_str_data(&v->s), v->s.len);
-    pv->v.s = cm_str_make(pv->buf, v->s.len);
-    return CM_OK;
+    return ex_hash_agg_keep_value(l, &pv->v, v, &pv->buf, &pv->cap, err);
 }
 
 /* The DISTINCT values of one batch of the sorter, each the first of its group
@@ -327,7 +298,7 @@ static CmStatus replay_distinct(const HashAggSpec *s, AggLocal *l, int a, const 
             continue;
         }
         *cur = l->row_group[i];
-        if (prev_keep(pv, &v, err) != CM_OK) {
+        if (prev_keep(l, pv, &v, err) != CM_OK) {
             return err->code;
         }
         l->row_group[n] = l->row_group[i];
@@ -409,7 +380,7 @@ static CmStatus dedup_pass(const HashAggSpec *s, AggLocal *l, int a, CmBatch *ou
             if (g != (int64_t)NO_GROUP) {
                 group_states(l, g)[a].n++;
             }
-            if (prev_keep(&pv, &v, err) != CM_OK) {
+            if (prev_keep(l, &pv, &v, err) != CM_OK) {
                 break;
             }
             l->deep_pos[n++] = p;

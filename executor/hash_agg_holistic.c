@@ -51,7 +51,7 @@ static int by_group_value(const void *pa, const void *pb)
     return cmp_entry_value(&a->value, &b->value);
 }
 
-static int by_group_arrival(const void *pa, const void *pb)
+int ex_hash_agg_by_group_arrival(const void *pa, const void *pb)
 {
     const SeenEntry *a = *(const SeenEntry *const *)pa, *b = *(const SeenEntry *const *)pb;
     if (a->group != b->group) {
@@ -225,7 +225,7 @@ CmStatus ex_hash_agg_finish_holistic(const HashAggSpec *s, AggLocal *l, CmErr *e
             }
         }
         qsort(e, (size_t)n, sizeof *e,
-              in_arrival_order(agg->fn) ? by_group_arrival : by_group_value);
+              in_arrival_order(agg->fn) ? ex_hash_agg_by_group_arrival : by_group_value);
         for (int64_t i = 0, j; i < n && err->code == CM_OK; i = j) {
             for (j = i + 1; j < n && e[j]->group == e[i]->group; j++) {
             }
@@ -364,10 +364,8 @@ static CmStatus sorted_grow(AggLocal *l, char **buf, int64_t *cap, int64_t need,
     return CM_OK;
 }
 
-/* Copies v into the owned buffer (*buf, *cap) when it is a string, so that it
- * outlives the sorter's batch. */
-static CmStatus keep_value(AggLocal *l, CmValue *dst, const CmValue *v, char **buf, int64_t *cap,
-                           CmErr *err)
+CmStatus ex_hash_agg_keep_value(AggLocal *l, CmValue *dst, const CmValue *v, char **buf,
+                                int64_t *cap, CmErr *err)
 {
     *dst = *v;
     if (v->type.id == CM_T_VARCHAR) {
@@ -478,7 +476,8 @@ CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st
             break;
         }
         if (r->has_prev && r->run_n > r->best_n &&
-            keep_value(l, &r->best, &r->prev, &r->best_buf, &r->best_cap, err) != CM_OK) {
+            ex_hash_agg_keep_value(l, &r->best, &r->prev, &r->best_buf, &r->best_cap, err) !=
+                CM_OK) {
             return err->code;
         }
         r->best_n = r->has_prev && r->run_n > r->best_n ? r->run_n : r->best_n;
@@ -487,7 +486,7 @@ CmStatus ex_hash_agg_sorted_take(const ExAggSpec *agg, AggLocal *l, AggState *st
     }
     r->n_taken++;
     if (agg->distinct || agg->fn == EX_AGG_MODE) {
-        if (keep_value(l, &r->prev, v, &r->prev_buf, &r->prev_cap, err) != CM_OK) {
+        if (ex_hash_agg_keep_value(l, &r->prev, v, &r->prev_buf, &r->prev_cap, err) != CM_OK) {
             return err->code;
         }
         r->has_prev = true;

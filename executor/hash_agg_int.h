@@ -617,6 +617,13 @@ static inline void list_set_valid(char *d, uint32_t len, size_t w, uint32_t k)
     bits[k >> 6] |= 1ULL << (k & 63);
 }
 
+/* qsort order of SeenEntry pointers: by group, then arrival (string_agg and
+ * list number each row's entry as it came). */
+int ex_hash_agg_by_group_arrival(const void *pa, const void *pb);
+/* *dst = v, a string copied into the owned, unreserved buffer (*buf, *cap)
+ * so that it outlives the sorter's batch it came in. */
+CmStatus ex_hash_agg_keep_value(AggLocal *l, CmValue *dst, const CmValue *v, char **buf,
+                                int64_t *cap, CmErr *err);
 /* Starts r on a group of `total` values (its buffers and cap kept). */
 void ex_hash_agg_sorted_begin(const ExAggSpec *agg, int64_t total, SortedRead *r);
 /* Takes value v (not NULL) of agg, in sorted order: string_agg's string and

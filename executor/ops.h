@@ -222,6 +222,18 @@ typedef struct ExSortKey {
     bool nulls_first;
 } ExSortKey;
 
+/* Whether the first n keys of a and b are the same (column, direction, NULL order). */
+static inline bool ex_sort_keys_equal(const ExSortKey *a, const ExSortKey *b, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (a[k].col != b[k].col || a[k].desc != b[k].desc ||
+            a[k].nulls_first != b[k].nulls_first) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Sorts all rows its task sees; emits them at the end.  limit >= 0 keeps only
  * the first limit + offset rows (top-N). */
 ExOp *ex_sort_new(CmArena *a, int n_keys, const ExSortKey *keys, int n_cols, const CmType *types,

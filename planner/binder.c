@@ -1711,29 +1711,12 @@ static void fill_window_refs(ExExpr *e, int base, const int *pos)
 
 static bool same_partition(const ExWindowSpec *a, const ExWindowSpec *b)
 {
-    if (a->n_part != b->n_part) {
-        return false;
-    }
-    for (int k = 0; k < a->n_part; k++) {
-        if (a->part[k] != b->part[k]) {
-            return false;
-        }
-    }
-    return true;
+    return a->n_part == b->n_part && memcmp(a->part, b->part, sizeof(int) * (size_t)a->n_part) == 0;
 }
 
 static bool same_order(const ExWindowSpec *a, const ExWindowSpec *b)
 {
-    if (a->n_order != b->n_order) {
-        return false;
-    }
-    for (int k = 0; k < a->n_order; k++) {
-        if (a->order[k].col != b->order[k].col || a->order[k].desc != b->order[k].desc ||
-            a->order[k].nulls_first != b->order[k].nulls_first) {
-            return false;
-        }
-    }
-    return true;
+    return a->n_order == b->n_order && ex_sort_keys_equal(a->order, b->order, a->n_order);
 }
 
 /* The order the WINDOW nodes are built in (perm) and each window's place in

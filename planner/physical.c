@@ -170,21 +170,9 @@ static bool exchange(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_p
  * partition keys, and w's order keys the first of prev's. */
 static bool sorted_for(const ExWindowSpec *prev, const ExWindowSpec *w)
 {
-    if (prev->n_part != w->n_part || w->n_order > prev->n_order) {
-        return false;
-    }
-    for (int k = 0; k < w->n_part; k++) {
-        if (prev->part[k] != w->part[k]) {
-            return false;
-        }
-    }
-    for (int k = 0; k < w->n_order; k++) {
-        const ExSortKey *a = &prev->order[k], *b = &w->order[k];
-        if (a->col != b->col || a->desc != b->desc || a->nulls_first != b->nulls_first) {
-            return false;
-        }
-    }
-    return true;
+    return prev->n_part == w->n_part && w->n_order <= prev->n_order &&
+           memcmp(prev->part, w->part, sizeof(int) * (size_t)w->n_part) == 0 &&
+           ex_sort_keys_equal(prev->order, w->order, w->n_order);
 }
 
 /* Whether the pipe's rows are hash partitioned on some of columns part[0..n):
@@ -1205,8 +1193,8 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
             }
         }
         bool keep = p->hashed_top != NULL && p->hashed_top == pipe_top(p);
-        bool in_order = keep && p->sorted_by != NULL && p->hashed_top != p->source &&
-                        sorted_for(p->sorted_by, w);
+        /* sorted_by is set only by a window, and cleared by an exchange */
+        bool in_order = keep && p->sorted_by != NULL && sorted_for(p->sorted_by, w);
         if (!append(bld, p,
                     ex_window_new(bld->a, w, n->child->n_cols, n->child->types, bld->err))) {
             return false;
