@@ -285,8 +285,8 @@ typedef struct AggLocal {
     char **deep_kept;   /* the groups' string_agg and list results, handed over from
                            deep_buf; owned, reserved in res, freed with the groups */
     int n_kept, cap_kept;
-    ExQuery *query;     /* borrowed: the sorters' reservations and temp_directory */
-    ExOp *op;           /* borrowed: the op whose table this is (its sorters count on it) */
+    ExQuery *query; /* borrowed: the sorters' reservations and temp_directory */
+    ExOp *op;       /* borrowed: the op whose table this is (its sorters count on it) */
     uint32_t deep_pos[CM_BATCH_CAP];
 } AggLocal;
 
@@ -606,7 +606,7 @@ typedef struct SortedRead {
                           owned by the caller, kept by begin */
     int64_t valid_cap; /* its bytes */
     bool any_null;     /* list: a NULL element was taken */
-    CmValue best; /* mode: the value of the longest run so far, its string in best_buf */
+    CmValue best;      /* mode: the value of the longest run so far, its string in best_buf */
     int64_t best_n, run_n;
 } SortedRead;
 
