@@ -175,11 +175,14 @@ static bool sorted_for(const ExWindowSpec *prev, const ExWindowSpec *w)
            ex_sort_keys_equal(prev->order, w->order, w->n_order);
 }
 
-/* Whether the pipe's rows are hash partitioned on some of columns part[0..n):
- * then every row of one PARTITION BY value is in one task already. */
+/* Whether the pipe's rows are hash partitioned on columns part[0..n), in
+ * any order: then every row of one PARTITION BY value is in one task already.
+ * Partitioned on fewer of them would do too, but fewer keys may have few
+ * values: PARTITION BY a, c after PARTITION BY a with two values of a ran
+ * 10% slower in the stage of a than exchanged on (a, c). */
 static bool hashed_within(const Pipe *p, int n, const int *part)
 {
-    if (p->hashed_top == NULL || p->hashed_top != pipe_top(p) || n == 0) {
+    if (p->hashed_top == NULL || p->hashed_top != pipe_top(p) || n == 0 || n != p->n_hashed) {
         return false;
     }
     for (int i = 0; i < p->n_hashed; i++) {
