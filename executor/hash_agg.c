@@ -266,11 +266,28 @@ static CmStatus seen_grow(SeenSet *set, uint64_t n_slots, CmErr *err)
  * other consumers get their share. */
 CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
 {
+    return ex_hash_agg_table_trim(s, l, 0, err);
+}
+
+CmStatus ex_hash_agg_table_trim(const HashAggSpec *s, AggLocal *l, int64_t want, CmErr *err)
+{
+    int64_t cap = INITIAL_GROUPS;
+    while (cap < want && cap < l->cap_groups) {
+        cap *= 2;
+    }
+    uint64_t n_slots = 2 * INITIAL_GROUPS;
+    while ((uint64_t)(want + 1) * 2 > n_slots && n_slots < l->mask + 1) {
+        n_slots *= 2;
+    }
     ex_hash_agg_direct_drop(l);
     l->n_groups = 0;
     l->next_out = 0;
-    if (grow_groups(s, l, INITIAL_GROUPS, err) != CM_OK ||
-        rehash(l, 2 * INITIAL_GROUPS, err) != CM_OK) {
+    if (cap != l->cap_groups && grow_groups(s, l, cap, err) != CM_OK) {
+        return err->code;
+    }
+    if (n_slots == l->mask + 1) {
+        memset(l->slots, 0, sizeof(Slot) * (size_t)n_slots);
+    } else if (rehash(l, n_slots, err) != CM_OK) {
         return err->code;
     }
     for (int a = 0; a < s->n_aggs; a++) {
@@ -283,7 +300,9 @@ CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err)
     memset(&l->interned, 0, sizeof l->interned);
     ex_hash_agg_deep_release(l);
     l->str_reserved = 0;
-    cm_mem_shrink(&l->res, l->res.held - initial_bytes(s));
+    int64_t keep = initial_bytes(s) + (cap - INITIAL_GROUPS) * group_bytes(s) +
+                   (int64_t)(n_slots - 2 * INITIAL_GROUPS) * (int64_t)sizeof(Slot);
+    cm_mem_shrink(&l->res, l->res.held - keep);
     return CM_OK;
 }
 

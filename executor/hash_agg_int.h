@@ -497,6 +497,12 @@ static inline CmStatus sum_add_wide(AggState *st, CmInt128 x, CmErr *err)
 
 /* Empties the table and gives back all but its initial memory. */
 CmStatus ex_hash_agg_table_shrink(const HashAggSpec *s, AggLocal *l, CmErr *err);
+/* Empties the table like ex_hash_agg_table_shrink, but keeps the arrays (and
+ * their reservation) of up to `want` groups, never more than it has: for a
+ * table about to be filled again with about that many groups, whose arrays
+ * given back only to be grown anew would make every page a fault under a
+ * tight limit (a fresh page costs ~10 us on the machines measured). */
+CmStatus ex_hash_agg_table_trim(const HashAggSpec *s, AggLocal *l, int64_t want, CmErr *err);
 /* Empties the table, keeping its arrays (and what they reserve) for reuse. */
 void ex_hash_agg_table_reset(const HashAggSpec *s, AggLocal *l);
 /* Makes room (reserved) for n_groups more groups and n_values more values in

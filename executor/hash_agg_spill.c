@@ -304,7 +304,15 @@ CmStatus ex_hash_agg_load_partition(ExOp *op, AggLocal *l, int level, int part, 
     lv->state[part] = lv->raw[part] = NULL;
     l->depth = level + 1;
     l->spilling = false;
-    if (ex_hash_agg_table_shrink(s, l, err) != CM_OK) {
+    /* The partition has at most its rows' groups, and partitions of one level
+     * are about as large as each other: keep the arrays of the table just
+     * emitted up to that size instead of growing them anew from the smallest. */
+    int64_t rows = 0;
+    for (int f = 0; f < 2; f++) {
+        rows += l->loading[f] != NULL ? sh_spill_rows(l->loading[f]) : 0;
+    }
+    int64_t want = l->n_groups < rows ? l->n_groups : rows;
+    if (ex_hash_agg_table_trim(s, l, want, err) != CM_OK) {
         return err->code;
     }
     /* Deep enough: the values go to sorters (hash_agg_deep.c), and the
