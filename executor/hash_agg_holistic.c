@@ -338,7 +338,9 @@ CmStatus ex_hash_agg_sorter_add(const HashAggSpec *s, AggLocal *l, const CmBatch
     return CM_OK;
 }
 
-/* Makes (*buf, *cap) hold at least `need` bytes, reserving what it adds. */
+/* Makes (*buf, *cap) hold at least `need` bytes, reserving what it adds:
+ * doubling while memory allows, then by an eighth, so that a result near the
+ * limit is not refused for the half it would never use. */
 static CmStatus sorted_grow(AggLocal *l, char **buf, int64_t *cap, int64_t need, bool reserve,
                             CmErr *err)
 {
@@ -349,8 +351,11 @@ static CmStatus sorted_grow(AggLocal *l, char **buf, int64_t *cap, int64_t need,
     while (to < need) {
         to *= 2;
     }
-    if (reserve && cm_mem_need(&l->res, to - *cap, err) != CM_OK) {
-        return err->code;
+    if (reserve && !cm_mem_grow(&l->res, to - *cap)) {
+        to = *cap + *cap / 8 > need ? *cap + *cap / 8 : need;
+        if (cm_mem_need(&l->res, to - *cap, err) != CM_OK) {
+            return err->code;
+        }
     }
     char *nb = cm_realloc(*buf, (size_t)to);
     if (nb == NULL) {
