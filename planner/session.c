@@ -578,6 +578,16 @@ static void add_timeline(Stmt *st, const PlStagePlan *plan, const PlStagePlan *i
     cm_free(doc);
 }
 
+/* EXPLAIN ANALYZE's stream: the rows are counted by the plan's RESULT and
+ * dropped, so that showing a query's run never holds its whole result. */
+static CmStatus drop_rows(void *ctx, const CmBatch *b, CmErr *err)
+{
+    (void)ctx;
+    (void)b;
+    (void)err;
+    return CM_OK;
+}
+
 static CmStatus stmt_explain(Stmt *st)
 {
     const PsStmt *inner = st->ast->inner;
@@ -622,6 +632,8 @@ static CmStatus stmt_explain(Stmt *st)
     CmStatus rc =
         pl_physical_plan(st->arena, root, &st->s->cfg, analyze ? &initial : &plan, st->err);
     if (rc == CM_OK && analyze) {
+        st->stream = drop_rows;
+        st->stream_ctx = NULL;
         rc = run_query(st, root, &plan, NULL);
         plan.statement_ns = cm_now_ns() - t0;
     }
