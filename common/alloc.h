@@ -41,6 +41,11 @@ typedef enum CmAllocRelease {
     CM_ALLOC_EAGER = 2
 } CmAllocRelease;
 void cm_alloc_set_release(CmAllocRelease how);
+/* Freed big buffers' mappings are kept, up to `bytes` in all, for the next
+ * big buffers to take, except under CM_ALLOC_EAGER (alloc.c, "Kept
+ * mappings"); 0 (the start) keeps none.  Memory outside every reservation:
+ * the memory manager sets it to a small share of the limit. */
+void cm_alloc_set_keep_bytes(size_t bytes);
 void cm_free(void *p);
 
 /* A stash per thread of a few freed buffers of at most CM_STASH_MAX_BYTES

@@ -79,6 +79,17 @@ static CmMem g_mem;
 static CmMemRes g_values;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+/* How much of freed big buffers' mappings the allocator may keep for the
+ * next ones (cm_alloc_set_keep_bytes): at the default limit a 32nd of it, 512
+ * MiB at most.  Under a lower limit none: PageRank at a quarter of its peak
+ * kept 5% fewer faults with a 16th of the limit kept, and no time (its faults
+ * are mimalloc's small pages, given back above the release mark). */
+static void keep_big_maps(int64_t limit, bool governed)
+{
+    int64_t keep = governed ? 0 : limit / 32;
+    cm_alloc_set_keep_bytes((size_t)(keep < ((int64_t)512 << 20) ? keep : (int64_t)512 << 20));
+}
+
 static void mem_init_once(void)
 {
     cm_mutex_init(&g_mem.lock);
@@ -92,6 +103,7 @@ static void mem_init_once(void)
     g_mem.ready = true;
     cm_mem_res_init(&g_values, CM_MEM_EXECUTION, "value heap", NULL);
     cm_alloc_set_release(CM_ALLOC_KEEP); /* the default limit governs nothing (set_eager) */
+    keep_big_maps(g_mem.limit, false);
 }
 
 static CmMem *mem(void)
@@ -231,6 +243,7 @@ void cm_mem_set_limit(int64_t bytes)
          * let the first reservation look at RSS. */
         atomic_store(&g_govern_at, 0);
         set_eager(governed);
+        keep_big_maps(bytes > 0 ? bytes : 1, governed);
     }
 }
 

@@ -117,3 +117,47 @@ Test(cm_alloc, a_big_buffer_freed_on_another_thread_goes_back)
 #endif
     }
 }
+
+/* Kept mappings: a freed big buffer's mapping is handed to the next big
+ * buffer that fits; a calloc'ed one is still zero, and the eager release mode
+ * gives every kept mapping back. */
+Test(cm_alloc, kept_mappings_are_reused_zeroed_and_given_back)
+{
+    cm_alloc_set_release(CM_ALLOC_KEEP);
+    cm_alloc_set_keep_bytes(128 * MIB);
+    for (int round = 0; round < 3; round++) {
+        unsigned char *p = cm_malloc(6 * MIB);
+        cr_assert_not_null(p);
+        fill(p, 6 * MIB, (unsigned)round);
+        cm_free(p);
+        unsigned char *z = cm_calloc(5 * MIB + 17, 1); /* fits in the kept 6 MiB */
+        cr_assert_not_null(z);
+        bool zero = true;
+        for (size_t i = 0; i < 5 * MIB + 17; i++) {
+            zero = zero && z[i] == 0;
+        }
+        cr_expect(zero, "a calloc'ed buffer from a kept mapping is not zero");
+        fill(z, 5 * MIB + 17, 5);
+        z = cm_realloc(z, 11 * MIB); /* grows past it: moved, bytes kept */
+        cr_assert_not_null(z);
+        cr_expect(same(z, 5 * MIB + 17, 5));
+        cm_free(z);
+    }
+    int64_t before = cm_mem_rss();
+    unsigned char *big = cm_malloc(64 * MIB);
+    cr_assert_not_null(big);
+    memset(big, 1, 64 * MIB);
+    cm_free(big);
+    cm_alloc_set_release(CM_ALLOC_EAGER);
+#ifndef SLUICE_NO_MIMALLOC
+    int64_t after = cm_mem_rss();
+    if (before > 0) {
+        cr_expect_leq(after - before, (int64_t)(4 * MIB), "after %lld, before %lld",
+                      (long long)after, (long long)before);
+    }
+#else
+    (void)before;
+#endif
+    cm_alloc_set_keep_bytes(0);
+    cm_alloc_set_release(CM_ALLOC_KEEP);
+}
