@@ -333,8 +333,8 @@ typedef struct ExWindowSpec {
     bool rows;        /* ROWS frame (else RANGE: peers count as one) */
     ExFrameBound start, end;
     int64_t start_off, end_off; /* n of n PRECEDING / n FOLLOWING; LAG/LEAD offset in start_off */
-    bool has_dflt; /* LAG/LEAD: dflt is the value past the partition's ends (else NULL); */
-    CmValue dflt;  /* a string's bytes live as long as the plan */
+    bool has_dflt;  /* LAG/LEAD: dflt is the value past the partition's ends (else NULL); */
+    CmValue dflt;   /* a string's bytes live as long as the plan */
     bool presorted; /* the input arrives sorted by (part, order): a window after one on the
                        same keys in its stage (the planner); its sorter keeps the order */
 } ExWindowSpec;
