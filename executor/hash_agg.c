@@ -1839,6 +1839,59 @@ static void agg_local_fini(ExOp *op, void *local)
     cm_free(l);
 }
 
+/* The most a task's table reserves before it spills.  The manager's fair
+ * share counts only consumers that hold memory: a task that starts its table
+ * late would find the budget taken by one that was alone, and that one only
+ * gives memory back when it next grows.  So each table keeps to its slice
+ * among the tasks that run at once.  The slice is of execution memory as the
+ * manager grants it: storage above its protected floor is evicted on demand,
+ * so it counts.  Sized from the storage held at the moment instead, a task
+ * that started while tables filled the pool (a scan had just loaded them) got
+ * a sliver and spilled with the floor's worth of memory unused: PageRank's
+ * final aggregate at 51 MB spilled 6 MB a round at a 6.7 MB slice of 27 MB. */
+static int64_t table_slice(const ExTask *task)
+{
+    if (task->query == NULL) {
+        return INT64_MAX;
+    }
+    int n_at_once =
+        task->n_tasks < task->query->config.threads ? task->n_tasks : task->query->config.threads;
+    return cm_mem_execution_bytes() / (n_at_once > 0 ? n_at_once : 1);
+}
+
+/* A table that emitted everything from memory (no spill files, sorters or
+ * deep level: those are made per task) is emptied for the next task on the
+ * thread, its arrays and reservation kept (ExOpVt.local_keep).  Under a
+ * limit this is most of what a stage of many tasks would fault in: PageRank's
+ * partial aggregates at a quarter of its peak built 8 MiB tables 8 times a
+ * round. */
+static bool agg_local_keep(ExOp *op, void *local)
+{
+    const HashAggSpec *s = op->spec;
+    AggLocal *l = local;
+    if (s->n_keys == 0 || s->sorted_input || l->sorters != NULL || l->deep || l->n_levels > 0 ||
+        l->depth > 0 || l->spilling || l->n_kept > 0 || l->has_raw_buf || l->loading[0] != NULL ||
+        l->loading[1] != NULL) {
+        return false;
+    }
+    ex_hash_agg_table_reset(s, l);
+    l->draining = false;
+    l->resume_at = 0;
+    l->flush_started = false;
+    l->emitting = false;
+    l->flushed_empty = false;
+    return true;
+}
+
+static CmStatus agg_local_reuse(ExOp *op, void *local, const ExTask *task, CmErr *err)
+{
+    (void)op;
+    (void)err;
+    AggLocal *l = local;
+    l->max_bytes = table_slice(task);
+    return CM_OK;
+}
+
 static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
 {
     const HashAggSpec *s = op->spec;
@@ -1861,22 +1914,7 @@ static void *agg_local_init(ExOp *op, const ExTask *task, CmErr *err)
     l->op = op;
     l->temp_dir = task->query != NULL ? task->query->config.temp_directory : "/tmp";
     l->max_temp = task->query != NULL ? task->query->config.max_temp_directory_size : 0;
-    /* The manager's fair share counts only consumers that hold memory: a task
-     * that starts its table late would find the budget taken by one that was
-     * alone, and that one only gives memory back when it next grows.  So each
-     * table keeps to its slice among the tasks that run at once. */
-    /* The slice is of execution memory as the manager grants it: storage
-     * above its protected floor is evicted on demand, so it counts.  Sized
-     * from the storage held at the moment instead, a task that started while
-     * tables filled the pool (a scan had just loaded them) got a sliver and
-     * spilled with the floor's worth of memory unused: PageRank's final
-     * aggregate at 51 MB spilled 6 MB a round at a 6.7 MB slice of 27 MB. */
-    l->max_bytes = INT64_MAX;
-    if (task->query != NULL) {
-        int n_at_once = task->n_tasks < task->query->config.threads ? task->n_tasks
-                                                                    : task->query->config.threads;
-        l->max_bytes = cm_mem_execution_bytes() / (n_at_once > 0 ? n_at_once : 1);
-    }
+    l->max_bytes = table_slice(task);
     l->states.width = sizeof(AggState) * (size_t)(s->n_aggs ? s->n_aggs : 1);
     l->hashes.width = sizeof(uint64_t);
     l->state_off = sizeof(uint64_t) * (size_t)s->pack_words;
@@ -1983,6 +2021,8 @@ static const ExOpVt HASH_AGG_VT = {
     .name = "HASH_AGGREGATE",
     .local_init = agg_local_init,
     .local_fini = agg_local_fini,
+    .local_keep = agg_local_keep,
+    .local_reuse = agg_local_reuse,
     .push = agg_push,
     .flush = agg_flush,
     .explain = agg_explain,

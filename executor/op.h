@@ -57,6 +57,18 @@ typedef struct ExOpVt {
     CmStatus (*sink)(ExOp *op, void *local, const CmBatch *in, CmErr *err);
     CmStatus (*combine)(ExOp *op, void *local, CmErr *err);
     CmStatus (*finalize)(ExOp *op, ExQuery *q, CmErr *err);
+    /* Handing a task's local state to the next task of the stage on the same
+     * thread (both or neither).  At the end of a task that succeeded while
+     * tasks of the stage are still to start, local_keep empties `local` for
+     * another task and returns true to have it kept, false to have it
+     * finished (local_fini).  local_reuse prepares a kept local for `task`: it
+     * still holds its arrays and their reservations, which is the point: a
+     * table built anew by every task faults in every page again, and under a
+     * memory_limit freed pages go straight back to the system.  A stage keeps
+     * at most one local per op and thread, and finishes them when its tasks
+     * are done. */
+    bool (*local_keep)(ExOp *op, void *local);
+    CmStatus (*local_reuse)(ExOp *op, void *local, const ExTask *task, CmErr *err);
     /* One line of detail for EXPLAIN (after the name), into buf.  in_names:
      * the names of the op's input columns (ex_col_to_string), or NULL. */
     void (*explain)(const ExOp *op, const char *const *in_names, char *buf, size_t cap);

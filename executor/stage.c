@@ -6,7 +6,9 @@
  * operator is in flight).  When the source is exhausted, operators are flushed
  * in order, each flush's output going through the operators after it.  An
  * operator that answers EX_DONE stops the pipeline above it (LIMIT).
- * Invariant: every local state that was created is finalized, on every path.
+ * Invariant: every local state that was created is finalized, on every path:
+ * at the end of its task, or (kept for the next task on the thread, see
+ * ExOpVt.local_keep) when the stage's tasks are done.
  */
 #include "executor/stage.h"
 
@@ -223,7 +225,72 @@ typedef struct StageRun {
     ExStage *stage;
     ExQuery *query;
     const int *tasks; /* the task numbers to run (a re-run), or NULL for all */
+    int n_run;        /* tasks in this run */
+    atomic_int begun; /* tasks of this run started so far */
+    /* Locals kept for the next task on the same worker: [worker * slots + op
+     * slot], NULL where none (or kept == NULL: none at all). */
+    void **kept;
+    int n_workers;
 } StageRun;
+
+/* The local of op slot i for a task on worker w: a kept one made ready for
+ * the task, or a new one.  A kept one that cannot be reused is finished. */
+static void *local_for(StageRun *sr, ExOp *op, int i, const ExTask *task, CmErr *err)
+{
+    void **kept = sr->kept != NULL && task->worker_id < sr->n_workers
+                      ? &sr->kept[(size_t)task->worker_id * (size_t)n_slots(sr->stage) + (size_t)i]
+                      : NULL;
+    if (kept != NULL && *kept != NULL) {
+        void *local = *kept;
+        *kept = NULL;
+        if (op->vt->local_reuse(op, local, task, err) == CM_OK) {
+            return local;
+        }
+        op->vt->local_fini(op, local);
+        return NULL;
+    }
+    return op->vt->local_init(op, task, err);
+}
+
+/* Ends a task's local of op slot i: kept for the worker's next task when the
+ * task succeeded, tasks are still to start and the op takes it back; else
+ * finished. */
+static void local_end(StageRun *sr, ExOp *op, int i, const ExTask *task, void *local, bool ok)
+{
+    void **kept = sr->kept != NULL && task->worker_id < sr->n_workers
+                      ? &sr->kept[(size_t)task->worker_id * (size_t)n_slots(sr->stage) + (size_t)i]
+                      : NULL;
+    if (ok && local != NULL && kept != NULL && *kept == NULL && op->vt->local_keep != NULL &&
+        atomic_load(&sr->begun) < sr->n_run && !atomic_load(&sr->query->cancelled) &&
+        op->vt->local_keep(op, local)) {
+        *kept = local;
+        return;
+    }
+    op->vt->local_fini(op, local);
+}
+
+/* Room for the locals a run keeps; none when there is no memory for it. */
+static void kept_begin(StageRun *sr)
+{
+    sr->n_workers = cm_pool_size(sr->query->pool);
+    sr->kept = cm_calloc((size_t)sr->n_workers * (size_t)n_slots(sr->stage), sizeof(void *));
+}
+
+/* Finishes the locals the run kept, once its tasks are done. */
+static void kept_end(StageRun *sr)
+{
+    for (int w = 0; sr->kept != NULL && w < sr->n_workers; w++) {
+        for (int i = 0; i < n_slots(sr->stage); i++) {
+            void *local = sr->kept[(size_t)w * (size_t)n_slots(sr->stage) + (size_t)i];
+            if (local != NULL) {
+                ExOp *op = op_at(sr->stage, i);
+                op->vt->local_fini(op, local);
+            }
+        }
+    }
+    cm_free(sr->kept);
+    sr->kept = NULL;
+}
 
 static void task_main(void *arg, int task_idx, int worker_id)
 {
@@ -231,6 +298,7 @@ static void task_main(void *arg, int task_idx, int worker_id)
     if (sr->tasks != NULL) {
         task_idx = sr->tasks[task_idx];
     }
+    atomic_fetch_add(&sr->begun, 1);
     ExStage *s = sr->stage;
     ExQuery *q = sr->query;
     long long start = cm_now_ns();
@@ -254,7 +322,7 @@ static void task_main(void *arg, int task_idx, int worker_id)
     for (; made < n && !atomic_load(&q->cancelled); made++) {
         ExOp *op = op_at(s, made);
         if (op->vt->local_init != NULL) {
-            locals[made] = op->vt->local_init(op, &task, &err);
+            locals[made] = local_for(sr, op, made, &task, &err);
             if (err.code != CM_OK) {
                 break;
             }
@@ -263,10 +331,11 @@ static void task_main(void *arg, int task_idx, int worker_id)
     if (err.code == CM_OK && made == n) {
         drive(&run, &err);
     }
+    bool ok = err.code == CM_OK && made == n;
     for (int i = 0; i < made; i++) {
         ExOp *op = op_at(s, i);
         if (op->vt->local_fini != NULL) {
-            op->vt->local_fini(op, locals[i]);
+            local_end(sr, op, i, &task, locals[i], ok);
         }
     }
     if (made < n && locals[made] != NULL && op_at(s, made)->vt->local_fini != NULL) {
@@ -308,8 +377,10 @@ CmStatus ex_stage_run(ExStage *stage, ExQuery *q, CmErr *err)
     reserve_spans(stage, q, stage->n_tasks);
     stage->start_ns = start;
     stage->mem_at_start = atomic_load(&q->mem.used);
-    StageRun sr = {.stage = stage, .query = q};
+    StageRun sr = {.stage = stage, .query = q, .n_run = stage->n_tasks};
+    kept_begin(&sr);
     cm_pool_run(q->pool, stage->n_tasks, task_main, &sr);
+    kept_end(&sr);
     if (q->err.code == CM_OK) {
         CmErr stop; /* an interrupt after the last batch still stops the finalize */
         cm_err_init(&stop);
@@ -344,8 +415,10 @@ CmStatus ex_stage_rerun_tasks(ExStage *stage, ExQuery *q, const int *tasks, int 
         }
     }
     reserve_spans(stage, q, n_tasks);
-    StageRun sr = {.stage = stage, .query = q, .tasks = tasks};
+    StageRun sr = {.stage = stage, .query = q, .tasks = tasks, .n_run = n_tasks};
+    kept_begin(&sr);
     cm_pool_run(q->pool, n_tasks, task_main, &sr);
+    kept_end(&sr);
     if (q->err.code != CM_OK) {
         cm_err_copy(err, &q->err);
     }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/config.h"
 #include "common/thread.h"
 #include "ex_test_util.h"
@@ -718,5 +719,149 @@ Test(ex_stage, row_independent_operators)
     cr_expect_not(ex_op_row_independent(ex_window_new(&arena, &ws, 3, ttypes, &err)));
     cr_expect_not(ex_op_row_independent(scan_all()));
     cr_expect_not(ex_op_row_independent(ex_shuffle_read_new(&arena, &sh, 3, ttypes, &err)));
+    ex_result_free(res);
+}
+
+/* ---- a task's local kept for the next task on the thread ------------------------------------ */
+
+/* A pass-through operator that counts how its locals are made, kept, reused
+ * and finished, and the rows each task pushed through its local. */
+typedef struct KeepCounts {
+    atomic_int inits, keeps, reuses, finis;
+    atomic_int stale; /* a task began with rows of an earlier one in its local */
+    atomic_llong rows;
+    bool keep; /* whether local_keep takes locals back */
+} KeepCounts;
+
+typedef struct KeepLocal {
+    int64_t task_rows;
+} KeepLocal;
+
+static KeepCounts counts;
+
+static void *keep_init(ExOp *op, const ExTask *task, CmErr *e)
+{
+    (void)op;
+    (void)task;
+    (void)e;
+    atomic_fetch_add(&counts.inits, 1);
+    return cm_calloc(1, sizeof(KeepLocal));
+}
+
+static bool keep_keep(ExOp *op, void *local)
+{
+    (void)op;
+    if (!counts.keep) {
+        return false;
+    }
+    atomic_fetch_add(&counts.keeps, 1);
+    ((KeepLocal *)local)->task_rows = 0;
+    return true;
+}
+
+static CmStatus keep_reuse(ExOp *op, void *local, const ExTask *task, CmErr *e)
+{
+    (void)op;
+    (void)task;
+    (void)e;
+    atomic_fetch_add(&counts.reuses, 1);
+    if (((KeepLocal *)local)->task_rows != 0) {
+        atomic_fetch_add(&counts.stale, 1);
+    }
+    return CM_OK;
+}
+
+static void keep_fini(ExOp *op, void *local)
+{
+    (void)op;
+    atomic_fetch_add(&counts.finis, 1);
+    KeepLocal *l = local;
+    atomic_fetch_add(&counts.rows, l->task_rows);
+    cm_free(l);
+}
+
+static ExOpResult keep_push(ExOp *op, void *local, const CmBatch *in, const CmBatch **out, CmErr *e)
+{
+    (void)op;
+    (void)e;
+    ((KeepLocal *)local)->task_rows += in->n_rows;
+    *out = in;
+    return EX_NEED_INPUT;
+}
+
+static const ExOpVt KEEP_VT = {
+    .name = "KEEP_COUNTER",
+    .local_init = keep_init,
+    .local_fini = keep_fini,
+    .local_keep = keep_keep,
+    .local_reuse = keep_reuse,
+    .push = keep_push,
+};
+
+/* SELECT * FROM t through the counting op; the stage's task count. */
+static int run_counted(bool keep, ExResult **res_out)
+{
+    memset(&counts, 0, sizeof counts);
+    counts.keep = keep;
+    ExOp *op = ex_op_new(&arena, &KEEP_VT, NULL, 3, ttypes);
+    cr_assert_not_null(op);
+    ExResult *res = ex_result_new(3, ttypes, &err);
+    ExOp *ops[1] = {op};
+    ExStage s;
+    stage_init(&s, scan_all(), 1, ops, ex_result_sink_new(&arena, res, 3, ttypes, &err));
+    run_stage(&s);
+    ex_stage_fini(&s);
+    *res_out = res;
+    return s.n_tasks;
+}
+
+Test(ex_stage, kept_locals_go_to_the_next_task_on_the_thread)
+{
+    ExResult *res;
+    int n_tasks = run_counted(true, &res);
+    cr_assert_gt(n_tasks, 2, "the table should give more tasks than threads");
+    cr_expect_eq(ex_result_n_rows(res), n_rows);
+    /* every task has a local, made or kept; at most one is made per worker */
+    cr_expect_eq(atomic_load(&counts.inits) + atomic_load(&counts.reuses), n_tasks);
+    cr_expect_leq(atomic_load(&counts.inits), cm_pool_size(q.pool));
+    cr_expect_gt(atomic_load(&counts.reuses), 0);
+    cr_expect_leq(atomic_load(&counts.reuses), atomic_load(&counts.keeps));
+    /* each made local is finished once, kept ones when the stage ends */
+    cr_expect_eq(atomic_load(&counts.finis), atomic_load(&counts.inits));
+    cr_expect_eq(atomic_load(&counts.stale), 0);
+    ex_result_free(res);
+
+    /* an op that declines gets a new local for every task */
+    n_tasks = run_counted(false, &res);
+    cr_expect_eq(atomic_load(&counts.inits), n_tasks);
+    cr_expect_eq(atomic_load(&counts.reuses), 0);
+    cr_expect_eq(atomic_load(&counts.finis), n_tasks);
+    cr_expect_eq(atomic_load(&counts.rows), n_rows);
+    ex_result_free(res);
+}
+
+Test(ex_stage, a_failed_stage_finishes_every_local)
+{
+    /* the division by zero of error_in_one_task_fails_the_stage, after the
+     * counting op: whatever was kept is finished, and nothing is kept past
+     * the failing task */
+    memset(&counts, 0, sizeof counts);
+    counts.keep = true;
+    int64_t r0 = n_rows - 3;
+    while (x_null(r0)) {
+        r0--;
+    }
+    ExExpr *x = expr_col(&arena, 1, ttypes[1]);
+    ExExpr *den = expr_bin(&arena, "-", x, expr_const(&arena, v_i64(x_of(r0))));
+    ExExpr *e = expr_bin(&arena, "/", expr_const(&arena, v_i64(1000)), den);
+    ExOp *project = ex_project_new(&arena, 1, expr_args(&arena, 1, &e), &err);
+    ExOp *op = ex_op_new(&arena, &KEEP_VT, NULL, 3, ttypes);
+    ExResult *res = ex_result_new(1, project->types, &err);
+    ExOp *ops[2] = {op, project};
+    ExStage s;
+    stage_init(&s, scan_all(), 2, ops, ex_result_sink_new(&arena, res, 1, project->types, &err));
+    cr_expect_eq(ex_stage_run(&s, &q, &err), CM_RUNTIME);
+    cr_expect_eq(atomic_load(&counts.finis), atomic_load(&counts.inits));
+    ex_stage_fini(&s);
     ex_result_free(res);
 }
