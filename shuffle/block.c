@@ -268,6 +268,19 @@ ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
         cm_err_set(err, CM_OOM, -1, "out of memory encoding a shuffle block");
         return NULL;
     }
+    blk->cap = (int64_t)(sizeof(ShBlock) + size);
+    return encode_into(b, blk, size);
+}
+
+size_t sh_block_encoded_bytes(const CmBatch *b)
+{
+    return sizeof(ShBlock) + encoded_size(b);
+}
+
+ShBlock *sh_block_encode_in(const CmBatch *b, ShBlock *blk)
+{
+    size_t size = encoded_size(b);
+    CM_ASSERT((size_t)blk->cap >= sizeof(ShBlock) + size);
     return encode_into(b, blk, size);
 }
 
@@ -284,6 +297,7 @@ ShBlock *sh_block_encode_stashed(const CmBatch *b, size_t *bytes, CmErr *err)
         return NULL;
     }
     *bytes = n;
+    blk->cap = (int64_t)n;
     return encode_into(b, blk, size);
 }
 
@@ -793,6 +807,7 @@ ShBlock *sh_block_compress(const ShBlock *blk, ShCompressor *cc, CmErr *err)
     }
     ShBlock *shrunk = cm_realloc(c, sizeof(ShBlock) + size);
     c = shrunk != NULL ? shrunk : c;
+    c->cap = (int64_t)(sizeof(ShBlock) + (shrunk != NULL ? size : bound));
     c->hdr = blk->hdr;
     c->hdr.codec = stored_codec(cc);
     c->hdr.stored_bytes = (int64_t)size;

@@ -51,6 +51,7 @@ typedef struct ShCompressor ShCompressor;
 typedef struct ShBlock {
     ShBlockHeader hdr;       /* describes payload */
     struct ShBlock *next;    /* in its partition's buffer; written only while this is the tail */
+    int64_t cap;             /* bytes of its allocation, this header included */
     unsigned char payload[]; /* stored_bytes bytes, 8-aligned */
 } ShBlock;
 
@@ -64,6 +65,10 @@ typedef struct ShDecoder {
 
 /* Encodes the active rows of b into a new uncompressed block (owned; cm_free). */
 ShBlock *sh_block_encode(const CmBatch *b, CmErr *err);
+/* The bytes of the allocation sh_block_encode would make for b, and the
+ * encoding into `blk`, an allocation of at least that many bytes (blk->cap). */
+size_t sh_block_encoded_bytes(const CmBatch *b);
+ShBlock *sh_block_encode_in(const CmBatch *b, ShBlock *blk);
 /* The same into a buffer of *bytes bytes from this thread's stash (alloc.h),
  * to be given back with cm_stash_give(blk, *bytes): for a block laid out at
  * once and dropped (a spill file's), whose fresh pages were faulted in again

@@ -46,6 +46,7 @@
 #include "shuffle/spill.h"
 
 #define WRITE_BUF_BYTES (1 << 20) /* records are gathered into writes this large */
+#define SPARE_MAX_BYTES ((int64_t)4 << 20) /* the most flushed blocks kept (ShStore.spare) */
 
 /* ---- options and lifecycle ------------------------------------------------------ */
 
@@ -104,6 +105,7 @@ ShStore *sh_store_new_opts(const ShStoreOptions *o, CmErr *err)
         st->opt.split_threshold = INT64_MAX;
     }
     st->stats.memory_limit = limit;
+    st->spare_cap = limit / 8 < SPARE_MAX_BYTES ? limit / 8 : SPARE_MAX_BYTES;
     cm_mem_res_init(&st->mem, CM_MEM_EXECUTION, "shuffle store", NULL);
     st->q_head[0] = st->q_head[1] = st->q_tail[0] = st->q_tail[1] = NULL;
     cm_err_init(&st->io_err);
@@ -151,6 +153,7 @@ void sh_store_free(ShStore *st)
         cm_free(c->buf);
         cm_free(c);
     }
+    sh_blocks_free(st->spare);
     cm_cond_fini(&st->cond);
     cm_mutex_fini(&st->lock);
     cm_mem_res_fini(&st->mem);
@@ -524,6 +527,47 @@ static bool add_recs(ShSplit *s, FlushRec *recs, int64_t n)
     return true;
 }
 
+/* Lowers `used` by the bytes of the flushed blocks of `list`, keeping those
+ * that fit beside the spare blocks (and were reserved), freeing the rest.
+ * Lock held. */
+static void release_keeping_locked(ShStore *st, ShBlock *list, int64_t bytes)
+{
+    st->used -= bytes;
+    int64_t from_unreserved = bytes < st->unreserved ? bytes : st->unreserved;
+    st->unreserved -= from_unreserved;
+    int64_t reserved = bytes - from_unreserved; /* what mem holds for these blocks */
+    while (list != NULL) {
+        ShBlock *next = list->next;
+        if (st->spare_bytes + list->cap <= st->spare_cap && list->cap <= reserved) {
+            reserved -= list->cap;
+            st->spare_bytes += list->cap;
+            list->next = st->spare;
+            st->spare = list;
+        } else {
+            cm_free(list);
+        }
+        list = next;
+    }
+    cm_mem_shrink(&st->mem, reserved);
+}
+
+ShBlock *sh_store_spare_take(ShStore *st, int64_t bytes)
+{
+    ShBlock *got = NULL;
+    cm_mutex_lock(&st->lock);
+    for (ShBlock **at = &st->spare; *at != NULL; at = &(*at)->next) {
+        if ((*at)->cap >= bytes && (*at)->cap - bytes <= bytes / 4) {
+            got = *at;
+            *at = got->next;
+            st->spare_bytes -= got->cap;
+            cm_mem_shrink(&st->mem, got->cap);
+            break;
+        }
+    }
+    cm_mutex_unlock(&st->lock);
+    return got;
+}
+
 /* Ends a flush: publishes it or puts the blocks back.  Lock held. */
 static void finish_flush(ShStore *st, ShPart *p, ShBlock *list, ShBlock *last, int64_t n,
                          int64_t bytes, int si, bool is_new, int64_t written, FlushRec *recs,
@@ -542,14 +586,14 @@ static void finish_flush(ShStore *st, ShPart *p, ShBlock *list, ShBlock *last, i
         sh->stats.files += is_new;
         st->stats.spilled_bytes += written;
         st->stats.flushes++;
-        sh_store_release_locked(st, bytes);
         if (p->pins > 0) {
+            sh_store_release_locked(st, bytes);
             node->head = list;
             node->next = p->retired;
             p->retired = node;
             node = NULL;
         } else {
-            sh_blocks_free(list);
+            release_keeping_locked(st, list, bytes);
         }
     } else {
         last->next = p->head; /* back in front: the buffer keeps push order */
@@ -680,7 +724,7 @@ static CmStatus pause_locked(ShStore *st, ShShuffle *sh, CmErr *err)
 
 CmStatus sh_store_push(ShStore *st, ShPart *p, ShBlock *blk, CmErr *err)
 {
-    int64_t cost = (int64_t)sizeof(ShBlock) + blk->hdr.stored_bytes;
+    int64_t cost = blk->cap;
     blk->next = NULL;
     cm_mutex_lock(&st->lock);
     if (p->tail != NULL) {

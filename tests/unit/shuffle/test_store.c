@@ -26,6 +26,7 @@
 #include "common/thread.h"
 #include "shuffle/block.h"
 #include "shuffle/shuffle.h"
+#include "shuffle/shuffle_int.h"
 
 enum { STRIDE = 1000000, MAX_MAPS = 32, MAX_ROWS = 4000 };
 
@@ -386,6 +387,33 @@ static void tiny_budget(int codec, bool in_memory)
         /* (3-row blocks of CM_BATCH_CAP=3 builds are too small to shrink.) */
         cr_expect_lt(s.spilled_bytes, s.bytes_pushed, "zstd shrinks the files");
     }
+    run_free(run);
+    cm_pool_free(pool);
+}
+
+/* Blocks written out are kept, reserved, for the next pushes to encode into:
+ * some pushes reuse one, what is read back is still every row once with its
+ * content, and the store's reservation is its buffered blocks plus the kept
+ * ones. */
+Test(sh_store, flushed_blocks_are_encoded_into_again, .timeout = 60)
+{
+    CmPool *pool = cm_pool_new(2);
+    Run *run = run_new(store_new(256 << 10, 1 << 20, SH_CODEC_LZ4, false), 8, 4, 3000);
+    write_all(pool, run);
+    ShStore *st = run->st;
+    cr_expect_gt(st->spare_bytes, 0, "flushes keep blocks");
+    cr_expect_leq(st->spare_bytes, st->spare_cap);
+    cr_expect_eq(st->mem.held, st->used - st->unreserved + st->spare_bytes);
+    /* a kept block of a size near one kept is handed out, its reservation with it */
+    int64_t cap = st->spare->cap, before = st->spare_bytes, held = st->mem.held;
+    ShBlock *b = sh_store_spare_take(st, cap - cap / 8);
+    cr_assert_not_null(b);
+    cr_expect_geq(b->cap, cap - cap / 8);
+    cr_expect_eq(st->spare_bytes, before - b->cap);
+    cr_expect_eq(st->mem.held, held - b->cap);
+    cr_expect_null(sh_store_spare_take(st, 64 * cap), "none is that large");
+    cm_free(b);
+    read_all_check(pool, run, 0, run->n_maps);
     run_free(run);
     cm_pool_free(pool);
 }
