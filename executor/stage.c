@@ -233,13 +233,19 @@ typedef struct StageRun {
     int n_workers;
 } StageRun;
 
+/* Where the run keeps op slot i's local for the task's worker, or NULL. */
+static void **kept_slot(StageRun *sr, int i, const ExTask *task)
+{
+    return sr->kept != NULL && task->worker_id < sr->n_workers
+               ? &sr->kept[(size_t)task->worker_id * (size_t)n_slots(sr->stage) + (size_t)i]
+               : NULL;
+}
+
 /* The local of op slot i for a task on worker w: a kept one made ready for
  * the task, or a new one.  A kept one that cannot be reused is finished. */
 static void *local_for(StageRun *sr, ExOp *op, int i, const ExTask *task, CmErr *err)
 {
-    void **kept = sr->kept != NULL && task->worker_id < sr->n_workers
-                      ? &sr->kept[(size_t)task->worker_id * (size_t)n_slots(sr->stage) + (size_t)i]
-                      : NULL;
+    void **kept = kept_slot(sr, i, task);
     if (kept != NULL && *kept != NULL) {
         void *local = *kept;
         *kept = NULL;
@@ -257,9 +263,7 @@ static void *local_for(StageRun *sr, ExOp *op, int i, const ExTask *task, CmErr 
  * finished. */
 static void local_end(StageRun *sr, ExOp *op, int i, const ExTask *task, void *local, bool ok)
 {
-    void **kept = sr->kept != NULL && task->worker_id < sr->n_workers
-                      ? &sr->kept[(size_t)task->worker_id * (size_t)n_slots(sr->stage) + (size_t)i]
-                      : NULL;
+    void **kept = kept_slot(sr, i, task);
     if (ok && local != NULL && kept != NULL && *kept == NULL && op->vt->local_keep != NULL &&
         atomic_load(&sr->begun) < sr->n_run && !atomic_load(&sr->query->cancelled) &&
         op->vt->local_keep(op, local)) {
