@@ -477,14 +477,8 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
             int64_t exec = execution_bytes(m);
             int64_t n = m->n_consumers[CM_MEM_EXECUTION] + (r->held == 0 && !r->fixed ? 1 : 0);
             int64_t share = r->shared ? exec : exec / (n > 0 ? n : 1);
-            /* A shared table (a broadcast join's) may use the headroom too:
-             * refused, it turns into a grace join in every probe task, each
-             * spilling the whole build side, and the consumers that start
-             * after it make do with less.  PageRank at 180 MiB had its 1M-row
-             * build refused for 0.4 MB of headroom, and spilled 300 MB a
-             * round instead. */
-            int64_t room = r->shared ? exec : exec - exec / HEADROOM_DIV;
-            share_ok = r->held + bytes <= share && m->used[CM_MEM_EXECUTION] + bytes <= room;
+            share_ok = r->held + bytes <= share &&
+                       m->used[CM_MEM_EXECUTION] + bytes <= exec - exec / HEADROOM_DIV;
         }
         ok = share_ok && fits(m, r->pool, bytes);
         if (ok || !share_ok || r->pool != CM_MEM_EXECUTION || !take_back(m, bytes, true)) {

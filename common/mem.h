@@ -68,9 +68,8 @@ typedef struct CmMemRes {
                           its end, not a share of the pool: not among the consumers a fair
                           share divides execution memory by */
     bool shared;       /* set after init: one reservation that serves every task of a stage
-                          (a broadcast join's table), so it may take all of execution memory,
-                          the headroom too, rather than a 1/N slice beside the tasks it
-                          serves */
+                          (a broadcast join's table), so it may take execution memory up to
+                          the headroom rather than a 1/N slice beside the tasks it serves */
     int owner;         /* the thread it last grew on (mem.c's numbering) */
     struct CmMemRes *prev, *next; /* in the manager's list while held > 0 */
 } CmMemRes;

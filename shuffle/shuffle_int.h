@@ -143,6 +143,7 @@ struct ShStore {
      * spare_cap bytes. */
     ShBlock *spare;
     int64_t spare_bytes, spare_cap;
+    int n_spare;
     int64_t temp_charged; /* bytes counted against max_temp_directory_size (spill.h) */
 };
 
