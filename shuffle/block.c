@@ -262,14 +262,7 @@ static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size);
 
 ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
 {
-    size_t size = encoded_size(b);
-    ShBlock *blk = cm_malloc(sizeof(ShBlock) + size);
-    if (blk == NULL) {
-        cm_err_set(err, CM_OOM, -1, "out of memory encoding a shuffle block");
-        return NULL;
-    }
-    blk->cap = (int64_t)(sizeof(ShBlock) + size);
-    return encode_into(b, blk, size);
+    return sh_block_encode_in(b, sh_block_encoded_bytes(b), NULL, err);
 }
 
 size_t sh_block_encoded_bytes(const CmBatch *b)
@@ -277,11 +270,17 @@ size_t sh_block_encoded_bytes(const CmBatch *b)
     return sizeof(ShBlock) + encoded_size(b);
 }
 
-ShBlock *sh_block_encode_in(const CmBatch *b, ShBlock *blk)
+ShBlock *sh_block_encode_in(const CmBatch *b, size_t bytes, ShBlock *blk, CmErr *err)
 {
-    size_t size = encoded_size(b);
-    CM_ASSERT((size_t)blk->cap >= sizeof(ShBlock) + size);
-    return encode_into(b, blk, size);
+    if (blk == NULL) {
+        if ((blk = cm_malloc(bytes)) == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory encoding a shuffle block");
+            return NULL;
+        }
+        blk->cap = (int64_t)bytes;
+    }
+    CM_ASSERT((size_t)blk->cap >= bytes);
+    return encode_into(b, blk, bytes - sizeof(ShBlock));
 }
 
 ShBlock *sh_block_encode_stashed(const CmBatch *b, size_t *bytes, CmErr *err)

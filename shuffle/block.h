@@ -65,10 +65,12 @@ typedef struct ShDecoder {
 
 /* Encodes the active rows of b into a new uncompressed block (owned; cm_free). */
 ShBlock *sh_block_encode(const CmBatch *b, CmErr *err);
-/* The bytes of the allocation sh_block_encode would make for b, and the
- * encoding into `blk`, an allocation of at least that many bytes (blk->cap). */
+/* The bytes of the allocation sh_block_encode makes for b; and the encoding
+ * of b, whose allocation is `bytes` (sh_block_encoded_bytes), into blk, an
+ * allocation of at least that many (blk->cap), or into a new one when blk is
+ * NULL (NULL with err on OOM). */
 size_t sh_block_encoded_bytes(const CmBatch *b);
-ShBlock *sh_block_encode_in(const CmBatch *b, ShBlock *blk);
+ShBlock *sh_block_encode_in(const CmBatch *b, size_t bytes, ShBlock *blk, CmErr *err);
 /* The same into a buffer of *bytes bytes from this thread's stash (alloc.h),
  * to be given back with cm_stash_give(blk, *bytes): for a block laid out at
  * once and dropped (a spill file's), whose fresh pages were faulted in again

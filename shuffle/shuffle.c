@@ -252,16 +252,12 @@ CmStatus sh_writer_push(ShWriter *w, int part, const CmBatch *batch, CmErr *err)
     if (batch->n_rows == 0) {
         return CM_OK;
     }
-    size_t need = sh_block_encoded_bytes(batch);
-    ShBlock *blk = sh_store_spare_take(w->sh->store, (int64_t)need);
+    size_t bytes = sh_block_encoded_bytes(batch);
+    ShBlock *blk =
+        sh_block_encode_in(batch, bytes, sh_store_spare_take(w->sh->store, (int64_t)bytes), err);
     if (blk == NULL) {
-        blk = cm_malloc(need);
-        if (blk == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory encoding a shuffle block");
-        }
-        blk->cap = (int64_t)need;
+        return err->code;
     }
-    sh_block_encode_in(batch, blk);
     blk->hdr.map_id = w->map_id;
     blk->hdr.attempt = w->attempt;
     blk->hdr.seq = w->seq++;

@@ -45,7 +45,7 @@
 #include "shuffle/shuffle_int.h"
 #include "shuffle/spill.h"
 
-#define WRITE_BUF_BYTES (1 << 20) /* records are gathered into writes this large */
+#define WRITE_BUF_BYTES (1 << 20)          /* records are gathered into writes this large */
 #define SPARE_MAX_BYTES ((int64_t)4 << 20) /* the most flushed blocks kept (ShStore.spare) */
 /* Blocks kept at most, and the least a kept one allocates: a push looks
  * through the list under the store's lock, and small blocks come from the
@@ -534,15 +534,22 @@ static bool add_recs(ShSplit *s, FlushRec *recs, int64_t n)
     return true;
 }
 
+/* Lowers `used` by bytes, the unreserved part first; returns the part the
+ * reservation holds, for the caller to shrink (or keep).  Lock held. */
+static int64_t lower_used_locked(ShStore *st, int64_t bytes)
+{
+    st->used -= bytes;
+    int64_t from_unreserved = bytes < st->unreserved ? bytes : st->unreserved;
+    st->unreserved -= from_unreserved;
+    return bytes - from_unreserved;
+}
+
 /* Lowers `used` by the bytes of the flushed blocks of `list`, keeping those
  * that fit beside the spare blocks (and were reserved), freeing the rest.
  * Lock held. */
 static void release_keeping_locked(ShStore *st, ShBlock *list, int64_t bytes)
 {
-    st->used -= bytes;
-    int64_t from_unreserved = bytes < st->unreserved ? bytes : st->unreserved;
-    st->unreserved -= from_unreserved;
-    int64_t reserved = bytes - from_unreserved; /* what mem holds for these blocks */
+    int64_t reserved = lower_used_locked(st, bytes); /* what mem holds for these blocks */
     while (list != NULL) {
         ShBlock *next = list->next;
         if (st->spare_bytes + list->cap <= st->spare_cap && list->cap <= reserved &&
@@ -687,10 +694,7 @@ CmStatus sh_store_flush_part_locked(ShStore *st, ShPart *p, CmErr *err)
 
 void sh_store_release_locked(ShStore *st, int64_t bytes)
 {
-    st->used -= bytes;
-    int64_t from_unreserved = bytes < st->unreserved ? bytes : st->unreserved;
-    st->unreserved -= from_unreserved;
-    cm_mem_shrink(&st->mem, bytes - from_unreserved);
+    cm_mem_shrink(&st->mem, lower_used_locked(st, bytes));
 }
 
 void sh_store_set_mem_group(ShStore *st, CmMemGroup *group)
