@@ -162,7 +162,8 @@ static const unsigned char *decode_list_column(const unsigned char *in, const un
     CmList *out = v->data;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
-        out[i] = (CmList){.len = lens[i], .has_nulls = flags[i], .data = lens[i] ? copy + at : NULL};
+        out[i] =
+            (CmList){.len = lens[i], .has_nulls = flags[i], .data = lens[i] ? copy + at : NULL};
         at += list_block(&out[i], w);
     }
     if (elem.id == CM_T_VARCHAR) {
@@ -434,7 +435,7 @@ static int stored_codec(const ShCompressor *c)
  * machine's present state (a page cache that fills, a disk that gets busy).
  * Races between updates lose a sample at worst: they are estimates. */
 typedef struct AutoStats {
-    atomic_llong write_ns, write_bytes;      /* sh_pwrite_all */
+    atomic_llong write_ns, write_bytes;       /* sh_pwrite_all */
     atomic_llong comp_ns, comp_raw, comp_out; /* LZ4 under AUTO */
     atomic_llong decomp_ns, decomp_raw;       /* LZ4 blocks read */
     atomic_ullong tick;                       /* blocks AUTO was asked about */

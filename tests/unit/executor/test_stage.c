@@ -673,9 +673,16 @@ static bool join_row_independent(ExJoinType type, bool partitioned)
 {
     ShShuffle *build = NULL;
     int probe_keys[1] = {0}, build_keys[1] = {0};
-    ExJoinSpec js = {.type = type, .build = &build, .partitioned = partitioned, .n_keys = 1,
-                     .probe_keys = probe_keys, .build_keys = build_keys, .n_probe_cols = 3,
-                     .probe_types = ttypes, .n_build_cols = 3, .build_types = ttypes};
+    ExJoinSpec js = {.type = type,
+                     .build = &build,
+                     .partitioned = partitioned,
+                     .n_keys = 1,
+                     .probe_keys = probe_keys,
+                     .build_keys = build_keys,
+                     .n_probe_cols = 3,
+                     .probe_types = ttypes,
+                     .n_build_cols = 3,
+                     .build_types = ttypes};
     ExOp *op = ex_hash_join_new(&arena, &js, &err);
     cr_assert_not_null(op);
     return ex_op_row_independent(op);
@@ -711,8 +718,13 @@ Test(ex_stage, row_independent_operators)
 
     /* Kinds that need the rows of a whole partition, or are sources. */
     ExSortKey sk = {.col = 0};
-    ExWindowSpec ws = {.fn = EX_WIN_ROW_NUMBER, .arg = -1, .type = ttypes[0], .n_part = 1,
-                       .part = keys, .rows = true, .start = EX_FRAME_UNBOUNDED_PRECEDING,
+    ExWindowSpec ws = {.fn = EX_WIN_ROW_NUMBER,
+                       .arg = -1,
+                       .type = ttypes[0],
+                       .n_part = 1,
+                       .part = keys,
+                       .rows = true,
+                       .start = EX_FRAME_UNBOUNDED_PRECEDING,
                        .end = EX_FRAME_CURRENT_ROW};
     cr_expect_not(ex_op_row_independent(ex_sort_new(&arena, 1, &sk, 3, ttypes, -1, &err)));
     cr_expect_not(ex_op_row_independent(ex_limit_new(&arena, 10, 0, 3, ttypes, &err)));
