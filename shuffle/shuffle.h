@@ -62,6 +62,7 @@ typedef struct ShStoreStats {
     int64_t paused_ms;     /* total time pushers spent paused */
     int64_t flushes;       /* partition buffers written */
     int64_t spilled_bytes; /* bytes written to data files */
+    int64_t blocks_reused; /* pushes encoded into a kept flushed block (ShStore.spare) */
 } ShStoreStats;
 
 /* Fills o from the settings of cfg (defaults when cfg is NULL). */

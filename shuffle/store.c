@@ -577,6 +577,7 @@ ShBlock *sh_store_spare_take(ShStore *st, int64_t bytes)
             *at = got->next;
             st->spare_bytes -= got->cap;
             st->n_spare--;
+            st->stats.blocks_reused++;
             cm_mem_shrink(&st->mem, got->cap);
             break;
         }

@@ -392,16 +392,21 @@ static void tiny_budget(int codec, bool in_memory)
 }
 
 /* Blocks written out are kept, reserved, for the next pushes to encode into:
- * some pushes reuse one, what is read back is still every row once with its
- * content, and the store's reservation is its buffered blocks plus the kept
- * ones.  Blocks of a few rows (the 3-row build's) are not kept. */
+ * a second shuffle's pushes reuse the first one's, what is read back is still
+ * every row once with its content, and the store's reservation is its
+ * buffered blocks plus the kept ones.  Blocks of a few rows (the 3-row
+ * build's) are not kept.  Whether the pushes of one shuffle meet a flush
+ * depends on thread timing, so the flushes here are explicit. */
 Test(sh_store, flushed_blocks_are_encoded_into_again, .timeout = 60)
 {
     CmPool *pool = cm_pool_new(2);
+    CmErr err;
+    cm_err_init(&err);
     Run *run = run_new(store_new(1 << 20, 1 << 20, SH_CODEC_LZ4, false), 8, 4, 3000);
     run->push_rows = CM_BATCH_CAP < 200 ? CM_BATCH_CAP : 200; /* blocks of about 6 KB */
     write_all(pool, run);
     ShStore *st = run->st;
+    cr_assert_eq(sh_shuffle_flush(run->sh, &err), CM_OK, "%s", err.msg);
     if (CM_BATCH_CAP < 200) {
         cr_expect_eq(st->spare_bytes, 0, "blocks of %d rows are too small to keep", CM_BATCH_CAP);
         read_all_check(pool, run, 0, run->n_maps);
@@ -409,7 +414,19 @@ Test(sh_store, flushed_blocks_are_encoded_into_again, .timeout = 60)
         cm_pool_free(pool);
         return;
     }
-    cr_expect_gt(st->spare_bytes, 0, "flushes keep blocks");
+    cr_assert_gt(st->spare_bytes, 0, "flushes keep blocks");
+    /* a second shuffle of the same store encodes into them */
+    Run *again = run_new(st, 8, 4, 3000);
+    again->push_rows = run->push_rows;
+    write_all(pool, again);
+    ShStoreStats stats;
+    sh_store_stats(st, &stats);
+    cr_expect_gt(stats.blocks_reused, 0, "pushes take kept blocks");
+    cr_assert_eq(sh_shuffle_flush(again->sh, &err), CM_OK, "%s", err.msg);
+    read_all_check(pool, again, 0, again->n_maps);
+    sh_shuffle_free(again->sh);
+    cm_free(again);
+    cr_assert_gt(st->spare_bytes, 0, "flushes keep blocks");
     cr_expect_leq(st->n_spare, 64);
     cr_expect_leq(st->spare_bytes, st->spare_cap);
     cr_expect_eq(st->mem.held, st->used - st->unreserved + st->spare_bytes);
