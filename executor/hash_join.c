@@ -541,12 +541,33 @@ static int64_t index_bytes(int64_t n_rows)
     return n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
 }
 
+/* cm_mem_grow for a table whose build rows, partitions [p0, p1) of the
+ * build shuffle, are all read: refused, the store's buffered blocks of those
+ * partitions go to disk and it is asked again.  Until then the build side is
+ * held twice, as blocks and decoded: PageRank at 180 MiB had a 1M-row
+ * broadcast index refused for 0.4 MB while its 16 MB of blocks stayed in
+ * memory, and every probe task then spilled the whole build side.  Called
+ * with no reader of ours open, so the flushed blocks are freed at once; a
+ * flush that fails (the temp cap) leaves the refusal standing. */
+static bool grow_after_read(const ExJoinSpec *s, CmMemRes *mem, int64_t bytes, int p0, int p1)
+{
+    if (cm_mem_grow(mem, bytes)) {
+        return true;
+    }
+    ShShuffle *sh = *s->build;
+    CmErr e;
+    cm_err_init(&e);
+    return sh != NULL && sh_shuffle_flush_parts(sh, p0, p1, &e) == CM_OK && cm_mem_grow(mem, bytes);
+}
+
 /* Reserves the index of l->own (index_prepare's arrays, FULL's flags) if it
- * is granted, as t->prepaid; false when refused. */
-static bool index_fits(JoinLocal *l)
+ * is granted, as t->prepaid; false when refused.  [p0, p1): the partitions
+ * of the build shuffle the table holds, or p0 == p1 when it holds rows
+ * read back from spill files. */
+static bool index_fits(const ExJoinSpec *s, JoinLocal *l, int p0, int p1)
 {
     int64_t idx = index_bytes(l->own.n_rows);
-    if (!cm_mem_grow(&l->mem, idx)) {
+    if (!grow_after_read(s, &l->mem, idx, p0, p1)) {
         return false;
     }
     l->own.prepaid = idx; /* kept for index_prepare */
@@ -559,7 +580,7 @@ static CmStatus table_build(const ExJoinSpec *s, JoinLocal *l, int p0, int p1, i
     if (read_batches(s, &l->own, p0, p1, b0, b1, &l->mem, l, NULL, err) != CM_OK || l->grace) {
         return err->code;
     }
-    if (!index_fits(l)) {
+    if (!index_fits(s, l, p0, p1)) {
         return grace_start(s, l, err);
     }
     return finish_table(s, &l->own, &l->mem, err);
@@ -1513,7 +1534,7 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
         return err->code;
     }
     if (*fits && can_split) {
-        *fits = index_fits(l);
+        *fits = index_fits(s, l, 0, 0);
     }
     if (!*fits) {
         own_free(l);
@@ -1786,7 +1807,7 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
     if (g->err.code == CM_OK && !atomic_load(&g->cap.refused)) {
         /* The index is asked for too: refused, the table is too big all the same. */
         int64_t idx = index_bytes(g->table.n_rows);
-        if (cm_mem_grow(&g->mem, idx)) {
+        if (grow_after_read(s, &g->mem, idx, 0, *s->build ? sh_shuffle_n_parts(*s->build) : 0)) {
             g->table.prepaid = idx;
         } else {
             atomic_store(&g->cap.refused, true);

@@ -177,9 +177,16 @@ int sh_shuffle_n_maps(const ShShuffle *sh)
 
 CmStatus sh_shuffle_flush(ShShuffle *sh, CmErr *err)
 {
+    return sh_shuffle_flush_parts(sh, 0, sh->n_parts, err);
+}
+
+CmStatus sh_shuffle_flush_parts(ShShuffle *sh, int p0, int p1, CmErr *err)
+{
     ShStore *st = sh->store;
+    p0 = p0 < 0 ? 0 : p0;
+    p1 = p1 > sh->n_parts ? sh->n_parts : p1;
     cm_mutex_lock(&st->lock);
-    for (int p = 0; p < sh->n_parts && err->code == CM_OK; p++) {
+    for (int p = p0; p < p1 && err->code == CM_OK; p++) {
         sh_store_flush_part_locked(st, &sh->parts[p], err);
     }
     cm_mutex_unlock(&st->lock);

@@ -110,6 +110,10 @@ int sh_shuffle_n_parts(const ShShuffle *sh);
 int sh_shuffle_n_maps(const ShShuffle *sh);
 /* Writes every buffered block of the shuffle to disk (CM_IO on failure). */
 CmStatus sh_shuffle_flush(ShShuffle *sh, CmErr *err);
+/* The same for partitions [p0, p1) only: a consumer that decoded them and is
+ * refused memory frees what the store holds of the same rows.  Blocks a reader
+ * still holds are freed when it closes, their reservation at once. */
+CmStatus sh_shuffle_flush_parts(ShShuffle *sh, int p0, int p1, CmErr *err);
 /* Splits of partition `part` so far. */
 int sh_shuffle_n_splits(const ShShuffle *sh, int part);
 

@@ -444,6 +444,33 @@ Test(sh_store, flushed_blocks_are_encoded_into_again, .timeout = 60)
     cm_pool_free(pool);
 }
 
+/* Flushing some partitions writes those only: the others stay buffered, the
+ * store's use and reservation fall by what was written, and every row is
+ * still read once. */
+Test(sh_store, flushing_some_partitions, .timeout = 60)
+{
+    CmPool *pool = cm_pool_new(2);
+    CmErr err;
+    cm_err_init(&err);
+    Run *run = run_new(store_new(64 << 20, 64 << 20, SH_CODEC_LZ4, false), 4, 4, 2000);
+    write_all(pool, run);
+    ShStore *st = run->st;
+    ShShuffle *sh = run->sh;
+    int64_t rest = sh->parts[2].mem_bytes + sh->parts[3].mem_bytes;
+    cr_assert_gt(sh->parts[0].n_blocks, 0, "a store this large flushes nothing by itself");
+    cr_assert_eq(sh_shuffle_flush_parts(sh, 0, 2, &err), CM_OK, "%s", err.msg);
+    cr_expect_eq(sh->parts[0].n_blocks + sh->parts[1].n_blocks, 0);
+    cr_expect_gt(sh->parts[2].n_blocks, 0);
+    cr_expect_gt(sh->parts[3].n_blocks, 0);
+    cr_expect_eq(st->used, rest, "what is left buffered is partitions 2 and 3");
+    cr_expect_eq(st->mem.held, st->used - st->unreserved + st->spare_bytes);
+    cr_assert_eq(sh_shuffle_flush_parts(sh, -5, 99, &err), CM_OK, "a range past the ends is cut");
+    cr_expect_eq(st->used, 0);
+    read_all_check(pool, run, 0, run->n_maps);
+    run_free(run);
+    cm_pool_free(pool);
+}
+
 Test(sh_store, tiny_budget_many_pushers_zstd, .timeout = 120)
 {
     tiny_budget(SH_CODEC_ZSTD, false);
