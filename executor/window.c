@@ -68,8 +68,10 @@ typedef struct WinLocal {
     const CmBatch *const *batches; /* its rows' batches; borrowed from the sorter or part */
     const ExRowRef *order;         /* its rows in order */
     int64_t n, next;               /* rows in the chunk, next to emit */
-    CmValue *values;               /* one per chunk row; owned */
+    CmValue *values;               /* rows [v_lo, v_hi) of the chunk: whole partitions; owned */
     int64_t cap_values;
+    int64_t v_lo, v_hi;
+    int64_t *bounds; /* compute_values: partition starts of a slice, VALUES_SLICE_ROWS + 1; owned */
     CmArena strings; /* string values of MIN/MAX/FIRST/LAST/LAG/LEAD of the chunk */
     CmBatch out;
     /* spilled only */
@@ -588,37 +590,63 @@ static CmStatus eval_partition(const WinCtx *c, WinLocal *l, int64_t b, int64_t 
             break;
         }
         }
-        l->values[i] = v;
+        l->values[i - l->v_lo] = v;
     }
     return err->code;
 }
 
-/* Evaluates every partition of the chunk into l->values. */
-static CmStatus compute_chunk(const ExWindowSpec *s, WinLocal *l, CmErr *err)
+/* Rows of a chunk whose values are computed at a time (whole partitions, so
+ * more when one partition is larger).  Values for every row of a sort that
+ * stayed in memory took a CmValue a row beside the reserved rows, all at
+ * once and unreserved: 60 MB for a task's 2.5M rows.  Now that part is a
+ * slice's, or the largest partition's. */
+#define VALUES_SLICE_ROWS 16384
+
+/* Evaluates the partitions of the chunk from row l->v_hi on, VALUES_SLICE_ROWS
+ * rows of them or a little more (to the chunk's end at most), into l->values. */
+static CmStatus compute_values(const ExWindowSpec *s, WinLocal *l, CmErr *err)
 {
-    if (l->n > l->cap_values) {
+    if (l->bounds == NULL &&
+        (l->bounds = cm_malloc(sizeof(int64_t) * (VALUES_SLICE_ROWS + 1))) == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory in a window function");
+    }
+    int64_t lo = l->v_hi, hi = lo;
+    int n_parts = 0;
+    while (hi < l->n && hi - lo < VALUES_SLICE_ROWS) {
+        l->bounds[n_parts++] = hi;
+        int64_t b = hi++;
+        while (hi < l->n && ex_sort_compare_rows(l->keys, s->n_part, l->batches[l->order[b].batch],
+                                                 l->order[b].row, l->batches[l->order[hi].batch],
+                                                 l->order[hi].row) == 0) {
+            hi++;
+        }
+    }
+    l->bounds[n_parts] = hi;
+    if (hi - lo > l->cap_values) {
         cm_free(l->values);
         l->cap_values = 0;
-        l->values = cm_malloc(sizeof(CmValue) * (size_t)l->n);
+        l->values = cm_malloc(sizeof(CmValue) * (size_t)(hi - lo));
         if (l->values == NULL) {
             return cm_err_set(err, CM_OOM, -1, "out of memory in a window function");
         }
-        l->cap_values = l->n;
+        l->cap_values = hi - lo;
     }
+    l->v_lo = lo;
+    l->v_hi = hi;
     WinCtx c = {.s = s, .batches = l->batches};
-    for (int64_t b = 0; b < l->n;) {
-        int64_t e = b + 1;
-        while (e < l->n && ex_sort_compare_rows(l->keys, s->n_part, l->batches[l->order[b].batch],
-                                                l->order[b].row, l->batches[l->order[e].batch],
-                                                l->order[e].row) == 0) {
-            e++;
-        }
-        if (eval_partition(&c, l, b, e, err) != CM_OK) {
+    for (int k = 0; k < n_parts; k++) {
+        if (eval_partition(&c, l, l->bounds[k], l->bounds[k + 1], err) != CM_OK) {
             return err->code;
         }
-        b = e;
     }
     return CM_OK;
+}
+
+/* A new chunk (l->n rows in l->order): its first partitions' values. */
+static CmStatus compute_chunk(const ExWindowSpec *s, WinLocal *l, CmErr *err)
+{
+    l->v_lo = l->v_hi = 0;
+    return compute_values(s, l, err);
 }
 
 /* ---- chunks of a spilled sort ----------------------------------------------------------- */
@@ -1205,6 +1233,7 @@ static void win_local_fini(ExOp *op, void *local)
         ex_sorter_free(l->sorter);
         cm_free(l->keys);
         cm_free(l->values);
+        cm_free(l->bounds);
         cm_arena_fini(&l->strings);
         cm_batch_fini(&l->out);
         ex_result_free(l->part);
@@ -1319,7 +1348,10 @@ static ExOpResult win_flush(ExOp *op, void *local, const CmBatch **out, CmErr *e
                 cm_vec_get_value(&src->cols[c], l->order[i].row, &v);
                 cm_vec_set_value(&l->out.cols[c], to, &v);
             }
-            cm_vec_set_value(&l->out.cols[last], to, &l->values[i]);
+            if (i >= l->v_hi && compute_values(op->spec, l, err) != CM_OK) {
+                return EX_DONE;
+            }
+            cm_vec_set_value(&l->out.cols[last], to, &l->values[i - l->v_lo]);
             l->out.n_rows++;
         }
         if (l->out.n_rows == CM_BATCH_CAP) {
