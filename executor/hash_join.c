@@ -571,7 +571,8 @@ static bool grow_after_read(const ExJoinSpec *s, CmMemRes *mem, int64_t bytes, i
     ShShuffle *sh = *s->build;
     CmErr e;
     cm_err_init(&e);
-    return sh != NULL && sh_shuffle_flush_parts(sh, p0, p1, &e) == CM_OK && cm_mem_grow(mem, bytes);
+    return sh != NULL && p0 < p1 && sh_shuffle_flush_parts(sh, p0, p1, &e) == CM_OK &&
+           cm_mem_grow(mem, bytes);
 }
 
 /* Reserves the index of l->own (index_prepare's arrays, FULL's flags) if it
