@@ -349,31 +349,16 @@ void cm_alloc_set_keep_bytes(size_t bytes)
 #endif
 }
 
-#ifndef SLUICE_NO_MIMALLOC
-/* mimalloc's two options from g_release and the cm_alloc_decommit_now calls
- * in force, under one lock so that a thread ending its burst does not turn
- * off another's, nor undo a release mode set meanwhile.  mimalloc 2.0 reads
- * both options each time it could decommit; its default delay is 25 ms. */
-static pthread_mutex_t decommit_lock = PTHREAD_MUTEX_INITIALIZER;
-static int decommit_now_n; /* cm_alloc_decommit_now(true) not yet ended */
-
-static void apply_release(int change)
-{
-    pthread_mutex_lock(&decommit_lock);
-    decommit_now_n += change;
-    int how = atomic_load(&g_release);
-    bool now = decommit_now_n > 0;
-    mi_option_set_enabled(mi_option_allow_decommit, now || how != CM_ALLOC_KEEP);
-    mi_option_set(mi_option_decommit_delay, now || how == CM_ALLOC_EAGER ? 0 : 25);
-    pthread_mutex_unlock(&decommit_lock);
-}
-#endif
-
 void cm_alloc_set_release(CmAllocRelease how)
 {
+#ifndef SLUICE_NO_MIMALLOC
+    /* mimalloc 2.0 reads both options each time it could decommit; its
+     * default delay is 25 ms */
+    mi_option_set_enabled(mi_option_allow_decommit, how != CM_ALLOC_KEEP);
+    mi_option_set(mi_option_decommit_delay, how == CM_ALLOC_EAGER ? 0 : 25);
+#endif
     atomic_store(&g_release, (int)how);
 #ifndef SLUICE_NO_MIMALLOC
-    apply_release(0);
     if (how == CM_ALLOC_EAGER) {
         keep_drop_all();
     }
@@ -383,7 +368,9 @@ void cm_alloc_set_release(CmAllocRelease how)
 void cm_alloc_decommit_now(bool on)
 {
 #ifndef SLUICE_NO_MIMALLOC
-    apply_release(on ? 1 : -1);
+    int how = atomic_load(&g_release);
+    mi_option_set_enabled(mi_option_allow_decommit, on || how != CM_ALLOC_KEEP);
+    mi_option_set(mi_option_decommit_delay, on || how == CM_ALLOC_EAGER ? 0 : 25);
 #else
     (void)on;
 #endif
