@@ -365,17 +365,6 @@ void cm_alloc_set_release(CmAllocRelease how)
 #endif
 }
 
-void cm_alloc_decommit_now(bool on)
-{
-#ifndef SLUICE_NO_MIMALLOC
-    int how = atomic_load(&g_release);
-    mi_option_set_enabled(mi_option_allow_decommit, on || how != CM_ALLOC_KEEP);
-    mi_option_set(mi_option_decommit_delay, on || how == CM_ALLOC_EAGER ? 0 : 25);
-#else
-    (void)on;
-#endif
-}
-
 void cm_free(void *p)
 {
 #ifndef SLUICE_NO_MIMALLOC

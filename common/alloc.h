@@ -22,11 +22,6 @@ void *cm_realloc(void *p, size_t n);
  * waits in its owner's heap until the owner allocates again or collects; an
  * idle worker whose blocks the main thread evicts would keep it all. */
 void cm_alloc_collect(void);
-/* While on, pages freed whole go back to the system at once, whatever
- * cm_alloc_set_release chose (which off restores); the stash and kept big
- * mappings are left as they are.  For a burst of frees that must lower RSS
- * now: the memory manager's eviction of storage for execution. */
-void cm_alloc_decommit_now(bool on);
 /* When the allocator gives freed memory back to the operating system.
  * KEEP: not while the process lives, unless a whole segment is free, so that
  * memory freed and allocated again (a statement's hash tables, the next

@@ -435,20 +435,7 @@ static bool take_back(CmMem *m, int64_t bytes, bool spillable)
         return false;
     }
     cm_mutex_unlock(&m->lock);
-    /* The chunks evicted leave RSS at once rather than after mimalloc's delay
-     * (DELAYED below the release mark): the pages the reservation is for are
-     * taken at once.  K-means at 264 MiB: freed chunks stayed resident for
-     * 50-100 ms beside execution's new buffers, and its peak RSS was 314-324
-     * MiB against a bound of 322.4; with this, 289-297 MiB in the same time
-     * (PageRank, TC and the GROUP BY form unchanged in time). */
-    bool governed = atomic_load(&g_govern_limit) != 0;
-    if (governed) {
-        cm_alloc_decommit_now(true);
-    }
     int64_t freed = fn(over < evictable ? over : evictable);
-    if (governed) {
-        cm_alloc_decommit_now(false);
-    }
     cm_mutex_lock(&m->lock);
     m->evicted += freed > 0 ? freed : 0;
     return freed > 0;
