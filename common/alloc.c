@@ -327,6 +327,60 @@ void *cm_realloc(void *p, size_t n)
     return RAW_REALLOC(p, n ? n : 1);
 }
 
+void cm_cold_add(CmColdFree *c, void *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (c->n == CM_COLD_MAX) {
+        cm_cold_free(c);
+    }
+    c->p[c->n++] = p;
+}
+
+#ifndef SLUICE_NO_MIMALLOC
+static int cmp_addr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+#endif
+
+void cm_cold_free(CmColdFree *c)
+{
+#ifndef SLUICE_NO_MIMALLOC
+    /* The whole of each block goes, merged with the blocks right after it:
+     * mimalloc writes its free-list link into a block's first word when it is
+     * freed (below), which faults that one page in again; keeping the first
+     * page instead would leave gaps that no call can span. */
+    static size_t page;
+    if (page == 0) {
+        page = (size_t)sysconf(_SC_PAGESIZE);
+    }
+    qsort(c->p, (size_t)c->n, sizeof c->p[0], cmp_addr);
+    for (int i = 0; i < c->n;) {
+        if (is_big(c->p[i])) {
+            i++;
+            continue;
+        }
+        uintptr_t lo = (uintptr_t)c->p[i];
+        uintptr_t hi = lo + mi_usable_size(c->p[i]);
+        for (i++; i < c->n && (uintptr_t)c->p[i] == hi && !is_big(c->p[i]); i++) {
+            hi += mi_usable_size(c->p[i]);
+        }
+        lo = (lo + page - 1) & ~(uintptr_t)(page - 1);
+        hi &= ~(uintptr_t)(page - 1);
+        if (hi > lo) {
+            (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        }
+    }
+#endif
+    for (int i = 0; i < c->n; i++) {
+        cm_free(c->p[i]);
+    }
+    c->n = 0;
+}
+
 void cm_alloc_collect(void)
 {
 #ifndef SLUICE_NO_MIMALLOC

@@ -47,6 +47,26 @@ void cm_alloc_set_release(CmAllocRelease how);
  * the memory manager sets it to a small share of the limit. */
 void cm_alloc_set_keep_bytes(size_t bytes);
 void cm_free(void *p);
+/* Buffers to free whose pages are not wanted again soon (table chunks the
+ * block store evicts for execution): the pages wholly inside them go back to
+ * the operating system before they are freed, so that resident memory falls
+ * as the reservation does, instead of after the allocator's delay (mimalloc
+ * keeps freed small pages 25 ms, and gives them back only when the heap next
+ * looks).  Only these pages: giving back every page freed meanwhile (the
+ * decommit option set to "now") made the buffers that are used again, a
+ * sort's, fault in twice (docs/memory.md).  They are gathered so that
+ * neighbouring buffers go back in one system call: each call makes every CPU
+ * running the process flush its TLB.  Big buffers have their own mappings
+ * and are simply freed.  Zero-initialise; one thread's. */
+#define CM_COLD_MAX 128
+typedef struct CmColdFree {
+    int n;
+    void *p[CM_COLD_MAX];
+} CmColdFree;
+/* Adds p to the batch (freeing the batch first when it is full). */
+void cm_cold_add(CmColdFree *c, void *p);
+/* Gives back the batch's pages, then frees its buffers; c is empty after. */
+void cm_cold_free(CmColdFree *c);
 
 /* A stash per thread of a few freed buffers of at most CM_STASH_MAX_BYTES
  * (and 2 MiB in all: memory outside every reservation, kept while idle):

@@ -166,12 +166,18 @@ static int64_t batch_bytes(const StBlock *b, const CmBatch *batch)
     return fixed_bytes(b) + (heap > 0 ? heap + HEAP_CHUNK : 0);
 }
 
+/* Evicts least recently used blocks until `bytes` are released or none is
+ * left (st_blocks_evict); with `cold` their pages go back at once
+ * (batch_release). */
+static int64_t evict_some(int64_t bytes, bool cold);
+
 /* Reserves `bytes` more on res, evicting unpinned blocks while the limit is in
- * the way.  Called without the lock. */
+ * the way: the block that needs them takes the freed buffers.  Called without
+ * the lock. */
 static CmStatus reserve(CmMemRes *res, int64_t bytes, CmErr *err)
 {
     while (!cm_mem_grow(res, bytes)) {
-        if (st_blocks_evict(bytes) == 0) {
+        if (evict_some(bytes, false) == 0) {
             return cm_mem_need(res, bytes, err); /* for its message, or a late fit */
         }
     }
@@ -350,8 +356,9 @@ static void batch_free(CmBatch *batch)
 }
 
 /* batch_free for an evicted batch, whose reservation is already released: its
- * column buffers go to the pool while it has room. */
-static void batch_release(Store *s, CmBatch *batch)
+ * column buffers go to the pool while it has room; with `cold` (not NULL),
+ * those that do not go to it, to have their pages given back at once. */
+static void batch_release(Store *s, CmBatch *batch, CmColdFree *cold)
 {
     if (batch == NULL) {
         return;
@@ -359,16 +366,26 @@ static void batch_release(Store *s, CmBatch *batch)
     /* under SLUICE_EVICT_ON_UNPIN freed at once, so that ASan sees a stale read */
     int64_t cap = s->evict_on_unpin ? 0 : cm_mem_limit() / 64;
     cap = cap < POOL_BYTES ? cap : POOL_BYTES;
-    for (int i = 0; i < batch->n_cols && cap > 0; i++) {
+    for (int i = 0; i < batch->n_cols && (cap > 0 || cold != NULL); i++) {
         CmVec *v = &batch->cols[i];
-        if (v->data_buf != NULL && pool_keep(s, v->data_buf, column_bytes(v->type), cap)) {
+        if (v->data_buf == NULL) {
+            continue;
+        }
+        if (pool_keep(s, v->data_buf, column_bytes(v->type), cap)) {
+            v->data_buf = NULL;
+        } else if (cold != NULL) {
+            cm_cold_add(cold, v->data_buf);
             v->data_buf = NULL;
         }
     }
     size_t hb;
-    void *heap = cap > 0 ? cm_arena_disown(&batch->heap, &hb) : NULL;
-    if (heap != NULL && !pool_keep(s, heap, hb, cap)) {
-        cm_free(heap);
+    void *heap = cap > 0 || cold != NULL ? cm_arena_disown(&batch->heap, &hb) : NULL;
+    if (heap != NULL && !(cap > 0 && pool_keep(s, heap, hb, cap))) {
+        if (cold != NULL) {
+            cm_cold_add(cold, heap);
+        } else {
+            cm_free(heap);
+        }
     }
     batch_free(batch);
 }
@@ -657,7 +674,7 @@ done:
 
 /* ---- blocks ------------------------------------------------------------------------ */
 
-static int64_t evict_one(Store *s, StBlock *only);
+static int64_t evict_one(Store *s, StBlock *only, CmColdFree *cold);
 
 /* DISK_ONLY: in memory only while pinned.  Frees b's batch (it is on disk)
  * when nobody pins it; LRU order does not apply.  Called without the lock. */
@@ -678,7 +695,7 @@ static void unload_if_idle(Store *s, StBlock *b)
     s->stats.evictions++;
     cm_mutex_unlock(&s->lock);
     cm_mem_shrink(b->res, bytes);
-    batch_release(s, batch);
+    batch_release(s, batch, NULL);
 }
 
 StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMemRes *res,
@@ -903,7 +920,7 @@ static void unpin(StBlock *b, bool cold)
     if (disk_only) {
         unload_if_idle(s, b);
     } else if (evict) {
-        evict_one(s, b);
+        evict_one(s, b, NULL);
     }
 }
 
@@ -965,10 +982,11 @@ StBlockLoc st_block_loc(const StBlock *b)
 
 /* ---- eviction --------------------------------------------------------------------- */
 
-/* Evicts the LRU block; returns the bytes released: 0 when it was pinned
- * while being written (it stays; try the next), -1 when there is none or it
- * could not be written (the disk is full: stop). */
-static int64_t evict_one(Store *s, StBlock *only)
+/* Evicts the LRU block (or `only`); returns the bytes released: 0 when it was
+ * pinned while being written (it stays; try the next), -1 when there is none
+ * or it could not be written (the disk is full: stop).  The buffers the pool
+ * does not keep go to `cold` when it is not NULL (batch_release). */
+static int64_t evict_one(Store *s, StBlock *only, CmColdFree *cold)
 {
     cm_mutex_lock(&s->lock);
     StBlock *b = only != NULL ? (only->in_lru ? only : NULL) : s->lru_tail;
@@ -1018,7 +1036,7 @@ static int64_t evict_one(Store *s, StBlock *only)
         return st == CM_OK ? 0 : -1;
     }
     cm_mem_shrink(res, bytes);
-    batch_release(s, batch);
+    batch_release(s, batch, cold);
     if (drop && dropped != NULL) {
         dropped(owner, b);
     }
@@ -1030,19 +1048,26 @@ CmStatus st_blocks_reserve(CmMemRes *res, int64_t bytes, CmErr *err)
     return reserve(res, bytes, err);
 }
 
-int64_t st_blocks_evict(int64_t bytes)
+static int64_t evict_some(int64_t bytes, bool cold)
 {
     Store *s = store();
+    CmColdFree gather = {0};
     int64_t freed = 0;
     while (freed < bytes) {
-        int64_t n = evict_one(s, NULL);
+        int64_t n = evict_one(s, NULL, cold ? &gather : NULL);
         if (n < 0) {
             freed += pool_drain(s); /* no block is left: the pool goes too */
             break;
         }
         freed += n;
     }
+    cm_cold_free(&gather);
     return freed;
+}
+
+int64_t st_blocks_evict(int64_t bytes)
+{
+    return evict_some(bytes, true);
 }
 
 void st_blocks_stats(StBlocksStats *out)

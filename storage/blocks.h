@@ -136,7 +136,11 @@ StBlockLoc st_block_loc(const StBlock *b);
 
 /* Evicts unpinned sealed blocks, least recently used first, until `bytes` are
  * released or none is left; returns the bytes released.  Registered as the
- * memory manager's evictor. */
+ * memory manager's evictor: for execution, which takes the memory in other
+ * buffers, so the evicted blocks' pages go back to the operating system at
+ * once (cm_free_cold) and resident memory falls with the reservation.  A
+ * block made or loaded past storage's limit evicts others itself, and their
+ * buffers are freed for it to take. */
 int64_t st_blocks_evict(int64_t bytes);
 /* Grows res (STORAGE pool) by `bytes`, evicting unpinned blocks as long as
  * that is refused; CM_OOM (cm_mem_need's message) when nothing is left to
