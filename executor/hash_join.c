@@ -75,7 +75,41 @@ typedef struct JoinTable {
     int64_t key_min;   /* direct: the least key */
     uint8_t *matched;  /* per row, FULL joins only */
     int64_t prepaid;   /* bytes already reserved for the index (index_fits) */
+    /* A grace class's table (class_load): its index arrays go to `spare` when
+     * it is freed (own_free), for the next class, so the per-row hashes and
+     * NULL-key flags stay too (skip_kept) and index_done gives nothing back;
+     * cap_rows and cap_slots are the arrays' room. */
+    struct IndexSpare *spare;
+    uint8_t *skip_kept;
+    int64_t cap_rows;
+    uint64_t cap_slots;
+    int64_t idx_held; /* index_fits: what is held for the index arrays */
 } JoinTable;
+
+/* The index arrays of the grace class before, for the next one, and the bytes
+ * held for them on the task's reservation.  Made anew for each class, their
+ * pages were faulted in each time: a third of the faults of PageRank's
+ * rounds at 120 MiB, where its broadcast table went grace. */
+typedef struct IndexSpare {
+    uint64_t *hashes;
+    JoinRow *rows;
+    uint8_t *skip;
+    int64_t n; /* room in rows */
+    int32_t *heads;
+    uint64_t n_slots;
+    int64_t bytes; /* held for them */
+} IndexSpare;
+
+/* Frees sp's arrays and gives back what was held for them on mem. */
+static void spare_drop(IndexSpare *sp, CmMemRes *mem)
+{
+    cm_free(sp->hashes);
+    cm_free(sp->rows);
+    cm_free(sp->skip);
+    cm_free(sp->heads);
+    cm_mem_shrink(mem, sp->bytes);
+    memset(sp, 0, sizeof *sp);
+}
 
 /* Bytes of index per build row, as index_prepare lays them out: the hash,
  * the JoinRow (key or hash, chain link, batch and position: 16 bytes)
@@ -200,6 +234,7 @@ typedef struct JoinLocal {
     uint64_t *pmatch; /* owned; pmatch_cap bits */
     int64_t pmatch_cap;
     int64_t probe_ord; /* the class's probe rows seen in this pass */
+    IndexSpare spare;  /* the index arrays of the class before (own_free) */
 } JoinLocal;
 
 enum { GRACE_NEXT = 0, GRACE_PROBE, GRACE_FULL_TAIL, GRACE_BLOCK_END, GRACE_FINAL };
@@ -226,6 +261,7 @@ static void table_free(JoinTable *t)
     cm_free(t->hashes);
     cm_free(t->rows);
     cm_free(t->heads);
+    cm_free(t->skip_kept);
     cm_free(t->matched);
     cm_free(t->batches);
     memset(t, 0, sizeof *t);
@@ -323,10 +359,23 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
                    err) != CM_OK) {
         return err->code;
     }
-    t->hashes = cm_malloc(sizeof(uint64_t) * n);
-    t->rows = cm_malloc(sizeof(JoinRow) * n);
-    t->heads = cm_malloc(sizeof(int32_t) * (size_t)n_slots);
-    *skip = cm_malloc(n);
+    IndexSpare *sp = t->spare;
+    if (sp != NULL && sp->rows != NULL && sp->n >= (int64_t)n && sp->n_slots >= n_slots) {
+        t->hashes = sp->hashes;
+        t->rows = sp->rows;
+        t->heads = sp->heads;
+        *skip = sp->skip;
+        t->cap_rows = sp->n;
+        t->cap_slots = sp->n_slots;
+        memset(sp, 0, sizeof *sp); /* its bytes are the table's now (index_fits) */
+    } else {
+        t->hashes = cm_malloc(sizeof(uint64_t) * n);
+        t->rows = cm_malloc(sizeof(JoinRow) * n);
+        t->heads = cm_malloc(sizeof(int32_t) * (size_t)n_slots);
+        *skip = cm_malloc(n);
+        t->cap_rows = (int64_t)n;
+        t->cap_slots = n_slots;
+    }
     if (t->hashes == NULL || t->rows == NULL || t->heads == NULL || *skip == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory building a hash join table");
     }
@@ -538,6 +587,11 @@ static CmStatus prepare_table(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
  * PageRank's 50 MB broadcast table, freed for the aggregate after it. */
 static void index_done(JoinTable *t, uint8_t **skip, CmMemRes *mem)
 {
+    if (t->spare != NULL) {
+        t->skip_kept = *skip; /* for the next class, held as they are */
+        *skip = NULL;
+        return;
+    }
     cm_free(t->hashes);
     t->hashes = NULL;
     cm_free(*skip);
@@ -602,10 +656,26 @@ static bool grow_after_read(const ExJoinSpec *s, CmMemRes *mem, int64_t bytes, i
 static bool index_fits(const ExJoinSpec *s, JoinLocal *l, int p0, int p1)
 {
     int64_t idx = index_bytes(l->own.n_rows);
-    if (!grow_after_read(s, &l->mem, idx, p0, p1)) {
+    /* a grace class: the arrays of the class before, when they have room,
+     * are held already; else they go */
+    IndexSpare *sp = l->own.spare;
+    int64_t have = 0;
+    if (sp != NULL && sp->rows != NULL) {
+        uint64_t n_slots = 16;
+        while (n_slots < (uint64_t)l->own.n_rows * 2) {
+            n_slots *= 2;
+        }
+        if (sp->n >= l->own.n_rows && sp->n_slots >= n_slots) {
+            have = sp->bytes;
+        } else {
+            spare_drop(sp, &l->mem);
+        }
+    }
+    if (idx > have && !grow_after_read(s, &l->mem, idx - have, p0, p1)) {
         return false;
     }
-    l->own.prepaid = idx; /* kept for index_prepare */
+    l->own.prepaid = idx > have ? idx : have; /* kept for index_prepare */
+    l->own.idx_held = l->own.prepaid;
     return true;
 }
 
@@ -1519,10 +1589,27 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
 
 /* Frees the task's table and gives back its reservation, but for the match
  * bits of block mode (pmatch), which outlive it. */
+/* Frees l->own; a grace class's index arrays go to l->spare, their bytes
+ * still held. */
 static void own_free(JoinLocal *l)
 {
-    table_free(&l->own);
-    cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8);
+    JoinTable *t = &l->own;
+    if (t->spare != NULL && t->rows != NULL && t->skip_kept != NULL) {
+        spare_drop(&l->spare, &l->mem);
+        l->spare = (IndexSpare){.hashes = t->hashes,
+                                .rows = t->rows,
+                                .skip = t->skip_kept,
+                                .n = t->cap_rows,
+                                .heads = t->heads,
+                                .n_slots = t->cap_slots,
+                                .bytes = t->idx_held};
+        t->hashes = NULL;
+        t->rows = NULL;
+        t->heads = NULL;
+        t->skip_kept = NULL;
+    }
+    table_free(t);
+    cm_mem_shrink(&l->mem, l->mem.held - l->pmatch_cap / 8 - l->spare.bytes);
 }
 
 /* Loads the build rows of class (mod, res) into l->own and indexes them;
@@ -1534,6 +1621,7 @@ static CmStatus class_load(const ExJoinSpec *s, JoinLocal *l, int64_t mod, int64
                            CmErr *err)
 {
     own_free(l);
+    l->own.spare = &l->spare;
     *fits = true;
     bool can_split = s->n_keys > 0 && mod < GRACE_MAX_MOD;
     bool full = false; /* block mode: the block is full */
@@ -1787,6 +1875,7 @@ static void join_local_fini(ExOp *op, void *local)
         return;
     }
     table_free(&l->own);
+    spare_drop(&l->spare, &l->mem);
     cm_free(l->pmatch);
     cm_mem_res_fini(&l->mem);
     for (int c = 0; c < l->n_files; c++) {
