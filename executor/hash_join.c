@@ -1588,9 +1588,8 @@ static CmStatus class_append(const ExJoinSpec *s, JoinLocal *l, const uint32_t *
 }
 
 /* Frees the task's table and gives back its reservation, but for the match
- * bits of block mode (pmatch), which outlive it. */
-/* Frees l->own; a grace class's index arrays go to l->spare, their bytes
- * still held. */
+ * bits of block mode (pmatch), which outlive it, and a grace class's index
+ * arrays, which go to l->spare for the next class with their bytes held. */
 static void own_free(JoinLocal *l)
 {
     JoinTable *t = &l->own;
