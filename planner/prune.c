@@ -182,13 +182,45 @@ static PlNode *prune_passthrough(Pruner *p, PlNode *n, const bool *need, int *ma
     return n;
 }
 
+/* A projection of the needed columns i < n_cols (n_keep of them) of a node
+ * whose pruned input is `child`, where column i is child's column cmap[i]:
+ * column references only, with child's types, and names[i] (child's names
+ * when NULL). */
+static PlNode *project_needed(Pruner *p, PlNode *child, const int *cmap, const bool *need,
+                              int n_cols, int n_keep, const char **names)
+{
+    PlNode *proj = pl_node_new(p->a, PL_PROJECT, n_keep);
+    ExExpr **exprs = proj ? cm_arena_alloc(p->a, sizeof(ExExpr *) * (size_t)(n_keep + 1)) : NULL;
+    if (exprs == NULL) {
+        cm_err_set(p->err, CM_OOM, -1, "out of memory");
+        return NULL;
+    }
+    int at = 0;
+    for (int i = 0; i < n_cols; i++) {
+        if (!need[i]) {
+            continue;
+        }
+        int c = cmap[i];
+        if ((exprs[at] = ex_expr_column(p->a, c, child->types[c])) == NULL) {
+            cm_err_set(p->err, CM_OOM, -1, "out of memory");
+            return NULL;
+        }
+        proj->types[at] = child->types[c];
+        proj->names[at++] = names != NULL ? names[i] : child->names[c];
+    }
+    proj->child = child;
+    proj->exprs = exprs;
+    return proj;
+}
+
 /* FILTER under a join whose condition reads columns nothing above it reads:
  * the filter keeps them, and a projection over it drops them (a column
  * reference costs nothing), so that they do not travel on into the join's
  * build table or an exchange before it (a filter under anything else feeds
- * an operator that reads only what it needs).  PageRank's recursive CTE filtered its working set on
- * `it < 10` and carried `it` into a 1M-row broadcast table, 4 MB that made the table miss its grant
- * at 150 MiB and the join go grace (10M probe rows spilled each round). */
+ * an operator that reads only what it needs).  PageRank's recursive CTE
+ * filtered its working set on `it < 10` and carried `it` into a 1M-row
+ * broadcast table, 4 MB that made the table miss its grant at 150 MiB and the
+ * join go grace (10M probe rows spilled each round). */
 static PlNode *prune_filter(Pruner *p, PlNode *n, const bool *need, int *map)
 {
     bool *fneed = need_new(p, n->n_cols);
@@ -208,31 +240,10 @@ static PlNode *prune_filter(Pruner *p, PlNode *n, const bool *need, int *map)
     int n_in = n->n_cols;
     int *fmap = map_new(p, n_in);
     PlNode *f = fmap ? prune_passthrough(p, n, fneed, fmap) : NULL;
-    PlNode *proj = f ? pl_node_new(p->a, PL_PROJECT, n_keep) : NULL;
-    ExExpr **exprs = proj ? cm_arena_alloc(p->a, sizeof(ExExpr *) * (size_t)n_keep) : NULL;
-    if (exprs == NULL) {
-        if (p->err->code == CM_OK) {
-            cm_err_set(p->err, CM_OOM, -1, "out of memory");
-        }
-        return NULL;
+    PlNode *proj = f ? project_needed(p, f, fmap, need, n_in, n_keep, NULL) : NULL;
+    for (int i = 0, at = 0; proj != NULL && i < n_in; i++) {
+        map[i] = need[i] ? at++ : -1;
     }
-    int at = 0;
-    for (int i = 0; i < n_in; i++) {
-        map[i] = -1;
-        if (!need[i]) {
-            continue;
-        }
-        int c = fmap[i];
-        if ((exprs[at] = ex_expr_column(p->a, c, f->types[c])) == NULL) {
-            cm_err_set(p->err, CM_OOM, -1, "out of memory");
-            return NULL;
-        }
-        proj->types[at] = f->types[c];
-        proj->names[at] = f->names[c];
-        map[i] = at++;
-    }
-    proj->child = f;
-    proj->exprs = exprs;
     return proj;
 }
 
@@ -407,29 +418,10 @@ static PlNode *prune_union(Pruner *p, PlNode *n, const bool *need, int *map)
         PlNode *in = n->inputs[k];
         int *imap = map_new(p, in->n_cols);
         PlNode *pi = imap ? prune(p, in, need, imap) : NULL;
-        PlNode *proj = pi ? pl_node_new(p->a, PL_PROJECT, n_keep) : NULL;
-        ExExpr **exprs = proj ? cm_arena_alloc(p->a, sizeof(ExExpr *) * (size_t)(n_keep + 1)) : NULL;
-        if (exprs == NULL) {
-            if (p->err->code == CM_OK) {
-                cm_err_set(p->err, CM_OOM, -1, "out of memory");
-            }
+        PlNode *proj = pi ? project_needed(p, pi, imap, need, n->n_cols, n_keep, n->names) : NULL;
+        if (proj == NULL) {
             return NULL;
         }
-        int at = 0;
-        for (int i = 0; i < n->n_cols; i++) {
-            if (!need[i]) {
-                continue;
-            }
-            exprs[at] = ex_expr_column(p->a, imap[i], n->types[i]);
-            proj->types[at] = n->types[i];
-            proj->names[at] = n->names[i];
-            if (exprs[at++] == NULL) {
-                cm_err_set(p->err, CM_OOM, -1, "out of memory");
-                return NULL;
-            }
-        }
-        proj->child = pi;
-        proj->exprs = exprs;
         n->inputs[k] = proj;
     }
     compact(n, need, map);
@@ -506,7 +498,7 @@ static PlNode *prune(Pruner *p, PlNode *orig, const bool *need, int *map)
     case PL_GET: return prune_get(n, need, map);
     case PL_PROJECT: return prune_project(p, n, need, map);
     case PL_FILTER:
-        return join_input ? prune_filter(p, n, need, map) : prune_passthrough(p, n, need, map);
+        return (join_input ? prune_filter : prune_passthrough)(p, n, need, map);
     case PL_SORT:
     case PL_LIMIT: return prune_passthrough(p, n, need, map);
     case PL_JOIN: return prune_join(p, n, need, map);
