@@ -143,6 +143,18 @@ typedef struct BigHdr {
     uint64_t check;   /* BIG_CHECK ^ the buffer's address */
 } BigHdr;
 
+/* The system's page size, read once. */
+static size_t page_bytes(void)
+{
+    static atomic_size_t page;
+    size_t n = atomic_load_explicit(&page, memory_order_relaxed);
+    if (n == 0) {
+        n = (size_t)sysconf(_SC_PAGESIZE);
+        atomic_store_explicit(&page, n, memory_order_relaxed);
+    }
+    return n;
+}
+
 static BigHdr *big_hdr(void *p)
 {
     return (BigHdr *)((char *)p - BIG_HDR);
@@ -222,7 +234,7 @@ static void *big_alloc(size_t n, bool zero)
     if (n > SIZE_MAX - BIG_HDR - 2 * HUGE_PAGE) {
         return NULL;
     }
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = page_bytes();
     size_t bytes = (n + BIG_HDR + page - 1) / page * page;
     BigHdr *kept = keep_take(bytes);
     if (kept != NULL) {
@@ -353,10 +365,7 @@ void cm_cold_free(CmColdFree *c)
      * mimalloc writes its free-list link into a block's first word when it is
      * freed (below), which faults that one page in again; keeping the first
      * page instead would leave gaps that no call can span. */
-    static size_t page;
-    if (page == 0) {
-        page = (size_t)sysconf(_SC_PAGESIZE);
-    }
+    size_t page = page_bytes();
     qsort(c->p, (size_t)c->n, sizeof c->p[0], cmp_addr);
     for (int i = 0; i < c->n;) {
         if (is_big(c->p[i])) {

@@ -326,6 +326,17 @@ static void choose_direct(JoinTable *t, const uint8_t *skip)
     }
 }
 
+/* The head slots of an index of n_rows rows: a power of two, at least 16 and
+ * twice the rows (chains of half a row on average). */
+static uint64_t slots_for(int64_t n_rows)
+{
+    uint64_t n_slots = 16;
+    while (n_slots < (uint64_t)n_rows * 2) {
+        n_slots *= 2;
+    }
+    return n_slots;
+}
+
 /* Indexing runs in two steps so that several tasks can share the second:
  * index_prepare lays out the per-row arrays (hash, batch and position, the
  * integer key) and marks the rows with a NULL key in *skip; index_insert
@@ -334,10 +345,7 @@ static void choose_direct(JoinTable *t, const uint8_t *skip)
 static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip, CmMemRes *mem,
                               CmErr *err)
 {
-    uint64_t n_slots = 16;
-    while (s->n_keys > 0 && n_slots < (uint64_t)t->n_rows * 2) {
-        n_slots *= 2;
-    }
+    uint64_t n_slots = s->n_keys > 0 ? slots_for(t->n_rows) : 16;
     size_t n = (size_t)(t->n_rows ? t->n_rows : 1);
     bool fast = int_keyed(s) && s->null_eq == 0;
     /* Chains link rows by 32-bit numbers: half the memory of 64-bit links,
@@ -622,11 +630,7 @@ bool ex_hash_join_broadcastable(int64_t rows, double bytes, int64_t broadcast_by
 /* What index_prepare's arrays and FULL's flags take for n_rows rows. */
 static int64_t index_bytes(int64_t n_rows)
 {
-    int64_t n_slots = 16;
-    while (n_slots < n_rows * 2) {
-        n_slots *= 2;
-    }
-    return n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * n_slots;
+    return n_rows * (INDEX_ROW_BYTES + 1) + INDEX_SLOT_BYTES * (int64_t)slots_for(n_rows);
 }
 
 /* cm_mem_grow for a table whose build rows, partitions [p0, p1) of the
@@ -661,11 +665,7 @@ static bool index_fits(const ExJoinSpec *s, JoinLocal *l, int p0, int p1)
     IndexSpare *sp = l->own.spare;
     int64_t have = 0;
     if (sp != NULL && sp->rows != NULL) {
-        uint64_t n_slots = 16;
-        while (n_slots < (uint64_t)l->own.n_rows * 2) {
-            n_slots *= 2;
-        }
-        if (sp->n >= l->own.n_rows && sp->n_slots >= n_slots) {
+        if (sp->n >= l->own.n_rows && sp->n_slots >= slots_for(l->own.n_rows)) {
             have = sp->bytes;
         } else {
             spare_drop(sp, &l->mem);

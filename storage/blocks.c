@@ -1064,7 +1064,9 @@ static int64_t evict_some(int64_t bytes, bool cold)
         }
         freed += n;
     }
-    cm_cold_free(&gather);
+    if (cold) {
+        cm_cold_free(&gather);
+    }
     return freed;
 }
 
