@@ -25,8 +25,9 @@ typedef struct CmMem {
     int64_t limit;
     int64_t used[2];
     int64_t peak[2];
+    int64_t window_peak; /* execution: the most reserved since cm_mem_window_start */
     int64_t n_consumers[2];
-    int64_t refusals;
+    int64_t refusals[2];  /* per pool */
     CmMemRes *head;       /* consumers holding memory */
     CmMemEvictor evictor; /* frees storage memory for execution; may be NULL */
     int64_t evicted;      /* bytes execution took back from storage */
@@ -339,6 +340,9 @@ static void take(CmMem *m, CmMemRes *r, int64_t bytes)
     if (m->used[r->pool] > m->peak[r->pool]) {
         m->peak[r->pool] = m->used[r->pool];
     }
+    if (r->pool == CM_MEM_EXECUTION && m->used[r->pool] > m->window_peak) {
+        m->window_peak = m->used[r->pool];
+    }
     group_add(r->group, bytes);
 }
 
@@ -488,7 +492,7 @@ bool cm_mem_grow(CmMemRes *r, int64_t bytes)
     if (ok) {
         take(m, r, bytes);
     } else {
-        m->refusals++;
+        m->refusals[r->pool]++;
     }
     cm_mutex_unlock(&m->lock);
     return ok;
@@ -600,7 +604,7 @@ CmStatus cm_mem_need(CmMemRes *r, int64_t bytes, CmErr *err)
         }
         if (!others_could_give(m, r, bytes) || now - quiet > NEED_QUIET_MS * 1000000LL ||
             now - start > NEED_WAIT_MS * 1000000LL) {
-            m->refusals++;
+            m->refusals[r->pool]++;
             st = refuse(m, r, bytes, err);
             break;
         }
@@ -641,6 +645,14 @@ void cm_mem_res_fini(CmMemRes *r)
 
 /* ---- reports ------------------------------------------------------------------ */
 
+void cm_mem_window_start(void)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    m->window_peak = m->used[CM_MEM_EXECUTION];
+    cm_mutex_unlock(&m->lock);
+}
+
 void cm_mem_stats(CmMemStats *out)
 {
     CmMem *m = mem();
@@ -652,7 +664,9 @@ void cm_mem_stats(CmMemStats *out)
         out->peak[p] = m->peak[p];
         out->n_consumers[p] = m->n_consumers[p];
     }
-    out->refusals = m->refusals;
+    out->window_peak = m->window_peak;
+    out->refusals[0] = m->refusals[0];
+    out->refusals[1] = m->refusals[1];
     out->evicted = m->evicted;
     out->mode = m->mode;
     out->storage_fraction = m->storage_frac;

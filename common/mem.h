@@ -149,8 +149,9 @@ typedef struct CmMemStats {
                                is not reserved (mem.c) */
     int64_t used[2];        /* per pool, bytes reserved now */
     int64_t peak[2];        /* per pool, the most reserved since start (or reset) */
+    int64_t window_peak;    /* execution: the most reserved since cm_mem_window_start */
     int64_t n_consumers[2]; /* consumers holding memory now */
-    int64_t refusals;       /* cm_mem_grow calls refused (spills asked for) */
+    int64_t refusals[2];    /* per pool, reservations refused (spills or evictions asked for) */
     int64_t evicted;        /* storage bytes execution took back through the evictor */
     CmMemMode mode;
     double storage_fraction, shuffle_fraction; /* as set (cm_mem_set_mode) */
@@ -160,6 +161,9 @@ typedef struct CmMemStats {
 } CmMemStats;
 
 void cm_mem_stats(CmMemStats *out);
+/* Starts a window over execution memory: CmMemStats.window_peak is the most
+ * it holds from now on.  A statement's own demand (the auto controller). */
+void cm_mem_window_start(void);
 /* Calls fn for every consumer holding memory now, under the lock: fn must not
  * call back into this module. */
 void cm_mem_each(void (*fn)(void *ctx, const CmMemRes *r), void *ctx);

@@ -10,8 +10,19 @@
  * spills sooner and leaves the cache alone); otherwise it stays.  Time, not
  * bytes, is what both sides pay in the same unit.  The step is small and
  * bounded so that one odd statement moves little and the split converges over
- * an iterative script's rounds.  Invariant: `last` describes the move of the
- * last statement since the mode and shares were last changed.
+ * an iterative script's rounds.
+ *
+ * A move toward storage never takes what the statement's execution held or
+ * asked for: none when an execution reservation was refused (its peak is then
+ * what it was granted, not what it wanted), and none past the floor that
+ * still leaves the region room for its peak and the headroom spillable growth
+ * keeps (an eighth; mem.c).  Spill time alone undercounts what a starved
+ * operator pays: PageRank's rounds at half their working set spilled 45 MB in
+ * 90 ms once the floor passed their join and aggregates, and took 0.86 s
+ * instead of 0.33 s, while the misses that pushed the floor up cost 25 ms; the
+ * controller swung between the two floors and the job took 1.5x unified's
+ * time.  Invariant: `last` describes the move of the last statement since the
+ * mode and shares were last changed.
  */
 #include "planner/memmode.h"
 
@@ -71,6 +82,10 @@ void pl_memmode_apply(const CmConfig *cfg)
 
 void pl_memmode_observe(PlMemObs *out)
 {
+    cm_mem_window_start();
+    CmMemStats ms;
+    cm_mem_stats(&ms);
+    out->refusals = ms.refusals[CM_MEM_EXECUTION];
     sh_spill_totals(&out->spill_bytes, &out->spill_ns);
     StBlocksStats bs;
     st_blocks_stats(&bs);
@@ -153,9 +168,20 @@ const char *pl_memmode_step(const PlMemObs *start, CmArena *arena)
         return NULL;
     }
     double before = ms.boundary;
+    double top = ms.storage_fraction + ms.shuffle_fraction;
     int dir = direction(d.spill_ns, d.miss_load_ns + d.recompute_ns);
-    double after = next_boundary(before, ms.storage_fraction + ms.shuffle_fraction, dir);
+    double after = next_boundary(before, top, dir);
+    bool held = false; /* a move toward storage stopped by execution's demand */
+    if (after > before && ms.pooled > 0) {
+        bool refused = ms.refusals[CM_MEM_EXECUTION] > start->refusals;
+        double room = top - (double)ms.window_peak * 8.0 / 7.0 / (double)ms.pooled;
+        if (refused || after > room) {
+            after = !refused && room > before ? room : before;
+            held = after == before;
+        }
+    }
     const char *why = dir == 0         ? "kept"
+                      : held           ? "cache misses cost more, but execution holds the rest"
                       : after < before ? "spilling cost more: toward execution"
                       : after > before ? "cache misses cost more: toward storage"
                       : dir < 0        ? "spilling cost more, at the bound"

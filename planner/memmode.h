@@ -28,11 +28,14 @@ typedef struct PlMemObs {
     int64_t spill_bytes, spill_ns;     /* written to spill files; time in them */
     int64_t miss_loads, miss_load_ns;  /* evicted blocks loaded back; time */
     int64_t recomputes, recompute_ns;  /* cached rows recomputed after a drop; time */
+    int64_t refusals;                  /* execution growth refused (cm_mem_grow) */
 } PlMemObs;
 
 /* Applies cfg's mode and shares to the memory manager (each statement). */
 void pl_memmode_apply(const CmConfig *cfg);
-/* The totals now (a statement takes them when it starts). */
+/* The totals now, taken when a statement starts; it also starts the window
+ * over execution memory (cm_mem_window_start) whose peak is the statement's
+ * demand. */
 void pl_memmode_observe(PlMemObs *out);
 /* Counts one recompute of cached rows the block store dropped, of `ns`. */
 void pl_memmode_note_recompute(int64_t ns);
