@@ -176,6 +176,10 @@ def parse_args():
     p.add_argument('--no-results', action='store_true', help='do not update bench/RESULTS.md')
     p.add_argument('--db', help='load into this directory database (emptied first), then '
                                 'reopen it in a new process for the queries')
+    # bench/tpcds/run.py's loader and query runner, which this one uses, read it
+    p.add_argument('--set', action='append', metavar='NAME=VALUE',
+                   help="a setting for every sluice process (SET NAME = 'VALUE'), e.g. "
+                        "memory_limit=128MB; repeatable")
     args = p.parse_args()
     if args.check:
         args.runs = 1
