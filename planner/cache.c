@@ -401,6 +401,17 @@ static bool fp_plan(Fp *f, const PlNode *root, CmErr *err)
     return true;
 }
 
+bool pl_cache_same_plan(PlCacheCtx *ctx, const PlNode *a, const PlNode *b)
+{
+    Fp fa = {.arena = ctx->arena, .cat = ctx->cat};
+    Fp fb = {.arena = ctx->arena, .cat = ctx->cat};
+    bool same = fp_node(&fa, a) && fp_node(&fb, b) && !fa.is_oom && !fb.is_oom &&
+                fa.len == fb.len && memcmp(fa.buf, fb.buf, fa.len) == 0;
+    cm_free(fa.buf);
+    cm_free(fb.buf);
+    return same;
+}
+
 /* ---- entries ------------------------------------------------------------------------ */
 
 static const char *const LEVEL_NAMES[] = {"NONE", "MEMORY_ONLY", "MEMORY_AND_DISK", "DISK_ONLY"};

@@ -116,6 +116,11 @@ PlNode *pl_cache_use(PlCacheCtx *ctx, PlNode *root);
  * false); NULL with ctx->err set when computing failed. */
 PlNode *pl_cache_share(PlCacheCtx *ctx, PlNode *root);
 
+/* True when a and b compute the same rows by their fingerprints: the same
+ * operators over the same catalog tables (a scan of rows outside the catalog
+ * or a volatile call is never the same); false on OOM too. */
+bool pl_cache_same_plan(PlCacheCtx *ctx, const PlNode *a, const PlNode *b);
+
 /* Frees the statement's shared tables (the statement has ended). */
 void pl_cache_ctx_fini(PlCacheCtx *ctx);
 
