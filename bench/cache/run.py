@@ -192,6 +192,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--peer", action="store_true",
+                    help="also run the job on DuckDB at the same memory_limit (the cached tables "
+                         "made plain tables), for reference")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()
@@ -240,6 +243,15 @@ def main():
             if args.json:
                 with open(args.json, "w") as f:
                     json.dump({"load_start": load0, "records": records}, f, indent=1)
+        if args.peer:
+            rec = run_duckdb(args, w, args.scale, datadir, limit, base)
+            records.append(rec)
+            print("   %-8s %s  time %7.3f s  norm %s%s" % (
+                "duckdb", "ok    " if rec["completed"] else "FAILED", rec["time_s"] or 0,
+                rec.get("normalized", "—"), "" if rec["completed"] else "  " + (rec["error"] or "")),
+                flush=True)
+            if rec.get("matches_n1") is False:
+                problems.append("%s duckdb: answers differ from N_1" % w)
     table = markdown(records)
     if args.markdown:
         with open(args.markdown, "w") as f:
@@ -252,14 +264,46 @@ def main():
     return 0
 
 
+def duckdb_job(workload):
+    """The cached job for DuckDB, which has no CACHE TABLE: each cached input a plain table."""
+    text = cached_job(workload)
+    return re.sub(r"CACHE TABLE (\w+) OPTIONS \('storageLevel' '@LEVEL@'\) AS", r"CREATE TABLE \1 AS", text)
+
+
+def run_duckdb(args, workload, scale, datadir, limit, base):
+    """DuckDB on the same job and inputs at the same memory_limit (in MiB), for reference."""
+    fd, job_path = tempfile.mkstemp(suffix=".sql", dir=datadir)
+    with os.fdopen(fd, "w") as f:
+        f.write(duckdb_job(workload))
+    mib_limit = None
+    if limit:
+        kb = int(limit[:-2]) if limit.endswith("KB") else None
+        mib_limit = "%dMiB" % (kb // 1024) if kb is not None else limit
+    try:
+        r = membench.run_engine("duckdb", args, workload, scale, mib_limit, datadir, job_file=job_path)
+    finally:
+        os.unlink(job_path)
+    rec = {"workload": workload, "config": "duckdb", "mode": "duckdb", "storage_fraction": None,
+           "shuffle_fraction": None, "level": "—", "scale": scale, "limit": mib_limit,
+           "completed": r["completed"], "error": r["error"], "time_s": r["time_s"],
+           "results": r["results"], "memory": {}, "peak_rss_bytes": r["peak_rss_bytes"],
+           "loadavg": os.getloadavg()[0]}
+    if base is not None and base["completed"] and rec["completed"]:
+        rec["normalized"] = round(rec["time_s"] / base["time_s"], 3) if base["time_s"] else None
+        rec["matches_n1"] = membench.compare(base["results"], rec["results"]) is None
+    return rec
+
+
 def markdown(records):
     rows = ["| workload | config | mode | storage/shuffle | level | completed | job time s | vs N_1 | paper | spilled | answers | error |",
             "|---|---|---|---|---|---|---:|---:|---:|---:|---|---|"]
     for r in records:
         paper = PAPER.get((r["workload"], r["config"]))
         ans = {True: "= N_1", False: "DIFFER"}.get(r.get("matches_n1"), "")
-        rows.append("| %s | %s | %s | %g/%g | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["workload"], r["config"], r["mode"], r["storage_fraction"], r["shuffle_fraction"],
+        split = ("%g/%g" % (r["storage_fraction"], r["shuffle_fraction"])
+                 if r["storage_fraction"] is not None else "—")
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["workload"], r["config"], r["mode"], split,
             r["level"], "yes" if r["completed"] else "no",
             "%.2f" % r["time_s"] if r["completed"] else "—",
             "%.2f" % r["normalized"] if r.get("normalized") is not None else "—",

@@ -168,12 +168,16 @@ def parse_stderr(err):
     return times, errors, other, n_before_error
 
 
-def run_engine(engine, args, workload, scale, limit, datadir):
-    """Runs one engine on one workload; returns a dict of the measures."""
-    job_file = os.path.join(HERE, "jobs", workload + ".sql")
+def run_engine(engine, args, workload, scale, limit, datadir, job_file=None):
+    """Runs one engine on one workload (its job file, or job_file); returns a dict of the
+    measures."""
     sl = os.path.join(HERE, "jobs", workload + ".sluice.sql")
-    if engine == "sluice" and os.path.exists(sl):
+    if job_file is not None:
+        pass
+    elif engine == "sluice" and os.path.exists(sl):
         job_file = sl
+    else:
+        job_file = os.path.join(HERE, "jobs", workload + ".sql")
     load, job = parse_job(job_file)
     outdir = tempfile.mkdtemp(prefix="out-%s-%s-" % (workload, engine), dir=datadir)
     subst = dict(params(workload, scale), DIR=datadir, OUT=outdir)
