@@ -173,6 +173,14 @@ static PlNode *replace(Merge *m, PlNode *n, PlNode *target, PlNode *with)
     return copy;
 }
 
+/* Copies n column descriptions (types and names) from src's column `from`
+ * to types/names at `at`. */
+static void copy_cols(CmType *types, const char **names, int at, const PlNode *src, int from, int n)
+{
+    memcpy(types + at, src->types + from, sizeof(CmType) * (size_t)n);
+    memcpy(names + at, src->names + from, sizeof(char *) * (size_t)n);
+}
+
 /* A copy of n's node with n_cols + k columns, the last k being the last k
  * of `from` (types and names); NULL on OOM. */
 static PlNode *widened(Merge *m, const PlNode *n, const PlNode *from, int k)
@@ -185,10 +193,8 @@ static PlNode *widened(Merge *m, const PlNode *n, const PlNode *from, int k)
         return NULL;
     }
     *c = *n;
-    memcpy(types, n->types, sizeof(CmType) * (size_t)n->n_cols);
-    memcpy(names, n->names, sizeof(char *) * (size_t)n->n_cols);
-    memcpy(types + n->n_cols, from->types + from->n_cols - k, sizeof(CmType) * (size_t)k);
-    memcpy(names + n->n_cols, from->names + from->n_cols - k, sizeof(char *) * (size_t)k);
+    copy_cols(types, names, 0, n, 0, n->n_cols);
+    copy_cols(types, names, n->n_cols, from, from->n_cols - k, k);
     c->types = types;
     c->names = names;
     c->n_cols = n->n_cols + k;
@@ -301,10 +307,8 @@ static PlNode *extend(Merge *m, PlNode *n, PlNode *target, PlNode *with, int k)
         }
         *j = *n;
         j->child = c;
-        memcpy(types, c->types, sizeof(CmType) * (size_t)c->n_cols);
-        memcpy(names, c->names, sizeof(char *) * (size_t)c->n_cols);
-        memcpy(types + c->n_cols, n->right->types, sizeof(CmType) * (size_t)n->right->n_cols);
-        memcpy(names + c->n_cols, n->right->names, sizeof(char *) * (size_t)n->right->n_cols);
+        copy_cols(types, names, 0, c, 0, c->n_cols);
+        copy_cols(types, names, c->n_cols, n->right, 0, n->right->n_cols);
         j->types = types;
         j->names = names;
         j->n_cols = n_join;
@@ -413,8 +417,7 @@ static PlNode *merge(Merge *m, PlNode *root)
         m->is_oom = true;
         return NULL;
     }
-    memcpy(f->types, bottom->types, sizeof(CmType) * (size_t)bottom->n_cols);
-    memcpy(f->names, bottom->names, sizeof(char *) * (size_t)bottom->n_cols);
+    copy_cols(f->types, f->names, 0, bottom, 0, bottom->n_cols);
     f->child = bottom;
     for (int i = 0, out = 0; i < flags->n_cols; i++) {
         bool is_col = i < bottom->n_cols;
@@ -485,8 +488,7 @@ static PlNode *merge(Merge *m, PlNode *root)
     if (out != root->n_cols) {
         return NULL;
     }
-    memcpy(top->types, root->types, sizeof(CmType) * (size_t)root->n_cols);
-    memcpy(top->names, root->names, sizeof(char *) * (size_t)root->n_cols);
+    copy_cols(top->types, top->names, 0, root, 0, root->n_cols);
     args->child = input;
     agg->child = args;
     agg->n_aggs = n_aggs;
