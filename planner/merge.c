@@ -9,7 +9,7 @@
  * walk finds the place, and then the leaf with its chain replaced by the
  * first leaf's must fingerprint the same as the first leaf.  The merged plan:
  *
- *     PROJECT  (each leaf's own projection, or its aggregates' columns)
+ *     PROJECT  (each leaf's own columns, over its aggregates' place)
  *       AGGREGATE  (every leaf's aggregates, each over its CASE column)
  *         PROJECT  CASE WHEN where_k THEN arg END
  *           the first leaf's input, where its chain was:
@@ -32,14 +32,17 @@
 
 #include "common/alloc.h"
 
-#define MAX_LEAVES 16
+#define MAX_LEAVES 32
+#define MAX_OTHERS 8
 
 typedef struct Leaf {
-    PlNode *proj; /* a PROJECT over the aggregate, or NULL */
+    ExExpr **outs; /* its n_out columns, over the aggregate's */
     PlNode *agg;
     PlNode *pre;   /* a PROJECT under the aggregate (its arguments), or NULL */
     PlNode *base;  /* what the aggregate reads, under `pre` */
-    PlNode *chain; /* the top FILTER of its chain, in base */
+    PlNode *chain; /* the top FILTER of its chain, in base; NULL: base is the first leaf's */
+    int at;        /* its first column in the cross join's output */
+    int n_out;     /* its columns there */
 } Leaf;
 
 typedef struct Merge {
@@ -47,6 +50,10 @@ typedef struct Merge {
     CmArena *a;
     Leaf leaves[MAX_LEAVES];
     int n;
+    PlNode *others[MAX_OTHERS]; /* the leaves that are not one-row aggregates, in order */
+    int other_at[MAX_OTHERS];   /* their first columns in the cross join's output */
+    int n_others;
+    int n_cols;  /* columns of the leaves collected so far */
     bool is_bad; /* extend met a node the filtered rows do not pass unchanged */
     bool is_oom;
 } Merge;
@@ -90,24 +97,77 @@ static bool is_scalar_agg(const PlNode *n)
     return true;
 }
 
-/* The leaves of a tree of cross joins, in the order of its output columns. */
+/* The one-row aggregate under x, through projections (renamings of plain
+ * columns, then at most one that computes), or NULL; l->outs gets x's
+ * columns as expressions over the aggregate's (m->is_oom on OOM). */
+static PlNode *one_row_agg(Merge *m, PlNode *x, Leaf *l)
+{
+    int n = x->n_cols;
+    int *idx = cm_arena_alloc(m->a, sizeof(int) * (size_t)(n + 1));
+    ExExpr **outs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)(n + 1));
+    if (idx == NULL || outs == NULL) {
+        m->is_oom = true;
+        return NULL;
+    }
+    for (int j = 0; j < n; j++) {
+        idx[j] = j;
+    }
+    PlNode *p = x;
+    for (; p->kind == PL_PROJECT && p->child->kind == PL_PROJECT; p = p->child) {
+        for (int j = 0; j < n; j++) {
+            const ExExpr *e = p->exprs[idx[j]];
+            if (e->kind != EX_E_COLUMN) {
+                return NULL;
+            }
+            idx[j] = e->col;
+        }
+    }
+    PlNode *agg = p->kind == PL_PROJECT ? p->child : p;
+    if (!is_scalar_agg(agg)) {
+        return NULL;
+    }
+    for (int j = 0; j < n; j++) {
+        outs[j] = p->kind == PL_PROJECT ? p->exprs[idx[j]]
+                                        : ex_expr_column(m->a, idx[j], agg->types[idx[j]]);
+        if (outs[j] == NULL) {
+            m->is_oom = true;
+            return NULL;
+        }
+    }
+    l->outs = outs;
+    return agg;
+}
+
+/* A scalar subquery's value: SCALAR (an error past one row) over the one
+ * column of what gives one row, which it passes on as it is. */
+static bool is_scalar_of_one(const PlNode *n)
+{
+    return n->kind == PL_AGGREGATE && n->n_keys == 0 && n->empty_set_key < 0 &&
+           !n->is_side_tagged && n->n_aggs == 1 && n->aggs[0].fn == EX_AGG_SCALAR &&
+           n->aggs[0].arg == 0 && n->child->n_cols == 1 &&
+           cm_type_eq(n->types[0], n->child->types[0]);
+}
+
+/* The leaves of a tree of cross joins, in the order of its output columns:
+ * the one-row aggregates in m->leaves, the others in m->others. */
 static bool collect(Merge *m, PlNode *n)
 {
     if (is_cross(n)) {
         return collect(m, n->child) && collect(m, n->right);
     }
-    if (m->n == MAX_LEAVES) {
-        return false;
+    Leaf l = {.at = m->n_cols, .n_out = n->n_cols};
+    PlNode *x = is_scalar_of_one(n) ? n->child : n;
+    l.agg = m->n < MAX_LEAVES ? one_row_agg(m, x, &l) : NULL;
+    if (l.agg == NULL) {
+        if (m->n_others == MAX_OTHERS) {
+            return false;
+        }
+        m->other_at[m->n_others] = m->n_cols;
+        m->others[m->n_others++] = n;
+        m->n_cols += n->n_cols;
+        return true;
     }
-    Leaf l = {0};
-    if (n->kind == PL_PROJECT && is_scalar_agg(n->child)) {
-        l.proj = n;
-        l.agg = n->child;
-    } else if (is_scalar_agg(n)) {
-        l.agg = n;
-    } else {
-        return false;
-    }
+    m->n_cols += n->n_cols;
     /* the projection of the arguments may differ from leaf to leaf (count(*)
      * reads no column, sum(w) reads w): it is compared as part of no one */
     l.pre = l.agg->child->kind == PL_PROJECT ? l.agg->child : NULL;
@@ -364,14 +424,23 @@ static ExExpr *chain_pred(Merge *m, PlNode *top)
     return n == 1 ? preds[0] : expr_of(m, EX_E_AND, cm_type_make(CM_T_BOOL), n, preds);
 }
 
-/* Finds the chains and checks that the leaves differ by nothing else. */
+/* Finds the chains and checks that the leaves differ by nothing else (a leaf
+ * equal to the first has no chain of its own: the first's condition is
+ * its); false when they are all equal (pl_cache_share computes such a
+ * subtree once). */
 static bool match_leaves(Merge *m)
 {
     PlNode *a = m->leaves[0].base;
     for (int k = 1; k < m->n; k++) {
         PlNode *b = m->leaves[k].base;
         PlNode *at = NULL, *bt = NULL;
-        if (!find_diff(m, a, b, &at, &bt) || at == NULL || (k > 1 && at != m->leaves[0].chain)) {
+        if (!find_diff(m, a, b, &at, &bt)) {
+            return false;
+        }
+        if (at == NULL) {
+            continue;
+        }
+        if (m->leaves[0].chain != NULL && at != m->leaves[0].chain) {
             return false;
         }
         m->leaves[0].chain = at;
@@ -381,7 +450,62 @@ static bool match_leaves(Merge *m)
             return false;
         }
     }
-    return true;
+    return m->leaves[0].chain != NULL;
+}
+
+/* a x b, a cross join; NULL on OOM (m->is_oom). */
+static PlNode *cross(Merge *m, PlNode *a, PlNode *b)
+{
+    PlNode *j = pl_node_new(m->a, PL_JOIN, a->n_cols + b->n_cols);
+    if (j == NULL) {
+        m->is_oom = true;
+        return NULL;
+    }
+    j->join_type = EX_JOIN_INNER;
+    j->child = a;
+    j->right = b;
+    copy_cols(j->types, j->names, 0, a, 0, a->n_cols);
+    copy_cols(j->types, j->names, a->n_cols, b, 0, b->n_cols);
+    return j;
+}
+
+/* The cross join `root` again, of its other leaves and then `merged` (the
+ * merged aggregates' columns, in the order of their leaves), under a
+ * projection that puts every column back in its place. */
+static PlNode *with_others(Merge *m, PlNode *root, PlNode *merged)
+{
+    PlNode *j = m->others[0];
+    for (int i = 1; i < m->n_others && j != NULL; i++) {
+        j = cross(m, j, m->others[i]);
+    }
+    j = j != NULL ? cross(m, j, merged) : NULL;
+    PlNode *p = pl_node_new(m->a, PL_PROJECT, root->n_cols);
+    int *place = cm_arena_alloc(m->a, sizeof(int) * (size_t)root->n_cols);
+    if (j == NULL || p == NULL || place == NULL ||
+        (p->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)root->n_cols)) == NULL) {
+        m->is_oom = true;
+        return NULL;
+    }
+    int pos = 0;
+    for (int i = 0; i < m->n_others; i++) {
+        for (int c = 0; c < m->others[i]->n_cols; c++) {
+            place[m->other_at[i] + c] = pos++;
+        }
+    }
+    for (int k = 0; k < m->n; k++) {
+        for (int c = 0; c < m->leaves[k].n_out; c++) {
+            place[m->leaves[k].at + c] = pos++;
+        }
+    }
+    for (int c = 0; c < root->n_cols; c++) {
+        if ((p->exprs[c] = ex_expr_column(m->a, place[c], root->types[c])) == NULL) {
+            m->is_oom = true;
+            return NULL;
+        }
+    }
+    copy_cols(p->types, p->names, 0, root, 0, root->n_cols);
+    p->child = j;
+    return p;
 }
 
 /* The merged plan for the cross join `root` of m's leaves, or NULL when it
@@ -392,44 +516,42 @@ static PlNode *merge(Merge *m, PlNode *root)
     if (!match_leaves(m)) {
         return NULL;
     }
-    int n = m->n, n_aggs = 0;
+    int n = m->n, n_aggs = 0, n_top = 0;
     PlNode *bottom = below_filters(m->leaves[0].chain);
     ExExpr *preds[MAX_LEAVES];
     for (int k = 0; k < n; k++) {
-        if ((preds[k] = chain_pred(m, m->leaves[k].chain)) == NULL) {
+        const Leaf *l = &m->leaves[k];
+        if ((preds[k] = l->chain != NULL ? chain_pred(m, l->chain) : preds[0]) == NULL) {
             return NULL;
         }
-        n_aggs += m->leaves[k].agg->n_aggs;
+        n_aggs += l->agg->n_aggs;
+        n_top += l->n_out;
     }
     /* FILTER (p_1 OR ... OR p_n), then its columns and the n conditions */
     PlNode *f = pl_node_new(m->a, PL_FILTER, bottom->n_cols);
     PlNode *flags = pl_node_new(m->a, PL_PROJECT, bottom->n_cols + n);
     PlNode *args = pl_node_new(m->a, PL_PROJECT, n_aggs);
     PlNode *agg = pl_node_new(m->a, PL_AGGREGATE, n_aggs);
-    PlNode *top = pl_node_new(m->a, PL_PROJECT, root->n_cols);
+    PlNode *top = pl_node_new(m->a, PL_PROJECT, n_top);
     ExAggSpec *specs = cm_arena_alloc(m->a, sizeof(ExAggSpec) * (size_t)n_aggs);
     if (f == NULL || flags == NULL || args == NULL || agg == NULL || top == NULL || specs == NULL ||
         (flags->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)flags->n_cols)) == NULL ||
         (args->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)n_aggs)) == NULL ||
-        (top->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)(root->n_cols + 1))) ==
-            NULL ||
+        (top->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)n_top)) == NULL ||
         (f->pred = expr_of(m, EX_E_OR, cm_type_make(CM_T_BOOL), n, preds)) == NULL) {
         m->is_oom = true;
         return NULL;
     }
     copy_cols(f->types, f->names, 0, bottom, 0, bottom->n_cols);
     f->child = bottom;
-    for (int i = 0, out = 0; i < flags->n_cols; i++) {
+    for (int i = 0; i < flags->n_cols; i++) {
         bool is_col = i < bottom->n_cols;
         int k = i - bottom->n_cols;
         flags->exprs[i] = is_col ? ex_expr_column(m->a, i, bottom->types[i]) : preds[k];
         flags->types[i] = is_col ? bottom->types[i] : cm_type_make(CM_T_BOOL);
         /* a condition is named after its leaf's first column: where_h8_30_to_9 */
-        flags->names[i] =
-            is_col ? bottom->names[i] : cm_arena_printf(m->a, "where_%s", root->names[out]);
-        out += is_col                      ? 0
-               : m->leaves[k].proj != NULL ? m->leaves[k].proj->n_cols
-                                           : m->leaves[k].agg->n_aggs;
+        flags->names[i] = is_col ? bottom->names[i]
+                                 : cm_arena_printf(m->a, "where_%s", root->names[m->leaves[k].at]);
         if (flags->exprs[i] == NULL || flags->names[i] == NULL) {
             m->is_oom = true;
             return NULL;
@@ -475,26 +597,21 @@ static PlNode *merge(Merge *m, PlNode *root)
         for (int j = 0; j < l->agg->n_aggs; j++) {
             shift[j] = first + j;
         }
-        int n_out = l->proj != NULL ? l->proj->n_cols : l->agg->n_aggs;
-        for (int j = 0; j < n_out && out < root->n_cols; j++, out++) {
-            top->exprs[out] = l->proj != NULL ? ex_expr_remap(m->a, l->proj->exprs[j], shift)
-                                              : ex_expr_column(m->a, first + j, l->agg->types[j]);
+        for (int j = 0; j < l->n_out; j++, out++) {
+            top->exprs[out] = ex_expr_remap(m->a, l->outs[j], shift);
             if (top->exprs[out] == NULL) {
                 m->is_oom = true;
                 return NULL;
             }
         }
+        copy_cols(top->types, top->names, out - l->n_out, root, l->at, l->n_out);
     }
-    if (out != root->n_cols) {
-        return NULL;
-    }
-    copy_cols(top->types, top->names, 0, root, 0, root->n_cols);
     args->child = input;
     agg->child = args;
     agg->n_aggs = n_aggs;
     agg->aggs = specs;
     top->child = agg;
-    return top;
+    return m->n_others == 0 ? top : with_others(m, root, top);
 }
 
 static PlNode *walk(Merge *m, PlNode *n)
@@ -503,7 +620,7 @@ static PlNode *walk(Merge *m, PlNode *n)
         return n;
     }
     if (is_cross(n)) {
-        m->n = 0;
+        m->n = m->n_others = m->n_cols = 0;
         PlNode *merged = collect(m, n) && m->n >= 2 ? merge(m, n) : NULL;
         if (merged != NULL || m->is_oom) {
             return merged;

@@ -9,7 +9,10 @@
  *     (SELECT count(*) FROM ss, t, ... WHERE ... AND t.hour = 8) s1,
  *     (SELECT count(*) FROM ss, t, ... WHERE ... AND t.hour = 9) s2, ...
  *
- * becomes one aggregate over that plan with the filter `p1 OR p2 OR ...`, each
+ * or scalar subqueries in a select list (TPC-DS q9's buckets: each is SCALAR
+ * over a one-row aggregate, cross joined with the FROM clause, whose other
+ * relations stay as they are), becomes one aggregate over that plan with the
+ * filter `p1 OR p2 OR ...`, each
  * aggregate reading only its own rows (`count(CASE WHEN p1 THEN 1 END)`), as
  * FILTER clauses do.  The rows are read and joined once instead of once per
  * subquery.  It holds when the filtered rows reach the aggregate unchanged but
