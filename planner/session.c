@@ -1037,6 +1037,11 @@ static CmStatus create_table(Stmt *st)
     if (a->select != NULL) {
         return create_as(st);
     }
+    if (a->columns == NULL || a->columns->n == 0) {
+        /* constraints alone: CREATE TABLE t (UNIQUE (a, c)) */
+        return cm_err_set(st->err, CM_BIND, a->src_off, "table '%s' must have at least one column",
+                          a->name);
+    }
     int n = a->columns->n;
     StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(n + 1));
     if (cols == NULL) {
