@@ -25,10 +25,10 @@
 
 /* What the process has paid for lack of memory since it started. */
 typedef struct PlMemObs {
-    int64_t spill_bytes, spill_ns;     /* written to spill files; time in them */
-    int64_t miss_loads, miss_load_ns;  /* evicted blocks loaded back; time */
-    int64_t recomputes, recompute_ns;  /* cached rows recomputed after a drop; time */
-    int64_t refusals;                  /* execution growth refused (cm_mem_grow) */
+    int64_t spill_bytes, spill_ns;    /* written to spill files; time in them */
+    int64_t miss_loads, miss_load_ns; /* evicted blocks loaded back; time */
+    int64_t recomputes, recompute_ns; /* cached rows recomputed after a drop; time */
+    int64_t refusals;                 /* execution growth refused (cm_mem_grow) */
 } PlMemObs;
 
 /* Applies cfg's mode and shares to the memory manager (each statement). */

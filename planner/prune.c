@@ -495,17 +495,25 @@ static PlNode *prune(Pruner *p, PlNode *orig, const bool *need, int *map)
         return NULL;
     }
     switch (n->kind) {
-    case PL_GET: return prune_get(n, need, map);
-    case PL_PROJECT: return prune_project(p, n, need, map);
+    case PL_GET:
+        return prune_get(n, need, map);
+    case PL_PROJECT:
+        return prune_project(p, n, need, map);
     case PL_FILTER:
         return (join_input ? prune_filter : prune_passthrough)(p, n, need, map);
     case PL_SORT:
-    case PL_LIMIT: return prune_passthrough(p, n, need, map);
-    case PL_JOIN: return prune_join(p, n, need, map);
-    case PL_WINDOW: return prune_window(p, n, need, map);
-    case PL_UNNEST: return prune_unnest(p, n, need, map);
-    case PL_UNION: return prune_union(p, n, need, map);
-    default: return keep_all(p, n, map);
+    case PL_LIMIT:
+        return prune_passthrough(p, n, need, map);
+    case PL_JOIN:
+        return prune_join(p, n, need, map);
+    case PL_WINDOW:
+        return prune_window(p, n, need, map);
+    case PL_UNNEST:
+        return prune_unnest(p, n, need, map);
+    case PL_UNION:
+        return prune_union(p, n, need, map);
+    default:
+        return keep_all(p, n, map);
     }
 }
 
