@@ -653,6 +653,21 @@ void cm_mem_window_start(void)
     cm_mutex_unlock(&m->lock);
 }
 
+int64_t cm_mem_execution_need(int64_t bytes)
+{
+    return bytes + bytes / (HEADROOM_DIV - 1);
+}
+
+int64_t cm_mem_storage_room(void)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    int64_t room = m->mode == CM_MEM_STATIC ? share_bytes(m, m->storage_frac)
+                                            : region(m) - m->used[CM_MEM_EXECUTION];
+    cm_mutex_unlock(&m->lock);
+    return room;
+}
+
 void cm_mem_stats(CmMemStats *out)
 {
     CmMem *m = mem();

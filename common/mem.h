@@ -124,6 +124,14 @@ CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err);
  * floor counts as free).  A consumer sizing its slice from it sees the memory
  * it will be granted, not only what is unused at the moment. */
 int64_t cm_mem_execution_bytes(void);
+/* The execution memory a statement that held at most `bytes` of it needs:
+ * `bytes` plus the headroom cm_mem_grow keeps free above spillable growth.
+ * What a move of the boundary toward storage must leave to execution. */
+int64_t cm_mem_execution_need(int64_t bytes);
+/* Storage memory there is room for now: STATIC the storage share; UNIFIED
+ * and AUTO the shared region less what execution holds.  What a cached
+ * result that did not fit compares against before it is tried again. */
+int64_t cm_mem_storage_room(void);
 /* Releases `bytes` of what r holds (at most what it holds). */
 void cm_mem_shrink(CmMemRes *r, int64_t bytes);
 

@@ -41,8 +41,8 @@ struct PlCacheEntry {
     EntryState state;
     bool has_computed; /* rows were computed once: the next computing is a recompute */
     bool is_busy;      /* being materialized: not a candidate for its own plan */
-    int64_t lost_room; /* MEMORY_ONLY rows that did not fit even while computed: storage_room()
-                          then; 0 when they fit */
+    int64_t lost_room; /* MEMORY_ONLY rows that did not fit even while computed:
+                          cm_mem_storage_room() then; 0 when they fit */
     StTable *table;    /* owned: the rows (empty unless MATERIALIZED) */
     unsigned char *fp; /* owned: the plan's fingerprint bytes */
     size_t fp_len;
@@ -628,20 +628,6 @@ static CmStatus append_rows(void *table, const CmBatch *b, CmErr *err)
     return st_table_append(t, &view, err);
 }
 
-/* The bytes storage may hold now: its share (static), or the region less
- * what execution holds (unified, auto: storage evicts its own blocks for a
- * new one, never execution's). */
-static int64_t storage_room(void)
-{
-    CmMemStats ms;
-    cm_mem_stats(&ms);
-    if (ms.mode == CM_MEM_STATIC) {
-        return ms.storage_share;
-    }
-    double region = (ms.storage_fraction + ms.shuffle_fraction) * (double)ms.pooled;
-    return (int64_t)region - ms.used[CM_MEM_EXECUTION];
-}
-
 static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
 {
     e->is_busy = true;
@@ -664,7 +650,7 @@ static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
     }
     st_table_free(e->table);
     e->table = t;
-    e->lost_room = st_table_lost(t) ? storage_room() : 0;
+    e->lost_room = st_table_lost(t) ? cm_mem_storage_room() : 0;
     e->recomputes += e->has_computed;
     e->has_computed = true;
     e->state = ST_MATERIALIZED;
@@ -681,7 +667,7 @@ StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e)
      * PageRank's rounds twice their work (its 240 MB of edges at a 90 MB
      * share).  The caller computes them where they stand (cached_scan). */
     bool is_lost = e->state == ST_MATERIALIZED && st_table_lost(e->table);
-    if (is_lost && e->lost_room > 0 && storage_room() <= e->lost_room) {
+    if (is_lost && e->lost_room > 0 && cm_mem_storage_room() <= e->lost_room) {
         return e->table;
     }
     long long t0 = cm_now_ns();

@@ -174,7 +174,7 @@ const char *pl_memmode_step(const PlMemObs *start, CmArena *arena)
     bool held = false; /* a move toward storage stopped by execution's demand */
     if (after > before && ms.pooled > 0) {
         bool refused = ms.refusals[CM_MEM_EXECUTION] > start->refusals;
-        double room = top - (double)ms.window_peak * 8.0 / 7.0 / (double)ms.pooled;
+        double room = top - (double)cm_mem_execution_need(ms.window_peak) / (double)ms.pooled;
         if (refused || after > room) {
             after = !refused && room > before ? room : before;
             held = after == before;
