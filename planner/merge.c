@@ -13,10 +13,12 @@
  *       AGGREGATE  (every leaf's aggregates, each over its CASE column)
  *         PROJECT  CASE WHEN where_k THEN arg END
  *           the first leaf's input, where its chain was:
- *             PROJECT  (its columns, then where_k = p_k for each leaf k)
- *               FILTER  p_1 OR ... OR p_n
+ *             PROJECT  (its columns, then where_k = p_k for each distinct p_k)
+ *               FILTER  p_1 OR ... OR p_n  (each distinct p_k once)
  *
- * where p_k is the AND of leaf k's chain, and arg an argument as the leaf's
+ * where p_k is the AND of leaf k's chain (leaves with equal chains, such as
+ * a count and an avg over one bucket, share one condition and one flag
+ * column, evaluated once), and arg an argument as the leaf's
  * own projection under its aggregate computed it (evaluated by the CASE on
  * its leaf's rows only, as before).  The n conditions travel up to the
  * aggregate at the end of every node's output (extend); that is where
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "planner/binder_int.h"
 
 #define MAX_LEAVES 32
 #define MAX_OTHERS 8
@@ -184,21 +187,27 @@ static PlNode *below_filters(PlNode *n)
     return n;
 }
 
-/* Walks a and b together to the one place where they differ, a chain of
- * filters over equal inputs: *at is a's top FILTER there, *bt b's.  False
- * when they differ in another way. */
+/* Walks a and b together to the one place where they may differ, a chain
+ * of filters over equal inputs: *at is a's top FILTER there, *bt b's.  False
+ * when their shapes differ.  Only filters and unions are compared whole (a
+ * fingerprint each), so the walk costs the plan's size times its filters,
+ * not times its depth; whether the rest is equal is the caller's check. */
 static bool find_diff(Merge *m, PlNode *a, PlNode *b, PlNode **at, PlNode **bt)
 {
-    if (pl_cache_same_plan(m->ctx, a, b)) {
-        return true;
+    if (a->kind == PL_FILTER && b->kind == PL_FILTER) {
+        if (pl_cache_same_plan(m->ctx, a, b)) {
+            return true;
+        }
+        if (*at == NULL && pl_cache_same_plan(m->ctx, below_filters(a), below_filters(b))) {
+            *at = a;
+            *bt = b;
+            return true;
+        }
     }
-    if (a->kind == PL_FILTER && b->kind == PL_FILTER && *at == NULL &&
-        pl_cache_same_plan(m->ctx, below_filters(a), below_filters(b))) {
-        *at = a;
-        *bt = b;
-        return true;
+    if (a->kind == PL_UNION || b->kind == PL_UNION) {
+        return pl_cache_same_plan(m->ctx, a, b);
     }
-    if (a->kind != b->kind || a->kind == PL_UNION || (a->child == NULL) != (b->child == NULL) ||
+    if (a->kind != b->kind || (a->child == NULL) != (b->child == NULL) ||
         (a->right == NULL) != (b->right == NULL)) {
         return false;
     }
@@ -438,6 +447,9 @@ static bool match_leaves(Merge *m)
             return false;
         }
         if (at == NULL) {
+            if (!pl_cache_same_plan(m->ctx, a, b)) {
+                return false;
+            }
             continue;
         }
         if (m->leaves[0].chain != NULL && at != m->leaves[0].chain) {
@@ -516,20 +528,32 @@ static PlNode *merge(Merge *m, PlNode *root)
     if (!match_leaves(m)) {
         return NULL;
     }
-    int n = m->n, n_aggs = 0, n_top = 0;
+    int n = m->n, n_aggs = 0, n_top = 0, n_preds = 0;
     PlNode *bottom = below_filters(m->leaves[0].chain);
-    ExExpr *preds[MAX_LEAVES];
+    ExExpr *preds[MAX_LEAVES]; /* the distinct conditions */
+    int flag_of[MAX_LEAVES];   /* leaf k's condition: preds[flag_of[k]] */
+    int first_of[MAX_LEAVES];  /* the first leaf of each condition (its flag column's name) */
     for (int k = 0; k < n; k++) {
         const Leaf *l = &m->leaves[k];
-        if ((preds[k] = l->chain != NULL ? chain_pred(m, l->chain) : preds[0]) == NULL) {
+        ExExpr *p = l->chain != NULL ? chain_pred(m, l->chain) : preds[0];
+        if (p == NULL) {
             return NULL;
         }
+        int j = 0;
+        while (j < n_preds && !pl_expr_equal(preds[j], p)) {
+            j++;
+        }
+        if (j == n_preds) {
+            first_of[n_preds] = k;
+            preds[n_preds++] = p;
+        }
+        flag_of[k] = j;
         n_aggs += l->agg->n_aggs;
         n_top += l->n_out;
     }
     /* FILTER (p_1 OR ... OR p_n), then its columns and the n conditions */
     PlNode *f = pl_node_new(m->a, PL_FILTER, bottom->n_cols);
-    PlNode *flags = pl_node_new(m->a, PL_PROJECT, bottom->n_cols + n);
+    PlNode *flags = pl_node_new(m->a, PL_PROJECT, bottom->n_cols + n_preds);
     PlNode *args = pl_node_new(m->a, PL_PROJECT, n_aggs);
     PlNode *agg = pl_node_new(m->a, PL_AGGREGATE, n_aggs);
     PlNode *top = pl_node_new(m->a, PL_PROJECT, n_top);
@@ -538,7 +562,9 @@ static PlNode *merge(Merge *m, PlNode *root)
         (flags->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)flags->n_cols)) == NULL ||
         (args->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)n_aggs)) == NULL ||
         (top->exprs = cm_arena_alloc(m->a, sizeof(ExExpr *) * (size_t)n_top)) == NULL ||
-        (f->pred = expr_of(m, EX_E_OR, cm_type_make(CM_T_BOOL), n, preds)) == NULL) {
+        (f->pred = n_preds == 1
+                       ? preds[0]
+                       : expr_of(m, EX_E_OR, cm_type_make(CM_T_BOOL), n_preds, preds)) == NULL) {
         m->is_oom = true;
         return NULL;
     }
@@ -550,15 +576,16 @@ static PlNode *merge(Merge *m, PlNode *root)
         flags->exprs[i] = is_col ? ex_expr_column(m->a, i, bottom->types[i]) : preds[k];
         flags->types[i] = is_col ? bottom->types[i] : cm_type_make(CM_T_BOOL);
         /* a condition is named after its leaf's first column: where_h8_30_to_9 */
-        flags->names[i] = is_col ? bottom->names[i]
-                                 : cm_arena_printf(m->a, "where_%s", root->names[m->leaves[k].at]);
+        flags->names[i] =
+            is_col ? bottom->names[i]
+                   : cm_arena_printf(m->a, "where_%s", root->names[m->leaves[first_of[k]].at]);
         if (flags->exprs[i] == NULL || flags->names[i] == NULL) {
             m->is_oom = true;
             return NULL;
         }
     }
     flags->child = f;
-    PlNode *input = extend(m, m->leaves[0].base, m->leaves[0].chain, flags, n);
+    PlNode *input = extend(m, m->leaves[0].base, m->leaves[0].chain, flags, n_preds);
     if (input == NULL) {
         return NULL;
     }
@@ -567,7 +594,8 @@ static PlNode *merge(Merge *m, PlNode *root)
     for (int k = 0; k < n; k++) {
         const Leaf *l = &m->leaves[k];
         int first = at;
-        ExExpr *when = ex_expr_column(m->a, input->n_cols - n + k, cm_type_make(CM_T_BOOL));
+        ExExpr *when =
+            ex_expr_column(m->a, input->n_cols - n_preds + flag_of[k], cm_type_make(CM_T_BOOL));
         for (int j = 0; when != NULL && j < l->agg->n_aggs; j++, at++) {
             const ExAggSpec *g = &l->agg->aggs[j];
             ExExpr *then = g->fn == EX_AGG_COUNT_STAR ? ex_expr_const(m->a, &yes)
