@@ -50,12 +50,31 @@ static ExOpResult filter_push(ExOp *op, void *local, const CmBatch *in, const Cm
     if (v == NULL) {
         return EX_NEED_INPUT;
     }
-    const uint8_t *t = v->data;
-    int n = 0;
-    for (int i = 0; i < in->n_rows; i++) {
-        uint32_t p = cm_batch_pos(in, i);
-        l->out.sel_buf[n] = p;
-        n += t[p] && !cm_vec_is_null(v, p);
+    /* Branch-free: every row's position is written, the count moves past it
+     * only when the row is kept.  Everything the loop reads is in locals: the
+     * stores through `o` could otherwise alias them and be re-read each row
+     * (a chain of five filters, TPC-H q6: a third of the query's time here). */
+    const uint8_t *restrict t = v->data;
+    const uint32_t *restrict sel = in->sel;
+    uint32_t *restrict o = l->out.sel_buf;
+    int rows = in->n_rows, n = 0;
+    if (v->validity != NULL) {
+        for (int i = 0; i < rows; i++) {
+            uint32_t p = sel != NULL ? sel[i] : (uint32_t)i;
+            o[n] = p;
+            n += t[p] != 0 && !cm_vec_is_null(v, p);
+        }
+    } else if (sel != NULL) {
+        for (int i = 0; i < rows; i++) {
+            uint32_t p = sel[i];
+            o[n] = p;
+            n += t[p] != 0;
+        }
+    } else {
+        for (int i = 0; i < rows; i++) {
+            o[n] = (uint32_t)i;
+            n += t[i] != 0;
+        }
     }
     /* The output shares the input's columns: only the selection is ours. */
     l->out.cols = in->cols;
