@@ -399,6 +399,79 @@ static bool update_one_state(AggState *st, ExAggFn fn, ExAggMode mode, const CmV
     return true;
 }
 
+/* With few groups (TPC-H q1's four) the rows of a batch take turns at the
+ * same few states: in EACH_ROW_STATE each update loads a state pointer, then
+ * the state, which waits for the store of the row before.  So the rows are
+ * put in order of their group once per batch (a counting sort), and each
+ * aggregate adds a group's values in a register and its state once. */
+void ex_hash_agg_few_partition(AggLocal *l, const CmBatch *in)
+{
+    l->few_ok = false;
+    if (l->n_groups > AGG_FEW_GROUPS) {
+        return;
+    }
+    const int rows = in->n_rows;
+    const uint32_t *restrict grp = l->row_group;
+    int count[AGG_FEW_GROUPS + 1] = {0};
+    for (int i = 0; i < rows; i++) {
+        if (grp[i] >= AGG_FEW_GROUPS) { /* NO_GROUP */
+            return;
+        }
+        count[grp[i] + 1]++;
+    }
+    int at[AGG_FEW_GROUPS];
+    l->few_start[0] = 0;
+    for (int g = 0; g < AGG_FEW_GROUPS; g++) {
+        at[g] = l->few_start[g];
+        l->few_start[g + 1] = l->few_start[g] + count[g + 1];
+    }
+    const uint32_t *restrict sel = in->sel;
+    uint32_t *restrict pos = l->few_pos;
+    for (int i = 0; i < rows; i++) {
+        pos[at[grp[i]]++] = sel != NULL ? sel[i] : (uint32_t)i;
+    }
+    l->few_ok = true;
+}
+
+/* Aggregate a over l's partition (ex_hash_agg_few_partition), of values
+ * without NULLs.  Counts and exact sums only: a DOUBLE sum would change with
+ * the order of its additions.  x: the values (NULL: each row counts one);
+ * x_counts: x holds counts to add (a final count); c: the partial counts of
+ * a final avg, or NULL. */
+static void update_few(AggLocal *l, int a, const int64_t *restrict x, bool x_counts,
+                       const int64_t *restrict c)
+{
+    for (int64_t g = 0; g < l->n_groups; g++) {
+        const uint32_t *restrict pos = l->few_pos + l->few_start[g];
+        const int m = l->few_start[g + 1] - l->few_start[g];
+        if (m == 0) {
+            continue;
+        }
+        AggState *st = group_states(l, g) + a;
+        int64_t n = x_counts || c != NULL ? 0 : m;
+        if (x == NULL) {
+            st->n += n;
+            continue;
+        }
+        if (x_counts) {
+            for (int j = 0; j < m; j++) {
+                n += x[pos[j]];
+            }
+            st->n += n;
+            continue;
+        }
+        CmInt128 sum = 0;
+        for (int j = 0; j < m; j++) {
+            sum += x[pos[j]];
+        }
+        for (int j = 0; c != NULL && j < m; j++) {
+            n += c[pos[j]];
+        }
+        st->n += n;
+        sum_set(st, sum_get(st) + sum);
+    }
+}
+
 /* count(*), count(x) and sum/avg of a DOUBLE, BIGINT or DECIMAL without DISTINCT
  * (PageRank's sum, TPC-DS's sums and counts) in loops of their own: update_one's
  * row loop tests a dozen cases per row.  The same state changes as there.  False
@@ -416,6 +489,18 @@ bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode
         update_one_state(group_states(l, l->row_group[0]) + a, fn, mode, v, v2, final_count, in)) {
         return true;
     }
+    bool sum = fn == EX_AGG_SUM || fn == EX_AGG_AVG;
+    if (v == NULL || (v->kind != CM_VEC_CONST && v->validity == NULL)) {
+        bool is_count = v == NULL || (fn == EX_AGG_COUNT && mode != EX_AGG_FINAL);
+        bool is_exact = v != NULL && (v->type.id == CM_T_INT64 || v->type.id == CM_T_DECIMAL);
+        const int64_t *c = v2 != NULL && v2->validity == NULL ? v2->data : NULL;
+        const int64_t *x = v != NULL ? v->data : NULL;
+        if (l->few_ok &&
+            (is_count || final_count || (sum && is_exact && (v2 == NULL || c != NULL)))) {
+            update_few(l, a, is_count ? NULL : x, final_count, c);
+            return true;
+        }
+    }
     if (v == NULL) {
         EACH_ROW_STATE(st->n++; (void)p;)
         return true;
@@ -423,7 +508,6 @@ bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode
     if (v->kind == CM_VEC_CONST) {
         return false;
     }
-    bool sum = fn == EX_AGG_SUM || fn == EX_AGG_AVG;
     if (final_count) {
         const int64_t *x = v->data;
         EACH_ROW_STATE(if (!cm_vec_is_null(v, p)) { st->n += x[p]; })

@@ -53,6 +53,10 @@
 #define PACK_STR_LONG 0xFFu
 #define PACK_STR_ABSENT 0xFEu
 
+/* At most this many groups, a batch's rows are partitioned by group once for
+ * all its aggregates (ex_hash_agg_few_partition). */
+#define AGG_FEW_GROUPS 32
+
 typedef struct AggState {
     union {
         int64_t i;
@@ -234,6 +238,11 @@ typedef struct AggLocal {
                                                        without one gets NO_GROUP */
     uint32_t start_pos[CM_BATCH_CAP];               /* find_col: the rows that may start a group */
     uint32_t find_pos[CM_BATCH_CAP];                /* find_col: the rows that only find theirs */
+    /* ex_hash_agg_few_partition: with at most AGG_FEW_GROUPS groups, the batch's
+     * row positions by group, group g's at few_pos[few_start[g] .. few_start[g + 1]) */
+    bool few_ok; /* they hold for the batch being absorbed */
+    int few_start[AGG_FEW_GROUPS + 1];
+    uint32_t few_pos[CM_BATCH_CAP];
     CmBatch out;
     int64_t next_out; /* flush position */
     bool flushed_empty;
@@ -560,6 +569,10 @@ void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *i
  * of a DOUBLE, BIGINT or DECIMAL without DISTINCT and its argument is not a
  * constant: true with *rc set (an overflow in err); false, *rc untouched,
  * for the others. */
+/* Sets l->few_ok and, when the table has at most AGG_FEW_GROUPS groups and
+ * every row of `in` one of them (l->row_group), partitions the rows by group
+ * for ex_hash_agg_update_fast.  The caller clears few_ok after the batch. */
+void ex_hash_agg_few_partition(AggLocal *l, const CmBatch *in);
 bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode,
                              const CmVec *v, const CmVec *v2, bool final_count, const CmBatch *in,
                              CmStatus *rc, CmErr *err);
