@@ -318,8 +318,55 @@ CMP_KERNELS(i128, Wide, WIDE_CMP)
     CHECKED_BINARY(NAME, CmStr, CmStr, uint8_t, r[p] = (uint8_t)(STR_CMP(a[p], b[p]) TEST);)
 /* Equality needs no order: lengths and 4-byte prefixes settle most pairs
  * without reaching the bytes. */
-CHECKED_BINARY(eq_str, CmStr, CmStr, uint8_t, r[p] = cm_str_eq(&a[p], &b[p]);)
-CHECKED_BINARY(ne_str, CmStr, CmStr, uint8_t, r[p] = !cm_str_eq(&a[p], &b[p]);)
+CHECKED_BINARY(eq_str_rows, CmStr, CmStr, uint8_t, r[p] = cm_str_eq(&a[p], &b[p]);)
+CHECKED_BINARY(ne_str_rows, CmStr, CmStr, uint8_t, r[p] = !cm_str_eq(&a[p], &b[p]);)
+
+/* = (ne 0) and <> (ne 1) of a column and a constant of at most CM_STR_INLINE
+ * bytes (TPC-H q12's ship modes, an IN list of codes): the constant's words
+ * and masks are made once, and a row is its length and two masked words,
+ * compared without a branch.  Every active row is computed, NULL or not: the
+ * slot is read, never what a garbage pointer in it would point to.  False
+ * when neither side is such a constant. */
+static bool str_eq_const(const ExExpr *e, const CmBatch *in, const CmVec *const *args, CmVec *out,
+                         uint8_t ne)
+{
+    int c = e->args[1]->kind == EX_E_CONST ? 1 : e->args[0]->kind == EX_E_CONST ? 0 : -1;
+    if (c < 0 || e->args[c]->value.is_null || e->args[c]->value.s.len > CM_STR_INLINE) {
+        return false;
+    }
+    const CmStr *k = &e->args[c]->value.s;
+    const uint32_t k_len = k->len;
+    uint64_t k0, k1;
+    cm_str_inline_words(k, &k0, &k1);
+    const uint64_t m0 = k_len >= 8 ? ~0ULL : (1ULL << (8 * k_len)) - 1;
+    const uint64_t m1 = k_len >= 12  ? 0xFFFFFFFFULL
+                        : k_len <= 8 ? 0
+                                     : (1ULL << (8 * (k_len - 8))) - 1;
+    const CmStr *restrict a = args[1 - c]->data;
+    uint8_t *restrict r = out->data;
+    ex_and_validity(args, 2, out);
+    const uint32_t *restrict sel = in->sel;
+    const int n_rows = in->n_rows;
+    for (int i = 0; i < n_rows; i++) {
+        uint32_t p = sel != NULL ? sel[i] : (uint32_t)i;
+        uint64_t w0;
+        uint32_t w1;
+        memcpy(&w0, (const char *)&a[p] + offsetof(CmStr, prefix), 8);
+        memcpy(&w1, (const char *)&a[p] + offsetof(CmStr, prefix) + 8, 4);
+        r[p] = (uint8_t)(((a[p].len == k_len) & ((w0 & m0) == k0) & ((w1 & m1) == k1)) ^ ne);
+    }
+    return true;
+}
+
+static CmStatus eq_str(KERNEL_ARGS)
+{
+    return str_eq_const(e, in, args, out, 0) ? CM_OK : eq_str_rows(e, in, args, out, heap, err);
+}
+
+static CmStatus ne_str(KERNEL_ARGS)
+{
+    return str_eq_const(e, in, args, out, 1) ? CM_OK : ne_str_rows(e, in, args, out, heap, err);
+}
 STR_KERNEL(lt_str, < 0)
 STR_KERNEL(le_str, <= 0)
 STR_KERNEL(gt_str, > 0)
