@@ -1019,6 +1019,8 @@ static bool keys_equal(const ExJoinSpec *s, const CmBatch *in, uint32_t p, const
  * and look the build row up only when they agree.  Pairs come out round by
  * round rather than probe row by probe row; nothing downstream depends on the
  * order.  A round cut short by a full output resumes at live_pos. */
+#define PROBE_AHEAD 16
+
 static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 {
     const JoinTable *t = l->table;
@@ -1038,6 +1040,14 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
                 uint64_t slot = (uint64_t)key - (uint64_t)t->key_min; /* past mask: no such key */
                 head = slot <= t->mask ? t->heads[slot] : -1;
             } else {
+#if CM_BATCH_CAP > PROBE_AHEAD
+                /* a table past the cache misses at every head: the misses
+                 * overlap only as far as the CPU's window reaches, so the
+                 * heads further on are asked for now */
+                if (i + PROBE_AHEAD < in->n_rows) {
+                    __builtin_prefetch(&t->heads[l->hashes[i + PROBE_AHEAD] & t->mask]);
+                }
+#endif
                 head = t->heads[l->hashes[i] & t->mask];
             }
             l->cur[i] = head;
@@ -1079,6 +1089,11 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
                 continue; /* dropped from the live rows */
             }
             int64_t r = l->cur[i];
+#if CM_BATCH_CAP > PROBE_AHEAD
+            if (j + PROBE_AHEAD < l->n_live) {
+                __builtin_prefetch(&t->rows[l->cur[l->live[j + PROBE_AHEAD]]]);
+            }
+#endif
             const JoinRow *row = &t->rows[r];
             bool match;
             if (int_path) {
