@@ -3,7 +3,7 @@
 
     bench/cache/run.sh [--scale S] [--workloads pagerank,tc,kmeans] [--limit SIZE | --limit-fraction F]
                        [--data DIR] [--sluice PATH] [--duckdb PATH] [--threads N] [--timeout SEC]
-                       [--only CONFIG,...] [--check] [--json FILE] [--markdown FILE]
+                       [--only CONFIG,...] [--repeat N] [--check] [--json FILE] [--markdown FILE]
 
 Each workload (PageRank, transitive closure, K-means of /work/shared/workloads) runs its
 iterations with its reused input cached at a level -- N (no cache: storageLevel NONE, the input
@@ -18,6 +18,11 @@ whose statements are reused with the reused input turned into a CACHE TABLE; see
 memory_limit is --limit, or --limit-fraction (default 0.5) of the working set: the peak of
 execution plus the peak of storage that sluice_memory reports after a calibration run without
 a limit (unified, M&S).  Each configuration runs in a fresh Sluice process.
+
+--repeat N: N rounds over the configurations (each round runs every one once, so a drift of
+the machine's load reaches all alike); a configuration's time is the median of its N, and the
+report shows their spread.  Differences of a few percent need it: one run to the next varies
+by about 10% on a shared 2-core machine.
 
 --check: exit 1 when a configuration crashed or timed out, or gave other answers than N_1 (a
 statement error, such as an out-of-memory under a small split, is a recorded finding).
@@ -167,6 +172,21 @@ def run_config(args, workload, scale, datadir, limit, cfg):
     return rec
 
 
+def summarize(recs):
+    """One record for a configuration's runs: the first failed one, else the first with the
+    median of their times (and all of them in "times")."""
+    bad = [r for r in recs if not r["completed"]]
+    rec = dict(bad[0] if bad else recs[0])
+    times = sorted(r["time_s"] for r in recs if r["completed"])
+    rec["times"] = [r["time_s"] for r in recs]
+    if not bad:
+        n = len(times)
+        rec["time_s"] = round(times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2, 3)
+    rec["matches_n1"] = (None if any(r.get("matches_n1") is None for r in recs)
+                         else all(r["matches_n1"] for r in recs))
+    return rec
+
+
 def working_set(args, workload, scale, datadir):
     """Peak execution + peak storage (bytes) of a run without a limit."""
     rec = run_config(args, workload, scale, datadir, None,
@@ -192,6 +212,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds over the configurations; times are each one's median")
     ap.add_argument("--peer", action="store_true",
                     help="also run the job on DuckDB at the same memory_limit (the cached tables "
                          "made plain tables), for reference")
@@ -218,33 +240,45 @@ def main():
             print("== %s (scale %g): working set %.1f MiB, memory_limit %s" % (
                 w, args.scale, ws / 1048576.0, limit), flush=True)
         base = None
-        for cfg in configs():
-            if only is not None and cfg[0] not in only and cfg[0] != "N_1":
-                continue
-            rec = run_config(args, w, args.scale, datadir, limit, cfg)
-            rec["loadavg"] = os.getloadavg()[0]
+        cfgs = [c for c in configs() if only is None or c[0] in only or c[0] == "N_1"]
+        runs = {c[0]: [] for c in cfgs}
+        for rnd in range(max(1, args.repeat)):
+            for cfg in cfgs:
+                rec = run_config(args, w, args.scale, datadir, limit, cfg)
+                rec["loadavg"] = os.getloadavg()[0]
+                runs[cfg[0]].append(rec)
+                if cfg[0] == "N_1" and base is None:
+                    base = rec
+                if base is not None and base["completed"] and rec["completed"]:
+                    d = membench.compare(base["results"], rec["results"])
+                    rec["matches_n1"] = d is None
+                    if d is not None:
+                        problems.append("%s %s: answers differ from N_1: %s" % (w, cfg[0], d))
+                if rec.get("crashed") or (rec["error"] or "").startswith("timeout"):
+                    problems.append("%s %s: %s" % (w, cfg[0], rec["error"]))
+                auto = [k for k in rec["memory"] if k.startswith("auto ")]
+                print("   %-8s %s  time %7.3f s%s  spilled %s%s%s" % (
+                    cfg[0], "ok    " if rec["completed"] else "FAILED", rec["time_s"] or 0,
+                    "  (round %d)" % (rnd + 1) if args.repeat > 1 else "",
+                    membench.mib(rec["memory"].get("temp spill and shuffle files", [0, None])[1]),
+                    ("  last auto move: " + auto[0][5:]) if auto else "",
+                    "" if rec["completed"] else "  " + (rec["error"] or "")), flush=True)
+        n1 = None
+        for cfg in cfgs:
+            rec = summarize(runs[cfg[0]])
             records.append(rec)
             if cfg[0] == "N_1":
-                base = rec
-            if base is not None and base["completed"] and rec["completed"]:
-                rec["normalized"] = round(rec["time_s"] / base["time_s"], 3) if base["time_s"] else None
-                d = membench.compare(base["results"], rec["results"])
-                rec["matches_n1"] = d is None
-                if d is not None:
-                    problems.append("%s %s: answers differ from N_1: %s" % (w, cfg[0], d))
-            if rec.get("crashed") or (rec["error"] or "").startswith("timeout"):
-                problems.append("%s %s: %s" % (w, cfg[0], rec["error"]))
-            auto = [k for k in rec["memory"] if k.startswith("auto ")]
-            print("   %-8s %s  time %7.3f s  norm %s  spilled %s%s%s" % (
-                cfg[0], "ok    " if rec["completed"] else "FAILED", rec["time_s"] or 0,
-                rec.get("normalized", "—"), membench.mib(rec["memory"].get("temp spill and shuffle files", [0, None])[1]),
-                ("  last auto move: " + auto[0][5:]) if auto else "",
-                "" if rec["completed"] else "  " + (rec["error"] or "")), flush=True)
-            if args.json:
-                with open(args.json, "w") as f:
-                    json.dump({"load_start": load0, "records": records}, f, indent=1)
+                n1 = rec
+            if n1 is not None and n1["completed"] and rec["completed"] and n1["time_s"]:
+                rec["normalized"] = round(rec["time_s"] / n1["time_s"], 3)
+            print("   %-8s median %s  norm %s" % (
+                cfg[0], "%.3f s" % rec["time_s"] if rec["completed"] else "—",
+                rec.get("normalized", "—")), flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"load_start": load0, "records": records}, f, indent=1)
         if args.peer:
-            rec = run_duckdb(args, w, args.scale, datadir, limit, base)
+            rec = run_duckdb(args, w, args.scale, datadir, limit, n1)
             records.append(rec)
             print("   %-8s %s  time %7.3f s  norm %s%s" % (
                 "duckdb", "ok    " if rec["completed"] else "FAILED", rec["time_s"] or 0,
@@ -297,15 +331,22 @@ def run_duckdb(args, workload, scale, datadir, limit, base):
 def markdown(records):
     rows = ["| workload | config | mode | storage/shuffle | level | completed | job time s | vs N_1 | paper | spilled | answers | error |",
             "|---|---|---|---|---|---|---:|---:|---:|---:|---|---|"]
+    spread = any(len(r.get("times", [])) > 1 for r in records)
+    if spread:
+        rows[0] = rows[0].replace("| job time s |", "| job time s (median) | runs |")
+        rows[1] = rows[1].replace("|---:|---:|---:|---:|", "|---:|---|---:|---:|---:|", 1)
     for r in records:
         paper = PAPER.get((r["workload"], r["config"]))
         ans = {True: "= N_1", False: "DIFFER"}.get(r.get("matches_n1"), "")
         split = ("%g/%g" % (r["storage_fraction"], r["shuffle_fraction"])
                  if r["storage_fraction"] is not None else "—")
+        runs = ""
+        if spread:
+            runs = " | " + ", ".join("%.2f" % t if t is not None else "—" for t in r.get("times", []))
         rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["workload"], r["config"], r["mode"], split,
             r["level"], "yes" if r["completed"] else "no",
-            "%.2f" % r["time_s"] if r["completed"] else "—",
+            ("%.2f" % r["time_s"] if r["completed"] else "—") + runs,
             "%.2f" % r["normalized"] if r.get("normalized") is not None else "—",
             "%.2f" % paper if paper else "", membench.mib(r["memory"].get("temp spill and shuffle files", [0, None])[1]),
             ans, (r["error"] or "").replace("|", "\\|")))
