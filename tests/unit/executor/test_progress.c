@@ -138,7 +138,13 @@ Test(ex_progress, handler_after_the_delay_and_not_after_finish, .init = setup, .
     ex_progress_set_handler(p, count, NULL);
     cfg.progress_bar_time = 0;
     ex_progress_begin(p, &cfg);
-    usleep(350 * 1000);
+    /* Two calls come within a few hundred ms on an idle machine; under a
+     * loaded one (the CI runs suites side by side on two cores) the
+     * progress thread may wait its turn, so the test waits for them, up to
+     * ten seconds, instead of counting what a fixed sleep saw. */
+    for (int waited = 0; atomic_load(&calls) < 2 && waited < 10000; waited += 10) {
+        usleep(10 * 1000);
+    }
     ex_progress_finish(p, true);
     atomic_store(&is_finished, true);
     usleep(150 * 1000);
