@@ -182,16 +182,35 @@ int64_t cm_config_broadcast_bytes(const CmConfig *cfg)
     return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
 }
 
-int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg)
+/* min(broadcast_threshold, memory_limit / 4): beside a probe side
+ * BROADCAST_PROBE_RATIO times larger. */
+static int64_t broadcast_bytes_larger(const CmConfig *cfg)
 {
     int64_t cap = cfg->memory_limit / 4;
     return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
 }
 
+/* memory_limit / 16, beside a probe side BROADCAST_BIG_RATIO times larger;
+ * 0 when broadcast_threshold is (broadcasts turned off). */
+static int64_t broadcast_bytes_big(const CmConfig *cfg)
+{
+    return cfg->broadcast_threshold > 0 ? cfg->memory_limit / 16 : 0;
+}
+
+int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg)
+{
+    int64_t a = broadcast_bytes_larger(cfg), b = broadcast_bytes_big(cfg);
+    return a > b ? a : b;
+}
+
 int64_t cm_config_broadcast_bytes_for(const CmConfig *cfg, double build_bytes, double probe_bytes)
 {
-    return probe_bytes < BROADCAST_PROBE_RATIO * build_bytes ? cm_config_broadcast_bytes(cfg)
-                                                             : cm_config_broadcast_bytes_max(cfg);
+    if (probe_bytes < BROADCAST_PROBE_RATIO * build_bytes) {
+        return cm_config_broadcast_bytes(cfg);
+    }
+    int64_t cap = broadcast_bytes_larger(cfg);
+    int64_t big = broadcast_bytes_big(cfg);
+    return probe_bytes >= BROADCAST_BIG_RATIO * build_bytes && big > cap ? big : cap;
 }
 
 bool cm_parse_size(const char *text, int64_t *bytes)

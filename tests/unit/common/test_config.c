@@ -303,3 +303,28 @@ Test(cm_config, reset_restores_every_kind)
     cr_assert_eq(cm_config_reset(&cfg, "shuffle_compression", &err), CM_OK);
     cr_expect_str_eq(get("shuffle_compression"), codec);
 }
+
+/* The broadcast cap by the probe side's size: the threshold (at most a
+ * sixteenth of the limit) beside a probe of the build's order; the threshold
+ * up to a quarter of the limit beside one 4 times larger; a sixteenth of the
+ * limit, past the threshold, beside one 16 times larger, unless the
+ * threshold is 0 (broadcasts off). */
+Test(cm_config, broadcast_cap_grows_with_the_probe_side)
+{
+    const double mb = 1024.0 * 1024.0;
+    cfg.memory_limit = (int64_t)(16384 * mb); /* 16 GB */
+    cfg.broadcast_threshold = (int64_t)(32 * mb);
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 36 * mb, 40 * mb), (int64_t)(32 * mb));
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 36 * mb, 200 * mb), (int64_t)(32 * mb));
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 36 * mb, 2000 * mb), (int64_t)(1024 * mb));
+    cr_assert_eq(cm_config_broadcast_bytes_max(&cfg), (int64_t)(1024 * mb));
+    /* a tight limit: a sixteenth is less than the threshold's cap */
+    cfg.memory_limit = (int64_t)(256 * mb);
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 1 * mb, 2000 * mb), (int64_t)(32 * mb));
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 20 * mb, 40 * mb), (int64_t)(16 * mb));
+    /* broadcasts off */
+    cfg.memory_limit = (int64_t)(16384 * mb);
+    cfg.broadcast_threshold = 0;
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 36 * mb, 2000 * mb), 0);
+    cr_assert_eq(cm_config_broadcast_bytes_max(&cfg), 0);
+}
