@@ -85,7 +85,8 @@ static const Setting SETTINGS[] = {
      "turn a partitioned join into a broadcast join when its build side turns out small"},
     {"broadcast_threshold", SET_SIZE, offsetof(CmConfig, broadcast_threshold), 0, INT64_MAX,
      "largest build side planned as a broadcast join (at most memory_limit / 16, or / 4 beside a "
-     "probe side 4 times larger)"},
+     "probe side 4 times larger; beside one 16 times larger, 32 times this, at most "
+     "memory_limit / 16)"},
     {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1,
      "split a skewed partition of a join or aggregate input into several tasks"},
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000,
@@ -190,11 +191,15 @@ static int64_t broadcast_bytes_larger(const CmConfig *cfg)
     return cfg->broadcast_threshold < cap ? cfg->broadcast_threshold : cap;
 }
 
-/* memory_limit / 16, beside a probe side BROADCAST_BIG_RATIO times larger;
- * 0 when broadcast_threshold is (broadcasts turned off). */
+/* BROADCAST_BIG_SCALE times broadcast_threshold, at most memory_limit / 16:
+ * beside a probe side BROADCAST_BIG_RATIO times larger. */
 static int64_t broadcast_bytes_big(const CmConfig *cfg)
 {
-    return cfg->broadcast_threshold > 0 ? cfg->memory_limit / 16 : 0;
+    int64_t cap = cfg->memory_limit / 16;
+    int64_t scaled = cfg->broadcast_threshold > cap / BROADCAST_BIG_SCALE
+                         ? cap
+                         : cfg->broadcast_threshold * BROADCAST_BIG_SCALE;
+    return scaled < cap ? scaled : cap;
 }
 
 int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg)

@@ -104,14 +104,16 @@ int64_t cm_config_broadcast_bytes(const CmConfig *cfg);
  * little more and spills instead of failing over to grace mode. */
 #define BROADCAST_PROBE_RATIO 4.0
 /* Beside a probe side BROADCAST_BIG_RATIO times larger or more, a build side
- * is broadcast up to a sixteenth of memory_limit whatever broadcast_threshold
- * says (unless it is 0: no broadcast): shuffling the probe side costs more
- * than one large shared table.  TPC-H q5 at SF 10: 2.3M orders (36 MB) to be
+ * is broadcast up to BROADCAST_BIG_SCALE times broadcast_threshold (1 GB at
+ * its default), at most a sixteenth of memory_limit: shuffling the probe side
+ * costs more than one large shared table.  A threshold set low (0: no
+ * broadcast) stays low.  TPC-H q5 at SF 10: 2.3M orders (36 MB) to be
  * joined with 60M lineitems were over the 32 MB threshold, and the lineitems
  * went through a 1.3 GB shuffle; broadcast, the query took half the time.
  * Not beside a probe side of the table's own order (q10's customers, 372 MB
  * as a table, against 1.1M joined orders). */
 #define BROADCAST_BIG_RATIO 16.0
+#define BROADCAST_BIG_SCALE 32
 int64_t cm_config_broadcast_bytes_for(const CmConfig *cfg, double build_bytes, double probe_bytes);
 /* The largest of them: the most any broadcast table may be planned at. */
 int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg);

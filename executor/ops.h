@@ -268,6 +268,10 @@ typedef struct ExJoinSpec {
     bool mark_plain;                /* MARK: TRUE or FALSE only (the caller works out unknowns) */
     const struct ExReadRanges *ranges; /* partitioned: task t builds from these, or NULL */
     ExRangeFilter *range_out; /* broadcast: where to publish the build keys' range, or NULL */
+    /* The planner's estimates, for the adaptive broadcast rule (planner/aqe):
+     * the probe side's bytes and a build row's width, in the same units
+     * (pl_est_row_width); 0 when not known. */
+    double probe_bytes_est, build_row_width;
 } ExJoinSpec;
 
 /* Adaptive hooks: the join's spec (read-only), the switch of a partitioned

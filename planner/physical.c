@@ -894,7 +894,9 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .residual = n->residual,
                        .null_eq = n->join_null_eq,
                        .mark_plain = n->join_mark_plain,
-                       .range_out = range_filter(bld, n, p, partitioned)};
+                       .range_out = range_filter(bld, n, p, partitioned),
+                       .probe_bytes_est = estimated_bytes(bld->est, l),
+                       .build_row_width = pl_est_row_width(r)};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
 

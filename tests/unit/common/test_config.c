@@ -306,9 +306,9 @@ Test(cm_config, reset_restores_every_kind)
 
 /* The broadcast cap by the probe side's size: the threshold (at most a
  * sixteenth of the limit) beside a probe of the build's order; the threshold
- * up to a quarter of the limit beside one 4 times larger; a sixteenth of the
- * limit, past the threshold, beside one 16 times larger, unless the
- * threshold is 0 (broadcasts off). */
+ * up to a quarter of the limit beside one 4 times larger; 32 times the
+ * threshold, at most a sixteenth of the limit, beside one 16 times larger
+ * (0 stays 0: broadcasts off). */
 Test(cm_config, broadcast_cap_grows_with_the_probe_side)
 {
     const double mb = 1024.0 * 1024.0;
@@ -322,6 +322,10 @@ Test(cm_config, broadcast_cap_grows_with_the_probe_side)
     cfg.memory_limit = (int64_t)(256 * mb);
     cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 1 * mb, 2000 * mb), (int64_t)(32 * mb));
     cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 20 * mb, 40 * mb), (int64_t)(16 * mb));
+    /* a low threshold stays low: 32 times 1 KB */
+    cfg.memory_limit = (int64_t)(16384 * mb);
+    cfg.broadcast_threshold = 1024;
+    cr_assert_eq(cm_config_broadcast_bytes_for(&cfg, 0.1 * mb, 2000 * mb), 32 * 1024);
     /* broadcasts off */
     cfg.memory_limit = (int64_t)(16384 * mb);
     cfg.broadcast_threshold = 0;
