@@ -196,10 +196,9 @@ static int64_t broadcast_bytes_larger(const CmConfig *cfg)
 static int64_t broadcast_bytes_big(const CmConfig *cfg)
 {
     int64_t cap = cfg->memory_limit / 16;
-    int64_t scaled = cfg->broadcast_threshold > cap / BROADCAST_BIG_SCALE
-                         ? cap
-                         : cfg->broadcast_threshold * BROADCAST_BIG_SCALE;
-    return scaled < cap ? scaled : cap;
+    return cfg->broadcast_threshold > cap / BROADCAST_BIG_SCALE
+               ? cap
+               : cfg->broadcast_threshold * BROADCAST_BIG_SCALE;
 }
 
 int64_t cm_config_broadcast_bytes_max(const CmConfig *cfg)

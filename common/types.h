@@ -139,17 +139,21 @@ static inline CmStr cm_str_make(const char *data, uint32_t len)
  * *lo, the next 4 in *hi, the bytes past len masked off, so that neither
  * equality nor a hash depends on what its maker left there.  Little-endian:
  * the first byte is the low one. */
+static inline void cm_str_inline_masks(uint32_t n, uint64_t *lo, uint32_t *hi)
+{
+    *lo = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+    *hi = n >= 12 ? ~0U : n <= 8 ? 0U : (uint32_t)((1ULL << (8 * (n - 8))) - 1);
+}
+
 static inline void cm_str_inline_words(const CmStr *s, uint64_t *lo, uint64_t *hi)
 {
-    uint64_t a;
-    uint32_t b;
+    uint64_t a, ma;
+    uint32_t b, mb;
     memcpy(&a, (const char *)s + offsetof(CmStr, prefix), 8);
     memcpy(&b, (const char *)s + offsetof(CmStr, prefix) + 8, 4);
-    uint32_t n = s->len;
-    a &= n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
-    b &= n >= 12 ? ~0U : n <= 8 ? 0U : (uint32_t)((1ULL << (8 * (n - 8))) - 1);
-    *lo = a;
-    *hi = b;
+    cm_str_inline_masks(s->len, &ma, &mb);
+    *lo = a & ma;
+    *hi = b & mb;
 }
 
 static inline bool cm_str_eq(const CmStr *a, const CmStr *b)

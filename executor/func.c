@@ -336,12 +336,10 @@ static bool str_eq_const(const ExExpr *e, const CmBatch *in, const CmVec *const 
     }
     const CmStr *k = &e->args[c]->value.s;
     const uint32_t k_len = k->len;
-    uint64_t k0, k1;
+    uint64_t k0, k1, m0;
+    uint32_t m1;
     cm_str_inline_words(k, &k0, &k1);
-    const uint64_t m0 = k_len >= 8 ? ~0ULL : (1ULL << (8 * k_len)) - 1;
-    const uint64_t m1 = k_len >= 12  ? 0xFFFFFFFFULL
-                        : k_len <= 8 ? 0
-                                     : (1ULL << (8 * (k_len - 8))) - 1;
+    cm_str_inline_masks(k_len, &m0, &m1);
     const CmStr *restrict a = args[1 - c]->data;
     uint8_t *restrict r = out->data;
     ex_and_validity(args, 2, out);

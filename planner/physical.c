@@ -859,8 +859,8 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
      * optimizer revisits the choice from the real size once the side has run. */
     double rows = pl_est_rows(bld->est, n->right);
     double bytes = estimated_bytes(bld->est, n->right);
-    int64_t cap =
-        cm_config_broadcast_bytes_for(bld->cfg, bytes, estimated_bytes(bld->est, n->child));
+    double probe_bytes = estimated_bytes(bld->est, n->child);
+    int64_t cap = cm_config_broadcast_bytes_for(bld->cfg, bytes, probe_bytes);
     bool partitioned = n->join_type == EX_JOIN_FULL || bytes > (double)cap ||
                        !ex_hash_join_broadcastable((int64_t)rows, bytes, cap);
     int n_parts = partitioned ? (int)bld->cfg->shuffle_partitions : 1;
@@ -895,7 +895,7 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .null_eq = n->join_null_eq,
                        .mark_plain = n->join_mark_plain,
                        .range_out = range_filter(bld, n, p, partitioned),
-                       .probe_bytes_est = estimated_bytes(bld->est, l),
+                       .probe_bytes_est = probe_bytes,
                        .build_row_width = pl_est_row_width(r)};
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }

@@ -169,8 +169,8 @@ static CmStatus try_broadcast(Aqe *x, int j)
         int64_t bytes = total_bytes(*js->build, &rows);
         /* The probe side has not run: beside the planner's estimate of it the
          * build side counts by its real rows at the planner's row width (the
-         * units of that estimate), and a probe side 16 times larger lets the
-         * table grow to a sixteenth of memory_limit (config.h).  TPC-H q3 at
+         * units of that estimate), and beside a probe side 16 times larger
+         * the cap is cm_config_broadcast_bytes_for's (config.h).  TPC-H q3 at
          * SF 10: its orders side, estimated at 2.1M rows, had 1.5M. */
         int64_t cap = cm_config_broadcast_bytes(cfg);
         if (js->probe_bytes_est > 0 && js->build_row_width > 0) {
