@@ -1511,14 +1511,14 @@ static CmStatus absorb_rows(const HashAggSpec *x, AggLocal *l, CmBatch *in, bool
         in->n_rows = n;
     }
     locate_states(l, in->n_rows);
-    ex_hash_agg_few_partition(l, in);
+    l->few = AGG_FEW_PENDING;
     for (int a = 0; a < x->n_aggs && in->n_rows > 0; a++) {
         if (ex_hash_agg_update_one(x, l, a, in, err) != CM_OK) {
-            l->few_ok = false;
+            l->few = AGG_FEW_OFF;
             return err->code;
         }
     }
-    l->few_ok = false; /* the partition is this batch's */
+    l->few = AGG_FEW_OFF; /* a partition is this batch's */
     return CM_OK;
 }
 

@@ -404,9 +404,9 @@ static bool update_one_state(AggState *st, ExAggFn fn, ExAggMode mode, const CmV
  * the state, which waits for the store of the row before.  So the rows are
  * put in order of their group once per batch (a counting sort), and each
  * aggregate adds a group's values in a register and its state once. */
-void ex_hash_agg_few_partition(AggLocal *l, const CmBatch *in)
+static void few_partition(AggLocal *l, const CmBatch *in)
 {
-    l->few_ok = false;
+    l->few = AGG_FEW_OFF;
     if (l->n_groups > AGG_FEW_GROUPS) {
         return;
     }
@@ -430,10 +430,10 @@ void ex_hash_agg_few_partition(AggLocal *l, const CmBatch *in)
     for (int i = 0; i < rows; i++) {
         pos[at[grp[i]]++] = sel != NULL ? sel[i] : (uint32_t)i;
     }
-    l->few_ok = true;
+    l->few = AGG_FEW_READY;
 }
 
-/* Aggregate a over l's partition (ex_hash_agg_few_partition), of values
+/* Aggregate a over l's partition (few_partition), of values
  * without NULLs.  Counts and exact sums only: a DOUBLE sum would change with
  * the order of its additions.  x: the values (NULL: each row counts one);
  * x_counts: x holds counts to add (a final count); c: the partial counts of
@@ -495,10 +495,15 @@ bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode
         bool is_exact = v != NULL && (v->type.id == CM_T_INT64 || v->type.id == CM_T_DECIMAL);
         const int64_t *c = v2 != NULL && v2->validity == NULL ? v2->data : NULL;
         const int64_t *x = v != NULL ? v->data : NULL;
-        if (l->few_ok &&
+        if (l->few != AGG_FEW_OFF &&
             (is_count || final_count || (sum && is_exact && (v2 == NULL || c != NULL)))) {
-            update_few(l, a, is_count ? NULL : x, final_count, c);
-            return true;
+            if (l->few == AGG_FEW_PENDING) {
+                few_partition(l, in);
+            }
+            if (l->few == AGG_FEW_READY) {
+                update_few(l, a, is_count ? NULL : x, final_count, c);
+                return true;
+            }
         }
     }
     if (v == NULL) {

@@ -54,8 +54,14 @@
 #define PACK_STR_ABSENT 0xFEu
 
 /* At most this many groups, a batch's rows are partitioned by group once for
- * all its aggregates (ex_hash_agg_few_partition). */
-#define AGG_FEW_GROUPS 32
+ * all its aggregates (hash_agg_fast.c few_partition).  Past it a group's rows
+ * in a batch are too few to repay the sort: at 32, 30 groups of two
+ * aggregates ran 10% slower than row by row (TPC-H SF 1 lineitem). */
+#define AGG_FEW_GROUPS 16
+/* AggLocal.few: no partition (other paths, or it cannot be made for the
+ * batch); absorb_rows's batch, not partitioned yet (made on first use, so a
+ * batch whose aggregates cannot use it never pays for it); made. */
+enum { AGG_FEW_OFF, AGG_FEW_PENDING, AGG_FEW_READY };
 
 typedef struct AggState {
     union {
@@ -238,9 +244,9 @@ typedef struct AggLocal {
                                                        without one gets NO_GROUP */
     uint32_t start_pos[CM_BATCH_CAP];               /* find_col: the rows that may start a group */
     uint32_t find_pos[CM_BATCH_CAP];                /* find_col: the rows that only find theirs */
-    /* ex_hash_agg_few_partition: with at most AGG_FEW_GROUPS groups, the batch's
+    /* few_partition (hash_agg_fast.c): with at most AGG_FEW_GROUPS groups, the batch's
      * row positions by group, group g's at few_pos[few_start[g] .. few_start[g + 1]) */
-    bool few_ok; /* they hold for the batch being absorbed */
+    uint8_t few; /* AGG_FEW_OFF, AGG_FEW_PENDING or AGG_FEW_READY */
     int few_start[AGG_FEW_GROUPS + 1];
     uint32_t few_pos[CM_BATCH_CAP];
     CmBatch out;
@@ -568,11 +574,8 @@ void ex_hash_agg_find_direct(const HashAggSpec *s, AggLocal *l, const CmBatch *i
 /* Aggregate a over the batch's rows when it is count(*), count(x) or sum/avg
  * of a DOUBLE, BIGINT or DECIMAL without DISTINCT and its argument is not a
  * constant: true with *rc set (an overflow in err); false, *rc untouched,
- * for the others. */
-/* Sets l->few_ok and, when the table has at most AGG_FEW_GROUPS groups and
- * every row of `in` one of them (l->row_group), partitions the rows by group
- * for ex_hash_agg_update_fast.  The caller clears few_ok after the batch. */
-void ex_hash_agg_few_partition(AggLocal *l, const CmBatch *in);
+ * for the others.  With l->few at AGG_FEW_PENDING, the first aggregate that
+ * can use the partition by group makes it (hash_agg_fast.c). */
 bool ex_hash_agg_update_fast(const HashAggSpec *s, AggLocal *l, int a, ExAggMode mode,
                              const CmVec *v, const CmVec *v2, bool final_count, const CmBatch *in,
                              CmStatus *rc, CmErr *err);
