@@ -315,48 +315,78 @@ static bool like(const char *s, size_t n, const char *p, size_t m, int esc, bool
     return j == m;
 }
 
-/* Matches s against a pattern of literal runs between %s (no _, no escape):
- * the first run at the start unless the pattern starts with %, the last at
- * the end unless it ends with %, each run between at its leftmost place
- * after the one before (memmem), which is where a match of the whole can
- * put it.  The same answers as like(), without its byte-by-byte backtracking
- * (TPC-H q13's o_comment NOT LIKE '%special%requests%' took half the query). */
-static bool like_runs(const char *s, size_t n, const char *p, size_t m)
+/* A LIKE pattern of literal runs between %s (no _, no escape), taken apart
+ * once per batch: run k is p[off[k] .. off[k] + len[k]); lead and trail say
+ * whether the pattern starts and ends with %. */
+#define LIKE_MAX_RUNS 16
+typedef struct LikeRuns {
+    int n;
+    bool lead, trail;
+    uint32_t off[LIKE_MAX_RUNS], len[LIKE_MAX_RUNS];
+} LikeRuns;
+
+/* False when the pattern has a _ or more than LIKE_MAX_RUNS runs. */
+static bool like_runs_parse(const char *p, size_t m, LikeRuns *r)
 {
-    size_t i = 0;
-    bool anchored = true; /* the next run must start at i */
+    r->n = 0;
+    r->lead = m > 0 && p[0] == '%';
+    r->trail = m > 0 && p[m - 1] == '%';
     for (size_t j = 0; j < m;) {
+        if (p[j] == '_') {
+            return false;
+        }
         if (p[j] == '%') {
-            anchored = false;
             j++;
             continue;
         }
         size_t k = j;
-        while (k < m && p[k] != '%') {
+        while (k < m && p[k] != '%' && p[k] != '_') {
             k++;
         }
-        size_t len = k - j;
+        if (k < m && p[k] == '_') {
+            return false;
+        }
+        if (r->n == LIKE_MAX_RUNS) {
+            return false;
+        }
+        r->off[r->n] = (uint32_t)j;
+        r->len[r->n++] = (uint32_t)(k - j);
+        j = k;
+    }
+    return true;
+}
+
+/* Matches s against such a pattern: the first run at the start unless it
+ * leads with %, the last at the end unless it trails one, each other run at
+ * its leftmost place after the one before (memmem), which is where a match
+ * of the whole can put it.  The same answers as like(), without its
+ * byte-by-byte backtracking (TPC-H q13's o_comment NOT LIKE
+ * '%special%requests%' took half the query). */
+static bool like_runs(const char *s, size_t n, const char *p, const LikeRuns *r)
+{
+    size_t i = 0;
+    for (int k = 0; k < r->n; k++) {
+        const char *run = p + r->off[k];
+        size_t len = r->len[k];
         if (n - i < len) {
             return false;
         }
-        if (k == m && !anchored) { /* the last run ends the string */
-            return memcmp(s + n - len, p + j, len) == 0;
-        }
-        if (anchored) {
-            if (memcmp(s + i, p + j, len) != 0) {
+        if (k == 0 && !r->lead) { /* the first run starts the string */
+            if (s[0] != run[0] || memcmp(s, run, len) != 0) {
                 return false;
             }
-            i += len;
+            i = len;
+        } else if (k == r->n - 1 && !r->trail) { /* the last run ends it */
+            return memcmp(s + n - len, run, len) == 0;
         } else {
-            const char *at = memmem(s + i, n - i, p + j, len);
+            const char *at = memmem(s + i, n - i, run, len);
             if (at == NULL) {
                 return false;
             }
             i = (size_t)(at - s) + len;
         }
-        j = k;
     }
-    return !anchored || i == n;
+    return r->trail || i == n;
 }
 
 /* aux bits: 1 negated, 2 case-insensitive (ILIKE). args: s, pattern [, escape]. */
@@ -364,20 +394,19 @@ static CmStatus like_k(KERNEL_ARGS)
 {
     const CmStr *a = args[0]->data, *pat = args[1]->data;
     const ExExpr *pe = e->args[1];
+    LikeRuns runs;
     if (e->n_args == 2 && (e->aux & 2) == 0 && pe->kind == EX_E_CONST && !pe->value.is_null &&
-        memchr(cm_str_data(&pe->value.s), '_', pe->value.s.len) == NULL) {
+        like_runs_parse(cm_str_data(&pe->value.s), pe->value.s.len, &runs)) {
         const char *pp = cm_str_data(&pe->value.s);
-        size_t pm = pe->value.s.len;
         bool neg = (e->aux & 1) != 0;
         uint8_t *restrict r = out->data;
         ex_and_validity(args, 2, out);
-        const uint64_t *valid = out->validity;
         for (int i = 0; i < in->n_rows; i++) {
             uint32_t p = cm_batch_pos(in, i);
-            if (valid != NULL && !((valid[p >> 6] >> (p & 63)) & 1)) {
+            if (cm_vec_is_null(out, p)) {
                 continue; /* a NULL's slot may hold no string */
             }
-            r[p] = (uint8_t)(like_runs(cm_str_data(&a[p]), a[p].len, pp, pm) != neg);
+            r[p] = (uint8_t)(like_runs(cm_str_data(&a[p]), a[p].len, pp, &runs) != neg);
         }
         return CM_OK;
     }
