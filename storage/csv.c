@@ -26,12 +26,16 @@
 #include "common/mem.h"
 #include "common/value.h"
 
-/* A window is one chunk per worker, a chunk CHUNK_BYTES but at most a
- * 64th of memory_limit per window: the parsed rows of a window are held until
- * it is appended, and parsed rows can take more room than their text.  A
- * window without a whole record doubles (up to max_line_size). */
-#define CHUNK_BYTES ((size_t)256 << 10)
+/* A window is CHUNKS_PER_WORKER chunks per worker, a chunk CHUNK_BYTES but
+ * at most a 256th of memory_limit per worker: the parsed rows of two windows
+ * are held at a time (one being appended while the next is parsed), and
+ * parsed rows can take more room than their text.  Several chunks per worker
+ * let the workers that parse share the window with the one that appends the
+ * window before.  A window without a whole record doubles (up to
+ * max_line_size). */
+#define CHUNK_BYTES ((size_t)128 << 10)
 #define CHUNK_MIN ((size_t)4 << 10)
+#define CHUNKS_PER_WORKER 4
 
 typedef struct Chunk {
     size_t begin, end;   /* byte range of whole records */
@@ -62,6 +66,16 @@ typedef struct Load {
     int64_t skip_left;   /* lines of opt->skip still to drop at the start */
     int64_t batch_bytes; /* what one parsed batch reserves, strings aside */
     CmMemRes mem;        /* the window and its parsed batches; thread-safe */
+    /* st_csv_load: the window parsed last, appended while the next one parses */
+    Chunk *ready;
+    int n_ready, cap_ready;
+    int64_t ready_str_bytes; /* what its strings reserved */
+    int64_t ready_rows;      /* > 0: the rows the table's indexes are sized for before
+                                the ready window goes in (the first window's) */
+    bool ready_rows_exact;   /* they are the input's rows, not an estimate */
+    int64_t file_bytes;      /* the input's size when it is a regular file, else 0 */
+    StColStats *stats;       /* the rows appended so far, counted apart from the table
+                                (added to its statistics when the load succeeds) */
 } Load;
 
 /* ---- pass 1: chunk boundaries ------------------------------------------------------ */
@@ -442,35 +456,35 @@ static CmStatus read_more(FILE *f, const char *path, char *buf, size_t cap, size
 }
 
 /* Frees the window's parsed batches and what they reserved. */
+static void free_chunk_batches(Load *ld, Chunk *chunks, int n)
+{
+    for (int i = 0; chunks != NULL && i < n; i++) {
+        for (int b = 0; b < chunks[i].n_batches; b++) {
+            cm_batch_fini(chunks[i].batches[b]);
+            cm_free(chunks[i].batches[b]);
+        }
+        cm_mem_shrink(&ld->mem, ld->batch_bytes * chunks[i].n_batches);
+        cm_free(chunks[i].batches);
+        chunks[i].batches = NULL;
+        chunks[i].n_batches = chunks[i].cap_batches = 0;
+    }
+}
+
 static void free_batches(Load *ld)
 {
-    for (int i = 0; ld->chunks != NULL && i < ld->n_chunks; i++) {
-        for (int b = 0; b < ld->chunks[i].n_batches; b++) {
-            cm_batch_fini(ld->chunks[i].batches[b]);
-            cm_free(ld->chunks[i].batches[b]);
-        }
-        cm_mem_shrink(&ld->mem, ld->batch_bytes * ld->chunks[i].n_batches);
-        cm_free(ld->chunks[i].batches);
-        ld->chunks[i].batches = NULL;
-        ld->chunks[i].n_batches = ld->chunks[i].cap_batches = 0;
-    }
+    free_chunk_batches(ld, ld->chunks, ld->n_chunks);
     ld->n_chunks = 0;
 }
 
-/* Parses the chunks of the window, in parallel on `pool` (or in this thread
- * when NULL); the first error in file order wins.  Reserves the window's
- * string bytes (*str_bytes, to shrink once its batches are freed). */
-static CmStatus parse_window(Load *ld, CmPool *pool, int64_t *str_bytes, CmErr *err)
+/* Reserves the string bytes of the window find_chunks cut (*str_bytes, to
+ * shrink once its batches are freed): a chunk's strings are at most its bytes. */
+static CmStatus reserve_strings(Load *ld, int64_t *str_bytes, CmErr *err)
 {
     *str_bytes = 0;
-    if (find_chunks(ld, err) != CM_OK) {
-        return err->code;
-    }
     bool has_strings = false;
     for (int k = 0; k < ld->opt->n_cols; k++) {
         has_strings |= ld->btypes[ld->opt->cols[k]].id == CM_T_VARCHAR;
     }
-    /* A chunk's strings are at most its bytes. */
     if (has_strings && cm_mem_need(&ld->mem, (int64_t)ld->used, err) != CM_OK) {
         return err->code;
     }
@@ -478,30 +492,45 @@ static CmStatus parse_window(Load *ld, CmPool *pool, int64_t *str_bytes, CmErr *
     for (int i = 0; i < ld->n_chunks; i++) {
         cm_err_init(&ld->chunks[i].err);
     }
-    if (pool != NULL) {
-        cm_pool_run(pool, ld->n_chunks, parse_chunk, ld);
-    } else {
-        for (int i = 0; i < ld->n_chunks; i++) {
-            parse_chunk(ld, i, 0);
-            if (ld->chunks[i].err.code != CM_OK) {
-                break;
-            }
-        }
-    }
+    return CM_OK;
+}
+
+/* The first error of the window's chunks, in file order, into err. */
+static CmStatus chunk_errors(Load *ld, CmErr *err)
+{
     for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
         cm_err_copy(err, &ld->chunks[i].err);
     }
     return err->code;
 }
 
-/* Parses the chunks of the window in parallel, checks and appends the rows. */
-static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
+/* Parses the chunks of the window in this thread (the streaming reader's
+ * path); the first error in file order wins. */
+static CmStatus parse_window(Load *ld, int64_t *str_bytes, CmErr *err)
 {
-    int64_t str_bytes = 0;
-    parse_window(ld, pool, &str_bytes, err);
-    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld->chunks[i].n_batches && err->code == CM_OK; b++) {
-            if (st_table_check(t, ld->chunks[i].batches[b], err) != CM_OK) {
+    *str_bytes = 0;
+    if (find_chunks(ld, err) != CM_OK || reserve_strings(ld, str_bytes, err) != CM_OK) {
+        return err->code;
+    }
+    for (int i = 0; i < ld->n_chunks; i++) {
+        parse_chunk(ld, i, 0);
+        if (ld->chunks[i].err.code != CM_OK) {
+            break;
+        }
+    }
+    return chunk_errors(ld, err);
+}
+
+/* ---- st_csv_load's pipeline: one window appended while the next one parses ---------- */
+
+/* Checks the rows of the window parsed before (ld->ready), then appends them
+ * in file order; the first error stops it.  Touches the table and ld->ready
+ * only, so it runs beside the parse of the next window. */
+static void append_ready(Load *ld, StTable *t, CmErr *err)
+{
+    for (int i = 0; i < ld->n_ready && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld->ready[i].n_batches && err->code == CM_OK; b++) {
+            if (st_table_check(t, ld->ready[i].batches[b], err) != CM_OK) {
                 /* The constraint message has no line: find it in the file order. */
                 snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
                          " (loading '%s')", ld->path);
@@ -509,24 +538,134 @@ static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
         }
     }
     int64_t n_new = 0;
-    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld->chunks[i].n_batches; b++) {
-            n_new += ld->chunks[i].batches[b]->n_rows;
+    for (int i = 0; i < ld->n_ready && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld->ready[i].n_batches; b++) {
+            n_new += ld->ready[i].batches[b]->n_rows;
         }
     }
-    /* Only the first window sizes the indexes: a whole input's worth of
-     * reserving per window would grow them in many small steps. */
-    if (err->code == CM_OK && ld->is_first && ld->is_eof) {
-        st_table_reserve(t, n_new, err);
+    /* Only the first window sizes the indexes, for the whole input (an
+     * estimate from its share of the file's bytes when there is more): grown
+     * window by window they would be rebuilt at every doubling.  A wrong
+     * estimate only costs growing later. */
+    if (err->code == CM_OK && ld->ready_rows > 0) {
+        CmErr quiet;
+        cm_err_init(&quiet);
+        st_table_reserve(t, ld->ready_rows, ld->ready_rows_exact ? err : &quiet);
     }
-    for (int i = 0; i < ld->n_chunks && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld->chunks[i].n_batches && err->code == CM_OK; b++) {
-            st_table_append(t, ld->chunks[i].batches[b], err);
+    for (int i = 0; i < ld->n_ready && err->code == CM_OK; i++) {
+        for (int b = 0; b < ld->ready[i].n_batches && err->code == CM_OK; b++) {
+            if (st_table_append_uncounted(t, ld->ready[i].batches[b], err) == CM_RUNTIME) {
+                /* a duplicate key: which file it came from */
+                snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                         " (loading '%s')", ld->path);
+            }
         }
     }
-    free_batches(ld);
-    cm_mem_shrink(&ld->mem, str_bytes);
-    return err->code;
+}
+
+/* Counts the rows of the ready window in ld->stats (beside append_ready). */
+static void count_ready(Load *ld)
+{
+    for (int i = 0; i < ld->n_ready; i++) {
+        for (int b = 0; b < ld->ready[i].n_batches; b++) {
+            const CmBatch *batch = ld->ready[i].batches[b];
+            for (int col = 0; col < ld->n_bcols; col++) {
+                st_stats_add(&ld->stats[col], &batch->cols[col], batch->sel, batch->n_rows);
+            }
+        }
+    }
+}
+
+/* Frees the ready window's batches and what they reserved. */
+static void drop_ready(Load *ld)
+{
+    free_chunk_batches(ld, ld->ready, ld->n_ready);
+    cm_mem_shrink(&ld->mem, ld->ready_str_bytes);
+    ld->ready_str_bytes = 0;
+    ld->n_ready = 0;
+}
+
+typedef struct Round {
+    Load *ld;
+    StTable *t;
+    int n_first; /* tasks before the parse tasks: 2 when a window waits to be appended */
+    CmErr append_err;
+} Round;
+
+/* Task 0 appends the ready window and task 1 counts its statistics (tasks
+ * start in index order, so they start first); the others parse the chunks
+ * of the new window. */
+static void round_task(void *arg, int idx, int worker)
+{
+    Round *r = arg;
+    if (idx == 0 && r->n_first > 0) {
+        append_ready(r->ld, r->t, &r->append_err);
+    } else if (idx == 1 && r->n_first > 0) {
+        count_ready(r->ld);
+    } else {
+        parse_chunk(r->ld, idx - r->n_first, worker);
+    }
+}
+
+/* Cuts the window into chunks and parses them on the pool while one task
+ * appends the window parsed before; the new window then waits in ld->ready
+ * for the next round (or load_flush).  Errors keep the file order: the
+ * earlier window's first, then this one's parse errors. */
+static CmStatus load_window(Load *ld, StTable *t, CmPool *pool, CmErr *err)
+{
+    Round r = {.ld = ld, .t = t, .n_first = ld->n_ready > 0 ? 2 : 0};
+    cm_err_init(&r.append_err);
+    CmErr parse_err;
+    cm_err_init(&parse_err);
+    int64_t str_bytes = 0;
+    if (find_chunks(ld, &parse_err) == CM_OK &&
+        reserve_strings(ld, &str_bytes, &parse_err) == CM_OK) {
+        cm_pool_run(pool, r.n_first + ld->n_chunks, round_task, &r);
+        chunk_errors(ld, &parse_err);
+    } else if (r.n_first > 0) {
+        append_ready(ld, t, &r.append_err);
+        count_ready(ld);
+    }
+    drop_ready(ld);
+    cm_err_copy(err, r.append_err.code != CM_OK ? &r.append_err : &parse_err);
+    if (err->code != CM_OK) {
+        free_batches(ld);
+        cm_mem_shrink(&ld->mem, str_bytes);
+        return err->code;
+    }
+    Chunk *chunks = ld->chunks;
+    int cap = ld->cap_chunks;
+    ld->chunks = ld->ready;
+    ld->cap_chunks = ld->cap_ready;
+    ld->ready = chunks;
+    ld->cap_ready = cap;
+    ld->n_ready = ld->n_chunks;
+    ld->n_chunks = 0;
+    ld->ready_str_bytes = str_bytes;
+    ld->ready_rows = 0;
+    ld->ready_rows_exact = ld->is_eof;
+    if (ld->is_first && ld->used > 0) {
+        int64_t rows = 0;
+        for (int i = 0; i < ld->n_ready; i++) {
+            for (int b = 0; b < ld->ready[i].n_batches; b++) {
+                rows += ld->ready[i].batches[b]->n_rows;
+            }
+        }
+        double share = ld->is_eof || ld->file_bytes <= (int64_t)ld->used
+                           ? 1.0
+                           : (double)ld->file_bytes / (double)ld->used * 1.05;
+        ld->ready_rows = (int64_t)((double)rows * share);
+    }
+    return CM_OK;
+}
+
+/* Appends the window parsed last: the end of st_csv_load. */
+static CmStatus load_flush(Load *ld, StTable *t, CmErr *err)
+{
+    append_ready(ld, t, err);
+    count_ready(ld);
+    drop_ready(ld);
+    return err->code == CM_OK ? st_table_add_stats(t, ld->stats, err) : err->code;
 }
 
 static void load_init(Load *ld, const char *path, const StCsvOptions *opt, int n_cols,
@@ -607,16 +746,24 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     }
     load_init(&ld, path, opt, t->n_cols, types, names, "COPY parse buffers");
     size_t n_workers = (size_t)cm_pool_size(pool);
-    ld.chunk_bytes = (size_t)(cm_mem_limit() / 64) / n_workers;
+    ld.chunk_bytes = (size_t)(cm_mem_limit() / 256) / n_workers;
     ld.chunk_bytes = ld.chunk_bytes > CHUNK_BYTES ? CHUNK_BYTES
                    : ld.chunk_bytes < CHUNK_MIN ? CHUNK_MIN : ld.chunk_bytes;
-    size_t cap = ld.chunk_bytes * n_workers;
+    size_t cap = ld.chunk_bytes * n_workers * CHUNKS_PER_WORKER;
     int64_t before = t->n_rows;
     int64_t consumed = 0; /* bytes of the file before the window */
     char *buf = NULL;
     FILE *f = NULL;
+    if ((ld.stats = st_stats_new_array(t->n_cols)) == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory loading '%s'", path);
+        goto done;
+    }
     if (open_window(&ld, path, cap, &buf, &f, err) != CM_OK) {
         goto done;
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) {
+        ld.file_bytes = (int64_t)sb.st_size;
     }
     for (;;) {
         if (!interrupted(opt) && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK &&
@@ -658,16 +805,24 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
         ld.first_line = ld.end_line;
         ld.is_first = false;
     }
+    if (load_flush(&ld, t, err) != CM_OK) {
+        goto done;
+    }
     *n_rows = t->n_rows - before;
 done:
     if (err->code != CM_OK) {
+        bool was_stale = t->stats_stale; /* the statistics never counted this load's rows */
         st_table_truncate(t, before);
+        t->stats_stale = was_stale;
     }
     if (f != NULL) {
         fclose(f);
     }
     free_batches(&ld);
+    drop_ready(&ld);
     cm_free(ld.chunks);
+    cm_free(ld.ready);
+    cm_free(ld.stats);
     cm_free(buf);
     cm_mem_res_fini(&ld.mem);
     return err->code;
@@ -1001,7 +1156,7 @@ CmStatus st_csv_reader_next(StCsvReader *r, CmBatch **out, CmErr *err)
         }
         r->chunk_idx = r->batch_idx = 0;
         r->has_window = true;
-        if (parse_window(ld, NULL, &r->str_bytes, err) != CM_OK) {
+        if (parse_window(ld, &r->str_bytes, err) != CM_OK) {
             return err->code;
         }
     }

@@ -7,7 +7,13 @@
  * record longer than itself), cut into chunks at record boundaries (a
  * sequential pass that tracks quotes, so quoted newlines are safe), and the
  * chunks are parsed into typed column batches by the worker pool and appended
- * in file order, window after window: the load holds a window, not the file.
+ * in file order, window after window: the load holds two windows' rows, not
+ * the file.  The append is pipelined: while the workers parse a window, one
+ * of them appends the window before (constraints, indexes) and another counts
+ * its statistics (apart from the table's, added when the load succeeds), so
+ * the single-threaded part of a load overlaps the parallel one.  The first
+ * window sizes the table's indexes for the whole file (estimated from its
+ * share of the file's bytes), so they are not rebuilt at every doubling.
  * A failure truncates what earlier windows appended, so a bad row leaves the
  * table exactly as it was.  A window's parse errors come before its constraint
  * errors, and both before anything of later windows.  Errors name the

@@ -335,6 +335,19 @@ static void hash_segment(const StIndex *ix, const StTable *t, const StChunk *c, 
         CmType type = t->cols[col].type;
         const void *d = st_chunk_data(c, col);
         const uint64_t *validity = st_chunk_validity(c, col);
+        if (validity == NULL && (type.id == CM_T_INT32 || type.id == CM_T_DATE)) {
+            /* The common key (a NOT NULL integer): one loop without a switch. */
+            const int32_t *x = (const int32_t *)d + first;
+            for (int i = 0; i < n; i++) {
+                uint64_t v = cm_hash_u64((uint64_t)(int64_t)x[i]);
+                h[i] = k == 0 ? v : cm_hash_combine(h[i], v);
+                is_null[i] = k > 0 && is_null[i];
+                if (ix->keyed) {
+                    key[i] = pack_add(key[i], k, x[i]);
+                }
+            }
+            continue;
+        }
         for (int i = 0; i < n; i++) {
             /* the bytes under a NULL are whatever was there: never read them */
             bool is_null_here = bit_is_null(validity, (uint32_t)(first + i));

@@ -231,6 +231,26 @@ void st_stats_merge(StColStats *s, const uint8_t *hll, int64_t n_values)
     }
 }
 
+void st_stats_union(StColStats *s, const StColStats *from)
+{
+    st_stats_merge(s, from->hll, from->n_values);
+    s->n_nulls += from->n_nulls;
+    if (from->has_range) {
+        s->min = s->has_range && s->min < from->min ? s->min : from->min;
+        s->max = s->has_range && s->max > from->max ? s->max : from->max;
+        s->has_range = true;
+    }
+    if (s->freq != NULL && from->freq != NULL) {
+        for (int d = 0; d < ST_CMS_DEPTH; d++) {
+            for (int w = 0; w < ST_CMS_WIDTH; w++) {
+                s->freq->cells[d][w] += from->freq->cells[d][w];
+            }
+        }
+        s->freq->n += from->freq->n;
+        freq_changed(s->freq);
+    }
+}
+
 double st_stats_ndv(StColStats *s)
 {
     if (s->ndv >= 0) {

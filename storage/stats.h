@@ -81,6 +81,11 @@ void st_stats_add(StColStats *s, const CmVec *v, const uint32_t *sel, int n);
  * the n non-NULL values it counted (approx_count_distinct's partial states). */
 void st_stats_merge(StColStats *s, const uint8_t *hll, int64_t n_values);
 
+/* Adds everything `from` counted (its registers, counts, range and
+ * frequency sketch) to s, as if s had counted those rows itself: the
+ * statistics of a bulk load counted apart from the table and added once it
+ * succeeded.  The same result whatever the order of the rows. */
+void st_stats_union(StColStats *s, const StColStats *from);
 /* The estimated number of distinct non-NULL values, between 0 and the
  * number of non-NULL values counted.  Remembered until the next change (the
  * planner asks often): call it where the table may be written, not from

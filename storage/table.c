@@ -616,9 +616,10 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
     return CM_OK;
 }
 
-CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
+/* st_table_append, counting the rows in t's statistics when `count`. */
+static CmStatus append(StTable *t, const CmBatch *b, bool count, CmErr *err)
 {
-    if (b->n_rows > 0 && (own_stats(t, err) != CM_OK || warm_indexes(t, err) != CM_OK)) {
+    if (b->n_rows > 0 && ((count && own_stats(t, err) != CM_OK) || warm_indexes(t, err) != CM_OK)) {
         return err->code;
     }
     int64_t start = t->n_rows;
@@ -657,7 +658,7 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
         }
     }
     /* Counted only now that nothing can fail: a failed append leaves no trace. */
-    for (int col = 0; col < t->n_cols; col++) {
+    for (int col = 0; count && col < t->n_cols; col++) {
         st_stats_add(&t->stats[col], &b->cols[col], b->sel, b->n_rows);
     }
     if (b->n_rows > 0) {
@@ -672,6 +673,27 @@ fail : {
     t->version = was_version;
     return err->code;
 }
+}
+
+CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err)
+{
+    return append(t, b, true, err);
+}
+
+CmStatus st_table_append_uncounted(StTable *t, const CmBatch *b, CmErr *err)
+{
+    return append(t, b, false, err);
+}
+
+CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err)
+{
+    if (own_stats(t, err) != CM_OK) {
+        return err->code;
+    }
+    for (int col = 0; col < t->n_cols; col++) {
+        st_stats_union(&t->stats[col], &add[col]);
+    }
+    return CM_OK;
 }
 
 CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const char *path,

@@ -180,6 +180,13 @@ CmStatus st_table_check(const StTable *t, const CmBatch *b, CmErr *err);
  * them to the indexes.  On failure (OOM, or a duplicate key, CM_RUNTIME) the
  * table is left as it was. */
 CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err);
+/* st_table_append without counting the rows in the statistics: for a bulk
+ * load that counts its batches apart (st_stats_add into its own array, on
+ * another thread, while this one appends: this touches no statistics) and
+ * adds the count with st_table_add_stats once the whole load succeeded. */
+CmStatus st_table_append_uncounted(StTable *t, const CmBatch *b, CmErr *err);
+/* Adds statistics counted apart (one per column, st_stats_union) to t's. */
+CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err);
 
 /* Makes the indexes ready for `n_more` appended rows, so a bulk load grows
  * them once rather than doubling as it goes.  Optional. */

@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TPCDS = os.path.join(HERE, '..', '..', 'bench', 'tpcds')
 ONE, CAP = 1000000000, 999000000
-SLOW = 'select count(distinct a % 1000003) from (select range a from range(8000000)) t;'
+SLOW = 'select count(distinct a % 1000003) from (select range a from range(40000000)) t;'
 BAR = re.compile(rb'\r *\d+% \xe2\x96\x95')  # "\r 45% ▕"
 ERASE = b'\r\x1b[K'
 
@@ -99,7 +99,8 @@ def run_readings(sluice, gen, sf, queries, tmp):
     for t in used:
         script.append(tables[t] + ';' if not tables[t].endswith(';') else tables[t])
         path = os.path.join(data, t + '.dat')
-        # COPY FROM reads windows of 256KB per worker: a file of several has readings between
+        # COPY FROM reads windows of 4 chunks of 128KB per worker (1 MiB on 2 threads):
+        # a file of 2 MiB or more has readings between
         logged('copy_' + t, "COPY %s FROM '%s' (DELIMITER '|', HEADER false, NULL '');"
                % (t, path), os.path.getsize(path) > (2 << 20))
     for q in names:
