@@ -6,7 +6,8 @@ survive a reopen; ROLLBACK and failed statements leave the directory's files
 unchanged; a second writer gets the lock error and --readonly shares and
 refuses writes; a damaged, truncated or wrong-version file gives a clean
 error naming the file; and a crash harness kills a writer with SIGKILL at
-random instants and checks that the reopened database is exactly the state
+random instants (100 by default, drawn over the time the whole workload
+takes) and checks that the reopened database is exactly the state
 after some prefix of its statements (nothing lost that was acknowledged,
 nothing partial) with no orphaned files.
 
@@ -26,7 +27,7 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("sluice")
-ap.add_argument("--trials", type=int, default=20, help="crash harness trials")
+ap.add_argument("--trials", type=int, default=100, help="crash harness trials")
 ap.add_argument("--seed", type=int, default=None)
 args = ap.parse_args()
 SLUICE = args.sluice
@@ -434,6 +435,15 @@ check(rc == 0 and len(states) == N_STMTS + 1, f"the reference run: {err}")
 
 base = os.path.join(TMP, "crash_base")
 run(base, CRASH_SETUP)
+# The kill instants are drawn over the time the whole workload takes on a
+# directory (measured once here), so that nearly every trial lands inside it.
+d = os.path.join(TMP, "crash_timing")
+shutil.copytree(base, d)
+t_full = time.time()
+rc, _, err = run(d, "\n".join(stmts))
+t_full = time.time() - t_full
+check(rc == 0, f"the workload on a directory: {err}")
+shutil.rmtree(d)
 rng = random.Random(args.seed)
 n_mid = n_orphaned = 0
 t0 = time.time()
@@ -445,7 +455,7 @@ for trial in range(args.trials):
                              stderr=subprocess.DEVNULL, text=True)
     child.stdin.write(script)
     child.stdin.close()
-    time.sleep(rng.uniform(0.01, 0.4))
+    time.sleep(rng.uniform(0.005, t_full))
     child.send_signal(signal.SIGKILL)
     child.wait()
     n_orphaned += any(n == "MANIFEST.tmp" or (n.endswith(".tbl") and n not in manifest_files(d))
@@ -466,8 +476,8 @@ for trial in range(args.trials):
           manifest_files(d) == {n for n in names if n.endswith(".tbl")},
           f"trial {trial}: orphans are removed at open: {names}")
     shutil.rmtree(d)
-print("crash harness: %d trials (%d killed mid-workload, %d left orphans) in %.1f s" %
-      (args.trials, n_mid, n_orphaned, time.time() - t0))
+print("crash harness: %d trials (%d killed mid-workload, %d left orphans) in %.1f s; "
+      "the workload takes %.2f s" % (args.trials, n_mid, n_orphaned, time.time() - t0, t_full))
 
 if failures:
     print("%d failure(s); files in %s" % (len(failures), TMP))
