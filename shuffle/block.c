@@ -23,6 +23,7 @@
 #include "common/alloc.h"
 #include "common/hash.h"
 #include "common/thread.h"
+#include "shuffle/colpack.h"
 
 /* ---- LIST columns ------------------------------------------------------------- */
 
@@ -199,10 +200,12 @@ static size_t column_size(const CmBatch *b, int c)
     return size;
 }
 
-static unsigned char *encode_column(const CmBatch *b, int c, unsigned char *out)
+/* Writes column c; `packed`: in a light encoding (colpack.h) when one is smaller. */
+static unsigned char *encode_column(const CmBatch *b, int c, bool packed, unsigned char *out)
 {
     const CmVec *v = &b->cols[c];
     int n = b->n_rows;
+    unsigned char *flag = out;
     memset(out, 0, 8);
     out[0] = v->validity != NULL;
     out += 8;
@@ -217,6 +220,13 @@ static unsigned char *encode_column(const CmBatch *b, int c, unsigned char *out)
             }
         }
         out += words * 8;
+    }
+    if (packed) {
+        size_t plain = column_size(b, c) - (size_t)(out - flag);
+        unsigned char *end = sh_colpack_encode(b, c, plain, flag, out);
+        if (end != NULL) {
+            return end;
+        }
     }
     if (v->type.id == CM_T_LIST) {
         return encode_list_column(b, v, out);
@@ -259,11 +269,23 @@ static size_t encoded_size(const CmBatch *b)
     return size;
 }
 
-static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size);
+static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size, bool packed);
 
 ShBlock *sh_block_encode(const CmBatch *b, CmErr *err)
 {
     return sh_block_encode_in(b, sh_block_encoded_bytes(b), NULL, err);
+}
+
+ShBlock *sh_block_encode_packed(const CmBatch *b, CmErr *err)
+{
+    size_t bytes = sh_block_encoded_bytes(b);
+    ShBlock *blk = cm_malloc(bytes);
+    if (blk == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory encoding a block");
+        return NULL;
+    }
+    blk->cap = (int64_t)bytes;
+    return encode_into(b, blk, bytes - sizeof(ShBlock), true);
 }
 
 size_t sh_block_encoded_bytes(const CmBatch *b)
@@ -281,7 +303,7 @@ ShBlock *sh_block_encode_in(const CmBatch *b, size_t bytes, ShBlock *blk, CmErr 
         blk->cap = (int64_t)bytes;
     }
     CM_ASSERT((size_t)blk->cap >= bytes);
-    return encode_into(b, blk, bytes - sizeof(ShBlock));
+    return encode_into(b, blk, bytes - sizeof(ShBlock), false);
 }
 
 ShBlock *sh_block_encode_stashed(const CmBatch *b, size_t *bytes, CmErr *err)
@@ -298,22 +320,26 @@ ShBlock *sh_block_encode_stashed(const CmBatch *b, size_t *bytes, CmErr *err)
     }
     *bytes = n;
     blk->cap = (int64_t)n;
-    return encode_into(b, blk, size);
+    return encode_into(b, blk, size, false);
 }
 
-static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size)
+/* Encodes b into blk's payload, which has room for `size` bytes (the plain
+ * form's); the packed form may use fewer. */
+static ShBlock *encode_into(const CmBatch *b, ShBlock *blk, size_t size, bool packed)
 {
     memset(&blk->hdr, 0, sizeof blk->hdr);
     blk->next = NULL;
     blk->hdr.codec = SH_BLOCK_CODEC_NONE;
     unsigned char *p = blk->payload;
     for (int c = 0; c < b->n_cols; c++) {
-        unsigned char *end = encode_column(b, c, p);
+        unsigned char *end = encode_column(b, c, packed, p);
         size_t used = (size_t)(end - p);
         size_t padded = (used + 7) & ~(size_t)7;
         memset(end, 0, padded - used);
         p += padded;
     }
+    CM_ASSERT((size_t)(p - blk->payload) <= size);
+    size = (size_t)(p - blk->payload);
     blk->hdr.n_rows = b->n_rows;
     blk->hdr.raw_bytes = (int64_t)size;
     blk->hdr.stored_bytes = (int64_t)size;
@@ -337,6 +363,7 @@ static const unsigned char *decode_column(const unsigned char *in, const unsigne
         return NULL;
     }
     bool has_bits = in[0] != 0;
+    int enc = in[1], bits = in[2];
     in += 8;
     v->validity = NULL;
     if (has_bits) {
@@ -348,7 +375,11 @@ static const unsigned char *decode_column(const unsigned char *in, const unsigne
         v->validity = v->validity_buf;
         in += words * 8;
     }
-    if (v->type.id == CM_T_LIST) {
+    if (enc != SH_COL_PLAIN) {
+        if ((in = sh_colpack_decode(enc, bits, in, end, n, v, heap, err)) == NULL) {
+            return NULL;
+        }
+    } else if (v->type.id == CM_T_LIST) {
         if ((in = decode_list_column(in, end, n, v, heap, err)) == NULL) {
             return NULL;
         }

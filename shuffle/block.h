@@ -2,10 +2,12 @@
  * block.h - the block format of the shuffle store; spill files and the block
  * store (storage/blocks.h) write the same records.
  *
- * Payload layout, per column in order: a flag byte (1 = has a validity
- * bitmap), the bitmap (ceil(rows/64) words) when flagged, then the values:
- * fixed-width types as a packed array; strings as a uint32 length array
- * followed by all bytes concatenated.  Rows are compacted (the selection is
+ * Payload layout, per column in order: an 8-byte flag word (byte 0: 1 = has
+ * a validity bitmap; byte 1: the encoding, byte 2 its bits a value, both 0
+ * for the plain form: shuffle/colpack.h), the bitmap (ceil(rows/64) words)
+ * when flagged, then the values; in the plain form fixed-width types as a
+ * packed array, strings as a uint32 length array followed by all bytes
+ * concatenated.  Rows are compacted (the selection is
  * applied while encoding).  Each column is padded to 8 bytes.  The checksum is
  * xxh64 of the payload as stored (after compression, when the codec is lz4
  * or zstd).
@@ -65,6 +67,11 @@ typedef struct ShDecoder {
 
 /* Encodes the active rows of b into a new uncompressed block (owned; cm_free). */
 ShBlock *sh_block_encode(const CmBatch *b, CmErr *err);
+/* The same with each column in the light encoding of colpack.h that makes it
+ * smallest (frame of reference, dictionary, or plain): for blocks that are
+ * kept (a directory database's chunks).  Never more bytes than
+ * sh_block_encode's; every decoder reads both. */
+ShBlock *sh_block_encode_packed(const CmBatch *b, CmErr *err);
 /* The bytes of the allocation sh_block_encode makes for b; and the encoding
  * of b, whose allocation is `bytes` (sh_block_encoded_bytes), into blk, an
  * allocation of at least that many (blk->cap), or into a new one when blk is

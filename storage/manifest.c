@@ -582,10 +582,10 @@ static bool check_header(const unsigned char *p, size_t n, const char *name, CmE
         return false;
     }
     memcpy(&version, p + 8, 4);
-    if (version != PM_FORMAT_VERSION) {
+    if (version < PM_FORMAT_OLDEST || version > PM_FORMAT_VERSION) {
         cm_err_set(err, CM_IO, -1,
-                   "'%s' has storage format version %u; this Sluice reads version %d only", name,
-                   version, PM_FORMAT_VERSION);
+                   "'%s' has storage format version %u; this Sluice reads versions %d to %d", name,
+                   version, PM_FORMAT_OLDEST, PM_FORMAT_VERSION);
         return false;
     }
     memcpy(&sum, p + n - 8, 8);

@@ -187,7 +187,7 @@ static void writer_close(Writer *w, bool failed, CmErr *err)
  * pays); returns its bytes, or 0 with err. */
 static int64_t lay_record(Encoded *e, const CmBatch *b, ShCompressor *c, CmErr *err)
 {
-    ShBlock *blk = sh_block_encode(b, err);
+    ShBlock *blk = sh_block_encode_packed(b, err);
     if (blk == NULL) {
         return 0;
     }
@@ -606,10 +606,10 @@ static CmStatus check_data_header(int fd, const char *path, CmErr *err)
                      : cm_err_set(err, CM_IO, -1, "'%s' is not a Sluice data file (damaged)", path);
     }
     memcpy(&version, hdr + 8, 4);
-    if (version != PM_FORMAT_VERSION) {
+    if (version < PM_FORMAT_OLDEST || version > PM_FORMAT_VERSION) {
         return cm_err_set(err, CM_IO, -1,
-                          "'%s' has storage format version %u; this Sluice reads version %d only",
-                          path, version, PM_FORMAT_VERSION);
+                          "'%s' has storage format version %u; this Sluice reads versions %d to %d",
+                          path, version, PM_FORMAT_OLDEST, PM_FORMAT_VERSION);
     }
     return CM_OK;
 }

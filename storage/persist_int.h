@@ -15,8 +15,11 @@
 #include "common/err.h"
 #include "storage/catalog.h"
 
-/* The format version of MANIFEST and of the data files (docs/storage.md). */
-#define PM_FORMAT_VERSION 1
+/* The format version of MANIFEST and of the data files written
+ * (docs/storage.md), and the oldest one read: version 2 data files may hold
+ * light column encodings (shuffle/colpack.h), which version 1 never has. */
+#define PM_FORMAT_VERSION 2
+#define PM_FORMAT_OLDEST 1
 #define PM_MANIFEST_MAGIC "SLUICEMF"
 #define PM_DATA_MAGIC "SLUICETB"
 /* Bytes of a data file's header: magic, version, zero word. */
