@@ -267,6 +267,8 @@ def sluice_load(args, d, creates):
     (the first one included) reopens it instead of loading."""
     if args.db and args.db_loads is not None:
         return sluice_reopen(args, d), args.db_loads
+    if args.db and args.reuse_db and os.path.exists(os.path.join(args.db, 'MANIFEST')):
+        return reuse_db(args, d, creates)
     if args.db:
         shutil.rmtree(args.db, ignore_errors=True)
     lost = {}
@@ -282,6 +284,20 @@ def sluice_load(args, d, creates):
         args.db_loads = loads
         s = sluice_reopen(args, d)
     return s, loads
+
+
+def reuse_db(args, d, creates):
+    """--reuse-db: the --db directory as it is, once each table is found to hold
+    its .dat file's rows; its loads are None (not timed here)."""
+    s = sluice_reopen(args, d)
+    for t, _ in creates:
+        status, _, rows, msg = s.run('SELECT count(*) FROM %s;' % t, args.timeout)
+        want = file_facts(os.path.join(d, t + '.dat'))[0]
+        if status != 'ok' or rows != [str(want)]:
+            sys.exit('run.py: --reuse-db: %s holds %s, not the %d rows of its .dat file%s'
+                     % (t, rows, want, ': ' + msg if msg else ''))
+    args.db_loads = {t: None for t, _ in creates}
+    return s, args.db_loads
 
 
 def start_sluice(args):
@@ -744,7 +760,7 @@ def failures(queries, checks, loads):
     (with why) and tables that did not load."""
     out = ['%s: %s' % (q, checks[q][1]) for q, _ in queries if checks[q][0] != 'yes']
     out += ['load of %s: %s' % (t, v) for t, v in sorted(loads.items())
-            if not isinstance(v, float)]
+            if v is not None and not isinstance(v, float)]
     if not queries:
         out.append('no query selected')
     return out
@@ -830,6 +846,10 @@ def parse_args():
     p.add_argument('--sluice', default=os.path.join(REPO, 'build', 'sluice'))
     p.add_argument('--db', help='load into this directory database (emptied first), then '
                                 'reopen it in a new process for the queries')
+    p.add_argument('--reuse-db', action='store_true',
+                   help='with --db: a directory that already holds the data (each table '
+                        'with its .dat file\'s rows) is used as it is, not loaded again: '
+                        'e.g. loaded without a limit, queried under --set memory_limit=2GB')
     p.add_argument('--gen', help='tpcds_gen binary (default build/tpcds_gen)')
     p.add_argument('--note', help='text added to the Sluice line of the report')
     p.add_argument('--no-results', action='store_true', help='do not update bench/RESULTS.md')

@@ -185,6 +185,7 @@ def parse_args():
         args.runs = 1
     args.gen_seconds = None
     args.db_loads = None  # bench/tpcds/run.py's loader fills it on the first load into --db
+    args.reuse_db = False
     return args
 
 
