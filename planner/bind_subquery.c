@@ -182,6 +182,46 @@ static PlNode *aggregate(PlBinder *b, PlNode *child, int k0, int n_keys, ExAggFn
     return a->child ? a : NULL;
 }
 
+/* Whether no two rows of n agree on all of its columns cols[0..n_cols): an
+ * aggregate grouped by some of them (or by none), seen through filters,
+ * sorts, limits and projections that pass those columns on as they are. */
+static bool unique_on(const PlNode *n, const int *cols, int n_cols)
+{
+    switch (n->kind) {
+    case PL_AGGREGATE:
+        if (n->is_side_tagged || n->empty_set_key >= 0) {
+            return false;
+        }
+        for (int k = 0; k < n->n_keys; k++) {
+            bool found = false;
+            for (int i = 0; i < n_cols && !found; i++) {
+                found = cols[i] == k;
+            }
+            if (!found) {
+                return false;
+            }
+        }
+        return true;
+    case PL_FILTER:
+    case PL_SORT:
+    case PL_LIMIT:
+        return unique_on(n->child, cols, n_cols);
+    case PL_PROJECT: {
+        int below[PL_MAX_CORR + 1];
+        int n_below = 0;
+        for (int i = 0; i < n_cols && n_below <= PL_MAX_CORR; i++) {
+            const ExExpr *e = n->exprs[cols[i]];
+            if (e->kind == EX_E_COLUMN) {
+                below[n_below++] = e->col;
+            }
+        }
+        return n_below <= PL_MAX_CORR && unique_on(n->child, below, n_below);
+    }
+    default:
+        return false;
+    }
+}
+
 static ExExpr *negate(PlBindCtx *ctx, ExExpr *e, bool negated, int64_t off)
 {
     return e && negated ? pl_make_call(ctx->b, "not", &e, 1, off) : e;
@@ -836,7 +876,26 @@ static ExExpr *correlated(PlBindCtx *ctx, const PsExpr *ast, PlOuter *o)
             cm_err_set(b->err, CM_BIND, ast->src_off, "subquery must return only one column");
             return NULL;
         }
-        right = aggregate(b, q, 1, nc, EX_AGG_SCALAR, 0);
+        int keys[PL_MAX_CORR] = {0};
+        for (int k = 0; k < nc; k++) {
+            keys[k] = 1 + k;
+        }
+        if (unique_on(q, keys, nc)) {
+            /* The subquery is an aggregate grouped by the outer values (as
+             * decorrelating `SELECT agg(x) ... WHERE k = outer.k` makes it):
+             * one row a group, so no SCALAR check, nor the shuffle its
+             * aggregate costs.  The keys first, then the value. */
+            ExExpr *order[PL_MAX_CORR + 1];
+            for (int k = 0; k <= nc; k++) {
+                int from = k < nc ? 1 + k : 0;
+                if ((order[k] = col(b, from, q->types[from])) == NULL) {
+                    return NULL;
+                }
+            }
+            right = project_exprs(b, q, nc + 1, order);
+        } else {
+            right = aggregate(b, q, 1, nc, EX_AGG_SCALAR, 0);
+        }
         value = nc;
     }
     ExExpr *with_marker[PL_MAX_CORR + 2];
