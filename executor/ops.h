@@ -33,6 +33,8 @@
 typedef struct ExRangeFilter {
     bool ready;
     bool empty; /* no build row has a non-NULL key: nothing matches */
+    bool is_where; /* from the comparisons of a WHERE with constants (ready from the start),
+                      not from a join's build side */
     int64_t min, max;
 } ExRangeFilter;
 
@@ -45,6 +47,8 @@ void ex_scan_set_whole(ExOp *scan);
  * has no non-NULL value in rf's range once rf is ready; false if the scan
  * already has its limit of filters or the column is not of those types. */
 bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf);
+/* The WHERE range filter (is_where) the scan has on output column `col`, or NULL. */
+ExRangeFilter *ex_scan_where_filter(ExOp *scan, int col);
 /* n_rows rows of n_cols constant expressions (row-major: exprs[row * n_cols + col]);
  * n_cols may be 0 (one empty row for SELECT without FROM). */
 ExOp *ex_values_new(CmArena *a, int n_rows, int n_cols, ExExpr **exprs, const CmType *types,

@@ -155,9 +155,19 @@ static void scan_explain(const ExOp *op, const char *const *in_names, char *buf,
     if (n > 0 && (size_t)n < cap) {
         n += snprintf(buf + n, cap - (size_t)n, ")");
     }
-    for (int f = 0; f < s->n_filters && n > 0 && (size_t)n < cap; f++) {
-        n += snprintf(buf + n, cap - (size_t)n, "%s", f ? ", " : ", join key range on ");
-        n += (int)ex_col_to_string(op->names, s->filter_col[f], buf + n, cap - (size_t)n);
+    for (int where = 0; where < 2; where++) {
+        bool first = true;
+        for (int f = 0; f < s->n_filters && n > 0 && (size_t)n < cap; f++) {
+            if (s->filter[f]->is_where != (where == 1)) {
+                continue;
+            }
+            n += snprintf(buf + n, cap - (size_t)n, "%s",
+                          !first  ? ", "
+                          : where ? ", zone maps on "
+                                  : ", join key range on ");
+            n += (int)ex_col_to_string(op->names, s->filter_col[f], buf + n, cap - (size_t)n);
+            first = false;
+        }
     }
     long long skipped = atomic_load(&((ScanSpec *)s)->skipped);
     if (skipped > 0 && n > 0 && (size_t)n < cap) {
@@ -198,6 +208,17 @@ bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf)
     s->filter_col[s->n_filters] = col;
     s->filter[s->n_filters++] = rf;
     return true;
+}
+
+ExRangeFilter *ex_scan_where_filter(ExOp *scan, int col)
+{
+    ScanSpec *s = scan->spec;
+    for (int f = 0; f < s->n_filters; f++) {
+        if (s->filter_col[f] == col && s->filter[f]->is_where) {
+            return s->filter[f];
+        }
+    }
+    return NULL;
 }
 
 ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, CmErr *err)

@@ -828,6 +828,94 @@ static double estimated_bytes(PlEst *est, const PlNode *n)
     return pl_est_rows(est, n) * (width > 0 ? width : 1);
 }
 
+/* The scan column that column `col` of p's top is, through p's operators; -1. */
+static int scan_col(const Pipe *p, int col)
+{
+    for (int k = p->n_ops - 1; k >= 0 && col >= 0; k--) {
+        col = p->ops[k]->vt->passes ? p->ops[k]->vt->passes(p->ops[k], col) : -1;
+    }
+    return col;
+}
+
+/* Narrows the scan's WHERE range on scan column col (made on first use; the
+ * conjuncts of a WHERE may come as stacked filters) to the rows that `op`
+ * against constant v keep. */
+static void narrow(Builder *bld, Pipe *p, int col, const char *op, int64_t v)
+{
+    ExRangeFilter *rf = ex_scan_where_filter(p->source, col);
+    if (rf == NULL) {
+        if ((rf = cm_arena_zalloc(bld->a, sizeof *rf)) == NULL) {
+            return;
+        }
+        *rf = (ExRangeFilter){.ready = true, .is_where = true, .min = INT64_MIN, .max = INT64_MAX};
+        if (!ex_scan_add_range_filter(p->source, col, rf)) {
+            return; /* the scan has its four filters */
+        }
+    }
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    if (strcmp(op, "=") == 0) {
+        lo = hi = v;
+    } else if (strcmp(op, "<") == 0) {
+        rf->empty |= v == INT64_MIN;
+        hi = v == INT64_MIN ? v : v - 1;
+    } else if (strcmp(op, "<=") == 0) {
+        hi = v;
+    } else if (strcmp(op, ">") == 0) {
+        rf->empty |= v == INT64_MAX;
+        lo = v == INT64_MAX ? v : v + 1;
+    } else {
+        lo = v; /* >= */
+    }
+    rf->min = lo > rf->min ? lo : rf->min;
+    rf->max = hi < rf->max ? hi : rf->max;
+    rf->empty |= rf->min > rf->max;
+}
+
+/* Zone maps for a WHERE: each conjunct of `pred` that compares an INTEGER,
+ * BIGINT or DATE column of p's scan (passed on unchanged to the filter) with
+ * a constant of its type narrows a range, and the scan skips the chunks whose
+ * min and max fall outside it without loading them.  The filter still runs:
+ * this only spares the chunks where it would keep nothing. */
+static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
+{
+    if (!ex_op_is_scan(p->source)) {
+        return;
+    }
+    const ExExpr *const *conj = (const ExExpr *const *)&pred;
+    int n_conj = 1;
+    if (pred->kind == EX_E_AND) {
+        conj = (const ExExpr *const *)pred->args;
+        n_conj = pred->n_args;
+    }
+    static const char *const ops[] = {"=", "<", "<=", ">", ">="};
+    static const char *const flipped[] = {"=", ">", ">=", "<", "<="};
+    for (int i = 0; i < n_conj; i++) {
+        const ExExpr *e = conj[i];
+        if (e->kind != EX_E_FUNC || e->n_args != 2 || e->name == NULL) {
+            continue;
+        }
+        int which = -1;
+        for (int k = 0; k < 5 && which < 0; k++) {
+            which = strcmp(e->name, ops[k]) == 0 ? k : -1;
+        }
+        const ExExpr *c = e->args[0], *v = e->args[1];
+        bool flip = c->kind == EX_E_CONST;
+        if (flip) {
+            c = e->args[1];
+            v = e->args[0];
+        }
+        uint8_t id = c->type.id;
+        if (which < 0 || c->kind != EX_E_COLUMN || v->kind != EX_E_CONST || v->value.is_null ||
+            v->type.id != id || (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE)) {
+            continue;
+        }
+        int col = scan_col(p, c->col);
+        if (col >= 0) {
+            narrow(bld, p, col, flip ? flipped[which] : ops[which], v->value.i);
+        }
+    }
+}
+
 /* A range filter from the join being built into p to the scan at p's source,
  * when the join drops probe rows without a partner (INNER, SEMI), is broadcast
  * (its table is built before the stage's first row is scanned), has one key,
@@ -1154,6 +1242,7 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
         /* byte ranges in file order as tasks (executor/csv_scan.c) */
         return p->source != NULL;
     case PL_FILTER:
+        where_ranges(bld, n->pred, p);
         return append(bld, p, ex_filter_new(bld->a, n->pred, n->n_cols, n->types, bld->err));
     case PL_PROJECT:
         /* a no-op projection (what the prune step left of a SELECT *) is not run */
