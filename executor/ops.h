@@ -43,10 +43,18 @@ ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, Cm
 bool ex_op_is_scan(const ExOp *op);
 /* Makes the scan one task that reads the whole table, in chunk order. */
 void ex_scan_set_whole(ExOp *scan);
-/* Makes the scan skip chunks whose INTEGER, BIGINT or DATE output column `col`
- * has no non-NULL value in rf's range once rf is ready; false if the scan
- * already has its limit of filters or the column is not of those types. */
+/* Makes the scan skip chunks whose output column `col` has no non-NULL value
+ * in rf's range once rf is ready; false if the scan already has its limit of
+ * filters or the column's type has no zone map (ex_scan_zoned_type; a join's
+ * filter, not rf->is_where: INTEGER, BIGINT or DATE only). */
 bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf);
+/* Whether chunks keep a zone map (min and max as int64) for columns of this
+ * type: INTEGER, BIGINT, DATE, DECIMAL(p <= 18) (unscaled), TIME, TIMESTAMP. */
+static inline bool ex_scan_zoned_type(uint8_t id)
+{
+    return id == CM_T_INT32 || id == CM_T_INT64 || id == CM_T_DATE || id == CM_T_DECIMAL ||
+           id == CM_T_TIME || id == CM_T_TIMESTAMP;
+}
 /* The WHERE range filter (is_where) the scan has on output column `col`, or NULL. */
 ExRangeFilter *ex_scan_where_filter(ExOp *scan, int col);
 /* n_rows rows of n_cols constant expressions (row-major: exprs[row * n_cols + col]);

@@ -202,7 +202,9 @@ bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf)
 {
     ScanSpec *s = scan->spec;
     uint8_t id = col >= 0 && col < s->n_cols ? scan->types[col].id : CM_T_NULL;
-    if (s->n_filters == 4 || (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE)) {
+    /* a join publishes the range of INTEGER, BIGINT and DATE keys only */
+    bool join_type = id == CM_T_INT32 || id == CM_T_INT64 || id == CM_T_DATE;
+    if (s->n_filters == 4 || !ex_scan_zoned_type(id) || (!rf->is_where && !join_type)) {
         return false;
     }
     s->filter_col[s->n_filters] = col;

@@ -871,9 +871,9 @@ static void narrow(Builder *bld, Pipe *p, int col, const char *op, int64_t v)
     rf->empty |= rf->min > rf->max;
 }
 
-/* Zone maps for a WHERE: each conjunct of `pred` that compares an INTEGER,
- * BIGINT or DATE column of p's scan (passed on unchanged to the filter) with
- * a constant of its type narrows a range, and the scan skips the chunks whose
+/* Zone maps for a WHERE: each conjunct of `pred` that compares a column of
+ * p's scan of a type with zone maps (ex_scan_zoned_type; passed on unchanged
+ * to the filter) with a constant of its type narrows a range, and the scan skips the chunks whose
  * min and max fall outside it without loading them.  The filter still runs:
  * this only spares the chunks where it would keep nothing. */
 static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
@@ -906,8 +906,9 @@ static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
         }
         uint8_t id = c->type.id;
         if (which < 0 || c->kind != EX_E_COLUMN || v->kind != EX_E_CONST || v->value.is_null ||
-            v->type.id != id || (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE)) {
-            continue;
+            v->type.id != id || !ex_scan_zoned_type(id) ||
+            (id == CM_T_DECIMAL && v->type.scale != c->type.scale)) {
+            continue; /* a DECIMAL compares unscaled values of one scale */
         }
         int col = scan_col(p, c->col);
         if (col >= 0) {

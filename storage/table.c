@@ -578,6 +578,9 @@ static void column_range(const CmVec *v, int n, int64_t *lo, int64_t *hi)
     *hi = INT64_MIN;
     switch (v->type.id) {
     case CM_T_INT64:
+    case CM_T_DECIMAL: /* unscaled */
+    case CM_T_TIME:
+    case CM_T_TIMESTAMP:
         MIN_MAX(int64_t);
         break;
     case CM_T_INT32:
