@@ -307,7 +307,45 @@ static bool has_null_key(const CmBatch *b, int i, int n_keys, const int *keys, u
  * one, the probe side needs no hashing, and probe keys that come in order
  * (a table scanned in key order) read the heads in order instead of at
  * random, which on a table bigger than the cache was a miss per row. */
-static void choose_direct(JoinTable *t, const uint8_t *skip)
+/* The most head slots a direct table takes beyond what its rows would (a
+ * 512 KiB array of heads, which stays in the L2 cache). */
+#define DIRECT_MAX_SLOTS ((uint64_t)1 << 17)
+
+/* Integer keys spread wider than the slots but over at most DIRECT_MAX_SLOTS
+ * values (a filtered dimension: 180 items among 18000 ids, a month of dates
+ * among 73049) are direct too, with heads of their own range: the probe then
+ * finds a key's chain by a subtraction instead of hashing every probe row (a
+ * quarter of a selective star join's time), and the heads stay in cache.
+ * Only when the memory is granted (the table is then hashed as before); not
+ * for a grace class, whose index arrays are kept for the next one. */
+static void widen_direct(JoinTable *t, int64_t lo, int64_t hi, CmMemRes *mem)
+{
+    if (t->spare != NULL || (uint64_t)hi - (uint64_t)lo >= DIRECT_MAX_SLOTS) {
+        return;
+    }
+    uint64_t n_slots = t->mask + 1;
+    while (n_slots <= (uint64_t)hi - (uint64_t)lo) {
+        n_slots *= 2;
+    }
+    int64_t extra = INDEX_SLOT_BYTES * (int64_t)(n_slots - (t->mask + 1));
+    if (!cm_mem_grow(mem, extra)) {
+        return;
+    }
+    int32_t *heads = cm_realloc(t->heads, sizeof(int32_t) * (size_t)n_slots);
+    if (heads == NULL) {
+        cm_mem_shrink(mem, extra);
+        return;
+    }
+    memset(heads, 0xff, sizeof(int32_t) * (size_t)n_slots);
+    t->heads = heads;
+    t->cap_slots = n_slots;
+    t->mask = n_slots - 1;
+    t->idx_held += extra;
+    t->direct = true;
+    t->key_min = lo;
+}
+
+static void choose_direct(JoinTable *t, const uint8_t *skip, CmMemRes *mem)
 {
     t->direct = false;
     if (!t->int_keys) {
@@ -323,6 +361,8 @@ static void choose_direct(JoinTable *t, const uint8_t *skip)
     if (lo <= hi && (uint64_t)hi - (uint64_t)lo <= t->mask) {
         t->direct = true;
         t->key_min = lo;
+    } else if (lo <= hi) {
+        widen_direct(t, lo, hi, mem);
     }
 }
 
@@ -405,7 +445,7 @@ static CmStatus index_prepare(const ExJoinSpec *s, JoinTable *t, uint8_t **skip,
             t->has_null_key |= (*skip)[r];
         }
     }
-    choose_direct(t, *skip);
+    choose_direct(t, *skip, mem);
     return CM_OK;
 }
 
