@@ -60,15 +60,19 @@ check() {
 }
 
 check "uniform range" 1.1 "FILTER" "SELECT * FROM u WHERE a < 25000"
-check "uniform BETWEEN (two filters, one range)" 1.1 "FILTER" \
+# A condition of several conjuncts is stacked filters, and the chunks the scan's zone maps rule
+# out (for the whole condition) never reach the lower ones: with 3-row chunks (the tiny build)
+# that is most of them, whatever the order of the rows.  Those checks look at the top filter,
+# whose rows are the condition's.
+check "uniform BETWEEN (two filters, one range)" 1.1 "FILTER <=\\(a, 1999\\)" \
     "SELECT * FROM u WHERE a BETWEEN 1000 AND 1999"
 check "uniform equality 1/ndv" 1.2 "FILTER" "SELECT * FROM u WHERE b = 7"
 check "equality outside the range" 1 "FILTER" "SELECT * FROM u WHERE b = 1000"
-check "DATE range" 1.1 "FILTER" "SELECT * FROM u WHERE c >= DATE '2000-03-01' AND c < DATE '2000-05-01'"
+check "DATE range" 1.1 "FILTER <\\(c, DATE" "SELECT * FROM u WHERE c >= DATE '2000-03-01' AND c < DATE '2000-05-01'"
 check "DECIMAL range" 1.2 "FILTER" "SELECT * FROM u WHERE x > 400"
 check "IN list" 1.2 "FILTER" "SELECT * FROM u WHERE b IN (1, 2, 3)"
 check "OR" 1.2 "FILTER" "SELECT * FROM u WHERE a < 10000 OR b = 3"
-check "AND of two columns" 1.3 "FILTER" "SELECT * FROM u WHERE a < 50000 AND b = 3"
+check "AND of two columns" 1.3 "FILTER =\\(b, 3\\)" "SELECT * FROM u WHERE a < 50000 AND b = 3"
 check "skewed: GROUP BY counts distinct values" 1.1 "HASH_AGGREGATE final" \
     "SELECT k, count(*) FROM s GROUP BY k"
 check "skewed: the frequent value's share" 1.1 "FILTER" "SELECT * FROM s WHERE k = 0"
