@@ -5,9 +5,11 @@
  * Design: the build side is read from its shuffle into an ExResult (compacted
  * batches) and indexed by chains: heads[hash & mask] -> first row, and each
  * row's JoinRow (key or hash, batch, position) -> following row, in build
- * order; one integer key whose values span no more than the slots is its own
- * slot (key - least key; choose_direct).  Rows with a NULL key are stored (an
- * outer join still returns them) but never chained.  Broadcast: one table, shared
+ * order; one integer key whose values span no more than the slots (or, when
+ * the memory is granted, no more than 2^17 values: widen_direct) is its own
+ * slot (key - least key; choose_direct), and the probe hashes nothing.
+ * Rows with a NULL key are stored (an outer join still returns them) but
+ * never chained.  Broadcast: one table, shared
  * read-only, built by the tasks that start while it is being built (each
  * decodes whole maps of the build shuffle; the last indexes, in map order;
  * see shared_table).  A broadcast table that turns out too big (past twice
