@@ -537,12 +537,6 @@ static void append_ready(Load *ld, StTable *t, CmErr *err)
             }
         }
     }
-    int64_t n_new = 0;
-    for (int i = 0; i < ld->n_ready && err->code == CM_OK; i++) {
-        for (int b = 0; b < ld->ready[i].n_batches; b++) {
-            n_new += ld->ready[i].batches[b]->n_rows;
-        }
-    }
     /* Only the first window sizes the indexes, for the whole input (an
      * estimate from its share of the file's bytes when there is more): grown
      * window by window they would be rebuilt at every doubling.  A wrong
