@@ -837,10 +837,13 @@ static int scan_col(const Pipe *p, int col)
     return col;
 }
 
+/* The comparisons a WHERE range is made of, in where_ranges's order. */
+enum { CMP_EQ, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
+
 /* Narrows the scan's WHERE range on scan column col (made on first use; the
- * conjuncts of a WHERE may come as stacked filters) to the rows that `op`
- * against constant v keep. */
-static void narrow(Builder *bld, Pipe *p, int col, const char *op, int64_t v)
+ * conjuncts of a WHERE may come as stacked filters) to the rows that `col op v`
+ * keeps (op a CMP_*). */
+static void narrow(Builder *bld, Pipe *p, int col, int op, int64_t v)
 {
     ExRangeFilter *rf = ex_scan_where_filter(p->source, col);
     if (rf == NULL) {
@@ -853,18 +856,18 @@ static void narrow(Builder *bld, Pipe *p, int col, const char *op, int64_t v)
         }
     }
     int64_t lo = INT64_MIN, hi = INT64_MAX;
-    if (strcmp(op, "=") == 0) {
+    if (op == CMP_EQ) {
         lo = hi = v;
-    } else if (strcmp(op, "<") == 0) {
+    } else if (op == CMP_LT) {
         rf->empty |= v == INT64_MIN;
         hi = v == INT64_MIN ? v : v - 1;
-    } else if (strcmp(op, "<=") == 0) {
+    } else if (op == CMP_LE) {
         hi = v;
-    } else if (strcmp(op, ">") == 0) {
+    } else if (op == CMP_GT) {
         rf->empty |= v == INT64_MAX;
         lo = v == INT64_MAX ? v : v + 1;
     } else {
-        lo = v; /* >= */
+        lo = v; /* CMP_GE */
     }
     rf->min = lo > rf->min ? lo : rf->min;
     rf->max = hi < rf->max ? hi : rf->max;
@@ -888,7 +891,8 @@ static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
         n_conj = pred->n_args;
     }
     static const char *const ops[] = {"=", "<", "<=", ">", ">="};
-    static const char *const flipped[] = {"=", ">", ">=", "<", "<="};
+    /* with the constant on the left: 5 < k is k > 5 */
+    static const int flipped[] = {CMP_EQ, CMP_GT, CMP_GE, CMP_LT, CMP_LE};
     for (int i = 0; i < n_conj; i++) {
         const ExExpr *e = conj[i];
         if (e->kind != EX_E_FUNC || e->n_args != 2 || e->name == NULL) {
@@ -912,7 +916,7 @@ static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
         }
         int col = scan_col(p, c->col);
         if (col >= 0) {
-            narrow(bld, p, col, flip ? flipped[which] : ops[which], v->value.i);
+            narrow(bld, p, col, flip ? flipped[which] : which, v->value.i);
         }
     }
 }
@@ -929,10 +933,7 @@ static ExRangeFilter *range_filter(Builder *bld, const PlNode *n, const Pipe *p,
         !ex_op_is_scan(p->source)) {
         return NULL;
     }
-    int col = n->left_keys[0];
-    for (int k = p->n_ops - 1; k >= 0 && col >= 0; k--) {
-        col = p->ops[k]->vt->passes ? p->ops[k]->vt->passes(p->ops[k], col) : -1;
-    }
+    int col = scan_col(p, n->left_keys[0]);
     ExRangeFilter *rf = col >= 0 ? cm_arena_zalloc(bld->a, sizeof *rf) : NULL;
     return rf != NULL && ex_scan_add_range_filter(p->source, col, rf) ? rf : NULL;
 }
