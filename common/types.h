@@ -76,8 +76,8 @@ typedef struct CmStr {
     uint32_t len; /* bytes */
     char prefix[4];
     union {
-        char rest[8];     /* inline tail when len <= CM_STR_INLINE */
-        const char *ptr;  /* whole string when len > CM_STR_INLINE */
+        char rest[8];    /* inline tail when len <= CM_STR_INLINE */
+        const char *ptr; /* whole string when len > CM_STR_INLINE */
     };
 } CmStr;
 
@@ -103,11 +103,11 @@ typedef struct CmValue {
     CmType type;
     bool is_null;
     union {
-        int64_t i;  /* BOOL, INT32, INT64, DECIMAL, DATE, TIME, TIMESTAMP */
+        int64_t i;     /* BOOL, INT32, INT64, DECIMAL, DATE, TIME, TIMESTAMP */
         uint64_t h[2]; /* DECIMAL128: a CmInt128 (cm_i128_get(v.h)), never read as i */
-        double d;   /* DOUBLE */
-        CmStr s;    /* VARCHAR: bytes in the owner's arena */
-        CmList l;   /* LIST: elements in the owner's arena */
+        double d;      /* DOUBLE */
+        CmStr s;       /* VARCHAR: bytes in the owner's arena */
+        CmList l;      /* LIST: elements in the owner's arena */
         CmInterval iv; /* INTERVAL */
     };
 } CmValue;
@@ -198,7 +198,8 @@ static inline bool cm_list_is_null(const CmList *l, size_t width, uint32_t k)
     if (!l->has_nulls) {
         return false;
     }
-    const uint64_t *bits = (const uint64_t *)((const char *)l->data + cm_list_bits_off(l->len, width));
+    const uint64_t *bits =
+        (const uint64_t *)((const char *)l->data + cm_list_bits_off(l->len, width));
     return !((bits[k >> 6] >> (k & 63)) & 1);
 }
 

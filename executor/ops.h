@@ -32,7 +32,7 @@
  * a scan in the same stage always finds it ready. */
 typedef struct ExRangeFilter {
     bool ready;
-    bool empty; /* no build row has a non-NULL key: nothing matches */
+    bool empty;    /* no build row has a non-NULL key: nothing matches */
     bool is_where; /* from the comparisons of a WHERE with constants (ready from the start),
                       not from a join's build side */
     int64_t min, max;

@@ -38,26 +38,26 @@
 #define CHUNKS_PER_WORKER 4
 
 typedef struct Chunk {
-    size_t begin, end;   /* byte range of whole records */
-    int64_t line;        /* line number of `begin` */
+    size_t begin, end; /* byte range of whole records */
+    int64_t line;      /* line number of `begin` */
     int n_batches, cap_batches;
-    CmBatch **batches;   /* parsed rows; owned */
+    CmBatch **batches; /* parsed rows; owned */
     CmErr err;
 } Chunk;
 
 typedef struct Load {
-    int n_bcols;         /* columns of a parsed batch (the table's, or the reader's) */
-    const CmType *btypes; /* their types */
+    int n_bcols;               /* columns of a parsed batch (the table's, or the reader's) */
+    const CmType *btypes;      /* their types */
     const char *const *bnames; /* their names, for errors */
     const StCsvOptions *opt;
     const char *path;
     const char *data;
     size_t size;
-    bool is_eof;         /* data ends the input: its last record needs no newline */
-    bool is_first;       /* the first window: its first record may be the header */
-    size_t used;         /* find_chunks: bytes of whole records in data */
-    int64_t end_line;    /* find_chunks: the line number at `used` */
-    int64_t first_line;  /* the line number of data[0] */
+    bool is_eof;        /* data ends the input: its last record needs no newline */
+    bool is_first;      /* the first window: its first record may be the header */
+    size_t used;        /* find_chunks: bytes of whole records in data */
+    int64_t end_line;   /* find_chunks: the line number at `used` */
+    int64_t first_line; /* the line number of data[0] */
     size_t chunk_bytes;
     Chunk *chunks;
     int n_chunks, cap_chunks;
@@ -233,8 +233,10 @@ static size_t utf8_invalid_at(const unsigned char *p, size_t n)
             i++;
             continue;
         }
-        size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                   : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                     : c >= 0xE0 && c <= 0xEF ? 3
+                     : c >= 0xF0 && c <= 0xF4 ? 4
+                                              : 0;
         if (len == 0 || i + len > n) {
             return i;
         }
@@ -269,8 +271,8 @@ static bool is_null_field(const Load *ld, const Field *f)
 }
 
 /* Converts one field into row `row` of column `col` of b. */
-static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field *f,
-                    int64_t line, int field)
+static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field *f, int64_t line,
+                    int field)
 {
     CmVec *v = &b->cols[col];
     CmType t = v->type;
@@ -285,8 +287,12 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         ok = cm_parse_int64(f->p, f->n, &i64) && i64 >= INT32_MIN && i64 <= INT32_MAX;
         ((int32_t *)v->data)[row] = (int32_t)i64;
         break;
-    case CM_T_INT64: ok = cm_parse_int64(f->p, f->n, &((int64_t *)v->data)[row]); break;
-    case CM_T_DOUBLE: ok = cm_parse_double(f->p, f->n, &((double *)v->data)[row]); break;
+    case CM_T_INT64:
+        ok = cm_parse_int64(f->p, f->n, &((int64_t *)v->data)[row]);
+        break;
+    case CM_T_DOUBLE:
+        ok = cm_parse_double(f->p, f->n, &((double *)v->data)[row]);
+        break;
     case CM_T_DECIMAL:
         ok = cm_parse_decimal(f->p, f->n, t.precision, t.scale, &((int64_t *)v->data)[row]);
         break;
@@ -296,16 +302,24 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         cm_i128_put((char *)v->data + 16 * (size_t)row, x);
         break;
     }
-    case CM_T_DATE: ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]); break;
-    case CM_T_TIME: ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]); break;
-    case CM_T_TIMESTAMP: ok = cm_parse_timestamp(f->p, f->n, &((int64_t *)v->data)[row]); break;
+    case CM_T_DATE:
+        ok = cm_parse_date(f->p, f->n, &((int32_t *)v->data)[row]);
+        break;
+    case CM_T_TIME:
+        ok = cm_parse_time(f->p, f->n, &((int64_t *)v->data)[row]);
+        break;
+    case CM_T_TIMESTAMP:
+        ok = cm_parse_timestamp(f->p, f->n, &((int64_t *)v->data)[row]);
+        break;
     case CM_T_INTERVAL: {
         CmInterval iv = {0, 0, 0}; /* defined even when the field does not parse */
         ok = cm_parse_interval(f->p, f->n, &iv);
         ((CmInterval *)v->data)[row] = iv;
         break;
     }
-    case CM_T_LIST: ok = false; break; /* no text form of a list is read yet */
+    case CM_T_LIST:
+        ok = false;
+        break; /* no text form of a list is read yet */
     case CM_T_BOOL: {
         bool bv = false; /* not set when the field does not parse; a bool must be 0 or 1 */
         ok = cm_parse_bool(f->p, f->n, &bv);
@@ -342,7 +356,8 @@ static bool convert(Load *ld, Chunk *c, CmBatch *b, int col, uint32_t row, Field
         ((CmStr *)v->data)[row] = cm_str_make(s, (uint32_t)n);
         break;
     }
-    case CM_T_NULL: break;
+    case CM_T_NULL:
+        break;
     }
     if (!ok) {
         char tn[32];
@@ -377,22 +392,22 @@ static void parse_chunk(void *arg, int idx, int worker)
     if (idx == 0 && ld->is_first && ld->opt->header && pos < c->end) {
         bool bad;
         int64_t extra = 0;
-        st_csv_split(ld->data, &pos, c->end, ld->opt->delimiter, ld->opt->quote, ld->escape,
-                     fields, 1024, &extra, &bad);
+        st_csv_split(ld->data, &pos, c->end, ld->opt->delimiter, ld->opt->quote, ld->escape, fields,
+                     1024, &extra, &bad);
         line += 1 + extra;
     }
     while (pos < c->end && c->err.code == CM_OK) {
         int64_t extra = 0;
         bool bad_quote;
         int64_t this_line = line;
-        if (ld->data[pos] == '\n' || (ld->data[pos] == '\r' && pos + 1 < c->end &&
-                                       ld->data[pos + 1] == '\n')) {
+        if (ld->data[pos] == '\n' ||
+            (ld->data[pos] == '\r' && pos + 1 < c->end && ld->data[pos + 1] == '\n')) {
             pos += ld->data[pos] == '\n' ? 1 : 2; /* blank line */
             line++;
             continue;
         }
-        int n = st_csv_split(ld->data, &pos, c->end, ld->opt->delimiter, ld->opt->quote,
-                             ld->escape, fields, 1025, &extra, &bad_quote);
+        int n = st_csv_split(ld->data, &pos, c->end, ld->opt->delimiter, ld->opt->quote, ld->escape,
+                             fields, 1025, &extra, &bad_quote);
         line += 1 + extra;
         if (bad_quote) {
             row_error(ld, c, this_line, 0, "unterminated quoted field", NULL);
@@ -438,8 +453,8 @@ static void parse_chunk(void *arg, int idx, int worker)
 /* ---- driver ---------------------------------------------------------------------------- */
 
 /* Fills buf[*n..cap) from f, or to the end of the input (*is_eof). */
-static CmStatus read_more(FILE *f, const char *path, char *buf, size_t cap, size_t *n,
-                          bool *is_eof, CmErr *err)
+static CmStatus read_more(FILE *f, const char *path, char *buf, size_t cap, size_t *n, bool *is_eof,
+                          CmErr *err)
 {
     while (*n < cap) {
         size_t got = fread(buf + *n, 1, cap - *n, f);
@@ -665,8 +680,13 @@ static CmStatus load_flush(Load *ld, StTable *t, CmErr *err)
 static void load_init(Load *ld, const char *path, const StCsvOptions *opt, int n_cols,
                       const CmType *types, const char *const *names, const char *what)
 {
-    *ld = (Load){.opt = opt, .path = path, .is_first = true, .first_line = 1,
-                 .n_bcols = n_cols, .btypes = types, .bnames = names};
+    *ld = (Load){.opt = opt,
+                 .path = path,
+                 .is_first = true,
+                 .first_line = 1,
+                 .n_bcols = n_cols,
+                 .btypes = types,
+                 .bnames = names};
     ld->max_line = opt->max_line_size > 0 ? opt->max_line_size : ST_CSV_MAX_LINE_SIZE;
     ld->escape = opt->escape != 0 ? opt->escape : opt->quote;
     ld->skip_left = opt->skip;
@@ -742,7 +762,8 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     size_t n_workers = (size_t)cm_pool_size(pool);
     ld.chunk_bytes = (size_t)(cm_mem_limit() / 256) / n_workers;
     ld.chunk_bytes = ld.chunk_bytes > CHUNK_BYTES ? CHUNK_BYTES
-                   : ld.chunk_bytes < CHUNK_MIN ? CHUNK_MIN : ld.chunk_bytes;
+                     : ld.chunk_bytes < CHUNK_MIN ? CHUNK_MIN
+                                                  : ld.chunk_bytes;
     size_t cap = ld.chunk_bytes * n_workers * CHUNKS_PER_WORKER;
     int64_t before = t->n_rows;
     int64_t consumed = 0; /* bytes of the file before the window */
@@ -761,7 +782,8 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     }
     for (;;) {
         if (!interrupted(opt) && read_more(f, path, buf, cap, &ld.size, &ld.is_eof, err) == CM_OK &&
-            drop_skipped_lines(&ld) && !interrupted(opt) && load_window(&ld, t, pool, err) != CM_OK) {
+            drop_skipped_lines(&ld) && !interrupted(opt) &&
+            load_window(&ld, t, pool, err) != CM_OK) {
             goto done;
         }
         if (interrupted(opt)) {
@@ -986,24 +1008,24 @@ int st_csv_split(const char *d, size_t *pos, size_t end, char delim, char q, cha
 
 struct StCsvReader {
     Load ld;
-    StCsvOptions opt;      /* ld.opt points here */
-    int *cols;             /* opt.cols: field k fills column k; owned */
-    char *path;            /* owned */
+    StCsvOptions opt; /* ld.opt points here */
+    int *cols;        /* opt.cols: field k fills column k; owned */
+    char *path;       /* owned */
     FILE *f;
-    char *buf;             /* the window; owned */
+    char *buf; /* the window; owned */
     size_t cap;
-    const char *prefix;    /* bytes read before the file's (borrowed until free) */
+    const char *prefix; /* bytes read before the file's (borrowed until free) */
     size_t n_prefix, prefix_at;
-    bool has_window;       /* the chunks hold a parsed window */
+    bool has_window; /* the chunks hold a parsed window */
     bool is_done;
     int chunk_idx, batch_idx; /* the next batch to hand out */
-    int64_t str_bytes;     /* reserved for the window's strings */
-    int64_t left;          /* bytes of the range still to read; -1: to the end */
+    int64_t str_bytes;        /* reserved for the window's strings */
+    int64_t left;             /* bytes of the range still to read; -1: to the end */
 };
 
 StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_cols,
-                               const CmType *types, const char *const *names,
-                               const char *prefix, size_t n_prefix, CmErr *err)
+                               const CmType *types, const char *const *names, const char *prefix,
+                               size_t n_prefix, CmErr *err)
 {
     StCsvReader *r = cm_calloc(1, sizeof *r);
     if (r == NULL) {

@@ -53,18 +53,18 @@
 #define ST_CSV_MAX_LINE_SIZE ((int64_t)2 * 1024 * 1024)
 
 typedef struct StCsvOptions {
-    char delimiter;        /* default ',' */
-    char quote;            /* default '"'; 0 = no quoting */
-    char escape;           /* inside quotes, makes the next byte literal; 0: the quote
-                              (a doubled quote is one quote) */
-    bool header;           /* skip the first record */
-    int64_t skip;          /* lines dropped before anything else (before the header) */
-    bool ignore_errors;    /* a record that does not parse is left out, not an error */
-    const char *hint;      /* appended to an error converting a field, or NULL */
-    const char *null_str;  /* default "" */
-    int64_t max_line_size; /* bytes of the longest record; 0: ST_CSV_MAX_LINE_SIZE */
-    int n_cols;            /* columns the fields fill, in order */
-    const int *cols;       /* table column of each field */
+    char delimiter;               /* default ',' */
+    char quote;                   /* default '"'; 0 = no quoting */
+    char escape;                  /* inside quotes, makes the next byte literal; 0: the quote
+                                     (a doubled quote is one quote) */
+    bool header;                  /* skip the first record */
+    int64_t skip;                 /* lines dropped before anything else (before the header) */
+    bool ignore_errors;           /* a record that does not parse is left out, not an error */
+    const char *hint;             /* appended to an error converting a field, or NULL */
+    const char *null_str;         /* default "" */
+    int64_t max_line_size;        /* bytes of the longest record; 0: ST_CSV_MAX_LINE_SIZE */
+    int n_cols;                   /* columns the fields fill, in order */
+    const int *cols;              /* table column of each field */
     const atomic_bool *interrupt; /* set: stop between windows, "interrupted" (may be NULL) */
     /* st_csv_load calls it between windows with the bytes of the file parsed
      * so far (for a progress bar); NULL: none */
@@ -87,8 +87,8 @@ typedef struct StCsvReader StCsvReader;
  * still holds: the bytes a sniffer already took from a pipe.  NULL with err
  * when the file cannot be opened or on OOM.  Not thread-safe. */
 StCsvReader *st_csv_reader_new(const char *path, const StCsvOptions *opt, int n_cols,
-                               const CmType *types, const char *const *names,
-                               const char *prefix, size_t n_prefix, CmErr *err);
+                               const CmType *types, const char *const *names, const char *prefix,
+                               size_t n_prefix, CmErr *err);
 /* The next batch of rows in file order, *out borrowed until the next call
  * (the caller may fill columns no field fills); *out NULL at the end. */
 CmStatus st_csv_reader_next(StCsvReader *r, CmBatch **out, CmErr *err);
@@ -121,10 +121,10 @@ CmStatus st_csv_reader_set_range(StCsvReader *r, const StCsvRange *rg, CmErr *er
 typedef struct StCsvSniff {
     /* in: what the user fixed (has_*), the rest is guessed */
     bool has_delim, has_quote, has_escape, has_header;
-    int64_t skip;          /* lines before the first record */
-    const char *null_str;  /* an unquoted field equal to it is NULL */
-    int64_t sample_size;   /* records looked at */
-    int n_fixed;           /* > 0: the columns' types are these (not guessed) */
+    int64_t skip;         /* lines before the first record */
+    const char *null_str; /* an unquoted field equal to it is NULL */
+    int64_t sample_size;  /* records looked at */
+    int n_fixed;          /* > 0: the columns' types are these (not guessed) */
     const CmType *fixed;
     /* in when fixed, else out */
     char delimiter, quote, escape; /* quote 0: none; escape: the quote when doubling */
@@ -132,7 +132,7 @@ typedef struct StCsvSniff {
     /* out, in the arena */
     int n_cols;
     CmType *types;
-    const char **names;    /* the header's (unique), or column0, column1, ... */
+    const char **names; /* the header's (unique), or column0, column1, ... */
 } StCsvSniff;
 
 /* Reads the first bytes of `path` (about n_lines lines, at most a few MiB)
