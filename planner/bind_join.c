@@ -56,6 +56,8 @@ struct JoinSet {
     int n_using; /* bind_outer: USING/NATURAL pairs (left, right scope column) */
     int *using_pairs;
     PlEst *est; /* plan_joins: estimates of the leaves' nodes, or NULL */
+    const double *rows, *eff; /* order_joins: each leaf's rows, and the share its own
+                                 conditions and its satellites keep (find_satellites) */
 };
 
 static void *oom(PlBinder *b)
@@ -672,34 +674,63 @@ static double join_share(const JoinSet *js, uint64_t joined, int i, const double
     return sel[i] * rows / space;
 }
 
-/* The next leaf to join: one connected by an equality if any; among those
- * the one keeping the smallest share of the streaming rows (join_share), then
- * the one whose own conditions keep the smallest share of it, then the
- * smallest.  So a star join meets its most selective dimension first, and an
- * unfiltered dimension, which drops nothing, last. */
+/* What probing a hash table of about `rows` costs per streaming row, relative
+ * to one that stays in the caches: the probes of a table larger than them
+ * miss (each a trip to memory, which the probe's prefetch only partly hides).
+ * 1 up to 2 MiB, then a quarter more for every doubling, at most 4 (a hash
+ * table of ~32 bytes a row; the widths are not known yet).  Coarse on
+ * purpose: two tables of one class order by their shares alone. */
+static double probe_cost(double rows)
+{
+    double bytes = rows * 32, c = 1;
+    for (double b = 2048.0 * 1024; b < bytes && c < 4; b *= 2) {
+        c += 0.25;
+    }
+    return c;
+}
+
+/* The next leaf to join: one connected by an equality if any.  Among those,
+ * the one with the least rank c / (1 - s), where s is the share of the
+ * streaming rows it keeps (join_share) and c what each probe of its hash table
+ * costs (probe_cost, half as much again for each key past the first): the
+ * order that minimizes the sum of the probes' costs
+ * over a chain of filters whose costs differ (a 20K-row supplier table that
+ * keeps a fifth of the lineitems before a 2M-row orders table that keeps a
+ * seventh: TPC-H q05).  Equal costs (where the ranks order as the shares
+ * do), ranks within a tenth, or shares of 1 and more, go by the smaller share; then by the smaller
+ * share of the leaf its own conditions keep, then by the smaller.  So a star join meets its most
+ * selective dimension first unless it is much costlier to probe, and an unfiltered dimension, which
+ * drops nothing, last. */
 static int pick_next(JoinSet *js, uint64_t joined, const double *est, const double *sel,
                      bool *connected)
 {
     int best = -1;
-    double best_share = 1;
+    double best_share = 1, best_rank = 0, best_cost = 0;
     *connected = false;
     for (int i = 0; i < js->n_leaves; i++) {
         if ((joined & ((uint64_t)1 << i)) || js->host[i] >= 0) {
             continue;
         }
-        bool conn = false;
-        int lc, rc;
-        for (int c = 0; c < js->n_conj && !conn; c++) {
+        int lc, rc, n_keys = 0;
+        for (int c = 0; c < js->n_conj; c++) {
             ExExpr *le, *re;
-            conn = !js->used[c] && (is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc) ||
-                                    is_expr_key(js, c, joined, (uint64_t)1 << i, &le, &re));
+            n_keys += !js->used[c] && (is_key(js, c, joined, (uint64_t)1 << i, &lc, &rc) ||
+                                       is_expr_key(js, c, joined, (uint64_t)1 << i, &le, &re));
         }
+        bool conn = n_keys > 0;
         double share = conn ? join_share(js, joined, i, est, sel) : 1;
+        /* each key beyond the first is hashed and compared too */
+        double cost = probe_cost(est[i] * sel[i]) * (1 + 0.5 * (n_keys > 1 ? n_keys - 1 : 0));
+        double rank = share < 1 ? cost / (1 - share) : 0;
         bool better = best < 0 || (conn && !*connected);
         /* Shares within 2% are equal: estimates from sketches differ by
          * noise (two dimensions that both keep every row). */
         bool same = share <= best_share * 1.02 && best_share <= share * 1.02;
-        if (!better && conn == *connected) {
+        bool ranked = share < 1 && best_share < 1 && cost != best_cost &&
+                      (rank > best_rank * 1.1 || best_rank > rank * 1.1);
+        if (!better && conn == *connected && ranked) {
+            better = rank < best_rank;
+        } else if (!better && conn == *connected) {
             better = (!same && share < best_share) ||
                      (same && (sel[i] < sel[best] ||
                                (sel[i] == sel[best] && est[i] * sel[i] < est[best] * sel[best])));
@@ -707,6 +738,8 @@ static int pick_next(JoinSet *js, uint64_t joined, const double *est, const doub
         if (better) {
             best = i;
             best_share = share;
+            best_rank = rank;
+            best_cost = cost;
             *connected = conn;
         }
     }
@@ -762,36 +795,64 @@ static PlNode *inner_join(PlBinder *b, PlNode *l, PlNode *r, int max_keys)
     return j->left_keys && j->right_keys ? j : oom(b);
 }
 
-/* Satellite `sat` joined into its host's node `leaf` (filtered, its columns
- * at map positions from base): the two become one build side, sat's columns
- * after the host's, at map positions from base + leaf->n_cols as if they
- * were one leaf.  The equalities between the two are the keys, their other
- * conditions a residual. */
-static PlNode *join_satellite(JoinSet *js, PlNode *leaf, int host, int sat, int *map, int base)
-{
-    PlBinder *b = js->b;
-    PlNode *sn = filtered_leaf(js, sat, map, base + leaf->n_cols);
-    PlNode *j = sn ? inner_join(b, leaf, sn, js->n_conj) : NULL;
-    int *local = j ? cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1)) : NULL;
-    if (local == NULL) {
-        return j ? oom(b) : NULL;
-    }
-    /* Positions inside the pair; only the host's and sat's columns are read. */
-    for (int c = 0; c < js->n_cols; c++) {
-        local[c] = map[c] - base;
-    }
-    uint64_t hb = (uint64_t)1 << host, sb = (uint64_t)1 << sat;
-    return join_conditions(js, j, hb, sb, true, local, leaf->n_cols) ? j : NULL;
-}
-
-/* The leaf and its satellites, as bits. */
+/* The leaf and its satellites, theirs too, as bits. */
 static uint64_t group_of(const JoinSet *js, int leaf)
 {
     uint64_t g = (uint64_t)1 << leaf;
     for (int f = 0; f < js->n_leaves; f++) {
-        g |= js->host[f] == leaf ? (uint64_t)1 << f : 0;
+        g |= js->host[f] == leaf ? group_of(js, f) : 0;
     }
     return g;
+}
+
+static int pick_next(JoinSet *js, uint64_t joined, const double *est, const double *sel,
+                     bool *connected);
+
+/* Leaf i, filtered, with its satellites joined into it (each with its own
+ * first), in the order pick_next gives them: one build side, its columns at
+ * map positions from base, the host's first and each satellite's after them
+ * as if they were one leaf.  The equalities between the parts are the keys,
+ * their other conditions within the group a residual. */
+static PlNode *group_node(JoinSet *js, int i, int *map, int base)
+{
+    PlBinder *b = js->b;
+    PlNode *n = filtered_leaf(js, i, map, base);
+    uint64_t have = (uint64_t)1 << i;
+    int host[MAX_LEAVES];
+    memcpy(host, js->host, sizeof host);
+    for (;;) {
+        /* pick_next among i's satellites not joined yet: every other leaf
+         * passes for joined, and they for leaves of their own */
+        uint64_t left = 0;
+        for (int f = 0; f < js->n_leaves; f++) {
+            if (host[f] == i && !((have >> f) & 1)) {
+                left |= group_of(js, f);
+                js->host[f] = -1;
+            }
+        }
+        uint64_t every = js->n_leaves == 64 ? ~(uint64_t)0 : ((uint64_t)1 << js->n_leaves) - 1;
+        bool connected;
+        int f = n != NULL && left != 0 ? pick_next(js, every & ~left, js->rows, js->eff, &connected)
+                                       : -1;
+        memcpy(js->host, host, sizeof host);
+        if (f < 0 || n == NULL) {
+            break;
+        }
+        PlNode *sn = group_node(js, f, map, base + n->n_cols);
+        PlNode *j = sn ? inner_join(b, n, sn, js->n_conj) : NULL;
+        int *local = j ? cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1)) : NULL;
+        if (local == NULL) {
+            return j ? oom(b) : NULL;
+        }
+        /* Positions inside the pair; only the group's columns are read. */
+        for (int c = 0; c < js->n_cols; c++) {
+            local[c] = map[c] - base;
+        }
+        uint64_t g = group_of(js, f);
+        n = join_conditions(js, j, have, g, false, local, n->n_cols) ? j : NULL;
+        have |= g;
+    }
+    return n;
 }
 
 static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, int *map)
@@ -819,21 +880,15 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
     if (n_x > 0 && (cur = with_columns(b, cur, lx, n_x, map)) == NULL) {
         return NULL;
     }
-    PlNode *leaf = filtered_leaf(js, next, map, cur->n_cols);
-    for (int f = 0; leaf != NULL && f < js->n_leaves; f++) {
-        if (js->host[f] == next) {
-            leaf = join_satellite(js, leaf, next, f, map, cur->n_cols);
-        }
-    }
+    PlNode *leaf = group_node(js, next, map, cur->n_cols);
     int leaf_base = leaf ? leaf->n_cols : 0;
     if (leaf != NULL && n_x > 0) {
-        const Leaf *lf = &js->leaves[next];
         int *local = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
         if (local == NULL) {
             return oom(b);
         }
-        for (int c = 0; c < js->n_cols; c++) {
-            local[c] = c - lf->offset;
+        for (int c = 0; c < js->n_cols; c++) { /* positions in the group's node */
+            local[c] = map[c] - cur->n_cols;
         }
         leaf = with_columns(b, leaf, rx, n_x, local);
     }
@@ -848,42 +903,77 @@ static PlNode *join_leaf(JoinSet *js, PlNode *cur, uint64_t joined, int next, in
     return join_conditions(js, j, joined, bit, false, map, cur->n_cols) ? j : NULL;
 }
 
-/* A satellite is a filtered leaf whose joins all go to one other leaf, its
- * host, other than the streaming one (TPC-DS's d3 of catalog_sales in q17
- * and q25).  It is joined into its host before the host meets the stream,
- * so the host's build side is filtered by it instead of carrying all its
- * rows (1.4M of catalog_sales, where the dates keep a tenth).  A satellite
- * of a satellite is left a plain leaf. */
-static void find_satellites(JoinSet *js, int first, const double *sel)
+/* Is conjunct c an equality (of columns or expressions): an edge of the join
+ * graph, where other conditions are residuals wherever they fall? */
+static bool is_equality(const JoinSet *js, int c)
+{
+    const ExExpr *e = js->conj[c];
+    return e->kind == EX_E_FUNC && strcmp(e->name, "=") == 0 && e->n_args == 2;
+}
+
+/* eff[i]: the share of leaf i its own conditions and its satellites' joins
+ * keep (each satellite's share of it at most 1). */
+static void group_share(JoinSet *js, int i, const double *est, const double *sel, double *eff)
+{
+    eff[i] = sel[i];
+    for (int f = 0; f < js->n_leaves; f++) {
+        if (js->host[f] == i) {
+            group_share(js, f, est, sel, eff);
+            double s = join_share(js, (uint64_t)1 << i, f, est, eff);
+            eff[i] *= s < 1 ? s : 1;
+        }
+    }
+}
+
+/* A satellite is a leaf which, filtered by its own conditions or by its own
+ * satellites, has all its equalities with the other leaves go to one leaf,
+ * its host, other than the streaming one (TPC-DS's d3 of catalog_sales in
+ * q17 and q25; TPC-H q05's region of nation, and nation of supplier).  It is
+ * joined into its host before the host meets the stream, so the host's build
+ * side is filtered by it instead of carrying all its rows (1.4M of
+ * catalog_sales, where the dates keep a tenth; q05's 100K suppliers, where
+ * the region keeps a fifth).  Its other conditions with leaves outside the
+ * group are residuals, placed where the two meet.  Satellites found, eff gets
+ * each leaf's share with its group's joins (group_share): what the stream
+ * keeps meeting it. */
+static void find_satellites(JoinSet *js, int first, const double *est, const double *sel,
+                            double *eff)
 {
     for (int f = 0; f < js->n_leaves; f++) {
         js->host[f] = -1;
+        eff[f] = sel[f];
     }
-    for (int f = 0; f < js->n_leaves; f++) {
-        uint64_t fb = (uint64_t)1 << f, nb = 0;
-        if (f == first || sel[f] >= 1) {
-            continue;
-        }
-        for (int c = 0; c < js->n_conj; c++) {
-            nb |= (js->mask[c] & fb) && js->mask[c] != fb ? js->mask[c] & ~fb : 0;
-        }
-        if (nb == 0 || (nb & (nb - 1)) != 0 || (nb >> first) & 1) {
-            continue;
-        }
-        bool key = false;
-        for (int c = 0; c < js->n_conj && !key; c++) {
-            int lc, rc;
-            key = js->mask[c] == (fb | nb) && is_key(js, c, nb, fb, &lc, &rc);
-        }
-        int h = 0;
-        while (!((nb >> h) & 1)) {
-            h++;
-        }
-        js->host[f] = key ? h : -1;
-    }
-    for (int f = 0; f < js->n_leaves; f++) {
-        if (js->host[f] >= 0 && js->host[js->host[f]] >= 0) {
-            js->host[f] = -1;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int f = 0; f < js->n_leaves; f++) {
+            if (f == first || js->host[f] >= 0 || eff[f] >= 1) {
+                continue;
+            }
+            uint64_t g = group_of(js, f), nb = 0;
+            for (int c = 0; c < js->n_conj; c++) {
+                nb |= (js->mask[c] & g) && is_equality(js, c) ? js->mask[c] & ~g : 0;
+            }
+            if (nb == 0 || (nb & (nb - 1)) != 0 || (nb >> first) & 1) {
+                continue;
+            }
+            bool key = false;
+            for (int c = 0; c < js->n_conj && !key; c++) {
+                int lc, rc;
+                key = js->mask[c] == (nb | ((uint64_t)1 << f)) && is_key(js, c, nb, g, &lc, &rc);
+            }
+            int h = 0;
+            while (!((nb >> h) & 1)) {
+                h++;
+            }
+            if (key) {
+                js->host[f] = h;
+                for (int i = 0; i < js->n_leaves; i++) {
+                    if (js->host[i] < 0) {
+                        group_share(js, i, est, sel, eff);
+                    }
+                }
+                changed = true;
+            }
         }
     }
 }
@@ -903,7 +993,7 @@ static PlNode *plan_joins(JoinSet *js)
 static PlNode *order_joins(JoinSet *js)
 {
     PlBinder *b = js->b;
-    double est[MAX_LEAVES], sel[MAX_LEAVES];
+    double est[MAX_LEAVES], sel[MAX_LEAVES], eff[MAX_LEAVES];
     int first = 0;
     ExExpr **own = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(js->n_conj + 1));
     if (own == NULL) {
@@ -932,7 +1022,9 @@ static PlNode *order_joins(JoinSet *js)
             first = i;
         }
     }
-    find_satellites(js, first, sel);
+    find_satellites(js, first, est, sel, eff);
+    js->rows = est;
+    js->eff = eff;
     int *map = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(js->n_cols + 1));
     if (map == NULL) {
         return oom(b);
@@ -942,7 +1034,7 @@ static PlNode *order_joins(JoinSet *js)
     uint64_t every = js->n_leaves == 64 ? ~(uint64_t)0 : ((uint64_t)1 << js->n_leaves) - 1;
     while (joined != every && cur != NULL) {
         bool connected;
-        int next = pick_next(js, joined, est, sel, &connected);
+        int next = pick_next(js, joined, est, eff, &connected);
         if (next < 0) {
             cm_err_set(b->err, CM_INTERNAL, -1, "join order: a table was left out");
             return NULL;

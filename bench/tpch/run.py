@@ -176,6 +176,9 @@ def parse_args():
     p.add_argument('--no-results', action='store_true', help='do not update bench/RESULTS.md')
     p.add_argument('--db', help='load into this directory database (emptied first), then '
                                 'reopen it in a new process for the queries')
+    p.add_argument('--reuse-db', action='store_true',
+                   help='with --db: a directory that already holds the data (each table '
+                        'with its .dat file\'s rows) is used as it is, not loaded again')
     # bench/tpcds/run.py's loader and query runner, which this one uses, read it
     p.add_argument('--set', action='append', metavar='NAME=VALUE',
                    help="a setting for every sluice process (SET NAME = 'VALUE'), e.g. "
@@ -185,7 +188,6 @@ def parse_args():
         args.runs = 1
     args.gen_seconds = None
     args.db_loads = None  # bench/tpcds/run.py's loader fills it on the first load into --db
-    args.reuse_db = False
     return args
 
 
