@@ -1143,6 +1143,126 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
     return pl_project(b, top, agg->n_aggs, cols, names);
 }
 
+/* The scan whose column `col` of n is, through filters, column projections and
+ * joins (each output column is one side's), and that table's column in *tcol;
+ * NULL when it is computed. */
+static const PlNode *scan_of(const PlNode *n, int col, int *tcol)
+{
+    for (;;) {
+        switch (n->kind) {
+        case PL_GET:
+            *tcol = n->col_ids[col];
+            return n->table != NULL ? n : NULL;
+        case PL_FILTER:
+            n = n->child;
+            break;
+        case PL_PROJECT:
+            if (n->exprs[col]->kind != EX_E_COLUMN) {
+                return NULL;
+            }
+            col = n->exprs[col]->col;
+            n = n->child;
+            break;
+        case PL_JOIN:
+            if (col < n->child->n_cols) {
+                n = n->child;
+            } else if (n->n_cols == n->child->n_cols + n->right->n_cols) {
+                col -= n->child->n_cols;
+                n = n->right;
+            } else {
+                return NULL;
+            }
+            break;
+        default:
+            return NULL;
+        }
+    }
+}
+
+/* build_aggregate with the keys a key of one table's row determines taken out
+ * of the grouping: GROUP BY c_custkey, c_name, c_address, c_comment (TPC-H
+ * q10) hashes, compares and exchanges c_custkey alone when it is customer's
+ * PRIMARY KEY, and carries the other columns of that row as first() of each
+ * group, where every row has the same value (NULL-extended rows of an outer
+ * join have NULL in all of them).  The output is the same: the keys, then the
+ * aggregates.  Only for plain GROUP BY over columns read from the same scan
+ * of a table whose every PRIMARY KEY column is a key. */
+static PlNode *build_aggregate_fd(PlBinder *b, PlNode *input, PlAggCtx *agg)
+{
+    int n = agg->n_keys, tcol[PL_MAX_KEYS];
+    const PlNode *get[PL_MAX_KEYS];
+    bool dep[PL_MAX_KEYS] = {false};
+    int n_dep = 0;
+    if (agg->n_sets > 0 || agg->empty || n < 2) {
+        return build_aggregate(b, input, agg);
+    }
+    for (int k = 0; k < n; k++) {
+        get[k] =
+            agg->keys[k]->kind == EX_E_COLUMN ? scan_of(input, agg->keys[k]->col, &tcol[k]) : NULL;
+    }
+    for (int k = 0; k < n; k++) {
+        const StTable *t = get[k] != NULL ? get[k]->table : NULL;
+        bool has_pk = false, all_pk = true;
+        for (int c = 0; t != NULL && c < t->n_cols && all_pk; c++) {
+            if (!t->cols[c].primary_key) {
+                continue;
+            }
+            has_pk = true;
+            bool in = false;
+            for (int m = 0; m < n && !in; m++) {
+                in = get[m] == get[k] && tcol[m] == c;
+            }
+            all_pk = in;
+        }
+        if (has_pk && all_pk && !t->cols[tcol[k]].primary_key && !dep[k]) {
+            dep[k] = true;
+            n_dep++;
+        }
+    }
+    if (n_dep == 0 || agg->n_aggs + n_dep > PL_MAX_AGGS) {
+        return build_aggregate(b, input, agg);
+    }
+    PlAggCtx *red = cm_arena_alloc(b->arena, sizeof *red);
+    ExExpr **keys = cm_arena_alloc(b->arena, sizeof(ExExpr *) * PL_MAX_KEYS);
+    ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + agg->n_aggs));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + agg->n_aggs));
+    int at[PL_MAX_KEYS];
+    if (red == NULL || keys == NULL || cols == NULL || names == NULL) {
+        return oom(b);
+    }
+    *red = *agg;
+    red->keys = keys;
+    red->n_keys = 0;
+    for (int k = 0; k < n; k++) {
+        if (!dep[k]) {
+            at[k] = red->n_keys;
+            keys[red->n_keys++] = agg->keys[k];
+            continue;
+        }
+        CmType type = agg->keys[k]->type;
+        at[k] = -1 - red->n_aggs;
+        red->aggs[red->n_aggs] =
+            (ExAggSpec){.fn = EX_AGG_FIRST, .arg = -1, .arg_type = type, .type = type};
+        red->agg_args[red->n_aggs] = agg->keys[k];
+        red->agg_by[red->n_aggs] = NULL;
+        red->agg_order[red->n_aggs++] = NULL;
+    }
+    PlNode *node = build_aggregate(b, input, red);
+    if (node == NULL) {
+        return NULL;
+    }
+    for (int k = 0; k < n + agg->n_aggs; k++) {
+        int c = k >= n ? red->n_keys + k - n : at[k] >= 0 ? at[k] : red->n_keys - 1 - at[k];
+        cols[k] = ex_expr_column(b->arena, c, node->types[c]);
+        names[k] =
+            k < n && at[k] < 0 ? pl_expr_name(b, agg->keys[k], input, "key") : node->names[c];
+        if (cols[k] == NULL) {
+            return oom(b);
+        }
+    }
+    return pl_project(b, node, n + agg->n_aggs, cols, names);
+}
+
 /* ---- ORDER BY ------------------------------------------------------------------- */
 
 static int find_output(const OutList *o, const PsExpr *e)
@@ -2250,7 +2370,7 @@ static PlNode *bind_simple_windows(PlBinder *b, const PsSelect *sel)
     PlNode *top = input;
     if (agg != NULL) {
         fill_all_agg_refs(agg, &o, having, win);
-        top = build_aggregate(b, top, agg);
+        top = build_aggregate_fd(b, top, agg);
         if (top != NULL && agg->n_post > 0) {
             top = join_post(b, top, agg, &o, having, win);
         }
