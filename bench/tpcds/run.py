@@ -121,19 +121,22 @@ def sf_name(sf):
 
 # -------------------------------------------------------------------- data
 
-def data_stamp(sf, seed):
-    return 'tpcds_gen --sf %g --seed %d\n' % (sf, seed)
+def data_stamp(sf, seed, skew=0):
+    return 'tpcds_gen --sf %g --seed %d%s\n' % (sf, seed, ' --skew %d' % skew if skew else '')
 
 
-def gen_stamp(sf, seed, gen):
+def gen_stamp(sf, seed, gen, skew=0):
     """The .stamp of a generated directory: the parameters and the generator's
     sha256, so that a rebuilt generator makes the data again."""
-    return data_stamp(sf, seed) + 'generator sha256 %s\n' % file_sha256(gen)
+    return data_stamp(sf, seed, skew) + 'generator sha256 %s\n' % file_sha256(gen)
 
 
 def ensure_data(args, tables):
     """Returns the data directory, generating it with tpcds_gen when needed."""
-    d = args.data or os.path.join(REPO, 'build', 'tpcds-data', sf_name(args.sf))
+    # another seed or skew gets a directory of its own, not the main data's
+    other = ('-seed%d' % args.seed if args.seed != DEFAULT_SEED else '') + \
+        ('-skew%d' % args.skew if args.skew else '')
+    d = args.data or os.path.join(REPO, 'build', 'tpcds-data', sf_name(args.sf) + other)
     stamp = os.path.join(d, '.stamp')
     have = all(os.path.exists(os.path.join(d, t + '.dat')) for t in tables)
     if args.data and have:
@@ -142,16 +145,16 @@ def ensure_data(args, tables):
     if not os.path.exists(gen):
         build_gen(gen)
     if (have and os.path.exists(stamp)
-            and open(stamp).read() == gen_stamp(args.sf, args.seed, gen)):
+            and open(stamp).read() == gen_stamp(args.sf, args.seed, gen, args.skew)):
         return d
     log('generating SF %g into %s' % (args.sf, d))
     t0 = time.time()
     cmd = [gen, '--sf', '%g' % args.sf, '--out', d, '--seed', str(args.seed),
-           '--threads', str(args.gen_threads)]
+           '--skew', str(args.skew), '--threads', str(args.gen_threads)]
     subprocess.run(cmd, check=True)
     args.gen_seconds = time.time() - t0
     with open(stamp, 'w') as f:
-        f.write(gen_stamp(args.sf, args.seed, gen))
+        f.write(gen_stamp(args.sf, args.seed, gen, args.skew))
     return d
 
 
@@ -591,7 +594,7 @@ def make_answers(args, tool, d, creates, queries, manifest):
         with open(path, 'w') as f:
             f.write(''.join(line + '\n' for line in r['rows']))
         answers[q] = (len(r['rows']), file_sha256(path))
-    write_manifest(os.path.join(out, 'MANIFEST'), data_stamp(args.sf, args.seed), manifest,
+    write_manifest(os.path.join(out, 'MANIFEST'), data_stamp(args.sf, args.seed, args.skew), manifest,
                    answers)
     print('answers for SF %g in %s:' % (args.sf, out))
     for q, _ in queries:
@@ -791,9 +794,9 @@ def render(args, d, queries, results, peer, checks, loads, peer_loads, manifest)
              'Command: `%s` (%s)' % (cmd.strip(), datetime.date.today().isoformat()), '',
              'Machine: %s.' % machine(), '',
              'Sluice: %s.' % sluice_build(args), '',
-             'Data: tpcds_gen SF %g, seed %d, in `%s`%s. Times are the median of %d runs '
+             'Data: tpcds_gen SF %g, seed %d%s, in `%s`%s. Times are the median of %d runs '
              '(sluice `--timer`, DuckDB `duckdb-sql --timer`), in seconds.'
-             % (args.sf, args.seed, d,
+             % (args.sf, args.seed, ', skew %d' % args.skew if args.skew else '', d,
                 ' (generated in %.1f s)' % args.gen_seconds if args.gen_seconds else '',
                 args.runs), '']
     lines += summary_lines(args, queries, results, peer, checks) + ['']
@@ -843,6 +846,9 @@ def parse_args():
                                      '(default bench/tpcds/answers/sfSF)')
     p.add_argument('--timeout', type=float, default=600, help='seconds per statement')
     p.add_argument('--seed', type=int, default=DEFAULT_SEED, help='generator seed')
+    p.add_argument('--skew', type=int, default=0, choices=range(0, 4),
+                   help='tpcds_gen --skew: 1..3 skews the sales\' items, customers and dates '
+                        '(the generator-independent check); 0 (default) uniform')
     p.add_argument('--sluice', default=os.path.join(REPO, 'build', 'sluice'))
     p.add_argument('--db', help='load into this directory database (emptied first), then '
                                 'reopen it in a new process for the queries')

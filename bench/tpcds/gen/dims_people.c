@@ -25,6 +25,19 @@ int64_t gen_fk(uint64_t r, int64_t n, int null_pct)
     return gen_uniform(r, 1, n);
 }
 
+int64_t gen_skewed(const GenCtx *g, uint64_t r, int64_t lo, int64_t hi)
+{
+    if (g->skew <= 0) {
+        return gen_uniform(r, lo, hi);
+    }
+    double u = (double)(r >> 11) * (1.0 / 9007199254740992.0), x = u;
+    for (int k = 0; k < g->skew; k++) {
+        x *= u;
+    }
+    int64_t v = lo + (int64_t)(x * (double)(hi - lo + 1));
+    return v > hi ? hi : v;
+}
+
 /* The birth date and the dates of the customer's first purchase and review. */
 static void customer_dates(const GenCtx *g, GenBuf *b, uint64_t row)
 {

@@ -206,6 +206,8 @@ struct GenCtx {
     int64_t n_web_page;
     int64_t n_catalog_page;
     GenOrders ss, cs, ws; /* store, catalog and web orders */
+    int skew;             /* --skew: 0 uniform (dsdgen's shapes); k in 1..3 draws the sales'
+                             items, customers and dates as u^(k+1) (gen_skewed) */
     char args[96];        /* the arguments, for dbgen_version */
 };
 
@@ -297,6 +299,11 @@ void gen_order_items(const GenCtx *g, GenStream s, int64_t order, int64_t custom
 int64_t gen_order_date(const GenCtx *g, GenStream s, int64_t order, int64_t customer);
 /* A key in [1, n], or GEN_NULL with probability null_pct/100. */
 int64_t gen_fk(uint64_t r, int64_t n, int null_pct);
+/* A value in [lo, hi] from r: uniform when g->skew is 0, else lo + (hi - lo + 1) x u^(skew+1)
+ * for u uniform in [0, 1): the low values popular (with skew 1, a tenth of the range holds
+ * about a third of the draws; with 3, more than half).  For the generator-independent
+ * check (bench/tpcds/README.md): the same tables with other value distributions. */
+int64_t gen_skewed(const GenCtx *g, uint64_t r, int64_t lo, int64_t hi);
 /* The row of line `line` of order o in a line stream. */
 static inline uint64_t gen_line_row(int64_t o, int line)
 {

@@ -21,16 +21,19 @@
 #define DEFAULT_SEED 19620718ULL /* dsdgen's default RNG seed */
 
 static const char USAGE[] =
-    "Usage: tpcds_gen --sf SF --out DIR [--threads N] [--seed S] [--tables t1,t2,...]\n"
+    "Usage: tpcds_gen --sf SF --out DIR [--threads N] [--seed S] [--skew K] [--tables t1,...]\n"
     "Writes DIR/TABLE.dat for each table (the 24 of TPC-DS and dbgen_version by default):\n"
     "'|' after every field, empty field = NULL. The output depends only on SF and the\n"
-    "seed (default 19620718), not on the thread count (default: one per core).\n";
+    "seed (default 19620718), not on the thread count (default: one per core).\n"
+    "--skew K (1..3) makes the sales' items, customers and dates skewed (default 0:\n"
+    "uniform), for a check that does not depend on one generator's distributions.\n";
 
 typedef struct Options {
     double sf;                   /* scale factor, > 0 */
     const char *out;             /* output directory, borrowed from argv */
     int n_threads;               /* worker threads */
     uint64_t seed;               /* PRNG seed */
+    int skew;                    /* --skew, 0..3 */
     bool is_wanted[GT_N_TABLES]; /* tables to write */
 } Options;
 
@@ -88,6 +91,12 @@ static bool parse_option(int argc, char **argv, int *i, Options *o)
         o->n_threads = (int)strtol(v, &end, 10);
     } else if (!strcmp(a, "--seed")) {
         o->seed = strtoull(v, &end, 10);
+    } else if (!strcmp(a, "--skew")) {
+        o->skew = (int)strtol(v, &end, 10);
+        if (*end == '\0' && (o->skew < 0 || o->skew > 3)) {
+            fprintf(stderr, "tpcds_gen: --skew must be 0..3\n");
+            return false;
+        }
     } else if (!strcmp(a, "--tables")) {
         return parse_tables(v, o);
     } else {
@@ -206,6 +215,11 @@ int main(int argc, char **argv)
                     o.is_wanted[GT_WEB_SALES] || o.is_wanted[GT_WEB_RETURNS]};
     GenCtx g;
     gen_ctx_init(&g, o.sf, o.seed, need);
+    g.skew = o.skew;
+    if (o.skew > 0) {
+        size_t n = strlen(g.args);
+        snprintf(g.args + n, sizeof g.args - n, " --skew %d", o.skew);
+    }
     CmPool *pool = cm_pool_new(o.n_threads);
     if (!pool) {
         fprintf(stderr, "tpcds_gen: cannot start %d threads\n", o.n_threads);

@@ -117,7 +117,8 @@ bool gen_is_returned(const GenCtx *g, GenStream s, uint64_t line_row)
 
 void gen_party(const GenCtx *g, GenStream s, uint64_t row, unsigned col, GenParty *p)
 {
-    p->customer = gen_fk(gen_rand(g, s, row, col), g->n_customer, 2);
+    uint64_t cr = gen_rand(g, s, row, col);
+    p->customer = gen_chance(cr, 2) ? GEN_NULL : gen_skewed(g, cr, 1, g->n_customer);
     p->cdemo = gen_fk(gen_rand(g, s, row, col + 1), 1920800, 2);
     p->hdemo = gen_fk(gen_rand(g, s, row, col + 2), 7200, 2);
     p->addr = gen_fk(gen_rand(g, s, row, col + 3), g->n_address, 2);
@@ -146,7 +147,7 @@ void gen_order_items(const GenCtx *g, GenStream s, int64_t order, int64_t custom
         uint64_t row = gen_line_row(order, k);
         for (unsigned attempt = 0;; attempt++) {
             uint64_t r = gen_rand(g, s, row, COL_ITEM + attempt);
-            int64_t item = gen_uniform(r, 1, g->n_item);
+            int64_t item = gen_skewed(g, r, 1, g->n_item);
             if (attempt == 0 && customer != GEN_NULL && gen_chance(r, FAVORITE_PCT)) {
                 item = favorite(g, customer, (r >> 8) % N_FAVORITES);
             }
@@ -167,6 +168,9 @@ int64_t gen_order_date(const GenCtx *g, GenStream s, int64_t order, int64_t cust
     uint64_t r = gen_rand(g, s, (uint64_t)order, 1);
     if (customer != GEN_NULL && gen_chance(r, SHOP_DAY_PCT)) {
         r = gen_rand(g, GS_FAVORITE, (uint64_t)customer, 1 + (unsigned)((r >> 8) % N_SHOP_DAYS));
+    }
+    if (g->skew > 0) { /* the recent days popular */
+        return GEN_SOLD_LAST - gen_skewed(g, r, 0, GEN_SOLD_LAST - GEN_SOLD_FIRST);
     }
     return gen_uniform(r, GEN_SOLD_FIRST, GEN_SOLD_LAST);
 }
