@@ -572,6 +572,16 @@ static CmStatus get_entry(Decoder *d)
     }
 }
 
+CmStatus pm_check_version(uint32_t version, const char *name, CmErr *err)
+{
+    if (version < PM_FORMAT_OLDEST || version > PM_FORMAT_VERSION) {
+        return cm_err_set(err, CM_IO, -1,
+                          "'%s' has storage format version %u; this Sluice reads versions %d to %d",
+                          name, version, PM_FORMAT_OLDEST, PM_FORMAT_VERSION);
+    }
+    return CM_OK;
+}
+
 /* Checks the header and checksum; false with err set. */
 static bool check_header(const unsigned char *p, size_t n, const char *name, CmErr *err)
 {
@@ -582,10 +592,7 @@ static bool check_header(const unsigned char *p, size_t n, const char *name, CmE
         return false;
     }
     memcpy(&version, p + 8, 4);
-    if (version < PM_FORMAT_OLDEST || version > PM_FORMAT_VERSION) {
-        cm_err_set(err, CM_IO, -1,
-                   "'%s' has storage format version %u; this Sluice reads versions %d to %d", name,
-                   version, PM_FORMAT_OLDEST, PM_FORMAT_VERSION);
+    if (pm_check_version(version, name, err) != CM_OK) {
         return false;
     }
     memcpy(&sum, p + n - 8, 8);

@@ -606,12 +606,7 @@ static CmStatus check_data_header(int fd, const char *path, CmErr *err)
                      : cm_err_set(err, CM_IO, -1, "'%s' is not a Sluice data file (damaged)", path);
     }
     memcpy(&version, hdr + 8, 4);
-    if (version < PM_FORMAT_OLDEST || version > PM_FORMAT_VERSION) {
-        return cm_err_set(err, CM_IO, -1,
-                          "'%s' has storage format version %u; this Sluice reads versions %d to %d",
-                          path, version, PM_FORMAT_OLDEST, PM_FORMAT_VERSION);
-    }
-    return CM_OK;
+    return pm_check_version(version, path, err);
 }
 
 /* Data file `id`, opened (and its header checked) on first use; NULL with err. */

@@ -25,6 +25,10 @@
 /* Bytes of a data file's header: magic, version, zero word. */
 #define PM_DATA_HDR_BYTES 16
 
+/* CM_OK when `version`, read from the file `name` (MANIFEST or a data file), is
+ * one this Sluice reads; else CM_IO naming the file and the versions read. */
+CmStatus pm_check_version(uint32_t version, const char *name, CmErr *err);
+
 typedef struct PmChunk {
     uint64_t file_id; /* its data file <file_id>.tbl */
     int32_t n_rows;
