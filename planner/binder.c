@@ -1144,8 +1144,9 @@ static PlNode *build_aggregate(PlBinder *b, PlNode *input, PlAggCtx *agg)
 }
 
 /* The scan whose column `col` of n is, through filters, column projections and
- * joins (each output column is one side's), and that table's column in *tcol;
- * NULL when it is computed. */
+ * joins (an inner, left or full join's columns are each one side's; a semi,
+ * anti or mark join's past its probe side are not a scan's), and that table's
+ * column in *tcol; NULL when it is computed. */
 static const PlNode *scan_of(const PlNode *n, int col, int *tcol)
 {
     for (;;) {
@@ -1166,7 +1167,8 @@ static const PlNode *scan_of(const PlNode *n, int col, int *tcol)
         case PL_JOIN:
             if (col < n->child->n_cols) {
                 n = n->child;
-            } else if (n->n_cols == n->child->n_cols + n->right->n_cols) {
+            } else if (n->join_type == EX_JOIN_INNER || n->join_type == EX_JOIN_LEFT ||
+                       n->join_type == EX_JOIN_FULL) { /* the build side's columns follow */
                 col -= n->child->n_cols;
                 n = n->right;
             } else {
