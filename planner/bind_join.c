@@ -55,7 +55,7 @@ struct JoinSet {
     const PsFrom *as_inner[MAX_LEAVES]; /* outer joins WHERE turns into inner ones */
     int n_using; /* bind_outer: USING/NATURAL pairs (left, right scope column) */
     int *using_pairs;
-    PlEst *est; /* plan_joins: estimates of the leaves' nodes, or NULL */
+    PlEst *est;               /* plan_joins: estimates of the leaves' nodes, or NULL */
     const double *rows, *eff; /* order_joins: each leaf's rows, and the share its own
                                  conditions and its satellites keep (find_satellites) */
 };
@@ -693,14 +693,14 @@ static double probe_cost(double rows)
  * the one with the least rank c / (1 - s), where s is the share of the
  * streaming rows it keeps (join_share) and c what each probe of its hash table
  * costs (probe_cost, half as much again for each key past the first): the
- * order that minimizes the sum of the probes' costs
- * over a chain of filters whose costs differ (a 20K-row supplier table that
- * keeps a fifth of the lineitems before a 2M-row orders table that keeps a
- * seventh: TPC-H q05).  Equal costs (where the ranks order as the shares
- * do), ranks within a tenth, or shares of 1 and more, go by the smaller share; then by the smaller
- * share of the leaf its own conditions keep, then by the smaller.  So a star join meets its most
- * selective dimension first unless it is much costlier to probe, and an unfiltered dimension, which
- * drops nothing, last. */
+ * order that minimizes the sum of the probes' costs over a chain of filters
+ * whose costs differ (a 20K-row supplier table that keeps a fifth of the
+ * lineitems before a 2M-row orders table that keeps a seventh: TPC-H q05).
+ * Equal costs (where the ranks order as the shares do), ranks within a tenth,
+ * or shares of 1 and more, go by the smaller share; then by the smaller share
+ * of the leaf its own conditions keep, then by the smaller.  So a star join
+ * meets its most selective dimension first unless it is much costlier to
+ * probe, and an unfiltered dimension, which drops nothing, last. */
 static int pick_next(JoinSet *js, uint64_t joined, const double *est, const double *sel,
                      bool *connected)
 {
@@ -795,6 +795,12 @@ static PlNode *inner_join(PlBinder *b, PlNode *l, PlNode *r, int max_keys)
     return j->left_keys && j->right_keys ? j : oom(b);
 }
 
+/* Every leaf of the set, as bits. */
+static uint64_t all_leaves(const JoinSet *js)
+{
+    return js->n_leaves == 64 ? ~(uint64_t)0 : ((uint64_t)1 << js->n_leaves) - 1;
+}
+
 /* The leaf and its satellites, theirs too, as bits. */
 static uint64_t group_of(const JoinSet *js, int leaf)
 {
@@ -830,10 +836,10 @@ static PlNode *group_node(JoinSet *js, int i, int *map, int base)
                 js->host[f] = -1;
             }
         }
-        uint64_t every = js->n_leaves == 64 ? ~(uint64_t)0 : ((uint64_t)1 << js->n_leaves) - 1;
         bool connected;
-        int f = n != NULL && left != 0 ? pick_next(js, every & ~left, js->rows, js->eff, &connected)
-                                       : -1;
+        int f = n != NULL && left != 0
+                    ? pick_next(js, all_leaves(js) & ~left, js->rows, js->eff, &connected)
+                    : -1;
         memcpy(js->host, host, sizeof host);
         if (f < 0 || n == NULL) {
             break;
@@ -1031,7 +1037,7 @@ static PlNode *order_joins(JoinSet *js)
     }
     PlNode *cur = filtered_leaf(js, first, map, 0);
     uint64_t joined = (uint64_t)1 << first;
-    uint64_t every = js->n_leaves == 64 ? ~(uint64_t)0 : ((uint64_t)1 << js->n_leaves) - 1;
+    uint64_t every = all_leaves(js);
     while (joined != every && cur != NULL) {
         bool connected;
         int next = pick_next(js, joined, est, eff, &connected);
