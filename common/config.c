@@ -96,6 +96,9 @@ static const Setting SETTINGS[] = {
      "bytes a partition must pass to count as skewed"},
     {"subplan_reuse", SET_BOOL, offsetof(CmConfig, subplan_reuse), 0, 1,
      "compute a subtree that occurs several times in a statement (a CTE used twice) once"},
+    {"exchange_reuse", SET_BOOL, offsetof(CmConfig, exchange_reuse), 0, 1,
+     "keep a table's hash-partitioned form on disk once two statements have exchanged it alike, "
+     "and read it instead of exchanging it again"},
     {"read_csv_range_size", SET_SIZE, offsetof(CmConfig, read_csv_range_size), 1, INT64_MAX,
      "bytes of a CSV file one parsing task reads"},
     {"enable_progress_bar", SET_BOOL, offsetof(CmConfig, enable_progress_bar), 0, 1,
@@ -166,6 +169,7 @@ void cm_config_init(CmConfig *cfg)
     cfg->skew_factor = 5.0;
     cfg->skew_threshold = 64 * KB * KB;
     cfg->subplan_reuse = true;
+    cfg->exchange_reuse = true;
     /* ranges of a few MiB: a task per thread and more on a large file, and
      * a small file stays one task (executor/csv_scan.c) */
     cfg->read_csv_range_size = 8 * KB * KB;

@@ -41,6 +41,7 @@ typedef struct CmConfig {
     int64_t skew_threshold;                   /* ... and > this many bytes */
     /* identical subplans of one statement computed once (docs/cache.md) */
     bool subplan_reuse;
+    bool exchange_reuse; /* keep a table's partitioned form across statements (planner/keep.h) */
     /* bytes of a file one task of read_csv parses (executor/csv_scan.c) */
     int64_t read_csv_range_size;
     /* the shell's progress bar (executor/progress.h, docs/cli.md) */

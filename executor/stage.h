@@ -36,7 +36,10 @@ struct ExStage {
     /* filled in when it runs */
     int n_tasks;
     bool done;
-    bool skipped;   /* the adaptive optimizer merged its work into another stage */
+    bool skipped;     /* the adaptive optimizer merged its work into another stage, or its
+                         output was kept by an earlier statement (kept) */
+    const char *kept; /* the partitioned form read instead of running it (planner/keep.h),
+                         for EXPLAIN, or NULL */
     bool coalesced; /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
     long long start_ns, end_ns; /* cm_now_ns() at ex_stage_run's start and end */

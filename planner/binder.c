@@ -144,7 +144,7 @@ static PlNode *bind_system(PlBinder *b, const char *name, int64_t off)
         cm_err_set(b->err, CM_BIND, off, "system table '%s' cannot be read here", name);
         return NULL;
     }
-    return keep_scan(b, pl_system_table(name, b->cache, b->cat, b->cfg, b->err));
+    return keep_scan(b, pl_system_table(name, b->cache, b->kept, b->cat, b->cfg, b->err));
 }
 
 /* The names and types of view e's output, bound by a binder of its own: a
@@ -161,6 +161,7 @@ static bool view_shape(void *ctx, const StEntry *e, int *n_cols, const char *con
                     .sql = b->sql,
                     .keep = b->keep,
                     .cache = b->cache,
+                    .kept = b->kept,
                     .cfg = b->cfg,
                     .is_listing_views = true,
                     .err = &err};

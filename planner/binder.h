@@ -27,6 +27,7 @@ typedef struct PlCte {
 
 typedef struct PlOuter PlOuter;
 typedef struct PlCache PlCache;
+typedef struct PlKeep PlKeep;
 typedef struct PlInject PlInject;
 
 /* A table computed before binding (a WITH RECURSIVE result), found by name
@@ -65,6 +66,7 @@ typedef struct PlBinder {
     PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
                             it ends); NULL: reading a system table is refused */
     PlCache *cache;      /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
+    const PlKeep *kept;  /* the session's kept partitioned forms (sluice_cache), or NULL */
     const CmConfig *cfg; /* the session's settings, for sluice_settings; may be NULL */
     bool is_listing_views; /* binding the views for information_schema.columns */
     /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),

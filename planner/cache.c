@@ -493,6 +493,16 @@ static CacheView *find_view(PlCache *c, const char *name)
     return NULL;
 }
 
+const StTable *pl_cache_rows(const PlCache *c, const char *name)
+{
+    for (const PlCacheEntry *e = c != NULL ? c->entries : NULL; e != NULL; e = e->next) {
+        if (strcmp(e->name, name) == 0) {
+            return e->state == ST_MATERIALIZED ? e->table : NULL;
+        }
+    }
+    return NULL;
+}
+
 StEntry *pl_cache_view(PlCache *c, const char *name)
 {
     CacheView *v = find_view(c, name);
@@ -1553,10 +1563,12 @@ void pl_cache_after(PlCache *c, const PsStmt *a)
 
 static const char *const STATE_NAMES[] = {"pending", "materialized", "invalidated"};
 
-static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *err)
+/* One row: name, level, lazy, state, then rows, memory_bytes, disk_bytes,
+ * hits, misses, recomputes, invalidations. */
+static CmStatus put_row(StTable *t, CmBatch *b, const char *const text[3], bool is_lazy,
+                        const int64_t nums[7], CmErr *err)
 {
     uint32_t i = (uint32_t)b->n_rows;
-    const char *text[3] = {e->name, LEVEL_NAMES[e->level], STATE_NAMES[e->state]};
     int text_col[3] = {0, 1, 3};
     for (int k = 0; k < 3; k++) {
         const char *copy = cm_arena_strdup(&b->heap, text[k]);
@@ -1565,15 +1577,7 @@ static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *er
         }
         ((CmStr *)b->cols[text_col[k]].data)[i] = cm_str_make(copy, (uint32_t)strlen(copy));
     }
-    ((uint8_t *)b->cols[2].data)[i] = e->is_lazy;
-    bool has_rows = e->state == ST_MATERIALIZED;
-    int64_t nums[7] = {has_rows ? e->table->n_rows : 0,
-                       has_rows ? e->table->mem.held : 0,
-                       has_rows ? st_table_disk_bytes(e->table) : 0,
-                       e->hits,
-                       e->misses,
-                       e->recomputes,
-                       e->invalidations};
+    ((uint8_t *)b->cols[2].data)[i] = is_lazy;
     for (int k = 0; k < 7; k++) {
         ((int64_t *)b->cols[4 + k].data)[i] = nums[k];
     }
@@ -1584,7 +1588,29 @@ static CmStatus put_row(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *er
     return err->code;
 }
 
-StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err)
+static CmStatus put_entry(StTable *t, CmBatch *b, const PlCacheEntry *e, CmErr *err)
+{
+    const char *text[3] = {e->name, LEVEL_NAMES[e->level], STATE_NAMES[e->state]};
+    bool has_rows = e->state == ST_MATERIALIZED;
+    int64_t nums[7] = {has_rows ? e->table->n_rows : 0,
+                       has_rows ? e->table->mem.held : 0,
+                       has_rows ? st_table_disk_bytes(e->table) : 0,
+                       e->hits,
+                       e->misses,
+                       e->recomputes,
+                       e->invalidations};
+    return put_row(t, b, text, e->is_lazy, nums, err);
+}
+
+/* A partitioned form kept across statements (planner/keep.h): on disk only. */
+static CmStatus put_kept(StTable *t, CmBatch *b, const PlKeepInfo *k, CmErr *err)
+{
+    const char *text[3] = {k->name, LEVEL_NAMES[PL_CACHE_DISK_ONLY], "partitioned"};
+    int64_t nums[7] = {k->rows, 0, k->disk_bytes, k->hits, 0, 0, 0};
+    return put_row(t, b, text, false, nums, err);
+}
+
+StTable *pl_cache_snapshot(const PlCache *c, const PlKeep *keep, const char *name, CmErr *err)
 {
     enum { N_COLS = 11 };
     static const char *const names[N_COLS] = {"name",   "level",        "lazy",         "state",
@@ -1608,7 +1634,12 @@ StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err)
     }
     for (const PlCacheEntry *e = c ? c->entries : NULL; e != NULL && err->code == CM_OK;
          e = e->next) {
-        put_row(t, &b, e, err);
+        put_entry(t, &b, e, err);
+    }
+    PlKeepInfo kept[PL_KEEP_MAX];
+    int n_kept = pl_keep_list(keep, kept, PL_KEEP_MAX);
+    for (int i = 0; i < n_kept && err->code == CM_OK; i++) {
+        put_kept(t, &b, &kept[i], err);
     }
     if (err->code == CM_OK && b.n_rows > 0) {
         st_table_append(t, &b, err);

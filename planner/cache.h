@@ -31,6 +31,7 @@
 #include "common/err.h"
 #include "parser/ast.h"
 #include "planner/binder.h"
+#include "planner/keep.h"
 #include "planner/plan.h"
 #include "storage/catalog.h"
 #include "storage/table.h"
@@ -135,6 +136,10 @@ bool pl_cache_ctx_lost_rows(const PlCacheCtx *ctx);
  * changes (never within the statement); NULL with ctx->err. */
 StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e);
 
+/* The rows entry `name` holds now (borrowed), or NULL: no such entry, or its
+ * rows are not computed.  `c` may be NULL. */
+const StTable *pl_cache_rows(const PlCache *c, const char *name);
+
 /* The temporary view `name` made by CACHE TABLE name AS q, as a view entry
  * for the binder (borrowed until the view is dropped), or NULL.  `c` may be NULL. */
 StEntry *pl_cache_view(PlCache *c, const char *name);
@@ -155,6 +160,7 @@ void pl_cache_invalidate(PlCache *c, const char *name, bool is_dropped);
 /* Every entry loses its rows. */
 void pl_cache_invalidate_all(PlCache *c);
 
-/* The system table sluice_cache: one row per entry (owned: st_table_free);
- * NULL with err. */
-StTable *pl_cache_snapshot(const PlCache *c, const char *name, CmErr *err);
+/* The system table sluice_cache: one row per entry, then one per partitioned
+ * form `keep` has kept (state "partitioned"; keep may be NULL).  Owned
+ * (st_table_free); NULL with err. */
+StTable *pl_cache_snapshot(const PlCache *c, const PlKeep *keep, const char *name, CmErr *err);

@@ -75,6 +75,13 @@ void pl_explain_plan(const PlStagePlan *plan, bool analyze,
     char line[512];
     for (int i = 0; i < plan->n_stages; i++) {
         const ExStage *s = plan->stages[i];
+        if (s->kept != NULL) {
+            /* its output is a shuffle an earlier statement wrote (planner/keep.h) */
+            snprintf(line, sizeof line, "Stage %d -> %s, kept: %s, not run", s->id, s->exchange,
+                     s->kept);
+            emit(ctx, line);
+            continue;
+        }
         if (s->skipped) {
             snprintf(line, sizeof line, "Stage %d: merged into the stage before it (adaptive)",
                      s->id);
@@ -206,6 +213,13 @@ char *pl_explain_json(const PlStagePlan *plan, bool analyze)
     pl_text_lit(&j, "{\n  \"stages\": [");
     for (int i = 0; i < plan->n_stages; i++) {
         const ExStage *s = plan->stages[i];
+        if (s->kept != NULL) {
+            pl_text_printf(&j, "%s\n    {\"id\": %d, \"skipped\": true, \"kept\": ", i ? "," : "",
+                           s->id);
+            put_string(&j, s->kept);
+            pl_text_lit(&j, "}");
+            continue;
+        }
         if (s->skipped) {
             pl_text_printf(&j, "%s\n    {\"id\": %d, \"skipped\": true}", i ? "," : "", s->id);
             continue;

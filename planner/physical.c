@@ -24,6 +24,7 @@
 
 typedef struct Pipe {
     ExOp *source;
+    const PlNode *scan_node; /* the GET the source scans, or NULL */
     int n_ops;
     ExOp *ops[MAX_PIPE_OPS];
     bool single;              /* runs as one task */
@@ -116,6 +117,93 @@ static ExStage *close_stage(Builder *bld, Pipe *p, ExOp *sink, const char *excha
     return s;
 }
 
+/* The partitioned form that closing p into a hash exchange on `keys` writes,
+ * in *key, when it can be kept across statements (planner/keep.h): p is a
+ * bare scan of a current table (its exchange is the table's rows, placed by
+ * the keys alone).  *table is the name the keeper knows the table by. */
+static bool keep_key(const Builder *bld, const Pipe *p, int n_keys, const int *keys, int n_parts,
+                     PlKeepKey *key, const char **table)
+{
+    const PlNode *n = p->scan_node;
+    if (bld->plan->keep == NULL || !bld->cfg->exchange_reuse || n == NULL || p->n_ops > 0 ||
+        p->source == NULL || !ex_op_is_scan(p->source) || n_keys <= 0 ||
+        n_keys > PL_KEEP_MAX_KEYS || n->n_cols > PL_KEEP_MAX_COLS || n->shared_id > 0) {
+        return false;
+    }
+    *table = n->cache_name != NULL ? n->cache_name : n->table->name;
+    if (!pl_keep_eligible(bld->plan->keep, *table, n->table)) {
+        return false;
+    }
+    memset(key, 0, sizeof *key);
+    key->table_id = n->table->id;
+    key->version = n->table->version;
+    key->n_cols = n->n_cols;
+    memcpy(key->cols, n->col_ids, sizeof(int) * (size_t)n->n_cols);
+    key->n_keys = n_keys;
+    memcpy(key->keys, keys, sizeof(int) * (size_t)n_keys);
+    key->n_parts = n_parts;
+    return true;
+}
+
+/* Names of columns cols[0..n) of p's top, "a, b" (in the query arena). */
+static const char *col_list(Builder *bld, const Pipe *p, int n, const int *cols)
+{
+    const char *const *names = pipe_top(p)->names;
+    const char *s = "";
+    for (int i = 0; i < n && s != NULL; i++) {
+        int c = cols != NULL ? cols[i] : i;
+        s = cm_arena_printf(bld->a, "%s%s%s", s, i ? ", " : "",
+                            names != NULL && names[c] != NULL ? names[c] : "?");
+    }
+    return s;
+}
+
+/* "table (a, b; hash on a, 8 partitions)", for sluice_cache and EXPLAIN. */
+static const char *keep_what(Builder *bld, const Pipe *p, const char *table, int n_keys,
+                             const int *keys, int n_parts)
+{
+    const char *cols = col_list(bld, p, pipe_top(p)->n_cols, NULL);
+    const char *on = col_list(bld, p, n_keys, keys);
+    return cols && on ? cm_arena_printf(bld->a, "%s (%s; hash on %s, %d partitions)", table, cols,
+                                        on, n_parts)
+                      : NULL;
+}
+
+/* Stage s writes `slot` from pipe p: when a keeper holds its partitioned form,
+ * the slot gets the kept shuffle and s does not run; otherwise the exchange is
+ * offered to the keeper after the run (the first 8 of a plan). */
+static void note_keep(Builder *bld, const Pipe *p, ExStage *s, ShShuffle **slot, int n_keys,
+                      const int *keys, int n_parts)
+{
+    PlStagePlan *plan = bld->plan;
+    PlKeepKey key;
+    const char *table = NULL;
+    if (!keep_key(bld, p, n_keys, keys, n_parts, &key, &table)) {
+        return;
+    }
+    ShShuffle *kept = pl_keep_find(plan->keep, &key);
+    if (kept == NULL && plan->n_keep_wrote == 8) {
+        return;
+    }
+    PlKeepKey *copy = cm_arena_alloc(bld->a, sizeof *copy);
+    const char *what = keep_what(bld, p, table, n_keys, keys, n_parts);
+    if (copy == NULL || what == NULL) {
+        return; /* nothing kept or read: the stage runs */
+    }
+    *copy = key;
+    if (kept == NULL) {
+        plan->keep_wrote[plan->n_keep_wrote] =
+            (PlKeepWrote){.key = copy, .table = table, .what = what};
+        plan->keep_slot[plan->n_keep_wrote++] = slot;
+    } else if (plan->n_keep_used < 8) {
+        plan->keep_used[plan->n_keep_used] = copy;
+        plan->keep_borrowed[plan->n_keep_used++] = slot;
+        *slot = kept;
+        s->done = s->skipped = true;
+        s->kept = what;
+    }
+}
+
 /* Closes the open pipeline into a stage writing a new shuffle on `keys`. */
 static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *keys, int n_parts,
                                  ShShuffle ***slot_out)
@@ -137,6 +225,7 @@ static ExStage *close_to_shuffle(Builder *bld, Pipe *p, int n_keys, const int *k
     ExStage *s = close_stage(bld, p, w, desc);
     if (s != NULL) {
         s->shuffle = slot;
+        note_keep(bld, p, s, slot, n_keys, keys, n_parts);
     }
     return s;
 }
@@ -1219,6 +1308,7 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
     case PL_GET:
         memset(p, 0, sizeof *p);
         p->source = ex_scan_new(bld->a, n->table, n->n_cols, n->col_ids, bld->err);
+        p->scan_node = n;
         if (p->source != NULL && (n->cache_name != NULL || n->shared_id > 0) &&
             bld->plan->n_cached_scans < 16) {
             bld->plan->cached_is_shared[bld->plan->n_cached_scans] = n->shared_id > 0;
@@ -1321,11 +1411,13 @@ static bool build_node(Builder *bld, const PlNode *n, Pipe *p)
     return false;
 }
 
-CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, PlStagePlan *plan,
-                          CmErr *err)
+CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, PlKeep *keep,
+                          PlStagePlan *plan, CmErr *err)
 {
     memset(plan, 0, sizeof *plan);
     plan->arena = a;
+    plan->keep = keep;
+    plan->keep_cap = cfg->max_temp_directory_size / 4;
     plan->stages = cm_arena_zalloc(a, sizeof(ExStage *) * MAX_STAGES);
     plan->shuffles = cm_calloc(MAX_STAGES, sizeof(ShShuffle *));
     if (plan->stages == NULL || plan->shuffles == NULL) {
@@ -1371,7 +1463,9 @@ static bool rerun_lost_maps(PlStagePlan *plan, int failed, ExQuery *q, CmErr *er
     int maps[1024];
     for (int j = 0; j < failed && err->code == CM_OK; j++) {
         ExStage *s = plan->stages[j];
-        ShShuffle *sh = s->shuffle != NULL ? *s->shuffle : NULL;
+        /* a kept shuffle's maps ran in an earlier statement: the error stands,
+         * and the keeper drops it (pl_keep_done) */
+        ShShuffle *sh = s->shuffle != NULL && s->kept == NULL ? *s->shuffle : NULL;
         int n = sh != NULL ? sh_shuffle_lost_maps(sh, maps, 1024) : 0;
         if (n <= 0) {
             continue;
@@ -1466,12 +1560,28 @@ void pl_stage_plan_fini(PlStagePlan *plan)
     for (int i = 0; plan->stages != NULL && i < plan->n_stages; i++) {
         ex_stage_fini(plan->stages[i]);
     }
+    for (int i = 0; i < plan->n_keep_used; i++) {
+        *plan->keep_borrowed[i] = NULL; /* the keeper's */
+    }
+    for (int i = 0; i < plan->n_keep_wrote; i++) {
+        plan->keep_wrote[i].sh = *plan->keep_slot[i];
+        *plan->keep_slot[i] = NULL;
+    }
     for (int i = 0; plan->shuffles != NULL && i < plan->n_shuffles; i++) {
         sh_shuffle_free(plan->shuffles[i]);
     }
     cm_free(plan->shuffles);
     plan->shuffles = NULL;
-    sh_store_free(plan->store);
+    /* the keeper takes the written ones and the store; what it keeps lives on */
+    PlKeepKey used[8];
+    for (int i = 0; i < plan->n_keep_used; i++) {
+        used[i] = *plan->keep_used[i];
+    }
+    pl_keep_done(plan->keep_ran ? plan->keep : NULL, plan->keep_ok,
+                 plan->keep_ran ? plan->n_keep_used : 0, used, plan->n_keep_wrote, plan->keep_wrote,
+                 plan->store, plan->keep_cap);
+    plan->keep_ran = false;
+    plan->n_keep_used = plan->n_keep_wrote = 0;
     plan->store = NULL;
     ex_result_free(plan->result);
     plan->result = NULL;

@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "executor/result.h"
 #include "executor/stage.h"
+#include "planner/keep.h"
 #include "planner/plan.h"
 #include "shuffle/shuffle.h"
 
@@ -41,16 +42,33 @@ typedef struct PlStagePlan {
     int n_cached_scans;        /* scans of cached rows (planner/cache.h), for EXPLAIN */
     const ExOp *cached_scans[16];
     bool cached_is_shared[16]; /* the scan reads a shared subtree's rows (SHARED SCAN) */
+    /* Partitioned forms kept across statements (planner/keep.h), when planned
+     * with a keeper: the exchanges read from kept shuffles (their slots are
+     * borrowed, never freed here), and the keepable exchanges the run writes
+     * (sh is read from each slot), offered to the keeper when the plan is
+     * finished. */
+    PlKeep *keep;
+    int n_keep_used;
+    PlKeepKey *keep_used[8];
+    ShShuffle **keep_borrowed[8];
+    int n_keep_wrote;
+    PlKeepWrote keep_wrote[8];
+    ShShuffle **keep_slot[8];
+    int64_t keep_cap;       /* bytes the kept forms may hold: max_temp_directory_size / 4 */
+    bool keep_ran, keep_ok; /* set by the runner: the plan ran, and succeeded */
 } PlStagePlan;
 
-/* Builds the stages for `root`.  On failure *plan is left safe to fini. */
-CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, PlStagePlan *plan,
-                          CmErr *err);
+/* Builds the stages for `root`, reading the partitioned forms `keep` has
+ * kept (NULL: none).  On failure *plan is left safe to fini. */
+CmStatus pl_physical_plan(CmArena *a, const PlNode *root, const CmConfig *cfg, PlKeep *keep,
+                          PlStagePlan *plan, CmErr *err);
 
 /* Runs the stages in order on q's pool. */
 CmStatus pl_run_plan(PlStagePlan *plan, ExQuery *q, CmErr *err);
 
-/* Frees shuffles, operator states and the result unless it was taken (NULLed). */
+/* Frees shuffles, operator states and the result unless it was taken (NULLed).
+ * A plan that ran (keep_ran) first tells its keeper what it read and wrote
+ * (pl_keep_done), which may take the written shuffle and the store. */
 void pl_stage_plan_fini(PlStagePlan *plan);
 
 /* The stage DAG as text, one line per element through `emit` (with analyze:

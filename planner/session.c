@@ -43,6 +43,8 @@ struct PlSession {
     StCatalog *cat;
     CmConfig cfg;
     PlCache *cache; /* CACHE TABLE entries and their temporary views */
+    PlKeep *keep;   /* partitioned forms kept across statements (planner/keep.h); owned, one
+                       per connection */
     CmPool *pool;   /* sized cfg.threads; rebuilt when that changes */
     int pool_threads;
     bool in_txn;           /* this connection's BEGIN opened the catalog's transaction */
@@ -76,17 +78,33 @@ typedef struct Stmt {
     bool is_mem_stepped;   /* the auto controller ran (EXPLAIN ANALYZE runs it early) */
     bool is_sub_run;       /* the next run_query is one the binder or the cache asked
                               for before the statement's own query */
+    bool is_kept_lost;     /* a run that read kept partitioned forms failed on a file
+                              (planner/keep.h): the keeper dropped them, a second run
+                              exchanges the tables again */
     PlNotes notes;         /* binding's lines for EXPLAIN ANALYZE (WITH RECURSIVE) */
     PlStagePlan before;    /* those runs' figures so far: spilled (before_spilled_bytes)
                               and the three peaks; nothing else set */
     CmErr *err;
 } Stmt;
 
+/* keep.h's PlKeepCurrentFn: the catalog's table, or the cache entry's rows,
+ * of that name is still that object at that version. */
+static bool keep_is_current(void *ctx, const char *name, uint64_t id, uint64_t version)
+{
+    PlSession *s = ctx;
+    StEntry *e = st_catalog_find(s->cat, name);
+    const StTable *t =
+        e != NULL ? (e->kind == ST_ENTRY_TABLE ? e->table : NULL) : pl_cache_rows(s->cache, name);
+    return t != NULL && t->id == id && t->version == version;
+}
+
 PlSession *pl_session_new(CmErr *err)
 {
     PlSession *s = cm_calloc(1, sizeof *s);
     if (s == NULL || (s->cat = st_catalog_new()) == NULL ||
-        (s->progress = ex_progress_new()) == NULL || (s->cache = pl_cache_new(err)) == NULL) {
+        (s->progress = ex_progress_new()) == NULL || (s->cache = pl_cache_new(err)) == NULL ||
+        (s->keep = pl_keep_new(keep_is_current, s)) == NULL) {
+        pl_cache_free(s ? s->cache : NULL);
         st_catalog_free(s ? s->cat : NULL);
         ex_progress_free(s ? s->progress : NULL);
         cm_free(s);
@@ -100,7 +118,9 @@ PlSession *pl_session_new(CmErr *err)
 PlSession *pl_session_new_shared(PlSession *first, CmErr *err)
 {
     PlSession *s = cm_calloc(1, sizeof *s);
-    if (s == NULL || (s->progress = ex_progress_new()) == NULL) {
+    if (s == NULL || (s->progress = ex_progress_new()) == NULL ||
+        (s->keep = pl_keep_new(keep_is_current, s)) == NULL) {
+        ex_progress_free(s ? s->progress : NULL);
         cm_free(s);
         cm_err_set(err, CM_OOM, -1, "out of memory opening a connection");
         return NULL;
@@ -120,6 +140,7 @@ void pl_session_free(PlSession *s)
     if (s != NULL) {
         pl_session_rollback(s); /* closing ends the transaction as a crash would */
         cm_pool_free(s->pool);
+        pl_keep_free(s->keep); /* its stores, before the catalog they read */
         if (!s->is_shared) {
             pl_cache_free(s->cache);
             st_catalog_free(s->cat);
@@ -258,7 +279,7 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
 {
     memset(plan, 0, sizeof *plan);
     if (ensure_pool(st->s, st->err) != CM_OK ||
-        pl_physical_plan(st->arena, root, &st->s->cfg, plan, st->err) != CM_OK ||
+        pl_physical_plan(st->arena, root, &st->s->cfg, st->s->keep, plan, st->err) != CM_OK ||
         (plan->store = sh_store_new(&st->s->cfg, st->err)) == NULL) {
         return st->err->code;
     }
@@ -294,6 +315,9 @@ static CmStatus run_query(Stmt *st, const PlNode *root, PlStagePlan *plan, ExRes
     sh_store_set_mem_group(plan->store, &q.mem);
     long long t0 = cm_now_ns();
     pl_run_plan(plan, &q, st->err);
+    plan->keep_ran = true;
+    plan->keep_ok = st->err->code == CM_OK;
+    st->is_kept_lost |= plan->n_keep_used > 0 && st->err->code == CM_IO;
     plan->total_ns = cm_now_ns() - t0;
     ex_progress_plan_end(q.progress, outer_end);
     sh_store_set_mem_group(plan->store, NULL);
@@ -368,6 +392,7 @@ static PlBinder query_binder(Stmt *st, bool with_cache)
     b.keep = &st->temps;
     b.cfg = &st->s->cfg;
     b.cache = with_cache ? st->s->cache : NULL;
+    b.kept = with_cache ? st->s->keep : NULL;
     return b;
 }
 
@@ -527,7 +552,7 @@ static void explain_shared(Stmt *st, Lines *lines)
         add_line(lines, cm_arena_printf(st->arena, "Shared #%d (computed once, used %d times):",
                                         k + 1, s->uses));
         PlStagePlan plan = {0};
-        if (pl_physical_plan(st->arena, s->plan, &st->s->cfg, &plan, st->err) == CM_OK) {
+        if (pl_physical_plan(st->arena, s->plan, &st->s->cfg, NULL, &plan, st->err) == CM_OK) {
             pl_explain_plan(&plan, false, add_line, lines);
         }
         pl_stage_plan_fini(&plan);
@@ -550,7 +575,7 @@ static void explain_shared(Stmt *st, Lines *lines)
                                        "save):",
                                        d->uses, d->rows, d->work));
         PlStagePlan plan = {0};
-        if (pl_physical_plan(st->arena, d->plan, &st->s->cfg, &plan, st->err) == CM_OK) {
+        if (pl_physical_plan(st->arena, d->plan, &st->s->cfg, NULL, &plan, st->err) == CM_OK) {
             pl_explain_plan(&plan, false, add_line, lines);
         }
         pl_stage_plan_fini(&plan);
@@ -631,8 +656,8 @@ static CmStatus stmt_explain(Stmt *st)
      * optimizer changed it: planning is deterministic, so planning again
      * without running gives exactly the plan the run started from. */
     PlStagePlan plan = {0}, initial = {0};
-    CmStatus rc =
-        pl_physical_plan(st->arena, root, &st->s->cfg, analyze ? &initial : &plan, st->err);
+    CmStatus rc = pl_physical_plan(st->arena, root, &st->s->cfg, st->s->keep,
+                                   analyze ? &initial : &plan, st->err);
     if (rc == CM_OK && analyze) {
         st->stream = drop_rows;
         st->stream_ctx = NULL;
@@ -2265,6 +2290,9 @@ static CmStatus dispatch(Stmt *st)
     case PS_ST_CACHE:
     case PS_ST_UNCACHE:
     case PS_ST_CLEAR_CACHE:
+        if (a->kind == PS_ST_CLEAR_CACHE) {
+            pl_keep_clear(st->s->keep); /* the partitioned forms are cached data too */
+        }
         return pl_cache_exec(&st->cache, a, st->sql);
     case PS_ST_ANALYZE:
         return analyze(st);
@@ -2322,6 +2350,9 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
                       : s->cfg.shuffle_compression == CM_COMPRESSION_ZSTD ? SH_BLOCK_CODEC_ZSTD
                       : s->cfg.shuffle_compression == CM_COMPRESSION_LZ4  ? SH_BLOCK_CODEC_LZ4
                                                                           : SH_COMPRESS_AUTO);
+    if (!s->cfg.exchange_reuse) {
+        pl_keep_clear(s->keep);
+    }
     st.cache = (PlCacheCtx){.cache = s->cache,
                             .cat = s->cat,
                             .arena = &arena,
@@ -2334,10 +2365,14 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
         (st.spare = result_new(0, NULL, err)) != NULL) {
         ex_progress_begin(s->progress, &s->cfg);
         has_statement = true;
-        if (dispatch_durable(&st) != CM_OK && may_retry && pl_cache_ctx_lost_rows(&st.cache)) {
+        if (dispatch_durable(&st) != CM_OK && may_retry &&
+            (pl_cache_ctx_lost_rows(&st.cache) || st.is_kept_lost)) {
             /* MEMORY_ONLY cached rows it read were dropped while it ran (storage
-             * evicted them to make room): a failed statement changed nothing, so
-             * it runs again with those subtrees computed where they stand */
+             * evicted them to make room), or a kept partitioned form's file was
+             * lost: a failed statement changed nothing, so it runs again with
+             * those subtrees computed where they stand (and those tables
+             * exchanged again: the keeper has dropped the forms) */
+            st.is_kept_lost = false;
             pl_result_free(st.res);
             st.res = NULL;
             pl_temps_free(st.temps);
@@ -2360,6 +2395,8 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
         if (err->code == CM_OK) {
             pl_cache_after(s->cache, st.ast);
         }
+        /* partitioned forms of tables the statement wrote or dropped go */
+        pl_keep_sweep(s->keep);
         if (err->code == CM_OK) {
             *res = st.res;
             st.res = NULL;

@@ -432,11 +432,11 @@ static void add_mode_rows(Rows *r, const CmMemStats *st)
 
 /* ---- sluice_memory -------------------------------------------------------------------- */
 
-StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
+StTable *pl_system_table(const char *name, const PlCache *cache, const PlKeep *keep, StCatalog *cat,
                          const CmConfig *cfg, CmErr *err)
 {
     if (strcasecmp(name, "sluice_cache") == 0) {
-        return pl_cache_snapshot(cache, name, err);
+        return pl_cache_snapshot(cache, keep, name, err);
     }
     if (strcasecmp(name, "sluice_column_stats") == 0) {
         return column_stats(name, cat, err);

@@ -45,13 +45,14 @@
 #include "storage/table.h"
 
 typedef struct PlCache PlCache;
+typedef struct PlKeep PlKeep;
 
 /* True when `name` is a system table. */
 bool pl_system_table_exists(const char *name);
 /* A new table with the current contents of system table `name` (owned:
- * st_table_free), `cache`, `cat` and `cfg` being the session's (may be NULL: a
- * table that needs one is then an error or empty); NULL with err. */
-StTable *pl_system_table(const char *name, const PlCache *cache, StCatalog *cat,
+ * st_table_free), `cache`, `keep`, `cat` and `cfg` being the session's (may be
+ * NULL: a table that needs one is then an error or empty); NULL with err. */
+StTable *pl_system_table(const char *name, const PlCache *cache, const PlKeep *keep, StCatalog *cat,
                          const CmConfig *cfg, CmErr *err);
 
 /* True when `name` is a view of information_schema (tables, columns, schemata). */

@@ -78,6 +78,9 @@ void sh_store_stats(ShStore *st, ShStoreStats *out);
 /* Counts the store's reservation of execution memory in `group` too (the
  * query's; NULL to stop before the group dies). */
 void sh_store_set_mem_group(ShStore *st, CmMemGroup *group);
+/* Frees the flushed blocks the store keeps for reuse (and their reservation):
+ * a store that outlives its query (planner/keep.h) holds no memory idle. */
+void sh_store_trim(ShStore *st);
 /* The query's directory: "" until the first flush; borrowed until sh_store_free. */
 const char *sh_store_directory(ShStore *st);
 

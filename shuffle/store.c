@@ -567,6 +567,19 @@ static void release_keeping_locked(ShStore *st, ShBlock *list, int64_t bytes)
     cm_mem_shrink(&st->mem, reserved);
 }
 
+void sh_store_trim(ShStore *st)
+{
+    cm_mutex_lock(&st->lock);
+    ShBlock *spare = st->spare;
+    int64_t bytes = st->spare_bytes;
+    st->spare = NULL;
+    st->spare_bytes = 0;
+    st->n_spare = 0;
+    cm_mem_shrink(&st->mem, bytes);
+    cm_mutex_unlock(&st->lock);
+    sh_blocks_free(spare);
+}
+
 ShBlock *sh_store_spare_take(ShStore *st, int64_t bytes)
 {
     ShBlock *got = NULL;
