@@ -84,8 +84,9 @@ def cached_job(workload):
     return text
 
 
-def build_script(load, job, limit, mode, storage, shuffle):
+def build_script(load, job, limit, mode, storage, shuffle, sets=()):
     out = ["SET memory_limit = '%s';" % limit] if limit else []
+    out += ["SET %s = '%s';" % tuple(s.split("=", 1)) for s in sets]
     # zero first, so that no order of the two SETs passes a sum of 1
     out += ["SET memory_mode = '%s';" % mode, "SET storage_fraction = 0;",
             "SET shuffle_fraction = %g;" % shuffle, "SET storage_fraction = %g;" % storage]
@@ -116,7 +117,7 @@ def run_config(args, workload, scale, datadir, limit, cfg):
     subst = dict(membench.params(workload, scale), DIR=datadir, OUT=datadir, LEVEL=level)
     load = [membench.substitute(s, subst) for s in load]
     job = [(membench.substitute(s, subst), r) for s, r in job]
-    script, n_pre = build_script(load, job, limit, mode, storage, shuffle)
+    script, n_pre = build_script(load, job, limit, mode, storage, shuffle, args.set)
     fd, script_path = tempfile.mkstemp(suffix=".sql", dir=datadir)
     with os.fdopen(fd, "w") as f:
         f.write(script)
@@ -210,6 +211,8 @@ def main():
     ap.add_argument("--duckdb", default=membench.find_duckdb(),
                     help="generates the inputs (default: shared/tools/duckdb/duckdb-sql above the repo)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for every configuration (repeatable)")
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--repeat", type=int, default=1,
