@@ -596,22 +596,8 @@ static bool covers_key(const JoinSet *js, int i, const int *cols, int n, double 
         }
         t = tk;
     }
-    int n_key = 0;
-    for (int c = 0; t != NULL && c < t->n_cols; c++) {
-        if (!t->cols[c].primary_key) {
-            continue;
-        }
-        bool in = false;
-        for (int k = 0; k < n && !in; k++) {
-            in = tcols[k] == c;
-        }
-        if (!in) {
-            return false;
-        }
-        n_key++;
-    }
     *rows = t != NULL ? (double)t->n_rows : 0;
-    return n_key > 0;
+    return t != NULL && st_table_key_within(t, tcols, n);
 }
 
 /* About the share of the streaming rows that survive joining leaf i next

@@ -1205,19 +1205,16 @@ static PlNode *build_aggregate_fd(PlBinder *b, PlNode *input, PlAggCtx *agg)
     }
     for (int k = 0; k < n; k++) {
         const StTable *t = get[k] != NULL ? get[k]->table : NULL;
-        bool has_pk = false, all_pk = true;
-        for (int c = 0; t != NULL && c < t->n_cols && all_pk; c++) {
-            if (!t->cols[c].primary_key) {
-                continue;
-            }
-            has_pk = true;
-            bool in = false;
-            for (int m = 0; m < n && !in; m++) {
-                in = get[m] == get[k] && tcol[m] == c;
-            }
-            all_pk = in;
+        if (t == NULL || t->cols[tcol[k]].primary_key) {
+            continue; /* a key column itself stays a key */
         }
-        if (has_pk && all_pk && !t->cols[tcol[k]].primary_key && !dep[k]) {
+        int same[PL_MAX_KEYS], n_same = 0; /* the key columns read from the same scan */
+        for (int m = 0; m < n; m++) {
+            if (get[m] == get[k]) {
+                same[n_same++] = tcol[m];
+            }
+        }
+        if (st_table_key_within(t, same, n_same)) {
             dep[k] = true;
             n_dep++;
         }

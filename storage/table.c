@@ -379,6 +379,25 @@ bool st_table_lost(const StTable *t)
     return atomic_load(&((StTable *)t)->lost);
 }
 
+bool st_table_key_within(const StTable *t, const int *cols, int n)
+{
+    bool has_key = false;
+    for (int c = 0; c < t->n_cols; c++) {
+        if (!t->cols[c].primary_key) {
+            continue;
+        }
+        bool in = false;
+        for (int k = 0; k < n && !in; k++) {
+            in = cols[k] == c;
+        }
+        if (!in) {
+            return false;
+        }
+        has_key = true;
+    }
+    return has_key;
+}
+
 int64_t st_table_disk_bytes(const StTable *t)
 {
     int64_t n = 0;

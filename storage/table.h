@@ -154,6 +154,9 @@ void st_table_set_level(StTable *t, StBlockLevel level);
 bool st_table_lost(const StTable *t);
 /* Bytes of the table's chunks on the disk tier now. */
 int64_t st_table_disk_bytes(const StTable *t);
+/* Whether t declares a PRIMARY KEY and each of its columns is one of
+ * cols[0..n) (column indexes of t): rows equal on cols are then one row. */
+bool st_table_key_within(const StTable *t, const int *cols, int n);
 
 /* st_table_add_index for rows known to satisfy it (a saved table's, checked
  * when they were saved): the index is built from the rows only before the
