@@ -390,15 +390,22 @@ static int64_t region(const CmMem *m)
 }
 
 /* Bytes `pool` may still take: STATIC, what its own share leaves; otherwise
- * what the shared region leaves.  May be negative after the limit was
- * lowered.  Under the lock. */
+ * what the shared region leaves, and for AUTO's storage no more than the
+ * boundary leaves (storage that borrowed past it was evicted again by the
+ * next statement's execution, round after round).  May be negative after the
+ * limit was lowered.  Under the lock. */
 static int64_t free_for(const CmMem *m, CmMemPool pool)
 {
     if (m->mode == CM_MEM_STATIC) {
         double frac = pool == CM_MEM_STORAGE ? m->storage_frac : m->shuffle_frac;
         return share_bytes(m, frac) - m->used[pool];
     }
-    return region(m) - m->used[0] - m->used[1];
+    int64_t all = region(m) - m->used[0] - m->used[1];
+    if (m->mode == CM_MEM_AUTO && pool == CM_MEM_STORAGE) {
+        int64_t own = share_bytes(m, m->boundary) - m->used[pool];
+        return own < all ? own : all;
+    }
+    return all;
 }
 
 /* Whether `bytes` more for `pool` stay within its bounds: STATIC, the pool's

@@ -12,7 +12,8 @@
  * that neither passes; UNIFIED (the default, Spark >= 1.6) lets each pool use
  * whatever the other does not hold, within (storage + shuffle) x limit; AUTO is
  * unified with a protected storage floor that a controller in the planner
- * moves between statements (cm_mem_set_boundary).  Below, unified.  Storage is made of blocks
+ * moves between statements (cm_mem_set_boundary), which storage never passes
+ * (execution still uses what storage does not hold).  Below, unified.  Storage is made of blocks
  * (storage/blocks.h) that can be evicted to disk or dropped, so execution takes
  * memory back from it: when an execution reservation would pass the limit, the
  * manager calls the evictor the block store registered (cm_mem_set_evictor),
