@@ -88,13 +88,16 @@ typedef struct Stmt {
 } Stmt;
 
 /* keep.h's PlKeepCurrentFn: the catalog's table, or the cache entry's rows,
- * of that name is still that object at that version. */
+ * of that name is still that object at that version (CACHE TABLE t of a
+ * table t names both). */
 static bool keep_is_current(void *ctx, const char *name, uint64_t id, uint64_t version)
 {
     PlSession *s = ctx;
     StEntry *e = st_catalog_find(s->cat, name);
-    const StTable *t =
-        e != NULL ? (e->kind == ST_ENTRY_TABLE ? e->table : NULL) : pl_cache_rows(s->cache, name);
+    const StTable *t = e != NULL && e->kind == ST_ENTRY_TABLE ? e->table : NULL;
+    if (t == NULL || t->id != id) {
+        t = pl_cache_rows(s->cache, name);
+    }
     return t != NULL && t->id == id && t->version == version;
 }
 
