@@ -144,7 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (root != NULL) {
             PlStagePlan plan;
             memset(&plan, 0, sizeof plan);
-            if (pl_physical_plan(&arena, root, &g_cfg, &plan, &err) == CM_OK) {
+            if (pl_physical_plan(&arena, root, &g_cfg, NULL, &plan, &err) == CM_OK) {
                 pl_explain_plan(&plan, false, ignore_line, NULL);
             }
             pl_stage_plan_fini(&plan);
