@@ -493,14 +493,10 @@ static CacheView *find_view(PlCache *c, const char *name)
     return NULL;
 }
 
-const StTable *pl_cache_rows(const PlCache *c, const char *name)
+const StTable *pl_cache_rows(PlCache *c, const char *name)
 {
-    for (const PlCacheEntry *e = c != NULL ? c->entries : NULL; e != NULL; e = e->next) {
-        if (strcmp(e->name, name) == 0) {
-            return e->state == ST_MATERIALIZED ? e->table : NULL;
-        }
-    }
-    return NULL;
+    const PlCacheEntry *e = c != NULL ? find_entry(c, name) : NULL;
+    return e != NULL && e->state == ST_MATERIALIZED ? e->table : NULL;
 }
 
 StEntry *pl_cache_view(PlCache *c, const char *name)

@@ -138,7 +138,7 @@ StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e);
 
 /* The rows entry `name` holds now (borrowed), or NULL: no such entry, or its
  * rows are not computed.  `c` may be NULL. */
-const StTable *pl_cache_rows(const PlCache *c, const char *name);
+const StTable *pl_cache_rows(PlCache *c, const char *name);
 
 /* The temporary view `name` made by CACHE TABLE name AS q, as a view entry
  * for the binder (borrowed until the view is dropped), or NULL.  `c` may be NULL. */

@@ -17,7 +17,7 @@ typedef struct Entry {
     bool is_used;
     PlKeepKey key;
     char table[128]; /* the table's name, for the sweep */
-    char what[256];  /* "table (hash on cols, n partitions)" */
+    char what[256];  /* "table (cols; hash on keys, n partitions)" */
     ShStore *store;  /* kept: owned, with sh */
     ShShuffle *sh;
     int64_t hits;
@@ -97,19 +97,32 @@ ShShuffle *pl_keep_find(PlKeep *k, const PlKeepKey *key)
     return e != NULL ? e->sh : NULL;
 }
 
-/* A free entry, or the least recently used one, dropped; never one kept in
- * store `st` (the statement's, which the caller still writes into).  NULL
- * when every entry is. */
-static Entry *take_slot(PlKeep *k, const ShStore *st)
+/* The least recently used entry (a kept one when `kept_only`) that is not
+ * kept in store `st` (the statement's, which the caller still writes into),
+ * or NULL. */
+static Entry *oldest(PlKeep *k, const ShStore *st, bool kept_only)
 {
     Entry *old = NULL;
     for (int i = 0; i < PL_KEEP_MAX; i++) {
         Entry *e = &k->e[i];
-        if (!e->is_used) {
-            return e;
+        if (e->is_used && (e->sh != NULL || !kept_only) && e->store != st &&
+            (old == NULL || e->last < old->last)) {
+            old = e;
         }
-        old = e->store != st && (old == NULL || e->last < old->last) ? e : old;
     }
+    return old;
+}
+
+/* A free entry, or the least recently used one (oldest), dropped; NULL when
+ * every entry is kept in `st`. */
+static Entry *take_slot(PlKeep *k, const ShStore *st)
+{
+    for (int i = 0; i < PL_KEEP_MAX; i++) {
+        if (!k->e[i].is_used) {
+            return &k->e[i];
+        }
+    }
+    Entry *old = oldest(k, st, false);
     if (old != NULL) {
         drop(k, old);
     }
@@ -130,17 +143,13 @@ static bool make_room(PlKeep *k, int64_t bytes, int64_t cap, const ShStore *st)
 {
     for (;;) {
         int64_t held = 0;
-        Entry *old = NULL;
         for (int i = 0; i < PL_KEEP_MAX; i++) {
-            Entry *e = &k->e[i];
-            if (e->sh != NULL) {
-                held += disk_bytes(e->sh);
-                old = e->store != st && (old == NULL || e->last < old->last) ? e : old;
-            }
+            held += k->e[i].sh != NULL ? disk_bytes(k->e[i].sh) : 0;
         }
         if (held + bytes <= cap) {
             return true;
         }
+        Entry *old = oldest(k, st, true);
         if (old == NULL) {
             return false;
         }
@@ -177,8 +186,11 @@ static bool offer(PlKeep *k, const PlKeepWrote *w, ShStore *st, int64_t cap)
     e->last = k->clock;
     ShShuffleStats s;
     sh_shuffle_stats(w->sh, &s); /* a payload past the cap is not written at all */
-    if (s.bytes_pushed > cap || sh_shuffle_flush(w->sh, &err) != CM_OK || disk_bytes(w->sh) > cap ||
-        !make_room(k, disk_bytes(w->sh), cap, st)) {
+    if (s.bytes_pushed > cap || sh_shuffle_flush(w->sh, &err) != CM_OK) {
+        return false;
+    }
+    int64_t bytes = disk_bytes(w->sh);
+    if (bytes > cap || !make_room(k, bytes, cap, st)) {
         return false;
     }
     e->store = st;
@@ -186,14 +198,14 @@ static bool offer(PlKeep *k, const PlKeepWrote *w, ShStore *st, int64_t cap)
     return true;
 }
 
-void pl_keep_done(PlKeep *k, bool ok, int n_used, const PlKeepKey *used, int n_wrote,
+void pl_keep_done(PlKeep *k, bool ok, int n_used, PlKeepKey *const *used, int n_wrote,
                   const PlKeepWrote *wrote, ShStore *st, int64_t cap)
 {
     if (k != NULL) {
         k->clock++;
     }
     for (int i = 0; k != NULL && i < n_used; i++) {
-        Entry *e = find(k, &used[i]);
+        Entry *e = find(k, used[i]);
         if (e != NULL && ok) {
             e->hits++;
             e->last = k->clock;

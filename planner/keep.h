@@ -88,7 +88,7 @@ typedef struct PlKeepWrote {
  * to make room; the session gives a quarter of max_temp_directory_size, so
  * that spills keep the rest), and one seen for the first time is
  * remembered.  When not `ok`, the used entries are dropped. */
-void pl_keep_done(PlKeep *k, bool ok, int n_used, const PlKeepKey *used, int n_wrote,
+void pl_keep_done(PlKeep *k, bool ok, int n_used, PlKeepKey *const *used, int n_wrote,
                   const PlKeepWrote *wrote, ShStore *st, int64_t cap);
 
 /* Drops every entry whose table is no longer current (written, dropped,
@@ -97,10 +97,10 @@ void pl_keep_sweep(PlKeep *k);
 
 /* One kept entry, for sluice_cache. */
 typedef struct PlKeepInfo {
-    const char *name; /* "table (hash on cols, n partitions)" */
+    const char *name; /* "table (cols; hash on keys, n partitions)" */
     int64_t rows, disk_bytes, hits;
 } PlKeepInfo;
 
-/* The kept entries (not those only seen), oldest first: fills up to cap of
+/* The kept entries (not those only seen), least recently used first: fills up to cap of
  * out (borrowed until the keeper changes) and returns how many there are. */
 int pl_keep_list(const PlKeep *k, PlKeepInfo *out, int cap);

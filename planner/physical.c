@@ -171,7 +171,7 @@ static const char *keep_what(Builder *bld, const Pipe *p, const char *table, int
 
 /* Stage s writes `slot` from pipe p: when a keeper holds its partitioned form,
  * the slot gets the kept shuffle and s does not run; otherwise the exchange is
- * offered to the keeper after the run (the first 8 of a plan). */
+ * offered to the keeper after the run (the first PL_KEEP_PER_PLAN of a plan). */
 static void note_keep(Builder *bld, const Pipe *p, ExStage *s, ShShuffle **slot, int n_keys,
                       const int *keys, int n_parts)
 {
@@ -182,7 +182,7 @@ static void note_keep(Builder *bld, const Pipe *p, ExStage *s, ShShuffle **slot,
         return;
     }
     ShShuffle *kept = pl_keep_find(plan->keep, &key);
-    if (kept == NULL && plan->n_keep_wrote == 8) {
+    if (kept == NULL && plan->n_keep_wrote == PL_KEEP_PER_PLAN) {
         return;
     }
     PlKeepKey *copy = cm_arena_alloc(bld->a, sizeof *copy);
@@ -195,7 +195,7 @@ static void note_keep(Builder *bld, const Pipe *p, ExStage *s, ShShuffle **slot,
         plan->keep_wrote[plan->n_keep_wrote] =
             (PlKeepWrote){.key = copy, .table = table, .what = what};
         plan->keep_slot[plan->n_keep_wrote++] = slot;
-    } else if (plan->n_keep_used < 8) {
+    } else if (plan->n_keep_used < PL_KEEP_PER_PLAN) {
         plan->keep_used[plan->n_keep_used] = copy;
         plan->keep_borrowed[plan->n_keep_used++] = slot;
         *slot = kept;
@@ -1573,13 +1573,9 @@ void pl_stage_plan_fini(PlStagePlan *plan)
     cm_free(plan->shuffles);
     plan->shuffles = NULL;
     /* the keeper takes the written ones and the store; what it keeps lives on */
-    PlKeepKey used[8];
-    for (int i = 0; i < plan->n_keep_used; i++) {
-        used[i] = *plan->keep_used[i];
-    }
     pl_keep_done(plan->keep_ran ? plan->keep : NULL, plan->keep_ok,
-                 plan->keep_ran ? plan->n_keep_used : 0, used, plan->n_keep_wrote, plan->keep_wrote,
-                 plan->store, plan->keep_cap);
+                 plan->keep_ran ? plan->n_keep_used : 0, plan->keep_used, plan->n_keep_wrote,
+                 plan->keep_wrote, plan->store, plan->keep_cap);
     plan->keep_ran = false;
     plan->n_keep_used = plan->n_keep_wrote = 0;
     plan->store = NULL;

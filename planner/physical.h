@@ -18,28 +18,31 @@
 #include "planner/plan.h"
 #include "shuffle/shuffle.h"
 
+/* Kept partitioned forms a plan reads, and keepable exchanges it offers, at most. */
+#define PL_KEEP_PER_PLAN 8
+
 typedef struct PlStagePlan {
     int n_stages;
-    ExStage **stages;      /* execution order; the last one produces the result */
+    ExStage **stages; /* execution order; the last one produces the result */
     int n_shuffles;
-    ShShuffle **shuffles;  /* slots, filled when writers start; owned */
-    ShStore *store;        /* the shuffles' store, made when the plan runs; owned (freed
-                              after the shuffles) */
-    ExResult *result;      /* owned until taken */
-    int n_decisions;       /* adaptive decisions taken while running, for EXPLAIN */
+    ShShuffle **shuffles;      /* slots, filled when writers start; owned */
+    ShStore *store;            /* the shuffles' store, made when the plan runs; owned (freed
+                                  after the shuffles) */
+    ExResult *result;          /* owned until taken */
+    int n_decisions;           /* adaptive decisions taken while running, for EXPLAIN */
     const char *decisions[64]; /* each a JSON object, in the query arena */
-    CmArena *arena;        /* the query arena (for the adaptive rewrites) */
+    CmArena *arena;            /* the query arena (for the adaptive rewrites) */
     /* measured by the run, for EXPLAIN ANALYZE */
-    int64_t peak_memory_bytes; /* the most the query reserved at once */
-    int64_t peak_rss_bytes;    /* the process's peak RSS while it ran (VmHWM) */
-    int64_t peak_temp_bytes;   /* the most temp-file space held while it ran */
+    int64_t peak_memory_bytes;    /* the most the query reserved at once */
+    int64_t peak_rss_bytes;       /* the process's peak RSS while it ran (VmHWM) */
+    int64_t peak_temp_bytes;      /* the most temp-file space held while it ran */
     int64_t before_spilled_bytes; /* what the runs the binder made first spilled (WITH
                                      RECURSIVE rounds, cached subplans); counted in
                                      pl_spilled_bytes, and the three peaks above cover them */
-    int64_t total_ns;          /* how long it ran, stages and adaptive rules together */
-    int64_t statement_ns;      /* EXPLAIN ANALYZE: the whole statement, binding (with any
-                                  WITH RECURSIVE rounds) and planning too; 0 if unknown */
-    int n_cached_scans;        /* scans of cached rows (planner/cache.h), for EXPLAIN */
+    int64_t total_ns;             /* how long it ran, stages and adaptive rules together */
+    int64_t statement_ns;         /* EXPLAIN ANALYZE: the whole statement, binding (with any
+                                     WITH RECURSIVE rounds) and planning too; 0 if unknown */
+    int n_cached_scans;           /* scans of cached rows (planner/cache.h), for EXPLAIN */
     const ExOp *cached_scans[16];
     bool cached_is_shared[16]; /* the scan reads a shared subtree's rows (SHARED SCAN) */
     /* Partitioned forms kept across statements (planner/keep.h), when planned
@@ -49,11 +52,11 @@ typedef struct PlStagePlan {
      * finished. */
     PlKeep *keep;
     int n_keep_used;
-    PlKeepKey *keep_used[8];
-    ShShuffle **keep_borrowed[8];
+    PlKeepKey *keep_used[PL_KEEP_PER_PLAN];
+    ShShuffle **keep_borrowed[PL_KEEP_PER_PLAN];
     int n_keep_wrote;
-    PlKeepWrote keep_wrote[8];
-    ShShuffle **keep_slot[8];
+    PlKeepWrote keep_wrote[PL_KEEP_PER_PLAN];
+    ShShuffle **keep_slot[PL_KEEP_PER_PLAN];
     int64_t keep_cap;       /* bytes the kept forms may hold: max_temp_directory_size / 4 */
     bool keep_ran, keep_ok; /* set by the runner: the plan ran, and succeeded */
 } PlStagePlan;

@@ -82,13 +82,13 @@ static PlKeepKey key_of(uint64_t table, uint64_t version)
 }
 
 /* One statement writing `key` (a fresh store and shuffle of `rows`), reading `used`. */
-static void statement(PlKeep *k, bool ok, const PlKeepKey *used, const PlKeepKey *key, int rows,
+static void statement(PlKeep *k, bool ok, PlKeepKey *used, const PlKeepKey *key, int rows,
                       int64_t cap)
 {
     ShStore *st = store_new();
     PlKeepWrote w = {.key = key, .table = "t", .what = "t (a; hash on a, 2 partitions)"};
     w.sh = key != NULL ? shuffle_new(st, rows) : NULL;
-    pl_keep_done(k, ok, used ? 1 : 0, used, key ? 1 : 0, &w, st, cap);
+    pl_keep_done(k, ok, used ? 1 : 0, &used, key ? 1 : 0, &w, st, cap);
 }
 
 Test(pl_keep, kept_the_second_time_then_read)
