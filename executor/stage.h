@@ -40,7 +40,7 @@ struct ExStage {
                          output was kept by an earlier statement (kept) */
     const char *kept; /* the partitioned form read instead of running it (planner/keep.h),
                          for EXPLAIN, or NULL */
-    bool coalesced; /* the adaptive optimizer has set its partition ranges */
+    bool coalesced;   /* the adaptive optimizer has set its partition ranges */
     long long time_ns;
     long long start_ns, end_ns; /* cm_now_ns() at ex_stage_run's start and end */
     int64_t mem_at_start;       /* bytes the query's operators held when it started: what

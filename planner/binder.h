@@ -34,7 +34,7 @@ typedef struct PlInject PlInject;
  * before CTEs and the catalog. */
 typedef struct PlTemp {
     const char *name;
-    StTable *table;      /* owned by whoever made the list */
+    StTable *table; /* owned by whoever made the list */
     struct PlTemp *next;
 } PlTemp;
 
@@ -53,41 +53,41 @@ typedef struct PlNotes {
 } PlNotes;
 
 typedef struct PlBinder {
-    CmArena *arena;      /* the query arena */
+    CmArena *arena; /* the query arena */
     StCatalog *cat;
-    const char *sql;     /* the text the AST's offsets refer to */
-    PlCte *ctes;         /* WITH names in scope, innermost first */
-    int depth;           /* view/subquery nesting, bounded */
-    PlOuter *outer;      /* the enclosing query of a subquery being bound, or NULL */
-    PlInject *inject;    /* correlated values for the next FROM clause to join in */
-    PlInject *carry;     /* correlated values the next SELECT must pass through */
-    PlTemp *temps;       /* materialized WITH RECURSIVE results */
-    PlNotes *notes;      /* where binding's notes for EXPLAIN ANALYZE go, or NULL */
-    PlTemp **keep;       /* where system-table snapshots go (the statement's list, freed when
-                            it ends); NULL: reading a system table is refused */
-    PlCache *cache;      /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
-    const PlKeep *kept;  /* the session's kept partitioned forms (sluice_cache), or NULL */
-    const CmConfig *cfg; /* the session's settings, for sluice_settings; may be NULL */
+    const char *sql;       /* the text the AST's offsets refer to */
+    PlCte *ctes;           /* WITH names in scope, innermost first */
+    int depth;             /* view/subquery nesting, bounded */
+    PlOuter *outer;        /* the enclosing query of a subquery being bound, or NULL */
+    PlInject *inject;      /* correlated values for the next FROM clause to join in */
+    PlInject *carry;       /* correlated values the next SELECT must pass through */
+    PlTemp *temps;         /* materialized WITH RECURSIVE results */
+    PlNotes *notes;        /* where binding's notes for EXPLAIN ANALYZE go, or NULL */
+    PlTemp **keep;         /* where system-table snapshots go (the statement's list, freed when
+                              it ends); NULL: reading a system table is refused */
+    PlCache *cache;        /* the session's cache: its temporary views (CACHE TABLE AS), or NULL */
+    const PlKeep *kept;    /* the session's kept partitioned forms (sluice_cache), or NULL */
+    const CmConfig *cfg;   /* the session's settings, for sluice_settings; may be NULL */
     bool is_listing_views; /* binding the views for information_schema.columns */
     /* INSERT ... VALUES: the VALUES whose rows may hold DEFAULT (no other query's may),
      * and the value DEFAULT stands for in each of its columns. */
     const PsSelect *insert_values;
-    const PsList *windows; /* the WINDOW clause (PsWindowDef*) of the SELECT being bound */
+    const PsList *windows;          /* the WINDOW clause (PsWindowDef*) of the SELECT being bound */
     const CmValue *insert_defaults; /* n_insert_defaults values, of the target columns' types */
     int n_insert_defaults;
     const PlParams *params; /* the values of the statement's parameters, or NULL: none bound */
-    int64_t now_us;        /* now(): the statement's TIMESTAMP, read at its first call */
+    int64_t now_us;         /* now(): the statement's TIMESTAMP, read at its first call */
     bool has_now;
     CmErr *err;
 } PlBinder;
 
 /* One column visible to expressions: which table (alias) it came from. */
 typedef struct PlScopeCol {
-    const char *table;   /* alias or table name; NULL for derived columns */
+    const char *table; /* alias or table name; NULL for derived columns */
     const char *name;
     CmType type;
-    bool hidden;         /* the right-hand twin of a USING column: found only qualified */
-    bool merged;         /* the USING column of a RIGHT or FULL join, computed from both twins */
+    bool hidden; /* the right-hand twin of a USING column: found only qualified */
+    bool merged; /* the USING column of a RIGHT or FULL join, computed from both twins */
 } PlScopeCol;
 
 typedef struct PlScope {
