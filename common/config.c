@@ -89,6 +89,9 @@ static const Setting SETTINGS[] = {
      "memory_limit / 16)"},
     {"adaptive_skew_join", SET_BOOL, offsetof(CmConfig, adaptive_skew_join), 0, 1,
      "split a skewed partition of a join or aggregate input into several tasks"},
+    {"join_bloom_filter", SET_BOOL, offsetof(CmConfig, join_bloom_filter), 0, 1,
+     "before a partitioned join's probe side is exchanged, drop its rows whose keys a Bloom "
+     "filter of the build side's keys rules out"},
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000,
      "a partition is skewed when this many times the median partition's size and past "
      "skew_threshold"},
@@ -166,6 +169,7 @@ void cm_config_init(CmConfig *cfg)
     cfg->adaptive_broadcast = true;
     cfg->broadcast_threshold = 32 * KB * KB;
     cfg->adaptive_skew_join = true;
+    cfg->join_bloom_filter = true;
     cfg->skew_factor = 5.0;
     cfg->skew_threshold = 64 * KB * KB;
     cfg->subplan_reuse = true;

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "executor/bloom.h"
 #include "executor/expr.h"
 #include "executor/op.h"
 #include "executor/result.h"
@@ -375,5 +376,16 @@ ExOp *ex_expand_new(CmArena *a, int n_sets, const uint64_t *masks, int n_set_key
  * map per task, stored into *shuffle (the readers' handle). */
 ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_keys,
                            const int *keys, int n_cols, const CmType *types, CmErr *err);
+/* A runtime join filter (executor/bloom.h) between two hash writers of more
+ * than one partition whose keys pair up, value for value and type for type:
+ * `build` writes a partitioned INNER or SEMI join's build side and puts its
+ * keys into `bloom` (its words live from its stage's start to the plan's
+ * end), `probe` writes the probe side in a later stage and drops the rows the
+ * filter rules out. */
+void ex_shuffle_write_bloom(ExOp *build, ExOp *probe, ExBloom *bloom);
+/* A probe side's writer: the rows it asked its filter about and those it
+ * dropped, for EXPLAIN ANALYZE (a writer stops asking a filter that drops
+ * little: bloom.h); false for any other op. */
+bool ex_shuffle_write_bloom_stats(const ExOp *op, long long *checked, long long *dropped);
 /* Appends every row into `result` (rows of task order are kept per task). */
 ExOp *ex_result_sink_new(CmArena *a, ExResult *result, int n_cols, const CmType *types, CmErr *err);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "executor/bloom.h"
 #include "executor/hashing.h"
 #include "executor/ops.h"
 
@@ -26,7 +27,15 @@ typedef struct WriteSpec {
     int n_parts;
     int n_keys;
     int *keys;
+    ExBloom *fill;   /* a partitioned join's build side: its keys' hashes go in, or NULL */
+    ExBloom *filter; /* its probe side: rows whose hash it has not seen are dropped, or NULL */
 } WriteSpec;
+
+/* A probe writer tries its filter on this many rows, then stops asking it
+ * when it dropped less than one row in BLOOM_MIN_DROP: the probes would cost
+ * more than the few rows they spare the exchange. */
+#define BLOOM_TRIAL_ROWS 16384
+#define BLOOM_MIN_DROP 8
 
 /* The most a map task's stages take together, unless that leaves fewer
  * than STAGE_MIN_ROWS rows a partition. */
@@ -46,6 +55,9 @@ typedef struct WriteLocal {
     uint64_t hashes[CM_BATCH_CAP];
     uint32_t *part_pos; /* n_parts x CM_BATCH_CAP: this batch's rows of each partition */
     int *part_n;        /* n_parts */
+    bool filtering;     /* spec->filter is ready and still worth asking */
+    int64_t checked, dropped;
+    bool keep[CM_BATCH_CAP]; /* this batch's rows the filter lets through */
 } WriteLocal;
 
 static void write_local_fini(ExOp *op, void *local)
@@ -149,6 +161,7 @@ static void *write_local_init(ExOp *op, const ExTask *task, CmErr *err)
         write_local_fini(op, l);
         return NULL;
     }
+    l->filtering = s->filter != NULL && s->filter->words != NULL && atomic_load(&s->filter->ready);
     /* A re-run of this map commits under a new attempt, replacing the old. */
     l->writer = sh_writer_open(*s->shuffle, task->task_idx,
                                sh_shuffle_next_attempt(*s->shuffle, task->task_idx), err);
@@ -173,7 +186,21 @@ static CmStatus write_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err)
         l->part_n[0] = in->n_rows;
     } else {
         ex_hash_keys(in, s->n_keys, s->keys, l->hashes);
+        if (s->fill != NULL && s->fill->words != NULL) {
+            ex_bloom_insert(s->fill, l->hashes, in->n_rows);
+        }
+        const bool *keep = NULL;
+        if (l->filtering) {
+            l->dropped += in->n_rows - ex_bloom_probe(s->filter, l->hashes, in->n_rows, l->keep);
+            l->checked += in->n_rows;
+            keep = l->keep;
+            l->filtering =
+                l->checked < BLOOM_TRIAL_ROWS || l->dropped * BLOOM_MIN_DROP >= l->checked;
+        }
         for (int i = 0; i < in->n_rows; i++) {
+            if (keep != NULL && !keep[i]) {
+                continue;
+            }
             int part = (int)((l->hashes[i] >> 32) % (uint64_t)s->n_parts);
             l->part_pos[(size_t)part * CM_BATCH_CAP + (size_t)l->part_n[part]++] =
                 cm_batch_pos(in, i);
@@ -203,6 +230,12 @@ static CmStatus write_sink(ExOp *op, void *local, const CmBatch *in, CmErr *err)
 static CmStatus write_combine(ExOp *op, void *local, CmErr *err)
 {
     WriteLocal *l = local;
+    const WriteSpec *s = op->spec;
+    if (s->filter != NULL && l->checked > 0) {
+        atomic_fetch_add(&s->filter->checked, l->checked);
+        atomic_fetch_add(&s->filter->dropped, l->dropped);
+        l->checked = l->dropped = 0;
+    }
     for (int p = 0; p < l->n_bufs; p++) {
         if (l->bufs[p].n_rows > 0 && sh_writer_push(l->writer, p, &l->bufs[p], err) != CM_OK) {
             return err->code;
@@ -222,10 +255,52 @@ static void write_explain(const ExOp *op, const char *const *in_names, char *buf
         n += (size_t)snprintf(buf + n, cap - n, "%s", k ? ", " : " on ");
         n += ex_col_to_string(in_names, s->keys[k], buf + n, cap - n);
     }
+    if (s->fill != NULL && n < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, ", keys to a bloom filter");
+    }
+    if (s->filter != NULL && n < cap) {
+        snprintf(buf + n, cap - n, ", bloom filter from Stage %d", s->filter->from_stage);
+    }
+}
+
+/* A build side's writer owns its filter's words from its stage's start to
+ * the end of the plan (the sink's global state outlives its stage). */
+static CmStatus write_global_init(ExOp *op, ExQuery *q, CmErr *err)
+{
+    (void)q;
+    (void)err;
+    WriteSpec *s = op->spec;
+    if (s->fill != NULL) {
+        ex_op_res_init(op, &s->fill->res, "bloom filter");
+        s->fill->res.fixed = true;
+        ex_bloom_alloc(s->fill); /* refused: no filter */
+        op->global = s->fill;
+    }
+    return CM_OK;
+}
+
+static void write_global_fini(ExOp *op)
+{
+    ex_bloom_free(op->global);
+}
+
+/* Every task has inserted its keys: the probe side may ask. */
+static CmStatus write_finalize(ExOp *op, ExQuery *q, CmErr *err)
+{
+    (void)q;
+    (void)err;
+    const WriteSpec *s = op->spec;
+    if (s->fill != NULL) {
+        atomic_store(&s->fill->ready, true);
+    }
+    return CM_OK;
 }
 
 static const ExOpVt WRITE_VT = {
     .name = "SHUFFLE_WRITE",
+    .global_init = write_global_init,
+    .global_fini = write_global_fini,
+    .finalize = write_finalize,
     .local_init = write_local_init,
     .local_fini = write_local_fini,
     .sink = write_sink,
@@ -252,6 +327,23 @@ ExOp *ex_shuffle_write_new(CmArena *a, ShShuffle **shuffle, int n_parts, int n_k
     s->n_keys = n_keys;
     s->keys = k;
     return op;
+}
+
+void ex_shuffle_write_bloom(ExOp *build, ExOp *probe, ExBloom *bloom)
+{
+    ((WriteSpec *)build->spec)->fill = bloom;
+    ((WriteSpec *)probe->spec)->filter = bloom;
+}
+
+bool ex_shuffle_write_bloom_stats(const ExOp *op, long long *checked, long long *dropped)
+{
+    const ExBloom *bf = ex_op_is_shuffle_write(op) ? ((const WriteSpec *)op->spec)->filter : NULL;
+    if (bf == NULL) {
+        return false;
+    }
+    *checked = atomic_load(&bf->checked);
+    *dropped = atomic_load(&bf->dropped);
+    return true;
 }
 
 /* ---- read ------------------------------------------------------------------ */

@@ -62,6 +62,12 @@ static void explain_op(const PlStagePlan *plan, const ExOp *op, const ExOp *in, 
             n += snprintf(line + n, sizeof line - (size_t)n, ", spilled=%lld in %lld files",
                           spilled, (long long)atomic_load(&op->spill_files));
         }
+        long long checked, dropped;
+        if (ex_shuffle_write_bloom_stats(op, &checked, &dropped) && n > 0 &&
+            (size_t)n < sizeof line) {
+            n += snprintf(line + n, sizeof line - (size_t)n, ", bloom dropped=%lld of %lld",
+                          dropped, checked);
+        }
         if (n > 0 && (size_t)n < sizeof line) {
             snprintf(line + n, sizeof line - (size_t)n, "]");
         }
@@ -186,6 +192,11 @@ static void put_operator(PlTextBuf *j, const PlStagePlan *plan, const ExOp *op, 
             j, ", \"peak_memory_bytes\": %lld, \"spilled_bytes\": %lld, \"spill_files\": %lld",
             (long long)atomic_load(&op->mem.peak), (long long)atomic_load(&op->spilled_bytes),
             (long long)atomic_load(&op->spill_files));
+        long long checked, dropped;
+        if (ex_shuffle_write_bloom_stats(op, &checked, &dropped)) {
+            pl_text_printf(j, ", \"bloom_checked_rows\": %lld, \"bloom_dropped_rows\": %lld",
+                           checked, dropped);
+        }
     }
     pl_text_lit(j, "}");
 }

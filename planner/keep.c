@@ -181,9 +181,12 @@ static bool offer(PlKeep *k, const PlKeepWrote *w, ShStore *st, int64_t cap)
         e->last = k->clock;
         return false;
     }
+    e->last = k->clock;
+    if (w->filtered) {
+        return false;
+    }
     CmErr err;
     cm_err_init(&err);
-    e->last = k->clock;
     ShShuffleStats s;
     sh_shuffle_stats(w->sh, &s); /* a payload past the cap is not written at all */
     if (s.bytes_pushed > cap || sh_shuffle_flush(w->sh, &err) != CM_OK) {

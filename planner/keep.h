@@ -76,6 +76,8 @@ typedef struct PlKeepWrote {
     const PlKeepKey *key;
     const char *table, *what;
     ShShuffle *sh;
+    bool filtered; /* a runtime join filter cut its rows (executor/bloom.h): the key is
+                      remembered as seen, the shuffle never kept */
 } PlKeepWrote;
 
 /* After a plan built with the keeper has run: `used` of its keys were read

@@ -1027,6 +1027,60 @@ static ExRangeFilter *range_filter(Builder *bld, const PlNode *n, const Pipe *p,
     return rf != NULL && ex_scan_add_range_filter(p->source, col, rf) ? rf : NULL;
 }
 
+/* The keepable exchange the stage writing `slot` is offered to the keeper as
+ * after the run (planner/keep.h), or NULL. */
+static PlKeepWrote *kept_form(PlStagePlan *plan, ShShuffle **slot)
+{
+    for (int i = 0; i < plan->n_keep_wrote; i++) {
+        if (plan->keep_slot[i] == slot) {
+            return &plan->keep_wrote[i];
+        }
+    }
+    return NULL;
+}
+
+/* A partitioned join's probe side is cut down by a Bloom filter of its build
+ * side's keys (executor/bloom.h) before it is exchanged, when the join drops
+ * probe rows without a partner (INNER, SEMI), the planner expects it to drop
+ * at least half of them and the build side is no more than twice the probe
+ * side (filling the filter costs about what asking it does), the keys pair up
+ * type for type (one value, one hash), and neither stage reads a kept form (a
+ * build stage that does not run fills nothing).  A filtered probe side is not
+ * the table's partitioned form: the keeper only remembers its key (a kept
+ * form would spare the exchange but not the join the rows it holds; a filter
+ * expected to drop half of them spares both).  `bs` writes the build side;
+ * the probe side's stage is the last one closed. */
+static void join_bloom(Builder *bld, const PlNode *n, ExStage *bs, int n_parts)
+{
+    PlStagePlan *plan = bld->plan;
+    ExStage *ps = plan->n_stages > 0 ? plan->stages[plan->n_stages - 1] : NULL;
+    if (!bld->cfg->join_bloom_filter || n_parts <= 1 || ps == NULL || ps == bs ||
+        (n->join_type != EX_JOIN_INNER && n->join_type != EX_JOIN_SEMI) || bs->skipped ||
+        ps->skipped || !ex_op_is_shuffle_write(bs->sink) || !ex_op_is_shuffle_write(ps->sink)) {
+        return;
+    }
+    for (int k = 0; k < n->n_join_keys; k++) {
+        if (!cm_type_eq(n->child->types[n->left_keys[k]], n->right->types[n->right_keys[k]])) {
+            return;
+        }
+    }
+    double probe = pl_est_rows(bld->est, n->child), build = pl_est_rows(bld->est, n->right);
+    if (pl_est_rows(bld->est, n) > 0.5 * probe || build > 2 * probe) {
+        return;
+    }
+    PlKeepWrote *form = kept_form(plan, ps->shuffle);
+    ExBloom *bf = cm_arena_zalloc(bld->a, sizeof *bf);
+    if (bf == NULL) {
+        return; /* only a missed chance */
+    }
+    if (form != NULL) {
+        form->filtered = true;
+    }
+    bf->want_rows = build;
+    bf->from_stage = bs->id;
+    ex_shuffle_write_bloom(bs->sink, ps->sink, bf);
+}
+
 static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
 {
     Pipe *bp = cm_arena_zalloc(bld->a, sizeof *bp);
@@ -1054,6 +1108,9 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
     }
     if (partitioned && !exchange(bld, p, n->n_join_keys, n->left_keys, n_parts)) {
         return false;
+    }
+    if (partitioned) {
+        join_bloom(bld, n, bs, n_parts);
     }
     if (p->n_deps < 64) {
         p->deps[p->n_deps++] = bs;
