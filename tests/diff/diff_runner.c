@@ -4,6 +4,10 @@
  *
  * Usage: diff_runner [--seed S] [--count N] [--threads T] [--verbose]
  *                    [--sql-out FILE] [--only Q] [--no-workarounds] [--avoid NAME]...
+ *                    [--set NAME=VALUE]...
+ * --set applies a Sluice setting before each database is loaded (up to
+ * MAX_SETS of them): broadcast_threshold=0 makes every join partitioned, so
+ * that the exchanges and their runtime filters meet every query shape.
  * Queries are numbered 0..N-1.  Every QUERIES_PER_DB queries start on a fresh
  * random database (both engines in memory, same DDL and INSERTs); database E
  * is drawn from stream 2E of the seed and query Q from stream 2Q+1, so any
@@ -40,6 +44,8 @@
 #define SHOWN_CHARS 160           /* characters of one shown row */
 #define NAMES_CAP 160             /* a comma-separated list of workaround names */
 
+#define MAX_SETS 8
+
 typedef struct Options {
     uint64_t seed;       /* --seed */
     long first;          /* index of the first query */
@@ -48,6 +54,8 @@ typedef struct Options {
     bool is_verbose;     /* --verbose: each query before it runs, then its outcome */
     const char *sql_out; /* --sql-out file, or NULL */
     unsigned avoid;      /* DF_AVOID_* constructs the generator does not write */
+    int n_sets;
+    const char *sets[MAX_SETS]; /* --set NAME=VALUE, as given */
 } Options;
 
 typedef struct Stats {
@@ -107,6 +115,7 @@ static int usage(void)
 {
     fputs("usage: diff_runner [--seed S] [--count N] [--threads T] [--verbose]\n"
           "                   [--sql-out FILE] [--only Q] [--no-workarounds] [--avoid NAME]...\n"
+          "                   [--set NAME=VALUE]...\n"
           "NAME: sub-in-agg-select agg-in-left corr-in outer2 corr-set-op exists-agg\n",
           stderr);
     return 2;
@@ -176,6 +185,8 @@ static bool parse_valued(const char *arg, const char *val, Options *opts)
         opts->sql_out = val;
     } else if (strcmp(arg, "--avoid") == 0 && avoid_flag(val) != 0) {
         opts->avoid |= avoid_flag(val);
+    } else if (strcmp(arg, "--set") == 0 && strchr(val, '=') != NULL && opts->n_sets < MAX_SETS) {
+        opts->sets[opts->n_sets++] = val;
     } else {
         return false;
     }
@@ -184,7 +195,7 @@ static bool parse_valued(const char *arg, const char *val, Options *opts)
 
 static bool parse_options(int argc, char **argv, Options *opts)
 {
-    *opts = (Options){1, 0, 1000, "1", false, NULL, DF_AVOID_DEFAULT};
+    *opts = (Options){1, 0, 1000, "1", false, NULL, DF_AVOID_DEFAULT, 0, {NULL}};
     for (int arg_idx = 1; arg_idx < argc; arg_idx++) {
         const char *arg = argv[arg_idx];
         if (strcmp(arg, "--verbose") == 0) {
@@ -221,6 +232,15 @@ static bool load_sluice(Engines *e, const Options *opts)
     if (e->sluice == NULL || sluice_set(e->sluice, "threads", opts->threads, &err) != 0) {
         fprintf(stderr, "diff_runner: sluice setup: %s\n", err.message);
         return false;
+    }
+    for (int i = 0; i < opts->n_sets; i++) {
+        char name[64];
+        const char *eq = strchr(opts->sets[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - opts->sets[i]), opts->sets[i]);
+        if (sluice_set(e->sluice, name, eq + 1, &err) != 0) {
+            fprintf(stderr, "diff_runner: --set %s: %s\n", opts->sets[i], err.message);
+            return false;
+        }
     }
     const char *sql = df_buf_str(&e->script);
     size_t off = 0;
@@ -334,8 +354,12 @@ static void report_failure(Engines *e, const Options *opts, const Query *q, cons
     show_result("sluice", slu, diff_row);
     char flags[NAMES_CAP * 2];
     avoid_options(opts->avoid, flags, sizeof flags);
-    printf("  rerun: diff_runner --seed %llu --only %ld --threads %s%s --verbose\n",
+    printf("  rerun: diff_runner --seed %llu --only %ld --threads %s%s",
            (unsigned long long)opts->seed, q->idx, opts->threads, flags);
+    for (int i = 0; i < opts->n_sets; i++) {
+        printf(" --set %s", opts->sets[i]);
+    }
+    printf(" --verbose\n");
     if (e->sql_out != NULL) {
         write_repro(e, opts, q, lite, slu);
     }
