@@ -1334,6 +1334,73 @@ static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred
     return true;
 }
 
+/* A conjunct of pred that is a subquery's mark column alone (`x IN (SELECT
+ * ...)`, `EXISTS (...)` as a WHERE condition of their own) keeps the rows
+ * whose mark is TRUE: the rows a SEMI join keeps, whatever the mark would
+ * have said of the others (FALSE or NULL).  The MARK join that makes it is
+ * found among the joins and filters under the conditions (each keeps its
+ * input's columns first) and becomes that SEMI join, under a projection that
+ * gives the column back as TRUE for anything else that reads it, and the
+ * conjunct leaves *pred (NULL when none is left).  The planner then
+ * estimates the join by what it keeps (a MARK join keeps every row), and a
+ * partitioned one gets a runtime filter (executor/bloom.h).  *input is the
+ * top of the chain; false on OOM. */
+static bool marks_as_semi(PlBinder *b, PlNode **input, ExExpr **pred)
+{
+    ExExpr *const *conj = pred;
+    int n_conj = 1;
+    if ((*pred)->kind == EX_E_AND) {
+        conj = (*pred)->args;
+        n_conj = (*pred)->n_args;
+    }
+    ExExpr *rest = NULL;
+    for (int i = 0; i < n_conj; i++) {
+        bool is_mark = conj[i]->kind == EX_E_COLUMN && conj[i]->type.id == CM_T_BOOL;
+        if (!is_mark) {
+            if ((rest = rest ? pl_make_and(b, rest, conj[i]) : conj[i]) == NULL) {
+                return false;
+            }
+            continue;
+        }
+        int c = conj[i]->col;
+        PlNode **at = input;
+        while (*at != NULL && ((*at)->kind == PL_JOIN || (*at)->kind == PL_FILTER) &&
+               (*at)->n_cols > c &&
+               !((*at)->kind == PL_JOIN && (*at)->join_type == EX_JOIN_MARK &&
+                 (*at)->child->n_cols == c)) {
+            at = &(*at)->child;
+        }
+        PlNode *j = *at;
+        if (j == NULL || j->kind != PL_JOIN || j->join_type != EX_JOIN_MARK ||
+            j->child->n_cols != c || j->n_cols != c + 1) {
+            if ((rest = rest ? pl_make_and(b, rest, conj[i]) : conj[i]) == NULL) {
+                return false;
+            }
+            continue;
+        }
+        ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(c + 1));
+        CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+        if (cols == NULL || (cols[c] = ex_expr_const(b->arena, &yes)) == NULL) {
+            oom(b);
+            return false;
+        }
+        for (int k = 0; k < c; k++) {
+            if ((cols[k] = ex_expr_column(b->arena, k, j->types[k])) == NULL) {
+                oom(b);
+                return false;
+            }
+        }
+        j->join_type = EX_JOIN_SEMI;
+        j->join_mark_plain = false;
+        j->n_cols = c;
+        if ((*at = pl_project(b, j, c + 1, cols, j->names)) == NULL) {
+            return false;
+        }
+    }
+    *pred = rest;
+    return true;
+}
+
 /* The conditions asts[0..n), which hold subqueries, applied to n (whose
  * columns are `scope`): each subquery joins its result on, the filter runs,
  * and the extra columns are dropped.  js is the FROM clause n joins, or NULL
@@ -1369,7 +1436,10 @@ static PlNode *filter_with(PlBinder *b, PlNode *n, PlNode *base, const PlScope *
             return NULL;
         }
     }
-    PlNode *f = pl_filter(b, input, pred, asts[0]->src_off);
+    if (!marks_as_semi(b, &input, &pred)) {
+        return NULL;
+    }
+    PlNode *f = pred != NULL ? pl_filter(b, input, pred, asts[0]->src_off) : input;
     if (f == NULL || f->n_cols == scope->n) {
         return f;
     }
