@@ -37,7 +37,7 @@ typedef struct CmConfig {
     bool adaptive_broadcast;                  /* switch joins to broadcast from real sizes */
     int64_t broadcast_threshold;              /* bytes under which a join side is broadcast */
     bool adaptive_skew_join;                  /* split skewed partitions */
-    bool join_bloom_filter; /* a partitioned join's build keys filter its probe side's exchange */
+    bool join_bloom_filter;                   /* build keys' Bloom filter on the probe exchange */
     double skew_factor;                       /* skewed: > factor x median ... */
     int64_t skew_threshold;                   /* ... and > this many bytes */
     /* identical subplans of one statement computed once (docs/cache.md) */

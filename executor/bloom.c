@@ -46,11 +46,7 @@ bool ex_bloom_alloc(ExBloom *b)
         return false;
     }
     b->n_words = n;
-    int log2 = 0;
-    while (((uint64_t)1 << log2) < n) {
-        log2++;
-    }
-    b->shift = 64 - log2;
+    b->shift = 64 - __builtin_ctzll(n); /* n is a power of two */
     return true;
 }
 

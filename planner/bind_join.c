@@ -1334,50 +1334,52 @@ static bool split_conjunct(JoinSet *js, const PsExpr *e, const PsExpr **deferred
     return true;
 }
 
+/* The MARK join among the joins and filters from *input down to `base`
+ * (exclusive: those the conditions' subqueries attached, each keeping its
+ * input's columns first) whose mark is column c, or NULL; the link to it. */
+static PlNode **mark_join_of(PlNode **input, const PlNode *base, int c)
+{
+    for (PlNode **at = input; *at != base && (*at)->n_cols > c; at = &(*at)->child) {
+        PlNode *j = *at;
+        if (j->kind == PL_JOIN && j->join_type == EX_JOIN_MARK && j->child->n_cols == c) {
+            return j->n_cols == c + 1 ? at : NULL;
+        }
+        if (j->kind != PL_JOIN && j->kind != PL_FILTER) {
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
 /* A conjunct of pred that is a subquery's mark column alone (`x IN (SELECT
  * ...)`, `EXISTS (...)` as a WHERE condition of their own) keeps the rows
  * whose mark is TRUE: the rows a SEMI join keeps, whatever the mark would
- * have said of the others (FALSE or NULL).  The MARK join that makes it is
- * found among the joins and filters under the conditions (each keeps its
- * input's columns first) and becomes that SEMI join, under a projection that
- * gives the column back as TRUE for anything else that reads it, and the
- * conjunct leaves *pred (NULL when none is left).  The planner then
- * estimates the join by what it keeps (a MARK join keeps every row), and a
- * partitioned one gets a runtime filter (executor/bloom.h).  *input is the
+ * have said of the others (FALSE or NULL).  The MARK join that makes it
+ * (mark_join_of: never one of base's own) becomes that SEMI join, under a
+ * projection that gives the column back as TRUE for anything else that reads
+ * it, and the conjunct leaves *pred (NULL when none is left).  The planner
+ * then estimates the join by what it keeps (a MARK join keeps every row), and
+ * a partitioned one gets a runtime filter (executor/bloom.h).  *input is the
  * top of the chain; false on OOM. */
-static bool marks_as_semi(PlBinder *b, PlNode **input, ExExpr **pred)
+static bool marks_as_semi(PlBinder *b, PlNode **input, const PlNode *base, ExExpr **pred)
 {
-    ExExpr *const *conj = pred;
-    int n_conj = 1;
-    if ((*pred)->kind == EX_E_AND) {
-        conj = (*pred)->args;
-        n_conj = (*pred)->n_args;
+    ExExpr *conj[MAX_TERMS];
+    int n_conj = 0;
+    if (!flatten(*pred, EX_E_AND, conj, &n_conj)) {
+        return true; /* too many conditions to take apart: left as they are */
     }
     ExExpr *rest = NULL;
     for (int i = 0; i < n_conj; i++) {
         bool is_mark = conj[i]->kind == EX_E_COLUMN && conj[i]->type.id == CM_T_BOOL;
-        if (!is_mark) {
+        PlNode **at = is_mark ? mark_join_of(input, base, conj[i]->col) : NULL;
+        if (at == NULL) {
             if ((rest = rest ? pl_make_and(b, rest, conj[i]) : conj[i]) == NULL) {
                 return false;
             }
             continue;
-        }
-        int c = conj[i]->col;
-        PlNode **at = input;
-        while (*at != NULL && ((*at)->kind == PL_JOIN || (*at)->kind == PL_FILTER) &&
-               (*at)->n_cols > c &&
-               !((*at)->kind == PL_JOIN && (*at)->join_type == EX_JOIN_MARK &&
-                 (*at)->child->n_cols == c)) {
-            at = &(*at)->child;
         }
         PlNode *j = *at;
-        if (j == NULL || j->kind != PL_JOIN || j->join_type != EX_JOIN_MARK ||
-            j->child->n_cols != c || j->n_cols != c + 1) {
-            if ((rest = rest ? pl_make_and(b, rest, conj[i]) : conj[i]) == NULL) {
-                return false;
-            }
-            continue;
-        }
+        int c = conj[i]->col;
         ExExpr **cols = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(c + 1));
         CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
         if (cols == NULL || (cols[c] = ex_expr_const(b->arena, &yes)) == NULL) {
@@ -1436,7 +1438,7 @@ static PlNode *filter_with(PlBinder *b, PlNode *n, PlNode *base, const PlScope *
             return NULL;
         }
     }
-    if (!marks_as_semi(b, &input, &pred)) {
+    if (!marks_as_semi(b, &input, n, &pred)) {
         return NULL;
     }
     PlNode *f = pred != NULL ? pl_filter(b, input, pred, asts[0]->src_off) : input;
