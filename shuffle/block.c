@@ -599,25 +599,32 @@ void sh_decoder_fini(ShDecoder *dec)
     memset(dec, 0, sizeof *dec);
 }
 
-CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *stored, CmBatch *out,
-                                ShDecoder *dec, CmErr *err)
+/* The payload of a stored block, checked and decompressed (into dec's
+ * buffer when compressed); NULL with err. */
+static const unsigned char *raw_payload(const ShBlockHeader *h, const unsigned char *stored,
+                                        ShDecoder *dec, CmErr *err)
 {
-    cm_batch_reset(out);
     if (!sh_block_verify(h, stored)) {
-        return cm_err_set(err, CM_IO, -1, "shuffle block of map %d failed its checksum", h->map_id);
+        cm_err_set(err, CM_IO, -1, "shuffle block of map %d failed its checksum", h->map_id);
+        return NULL;
     }
     if (h->codec == SH_BLOCK_CODEC_NONE) {
-        return h->raw_bytes == h->stored_bytes ? decode_raw(h, stored, out, err)
-                                               : malformed(err, h);
+        if (h->raw_bytes != h->stored_bytes) {
+            malformed(err, h);
+            return NULL;
+        }
+        return stored;
     }
     /* The writer compresses only non-empty payloads (sh_block_lay_record). */
     if ((h->codec != SH_BLOCK_CODEC_ZSTD && h->codec != SH_BLOCK_CODEC_LZ4) || h->raw_bytes <= 0 ||
         h->raw_bytes > INT32_MAX || h->stored_bytes > INT32_MAX) {
-        return malformed(err, h);
+        malformed(err, h);
+        return NULL;
     }
     if (h->codec == SH_BLOCK_CODEC_ZSTD && dec->dctx == NULL &&
         (dec->dctx = ZSTD_createDCtx_advanced(ZSTD_MEM)) == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
+        cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
+        return NULL;
     }
     if (dec->cap < (size_t)h->raw_bytes) {
         size_t cap = dec->cap ? dec->cap : 64 * 1024;
@@ -626,7 +633,8 @@ CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *sto
         }
         unsigned char *buf = cm_malloc(cap);
         if (buf == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
+            cm_err_set(err, CM_OOM, -1, "out of memory decompressing a shuffle block");
+            return NULL;
         }
         cm_free(dec->buf);
         dec->buf = buf;
@@ -637,17 +645,45 @@ CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *sto
         int n = LZ4_decompress_safe((const char *)stored, (char *)dec->buf, (int)h->stored_bytes,
                                     (int)h->raw_bytes);
         if (n != (int)h->raw_bytes) {
-            return malformed(err, h);
+            malformed(err, h);
+            return NULL;
         }
         note_decompress(h->raw_bytes, cm_now_ns() - t0);
     } else {
         size_t n = ZSTD_decompressDCtx(dec->dctx, dec->buf, (size_t)h->raw_bytes, stored,
                                        (size_t)h->stored_bytes);
         if (ZSTD_isError(n) || n != (size_t)h->raw_bytes) {
-            return malformed(err, h);
+            malformed(err, h);
+            return NULL;
         }
     }
-    return decode_raw(h, dec->buf, out, err);
+    return dec->buf;
+}
+
+CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *stored, CmBatch *out,
+                                ShDecoder *dec, CmErr *err)
+{
+    cm_batch_reset(out);
+    const unsigned char *raw = raw_payload(h, stored, dec, err);
+    return raw != NULL ? decode_raw(h, raw, out, err) : err->code;
+}
+
+CmStatus sh_block_decode_column_stored(const ShBlockHeader *h, const unsigned char *stored,
+                                       CmVec *v, CmArena *heap, ShDecoder *dec, CmErr *err)
+{
+    if (h->n_rows < 0 || h->n_rows > CM_BATCH_CAP) {
+        return malformed(err, h);
+    }
+    const unsigned char *raw = raw_payload(h, stored, dec, err);
+    if (raw == NULL) {
+        return err->code;
+    }
+    const unsigned char *end = raw + h->raw_bytes;
+    const unsigned char *p = decode_column(raw, end, h->n_rows, v, heap, err);
+    if (p == NULL || p != end) {
+        return err->code != CM_OK ? err->code : malformed(err, h);
+    }
+    return CM_OK;
 }
 
 CmStatus sh_block_decode(const ShBlock *blk, CmBatch *out, CmErr *err)

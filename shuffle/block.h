@@ -92,6 +92,13 @@ bool sh_block_verify(const ShBlockHeader *h, const unsigned char *stored);
 /* Verifies, decompresses (through dec) and decodes a stored payload into out. */
 CmStatus sh_block_decode_stored(const ShBlockHeader *h, const unsigned char *stored, CmBatch *out,
                                 ShDecoder *dec, CmErr *err);
+/* Decodes a stored payload of exactly one column (a block encoded from a
+ * batch of one column: a saved chunk's column record, storage/blocks.h) into
+ * v, whose buffer holds CM_BATCH_CAP values of its type, copying its strings
+ * into heap.  Nothing else is touched, so other columns of the batch v
+ * belongs to may be read meanwhile.  CM_IO as sh_block_decode_stored. */
+CmStatus sh_block_decode_column_stored(const ShBlockHeader *h, const unsigned char *stored,
+                                       CmVec *v, CmArena *heap, ShDecoder *dec, CmErr *err);
 void sh_decoder_init(ShDecoder *dec);
 void sh_decoder_fini(ShDecoder *dec);
 

@@ -40,6 +40,12 @@ struct StBlock {
                              load gives the heap one buffer of about that size (heap_class) */
     const char *saved_in; /* a saved block's file (st_block_new_saved): its copy is a record
                              there, not an extent of the store's file; else NULL */
+    int saved_rows;       /* a saved block's rows: every record it reads must hold them */
+    int64_t *col_off;     /* a saved block in column records: n_cols + 1 offsets, from
+                             loc.offset, of each column's record (the last: its end); owned.
+                             NULL: one record of every column */
+    bool *col_in;         /* with col_off: the columns the resident batch holds; owned */
+    bool *col_load;       /* with col_off: the columns the thread LOADING it reads; owned */
     int pins;
     bool sealed;
     bool gone;  /* a MEMORY_ONLY block that was dropped */
@@ -645,7 +651,8 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
         }
         goto done;
     }
-    if (!sh_block_header_unpack(rec, &h) || sh_block_record_bytes(&h) != b->loc.bytes) {
+    if (!sh_block_header_unpack(rec, &h) || sh_block_record_bytes(&h) != b->loc.bytes ||
+        (b->saved_in != NULL && h.n_rows != b->saved_rows)) {
         if (b->saved_in != NULL) {
             cm_err_set(err, CM_IO, -1, "'%s' is damaged: the record at offset %lld is wrong",
                        b->saved_in, (long long)b->loc.offset);
@@ -672,6 +679,183 @@ static CmBatch *read_block(Store *s, const StBlock *b, CmErr *err)
     }
 done:
     loader_give(s, ld);
+    return batch;
+}
+
+/* ---- saved blocks in column records ------------------------------------------------- */
+
+/* A saved block whose columns are records of their own (st_block_new_saved
+ * with col_bytes) is loaded a column at a time: a scan pins it with the
+ * columns it reads (st_block_pin_cols), and only those are read and decoded.
+ * Its batch is made empty on the first pin (every vector typed, none with a
+ * buffer) and gains columns on later pins while others read the ones it has:
+ * a load writes only vectors nobody reads yet and appends to the heap, whose
+ * older bytes never move.  Eviction drops the batch whole.  Its memory is
+ * measured by what it holds (cols_batch_bytes). */
+
+static int64_t shell_bytes(const StBlock *b)
+{
+    return (int64_t)sizeof(CmBatch) + (int64_t)sizeof(CmVec) * b->n_cols;
+}
+
+/* Bytes a column block's batch holds: its vectors, the arrays of the columns
+ * loaded, its string heap (as batch_bytes counts it). */
+static int64_t cols_batch_bytes(const StBlock *b, const CmBatch *batch)
+{
+    int64_t n = shell_bytes(b);
+    for (int i = 0; i < b->n_cols; i++) {
+        n += b->col_in[i] ? (int64_t)column_bytes(b->types[i]) : 0;
+    }
+    int64_t heap = (int64_t)batch->heap.n_bytes;
+    return n + (heap > 0 ? heap + HEAP_CHUNK : 0);
+}
+
+/* A batch of b's columns, typed, none loaded; NULL with err on OOM. */
+static CmBatch *batch_shell(const StBlock *b, CmErr *err)
+{
+    CmBatch *batch = cm_calloc(1, sizeof *batch);
+    if (batch == NULL ||
+        (batch->cols = cm_calloc((size_t)(b->n_cols > 0 ? b->n_cols : 1), sizeof(CmVec))) == NULL) {
+        cm_free(batch);
+        cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+        return NULL;
+    }
+    cm_arena_init(&batch->heap, HEAP_CHUNK);
+    batch->n_cols = b->n_cols;
+    batch->n_rows = b->saved_rows;
+    for (int i = 0; i < b->n_cols; i++) {
+        batch->cols[i].type = b->types[i];
+    }
+    return batch;
+}
+
+/* The error for column `col`'s record of saved block b, which is damaged. */
+static CmStatus damaged_column(const StBlock *b, int col, CmErr *err)
+{
+    return cm_err_set(err, CM_IO, -1,
+                      "'%s' is damaged: the record of column %d at offset %lld fails its checksum "
+                      "or does not decode",
+                      b->saved_in, col + 1, (long long)(b->loc.offset + b->col_off[col]));
+}
+
+/* Decodes column k's record at rec (bytes long) into batch; CM_OK or err. */
+static CmStatus decode_saved_column(Store *s, StBlock *b, CmBatch *batch, int k,
+                                    const unsigned char *rec, int64_t bytes, ShDecoder *dec,
+                                    CmErr *err)
+{
+    ShBlockHeader h;
+    if (!sh_block_header_unpack(rec, &h) || sh_block_record_bytes(&h) != bytes ||
+        h.n_rows != b->saved_rows) {
+        return damaged_column(b, k, err);
+    }
+    CmVec *v = &batch->cols[k];
+    size_t cb = column_bytes(b->types[k]);
+    if ((v->data_buf = pool_take(s, cb)) == NULL && (v->data_buf = cm_malloc(cb)) == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory loading a block");
+    }
+    v->data = v->data_buf;
+    v->kind = CM_VEC_FLAT;
+    CmErr inner;
+    cm_err_init(&inner);
+    if (sh_block_decode_column_stored(&h, rec + SH_DISK_HDR_BYTES, v, &batch->heap, dec, &inner) !=
+        CM_OK) {
+        cm_vec_fini(v);
+        v->validity = NULL;
+        return inner.code == CM_IO ? damaged_column(b, k, err)
+                                   : cm_err_set(err, inner.code, -1, "%s", inner.msg);
+    }
+    b->col_in[k] = true;
+    return CM_OK;
+}
+
+/* Reads the columns b->col_load marks into batch: each run of adjacent
+ * records with one pread.  b is LOADING (this thread alone writes its
+ * batch's missing columns).  Called without the lock.  On failure the
+ * columns read before it are in col_in (load_columns takes them out). */
+static CmStatus read_columns(Store *s, StBlock *b, CmBatch *batch, CmErr *err)
+{
+    for (int c = 0; c < b->n_cols;) {
+        if (!b->col_load[c]) {
+            c++;
+            continue;
+        }
+        int e = c + 1;
+        while (e < b->n_cols && b->col_load[e]) {
+            e++;
+        }
+        int64_t off = b->col_off[c], bytes = b->col_off[e] - off;
+        Loader *ld = loader_take(s, (size_t)bytes);
+        if (ld == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory reading a block");
+        }
+        CmStatus st = CM_OK;
+        errno = 0;
+        if (!sh_pread_all(b->loc.fd, ld->rec, (size_t)bytes, b->loc.offset + off)) {
+            st = cm_err_set(err, CM_IO, -1, "cannot read '%s': %s", b->saved_in,
+                            errno ? strerror(errno) : "it is truncated");
+        }
+        for (int k = c; k < e && st == CM_OK; k++) {
+            st = decode_saved_column(s, b, batch, k, ld->rec + (b->col_off[k] - off),
+                                     b->col_off[k + 1] - b->col_off[k], &ld->dec, err);
+        }
+        loader_give(s, ld);
+        if (st != CM_OK) {
+            return st;
+        }
+        c = e;
+    }
+    return CM_OK;
+}
+
+/* st_block_pin_cols for a column block b, which this thread made LOADING
+ * (b->col_load: the columns to read; none with a new batch is fine).
+ * Returns the batch, whose bytes are then *bytes (b->mem_bytes is the
+ * caller's to set, under the lock), or NULL with err. */
+static CmBatch *load_columns(Store *s, StBlock *b, bool *any_read, int64_t *bytes, CmErr *err)
+{
+    CmBatch *batch = b->batch;
+    bool is_new = batch == NULL;
+    int64_t before = b->mem_bytes;
+    int64_t need = is_new ? shell_bytes(b) : 0;
+    bool *added = b->col_load; /* what this call reads: col_in afterwards tells what it got */
+    *any_read = false;
+    for (int i = 0; i < b->n_cols; i++) {
+        need += added[i] ? (int64_t)column_bytes(b->types[i]) : 0;
+        *any_read |= added[i];
+    }
+    CmStatus st = reserve(b->res, need, err);
+    bool granted = st == CM_OK;
+    if (granted && is_new && (batch = batch_shell(b, err)) == NULL) {
+        st = err->code;
+    }
+    if (st == CM_OK) {
+        st = read_columns(s, b, batch, err);
+    }
+    int64_t after = st == CM_OK ? cols_batch_bytes(b, batch) : 0;
+    if (st == CM_OK && after > before + need) {
+        st = reserve(b->res, after - (before + need), err);
+    } else if (st == CM_OK && after < before + need) {
+        cm_mem_shrink(b->res, before + need - after);
+    }
+    if (st != CM_OK) {
+        if (granted) {
+            cm_mem_shrink(b->res, need);
+        }
+        /* The columns read now go again (their strings stay in the heap,
+         * unreserved, until the block is evicted: a failed load is rare). */
+        for (int i = 0; batch != NULL && i < b->n_cols; i++) {
+            if (added[i] && b->col_in[i]) {
+                cm_vec_fini(&batch->cols[i]);
+                batch->cols[i].validity = NULL;
+                b->col_in[i] = false;
+            }
+        }
+        if (is_new) {
+            batch_free(batch);
+        }
+        return NULL;
+    }
+    *bytes = after;
     return batch;
 }
 
@@ -744,17 +928,38 @@ StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMem
     return b;
 }
 
-StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, StBlockLoc loc,
-                            const char *path, CmErr *err)
+static void block_free_arrays(StBlock *b)
+{
+    cm_free(b->types);
+    cm_free(b->col_off);
+    cm_free(b->col_in);
+    cm_free(b->col_load);
+}
+
+StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int n_rows,
+                            StBlockLoc loc, const int64_t *col_bytes, const char *path, CmErr *err)
 {
     Store *s = store();
     StBlock *b = cm_calloc(1, sizeof *b);
-    if (b == NULL ||
-        (b->types = cm_malloc(sizeof(CmType) * (size_t)(n_cols > 0 ? n_cols : 1))) == NULL) {
+    size_t n = (size_t)(n_cols > 0 ? n_cols : 1);
+    bool ok = b != NULL && (b->types = cm_malloc(sizeof(CmType) * n)) != NULL;
+    if (ok && col_bytes != NULL) {
+        ok = (b->col_off = cm_malloc(sizeof(int64_t) * (n + 1))) != NULL &&
+             (b->col_in = cm_calloc(n, sizeof(bool))) != NULL &&
+             (b->col_load = cm_calloc(n, sizeof(bool))) != NULL;
+        for (int i = 0; ok && i <= n_cols; i++) {
+            b->col_off[i] = i == 0 ? 0 : b->col_off[i - 1] + col_bytes[i - 1];
+        }
+    }
+    if (!ok) {
+        if (b != NULL) {
+            block_free_arrays(b);
+        }
         cm_free(b);
         cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
         return NULL;
     }
+    b->saved_rows = n_rows;
     memcpy(b->types, types, sizeof(CmType) * (size_t)n_cols);
     b->level = ST_BLOCK_MEMORY_AND_DISK;
     b->n_cols = n_cols;
@@ -818,8 +1023,71 @@ bool st_block_sealed(const StBlock *b)
     return b->sealed;
 }
 
+const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loaded, CmErr *err)
+{
+    if (b->col_off == NULL) {
+        return st_block_pin(b, loaded, err);
+    }
+    Store *s = store();
+    if (loaded != NULL) {
+        *loaded = false;
+    }
+    cm_mutex_lock(&s->lock);
+    b->pins++;
+    lru_remove(s, b);
+    while (b->state != IDLE) {
+        cm_cond_wait(&s->cond, &s->lock);
+    }
+    bool load = b->batch == NULL;
+    memset(b->col_load, 0, sizeof(bool) * (size_t)b->n_cols);
+    for (int i = 0; i < (n >= 0 ? n : b->n_cols); i++) {
+        int c = n >= 0 ? cols[i] : i;
+        CM_ASSERT(c >= 0 && c < b->n_cols);
+        if (!b->col_in[c]) {
+            b->col_load[c] = true;
+            load = true;
+        }
+    }
+    if (!load) {
+        cm_mutex_unlock(&s->lock);
+        return b->batch;
+    }
+    b->state = LOADING;
+    cm_mutex_unlock(&s->lock);
+    long long t0 = cm_now_ns();
+    bool any_read = false;
+    int64_t before = b->mem_bytes, after = 0;
+    CmBatch *batch = load_columns(s, b, &any_read, &after, err);
+    cm_mutex_lock(&s->lock);
+    b->state = IDLE;
+    if (batch != NULL) {
+        if (b->batch == NULL) {
+            b->batch = batch;
+            s->stats.n_resident++;
+        }
+        b->mem_bytes = after;
+        s->stats.memory_bytes += after - before;
+        if (any_read) {
+            s->stats.loads++;
+            s->stats.miss_loads++;
+            s->stats.miss_load_ns += cm_now_ns() - t0;
+        }
+    } else {
+        b->pins--;
+    }
+    cm_cond_broadcast(&s->cond);
+    cm_mutex_unlock(&s->lock);
+    if (loaded != NULL) {
+        *loaded = batch != NULL && any_read;
+    }
+    return batch;
+}
+
 const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
 {
+    if (b->col_off != NULL) {
+        return st_block_pin_cols(b, NULL, -1, loaded, err);
+    }
     Store *s = store();
     if (loaded != NULL) {
         *loaded = false;
@@ -960,7 +1228,7 @@ void st_block_free(StBlock *b)
     cm_mutex_unlock(&s->lock);
     batch_free(b->batch);
     cm_mem_shrink(b->res, b->mem_bytes);
-    cm_free(b->types);
+    block_free_arrays(b);
     cm_free(b);
 }
 
@@ -1021,6 +1289,9 @@ static int64_t evict_one(Store *s, StBlock *only, CmColdFree *cold)
         b->heap_bytes = (int64_t)batch->heap.n_bytes;
         b->batch = NULL;
         b->mem_bytes = 0;
+        if (b->col_in != NULL) {
+            memset(b->col_in, 0, sizeof(bool) * (size_t)b->n_cols);
+        }
         s->stats.n_resident--;
         s->stats.memory_bytes -= bytes;
         s->stats.evictions++;

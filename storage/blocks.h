@@ -81,14 +81,19 @@ void st_blocks_configure(const char *temp_dir, int64_t max_temp);
 StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMemRes *res,
                       StBlockDropped dropped, void *owner, CmErr *err);
 
-/* A sealed MEMORY_AND_DISK block that is not in memory: its disk copy is the
- * record at `loc` (shuffle/block.h format) in a file of the caller's, `path`
- * (for errors), both borrowed until the block is freed.  The first pin loads
- * it (a damaged record is CM_IO naming the file); eviction drops the batch
- * and writes nothing; freeing it leaves the file alone.  A database's table
- * chunks (storage/persist.h).  Owned; NULL with err on OOM. */
-StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, StBlockLoc loc,
-                            const char *path, CmErr *err);
+/* A sealed MEMORY_AND_DISK block of n_rows rows that is not in memory: its
+ * disk copy is at `loc` in a file of the caller's, `path` (for errors), both
+ * borrowed until the block is freed.  With col_bytes NULL the copy is one
+ * record (shuffle/block.h format) of every column; else each column is a
+ * record of its own (a block of one column), col_bytes[i] bytes long, back
+ * to back from loc.offset, and a pin reads only the columns asked for
+ * (st_block_pin_cols).  The first pin loads (a damaged record, or one of
+ * other than n_rows rows, is CM_IO naming the file); eviction drops the
+ * batch, all its columns, and writes nothing; freeing it leaves the file
+ * alone.  A database's table chunks (storage/persist.h).  Owned; NULL with
+ * err on OOM. */
+StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int n_rows,
+                            StBlockLoc loc, const int64_t *col_bytes, const char *path, CmErr *err);
 
 /* The block's batch: written by the owner while unsealed; read while pinned. */
 CmBatch *st_block_batch(StBlock *b);
@@ -110,6 +115,12 @@ bool st_block_sealed(const StBlock *b);
  * successful pin is matched by one st_block_unpin. */
 const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err);
 void st_block_unpin(StBlock *b);
+/* st_block_pin for a reader of only columns cols[0..n) of the batch (n 0:
+ * none, e.g. a count; n < 0: all): a saved block in column records reads just those
+ * that it does not hold yet, and the others' vectors of the batch returned
+ * may be empty (data NULL) until a pin asks for them.  Any other block: as
+ * st_block_pin.  *loaded: something was read from disk. */
+const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loaded, CmErr *err);
 /* Pins b only when it is resident (never loads), returning its batch; NULL,
  * with no pin taken, otherwise.  For a reader that already pins b and keeps
  * it longer (cm_batch_keep). */

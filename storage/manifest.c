@@ -131,6 +131,7 @@ static void put_saved(PmBuf *b, const PmSaved *s)
             put_i64(b, z->min);
             put_i64(b, z->max);
             put_i64(b, z->n_nulls);
+            put_i64(b, z->bytes);
         }
     }
     put_u8(b, s->is_stats_stale);
@@ -260,8 +261,9 @@ CmStatus pm_manifest_encode(const StCatalog *ccat, uint64_t generation, uint64_t
 typedef struct Reader {
     const unsigned char *p;
     size_t n, off;
-    bool is_bad;    /* read past the end, or a value out of range */
-    CmArena *arena; /* the decoded strings */
+    bool is_bad;      /* read past the end, or a value out of range */
+    CmArena *arena;   /* the decoded strings */
+    uint32_t version; /* of the manifest read */
 } Reader;
 
 static void get(Reader *r, void *dst, size_t n)
@@ -412,7 +414,8 @@ static void get_saved(Reader *r, int n_cols, PmSaved *s)
     s->n_cols = n_cols;
     s->n_rows = get_i64(r);
     uint32_t n = get_u32(r);
-    size_t per_chunk = 28 + 24 * (size_t)n_cols;
+    size_t per_col = r->version >= 3 ? 32 : 24; /* version 3 adds each column's record bytes */
+    size_t per_chunk = 28 + per_col * (size_t)n_cols;
     if (r->is_bad || n > (r->n - r->off) / per_chunk) {
         r->is_bad = true;
         return;
@@ -434,12 +437,20 @@ static void get_saved(Reader *r, int n_cols, PmSaved *s)
         r->is_bad |=
             c->file_id == 0 || c->n_rows <= 0 || c->offset < PM_DATA_HDR_BYTES || c->bytes <= 0;
         total += c->n_rows;
+        int64_t sum = 0;
+        int n_zero = 0;
         for (int col = 0; col < n_cols; col++) {
             PmZone *z = &s->zones[(size_t)i * (size_t)n_cols + (size_t)col];
             z->min = get_i64(r);
             z->max = get_i64(r);
             z->n_nulls = get_i64(r);
+            z->bytes = per_col == 32 ? get_i64(r) : 0;
+            r->is_bad |= z->bytes < 0 || z->bytes % 8 != 0 || z->bytes > c->bytes;
+            sum += z->bytes;
+            n_zero += z->bytes == 0;
         }
+        /* one record (every column's bytes 0), or one per column filling it */
+        r->is_bad |= n_zero != n_cols && (n_zero != 0 || sum != c->bytes);
     }
     r->is_bad |= total != s->n_rows;
     s->is_stats_stale = get_u8(r) != 0;
@@ -619,6 +630,7 @@ CmStatus pm_manifest_decode(const unsigned char *p, size_t n, const char *name, 
                  .load = load,
                  .ctx = ctx,
                  .err = err};
+    memcpy(&d.r.version, p + 8, 4); /* checked by check_header */
     *generation = get_u64(&d.r);
     *next_file_id = get_u64(&d.r);
     uint32_t n_entries = get_u32(&d.r);

@@ -117,12 +117,12 @@ static void zone_of(const CmVec *v, CmType type, int n, PmZone *z)
 /* Chunks encoded at once, in parallel, before they are written in order. */
 #define ROUND_CHUNKS 64
 
-/* One chunk's record, laid out by a task. */
+/* One chunk's records, one per column, laid out by a task. */
 typedef struct Encoded {
     int chunk_idx;
-    unsigned char *rec; /* owned, reused across rounds */
+    unsigned char *rec; /* owned, reused across rounds: the records back to back */
     size_t cap;
-    int64_t bytes; /* of the record; 0 on failure (err) */
+    int64_t bytes; /* of all the records; 0 on failure (err) */
     CmErr err;
 } Encoded;
 
@@ -183,30 +183,39 @@ static void writer_close(Writer *w, bool failed, CmErr *err)
     }
 }
 
-/* Lays out the rows of b as a record in e->rec (compressed by c when it
- * pays); returns its bytes, or 0 with err. */
-static int64_t lay_record(Encoded *e, const CmBatch *b, ShCompressor *c, CmErr *err)
+/* Lays out each column of b as a record of its own (a block of one column,
+ * compressed by c when it pays), back to back in e->rec, and its bytes in
+ * zones[col].bytes: a scan then reads only the columns it needs.  Returns
+ * the bytes of all, or 0 with err. */
+static int64_t lay_columns(Encoded *e, const CmBatch *b, ShCompressor *c, PmZone *zones, CmErr *err)
 {
-    ShBlock *blk = sh_block_encode_packed(b, err);
-    if (blk == NULL) {
-        return 0;
-    }
-    size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
-    size_t stored = (size_t)blk->hdr.stored_bytes;
-    size_t need = SH_DISK_HDR_BYTES + (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
-    if (need > e->cap) {
-        cm_free(e->rec);
-        e->cap = 0;
-        if ((e->rec = cm_malloc(need)) == NULL) {
-            cm_free(blk);
-            cm_err_set(err, CM_OOM, -1, "out of memory saving a table");
+    int64_t used = 0;
+    for (int col = 0; col < b->n_cols; col++) {
+        CmBatch one = {.n_rows = b->n_rows, .n_cols = 1, .cols = &b->cols[col]};
+        ShBlock *blk = sh_block_encode_packed(&one, err);
+        if (blk == NULL) {
             return 0;
         }
-        e->cap = need;
+        size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
+        size_t stored = (size_t)blk->hdr.stored_bytes;
+        size_t need = (size_t)used + SH_DISK_HDR_BYTES +
+                      (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
+        if (need > e->cap) {
+            size_t cap = need > 2 * e->cap ? need : 2 * e->cap;
+            unsigned char *grown = cm_realloc(e->rec, cap);
+            if (grown == NULL) {
+                cm_free(blk);
+                cm_err_set(err, CM_OOM, -1, "out of memory saving a table");
+                return 0;
+            }
+            e->rec = grown;
+            e->cap = cap;
+        }
+        zones[col].bytes = sh_block_lay_record(blk, c, e->rec + used);
+        used += zones[col].bytes;
+        cm_free(blk);
     }
-    int64_t bytes = sh_block_lay_record(blk, c, e->rec);
-    cm_free(blk);
-    return bytes;
+    return used;
 }
 
 /* Encodes chunk e->chunk_idx of the table into e, and its zones into w->s.
@@ -231,11 +240,11 @@ static void encode_task(void *arg, int task_idx, int worker_id)
     CmBatch view = *held;
     view.n_rows = c->n_rows; /* a truncated sealed block holds more: not the table's */
     view.sel = NULL;
+    PmZone *zones = &w->s->zones[(size_t)e->chunk_idx * (size_t)t->n_cols];
     for (int col = 0; col < t->n_cols; col++) {
-        zone_of(&view.cols[col], t->types[col], c->n_rows,
-                &w->s->zones[(size_t)e->chunk_idx * (size_t)t->n_cols + (size_t)col]);
+        zone_of(&view.cols[col], t->types[col], c->n_rows, &zones[col]);
     }
-    e->bytes = lay_record(e, &view, w->cctx[worker_id], &e->err);
+    e->bytes = lay_columns(e, &view, w->cctx[worker_id], zones, &e->err);
     st_block_unpin(c->block);
 }
 
@@ -682,10 +691,11 @@ static CmStatus load_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
     if (s->n_cols != t->n_cols) {
         return cm_err_set(err, CM_INTERNAL, -1, "saved rows do not match table '%s'", t->name);
     }
-    int64_t *zone = cm_malloc(sizeof(int64_t) * 2 * (size_t)t->n_cols);
+    int64_t *zone = cm_malloc(sizeof(int64_t) * 3 * (size_t)t->n_cols);
     if (zone == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory opening the database");
     }
+    int64_t *col_bytes = zone + 2 * t->n_cols;
     for (int i = 0; i < s->n_chunks && err->code == CM_OK; i++) {
         const PmChunk *c = &s->chunks[i];
         const PmFile *f = file_for(p, c->file_id, err);
@@ -695,13 +705,17 @@ static CmStatus load_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
                        t->name, CM_BATCH_CAP);
             break;
         }
+        bool is_by_column = false; /* version 3: a record per column (manifest.c checked them) */
         for (int col = 0; col < t->n_cols; col++) {
             const PmZone *z = &s->zones[(size_t)i * (size_t)t->n_cols + (size_t)col];
             zone[2 * col] = z->min;
             zone[2 * col + 1] = z->max;
+            col_bytes[col] = z->bytes;
+            is_by_column |= z->bytes > 0;
         }
         StBlockLoc loc = {.fd = f->fd, .offset = c->offset, .bytes = c->bytes};
-        st_table_add_saved_chunk(t, c->n_rows, loc, f->path, zone, err);
+        st_table_add_saved_chunk(t, c->n_rows, loc, is_by_column ? col_bytes : NULL, f->path, zone,
+                                 err);
     }
     cm_free(zone);
     if (err->code == CM_OK && s->stats.file_id != 0) {

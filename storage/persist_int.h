@@ -17,8 +17,11 @@
 
 /* The format version of MANIFEST and of the data files written
  * (docs/storage.md), and the oldest one read: version 2 data files may hold
- * light column encodings (shuffle/colpack.h), which version 1 never has. */
-#define PM_FORMAT_VERSION 2
+ * light column encodings (shuffle/colpack.h), which version 1 never has;
+ * version 3 writes each column of a chunk as a record of its own, and its
+ * manifest gives each one's bytes (a chunk kept from an older file stays
+ * one record). */
+#define PM_FORMAT_VERSION 3
 #define PM_FORMAT_OLDEST 1
 #define PM_MANIFEST_MAGIC "SLUICEMF"
 #define PM_DATA_MAGIC "SLUICETB"
@@ -43,9 +46,11 @@ typedef struct PmChunk {
 
 /* Per column chunk: smallest and largest value (integers, dates, times,
  * timestamps and short decimals, as int64; min > max when unknown or all
- * NULL) and the count of NULLs. */
+ * NULL), the count of NULLs, and the bytes of the column's record (0 when
+ * the chunk is one record of all its columns, as version 1 and 2 write it). */
 typedef struct PmZone {
     int64_t min, max, n_nulls;
+    int64_t bytes;
 } PmZone;
 
 typedef struct PmSaved {

@@ -718,8 +718,8 @@ CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err)
     return CM_OK;
 }
 
-CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const char *path,
-                                  const int64_t *zone, CmErr *err)
+CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
+                                  const char *path, const int64_t *zone, CmErr *err)
 {
     CM_ASSERT(n_rows > 0 && n_rows <= CM_BATCH_CAP && t->n_indexes == 0);
     CM_ASSERT(t->n_chunks == 0 || t->chunks[t->n_chunks - 1]->n_rows == CM_BATCH_CAP);
@@ -735,7 +735,8 @@ CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const 
     StChunk *c = cm_calloc(1, sizeof *c);
     size_t zone_bytes = sizeof(int64_t) * 2 * (size_t)(t->n_cols > 0 ? t->n_cols : 1);
     if (c == NULL || (c->zone = cm_malloc(zone_bytes)) == NULL ||
-        (c->block = st_block_new_saved(t->n_cols, t->types, &t->mem, loc, path, err)) == NULL) {
+        (c->block = st_block_new_saved(t->n_cols, t->types, &t->mem, n_rows, loc, col_bytes, path,
+                                       err)) == NULL) {
         chunk_free(c);
         return cm_err_set(err, CM_OOM, -1, "out of memory opening table '%s'", t->name);
     }
@@ -858,7 +859,7 @@ CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids
     out->n_rows = 0;
     out->sel = NULL;
     out->keep.keeper = NULL;
-    const CmBatch *b = st_block_pin(c->block, loaded, err);
+    const CmBatch *b = st_block_pin_cols(c->block, col_ids, n_out, loaded, err);
     if (b == NULL) {
         /* Only a MEMORY_ONLY chunk (a cache's) is dropped; its owner
          * recomputes the rows before the next statement reads them. */

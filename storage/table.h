@@ -166,11 +166,13 @@ CmStatus st_table_add_index_cold(StTable *t, const char *name, StIndexKind kind,
                                  const int *key_cols, CmErr *err);
 
 /* Appends a sealed chunk of n_rows rows whose columns are the record at `loc`
- * of file `path` (storage/blocks.h, st_block_new_saved: loaded on first pin),
- * with `zone` (min, max per column, as StChunk.zone).  Only before any index
- * is added, and after full chunks.  The statistics are the caller's to set. */
-CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const char *path,
-                                  const int64_t *zone, CmErr *err);
+ * of file `path`, or with col_bytes one record per column from there
+ * (storage/blocks.h, st_block_new_saved: loaded on first pin, a scan's
+ * columns only), with `zone` (min, max per column, as StChunk.zone).  Only
+ * before any index is added, and after full chunks.  The statistics are the
+ * caller's to set. */
+CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
+                                  const char *path, const int64_t *zone, CmErr *err);
 
 /* Drops the index called `name`; false when there is none. */
 bool st_table_drop_index(StTable *t, const char *name);
@@ -207,7 +209,8 @@ void st_table_truncate(StTable *t, int64_t n_rows);
 /* Pins chunk `chunk_idx` (loading it from disk when evicted; *loaded tells,
  * when not NULL) and points the vectors of `out` (n_cols columns, vectors not
  * owning data) at its columns `col_ids` (n_out of them); sets n_rows, no
- * selection.  The view is valid until st_table_unpin_chunk.  CM_OOM or CM_IO
+ * selection.  A saved chunk in column records reads only those columns
+ * (st_block_pin_cols).  The view is valid until st_table_unpin_chunk.  CM_OOM or CM_IO
  * when the chunk cannot be loaded (out is then empty). */
 CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
                              CmBatch *out, bool *loaded, CmErr *err);

@@ -525,3 +525,189 @@ Test(st_blocks, many_threads_pin_and_evict)
     }
     cr_expect_eq(res.held, 0);
 }
+
+/* ---- saved blocks in column records (st_block_new_saved with col_bytes) ------------- */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "shuffle/block.h"
+
+static char saved_path[64];
+
+/* Block `id`'s n rows written to a new file, each column a record of its own
+ * back to back from offset 8; the file's fd, and each record's bytes. */
+static int write_columns(int id, int n, int64_t col_bytes[3])
+{
+    StBlock *src = make_block(id, n, ST_BLOCK_MEMORY_AND_DISK, NULL, NULL);
+    const CmBatch *x = st_block_pin(src, NULL, &err);
+    cr_assert_not_null(x);
+    snprintf(saved_path, sizeof saved_path, "/tmp/sluice-test-cols-XXXXXX");
+    int fd = mkstemp(saved_path);
+    cr_assert_geq(fd, 0);
+    int64_t off = 8;
+    for (int c = 0; c < 3; c++) {
+        CmBatch one = {.n_rows = n, .n_cols = 1, .cols = &x->cols[c]};
+        ShBlock *blk = sh_block_encode_packed(&one, &err);
+        cr_assert_not_null(blk);
+        unsigned char *rec = cm_malloc(SH_DISK_HDR_BYTES + (size_t)blk->hdr.stored_bytes + 8);
+        col_bytes[c] = sh_block_lay_record(blk, NULL, rec);
+        cr_assert(sh_pwrite_all(fd, rec, (size_t)col_bytes[c], off));
+        off += col_bytes[c];
+        cm_free(rec);
+        cm_free(blk);
+    }
+    st_block_unpin(src);
+    st_block_free(src);
+    return fd;
+}
+
+static StBlock *saved_columns(int fd, int n, const int64_t col_bytes[3])
+{
+    StBlockLoc loc = {.fd = fd, .offset = 8, .bytes = col_bytes[0] + col_bytes[1] + col_bytes[2]};
+    StBlock *b = st_block_new_saved(3, types, &res, n, loc, col_bytes, saved_path, &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    return b;
+}
+
+Test(st_blocks, a_column_block_loads_only_the_columns_pinned)
+{
+    int n = n_rows();
+    int64_t col_bytes[3];
+    int fd = write_columns(3, n, col_bytes);
+    StBlock *b = saved_columns(fd, n, col_bytes);
+    cr_expect_not(st_block_resident(b));
+    int only_d = 2, k_and_s[2] = {0, 1};
+    bool loaded = false;
+    const CmBatch *x = st_block_pin_cols(b, &only_d, 1, &loaded, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    cr_expect(loaded);
+    cr_expect_null(x->cols[0].data, "a column not asked for is not read");
+    cr_expect_null(x->cols[1].data);
+    int64_t one_col = res.held;
+    for (int r = 0; r < n; r++) {
+        cr_expect_eq(cm_vec_is_null(&x->cols[2], (uint32_t)r), r % 5 == 2);
+    }
+    /* a second reader asks for the others while the first holds its pin */
+    const CmBatch *y = st_block_pin_cols(b, k_and_s, 2, &loaded, &err);
+    cr_assert_eq(y, x, "the same batch, grown");
+    cr_expect(loaded);
+    cr_expect_gt(res.held, one_col);
+    check_batch(y, 3, n);
+    /* all there now: nothing to read */
+    cr_assert_not_null(st_block_pin(b, &loaded, &err));
+    cr_expect_not(loaded);
+    st_block_unpin(b);
+    st_block_unpin(b);
+    st_block_unpin(b);
+    cr_expect_gt(st_blocks_evict(1 << 30), 0);
+    cr_expect_eq(res.held, 0, "eviction drops every column");
+    /* a count reads no column */
+    cr_assert_not_null(x = st_block_pin_cols(b, NULL, 0, &loaded, &err));
+    cr_expect_not(loaded);
+    cr_expect_eq(x->n_rows, n);
+    cr_expect_null(x->cols[0].data);
+    st_block_unpin(b);
+    cr_assert_not_null(x = st_block_pin(b, &loaded, &err));
+    cr_expect(loaded);
+    check_batch(x, 3, n);
+    StBlocksStats s;
+    st_blocks_stats(&s);
+    cr_expect_eq(s.disk_bytes, 0, "a saved block writes nothing to the disk tier");
+    st_block_free(b);
+    cr_expect_eq(res.held, 0);
+    close(fd);
+    unlink(saved_path);
+}
+
+Test(st_blocks, a_damaged_column_record_fails_only_its_readers)
+{
+    int n = n_rows();
+    int64_t col_bytes[3];
+    int fd = write_columns(4, n, col_bytes);
+    /* a byte of the string column's payload */
+    unsigned char byte;
+    int64_t at = 8 + col_bytes[0] + SH_DISK_HDR_BYTES + 4;
+    cr_assert(sh_pread_all(fd, &byte, 1, at));
+    byte ^= 0x40;
+    cr_assert(sh_pwrite_all(fd, &byte, 1, at));
+    StBlock *b = saved_columns(fd, n, col_bytes);
+    int k = 0, s = 1;
+    const CmBatch *x = st_block_pin_cols(b, &k, 1, NULL, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    cr_expect_null(st_block_pin_cols(b, &s, 1, NULL, &err));
+    cr_expect_eq(err.code, CM_IO);
+    cr_expect(strstr(err.msg, saved_path) != NULL && strstr(err.msg, "column 2") != NULL, "%s",
+              err.msg);
+    for (int r = 0; r < n; r++) {
+        cr_expect_eq(((const int64_t *)x->cols[0].data)[r], 4000 + r, "the read column stays");
+    }
+    cr_expect_null(x->cols[1].data);
+    st_block_unpin(b);
+    st_block_free(b);
+    cr_expect_eq(res.held, 0);
+    close(fd);
+    unlink(saved_path);
+}
+
+/* Threads pin one column each of the same blocks, under eviction. */
+#define COL_BLOCKS 8
+static StBlock *col_shared[COL_BLOCKS];
+
+static void *column_pinner(void *arg)
+{
+    int seed = (int)(uintptr_t)arg;
+    CmErr e;
+    cm_err_init(&e);
+    for (int i = 0; i < 400; i++) {
+        int bi = (seed * 7 + i) % COL_BLOCKS, col = (seed + i) % 3;
+        const CmBatch *x = st_block_pin_cols(col_shared[bi], &col, 1, NULL, &e);
+        if (x == NULL) {
+            return (void *)1;
+        }
+        for (int r = 0; r < n_rows(); r++) {
+            bool ok = col != 0 || ((const int64_t *)x->cols[0].data)[r] == 5000 + r;
+            ok = ok && (col != 2 || cm_vec_is_null(&x->cols[2], (uint32_t)r) == (r % 5 == 2));
+            ok = ok && (col != 1 || x->cols[1].data != NULL);
+            if (!ok) {
+                st_block_unpin(col_shared[bi]);
+                return (void *)2;
+            }
+        }
+        st_block_unpin(col_shared[bi]);
+        if (i % 16 == seed % 16) {
+            st_blocks_evict(1 << 20);
+        }
+    }
+    return NULL;
+}
+
+Test(st_blocks, threads_pin_columns_of_the_same_blocks)
+{
+    int n = n_rows();
+    int64_t col_bytes[3];
+    int fd = write_columns(5, n, col_bytes);
+    for (int i = 0; i < COL_BLOCKS; i++) {
+        col_shared[i] = saved_columns(fd, n, col_bytes);
+    }
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        pthread_create(&th[i], NULL, column_pinner, (void *)(uintptr_t)(i + 1));
+    }
+    for (int i = 0; i < 4; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        cr_expect_null(ret, "thread %d: %p", i, ret);
+    }
+    for (int i = 0; i < COL_BLOCKS; i++) {
+        const CmBatch *x = st_block_pin(col_shared[i], NULL, &err);
+        cr_assert_not_null(x, "%s", err.msg);
+        check_batch(x, 5, n);
+        st_block_unpin(col_shared[i]);
+        st_block_free(col_shared[i]);
+    }
+    cr_expect_eq(res.held, 0);
+    close(fd);
+    unlink(saved_path);
+}
