@@ -392,7 +392,9 @@ rc, out, err = run(cols, "SELECT sum(g), max(v), sum(d), sum(k) FROM w; " + MEM)
 every = out.split("\n")
 check(one[0] == "4799685" and every[0] == "4799685\ta long value of text 99999\t2499975000.0\t"
       "4999950000", f"the answers: {one} {every} {err}")
-check(int(one[1]) * 3 < int(every[1]),
+# (9.5x at 2048-row chunks; 2.4x at 3-row ones, where each chunk's vectors weigh more
+# than its values)
+check(int(one[1]) * 2 < int(every[1]),
       f"after a reopen, a scan of one column of four loads that column: {one[1]} bytes in "
       f"memory against {every[1]} for all four")
 
