@@ -1055,36 +1055,116 @@ static void mark_shared_reads(const PlNode *n, bool **need)
     }
 }
 
-/* Shared plan s computing only the columns need[] marks: the others become
- * NULL constants.  false on OOM. */
-static bool share_keep(PlCacheCtx *ctx, PlShared *s, const bool *need)
+/* Each scan of shared table #k (k from 1) under n becomes a projection of the
+ * scan's columns over a scan of `table`, the narrow table that holds only
+ * the columns map[] gives a place (-1: not held, read as NULL: no scan reads
+ * it once pruned).  In place: a projection node is copied over the scan's.
+ * A plan may reach one node by two paths (a subquery's plan used twice), so
+ * a scan that already reads `table` is left alone: rewritten twice, its
+ * columns would be mapped twice. */
+static bool slim_scans(PlCacheCtx *ctx, PlNode *n, int k, const int *map, StTable *table)
 {
+    if (n == NULL) {
+        return true;
+    }
+    if (n->kind == PL_GET && n->shared_id == k && n->table != table) {
+        PlNode *g = pl_node_new(ctx->arena, PL_GET, table->n_cols);
+        PlNode *p = pl_node_new(ctx->arena, PL_PROJECT, n->n_cols);
+        int *ids = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)(table->n_cols + 1));
+        ExExpr **exprs = cm_arena_alloc(ctx->arena, sizeof(ExExpr *) * (size_t)(n->n_cols + 1));
+        if (g == NULL || p == NULL || ids == NULL || exprs == NULL) {
+            return false;
+        }
+        for (int j = 0; j < table->n_cols; j++) {
+            ids[j] = j;
+            g->types[j] = table->types[j];
+            g->names[j] = table->cols[j].name;
+        }
+        g->table = table;
+        g->col_ids = ids;
+        g->shared_id = k;
+        for (int i = 0; i < n->n_cols; i++) {
+            int at = map[n->col_ids[i]];
+            CmValue null = {.type = n->types[i], .is_null = true};
+            exprs[i] = at >= 0 ? ex_expr_column(ctx->arena, at, n->types[i])
+                               : ex_expr_const(ctx->arena, &null);
+            if (exprs[i] == NULL) {
+                return false;
+            }
+        }
+        p->types = n->types;
+        p->names = n->names;
+        p->exprs = exprs;
+        p->child = g;
+        *n = *p;
+        return true;
+    }
+    if (!slim_scans(ctx, n->child, k, map, table) || !slim_scans(ctx, n->right, k, map, table)) {
+        return false;
+    }
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (!slim_scans(ctx, n->inputs[i], k, map, table)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Shared plan #k+1 computing only the columns need[] marks, into a table of
+ * only those (at least one: a table needs a column to count its rows), and
+ * every scan of it under root and the shared plans from `first` reading that
+ * table (slim_scans).  A column no scan reads used to be a NULL constant in
+ * a table as wide as the plan, one NULL per row and column to append, count
+ * and store (TPC-DS q01 on some plans: a shared join of 50 columns, 3 of them
+ * read).  false with ctx->err set. */
+static bool share_keep(PlCacheCtx *ctx, PlNode *root, int first, int k, const bool *need)
+{
+    PlShared *s = &ctx->shared[k];
     PlNode *plan = s->plan;
     int n_need = 0;
+    int *map = cm_arena_alloc(ctx->arena, sizeof(int) * (size_t)(plan->n_cols + 1));
+    if (map == NULL) {
+        cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+        return false;
+    }
     for (int i = 0; i < plan->n_cols; i++) {
-        n_need += need[i];
+        map[i] = need[i] || (i == 0 && !memchr(need, true, (size_t)plan->n_cols)) ? n_need++ : -1;
     }
     if (n_need == plan->n_cols) {
         return true;
     }
-    PlNode *proj = pl_node_new(ctx->arena, PL_PROJECT, plan->n_cols);
-    ExExpr **exprs = cm_arena_alloc(ctx->arena, sizeof(ExExpr *) * (size_t)(plan->n_cols + 1));
+    PlNode *proj = pl_node_new(ctx->arena, PL_PROJECT, n_need);
+    ExExpr **exprs = cm_arena_alloc(ctx->arena, sizeof(ExExpr *) * (size_t)(n_need + 1));
     if (proj == NULL || exprs == NULL) {
+        cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
         return false;
     }
     for (int i = 0; i < plan->n_cols; i++) {
-        CmValue null = {.type = plan->types[i], .is_null = true};
-        proj->types[i] = plan->types[i];
-        proj->names[i] = plan->names[i];
-        exprs[i] = need[i] ? ex_expr_column(ctx->arena, i, plan->types[i])
-                           : ex_expr_const(ctx->arena, &null);
-        if (exprs[i] == NULL) {
-            return false;
+        if (map[i] >= 0) {
+            proj->types[map[i]] = plan->types[i];
+            proj->names[map[i]] = plan->names[i];
+            if ((exprs[map[i]] = ex_expr_column(ctx->arena, i, plan->types[i])) == NULL) {
+                cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+                return false;
+            }
         }
     }
     proj->exprs = exprs;
     proj->child = plan;
+    StTable *table = empty_table(s->table->name, proj, ctx->err);
+    if (table == NULL) {
+        return false;
+    }
+    st_table_set_level(table, ST_BLOCK_MEMORY_AND_DISK);
+    st_table_free(s->table);
+    s->table = table;
     s->plan = proj;
+    for (int j = first - 1; j < ctx->n_shared; j++) {
+        if (!slim_scans(ctx, j < first ? root : ctx->shared[j].plan, k + 1, map, table)) {
+            cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+            return false;
+        }
+    }
     return true;
 }
 
@@ -1106,8 +1186,7 @@ static bool share_narrow(PlCacheCtx *ctx, PlNode *root, int first)
         }
     }
     for (int k = first - 1; k < ctx->n_shared; k++) {
-        if (k >= first && !share_keep(ctx, &ctx->shared[k], need[k])) {
-            cm_err_set(ctx->err, CM_OOM, -1, "out of memory");
+        if (k >= first && !share_keep(ctx, root, first, k, need[k])) {
             return false;
         }
         PlNode *p = pl_prune(ctx->arena, k < first ? root : ctx->shared[k].plan, ctx->err);
