@@ -1159,17 +1159,27 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
     return batch;
 }
 
-const CmBatch *st_block_pin_resident(StBlock *b)
+bool st_block_pin_view(StBlock *b, const CmBatch *view)
 {
     Store *s = store();
     cm_mutex_lock(&s->lock);
-    const CmBatch *out = b->state == IDLE ? b->batch : NULL;
-    if (out != NULL) {
+    /* IDLE under the lock: no load is adding a column meanwhile */
+    const CmBatch *cb = b->state == IDLE ? b->batch : NULL;
+    bool same = cb != NULL && view->n_rows <= cb->n_rows;
+    for (int i = 0; i < view->n_cols && same; i++) {
+        const CmVec *v = &view->cols[i];
+        same = false;
+        for (int j = 0; j < cb->n_cols && !same; j++) {
+            same = v->kind == CM_VEC_FLAT && v->data != NULL && v->data == cb->cols[j].data &&
+                   v->validity == cb->cols[j].validity;
+        }
+    }
+    if (same) {
         b->pins++;
         lru_remove(s, b);
     }
     cm_mutex_unlock(&s->lock);
-    return out;
+    return same;
 }
 
 static void unpin(StBlock *b, bool cold)

@@ -121,10 +121,12 @@ void st_block_unpin(StBlock *b);
  * may be empty (data NULL) until a pin asks for them.  Any other block: as
  * st_block_pin.  *loaded: something was read from disk. */
 const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loaded, CmErr *err);
-/* Pins b only when it is resident (never loads), returning its batch; NULL,
- * with no pin taken, otherwise.  For a reader that already pins b and keeps
- * it longer (cm_batch_keep). */
-const CmBatch *st_block_pin_resident(StBlock *b);
+/* Pins b when it is resident (never loads) and every vector of `view` views
+ * one of its columns as it is (the same data and validity, FLAT): for a
+ * consumer keeping a batch that viewed b (cm_batch_keep), which an operator
+ * may have changed since.  Checked under the store's lock, while no load is
+ * adding a column to b's batch.  false, with no pin taken, otherwise. */
+bool st_block_pin_view(StBlock *b, const CmBatch *view);
 /* As st_block_unpin, but when nobody pins it any more the block goes to the
  * evicting end of the LRU list: the first to leave.  For a block a scan
  * loaded from a table too large to stay: the scan will not read it again

@@ -825,24 +825,7 @@ CmStatus st_table_analyze(StTable *t, CmErr *err)
  * one of its columns as it is, so a batch an operator changed is copied. */
 static bool keep_pin(void *obj, const CmBatch *b)
 {
-    StBlock *block = obj;
-    const CmBatch *cb = st_block_pin_resident(block);
-    if (cb == NULL) {
-        return false;
-    }
-    bool same = b->n_rows <= cb->n_rows;
-    for (int i = 0; i < b->n_cols && same; i++) {
-        const CmVec *v = &b->cols[i];
-        same = false;
-        for (int j = 0; j < cb->n_cols && !same; j++) {
-            same = v->kind == CM_VEC_FLAT && v->data == cb->cols[j].data &&
-                   v->validity == cb->cols[j].validity;
-        }
-    }
-    if (!same) {
-        st_block_unpin(block);
-    }
-    return same;
+    return st_block_pin_view(obj, b);
 }
 
 static void keep_unpin(void *obj)

@@ -711,3 +711,31 @@ Test(st_blocks, threads_pin_columns_of_the_same_blocks)
     close(fd);
     unlink(saved_path);
 }
+
+Test(st_blocks, a_view_pins_again_only_while_it_views_the_columns)
+{
+    int n = n_rows();
+    int64_t col_bytes[3];
+    int fd = write_columns(6, n, col_bytes);
+    StBlock *b = saved_columns(fd, n, col_bytes);
+    int k = 0;
+    const CmBatch *x = st_block_pin_cols(b, &k, 1, NULL, &err);
+    cr_assert_not_null(x, "%s", err.msg);
+    CmVec cols[1];
+    memset(cols, 0, sizeof cols);
+    CmBatch view = {.n_rows = n, .n_cols = 1, .cols = cols};
+    cm_vec_reference(&cols[0], &x->cols[0]);
+    cr_expect(st_block_pin_view(b, &view), "a view of a loaded column");
+    st_block_unpin(b);
+    int64_t other[CM_BATCH_CAP];
+    cols[0].data = other;
+    cr_expect_not(st_block_pin_view(b, &view), "a changed vector is not the block's");
+    cm_vec_reference(&cols[0], &x->cols[0]);
+    st_block_unpin(b);
+    st_blocks_evict(1 << 30);
+    cr_expect_not(st_block_pin_view(b, &view), "an evicted block is not pinned again");
+    st_block_free(b);
+    cr_expect_eq(res.held, 0);
+    close(fd);
+    unlink(saved_path);
+}
