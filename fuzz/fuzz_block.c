@@ -1,6 +1,8 @@
 /*
  * fuzz_block.c - libFuzzer target: the shuffle block decoder (shuffle/block.h),
- * sh_block_header_unpack and sh_block_decode_stored on arbitrary bytes.
+ * sh_block_header_unpack, sh_block_decode_stored and, on the same payload read
+ * as a record of the schema's first column, sh_block_decode_column_stored (a
+ * saved chunk's column record), on arbitrary bytes.
  * The input format is in block_input.h.  The payload is copied into a buffer
  * of exactly its size, 8-aligned as the store's records are, so ASan sees any
  * read past it; a header claiming more stored bytes than the input holds is cut
@@ -99,6 +101,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* a decoded block has the rows its header says */
         }
     }
+    /* The payload as one column's record, decoded into a vector of its own. */
+    CmVec v = {0};
+    CmArena heap;
+    cm_arena_init(&heap, 4096);
+    cm_err_init(&err);
+    if (cm_vec_init(&v, types[0], &err) != CM_OK) {
+        abort();
+    }
+    if (sh_block_decode_column_stored(&h, stored, &v, &heap, &dec, &err) == CM_OK) {
+        uint64_t sum = 0;
+        for (int i = 0; i < h.n_rows; i++) {
+            if (cm_vec_is_null(&v, (uint32_t)i)) {
+                continue;
+            }
+            CmValue x;
+            cm_vec_get_value(&v, (uint32_t)i, &x);
+            if (types[0].id == CM_T_VARCHAR) {
+                const char *p = cm_str_data(&x.s);
+                for (uint32_t k = 0; k < x.s.len; k++) {
+                    sum += (unsigned char)p[k];
+                }
+            } else {
+                sum += (uint64_t)x.i;
+            }
+        }
+        g_sink += sum;
+    }
+    cm_vec_fini(&v);
+    cm_arena_fini(&heap);
     cm_batch_fini(&out);
     sh_decoder_fini(&dec);
     free(stored);
