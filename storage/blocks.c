@@ -1023,12 +1023,10 @@ bool st_block_sealed(const StBlock *b)
     return b->sealed;
 }
 
-const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loaded, CmErr *err)
+/* The start of a pin: takes the lock (held on return), counts the pin, takes
+ * b off the LRU list and waits for any I/O on it to end; *loaded false. */
+static void pin_idle(Store *s, StBlock *b, bool *loaded)
 {
-    if (b->col_off == NULL) {
-        return st_block_pin(b, loaded, err);
-    }
-    Store *s = store();
     if (loaded != NULL) {
         *loaded = false;
     }
@@ -1038,6 +1036,15 @@ const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loade
     while (b->state != IDLE) {
         cm_cond_wait(&s->cond, &s->lock);
     }
+}
+
+const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loaded, CmErr *err)
+{
+    if (b->col_off == NULL) {
+        return st_block_pin(b, loaded, err);
+    }
+    Store *s = store();
+    pin_idle(s, b, loaded);
     bool load = b->batch == NULL;
     memset(b->col_load, 0, sizeof(bool) * (size_t)b->n_cols);
     for (int i = 0; i < (n >= 0 ? n : b->n_cols); i++) {
@@ -1089,15 +1096,7 @@ const CmBatch *st_block_pin(StBlock *b, bool *loaded, CmErr *err)
         return st_block_pin_cols(b, NULL, -1, loaded, err);
     }
     Store *s = store();
-    if (loaded != NULL) {
-        *loaded = false;
-    }
-    cm_mutex_lock(&s->lock);
-    b->pins++;
-    lru_remove(s, b);
-    while (b->state != IDLE) {
-        cm_cond_wait(&s->cond, &s->lock);
-    }
+    pin_idle(s, b, loaded);
     if (b->batch != NULL || b->gone) {
         const CmBatch *out = b->batch;
         if (out == NULL) {
