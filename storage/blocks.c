@@ -44,7 +44,6 @@ struct StBlock {
     int64_t *col_off;     /* a saved block in column records: n_cols + 1 offsets, from
                              loc.offset, of each column's record (the last: its end); owned.
                              NULL: one record of every column */
-    bool *col_in;         /* with col_off: the columns the resident batch holds; owned */
     bool *col_load;       /* with col_off: the columns the thread LOADING it reads; owned */
     int pins;
     bool sealed;
@@ -690,7 +689,9 @@ done:
  * Its batch is made empty on the first pin (every vector typed, none with a
  * buffer) and gains columns on later pins while others read the ones it has:
  * a load writes only vectors nobody reads yet and appends to the heap, whose
- * older bytes never move.  Eviction drops the batch whole.  Its memory is
+ * older bytes never move.  Eviction drops the batch whole.  A column is
+ * held when its vector has data (written only while the block is LOADING,
+ * read under the lock once it is IDLE, or by its pinners).  Its memory is
  * measured by what it holds (cols_batch_bytes). */
 
 static int64_t shell_bytes(const StBlock *b)
@@ -704,7 +705,7 @@ static int64_t cols_batch_bytes(const StBlock *b, const CmBatch *batch)
 {
     int64_t n = shell_bytes(b);
     for (int i = 0; i < b->n_cols; i++) {
-        n += b->col_in[i] ? (int64_t)column_bytes(b->types[i]) : 0;
+        n += batch->cols[i].data != NULL ? (int64_t)column_bytes(b->types[i]) : 0;
     }
     int64_t heap = (int64_t)batch->heap.n_bytes;
     return n + (heap > 0 ? heap + HEAP_CHUNK : 0);
@@ -764,14 +765,13 @@ static CmStatus decode_saved_column(Store *s, StBlock *b, CmBatch *batch, int k,
         return inner.code == CM_IO ? damaged_column(b, k, err)
                                    : cm_err_set(err, inner.code, -1, "%s", inner.msg);
     }
-    b->col_in[k] = true;
     return CM_OK;
 }
 
 /* Reads the columns b->col_load marks into batch: each run of adjacent
  * records with one pread.  b is LOADING (this thread alone writes its
  * batch's missing columns).  Called without the lock.  On failure the
- * columns read before it are in col_in (load_columns takes them out). */
+ * columns read before it stay in the batch (load_columns takes them out). */
 static CmStatus read_columns(Store *s, StBlock *b, CmBatch *batch, CmErr *err)
 {
     for (int c = 0; c < b->n_cols;) {
@@ -817,7 +817,7 @@ static CmBatch *load_columns(Store *s, StBlock *b, bool *any_read, int64_t *byte
     bool is_new = batch == NULL;
     int64_t before = b->mem_bytes;
     int64_t need = is_new ? shell_bytes(b) : 0;
-    bool *added = b->col_load; /* what this call reads: col_in afterwards tells what it got */
+    bool *added = b->col_load; /* what this call reads: the batch afterwards tells what it got */
     *any_read = false;
     for (int i = 0; i < b->n_cols; i++) {
         need += added[i] ? (int64_t)column_bytes(b->types[i]) : 0;
@@ -844,10 +844,9 @@ static CmBatch *load_columns(Store *s, StBlock *b, bool *any_read, int64_t *byte
         /* The columns read now go again (their strings stay in the heap,
          * unreserved, until the block is evicted: a failed load is rare). */
         for (int i = 0; batch != NULL && i < b->n_cols; i++) {
-            if (added[i] && b->col_in[i]) {
+            if (added[i] && batch->cols[i].data != NULL) {
                 cm_vec_fini(&batch->cols[i]);
                 batch->cols[i].validity = NULL;
-                b->col_in[i] = false;
             }
         }
         if (is_new) {
@@ -932,7 +931,6 @@ static void block_free_arrays(StBlock *b)
 {
     cm_free(b->types);
     cm_free(b->col_off);
-    cm_free(b->col_in);
     cm_free(b->col_load);
 }
 
@@ -945,7 +943,6 @@ StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int 
     bool ok = b != NULL && (b->types = cm_malloc(sizeof(CmType) * n)) != NULL;
     if (ok && col_bytes != NULL) {
         ok = (b->col_off = cm_malloc(sizeof(int64_t) * (n + 1))) != NULL &&
-             (b->col_in = cm_calloc(n, sizeof(bool))) != NULL &&
              (b->col_load = cm_calloc(n, sizeof(bool))) != NULL;
         for (int i = 0; ok && i <= n_cols; i++) {
             b->col_off[i] = i == 0 ? 0 : b->col_off[i - 1] + col_bytes[i - 1];
@@ -1050,7 +1047,7 @@ const CmBatch *st_block_pin_cols(StBlock *b, const int *cols, int n, bool *loade
     for (int i = 0; i < (n >= 0 ? n : b->n_cols); i++) {
         int c = n >= 0 ? cols[i] : i;
         CM_ASSERT(c >= 0 && c < b->n_cols);
-        if (!b->col_in[c]) {
+        if (b->batch == NULL || b->batch->cols[c].data == NULL) {
             b->col_load[c] = true;
             load = true;
         }
@@ -1298,9 +1295,6 @@ static int64_t evict_one(Store *s, StBlock *only, CmColdFree *cold)
         b->heap_bytes = (int64_t)batch->heap.n_bytes;
         b->batch = NULL;
         b->mem_bytes = 0;
-        if (b->col_in != NULL) {
-            memset(b->col_in, 0, sizeof(bool) * (size_t)b->n_cols);
-        }
         s->stats.n_resident--;
         s->stats.memory_bytes -= bytes;
         s->stats.evictions++;
