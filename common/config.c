@@ -92,6 +92,9 @@ static const Setting SETTINGS[] = {
     {"join_bloom_filter", SET_BOOL, offsetof(CmConfig, join_bloom_filter), 0, 1,
      "before a partitioned join's probe side is exchanged, drop its rows whose keys a Bloom "
      "filter of the build side's keys rules out"},
+    {"join_enumeration", SET_BOOL, offsetof(CmConfig, join_enumeration), 0, 1,
+     "order the joins of a FROM clause of up to 12 tables by dynamic programming over their join "
+     "graph when that order costs well under the greedy one (off: always greedy)"},
     {"skew_factor", SET_RATIO, offsetof(CmConfig, skew_factor), 1, 1000000,
      "a partition is skewed when this many times the median partition's size and past "
      "skew_threshold"},
@@ -167,6 +170,7 @@ void cm_config_init(CmConfig *cfg)
     cfg->adaptive_advisory_partition_size = 16 * KB * KB;
     cfg->adaptive_min_partition_size = 1 * KB * KB;
     cfg->adaptive_broadcast = true;
+    cfg->join_enumeration = true;
     cfg->broadcast_threshold = 32 * KB * KB;
     cfg->adaptive_skew_join = true;
     cfg->join_bloom_filter = true;

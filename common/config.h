@@ -38,6 +38,8 @@ typedef struct CmConfig {
     int64_t broadcast_threshold;              /* bytes under which a join side is broadcast */
     bool adaptive_skew_join;                  /* split skewed partitions */
     bool join_bloom_filter;                   /* build keys' Bloom filter on the probe exchange */
+    bool join_enumeration; /* order joins by cost over their graph (planner/optimizer/join_order.h)
+                            */
     double skew_factor;                       /* skewed: > factor x median ... */
     int64_t skew_threshold;                   /* ... and > this many bytes */
     /* identical subplans of one statement computed once (docs/cache.md) */

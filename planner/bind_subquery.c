@@ -22,7 +22,7 @@
 
 #include "executor/func.h"
 #include "planner/binder_int.h"
-#include "planner/estimate.h"
+#include "planner/optimizer/estimate.h"
 
 static void *oom(PlBinder *b)
 {

@@ -25,8 +25,8 @@
 #include "common/thread.h"
 #include "common/value.h"
 #include "parser/parser.h"
-#include "planner/estimate.h"
 #include "planner/memmode.h"
+#include "planner/optimizer/estimate.h"
 #include "planner/prune.h"
 
 typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;

@@ -14,7 +14,7 @@
 #include "executor/ops.h"
 #include "planner/aqe/aqe.h"
 #include "planner/binder_int.h"
-#include "planner/estimate.h"
+#include "planner/optimizer/estimate.h"
 #include "planner/physical.h"
 #include "planner/progress.h"
 #include "planner/prune.h"

@@ -3,7 +3,7 @@
  */
 #include "planner/plan.h"
 
-#include "planner/estimate.h"
+#include "planner/optimizer/estimate.h"
 
 #include <string.h>
 
@@ -81,10 +81,10 @@ PlNode *pl_node_clone(CmArena *a, const PlNode *n)
 }
 
 /* From the form of the condition alone, where no column statistics reach
- * (planner/estimate.c falls back to it): an equality a tenth, a range bound a third, an OR the sum
- * of its branches, an AND the product, NOT the rest, anything else a quarter.  What matters most is
- * the ranking: d_year = 2001 reads as more selective than d_moy BETWEEN 4 AND 10, and both as more
- * than no condition at all. */
+ * (planner/optimizer/estimate.c falls back to it): an equality a tenth, a range bound a third, an
+ * OR the sum of its branches, an AND the product, NOT the rest, anything else a quarter.  What
+ * matters most is the ranking: d_year = 2001 reads as more selective than d_moy BETWEEN 4 AND 10,
+ * and both as more than no condition at all. */
 double pl_selectivity(const ExExpr *e)
 {
     double s;

@@ -115,7 +115,7 @@ struct PlNode {
 };
 
 /* Estimated output rows, from column statistics where they reach and guessed
- * selectivities elsewhere (planner/estimate.h; one-off: a caller asking
+ * selectivities elsewhere (planner/optimizer/estimate.h; one-off: a caller asking
  * about many nodes of one plan uses a PlEst). */
 double pl_estimate(const PlNode *n);
 

@@ -2,7 +2,7 @@
  * stats.h - per-column statistics of a table: null count, min and max, and
  * a distinct-count sketch (HyperLogLog), and, for a table's columns, a
  * frequency sketch (Count-Min) that finds the values much more common than
- * the rest, for the planner's estimates (planner/estimate.h).
+ * the rest, for the planner's estimates (planner/optimizer/estimate.h).
  *
  * A table keeps one StColStats per column (StTable.stats).  st_table_append
  * adds each appended batch once the append has succeeded, one column at a

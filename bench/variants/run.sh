@@ -9,18 +9,23 @@
 #   windows    four windows over one PARTITION BY (1,000 partitions of 4,000 rows), two orders
 #   holistic   grouped median, quantile and list: 4 groups of 1,000,000 values, then 100,000
 #              groups of 40 (data made by the statement itself, not timed)
-# Usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR]
+#   bridge     six-table joins where a 4M-row fact meets two weak filters and, through a
+#              100,000-row bridge, a selective table: the order by cost (join_enumeration)
+#              joins the bridge first; three shapes and constants (data made by range, not timed)
+# Usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR] [--only VARIANT]
 # Data (about 250 MB of CSV) is written by DuckDB into DIR (default /tmp/sluice-variants) on
 # first use.  Prints a markdown table: the median of N runs of the timed statements, seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-sluice=build/sluice runs=3 dir=/tmp/sluice-variants
+sluice=build/sluice runs=3 dir=/tmp/sluice-variants only=
 while [ $# -gt 0 ]; do
   case "$1" in
     --sluice) sluice=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
-    *) echo "usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR]" >&2; exit 2 ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "usage: bench/variants/run.sh [--sluice PATH] [--runs N] [--dir DIR] [--only VARIANT]" >&2
+       exit 2 ;;
   esac
 done
 duck=../shared/tools/duckdb/duckdb-sql
@@ -30,7 +35,7 @@ if [ ! -f "$dir/keys.csv" ]; then
   "$duck" "$dir/gen.sql" > /dev/null
 fi
 # variant, then the 1-based statements whose time counts (the load is not timed)
-cases=("long 3" "comma 3" "keys 3 4" "recursive 1" "windows 2" "holistic 2 3")
+cases=("long 3" "comma 3" "keys 3 4" "recursive 1" "windows 2" "holistic 2 3" "bridge 7 8 9")
 # seconds of the chosen statements of one run, from "Run Time: real S" or "time_ms MS" lines
 pick() { awk -v idx="$1" -v div="$2" 'BEGIN { n = split(idx, a, " "); for (i = 1; i <= n; i++) w[a[i]] = 1 }
   { k++; if (k in w) t += $NF / div } END { printf "%.3f", t }'; }
@@ -39,6 +44,7 @@ echo "| variant | sluice s | duckdb s | ratio |"
 echo "|---|---:|---:|---:|"
 for c in "${cases[@]}"; do
   v=${c%% *} idx=${c#* }
+  [ -z "$only" ] || [ "$only" = "$v" ] || continue
   sed "s#@DIR@#$dir#g" "bench/variants/$v.sql" > "$dir/$v.sql"
   s=$(for r in $(seq "$runs"); do
         "$sluice" --timer < "$dir/$v.sql" 2>&1 | grep '^Run Time' | awk '{ print $4 }' | pick "$idx" 1; echo

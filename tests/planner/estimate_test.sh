@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# estimate_test.sh - the planner's row estimates (planner/estimate.h) against
+# estimate_test.sh - the planner's row estimates (planner/optimizer/estimate.h) against
 # the rows operators really emit, read from EXPLAIN ANALYZE's [rows=R, est=E]
 # on crafted data: uniform columns, a skewed one, NULLs, range filters, IN and
 # OR, an equi-join on a key (filtered and not), GROUP BY.  Each check states

@@ -10,7 +10,7 @@
  * except that range bounds on one column are intersected before they are
  * multiplied with the rest (BETWEEN arrives as two filters).
  */
-#include "planner/estimate.h"
+#include "planner/optimizer/estimate.h"
 
 #include <math.h>
 #include <string.h>
