@@ -27,9 +27,13 @@
  * probe rows, semi/anti selections, marks) are emitted.  Pairs that name each
  * probe row once pass the probe columns through by reference (assemble_by_ref);
  * a cross join emits a build row against the whole probe batch (cross_next).
+ * A nested loop with bounds (ExJoinSpec.bounds) is a range join: the build
+ * rows sorted on the first bound's column, each probe row pairs with the
+ * rows its bounds leave (range_index, bound_range, gather_range_pairs).
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -86,6 +90,15 @@ typedef struct JoinTable {
     int64_t cap_rows;
     uint64_t cap_slots;
     int64_t idx_held; /* index_fits: what is held for the index arrays */
+    /* A nested loop with bounds (ExJoinSpec.bounds; range_index): the rows
+     * whose first bound's build column is not NULL, sorted on it (row
+     * numbers, and their values in skey); with a second bound on another
+     * column, agg[i] is the most (or least) of that column over the rows from
+     * the scan's far end to i, to stop a probe row's scan where no row left
+     * can meet it.  NULL without: every row is a candidate. */
+    int32_t *sorted;
+    int64_t *skey, *agg;
+    int64_t n_sorted;
 } JoinTable;
 
 /* The index arrays of the grace class before, for the next one, and the bytes
@@ -266,6 +279,9 @@ static void table_free(JoinTable *t)
     cm_free(t->skip_kept);
     cm_free(t->matched);
     cm_free(t->batches);
+    cm_free(t->sorted);
+    cm_free(t->skey);
+    cm_free(t->agg);
     memset(t, 0, sizeof *t);
 }
 
@@ -649,6 +665,204 @@ static void index_done(JoinTable *t, uint8_t **skip, CmMemRes *mem)
     cm_mem_shrink(mem, (int64_t)(sizeof(uint64_t) + 1) * t->n_rows);
 }
 
+/* ---- range joins ------------------------------------------------------------------ */
+
+/* A bound's value: the integer-like types are 4 or 8 bytes wide. */
+static inline int64_t bound_at(const CmVec *v, uint32_t p)
+{
+    return cm_type_width(v->type) == 8 ? ((const int64_t *)v->data)[p]
+                                       : ((const int32_t *)v->data)[p];
+}
+
+typedef struct SortedRow {
+    int64_t key;
+    int32_t row;
+} SortedRow;
+
+static int sorted_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const SortedRow *)a)->key, y = ((const SortedRow *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* The second bound, when it is on another build column than the first (the
+ * scan's early stop, agg), else NULL.  One on the same column narrows the
+ * binary search instead. */
+static const ExJoinBound *other_bound(const ExJoinSpec *s)
+{
+    return s->n_bounds > 1 && s->bounds[1].build_col != s->bounds[0].build_col ? &s->bounds[1]
+                                                                               : NULL;
+}
+
+/* Does a probe row's scan go down from the top of its range?  When the
+ * first bound keeps the rows below the probe value (b < x: intervals that
+ * start before x) and a second bound on another column stops the scan: the
+ * rows nearest x are the likeliest to meet it (intervals that end after x). */
+static bool scan_down(const ExJoinSpec *s)
+{
+    return other_bound(s) != NULL &&
+           (s->bounds[0].op == EX_BOUND_GT || s->bounds[0].op == EX_BOUND_GE);
+}
+
+/* Sorts t's rows on the first bound's build column (JoinTable.sorted).
+ * Without the memory for it, or in grace mode (whose classes reuse the
+ * index arrays), the table stays a plain nested loop: slower, same answer. */
+static void range_index(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem)
+{
+    if (s->n_bounds == 0 || t->spare != NULL || t->n_rows == 0) {
+        return;
+    }
+    const ExJoinBound *b0 = &s->bounds[0], *b1 = other_bound(s);
+    int64_t n = t->n_rows, tmp_bytes = n * (int64_t)sizeof(SortedRow);
+    int64_t bytes = n * (int64_t)(sizeof(int32_t) + 2 * sizeof(int64_t));
+    CmErr e;
+    cm_err_init(&e);
+    if (cm_mem_need(mem, bytes + tmp_bytes, &e) != CM_OK) {
+        return;
+    }
+    SortedRow *tmp = cm_malloc((size_t)tmp_bytes);
+    t->sorted = cm_malloc(sizeof(int32_t) * (size_t)n);
+    t->skey = cm_malloc(sizeof(int64_t) * (size_t)n);
+    t->agg = b1 != NULL ? cm_malloc(sizeof(int64_t) * (size_t)n) : NULL;
+    if (tmp == NULL || t->sorted == NULL || t->skey == NULL || (b1 != NULL && t->agg == NULL)) {
+        cm_free(tmp);
+        cm_free(t->sorted);
+        cm_free(t->skey);
+        cm_free(t->agg);
+        t->sorted = NULL;
+        t->skey = t->agg = NULL;
+        cm_mem_shrink(mem, bytes + tmp_bytes);
+        return;
+    }
+    int64_t m = 0;
+    for (int64_t r = 0; r < n; r++) {
+        uint32_t pos;
+        const CmVec *v = &row_batch(t, r, &pos)->cols[b0->build_col];
+        if (!cm_vec_is_null(v, pos)) { /* a NULL meets no bound */
+            tmp[m].key = bound_at(v, pos);
+            tmp[m++].row = (int32_t)r;
+        }
+    }
+    qsort(tmp, (size_t)m, sizeof *tmp, sorted_cmp);
+    for (int64_t i = 0; i < m; i++) {
+        t->sorted[i] = tmp[i].row;
+        t->skey[i] = tmp[i].key;
+    }
+    cm_free(tmp);
+    cm_mem_shrink(mem, tmp_bytes);
+    if (b1 != NULL) {
+        /* b1's build column must be high (x < c, x <= c) or low */
+        bool high = b1->op == EX_BOUND_LT || b1->op == EX_BOUND_LE, down = scan_down(s);
+        int64_t acc = high ? INT64_MIN : INT64_MAX;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t i = down ? k : m - 1 - k;
+            uint32_t pos;
+            const CmVec *v = &row_batch(t, t->sorted[i], &pos)->cols[b1->build_col];
+            if (!cm_vec_is_null(v, pos)) {
+                int64_t x = bound_at(v, pos);
+                acc = high ? (x > acc ? x : acc) : (x < acc ? x : acc);
+            }
+            t->agg[i] = acc;
+        }
+    }
+    t->n_sorted = m;
+}
+
+/* The first position of t->sorted whose value is above x (or, `at_least`,
+ * not below it). */
+static int64_t sorted_search(const JoinTable *t, int64_t x, bool at_least)
+{
+    int64_t lo = 0, hi = t->n_sorted;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (t->skey[mid] > x || (at_least && t->skey[mid] == x)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
+/* The positions [*lo, *hi) of t->sorted that probe row p's bounds on the
+ * sorted column leave; false when none can match (an empty range, or a NULL
+ * probe value: its comparison is never true, and the bounds are conjuncts). */
+static bool bound_range(const ExJoinSpec *s, const JoinTable *t, const CmBatch *in, uint32_t p,
+                        int64_t *lo, int64_t *hi)
+{
+    *lo = 0;
+    *hi = t->n_sorted;
+    for (int k = 0; k < s->n_bounds; k++) {
+        const ExJoinBound *b = &s->bounds[k];
+        const CmVec *v = &in->cols[b->probe_col];
+        if (cm_vec_is_null(v, p)) {
+            return false;
+        }
+        if (b->build_col != s->bounds[0].build_col) {
+            continue;
+        }
+        int64_t x = bound_at(v, p), at;
+        switch (b->op) {
+        case EX_BOUND_LT: /* x < col: the rows above x */
+        case EX_BOUND_LE:
+            at = sorted_search(t, x, b->op == EX_BOUND_LE);
+            *lo = at > *lo ? at : *lo;
+            break;
+        case EX_BOUND_GT: /* x > col: the rows below x */
+        case EX_BOUND_GE:
+            at = sorted_search(t, x, b->op == EX_BOUND_GT);
+            *hi = at < *hi ? at : *hi;
+            break;
+        }
+    }
+    return *lo < *hi;
+}
+
+/* Can a row at or past this point of the scan meet the second bound, the
+ * most (or least) of its column there being agg and the probe value x? */
+static inline bool may_meet(ExBoundOp op, int64_t agg, int64_t x)
+{
+    switch (op) {
+    case EX_BOUND_LT:
+        return agg > x;
+    case EX_BOUND_LE:
+        return agg >= x;
+    case EX_BOUND_GT:
+        return agg < x;
+    case EX_BOUND_GE:
+        return agg <= x;
+    }
+    return true;
+}
+
+/* Pairs of a range join (range_index): each live probe row's range of
+ * sorted rows, from l->cur[i] towards l->key[i] (up to it, exclusive; or,
+ * scanning down, down to it, inclusive), cut short where the second bound
+ * says no row further on can meet it. */
+static int gather_range_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
+{
+    const JoinTable *t = l->table;
+    const ExJoinBound *b1 = other_bound(s);
+    int step = scan_down(s) ? -1 : 1, n = 0;
+    for (; l->live_pos < l->n_live && n < CM_BATCH_CAP; l->live_pos++) {
+        int i = l->live[l->live_pos];
+        int64_t x = b1 ? bound_at(&in->cols[b1->probe_col], cm_batch_pos(in, i)) : 0;
+        int64_t end = step > 0 ? l->key[i] : l->key[i] - 1;
+        for (; l->cur[i] != end && n < CM_BATCH_CAP; l->cur[i] += step) {
+            if (b1 != NULL && !may_meet(b1->op, t->agg[l->cur[i]], x)) {
+                l->cur[i] = end;
+                break;
+            }
+            l->pair_row[n] = (uint32_t)i;
+            l->pair_build[n++] = t->sorted[l->cur[i]];
+        }
+        if (l->cur[i] != end) {
+            break; /* the output is full: this row goes on next time */
+        }
+    }
+    return n;
+}
+
 /* Indexes the rows read, by one task. */
 static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, CmErr *err)
 {
@@ -656,6 +870,7 @@ static CmStatus finish_table(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem, C
     if (prepare_table(s, t, &skip, mem, err) == CM_OK) {
         index_insert(t, skip, 0, t->mask + 1);
         index_done(t, &skip, mem);
+        range_index(s, t, mem);
     }
     cm_free(skip);
     return err->code;
@@ -1078,6 +1293,12 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
             int64_t head = -1;
             if (null_key) {
                 /* matches nothing */
+            } else if (t->sorted != NULL) {
+                int64_t lo, hi;
+                bool any = bound_range(s, t, in, p, &lo, &hi);
+                head = any ? 0 : -1;
+                l->cur[i] = scan_down(s) ? hi - 1 : lo;
+                key = scan_down(s) ? lo : hi;
             } else if (t->direct) {
                 uint64_t slot = (uint64_t)key - (uint64_t)t->key_min; /* past mask: no such key */
                 head = slot <= t->mask ? t->heads[slot] : -1;
@@ -1092,7 +1313,7 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
 #endif
                 head = t->heads[l->hashes[i] & t->mask];
             }
-            l->cur[i] = head;
+            l->cur[i] = t->sorted != NULL ? l->cur[i] : head;
             l->key[i] = key;
             l->live[n_live] = i;
             n_live += head >= 0;
@@ -1102,6 +1323,9 @@ static int gather_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *in)
         l->started = true;
     }
     int n = 0;
+    if (t->sorted != NULL) {
+        return gather_range_pairs(s, l, in);
+    }
     if (s->n_keys == 0) {
         /* A nested loop pairs each probe row with every build row in turn,
          * probe row by probe row: the order a cross join is expected in. */
@@ -2017,6 +2241,7 @@ static void start_index(const ExJoinSpec *s, JoinGlobal *g)
 static void end_index(const ExJoinSpec *s, JoinGlobal *g)
 {
     index_done(&g->table, &g->skip, &g->mem);
+    range_index(s, &g->table, &g->mem);
     if (s->range_out != NULL && int_keyed(s)) {
         publish_range(s, &g->table, s->range_out);
     }
@@ -2209,6 +2434,11 @@ static void join_explain(const ExOp *op, const char *const *in_names, char *buf,
     }
     if (s->n_keys == 0 && n + 16 < cap) {
         n += (size_t)snprintf(buf + n, cap - n, ", nested loop");
+    }
+    if (s->n_bounds > 0 && s->build_names != NULL && n + 16 < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, " over build rows sorted on ");
+        n += n < cap ? ex_col_to_string(s->build_names, s->bounds[0].build_col, buf + n, cap - n)
+                     : 0;
     }
     if (s->residual != NULL && n + 16 < cap) {
         n += (size_t)snprintf(buf + n, cap - n, ", where ");

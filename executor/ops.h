@@ -264,6 +264,15 @@ typedef enum ExJoinType {
                       unknown (x IN (...) with NULLs), for IN and NOT IN */
 } ExJoinType;
 
+/* A conjunct of a nested loop's residual: probe column `probe_col` OP build
+ * column `build_col`, both of one integer-like type (INTEGER, BIGINT, DATE,
+ * TIME, TIMESTAMP, DECIMAL(p <= 18)). */
+typedef enum ExBoundOp { EX_BOUND_LT, EX_BOUND_LE, EX_BOUND_GT, EX_BOUND_GE } ExBoundOp;
+typedef struct ExJoinBound {
+    int probe_col, build_col;
+    ExBoundOp op;
+} ExJoinBound;
+
 typedef struct ExJoinSpec {
     ExJoinType type;
     ShShuffle **build; /* the build side's shuffle */
@@ -280,6 +289,12 @@ typedef struct ExJoinSpec {
     uint64_t null_eq;               /* bit k: key k matches NULL with NULL (IS NOT DISTINCT FROM) */
     bool mark_plain;                /* MARK: TRUE or FALSE only (the caller works out unknowns) */
     const struct ExReadRanges *ranges; /* partitioned: task t builds from these, or NULL */
+    /* A nested loop (INNER, LEFT, SEMI or ANTI) whose residual holds these
+     * conjuncts: the build rows are sorted on the first's build column and
+     * each probe row visits only the rows its bounds leave (a range join);
+     * the residual still decides every pair.  0 to 2 of them. */
+    int n_bounds;
+    ExJoinBound bounds[2];
     ExRangeFilter *range_out; /* broadcast: where to publish the build keys' range, or NULL */
     /* The planner's estimates, for the adaptive broadcast rule (planner/aqe):
      * the probe side's bytes and a build row's width, in the same units

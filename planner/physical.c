@@ -1081,6 +1081,74 @@ static void join_bloom(Builder *bld, const PlNode *n, ExStage *bs, int n_parts)
     ex_shuffle_write_bloom(bs->sink, ps->sink, bf);
 }
 
+/* A comparison of a probe column with a build column of one integer-like
+ * type, as probe OP build (ExJoinBound); false for anything else. */
+static bool as_bound(const ExExpr *e, int n_probe, ExJoinBound *out)
+{
+    static const char *ops[] = {"<", "<=", ">", ">="};
+    static const ExBoundOp flipped[] = {EX_BOUND_GT, EX_BOUND_GE, EX_BOUND_LT, EX_BOUND_LE};
+    if (e->kind != EX_E_FUNC || e->n_args != 2 || e->args[0]->kind != EX_E_COLUMN ||
+        e->args[1]->kind != EX_E_COLUMN || !cm_type_eq(e->args[0]->type, e->args[1]->type)) {
+        return false;
+    }
+    uint8_t id = e->args[0]->type.id;
+    if (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE && id != CM_T_TIME &&
+        id != CM_T_TIMESTAMP && id != CM_T_DECIMAL) {
+        return false;
+    }
+    int a = e->args[0]->col, b = e->args[1]->col;
+    for (int k = 0; k < 4; k++) {
+        if (strcmp(e->name, ops[k]) != 0) {
+            continue;
+        }
+        if (a < n_probe && b >= n_probe) {
+            *out = (ExJoinBound){.probe_col = a, .build_col = b - n_probe, .op = (ExBoundOp)k};
+            return true;
+        }
+        if (b < n_probe && a >= n_probe) {
+            *out = (ExJoinBound){.probe_col = b, .build_col = a - n_probe, .op = flipped[k]};
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A nested loop's bounds (ExJoinSpec.bounds): the residual's first
+ * conjunct comparing a probe column with a build column, then one that
+ * bounds the same build column from the other side (x >= lo AND x < lo + 7
+ * as columns), else one on another build column (x >= lo AND x <= hi). */
+static void join_bounds(const PlNode *n, ExJoinSpec *spec)
+{
+    const ExExpr *r = n->residual;
+    if (n->n_join_keys > 0 || r == NULL ||
+        (n->join_type != EX_JOIN_INNER && n->join_type != EX_JOIN_LEFT &&
+         n->join_type != EX_JOIN_SEMI && n->join_type != EX_JOIN_ANTI)) {
+        return;
+    }
+    int n_conj = r->kind == EX_E_AND ? r->n_args : 1;
+    ExJoinBound b[2];
+    for (int c = 0; c < n_conj; c++) {
+        ExJoinBound x;
+        if (!as_bound(r->kind == EX_E_AND ? r->args[c] : r, spec->n_probe_cols, &x)) {
+            continue;
+        }
+        if (spec->n_bounds == 0) {
+            b[spec->n_bounds++] = x;
+            continue;
+        }
+        bool lower = x.op == EX_BOUND_LT || x.op == EX_BOUND_LE; /* x below the column */
+        bool lower0 = b[0].op == EX_BOUND_LT || b[0].op == EX_BOUND_LE;
+        if (x.build_col == b[0].build_col ? lower != lower0 : spec->n_bounds == 1) {
+            b[1] = x;
+            spec->n_bounds = 2;
+            if (x.build_col == b[0].build_col) {
+                break; /* the best second: a range on the sorted column */
+            }
+        }
+    }
+    memcpy(spec->bounds, b, sizeof(ExJoinBound) * (size_t)spec->n_bounds);
+}
+
 static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
 {
     Pipe *bp = cm_arena_zalloc(bld->a, sizeof *bp);
@@ -1133,6 +1201,7 @@ static bool build_join(Builder *bld, const PlNode *n, Pipe *p)
                        .range_out = range_filter(bld, n, p, partitioned),
                        .probe_bytes_est = probe_bytes,
                        .build_row_width = pl_est_row_width(r)};
+    join_bounds(n, &spec);
     return append(bld, p, ex_hash_join_new(bld->a, &spec, bld->err));
 }
 
