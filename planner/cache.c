@@ -27,7 +27,7 @@
 #include "parser/parser.h"
 #include "planner/memmode.h"
 #include "planner/optimizer/estimate.h"
-#include "planner/prune.h"
+#include "planner/optimizer/prune.h"
 
 typedef enum SourceKind { SRC_TABLE, SRC_VIEW, SRC_QUERY } SourceKind;
 typedef enum EntryState { ST_PENDING, ST_MATERIALIZED, ST_INVALIDATED } EntryState;

@@ -15,9 +15,9 @@
 #include "planner/aqe/aqe.h"
 #include "planner/binder_int.h"
 #include "planner/optimizer/estimate.h"
+#include "planner/optimizer/prune.h"
 #include "planner/physical.h"
 #include "planner/progress.h"
-#include "planner/prune.h"
 
 #define MAX_PIPE_OPS 512
 #define MAX_STAGES 4096 /* plans duplicate a subtree a correlated subquery reads twice */

@@ -27,7 +27,7 @@
 #include "planner/cache.h"
 #include "planner/describe.h"
 #include "planner/memmode.h"
-#include "planner/merge.h"
+#include "planner/optimizer/optimizer.h"
 #include "planner/physical.h"
 #include "planner/textbuf.h"
 #include "planner/timeline.h"
@@ -419,9 +419,7 @@ static PlNode *bind(Stmt *st, const PsSelect *sel)
     }
     *tail = b.temps;
     PlNode *root = pl_bind_select(&b, sel);
-    root = root ? pl_cache_use(&st->cache, root) : NULL;
-    root = root ? pl_merge_scalar_aggs(&st->cache, root) : NULL;
-    root = root ? pl_cache_share(&st->cache, root) : NULL;
+    root = root ? pl_optimize(&st->cache, root) : NULL;
     if (root == NULL && st->err->code == CM_OK) {
         /* an allocation that failed without a word: never a statement that
          * "succeeds" with nothing */

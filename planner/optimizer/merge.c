@@ -28,7 +28,7 @@
  * every leaf; each such row is one some leaf's plan met, so nothing is
  * evaluated on a row that was not before.
  */
-#include "planner/merge.h"
+#include "planner/optimizer/merge.h"
 
 #include <string.h>
 

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "planner/optimizer/prune.h"
 #include "planner/plan.h"
-#include "planner/prune.h"
 
 typedef struct Pruner {
     CmArena *a;
