@@ -24,7 +24,7 @@
 #include "common/config.h"
 #include "common/err.h"
 #include "parser/parser.h"
-#include "planner/binder.h"
+#include "planner/bind/binder.h"
 #include "planner/physical.h"
 #include "planner/session.h"
 

@@ -30,7 +30,7 @@
 #include "common/arena.h"
 #include "common/err.h"
 #include "parser/ast.h"
-#include "planner/binder.h"
+#include "planner/bind/binder.h"
 #include "planner/keep.h"
 #include "planner/plan.h"
 #include "storage/catalog.h"

@@ -13,7 +13,7 @@
 #include "common/alloc.h"
 #include "executor/ops.h"
 #include "planner/aqe/aqe.h"
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 #include "planner/optimizer/estimate.h"
 #include "planner/optimizer/prune.h"
 #include "planner/physical.h"

@@ -37,7 +37,7 @@ typedef enum PlKind {
                      becomes the element (see ex_unnest_new) */
 } PlKind;
 
-/* What a read_csv scan reads (planner/bind_csv.c), in the query arena. */
+/* What a read_csv scan reads (planner/bind/bind_csv.c), in the query arena. */
 typedef struct PlCsv {
     int n_files;
     const char **files; /* in reading order */

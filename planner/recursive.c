@@ -19,7 +19,7 @@
 #include "common/hash.h"
 #include "common/value.h"
 #include "executor/func.h"
-#include "planner/binder.h"
+#include "planner/bind/binder.h"
 
 #define MAX_ROUNDS 100000
 #define SEEN_CHUNK ((size_t)64 * 1024)

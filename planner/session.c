@@ -23,7 +23,7 @@
 #include "executor/func.h"
 #include "executor/progress.h"
 #include "parser/parser.h"
-#include "planner/binder.h"
+#include "planner/bind/binder.h"
 #include "planner/cache.h"
 #include "planner/describe.h"
 #include "planner/memmode.h"

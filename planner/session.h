@@ -18,7 +18,7 @@
 #include "common/err.h"
 #include "executor/progress.h"
 #include "executor/result.h"
-#include "planner/binder.h"
+#include "planner/bind/binder.h"
 #include "storage/catalog.h"
 
 typedef struct PlSession PlSession;

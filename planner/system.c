@@ -10,9 +10,9 @@
 
 #include "common/alloc.h"
 #include "common/mem.h"
+#include "planner/bind/functions.h"
 #include "planner/cache.h"
 #include "planner/describe.h"
-#include "planner/functions.h"
 #include "planner/memmode.h"
 #include "shuffle/spill.h"
 #include "storage/blocks.h"
@@ -218,7 +218,7 @@ static StTable *settings_table(const char *name, const CmConfig *cfg, CmErr *err
 
 enum { FN_NAME, FN_TYPE, FN_MIN, FN_MAX, FN_ALIAS, FN_N };
 
-/* One row per entry of the function registry (planner/functions.h). */
+/* One row per entry of the function registry (planner/bind/functions.h). */
 static StTable *functions_table(const char *name, CmErr *err)
 {
     StColumn cols[FN_N] = {

@@ -23,7 +23,7 @@
  *                   since: an upper bound until ANALYZE); storage/stats.h.
  *
  *   sluice_functions  every function a query can call by name, from the
- *                   binder's registry (planner/functions.h): function_name,
+ *                   binder's registry (planner/bind/functions.h): function_name,
  *                   function_type ('scalar', 'aggregate', 'window', 'table'),
  *                   min_args, max_args (NULL: any number), alias_of (the
  *                   function it is another name of, or NULL).

@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 
 #define MAX_LEAVES 32
 #define MAX_OTHERS 8

@@ -1,5 +1,5 @@
 /*
- * test_functions.c - the function registry (planner/functions.h) against the
+ * test_functions.c - the function registry (planner/bind/functions.h) against the
  * executor's catalog: every scalar entry that ex_func_resolve resolves is
  * known there at its least and greatest argument counts and refused one past
  * them, so the registry's counts, which sluice_functions shows, are the
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "executor/func.h"
-#include "planner/functions.h"
+#include "planner/bind/functions.h"
 
 /* ex_func_resolve's answer for `name` with n NULL-typed arguments, as the
  * binder first asks it. */

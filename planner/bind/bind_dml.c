@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 
 static void *oom(PlBinder *b)
 {
@@ -31,8 +31,7 @@ static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
         n->col_ids[i] = i;
         n->types[i] = t->cols[i].type;
         n->names[i] = t->cols[i].name;
-        sc->cols[i] = (PlScopeCol){.table = name, .name = t->cols[i].name,
-                                   .type = t->cols[i].type};
+        sc->cols[i] = (PlScopeCol){.table = name, .name = t->cols[i].name, .type = t->cols[i].type};
     }
     return n;
 }
@@ -116,8 +115,8 @@ PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
         ExExpr *all = ex_expr_const(b->arena, &yes);
         return all ? keep_columns(b, input, t->n_cols, NULL, all) : oom(b);
     }
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
-                     .clause = "WHERE"};
+    PlBindCtx ctx = {
+        .b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input, .clause = "WHERE"};
     ExExpr *pred = pl_bind_expr(&ctx, where);
     ExExpr *gone = pred ? truth(b, pred, true, where->src_off) : NULL;
     return gone ? keep_columns(b, input, t->n_cols, NULL, gone) : NULL;
@@ -182,8 +181,12 @@ static bool when_changed(PlBinder *b, StTable *t, ExExpr *cond, ExExpr **set, in
             }
             return false;
         }
-        *e = (ExExpr){.kind = EX_E_CASE, .type = t->cols[col].type, .n_args = 3, .args = args,
-                      .has_else = true, .src_off = off};
+        *e = (ExExpr){.kind = EX_E_CASE,
+                      .type = t->cols[col].type,
+                      .n_args = 3,
+                      .args = args,
+                      .has_else = true,
+                      .src_off = off};
         set[col] = e;
     }
     return true;
@@ -204,8 +207,8 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
     if (j == NULL || set == NULL) {
         return j ? oom(b) : NULL;
     }
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &j, .base = j,
-                     .clause = "UPDATE"};
+    PlBindCtx ctx = {
+        .b = b, .scope = &sc, .mscope = &sc, .input = &j, .base = j, .clause = "UPDATE"};
     if (!bind_sets(&ctx, t, stmt->sets, set)) {
         return NULL;
     }
@@ -231,9 +234,14 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
     if (wn == NULL) {
         return m ? oom(b) : NULL;
     }
-    *w = (ExWindowSpec){.fn = EX_WIN_ROW_NUMBER, .arg = -1, .type = cm_type_make(CM_T_INT64),
-                        .n_part = 1, .part = part, .rows = true,
-                        .start = EX_FRAME_UNBOUNDED_PRECEDING, .end = EX_FRAME_CURRENT_ROW};
+    *w = (ExWindowSpec){.fn = EX_WIN_ROW_NUMBER,
+                        .arg = -1,
+                        .type = cm_type_make(CM_T_INT64),
+                        .n_part = 1,
+                        .part = part,
+                        .rows = true,
+                        .start = EX_FRAME_UNBOUNDED_PRECEDING,
+                        .end = EX_FRAME_CURRENT_ROW};
     memcpy(wn->types, m->types, sizeof(CmType) * (size_t)n_set);
     memcpy(wn->names, m->names, sizeof(char *) * (size_t)n_set);
     wn->types[n_set] = w->type;
@@ -316,8 +324,8 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
     if (input == NULL || set == NULL) {
         return input ? oom(b) : NULL;
     }
-    PlBindCtx ctx = {.b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input,
-                     .clause = "UPDATE"};
+    PlBindCtx ctx = {
+        .b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input, .clause = "UPDATE"};
     ExExpr *pred = NULL;
     if (where != NULL && (pred = pl_bind_expr(&ctx, where)) == NULL) {
         return NULL;
@@ -341,11 +349,12 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
 PlNode *pl_bind_returning(PlBinder *b, const PsSelect *sel)
 {
     for (int i = 0; i < sel->targets->n; i++) {
-        const PsExpr *bad = pl_find_not_returnable(((const PsTarget *)sel->targets->items[i])->expr);
+        const PsExpr *bad =
+            pl_find_not_returnable(((const PsTarget *)sel->targets->items[i])->expr);
         if (bad != NULL) {
-            const char *what = bad->kind == PS_EX_FUNC
-                                   ? (bad->over != NULL ? "window functions" : "aggregate functions")
-                                   : "subqueries";
+            const char *what = bad->kind == PS_EX_FUNC ? (bad->over != NULL ? "window functions"
+                                                                            : "aggregate functions")
+                                                       : "subqueries";
             cm_err_set(b->err, CM_BIND, bad->src_off, "%s are not allowed in RETURNING", what);
             return NULL;
         }

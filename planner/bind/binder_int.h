@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include "planner/binder.h"
+#include "planner/bind/binder.h"
 
 /* Uncorrelated subqueries after aggregation are placeholders PL_POST_BASE + i:
  * joined onto the aggregate's output (one row each) once it exists. */

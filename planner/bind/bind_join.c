@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 #include "planner/optimizer/estimate.h"
 #include "planner/optimizer/join_order.h"
 

@@ -18,19 +18,19 @@
 #include <sys/stat.h>
 
 #include "parser/parser.h"
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 
 #define CSV_MAX_FILES 4096
 
 /* What the options say; has_* when the user gave it. */
 typedef struct CsvArgs {
-    const PsExpr *path;             /* the first argument */
-    StCsvSniff sn;                  /* delimiter, quote, escape, header, skip, ... */
+    const PsExpr *path; /* the first argument */
+    StCsvSniff sn;      /* delimiter, quote, escape, header, skip, ... */
     bool auto_detect, all_varchar, filename, ignore_errors;
     int64_t max_line_size;
-    const PsExpr *columns;          /* struct_pack of names and types, or NULL */
-    const PsExpr *types;            /* struct_pack by name or list_value by position */
-    const char *types_name;         /* the option's name as written (types, dtypes, ...) */
+    const PsExpr *columns;  /* struct_pack of names and types, or NULL */
+    const PsExpr *types;    /* struct_pack by name or list_value by position */
+    const char *types_name; /* the option's name as written (types, dtypes, ...) */
 } CsvArgs;
 
 /* ---- literal option values ---- */
@@ -53,8 +53,7 @@ static bool opt_string(PlBinder *b, const char *opt, const PsExpr *v, const char
 static bool opt_bool(PlBinder *b, const char *opt, const PsExpr *v, bool *out)
 {
     if (v->kind != PS_EX_BOOL && !(v->kind == PS_EX_INT && (v->ival == 0 || v->ival == 1))) {
-        cm_err_set(b->err, CM_BIND, v->src_off, "option '%s' of read_csv needs true or false",
-                   opt);
+        cm_err_set(b->err, CM_BIND, v->src_off, "option '%s' of read_csv needs true or false", opt);
         return false;
     }
     *out = v->ival != 0;
@@ -77,8 +76,7 @@ static bool opt_int(PlBinder *b, const char *opt, const PsExpr *v, int64_t min, 
 
 /* A one-character option (delim, quote, escape); '' is none where allowed.
  * '\t' written as backslash-t is a tab, as DuckDB reads it. */
-static bool opt_char(PlBinder *b, const char *opt, const PsExpr *v, bool may_be_empty,
-                     char *out)
+static bool opt_char(PlBinder *b, const char *opt, const PsExpr *v, bool may_be_empty, char *out)
 {
     const char *s;
     if (!opt_string(b, opt, v, &s)) {
@@ -89,9 +87,8 @@ static bool opt_char(PlBinder *b, const char *opt, const PsExpr *v, bool may_be_
         return true;
     }
     if (v->str_len > 1 || (v->str_len == 0 && !may_be_empty) || s[0] == '\n' || s[0] == '\r') {
-        cm_err_set(b->err, CM_BIND, v->src_off,
-                   "option '%s' of read_csv must be one character%s", opt,
-                   may_be_empty ? " or empty" : "");
+        cm_err_set(b->err, CM_BIND, v->src_off, "option '%s' of read_csv must be one character%s",
+                   opt, may_be_empty ? " or empty" : "");
         return false;
     }
     *out = s[0];
@@ -240,8 +237,8 @@ static bool parse_args(PlBinder *b, const PsFrom *f, CsvArgs *a)
         }
         if (!set_option(b, a, name, e->right)) {
             if (b->err->code == CM_OK) {
-                cm_err_set(b->err, CM_BIND, e->left->src_off,
-                           "unknown option '%s' of read_csv", name);
+                cm_err_set(b->err, CM_BIND, e->left->src_off, "unknown option '%s' of read_csv",
+                           name);
             }
             return false;
         }
@@ -259,7 +256,8 @@ static bool check_combinations(PlBinder *b, const PsFrom *f, const CsvArgs *a)
     const StCsvSniff *s = &a->sn;
     const char *msg = NULL;
     if (a->columns != NULL && a->types != NULL) {
-        msg = "read_csv options 'columns' and 'types' cannot be combined: 'columns' gives the types";
+        msg =
+            "read_csv options 'columns' and 'types' cannot be combined: 'columns' gives the types";
     } else if (a->all_varchar && a->columns != NULL) {
         msg = "read_csv options 'all_varchar' and 'columns' cannot be combined: 'columns' gives "
               "the types";
@@ -420,16 +418,18 @@ static bool apply_types(PlBinder *b, const CsvArgs *a, StCsvSniff *s)
         int col = i;
         if (by_name) {
             const PsExpr *k = l->items[2 * i];
-            const char *name = k->kind == PS_EX_STRING ? k->str
-                             : k->kind == PS_EX_COLUMN ? k->name : NULL;
+            const char *name = k->kind == PS_EX_STRING   ? k->str
+                               : k->kind == PS_EX_COLUMN ? k->name
+                                                         : NULL;
             col = -1;
             for (int c = 0; name != NULL && c < s->n_cols && col < 0; c++) {
                 col = strcasecmp(s->names[c], name) == 0 ? c : -1;
             }
             if (col < 0) {
-                cm_err_set(b->err, CM_BIND, k->src_off,
-                           "option '%s' of read_csv names column '%s', which the file does not have",
-                           a->types_name, name != NULL ? name : "?");
+                cm_err_set(
+                    b->err, CM_BIND, k->src_off,
+                    "option '%s' of read_csv names column '%s', which the file does not have",
+                    a->types_name, name != NULL ? name : "?");
                 return false;
             }
         }
@@ -497,8 +497,8 @@ PlNode *pl_bind_read_csv(PlBinder *b, const PsFrom *f)
     char *sample = NULL;
     size_t n_sample = 0;
     bool is_eof = false;
-    if (st_csv_sample(files[0], s->sample_size + s->skip + 1, b->arena, &sample, &n_sample,
-                      &is_eof, b->err) != CM_OK ||
+    if (st_csv_sample(files[0], s->sample_size + s->skip + 1, b->arena, &sample, &n_sample, &is_eof,
+                      b->err) != CM_OK ||
         st_csv_sniff(sample, n_sample, is_eof, s, b->arena, b->err) != CM_OK) {
         b->err->off = b->err->off < 0 ? a.path->src_off : b->err->off;
         return NULL;
@@ -537,9 +537,14 @@ PlNode *pl_bind_read_csv(PlBinder *b, const PsFrom *f)
     csv->files = files;
     csv->has_filename = a.filename;
     csv->opt = (StCsvOptions){
-        .delimiter = s->delimiter, .quote = s->quote, .escape = s->escape,
-        .header = s->header, .skip = s->skip, .null_str = s->null_str,
-        .max_line_size = a.max_line_size, .n_cols = s->n_cols,
+        .delimiter = s->delimiter,
+        .quote = s->quote,
+        .escape = s->escape,
+        .header = s->header,
+        .skip = s->skip,
+        .null_str = s->null_str,
+        .max_line_size = a.max_line_size,
+        .n_cols = s->n_cols,
         .ignore_errors = a.ignore_errors,
         .hint = a.columns != NULL || a.all_varchar
                     ? NULL

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 
 static void *oom(PlBinder *b)
 {
@@ -25,8 +25,8 @@ static void *oom(PlBinder *b)
 
 static bool is_compare(PsOp op)
 {
-    return op == PS_OP_EQ || op == PS_OP_NE || op == PS_OP_LT || op == PS_OP_LE ||
-           op == PS_OP_GT || op == PS_OP_GE;
+    return op == PS_OP_EQ || op == PS_OP_NE || op == PS_OP_LT || op == PS_OP_LE || op == PS_OP_GT ||
+           op == PS_OP_GE;
 }
 
 bool pl_is_row_op(const PsExpr *ast)
@@ -34,10 +34,14 @@ bool pl_is_row_op(const PsExpr *ast)
     bool row_left = ast->left != NULL && ast->left->kind == PS_EX_ROW;
     bool row_right = ast->right != NULL && ast->right->kind == PS_EX_ROW;
     switch (ast->kind) {
-    case PS_EX_BINARY: return is_compare(ast->op) && (row_left || row_right);
-    case PS_EX_IS_DISTINCT: return row_left || row_right;
-    case PS_EX_IN_LIST: return row_left;
-    default: return false;
+    case PS_EX_BINARY:
+        return is_compare(ast->op) && (row_left || row_right);
+    case PS_EX_IS_DISTINCT:
+        return row_left || row_right;
+    case PS_EX_IN_LIST:
+        return row_left;
+    default:
+        return false;
     }
 }
 
@@ -82,8 +86,8 @@ static ExExpr *compare_rows(PlBinder *b, PsOp op, ExExpr **l, ExExpr **r, const 
                             int n)
 {
     static const char *const NAMES[] = {
-        [PS_OP_EQ] = "=", [PS_OP_NE] = "<>", [PS_OP_LT] = "<",
-        [PS_OP_LE] = "<=", [PS_OP_GT] = ">", [PS_OP_GE] = ">=",
+        [PS_OP_EQ] = "=",  [PS_OP_NE] = "<>", [PS_OP_LT] = "<",
+        [PS_OP_LE] = "<=", [PS_OP_GT] = ">",  [PS_OP_GE] = ">=",
     };
     if (op == PS_OP_EQ || op == PS_OP_NE) {
         ExExpr *all = NULL;
@@ -114,11 +118,16 @@ static ExExpr *compare_rows(PlBinder *b, PsOp op, ExExpr **l, ExExpr **r, const 
 static PsOp flip(PsOp op)
 {
     switch (op) {
-    case PS_OP_LT: return PS_OP_GT;
-    case PS_OP_LE: return PS_OP_GE;
-    case PS_OP_GT: return PS_OP_LT;
-    case PS_OP_GE: return PS_OP_LE;
-    default: return op;
+    case PS_OP_LT:
+        return PS_OP_GT;
+    case PS_OP_LE:
+        return PS_OP_GE;
+    case PS_OP_GT:
+        return PS_OP_LT;
+    case PS_OP_GE:
+        return PS_OP_LE;
+    default:
+        return op;
     }
 }
 
@@ -223,8 +232,11 @@ static ExExpr *bind_distinct_rows(PlBindCtx *ctx, const PsExpr *ast)
             return oom(b);
         }
         const PsExpr *li = l->args->items[i], *ri = r->args->items[i];
-        *same = (PsExpr){.kind = PS_EX_IS_DISTINCT, .negated = true, .left = (PsExpr *)li,
-                         .right = (PsExpr *)ri, .src_off = li->src_off,
+        *same = (PsExpr){.kind = PS_EX_IS_DISTINCT,
+                         .negated = true,
+                         .left = (PsExpr *)li,
+                         .right = (PsExpr *)ri,
+                         .src_off = li->src_off,
                          .src_len = ri->src_off + ri->src_len - li->src_off};
         ExExpr *e = pl_bind_expr(ctx, same);
         all = e == NULL ? NULL : all == NULL ? e : pl_make_and(b, all, e);
@@ -238,9 +250,12 @@ static ExExpr *bind_distinct_rows(PlBindCtx *ctx, const PsExpr *ast)
 ExExpr *pl_bind_row(PlBindCtx *ctx, const PsExpr *ast)
 {
     switch (ast->kind) {
-    case PS_EX_BINARY: return bind_compare(ctx, ast);
-    case PS_EX_IN_LIST: return bind_in_rows(ctx, ast);
-    case PS_EX_IS_DISTINCT: return bind_distinct_rows(ctx, ast);
+    case PS_EX_BINARY:
+        return bind_compare(ctx, ast);
+    case PS_EX_IN_LIST:
+        return bind_in_rows(ctx, ast);
+    case PS_EX_IS_DISTINCT:
+        return bind_distinct_rows(ctx, ast);
     default:
         cm_err_set(ctx->b->err, CM_BIND, ast->src_off,
                    "a row value is allowed only in a comparison or IN");

@@ -7,7 +7,7 @@
  * counts, and the binder refuses a name missing here, so a gap shows as a
  * failing test rather than as a function nobody can call or find.
  */
-#include "planner/functions.h"
+#include "planner/bind/functions.h"
 
 #include <string.h>
 
@@ -262,10 +262,14 @@ const PlFunc *pl_func_at(int idx)
 const char *pl_func_kind_name(PlFuncKind kind)
 {
     switch (kind) {
-    case PL_FUNC_SCALAR: return "scalar";
-    case PL_FUNC_AGGREGATE: return "aggregate";
-    case PL_FUNC_WINDOW: return "window";
-    case PL_FUNC_TABLE: return "table";
+    case PL_FUNC_SCALAR:
+        return "scalar";
+    case PL_FUNC_AGGREGATE:
+        return "aggregate";
+    case PL_FUNC_WINDOW:
+        return "window";
+    case PL_FUNC_TABLE:
+        return "table";
     }
     return "?";
 }

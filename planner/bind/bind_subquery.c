@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "executor/func.h"
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
 #include "planner/optimizer/estimate.h"
 
 static void *oom(PlBinder *b)

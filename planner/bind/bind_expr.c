@@ -16,8 +16,8 @@
 #include "common/datetime.h"
 #include "common/value.h"
 #include "executor/func.h"
-#include "planner/binder_int.h"
-#include "planner/functions.h"
+#include "planner/bind/binder_int.h"
+#include "planner/bind/functions.h"
 
 static ExExpr *fail(PlBindCtx *ctx, CmStatus code, int64_t off, const char *msg, const char *arg)
 {
@@ -2414,7 +2414,7 @@ static ExExpr *bind_grouping(PlBindCtx *ctx, const PsExpr *ast)
  * count.  Checked before the arguments are bound, so that an unknown function
  * is reported as such, not as an argument that is not grouped (`median(x)` in
  * a grouped query) or any other error of its arguments.  A name must be a
- * scalar function of the registry (planner/functions.h): the executor's
+ * scalar function of the registry (planner/bind/functions.h): the executor's
  * operator names (neg, is_null, not_like) are not callable.  The catalog
  * resolves by name and count first: NULL-typed arguments can fail only on
  * their types (CM_TYPE), which the real call reports after binding. */

@@ -31,7 +31,7 @@ enum {
 };
 
 typedef struct PlFunc {
-    const char *name;     /* as written in SQL, lower case */
+    const char *name; /* as written in SQL, lower case */
     PlFuncKind kind;
     int min_args;         /* count(*) counts as no argument */
     int max_args;         /* -1: any number from min_args */

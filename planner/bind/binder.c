@@ -16,9 +16,9 @@
 #include "common/value.h"
 #include "executor/func.h"
 #include "parser/parser.h"
-#include "planner/binder_int.h"
+#include "planner/bind/binder_int.h"
+#include "planner/bind/functions.h"
 #include "planner/cache.h"
-#include "planner/functions.h"
 #include "planner/system.h"
 
 #define PL_MAX_DEPTH 32
