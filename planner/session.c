@@ -1286,6 +1286,8 @@ static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_d
     }
     st_table_free(written);
     if (st->err->code == CM_OK) {
+        /* the chunks left as they were keep their records in a directory database */
+        st_table_share_saved(t, old, is_delete);
         e->table = t;
         st_table_release(old); /* a transaction keeps it for ROLLBACK */
     } else {

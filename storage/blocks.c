@@ -970,6 +970,33 @@ StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int 
     return b;
 }
 
+const char *st_block_saved(const StBlock *b, int *n_rows, bool *by_column)
+{
+    *n_rows = b->saved_rows;
+    *by_column = b->col_off != NULL;
+    return b->saved_in;
+}
+
+StBlock *st_block_new_saved_like(const StBlock *b, CmMemRes *res, CmErr *err)
+{
+    CM_ASSERT(b->saved_in != NULL);
+    int64_t *col_bytes = NULL;
+    if (b->col_off != NULL) {
+        col_bytes = cm_malloc(sizeof(int64_t) * (size_t)(b->n_cols > 0 ? b->n_cols : 1));
+        if (col_bytes == NULL) {
+            cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+            return NULL;
+        }
+        for (int i = 0; i < b->n_cols; i++) {
+            col_bytes[i] = b->col_off[i + 1] - b->col_off[i];
+        }
+    }
+    StBlock *nb = st_block_new_saved(b->n_cols, b->types, res, b->saved_rows, b->loc, col_bytes,
+                                     b->saved_in, err);
+    cm_free(col_bytes);
+    return nb;
+}
+
 CmBatch *st_block_batch(StBlock *b)
 {
     return b->batch;

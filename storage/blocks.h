@@ -95,6 +95,16 @@ StBlock *st_block_new(StBlockLevel level, int n_cols, const CmType *types, CmMem
 StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int n_rows,
                             StBlockLoc loc, const int64_t *col_bytes, const char *path, CmErr *err);
 
+/* A saved block's data file (and, in *n_rows, the rows of its record; in
+ * *by_column, whether it is a record per column, storage format 3); NULL
+ * for any other block. */
+const char *st_block_saved(const StBlock *b, int *n_rows, bool *by_column);
+
+/* A new saved block over the same record as saved block b (st_block_saved
+ * not NULL), its memory reserved on res when loaded; NULL with err on OOM.
+ * The two are independent: each loads, and is evicted and freed, alone. */
+StBlock *st_block_new_saved_like(const StBlock *b, CmMemRes *res, CmErr *err);
+
 /* The block's batch: written by the owner while unsealed; read while pinned. */
 CmBatch *st_block_batch(StBlock *b);
 

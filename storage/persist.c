@@ -344,6 +344,41 @@ static bool is_kept_chunk(const PmSaved *old, const StTable *t, int ci)
     return o->was_sealed && c->sealed && o->block == c->block && o->n_rows == c->n_rows;
 }
 
+/* When chunk ci of t is a saved block over the record that a table of the
+ * manifest on disk has at the same place (UPDATE and DELETE leave the
+ * chunks they did not change so: st_table_share_saved), *s keeps that record
+ * and its zones for it. */
+static bool keep_shared_record(const StPersist *p, const StTable *t, int ci, PmSaved *s)
+{
+    const StChunk *c = t->chunks[ci];
+    int rows;
+    bool by_column;
+    if (!c->sealed || st_block_saved(c->block, &rows, &by_column) == NULL || rows != c->n_rows) {
+        return false;
+    }
+    StBlockLoc loc = st_block_loc(c->block);
+    for (int k = 0; k < p->n_saved; k++) {
+        const PmSaved *o = &p->saved[k];
+        const PmChunk *oc = ci < o->n_chunks && o->n_cols == t->n_cols ? &o->chunks[ci] : NULL;
+        if (oc == NULL || oc->offset != loc.offset || oc->bytes != loc.bytes ||
+            oc->n_rows != c->n_rows) {
+            continue;
+        }
+        for (int f = 0; f < p->n_files; f++) {
+            if (p->files[f].id == oc->file_id && p->files[f].fd == loc.fd) {
+                s->chunks[ci] = *oc;
+                s->chunks[ci].block = c->block;
+                s->chunks[ci].was_sealed = true;
+                memcpy(&s->zones[(size_t)ci * (size_t)t->n_cols],
+                       &o->zones[(size_t)ci * (size_t)t->n_cols],
+                       sizeof(PmZone) * (size_t)t->n_cols);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Describes t's rows in *s: chunks kept from `old` (t's last save, or NULL)
  * keep their records; the others go to one new data file, fsynced.
  * *new_file is its id (0: none was needed). */
@@ -368,7 +403,7 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
             s->chunks[ci] = old->chunks[ci];
             memcpy(&s->zones[(size_t)ci * (size_t)t->n_cols],
                    &old->zones[(size_t)ci * (size_t)t->n_cols], sizeof(PmZone) * (size_t)t->n_cols);
-        } else {
+        } else if (!keep_shared_record(p, t, ci, s)) {
             write_chunk(&w, ci, err);
         }
     }

@@ -749,6 +749,87 @@ CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const 
     return CM_OK;
 }
 
+/* Rows [0, n) of a and b hold the same values: NULLs alike, strings by
+ * content, other types by their bytes (a LIST column is never the same). */
+static bool same_rows(const CmBatch *a, const CmBatch *b, int n_cols, const CmType *types, int n)
+{
+    for (int c = 0; c < n_cols; c++) {
+        const CmVec *x = &a->cols[c], *y = &b->cols[c];
+        size_t w = cm_type_width(types[c]);
+        if (types[c].id == CM_T_LIST) {
+            return false;
+        }
+        bool any_null = false;
+        for (int i = 0; i < n && (x->validity != NULL || y->validity != NULL); i++) {
+            bool is_null = cm_vec_is_null(x, (uint32_t)i);
+            if (is_null != cm_vec_is_null(y, (uint32_t)i)) {
+                return false;
+            }
+            any_null |= is_null;
+        }
+        if (!any_null && types[c].id != CM_T_VARCHAR) { /* the whole column at once */
+            if (memcmp(x->data, y->data, (size_t)n * w) != 0) {
+                return false;
+            }
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            bool is_null = cm_vec_is_null(x, (uint32_t)i);
+            if (is_null != cm_vec_is_null(y, (uint32_t)i)) {
+                return false;
+            }
+            if (is_null) {
+                continue;
+            }
+            bool same = types[c].id == CM_T_VARCHAR
+                            ? cm_str_eq(&((const CmStr *)x->data)[i], &((const CmStr *)y->data)[i])
+                            : memcmp((const char *)x->data + (size_t)i * w,
+                                     (const char *)y->data + (size_t)i * w, w) == 0;
+            if (!same) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+int st_table_share_saved(StTable *t, const StTable *old, bool stop_at_change)
+{
+    int n = t->n_chunks < old->n_chunks ? t->n_chunks : old->n_chunks, shared = 0;
+    for (int ci = 0; ci < n && t->n_cols == old->n_cols; ci++) {
+        StChunk *nc = t->chunks[ci], *oc = old->chunks[ci];
+        int rows;
+        bool by_column;
+        /* a chunk of an older file (one record of all columns) is written
+         * anew, as a record per column: the rewrite converts it */
+        if (!nc->sealed || nc->held != NULL || nc->n_rows != oc->n_rows ||
+            st_block_saved(oc->block, &rows, &by_column) == NULL || rows != oc->n_rows ||
+            !by_column || st_block_saved(nc->block, &rows, &by_column) != NULL) {
+            continue;
+        }
+        CmErr e;
+        cm_err_init(&e);
+        const CmBatch *a = st_block_pin(oc->block, NULL, &e);
+        const CmBatch *b = a != NULL ? st_block_pin(nc->block, NULL, &e) : NULL;
+        bool same = b != NULL && same_rows(a, b, t->n_cols, t->types, nc->n_rows);
+        if (b != NULL) {
+            st_block_unpin(nc->block);
+        }
+        if (a != NULL) {
+            st_block_unpin(oc->block);
+        }
+        StBlock *sb = same ? st_block_new_saved_like(oc->block, &t->mem, &e) : NULL;
+        if (sb != NULL) {
+            st_block_free(nc->block);
+            nc->block = sb;
+            shared++;
+        } else if (stop_at_change && a != NULL && b != NULL) {
+            break;
+        }
+    }
+    return shared;
+}
+
 CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
 {
     if (warm_indexes(t, err) != CM_OK) {
