@@ -4,3 +4,4 @@ CREATE TABLE periods AS SELECT i AS pid, DATE '2000-01-01' + CAST(i * 30 AS INTE
 SELECT count(*), sum(bid) FROM ev JOIN bins ON ev.x BETWEEN bins.lo AND bins.hi;
 SELECT pid, count(*) FROM ev JOIN periods ON ev.d >= periods.d0 AND ev.d <= periods.d1 GROUP BY pid ORDER BY 2 DESC, 1 LIMIT 3;
 SELECT count(*) FROM ev JOIN bins ON ev.x > bins.hi AND bins.bid < 20;
+SELECT count(*), sum(bid) FROM ev JOIN bins ON bins.lo BETWEEN ev.x - 50 AND ev.x + 50;

@@ -509,6 +509,38 @@ static bool is_expr_key(const JoinSet *js, int c, uint64_t left, uint64_t right,
     return false;
 }
 
+/* Is conjunct c an inequality (<, <=, >, >=) of one integer-like type
+ * between an expression over the leaves `left` and one over `right`, not
+ * both plain columns (the physical planner finds those itself)?  *l gets
+ * the left one, *r the right one, *l_first whether *l is the first operand. */
+static bool is_expr_bound(const JoinSet *js, int c, uint64_t left, uint64_t right, ExExpr **l,
+                          ExExpr **r, bool *l_first)
+{
+    ExExpr *e = js->conj[c];
+    if (e->kind != EX_E_FUNC || e->n_args != 2 || !cm_type_eq(e->args[0]->type, e->args[1]->type) ||
+        (strcmp(e->name, "<") != 0 && strcmp(e->name, "<=") != 0 && strcmp(e->name, ">") != 0 &&
+         strcmp(e->name, ">=") != 0) ||
+        (e->args[0]->kind == EX_E_COLUMN && e->args[1]->kind == EX_E_COLUMN)) {
+        return false;
+    }
+    uint8_t id = e->args[0]->type.id;
+    if (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE && id != CM_T_TIME &&
+        id != CM_T_TIMESTAMP && id != CM_T_DECIMAL) {
+        return false;
+    }
+    uint64_t m0 = leaves_of(js, e->args[0]), m1 = leaves_of(js, e->args[1]);
+    for (int side = 0; side < 2; side++) {
+        uint64_t ml = side ? m1 : m0, mr = side ? m0 : m1;
+        if (ml != 0 && (ml & ~left) == 0 && mr != 0 && (mr & ~right) == 0) {
+            *l = e->args[side];
+            *r = e->args[1 - side];
+            *l_first = side == 0;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* n with the columns exprs[0..k) appended (each remapped through map). */
 static PlNode *with_columns(PlBinder *b, PlNode *n, ExExpr **exprs, int k, const int *map)
 {
@@ -899,17 +931,36 @@ static PlNode *join_sides(JoinSet *js, PlNode *cur, uint64_t joined, uint64_t bi
             n_x++;
         }
     }
+    /* Without a key, up to two inequalities of expressions across the sides
+     * (b.t BETWEEN a.t - 5 AND a.t + 5) are computed the same way, and the
+     * comparison of their two new columns replaces each: the physical
+     * planner makes such a join a range join over them (join_bounds). */
+    int n_b = 0, bound_conj[2];
+    bool l_first[2];
+    for (int c = 0; c < js->n_conj && !col_key && n_x == 0 && n_b < 2; c++) {
+        if (!js->used[c] && (js->mask[c] & ~all) == 0 &&
+            is_expr_bound(js, c, joined, bit, &lx[n_b], &rx[n_b], &l_first[n_b])) {
+            js->used[c] = true;
+            bound_conj[n_b++] = c;
+        }
+    }
+    /* a side's operand the two bounds share is one column (x BETWEEN b.t - 1
+     * AND b.t + 1 sorts b on one t: a band, searched at both ends) */
+    bool l_one = n_b == 2 && pl_expr_equal(lx[0], lx[1]);
+    bool r_one = n_b == 2 && pl_expr_equal(rx[0], rx[1]);
+    int n_lextra = n_x + n_b - l_one, n_rextra = n_x + n_b - r_one; /* n_x or n_b is 0 */
     int *local = shifted(js, map, base);
-    if (local == NULL || (n_x > 0 && (cur = with_columns(b, cur, lx, n_x, local)) == NULL)) {
+    if (local == NULL ||
+        (n_lextra > 0 && (cur = with_columns(b, cur, lx, n_lextra, local)) == NULL)) {
         return NULL;
     }
     int right_base = base + cur->n_cols;
     PlNode *leaf =
         o ? tree_node(js, o, bit, map, right_base) : group_node(js, next, map, right_base);
     int leaf_base = leaf ? leaf->n_cols : 0;
-    if (leaf != NULL && n_x > 0) {
+    if (leaf != NULL && n_rextra > 0) {
         int *rlocal = shifted(js, map, right_base); /* positions in the build side */
-        leaf = rlocal ? with_columns(b, leaf, rx, n_x, rlocal) : NULL;
+        leaf = rlocal ? with_columns(b, leaf, rx, n_rextra, rlocal) : NULL;
     }
     PlNode *j = leaf ? inner_join(b, cur, leaf, js->n_conj) : NULL;
     if (j == NULL || (local = shifted(js, map, base)) == NULL) {
@@ -918,6 +969,18 @@ static PlNode *join_sides(JoinSet *js, PlNode *cur, uint64_t joined, uint64_t bi
     for (int i = 0; i < n_x; i++) {
         j->left_keys[j->n_join_keys] = x_base + i;
         j->right_keys[j->n_join_keys++] = leaf_base + i;
+    }
+    for (int i = 0; i < n_b; i++) {
+        const ExExpr *e = js->conj[bound_conj[i]];
+        CmType t = e->args[0]->type;
+        ExExpr *pc = ex_expr_column(b->arena, x_base + (l_one ? 0 : i), t);
+        ExExpr *bc = ex_expr_column(b->arena, cur->n_cols + leaf_base + (r_one ? 0 : i), t);
+        ExExpr *args[2] = {l_first[i] ? pc : bc, l_first[i] ? bc : pc};
+        ExExpr *cmp = pc && bc ? pl_make_call(b, e->name, args, 2, e->src_off) : NULL;
+        j->residual = cmp && j->residual ? pl_make_and(b, j->residual, cmp) : cmp;
+        if (j->residual == NULL) {
+            return cmp ? NULL : oom(b);
+        }
     }
     record_step(js, joined, bit);
     return join_conditions(js, j, joined, bit, false, local, cur->n_cols) ? j : NULL;
