@@ -302,9 +302,12 @@ static bool int_keyed(const ExJoinSpec *s)
     return id == CM_T_INT32 || id == CM_T_INT64 || id == CM_T_DATE;
 }
 
+/* An integer-like value (an integer key, or a range join's bound) as int64:
+ * INTEGER and DATE are 4 bytes, BIGINT, TIME, TIMESTAMP and DECIMAL 8. */
 static inline int64_t int_at(const CmVec *v, uint32_t p)
 {
-    return v->type.id == CM_T_INT64 ? ((const int64_t *)v->data)[p] : ((const int32_t *)v->data)[p];
+    return v->type.id == CM_T_INT32 || v->type.id == CM_T_DATE ? ((const int32_t *)v->data)[p]
+                                                               : ((const int64_t *)v->data)[p];
 }
 
 /* A NULL in a key compared by SQL '=' (not one in null_eq) matches nothing. */
@@ -667,11 +670,24 @@ static void index_done(JoinTable *t, uint8_t **skip, CmMemRes *mem)
 
 /* ---- range joins ------------------------------------------------------------------ */
 
-/* A bound's value: the integer-like types are 4 or 8 bytes wide. */
-static inline int64_t bound_at(const CmVec *v, uint32_t p)
+bool ex_join_bound_op(const ExExpr *e, ExBoundOp *op)
 {
-    return cm_type_width(v->type) == 8 ? ((const int64_t *)v->data)[p]
-                                       : ((const int32_t *)v->data)[p];
+    static const char *names[] = {"<", "<=", ">", ">="}; /* in ExBoundOp's order */
+    if (e->kind != EX_E_FUNC || e->n_args != 2 || !cm_type_eq(e->args[0]->type, e->args[1]->type)) {
+        return false;
+    }
+    uint8_t id = e->args[0]->type.id;
+    if (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE && id != CM_T_TIME &&
+        id != CM_T_TIMESTAMP && id != CM_T_DECIMAL) {
+        return false;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (strcmp(e->name, names[k]) == 0) {
+            *op = (ExBoundOp)k;
+            return true;
+        }
+    }
+    return false;
 }
 
 typedef struct SortedRow {
@@ -739,7 +755,7 @@ static void range_index(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem)
         uint32_t pos;
         const CmVec *v = &row_batch(t, r, &pos)->cols[b0->build_col];
         if (!cm_vec_is_null(v, pos)) { /* a NULL meets no bound */
-            tmp[m].key = bound_at(v, pos);
+            tmp[m].key = int_at(v, pos);
             tmp[m++].row = (int32_t)r;
         }
     }
@@ -759,7 +775,7 @@ static void range_index(const ExJoinSpec *s, JoinTable *t, CmMemRes *mem)
             uint32_t pos;
             const CmVec *v = &row_batch(t, t->sorted[i], &pos)->cols[b1->build_col];
             if (!cm_vec_is_null(v, pos)) {
-                int64_t x = bound_at(v, pos);
+                int64_t x = int_at(v, pos);
                 acc = high ? (x > acc ? x : acc) : (x < acc ? x : acc);
             }
             t->agg[i] = acc;
@@ -801,7 +817,7 @@ static bool bound_range(const ExJoinSpec *s, const JoinTable *t, const CmBatch *
         if (b->build_col != s->bounds[0].build_col) {
             continue;
         }
-        int64_t x = bound_at(v, p), at;
+        int64_t x = int_at(v, p), at;
         switch (b->op) {
         case EX_BOUND_LT: /* x < col: the rows above x */
         case EX_BOUND_LE:
@@ -846,7 +862,7 @@ static int gather_range_pairs(const ExJoinSpec *s, JoinLocal *l, const CmBatch *
     int step = scan_down(s) ? -1 : 1, n = 0;
     for (; l->live_pos < l->n_live && n < CM_BATCH_CAP; l->live_pos++) {
         int i = l->live[l->live_pos];
-        int64_t x = b1 ? bound_at(&in->cols[b1->probe_col], cm_batch_pos(in, i)) : 0;
+        int64_t x = b1 ? int_at(&in->cols[b1->probe_col], cm_batch_pos(in, i)) : 0;
         int64_t end = step > 0 ? l->key[i] : l->key[i] - 1;
         for (; l->cur[i] != end && n < CM_BATCH_CAP; l->cur[i] += step) {
             if (b1 != NULL && !may_meet(b1->op, t->agg[l->cur[i]], x)) {

@@ -273,6 +273,10 @@ typedef struct ExJoinBound {
     ExBoundOp op;
 } ExJoinBound;
 
+/* True when e is `a OP b` (<, <=, >, >=) with operands of one type a range
+ * join sorts on (the integer-like types above); *op is OP as written. */
+bool ex_join_bound_op(const ExExpr *e, ExBoundOp *op);
+
 typedef struct ExJoinSpec {
     ExJoinType type;
     ShShuffle **build; /* the build side's shuffle */

@@ -176,9 +176,8 @@ typedef struct PsTarget {
 /* Limits on the shape of a query, checked as it is parsed: the planner walks
  * these trees recursively, and a left-associative chain (t1, t2, t3 ... or
  * q1 UNION q2 UNION q3 ...) nests as deeply as it is long.  Both follow SQLite. */
-#define PS_MAX_FROM_TABLES                                                                         \
-    64                            /* tables in one FROM clause (keep in sync with                  \
-                                     MAX_LEAVES in planner/bind/bind_join.c) */
+/* tables in one FROM clause (keep in sync with MAX_LEAVES in planner/bind/bind_join.c) */
+#define PS_MAX_FROM_TABLES 64
 #define PS_MAX_COMPOUND_TERMS 500 /* SELECTs in one UNION/INTERSECT/EXCEPT chain */
 #define PS_MAX_GROUPING_SETS 4096 /* sets of one GROUP BY, once its items are crossed */
 

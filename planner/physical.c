@@ -1085,30 +1085,20 @@ static void join_bloom(Builder *bld, const PlNode *n, ExStage *bs, int n_parts)
  * type, as probe OP build (ExJoinBound); false for anything else. */
 static bool as_bound(const ExExpr *e, int n_probe, ExJoinBound *out)
 {
-    static const char *ops[] = {"<", "<=", ">", ">="};
     static const ExBoundOp flipped[] = {EX_BOUND_GT, EX_BOUND_GE, EX_BOUND_LT, EX_BOUND_LE};
-    if (e->kind != EX_E_FUNC || e->n_args != 2 || e->args[0]->kind != EX_E_COLUMN ||
-        e->args[1]->kind != EX_E_COLUMN || !cm_type_eq(e->args[0]->type, e->args[1]->type)) {
-        return false;
-    }
-    uint8_t id = e->args[0]->type.id;
-    if (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE && id != CM_T_TIME &&
-        id != CM_T_TIMESTAMP && id != CM_T_DECIMAL) {
+    ExBoundOp op;
+    if (!ex_join_bound_op(e, &op) || e->args[0]->kind != EX_E_COLUMN ||
+        e->args[1]->kind != EX_E_COLUMN) {
         return false;
     }
     int a = e->args[0]->col, b = e->args[1]->col;
-    for (int k = 0; k < 4; k++) {
-        if (strcmp(e->name, ops[k]) != 0) {
-            continue;
-        }
-        if (a < n_probe && b >= n_probe) {
-            *out = (ExJoinBound){.probe_col = a, .build_col = b - n_probe, .op = (ExBoundOp)k};
-            return true;
-        }
-        if (b < n_probe && a >= n_probe) {
-            *out = (ExJoinBound){.probe_col = b, .build_col = a - n_probe, .op = flipped[k]};
-            return true;
-        }
+    if (a < n_probe && b >= n_probe) {
+        *out = (ExJoinBound){.probe_col = a, .build_col = b - n_probe, .op = op};
+        return true;
+    }
+    if (b < n_probe && a >= n_probe) {
+        *out = (ExJoinBound){.probe_col = b, .build_col = a - n_probe, .op = flipped[op]};
+        return true;
     }
     return false;
 }
@@ -1126,7 +1116,7 @@ static void join_bounds(const PlNode *n, ExJoinSpec *spec)
         return;
     }
     int n_conj = r->kind == EX_E_AND ? r->n_args : 1;
-    ExJoinBound b[2];
+    ExJoinBound *b = spec->bounds;
     for (int c = 0; c < n_conj; c++) {
         ExJoinBound x;
         if (!as_bound(r->kind == EX_E_AND ? r->args[c] : r, spec->n_probe_cols, &x)) {
@@ -1146,7 +1136,6 @@ static void join_bounds(const PlNode *n, ExJoinSpec *spec)
             }
         }
     }
-    memcpy(spec->bounds, b, sizeof(ExJoinBound) * (size_t)spec->n_bounds);
 }
 
 static bool build_join(Builder *bld, const PlNode *n, Pipe *p)

@@ -332,6 +332,25 @@ static CmStatus write_stats(Writer *w, PmSaved *s, CmErr *err)
     return CM_OK;
 }
 
+/* Data file `id` when it is open for reading, else NULL. */
+static const PmFile *open_file(const StPersist *p, uint64_t id)
+{
+    for (int i = 0; i < p->n_files; i++) {
+        if (p->files[i].id == id) {
+            return &p->files[i];
+        }
+    }
+    return NULL;
+}
+
+/* Chunk ci of `old`'s record, and its n_cols zones, kept in *s as they are. */
+static void keep_record(PmSaved *s, const PmSaved *old, int ci, int n_cols)
+{
+    size_t z = (size_t)ci * (size_t)n_cols;
+    s->chunks[ci] = old->chunks[ci];
+    memcpy(&s->zones[z], &old->zones[z], sizeof(PmZone) * (size_t)n_cols);
+}
+
 /* True when chunk ci of t is, unchanged, chunk ci of `old` (the same table's
  * last save): it was sealed then, and a sealed chunk never changes. */
 static bool is_kept_chunk(const PmSaved *old, const StTable *t, int ci)
@@ -364,16 +383,12 @@ static bool keep_shared_record(const StPersist *p, const StTable *t, int ci, PmS
             oc->n_rows != c->n_rows) {
             continue;
         }
-        for (int f = 0; f < p->n_files; f++) {
-            if (p->files[f].id == oc->file_id && p->files[f].fd == loc.fd) {
-                s->chunks[ci] = *oc;
-                s->chunks[ci].block = c->block;
-                s->chunks[ci].was_sealed = true;
-                memcpy(&s->zones[(size_t)ci * (size_t)t->n_cols],
-                       &o->zones[(size_t)ci * (size_t)t->n_cols],
-                       sizeof(PmZone) * (size_t)t->n_cols);
-                return true;
-            }
+        const PmFile *f = open_file(p, oc->file_id);
+        if (f != NULL && f->fd == loc.fd) {
+            keep_record(s, o, ci, t->n_cols);
+            s->chunks[ci].block = c->block;
+            s->chunks[ci].was_sealed = true;
+            return true;
         }
     }
     return false;
@@ -400,9 +415,7 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
     Writer w = {.p = p, .t = t, .s = s, .fd = -1, .pool = pool};
     for (int ci = 0; ci < t->n_chunks && err->code == CM_OK; ci++) {
         if (is_kept_chunk(old, t, ci)) {
-            s->chunks[ci] = old->chunks[ci];
-            memcpy(&s->zones[(size_t)ci * (size_t)t->n_cols],
-                   &old->zones[(size_t)ci * (size_t)t->n_cols], sizeof(PmZone) * (size_t)t->n_cols);
+            keep_record(s, old, ci, t->n_cols);
         } else if (!keep_shared_record(p, t, ci, s)) {
             write_chunk(&w, ci, err);
         }
@@ -656,10 +669,9 @@ static CmStatus check_data_header(int fd, const char *path, CmErr *err)
 /* Data file `id`, opened (and its header checked) on first use; NULL with err. */
 static const PmFile *file_for(StPersist *p, uint64_t id, CmErr *err)
 {
-    for (int i = 0; i < p->n_files; i++) {
-        if (p->files[i].id == id) {
-            return &p->files[i];
-        }
+    const PmFile *open_already = open_file(p, id);
+    if (open_already != NULL) {
+        return open_already;
     }
     if (p->n_files == p->cap_files) {
         int cap = p->cap_files ? p->cap_files * 2 : 16;

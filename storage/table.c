@@ -773,12 +773,8 @@ static bool same_rows(const CmBatch *a, const CmBatch *b, int n_cols, const CmTy
             }
             continue;
         }
-        for (int i = 0; i < n; i++) {
-            bool is_null = cm_vec_is_null(x, (uint32_t)i);
-            if (is_null != cm_vec_is_null(y, (uint32_t)i)) {
-                return false;
-            }
-            if (is_null) {
+        for (int i = 0; i < n; i++) { /* the NULLs agree (above) */
+            if (cm_vec_is_null(x, (uint32_t)i)) {
                 continue;
             }
             bool same = types[c].id == CM_T_VARCHAR
@@ -796,7 +792,10 @@ static bool same_rows(const CmBatch *a, const CmBatch *b, int n_cols, const CmTy
 int st_table_share_saved(StTable *t, const StTable *old, bool stop_at_change)
 {
     int n = t->n_chunks < old->n_chunks ? t->n_chunks : old->n_chunks, shared = 0;
-    for (int ci = 0; ci < n && t->n_cols == old->n_cols; ci++) {
+    if (t->n_cols != old->n_cols) {
+        return 0;
+    }
+    for (int ci = 0; ci < n; ci++) {
         StChunk *nc = t->chunks[ci], *oc = old->chunks[ci];
         int rows;
         bool by_column;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "executor/ops.h"
 #include "planner/bind/binder_int.h"
 #include "planner/optimizer/estimate.h"
 #include "planner/optimizer/join_order.h"
@@ -509,7 +510,7 @@ static bool is_expr_key(const JoinSet *js, int c, uint64_t left, uint64_t right,
     return false;
 }
 
-/* Is conjunct c an inequality (<, <=, >, >=) of one integer-like type
+/* Is conjunct c an inequality a range join can use (ex_join_bound_op)
  * between an expression over the leaves `left` and one over `right`, not
  * both plain columns (the physical planner finds those itself)?  *l gets
  * the left one, *r the right one, *l_first whether *l is the first operand. */
@@ -517,15 +518,9 @@ static bool is_expr_bound(const JoinSet *js, int c, uint64_t left, uint64_t righ
                           ExExpr **r, bool *l_first)
 {
     ExExpr *e = js->conj[c];
-    if (e->kind != EX_E_FUNC || e->n_args != 2 || !cm_type_eq(e->args[0]->type, e->args[1]->type) ||
-        (strcmp(e->name, "<") != 0 && strcmp(e->name, "<=") != 0 && strcmp(e->name, ">") != 0 &&
-         strcmp(e->name, ">=") != 0) ||
+    ExBoundOp op;
+    if (!ex_join_bound_op(e, &op) ||
         (e->args[0]->kind == EX_E_COLUMN && e->args[1]->kind == EX_E_COLUMN)) {
-        return false;
-    }
-    uint8_t id = e->args[0]->type.id;
-    if (id != CM_T_INT32 && id != CM_T_INT64 && id != CM_T_DATE && id != CM_T_TIME &&
-        id != CM_T_TIMESTAMP && id != CM_T_DECIMAL) {
         return false;
     }
     uint64_t m0 = leaves_of(js, e->args[0]), m1 = leaves_of(js, e->args[1]);
@@ -1073,6 +1068,15 @@ static void find_satellites(JoinSet *js, int first, const double *est, const dou
     }
 }
 
+/* The class of column c: the root of its chain in cls (a union-find). */
+static int class_of(const int *cls, int c)
+{
+    while (cls[c] != c) {
+        c = cls[c];
+    }
+    return c;
+}
+
 /* The inner joins of js as a graph for pl_jo_best, est[i] x sel[i] the rows
  * of leaf i after its own conditions.  False when there are too many leaves
  * or conditions for one. */
@@ -1117,13 +1121,7 @@ static bool join_graph(JoinSet *js, const double *est, const double *sel, PlJoin
             pl_est_column(js->est, la->node, lc - la->offset, &k->ka);
             pl_est_column(js->est, lb->node, rc - lb->offset, &k->kb);
             key_col[g->n_keys - 1] = lc;
-            while (cls[lc] != lc) {
-                lc = cls[lc];
-            }
-            while (cls[rc] != rc) {
-                rc = cls[rc];
-            }
-            cls[lc] = rc;
+            cls[class_of(cls, lc)] = class_of(cls, rc);
         } else if (pair &&
                    (is_expr_key(js, c, ma, mb, &le, &re) || is_expr_key(js, c, mb, ma, &le, &re))) {
             g->expr_edges[a] |= (uint16_t)mb;
@@ -1134,12 +1132,8 @@ static bool join_graph(JoinSet *js, const double *est, const double *sel, PlJoin
             return false;
         }
     }
-    for (int k = 0; k < g->n_keys; k++) { /* a key's class: its columns' root */
-        int c = key_col[k];
-        while (cls[c] != c) {
-            c = cls[c];
-        }
-        g->keys[k].cls = c;
+    for (int k = 0; k < g->n_keys; k++) {
+        g->keys[k].cls = class_of(cls, key_col[k]);
     }
     for (int i = 0; i < n; i++) { /* keys covering a side's primary key */
         for (int j = 0; j < n; j++) {
