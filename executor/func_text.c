@@ -228,8 +228,10 @@ static CmStatus repeat_k(KERNEL_ARGS)
     CmStr *r = out->data;
     ex_and_validity(args, 2, out);
     ROWS_BEGIN
-    int64_t times = cnt[p] < 0 ? 0 : cnt[p];
     size_t len = a[p].len;
+    /* An empty string repeated any number of times is empty: copying it
+     * 2^31 times would be a loop doing nothing for seconds. */
+    int64_t times = cnt[p] < 0 || len == 0 ? 0 : cnt[p];
     if (len > 0 && times > (int64_t)(UINT32_MAX / len)) {
         return cm_err_set(err, CM_LIMIT, e->src_off, "result of repeat is too long");
     }
