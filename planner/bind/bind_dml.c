@@ -66,9 +66,12 @@ static PlNode *keep_columns(PlBinder *b, PlNode *child, int n, ExExpr **set, ExE
 {
     int total = n + (extra != NULL);
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(total + 1));
-    if (exprs == NULL) {
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(total + 1));
+    if (exprs == NULL || names == NULL) {
         return oom(b);
     }
+    memcpy(names, child->names, sizeof(char *) * (size_t)n);
+    names[n] = "#flag";
     for (int i = 0; i < n; i++) {
         exprs[i] = set && set[i] ? set[i] : ex_expr_column(b->arena, i, child->types[i]);
         if (exprs[i] == NULL) {
@@ -78,7 +81,7 @@ static PlNode *keep_columns(PlBinder *b, PlNode *child, int n, ExExpr **set, ExE
     if (extra != NULL) {
         exprs[n] = extra;
     }
-    return pl_project(b, child, total, exprs, child->names);
+    return pl_project(b, child, total, exprs, names);
 }
 
 CmValue pl_column_default(const StColumn *c)
@@ -335,10 +338,21 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
     }
     ExExpr *changed = NULL;
     if (pred != NULL) {
-        changed = truth(b, pred, true, where->src_off);
-        if (changed == NULL || !when_changed(b, t, pred, set, 0, where->src_off, stmt->src_off)) {
+        /* the WHERE once per row, as a column every new value's CASE reads: evaluated in
+         * each CASE, a volatile one (random()) would pick other rows per column */
+        int m = input->n_cols;
+        ExExpr *flag = truth(b, pred, true, where->src_off);
+        PlNode *flagged = flag ? keep_columns(b, input, m, NULL, flag) : NULL;
+        if (flagged == NULL) {
             return NULL;
         }
+        if ((changed = ex_expr_column(b->arena, m, cm_type_make(CM_T_BOOL))) == NULL) {
+            return oom(b);
+        }
+        if (!when_changed(b, t, changed, set, 0, where->src_off, stmt->src_off)) {
+            return NULL;
+        }
+        input = flagged;
     } else {
         CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
         changed = ex_expr_const(b->arena, &yes);
