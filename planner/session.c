@@ -22,6 +22,7 @@
 #include "common/value.h"
 #include "executor/func.h"
 #include "executor/progress.h"
+#include "executor/update.h"
 #include "parser/parser.h"
 #include "planner/bind/binder.h"
 #include "planner/cache.h"
@@ -1267,6 +1268,20 @@ static CmStatus analyze(Stmt *st)
 
 /* ---- UPDATE and DELETE ------------------------------------------------------------------ */
 
+/* True when column c is a key column of one of t's indexes. */
+static bool is_indexed(const StTable *t, int c)
+{
+    for (int i = 0; i < t->n_indexes; i++) {
+        const int *keys = st_index_key_cols(t->indexes[i]);
+        for (int k = 0; k < st_index_n_keys(t->indexes[i]); k++) {
+            if (keys[k] == c) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Runs `root` (the table's new rows plus a flag column: UPDATE's changed rows,
  * or DELETE's deleted ones, which are left out), builds the new table and
  * swaps it in; *changes counts flagged rows. */
@@ -1356,6 +1371,40 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
     return nb.t;
 }
 
+/* UPDATE in place (executor/update.h) when the statement allows it: no FROM,
+ * no RETURNING, no subquery, no index key set, a table of the catalog's own
+ * (not a cache's).  True when it ran (st->err tells how), false when the
+ * statement needs the plan that rebuilds the table. */
+static bool update_in_place(Stmt *st, StTable *t)
+{
+    const PsStmt *a = st->ast;
+    if (a->returning != NULL || t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t)) {
+        return false;
+    }
+    PlBinder b = query_binder(st, true);
+    ExExpr *pred = NULL;
+    ExExpr **set = cm_arena_zalloc(st->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
+    if (set == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+        return true;
+    }
+    if (!pl_bind_update_values(&b, t, a, &pred, set)) {
+        return st->err->code != CM_OK;
+    }
+    for (int c = 0; c < t->n_cols; c++) {
+        if (set[c] != NULL && is_indexed(t, c)) {
+            return false;
+        }
+    }
+    int64_t changes = 0;
+    if (ensure_pool(st->s, st->err) == CM_OK &&
+        ex_update_in_place(t, pred, set, st->s->pool, &st->s->interrupt, &changes, st->err) ==
+            CM_OK) {
+        empty_result(st, changes);
+    }
+    return true;
+}
+
 static CmStatus update_or_delete(Stmt *st)
 {
     const PsStmt *a = st->ast;
@@ -1363,8 +1412,11 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    PlBinder b = query_binder(st, true);
     bool is_update = a->kind == PS_ST_UPDATE;
+    if (is_update && update_in_place(st, e->table)) {
+        return st->err->code;
+    }
+    PlBinder b = query_binder(st, true);
     /* UPDATE ... FROM reads the target's rows numbered, under its name */
     PlTemp numbered = {.name = a->table};
     if (is_update && a->from != NULL) {
@@ -1392,20 +1444,6 @@ static int column_index(const StTable *t, const char *name)
         }
     }
     return -1;
-}
-
-/* True when column c is a key column of one of t's indexes. */
-static bool is_indexed(const StTable *t, int c)
-{
-    for (int i = 0; i < t->n_indexes; i++) {
-        const int *keys = st_index_key_cols(t->indexes[i]);
-        for (int k = 0; k < st_index_n_keys(t->indexes[i]); k++) {
-            if (keys[k] == c) {
-                return true;
-            }
-        }
-    }
-    return false;
 }
 
 /* ADD and DROP COLUMN: the rows are copied into a new table of the new shape

@@ -157,6 +157,9 @@ struct StTableMark {
     int n_indexes;       /* of `indexes` */
     StIndex **indexes;   /* owned array of the indexes then; an index dropped since is kept
                             here (freed at unmark), one still the table's is the table's */
+    int n_replaced, cap_replaced;
+    StChunk **replaced; /* owned: the chunks st_table_swap_chunks took out, oldest first */
+    int *replaced_at;   /* owned: the place of each */
 };
 
 static bool has_index(StIndex *const *set, int n, const StIndex *ix)
@@ -638,6 +641,89 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
     return CM_OK;
 }
 
+StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, CmErr *err)
+{
+    CM_ASSERT(rows->n_rows <= CM_BATCH_CAP);
+    StChunk *c = chunk_new(t, err);
+    if (c == NULL) {
+        return NULL;
+    }
+    CmBatch *dst = (CmBatch *)c->held;
+    if (copy_rows(t, dst, 0, rows, 0, rows->n_rows, err) == CM_OK) {
+        c->n_rows = rows->n_rows;
+        dst->n_rows = c->n_rows;
+        if (st_block_charge(c->block, err) == CM_OK && c->n_rows == CM_BATCH_CAP) {
+            seal(t, c, err);
+        }
+    }
+    if (err->code != CM_OK) {
+        st_table_chunk_discard(c);
+        return NULL;
+    }
+    return c;
+}
+
+void st_table_chunk_discard(StChunk *c)
+{
+    if (c != NULL) {
+        chunk_release(c);
+        chunk_free(c);
+    }
+}
+
+/* Makes room in t's mark for n more replaced chunks; false on OOM. */
+static bool mark_room(StTableMark *m, int n)
+{
+    if (m->n_replaced + n <= m->cap_replaced) {
+        return true;
+    }
+    int cap = m->n_replaced + n > 2 * m->cap_replaced ? m->n_replaced + n : 2 * m->cap_replaced;
+    StChunk **chunks = cm_realloc(m->replaced, sizeof(StChunk *) * (size_t)cap);
+    if (chunks != NULL) {
+        m->replaced = chunks;
+    }
+    int *at = chunks != NULL ? cm_realloc(m->replaced_at, sizeof(int) * (size_t)cap) : NULL;
+    if (at == NULL) {
+        return false;
+    }
+    m->replaced_at = at;
+    m->cap_replaced = cap;
+    return true;
+}
+
+CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
+                              const StColStats *add, CmErr *err)
+{
+    if (n == 0) {
+        return CM_OK;
+    }
+    if ((t->mark != NULL && !mark_room(t->mark, n)) || own_stats(t, err) != CM_OK) {
+        return err->code != CM_OK
+                   ? err->code
+                   : cm_err_set(err, CM_OOM, -1, "out of memory updating '%s'", t->name);
+    }
+    for (int i = 0; i < n; i++) {
+        CM_ASSERT(at[i] >= 0 && at[i] < t->n_chunks &&
+                  fresh[i]->n_rows == t->chunks[at[i]]->n_rows);
+        StChunk *old = t->chunks[at[i]];
+        t->chunks[at[i]] = fresh[i];
+        fresh[i] = NULL;
+        if (t->mark != NULL) {
+            /* kept as it is (held or not) for a ROLLBACK */
+            t->mark->replaced[t->mark->n_replaced] = old;
+            t->mark->replaced_at[t->mark->n_replaced++] = at[i];
+        } else {
+            st_table_chunk_discard(old);
+        }
+    }
+    for (int col = 0; add != NULL && col < t->n_cols; col++) {
+        st_stats_union(&t->stats[col], &add[col]);
+    }
+    t->stats_stale = true; /* the values replaced are still counted */
+    stamp(t);
+    return CM_OK;
+}
+
 /* st_table_append, counting the rows in t's statistics when `count`. */
 static CmStatus append(StTable *t, const CmBatch *b, bool count, CmErr *err)
 {
@@ -998,6 +1084,11 @@ static void mark_free(StTableMark *m, int n_cols)
     cm_free(m->col_names);
     cm_free(m->indexes);
     cm_free(m->name);
+    for (int i = 0; i < m->n_replaced; i++) {
+        st_table_chunk_discard(m->replaced[i]);
+    }
+    cm_free(m->replaced);
+    cm_free(m->replaced_at);
     cm_free(m);
 }
 
@@ -1057,6 +1148,15 @@ void st_table_restore(StTable *t)
         return;
     }
     restore_indexes(t, m);
+    /* The chunks an UPDATE replaced go back, newest first, so each place ends
+     * with the chunk it had at BEGIN (or, for one made since, the first copy
+     * replaced; the truncate below then drops or shortens it). */
+    for (int i = m->n_replaced - 1; i >= 0; i--) {
+        StChunk **slot = &t->chunks[m->replaced_at[i]];
+        st_table_chunk_discard(*slot);
+        *slot = m->replaced[i];
+    }
+    m->n_replaced = 0;
     st_table_truncate(t, m->n_rows);
     t->is_index_cold = m->is_index_cold && t->n_indexes > 0;
     release_sealed(t);

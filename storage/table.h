@@ -26,9 +26,11 @@
  * the table's sealed chunks stay evictable.
  * Transactions (storage/catalog.h) mark a table at BEGIN (st_table_mark):
  * its row count, version, statistics, names and index list are recorded, no
- * row is copied.  Within the transaction rows are only appended in place
- * (UPDATE, DELETE and ALTER ADD/DROP COLUMN build a new table), so
- * st_table_restore undoes everything by a truncate back to the recorded count;
+ * row is copied.  Within the transaction rows are only appended in place, or
+ * an UPDATE puts new chunks in place of old ones (st_table_swap_chunks), which
+ * the mark keeps (DELETE, ALTER ADD/DROP COLUMN and an UPDATE of index keys
+ * build a new table), so st_table_restore undoes everything by putting the
+ * old chunks back and a truncate back to the recorded count;
  * the statistics are copied on their first change, an index dropped is kept
  * by the mark, and a marked table is freed only by the catalog at COMMIT
  * (st_table_release).
@@ -192,6 +194,22 @@ CmStatus st_table_append(StTable *t, const CmBatch *b, CmErr *err);
 CmStatus st_table_append_uncounted(StTable *t, const CmBatch *b, CmErr *err);
 /* Adds statistics counted apart (one per column, st_stats_union) to t's. */
 CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err);
+
+/* UPDATE in place, for a statement that changes values but no row's place
+ * and no index's key (the indexes stay as they are).  st_table_chunk_from
+ * makes a chunk in t's layout holding `rows` (at most CM_BATCH_CAP; sealed
+ * when full), its memory reserved on t, but not in t: NULL with err on OOM;
+ * st_table_chunk_discard frees one that is not put in.  st_table_swap_chunks
+ * puts fresh[i] at place at[i] (the same number of rows as the chunk there),
+ * taking each fresh[i] (set to NULL); the chunks taken out are freed, or, in
+ * a transaction, kept for st_table_restore.  `add` (n_cols statistics, or
+ * NULL) are the new values' statistics, merged in; the old values stay
+ * counted (stats_stale).  Fails (CM_OOM, nothing changed) only before it
+ * puts any chunk in. */
+StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, CmErr *err);
+void st_table_chunk_discard(StChunk *c);
+CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
+                              const StColStats *add, CmErr *err);
 
 /* Makes the indexes ready for `n_more` appended rows, so a bulk load grows
  * them once rather than doubling as it goes.  Optional. */

@@ -360,6 +360,38 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
     return changed ? keep_columns(b, input, t->n_cols, set, changed) : NULL;
 }
 
+bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr **pred, ExExpr **set)
+{
+    if (stmt->from != NULL || (stmt->where != NULL && pl_has_subquery(stmt->where))) {
+        return false;
+    }
+    for (int i = 0; i < stmt->sets->n; i++) {
+        if (pl_has_subquery(((const PsSetClause *)stmt->sets->items[i])->value)) {
+            return false;
+        }
+    }
+    PlScope sc;
+    PlNode *scanned = scan(b, t, stmt->alias ? stmt->alias : t->name, &sc), *input = scanned;
+    if (input == NULL) {
+        return false;
+    }
+    PlBindCtx ctx = {
+        .b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input, .clause = "UPDATE"};
+    *pred = NULL;
+    memset(set, 0, sizeof(ExExpr *) * (size_t)t->n_cols);
+    if (stmt->where != NULL && (*pred = pl_bind_expr(&ctx, stmt->where)) == NULL) {
+        return false;
+    }
+    if (!bind_sets(&ctx, t, stmt->sets, set)) {
+        return false;
+    }
+    if (*pred != NULL && (*pred = truth(b, *pred, true, stmt->where->src_off)) == NULL) {
+        return false;
+    }
+    /* nothing may have been put between the scan and the expressions */
+    return input == scanned;
+}
+
 PlNode *pl_bind_returning(PlBinder *b, const PsSelect *sel)
 {
     for (int i = 0; i < sel->targets->n; i++) {

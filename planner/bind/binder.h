@@ -154,6 +154,16 @@ PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
  * SET c = DEFAULT sets c's default. */
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt);
 
+/* UPDATE without FROM as expressions over t's columns (column i is t's
+ * column i), for a statement that changes the values in place: *pred its
+ * WHERE, a BOOLEAN that is never NULL (NULL: no WHERE), and set[col] the new
+ * value of each column set, of its type (NULL for a column not set; set has
+ * t->n_cols entries).  False, b->err clear, when the statement needs
+ * pl_bind_update's plan (FROM, or a subquery, which joins); false with
+ * b->err on an error. */
+bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr **pred,
+                           ExExpr **set);
+
 /* INSERT/UPDATE/DELETE ... RETURNING: binds `sel` (PsStmt.returning, its FROM
  * naming the target) where b->temps holds the rows the statement wrote under
  * the target's name.  Subqueries, aggregates and window functions are refused

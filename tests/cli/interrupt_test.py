@@ -2,7 +2,7 @@
 """Ctrl+C in the sluice shell, driven through a pseudo-terminal.
 
 Checks the contract of cli/interrupt.h: Ctrl+C cancels the running statement
-(hash aggregate, sort, CTAS, recursive CTE) quickly, the REPL stays open with its
+(hash aggregate, sort, CTAS, UPDATE, recursive CTE) quickly, the REPL stays open with its
 tables, a failed CTAS leaves no table, Ctrl+C at the prompt drops the line and a
 second one in a row exits; outside the REPL an interrupted script exits 130
 without running the statements after it.
@@ -90,6 +90,8 @@ LONG = [
     ("ctas", b"CREATE TABLE big AS SELECT a, a % 7 AS b FROM range(0, 3000000000) t(a);\n"),
     # each round joins a 200,000-row range (about 20 s in all): bare rounds ran their 100,000
     # in 0.8-1.1 s on a fast machine and ended before the Ctrl+C a second after the start
+    # UPDATE in place (executor/update.h): stops between chunks, the table as it was
+    ("update", b"UPDATE u SET a = length(repeat('x', a % 5000));\n"),
     ("recursive", b"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r, range(0, 200000) x(b) "
                   b"WHERE n < 1000000000 AND b = n % 200000) SELECT count(*) FROM r;\n"),
 ]
@@ -98,6 +100,9 @@ sh = Shell()
 check(sh.read_until(b"sluice> ", 10), "the REPL starts")
 sh.send(b"CREATE TABLE t AS SELECT 41 AS a;\n")
 check(sh.read_until(b"sluice> ", 10), "CREATE TABLE runs")
+time.sleep(0.2)
+sh.send(b"CREATE TABLE u AS SELECT a FROM range(0, 4000000) t(a);\n")
+check(sh.read_until(b"sluice> ", 10), "CREATE TABLE u runs")
 time.sleep(0.2)
 for name, sql in LONG:
     sh.send(sql)
@@ -117,6 +122,10 @@ for name, sql in LONG:
 sh.send(b"SELECT a + 1 AS x FROM t;\n")
 check(sh.read_until(b"42", 10), "the table survives and the shell answers")
 check(sh.read_until(b"sluice> ", 10), "the prompt comes back")
+sh.send(b"SELECT max(a) + 1 AS m FROM u;\n")
+check(sh.read_until(b"4000000", 10), "an interrupted UPDATE changes nothing")
+check(sh.read_until(b"sluice> ", 10), "the prompt comes back")
+time.sleep(0.2)
 sh.send(b"SELECT count(*) AS n FROM big;\n")
 check(sh.read_until(b"unknown table", 10), "an interrupted CTAS leaves no table")
 check(sh.read_until(b"sluice> ", 10), "the prompt comes back")

@@ -190,22 +190,31 @@ def changed_bytes(sql, expect):
 new, old = changed_bytes("UPDATE w SET v = -1 WHERE id = 100000;",
                          "200000\t59999399999\t1378000\t-1\t199999\n")
 check(new * 20 < old, f"UPDATE of one row writes one chunk: {new} bytes against {old}")
+# In place (executor/update.h): the chunks an UPDATE did not touch stay the
+# same blocks, so a second UPDATE in the same process writes only its own.
+new, old = changed_bytes("UPDATE w SET v = v + 1 WHERE id = 5; UPDATE w SET v = v + 1 WHERE id = 150000;",
+                         "200000\t59999400001\t1378000\t-1\t199999\n")
+check(new * 10 < old, f"two UPDATEs in one process write their two chunks: {new} against {old}")
+before = snapshot(upd)
+rc, out, err = run(upd, "UPDATE w SET v = v / (id - 190000);")
+check(rc != 0 and "division by zero" in err and snapshot(upd) == before,
+      f"an UPDATE failing in a late chunk writes nothing: {rc} {err}")
 new, old = changed_bytes("DELETE FROM w WHERE id >= 199000;",
-                         "199000\t59400901499\t1371110\t-1\t198999\n")
+                         "199000\t59400901501\t1371110\t-1\t198999\n")
 check(new * 20 < old, f"DELETE of the last rows writes the tail: {new} bytes against {old}")
 new, old = changed_bytes("BEGIN; UPDATE w SET v = v + 1 WHERE id < 10; "
                          "UPDATE w SET s = 'x' WHERE id = 150000; COMMIT;",
-                         "199000\t59400901509\t1371106\t-1\t198999\n")
+                         "199000\t59400901511\t1371106\t-1\t198999\n")
 check(new * 10 < old, f"two UPDATEs in a transaction write their chunks: {new} against {old}")
 before = snapshot(upd)
 rc, out, err = run(upd, "BEGIN; UPDATE w SET v = 0 WHERE id < 5000; ROLLBACK;")
 check(rc == 0 and snapshot(upd) == before, f"a rolled back UPDATE writes nothing: {err}")
 new, old = changed_bytes("UPDATE w SET v = w.v + x.d FROM (SELECT 7 AS k, 2 AS d) x "
                          "WHERE w.id % 1000 = x.k;",
-                         "199000\t59400901907\t1371106\t-1\t198999\n")
+                         "199000\t59400901909\t1371106\t-1\t198999\n")
 check(new > 0, f"an UPDATE through a join is right, its chunks compared by value: {new}")
 new, old = changed_bytes("DELETE FROM w WHERE id < 3;",
-                         "198997\t59400901895\t1371091\t-1\t198999\n")
+                         "198997\t59400901897\t1371091\t-1\t198999\n")
 check(new * 2 > old, f"DELETE of the first rows shifts every chunk: {new} against {old}")
 
 # ---- transactions: COMMIT is one manifest swap; a kill inside one loses it whole -------

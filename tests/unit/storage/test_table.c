@@ -701,3 +701,84 @@ Test(st_table, check_then_append_leaves_failed_table_unchanged)
     cm_batch_fini(&b);
     st_table_free(t);
 }
+
+/* A copy of chunk ci with every id negated (st_table_chunk_from), not in the
+ * table yet. */
+static StChunk *negated_copy(int ci)
+{
+    const CmBatch *b = chunk_of(table, ci);
+    CmVec ids;
+    cr_assert_eq(cm_vec_init(&ids, types[0], &err), CM_OK);
+    for (int i = 0; i < table->chunks[ci]->n_rows; i++) {
+        ((int64_t *)ids.data)[i] = -((const int64_t *)b->cols[0].data)[i];
+    }
+    CmVec cols[3] = {ids, b->cols[1], b->cols[2]};
+    CmBatch rows = *b;
+    rows.cols = cols;
+    rows.n_rows = table->chunks[ci]->n_rows;
+    rows.sel = NULL;
+    StChunk *c = st_table_chunk_from(table, &rows, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cm_vec_fini(&ids);
+    return c;
+}
+
+static int64_t id_at(int ci, int i)
+{
+    return ((const int64_t *)chunk_of(table, ci)->cols[0].data)[i];
+}
+
+Test(st_table, swapped_chunks_replace_values_in_place)
+{
+    int64_t n = 3 * (int64_t)CM_BATCH_CAP + 2;
+    append_rows(0, n);
+    uint64_t version = table->version;
+    int at[2] = {1, 3};
+    StChunk *fresh[2] = {negated_copy(1), negated_copy(3)};
+    cr_assert(fresh[0]->sealed && !fresh[1]->sealed, "a full copy is sealed, the tail's is not");
+    cr_assert_eq(st_table_swap_chunks(table, 2, at, fresh, NULL, &err), CM_OK);
+    cr_assert(fresh[0] == NULL && fresh[1] == NULL, "the table took them");
+    cr_assert_neq(table->version, version);
+    cr_assert(table->stats_stale);
+    cr_assert_eq(id_at(0, 0), 0);
+    cr_assert_eq(id_at(1, 0), -(int64_t)CM_BATCH_CAP);
+    cr_assert_eq(id_at(3, 1), -(3 * (int64_t)CM_BATCH_CAP + 1));
+    /* the tail's copy takes appends */
+    append_rows(n, n + 2);
+    cr_assert_eq(table->n_rows, n + 2);
+    cr_assert_eq(id_at(3, 2), 3 * (int64_t)CM_BATCH_CAP + 2);
+}
+
+Test(st_table, restore_puts_back_replaced_chunks)
+{
+    int64_t n = 2 * (int64_t)CM_BATCH_CAP + 1;
+    append_rows(0, n);
+    uint64_t version = table->version;
+    cr_assert_eq(st_table_mark(table, &err), CM_OK);
+    int at[2] = {0, 2};
+    StChunk *fresh[2] = {negated_copy(0), negated_copy(2)};
+    cr_assert_eq(st_table_swap_chunks(table, 2, at, fresh, NULL, &err), CM_OK);
+    append_rows(n, n + 2 * (int64_t)CM_BATCH_CAP); /* into the replaced tail, and on */
+    /* the same place twice: the second copy holds the first's negated ids */
+    StChunk *again = negated_copy(0);
+    cr_assert_eq(st_table_swap_chunks(table, 1, at, &again, NULL, &err), CM_OK);
+    cr_assert_eq(id_at(0, 1), 1);
+    st_table_restore(table);
+    cr_assert_eq(table->version, version);
+    check_rows(n);
+    append_rows(n, n + 5);
+    check_rows(n + 5);
+}
+
+Test(st_table, commit_keeps_swapped_chunks)
+{
+    int64_t n = 2 * (int64_t)CM_BATCH_CAP;
+    append_rows(0, n);
+    cr_assert_eq(st_table_mark(table, &err), CM_OK);
+    int at = 1;
+    StChunk *fresh = negated_copy(1);
+    cr_assert_eq(st_table_swap_chunks(table, 1, &at, &fresh, NULL, &err), CM_OK);
+    st_table_unmark(table); /* frees the chunk taken out */
+    cr_assert_eq(id_at(1, 0), -(int64_t)CM_BATCH_CAP);
+    cr_assert_eq(table->n_rows, n);
+}

@@ -1,0 +1,372 @@
+/*
+ * update.c - UPDATE in place (executor/update.h).  The chunks are split into
+ * runs of contiguous chunks, one task each, on the session's workers; each
+ * worker has its own expression states and batches (a lane).  A chunk's
+ * WHERE columns are pinned (a directory database reads just those records)
+ * and the WHERE evaluated; only a chunk with a match is pinned whole for its
+ * copy.  After an error the workers still finish the chunks before it, so
+ * the error reported is always the first chunk's, whatever the threads.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "executor/update.h"
+
+typedef struct Lane {
+    ExExprState *pred;
+    ExExprState **set; /* per column, or NULL */
+    CmBatch in_narrow, in_wide;
+    CmVec *cols;     /* a copy's columns: views of in_wide's, or of `merged` */
+    CmVec *merged;   /* per column set: its old values with the new ones at the rows picked */
+    StColStats *add; /* the new values' statistics */
+    int n_fresh, cap_fresh;
+    int *at;
+    StChunk **fresh;
+    int64_t changes;
+    CmErr err;
+    int err_chunk; /* where err was set */
+} Lane;
+
+typedef struct Updater {
+    StTable *t;
+    int n_cols;
+    int *all;     /* 0 .. n_cols - 1 */
+    int n_narrow; /* the columns the WHERE reads */
+    int *narrow;  /* their table columns */
+    CmType *narrow_types;
+    const ExExpr *pred; /* over the narrow columns, or NULL */
+    ExExpr *const *set; /* over all columns */
+    int n_lanes;
+    Lane *lanes;
+    int chunks_per_task;
+    const atomic_bool *interrupt; /* or NULL */
+    atomic_int first_err;         /* the lowest chunk that failed, or INT_MAX */
+} Updater;
+
+static CmStatus oom(CmErr *err)
+{
+    return cm_err_set(err, CM_OOM, -1, "out of memory updating rows");
+}
+
+/* Marks in `used` the columns e reads. */
+static void mark_columns(const ExExpr *e, bool *used)
+{
+    if (e->kind == EX_E_COLUMN) {
+        used[e->col] = true;
+    }
+    for (int i = 0; i < e->n_args; i++) {
+        mark_columns(e->args[i], used);
+    }
+}
+
+static void lane_fini(const Updater *u, Lane *l)
+{
+    for (int i = 0; i < l->n_fresh; i++) {
+        st_table_chunk_discard(l->fresh[i]);
+    }
+    cm_free(l->fresh);
+    cm_free(l->at);
+    cm_free(l->add);
+    cm_free(l->cols);
+    for (int c = 0; l->set != NULL && c < u->n_cols; c++) {
+        ex_expr_state_free(l->set[c]);
+        if (l->merged != NULL && u->set[c] != NULL) {
+            cm_vec_fini(&l->merged[c]);
+        }
+    }
+    cm_free(l->merged);
+    cm_free(l->set);
+    ex_expr_state_free(l->pred);
+    cm_batch_fini(&l->in_narrow);
+    cm_batch_fini(&l->in_wide);
+}
+
+static CmStatus lane_init(const Updater *u, Lane *l, CmErr *err)
+{
+    int n = u->n_cols;
+    cm_err_init(&l->err);
+    l->set = cm_calloc((size_t)n + 1, sizeof(ExExprState *));
+    l->add = st_stats_new_array(n);
+    l->cols = cm_calloc((size_t)n + 1, sizeof(CmVec));
+    l->merged = cm_calloc((size_t)n + 1, sizeof(CmVec));
+    if (l->set == NULL || l->add == NULL || l->cols == NULL || l->merged == NULL) {
+        return oom(err);
+    }
+    for (int c = 0; c < n; c++) {
+        if (u->set[c] != NULL && (cm_vec_init(&l->merged[c], u->t->types[c], err) != CM_OK ||
+                                  (l->set[c] = ex_expr_state_new(u->set[c], err)) == NULL)) {
+            return err->code;
+        }
+    }
+    if (u->pred != NULL &&
+        ((l->pred = ex_expr_state_new(u->pred, err)) == NULL ||
+         cm_batch_init(&l->in_narrow, u->n_narrow, u->narrow_types, err) != CM_OK)) {
+        return err->code;
+    }
+    return cm_batch_init(&l->in_wide, n, u->t->types, err);
+}
+
+static void updater_fini(Updater *u)
+{
+    for (int i = 0; u->lanes != NULL && i < u->n_lanes; i++) {
+        lane_fini(u, &u->lanes[i]);
+    }
+    cm_free(u->lanes);
+    cm_free(u->narrow_types);
+    cm_free(u->narrow);
+    cm_free(u->all);
+}
+
+static CmStatus updater_init(Updater *u, StTable *t, const ExExpr *pred, ExExpr *const *set,
+                             int n_lanes, CmArena *a, CmErr *err)
+{
+    int n = t->n_cols;
+    u->t = t;
+    u->n_cols = n;
+    u->set = set;
+    atomic_init(&u->first_err, INT32_MAX);
+    bool *used = cm_calloc((size_t)n + 1, sizeof(bool));
+    int *map = cm_calloc((size_t)n + 1, sizeof(int));
+    u->all = cm_calloc((size_t)n + 1, sizeof(int));
+    u->narrow = cm_calloc((size_t)n + 1, sizeof(int));
+    u->narrow_types = cm_calloc((size_t)n + 1, sizeof(CmType));
+    u->lanes = cm_calloc((size_t)n_lanes, sizeof(Lane));
+    if (used == NULL || map == NULL || u->all == NULL || u->narrow == NULL ||
+        u->narrow_types == NULL || u->lanes == NULL) {
+        goto fail;
+    }
+    u->n_lanes = n_lanes;
+    for (int c = 0; c < n; c++) {
+        u->all[c] = c;
+    }
+    if (pred != NULL) {
+        mark_columns(pred, used);
+        for (int c = 0; c < n; c++) {
+            map[c] = used[c] ? u->n_narrow : -1;
+            if (used[c]) {
+                u->narrow_types[u->n_narrow] = t->types[c];
+                u->narrow[u->n_narrow++] = c;
+            }
+        }
+        /* the WHERE over the columns it reads, in their order */
+        if ((u->pred = ex_expr_remap(a, pred, map)) == NULL) {
+            goto fail;
+        }
+    }
+    for (int i = 0; i < n_lanes; i++) {
+        if (lane_init(u, &u->lanes[i], err) != CM_OK) {
+            goto fail;
+        }
+    }
+    cm_free(used);
+    cm_free(map);
+    return CM_OK;
+fail:
+    cm_free(used);
+    cm_free(map);
+    return err->code != CM_OK ? err->code : oom(err);
+}
+
+/* Unpins chunk ci, cold when this pin loaded it and the table is too large to
+ * stay (as a scan does). */
+static void unpin(const StTable *t, int ci, bool loaded)
+{
+    if (loaded && st_table_scans_cold(t)) {
+        st_table_unpin_chunk_cold(t, ci);
+    } else {
+        st_table_unpin_chunk(t, ci);
+    }
+}
+
+/* The rows of chunk ci the WHERE matches, into `hit` (positions); their
+ * number, or -1 with l->err. */
+static int matches(const Updater *u, Lane *l, int ci, uint32_t *hit)
+{
+    int n_rows = u->t->chunks[ci]->n_rows;
+    if (u->pred == NULL) {
+        for (int i = 0; i < n_rows; i++) {
+            hit[i] = (uint32_t)i;
+        }
+        return n_rows;
+    }
+    bool loaded = false;
+    if (st_table_scan_chunk(u->t, ci, u->narrow, u->n_narrow, &l->in_narrow, &loaded, &l->err) !=
+        CM_OK) {
+        return -1;
+    }
+    const CmVec *v = ex_expr_eval(l->pred, &l->in_narrow, &l->err);
+    int n_hit = 0;
+    if (v != NULL) {
+        const uint8_t *yes = v->data;
+        for (int i = 0; i < n_rows; i++) {
+            if (yes[v->kind == CM_VEC_CONST ? 0 : i] != 0) {
+                hit[n_hit++] = (uint32_t)i;
+            }
+        }
+    }
+    unpin(u->t, ci, loaded);
+    return v != NULL ? n_hit : -1;
+}
+
+/* Column m: the n old values, with the new ones (v, at the same positions)
+ * at the rows picked. */
+static void merge_column(CmVec *m, const CmVec *old, const CmVec *v, const uint32_t *hit, int n_hit,
+                         int n)
+{
+    size_t w = cm_type_width(m->type);
+    m->kind = CM_VEC_FLAT;
+    memcpy(m->data, old->data, w * (size_t)n);
+    m->validity = NULL;
+    if (old->validity != NULL) {
+        memcpy(m->validity_buf, old->validity, sizeof m->validity_buf);
+        m->validity = m->validity_buf;
+    }
+    for (int i = 0; i < n_hit; i++) {
+        uint32_t p = hit[i], q = v->kind == CM_VEC_CONST ? 0 : p;
+        if (cm_vec_is_null(v, q)) {
+            cm_vec_set_null(m, p);
+            continue;
+        }
+        cm_vec_set_valid(m, p);
+        memcpy((char *)m->data + w * p, (const char *)v->data + w * q, w);
+    }
+}
+
+/* Copies chunk ci with the new values of its rows into a fresh chunk of the
+ * lane's, and counts the values of the `hit` rows in its statistics. */
+static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hit, int n_hit)
+{
+    CmErr *err = &l->err;
+    if (l->n_fresh == l->cap_fresh) {
+        int cap = l->cap_fresh ? 2 * l->cap_fresh : 16;
+        StChunk **fresh = cm_realloc(l->fresh, sizeof(StChunk *) * (size_t)cap);
+        if (fresh != NULL) {
+            l->fresh = fresh;
+        }
+        int *at = fresh != NULL ? cm_realloc(l->at, sizeof(int) * (size_t)cap) : NULL;
+        if (at == NULL) {
+            return oom(err);
+        }
+        l->at = at;
+        l->cap_fresh = cap;
+    }
+    bool loaded = false;
+    if (st_table_scan_chunk(u->t, ci, u->all, u->n_cols, &l->in_wide, &loaded, err) != CM_OK) {
+        return err->code;
+    }
+    CmBatch rows = l->in_wide, picked = l->in_wide;
+    rows.cols = l->cols;
+    picked.sel = (uint32_t *)hit;
+    picked.n_rows = n_hit;
+    for (int c = 0; c < u->n_cols; c++) {
+        const CmVec *v = l->set[c] != NULL ? ex_expr_eval(l->set[c], &picked, err) : NULL;
+        if (l->set[c] != NULL && v == NULL) {
+            break;
+        }
+        if (v != NULL) {
+            merge_column(&l->merged[c], &l->in_wide.cols[c], v, hit, n_hit, rows.n_rows);
+        }
+        l->cols[c] = v != NULL ? l->merged[c] : l->in_wide.cols[c];
+    }
+    StChunk *fresh = NULL;
+    if (err->code == CM_OK && st_table_check(u->t, &rows, err) == CM_OK &&
+        (fresh = st_table_chunk_from(u->t, &rows, err)) != NULL) {
+        for (int c = 0; c < u->n_cols; c++) {
+            if (l->set[c] != NULL) {
+                st_stats_add(&l->add[c], &l->merged[c], hit, n_hit);
+            }
+        }
+        l->at[l->n_fresh] = ci;
+        l->fresh[l->n_fresh++] = fresh;
+    }
+    unpin(u->t, ci, loaded);
+    return err->code;
+}
+
+/* CmTaskFn: one run of chunks. */
+static void update_task(void *arg, int task_idx, int worker_id)
+{
+    Updater *u = arg;
+    Lane *l = &u->lanes[worker_id];
+    int from = task_idx * u->chunks_per_task;
+    int to =
+        from + u->chunks_per_task < u->t->n_chunks ? from + u->chunks_per_task : u->t->n_chunks;
+    uint32_t hit[CM_BATCH_CAP];
+    for (int ci = from; ci < to && ci < atomic_load(&u->first_err); ci++) {
+        int n_hit = -1;
+        if (u->interrupt != NULL && atomic_load(u->interrupt)) {
+            cm_err_set(&l->err, CM_CANCELLED, -1, "interrupted");
+        } else {
+            n_hit = matches(u, l, ci, hit);
+        }
+        if (n_hit < 0 || (n_hit > 0 && copy_chunk(u, l, ci, hit, n_hit) != CM_OK)) {
+            l->err_chunk = ci;
+            int seen = atomic_load(&u->first_err);
+            while (ci < seen && !atomic_compare_exchange_weak(&u->first_err, &seen, ci)) {
+            }
+            return; /* a lane keeps its first error: its later chunks come after it */
+        }
+        l->changes += n_hit;
+    }
+}
+
+CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
+                            const atomic_bool *interrupt, int64_t *changes, CmErr *err)
+{
+    *changes = 0;
+    Updater u = {.interrupt = interrupt};
+    CmArena a;
+    cm_arena_init(&a, 4096);
+    int n_lanes = cm_pool_size(pool);
+    if (updater_init(&u, t, pred, set, n_lanes, &a, err) == CM_OK && t->n_chunks > 0) {
+        int want = n_lanes * 4;
+        u.chunks_per_task = (t->n_chunks + want - 1) / want;
+        cm_pool_run(pool, (t->n_chunks + u.chunks_per_task - 1) / u.chunks_per_task, update_task,
+                    &u);
+        /* the error of the first chunk that failed */
+        int first = atomic_load(&u.first_err);
+        for (int i = 0; i < n_lanes && first < INT32_MAX; i++) {
+            if (u.lanes[i].err.code != CM_OK && u.lanes[i].err_chunk == first) {
+                *err = u.lanes[i].err;
+            }
+        }
+    }
+    int n_fresh = 0;
+    for (int i = 0; err->code == CM_OK && i < n_lanes; i++) {
+        n_fresh += u.lanes[i].n_fresh;
+    }
+    int *at = err->code == CM_OK ? cm_malloc(sizeof(int) * (size_t)(n_fresh + 1)) : NULL;
+    StChunk **fresh = at != NULL ? cm_malloc(sizeof(StChunk *) * (size_t)(n_fresh + 1)) : NULL;
+    if (err->code == CM_OK && fresh == NULL) {
+        oom(err);
+    }
+    if (err->code == CM_OK) {
+        /* the lanes' chunks and statistics, gathered */
+        n_fresh = 0;
+        for (int i = 0; i < n_lanes; i++) {
+            Lane *l = &u.lanes[i];
+            for (int k = 0; k < l->n_fresh; k++, n_fresh++) {
+                at[n_fresh] = l->at[k];
+                fresh[n_fresh] = l->fresh[k];
+            }
+            l->n_fresh = 0; /* fresh's now */
+            *changes += l->changes;
+            for (int c = 0; i > 0 && c < t->n_cols; c++) {
+                st_stats_union(&u.lanes[0].add[c], &l->add[c]);
+            }
+        }
+        st_table_swap_chunks(t, n_fresh, at, fresh, u.lanes[0].add, err);
+        for (int i = 0; i < n_fresh; i++) {
+            st_table_chunk_discard(fresh[i]); /* NULL once in t */
+        }
+    }
+    if (err->code != CM_OK) {
+        *changes = 0;
+    }
+    cm_free(fresh);
+    cm_free(at);
+    updater_fini(&u);
+    cm_arena_fini(&a);
+    return err->code;
+}

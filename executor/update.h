@@ -1,0 +1,31 @@
+/*
+ * update.h - UPDATE in place: new values into the chunks that change.
+ *
+ * An UPDATE that moves no row and changes no index key need not build a new
+ * table of every row (as DELETE and an UPDATE of keys do, planner/session.c):
+ * each chunk of the table is read for the columns of its WHERE only, and a
+ * chunk where some row matches gets a copy with the new values, which takes
+ * its place (st_table_swap_chunks, storage/table.h).  The chunks it leaves
+ * alone stay the same blocks, so a directory database keeps their records
+ * and an in-memory one copies nothing of them.  Every new chunk is made
+ * before the first one is put in: an error (a failed conversion, a NOT NULL
+ * column set to NULL, out of memory) leaves the table as it was.
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/thread.h"
+#include "executor/expr.h"
+#include "storage/table.h"
+
+/* Updates t on pool's workers: `pred` (BOOLEAN, never NULL; NULL: every row)
+ * over t's columns picks the rows, evaluated once per row; set[col] (t->n_cols
+ * entries; NULL for a column not set) is the new value of a set column,
+ * evaluated for the rows picked only (pl_bind_update_values).  No column set may be an index key.
+ * *changes counts the rows matched.  `interrupt` (may be NULL), once set,
+ * stops it between chunks with CM_CANCELLED "interrupted", nothing changed. */
+CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
+                            const atomic_bool *interrupt, int64_t *changes, CmErr *err);
