@@ -56,6 +56,12 @@ static inline bool ex_scan_zoned_type(uint8_t id)
     return id == CM_T_INT32 || id == CM_T_INT64 || id == CM_T_DATE || id == CM_T_DECIMAL ||
            id == CM_T_TIME || id == CM_T_TIMESTAMP;
 }
+/* When e compares a column of a zoned type with a non-NULL constant of its
+ * type (=, <, <=, >, >=, the constant on either side; a DECIMAL of the same
+ * scale), true with the column in *col and the closed range of its values e
+ * keeps in [*lo, *hi] (*lo > *hi: none).  A chunk whose zone map has no
+ * value in that range has no row e keeps. */
+bool ex_zone_range(const ExExpr *e, int *col, int64_t *lo, int64_t *hi);
 /* The WHERE range filter (is_where) the scan has on output column `col`, or NULL. */
 ExRangeFilter *ex_scan_where_filter(ExOp *scan, int col);
 /* n_rows rows of n_cols constant expressions (row-major: exprs[row * n_cols + col]);

@@ -10,6 +10,7 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/alloc.h"
 #include "executor/ops.h"
@@ -209,6 +210,50 @@ bool ex_scan_add_range_filter(ExOp *scan, int col, ExRangeFilter *rf)
     }
     s->filter_col[s->n_filters] = col;
     s->filter[s->n_filters++] = rf;
+    return true;
+}
+
+bool ex_zone_range(const ExExpr *e, int *col, int64_t *lo, int64_t *hi)
+{
+    enum { EQ, LT, LE, GT, GE };
+    static const char *const ops[] = {"=", "<", "<=", ">", ">="};
+    static const int flipped[] = {EQ, GT, GE, LT, LE}; /* 5 < k is k > 5 */
+    if (e->kind != EX_E_FUNC || e->n_args != 2 || e->name == NULL) {
+        return false;
+    }
+    int op = -1;
+    for (int k = 0; k < 5 && op < 0; k++) {
+        op = strcmp(e->name, ops[k]) == 0 ? k : -1;
+    }
+    const ExExpr *c = e->args[0], *v = e->args[1];
+    if (c->kind == EX_E_CONST) {
+        c = e->args[1];
+        v = e->args[0];
+        op = op >= 0 ? flipped[op] : op;
+    }
+    uint8_t id = c->type.id;
+    if (op < 0 || c->kind != EX_E_COLUMN || v->kind != EX_E_CONST || v->value.is_null ||
+        v->type.id != id || !ex_scan_zoned_type(id) ||
+        (id == CM_T_DECIMAL && v->type.scale != c->type.scale)) {
+        return false; /* a DECIMAL compares unscaled values of one scale */
+    }
+    int64_t x = v->value.i;
+    *col = c->col;
+    *lo = INT64_MIN;
+    *hi = INT64_MAX;
+    if (op == EQ) {
+        *lo = *hi = x;
+    } else if (op == LT) {
+        *hi = x == INT64_MIN ? x : x - 1;
+        *lo = x == INT64_MIN ? INT64_MAX : *lo;
+    } else if (op == LE) {
+        *hi = x;
+    } else if (op == GT) {
+        *lo = x == INT64_MAX ? x : x + 1;
+        *hi = x == INT64_MAX ? INT64_MIN : *hi;
+    } else {
+        *lo = x;
+    }
     return true;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "executor/ops.h"
 #include "executor/update.h"
 
 typedef struct Lane {
@@ -36,6 +37,9 @@ typedef struct Updater {
     int *narrow;  /* their table columns */
     CmType *narrow_types;
     const ExExpr *pred; /* over the narrow columns, or NULL */
+    int n_zoned;        /* table columns whose range the WHERE bounds */
+    int *zoned;
+    int64_t *zone_lo, *zone_hi; /* per zoned column: the values a row needs to match */
     ExExpr *const *set; /* over all columns */
     int n_lanes;
     Lane *lanes;
@@ -107,12 +111,61 @@ static CmStatus lane_init(const Updater *u, Lane *l, CmErr *err)
     return cm_batch_init(&l->in_wide, n, u->t->types, err);
 }
 
+/* The column ranges the conjuncts of pred (the binder's CASE WHEN w THEN
+ * TRUE ELSE FALSE END, or w) bound, as a scan's WHERE does (ex_zone_range):
+ * a chunk whose zone map has no value in one of them has no row to change. */
+static void zone_ranges(Updater *u, const ExExpr *pred)
+{
+    if (pred->kind == EX_E_CASE && pred->n_args == 3) {
+        pred = pred->args[0];
+    }
+    const ExExpr *const *conj = (const ExExpr *const *)&pred;
+    int n_conj = 1;
+    if (pred->kind == EX_E_AND) {
+        conj = (const ExExpr *const *)pred->args;
+        n_conj = pred->n_args;
+    }
+    for (int i = 0; i < n_conj; i++) {
+        int col, z = 0;
+        int64_t lo, hi;
+        if (!ex_zone_range(conj[i], &col, &lo, &hi)) {
+            continue;
+        }
+        while (z < u->n_zoned && u->zoned[z] != col) {
+            z++;
+        }
+        if (z == u->n_zoned) {
+            u->zoned[u->n_zoned++] = col;
+            u->zone_lo[z] = INT64_MIN;
+            u->zone_hi[z] = INT64_MAX;
+        }
+        u->zone_lo[z] = lo > u->zone_lo[z] ? lo : u->zone_lo[z];
+        u->zone_hi[z] = hi < u->zone_hi[z] ? hi : u->zone_hi[z];
+    }
+}
+
+/* True when chunk ci's zone maps show that no row of it can match. */
+static bool chunk_excluded(const Updater *u, int ci)
+{
+    for (int z = 0; z < u->n_zoned; z++) {
+        int64_t lo, hi;
+        st_table_chunk_range(u->t, ci, u->zoned[z], &lo, &hi);
+        if (u->zone_lo[z] > u->zone_hi[z] || lo > hi || hi < u->zone_lo[z] || lo > u->zone_hi[z]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void updater_fini(Updater *u)
 {
     for (int i = 0; u->lanes != NULL && i < u->n_lanes; i++) {
         lane_fini(u, &u->lanes[i]);
     }
     cm_free(u->lanes);
+    cm_free(u->zoned);
+    cm_free(u->zone_lo);
+    cm_free(u->zone_hi);
     cm_free(u->narrow_types);
     cm_free(u->narrow);
     cm_free(u->all);
@@ -132,8 +185,12 @@ static CmStatus updater_init(Updater *u, StTable *t, const ExExpr *pred, ExExpr 
     u->narrow = cm_calloc((size_t)n + 1, sizeof(int));
     u->narrow_types = cm_calloc((size_t)n + 1, sizeof(CmType));
     u->lanes = cm_calloc((size_t)n_lanes, sizeof(Lane));
+    u->zoned = cm_calloc((size_t)n + 1, sizeof(int));
+    u->zone_lo = cm_calloc((size_t)n + 1, sizeof(int64_t));
+    u->zone_hi = cm_calloc((size_t)n + 1, sizeof(int64_t));
     if (used == NULL || map == NULL || u->all == NULL || u->narrow == NULL ||
-        u->narrow_types == NULL || u->lanes == NULL) {
+        u->narrow_types == NULL || u->lanes == NULL || u->zoned == NULL || u->zone_lo == NULL ||
+        u->zone_hi == NULL) {
         goto fail;
     }
     u->n_lanes = n_lanes;
@@ -141,6 +198,7 @@ static CmStatus updater_init(Updater *u, StTable *t, const ExExpr *pred, ExExpr 
         u->all[c] = c;
     }
     if (pred != NULL) {
+        zone_ranges(u, pred);
         mark_columns(pred, used);
         for (int c = 0; c < n; c++) {
             map[c] = used[c] ? u->n_narrow : -1;
@@ -189,6 +247,9 @@ static int matches(const Updater *u, Lane *l, int ci, uint32_t *hit)
             hit[i] = (uint32_t)i;
         }
         return n_rows;
+    }
+    if (chunk_excluded(u, ci)) {
+        return 0;
     }
     bool loaded = false;
     if (st_table_scan_chunk(u->t, ci, u->narrow, u->n_narrow, &l->in_narrow, &loaded, &l->err) !=

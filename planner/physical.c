@@ -926,13 +926,9 @@ static int scan_col(const Pipe *p, int col)
     return col;
 }
 
-/* The comparisons a WHERE range is made of, in where_ranges's order. */
-enum { CMP_EQ, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
-
 /* Narrows the scan's WHERE range on scan column col (made on first use; the
- * conjuncts of a WHERE may come as stacked filters) to the rows that `col op v`
- * keeps (op a CMP_*). */
-static void narrow(Builder *bld, Pipe *p, int col, int op, int64_t v)
+ * conjuncts of a WHERE may come as stacked filters) to [lo, hi]. */
+static void narrow(Builder *bld, Pipe *p, int col, int64_t lo, int64_t hi)
 {
     ExRangeFilter *rf = ex_scan_where_filter(p->source, col);
     if (rf == NULL) {
@@ -944,30 +940,16 @@ static void narrow(Builder *bld, Pipe *p, int col, int op, int64_t v)
             return; /* the scan has its four filters */
         }
     }
-    int64_t lo = INT64_MIN, hi = INT64_MAX;
-    if (op == CMP_EQ) {
-        lo = hi = v;
-    } else if (op == CMP_LT) {
-        rf->empty |= v == INT64_MIN;
-        hi = v == INT64_MIN ? v : v - 1;
-    } else if (op == CMP_LE) {
-        hi = v;
-    } else if (op == CMP_GT) {
-        rf->empty |= v == INT64_MAX;
-        lo = v == INT64_MAX ? v : v + 1;
-    } else {
-        lo = v; /* CMP_GE */
-    }
     rf->min = lo > rf->min ? lo : rf->min;
     rf->max = hi < rf->max ? hi : rf->max;
     rf->empty |= rf->min > rf->max;
 }
 
 /* Zone maps for a WHERE: each conjunct of `pred` that compares a column of
- * p's scan of a type with zone maps (ex_scan_zoned_type; passed on unchanged
- * to the filter) with a constant of its type narrows a range, and the scan skips the chunks whose
- * min and max fall outside it without loading them.  The filter still runs:
- * this only spares the chunks where it would keep nothing. */
+ * p's scan of a type with zone maps (ex_zone_range; passed on unchanged to
+ * the filter) with a constant narrows a range, and the scan skips the chunks
+ * whose min and max fall outside it without loading them.  The filter still
+ * runs: this only spares the chunks where it would keep nothing. */
 static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
 {
     if (!ex_op_is_scan(p->source)) {
@@ -979,33 +961,11 @@ static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
         conj = (const ExExpr *const *)pred->args;
         n_conj = pred->n_args;
     }
-    static const char *const ops[] = {"=", "<", "<=", ">", ">="};
-    /* with the constant on the left: 5 < k is k > 5 */
-    static const int flipped[] = {CMP_EQ, CMP_GT, CMP_GE, CMP_LT, CMP_LE};
     for (int i = 0; i < n_conj; i++) {
-        const ExExpr *e = conj[i];
-        if (e->kind != EX_E_FUNC || e->n_args != 2 || e->name == NULL) {
-            continue;
-        }
-        int which = -1;
-        for (int k = 0; k < 5 && which < 0; k++) {
-            which = strcmp(e->name, ops[k]) == 0 ? k : -1;
-        }
-        const ExExpr *c = e->args[0], *v = e->args[1];
-        bool flip = c->kind == EX_E_CONST;
-        if (flip) {
-            c = e->args[1];
-            v = e->args[0];
-        }
-        uint8_t id = c->type.id;
-        if (which < 0 || c->kind != EX_E_COLUMN || v->kind != EX_E_CONST || v->value.is_null ||
-            v->type.id != id || !ex_scan_zoned_type(id) ||
-            (id == CM_T_DECIMAL && v->type.scale != c->type.scale)) {
-            continue; /* a DECIMAL compares unscaled values of one scale */
-        }
-        int col = scan_col(p, c->col);
-        if (col >= 0) {
-            narrow(bld, p, col, flip ? flipped[which] : which, v->value.i);
+        int c, col;
+        int64_t lo, hi;
+        if (ex_zone_range(conj[i], &c, &lo, &hi) && (col = scan_col(p, c)) >= 0) {
+            narrow(bld, p, col, lo, hi);
         }
     }
 }
