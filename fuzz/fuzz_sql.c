@@ -9,7 +9,8 @@
  * an input can make the names it queries; they touch only empty tables (a
  * view over WITH RECURSIVE is left out: creating it runs the recursion).  The
  * queries (SELECT, EXPLAIN, CREATE TABLE AS, INSERT ... SELECT,
- * UPDATE, DELETE, CACHE ... AS) are bound, planned into stages and explained,
+ * UPDATE (as the expressions of an UPDATE in place too), DELETE, CACHE ... AS)
+ * are bound, planned into stages and explained,
  * but never run, so no input can start a scan or a long computation.  WITH
  * RECURSIVE is not materialized (that runs the anchor): a recursive reference
  * binds as an unknown name.
@@ -100,8 +101,17 @@ static PlNode *bind_stmt(PlSession *s, PlBinder *b, const PsStmt *st)
         if (e == NULL || e->kind != ST_ENTRY_TABLE) {
             return NULL;
         }
-        return st->kind == PS_ST_UPDATE ? pl_bind_update(b, e->table, st)
-                                        : pl_bind_delete(b, e->table, st->where);
+        if (st->kind == PS_ST_DELETE) {
+            return pl_bind_delete(b, e->table, st->where);
+        }
+        /* the expressions of an UPDATE in place, then the plan that rebuilds */
+        ExExpr *pred;
+        ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(e->table->n_cols + 1));
+        if (set == NULL ||
+            (!pl_bind_update_values(b, e->table, st, &pred, set) && b->err->code != CM_OK)) {
+            return NULL;
+        }
+        return pl_bind_update(b, e->table, st);
     }
     default:
         return NULL;
