@@ -874,6 +874,89 @@ static CmStatus take_lock(StPersist *p, CmErr *err)
 }
 
 /* Loads MANIFEST into cat, or makes the directory a database when it has none. */
+/* ---- compaction at open ------------------------------------------------------------ */
+
+static CmStatus no_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
+{
+    (void)ctx;
+    (void)t;
+    (void)s;
+    (void)err;
+    return CM_OK;
+}
+
+typedef struct SavedSet {
+    const PmSaved *saved;
+    int n;
+} SavedSet;
+
+static const PmSaved *saved_in_set(void *ctx, const StTable *t)
+{
+    const SavedSet *set = ctx;
+    return find_saved(set->saved, set->n, t->version);
+}
+
+/* Rewrites the mostly dead data files (pm_compact) before the tables are
+ * built from manifest m: decodes m into a catalog of no rows, copies the
+ * live records, then commits a manifest naming the copies (m becomes it) and
+ * removes the old files.  Best effort: any failure leaves m and the files as
+ * they were, and the open goes on. */
+static void compact(StPersist *p, PmBuf *m)
+{
+    CmErr err;
+    cm_err_init(&err);
+    StCatalog *scratch = st_catalog_new();
+    PmSaved *saved = NULL;
+    int n_saved = 0, n_gone = 0;
+    uint64_t generation = 0, next_id = 0, *gone = NULL;
+    PmBuf out = {0};
+    if (scratch == NULL ||
+        pm_manifest_decode(m->p, m->n, MANIFEST, scratch, no_rows, NULL, &saved, &n_saved,
+                           &generation, &next_id, &err) != CM_OK ||
+        !pm_compact(p->dir, saved, n_saved, next_id, &gone, &n_gone)) {
+        goto done;
+    }
+    SavedSet set = {saved, n_saved};
+    if (pm_manifest_encode(scratch, generation + 1, next_id + 1, saved_in_set, &set, &out, &err) !=
+            CM_OK ||
+        swap_manifest(p, &out, &err) != CM_OK) {
+        unlink_file(p, next_id);
+        goto done;
+    }
+    for (int i = 0; i < n_gone; i++) {
+        unlink_file(p, gone[i]);
+    }
+    PmBuf old = *m;
+    *m = out;
+    out = old;
+done:
+    pm_buf_fini(&out);
+    cm_free(gone);
+    for (int i = 0; i < n_saved; i++) {
+        pm_saved_fini(&saved[i]);
+    }
+    cm_free(saved);
+    st_catalog_free(scratch);
+}
+
+/* Empties cat and forgets what a decode of the manifest filled in p: its
+ * saved sets and the data files its blocks read. */
+static void forget(StPersist *p, StCatalog *cat)
+{
+    while (st_catalog_count(cat) > 0) {
+        st_catalog_drop(cat, st_catalog_entry(cat, st_catalog_count(cat) - 1)->name);
+    }
+    for (int i = 0; i < p->n_saved; i++) {
+        pm_saved_fini(&p->saved[i]);
+    }
+    cm_free(p->saved);
+    p->saved = NULL;
+    p->n_saved = 0;
+    while (p->n_files > 0) {
+        drop_file(p, p->files[0].id, true);
+    }
+}
+
 static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
 {
     char path[4096];
@@ -898,6 +981,14 @@ static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
     }
     pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved, &p->generation,
                        &p->next_file_id, err);
+    if (err->code == CM_OK && !p->is_readonly && pm_compact_wanted(p->dir, p->saved, p->n_saved)) {
+        /* the tables are built again once the files are rewritten: the blocks
+         * of these read the old ones */
+        forget(p, cat);
+        compact(p, &m);
+        pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved,
+                           &p->generation, &p->next_file_id, err);
+    }
     if (err->code != CM_OK) {
         pm_buf_fini(&m);
         return err->code;

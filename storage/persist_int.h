@@ -104,3 +104,15 @@ CmStatus pm_manifest_decode(const unsigned char *p, size_t n, const char *name, 
                             uint64_t *generation, uint64_t *next_file_id, CmErr *err);
 
 void pm_saved_fini(PmSaved *s);
+
+/* Compaction (compact.c): when some data file of directory `dir` holds
+ * under half live bytes (records `saved` names) and at least 1 MiB, copies
+ * the live records of every such file into a new data file `new_id`,
+ * fsynced, points `saved` at the copies and returns true with the ids of
+ * the files no longer named in *gone (owned, *n_gone of them).  False, with
+ * `saved` and the directory as they were, when there is nothing to do or a
+ * read or write failed (compaction is never needed for correctness). */
+bool pm_compact(const char *dir, PmSaved *saved, int n_saved, uint64_t new_id, uint64_t **gone,
+                int *n_gone);
+/* Whether pm_compact would find a file to rewrite (a stat per file). */
+bool pm_compact_wanted(const char *dir, const PmSaved *saved, int n_saved);

@@ -217,6 +217,33 @@ new, old = changed_bytes("DELETE FROM w WHERE id < 3;",
                          "198997\t59400901897\t1371091\t-1\t198999\n")
 check(new * 2 > old, f"DELETE of the first rows shifts every chunk: {new} against {old}")
 
+# ---- compaction: an open rewrites the data files that are mostly dead copies -----------
+
+cpt = os.path.join(TMP, "cpt")
+CPT_STATE = "SELECT count(*), sum(v), sum(length(s)) FROM w;"
+rc, out, err = run(cpt, "CREATE TABLE w AS SELECT i AS id, i * 3 AS v, 'name' || (i % 1000) AS s "
+                        "FROM range(0, 400000) t(i); CREATE INDEX wv ON w(v);")
+check(rc == 0, f"the compaction database is made: {err}")
+first = tbl_bytes(cpt, snapshot(cpt))
+# rows in 62% of the chunks change: their records move to a new file, the first keeps 38% live
+rc, out, err = run(cpt, "UPDATE w SET s = 'x' WHERE id % 2048 < 2 AND id < 250000;" + CPT_STATE)
+state = out
+check(rc == 0 and state.startswith("400000\t"), f"the UPDATE runs: {out!r} {err}")
+two = snapshot(cpt)
+check(sum(n.endswith(".tbl") for n in two) == 2, f"two data files after it: {sorted(two)}")
+rc, out, err = run(cpt, "SELECT 1;", "--readonly")
+check(rc == 0 and snapshot(cpt) == two, f"a read-only open rewrites nothing: {err}")
+rc, out, err = run(cpt, CPT_STATE)
+after = snapshot(cpt)
+check(rc == 0 and out == state, f"after the compacting open the rows are the same: {out!r} {err}")
+check(not set(n for n in two if n.endswith(".tbl")) <= set(after),
+      f"the mostly dead file is gone: {sorted(two)} -> {sorted(after)}")
+check(tbl_bytes(cpt, after) <= first * 1.05,
+      f"the live records take the first load's bytes again: {tbl_bytes(cpt, after)} against {first}")
+rc, out, err = run(cpt, CPT_STATE + "SELECT count(*) FROM w WHERE v = 300;")
+check(rc == 0 and out == state + "1\n" and snapshot(cpt) == after,
+      f"a second open finds nothing to rewrite, and the index still finds rows: {out!r} {err}")
+
 # ---- transactions: COMMIT is one manifest swap; a kill inside one loses it whole -------
 
 
