@@ -40,7 +40,7 @@ typedef struct Updater {
     int n_zoned;        /* table columns whose range the WHERE bounds */
     int *zoned;
     int64_t *zone_lo, *zone_hi; /* per zoned column: the values a row needs to match */
-    ExExpr *const *set; /* over all columns */
+    ExExpr *const *set;         /* over all columns */
     int n_lanes;
     Lane *lanes;
     int chunks_per_task;

@@ -873,7 +873,6 @@ static CmStatus take_lock(StPersist *p, CmErr *err)
     return CM_OK;
 }
 
-/* Loads MANIFEST into cat, or makes the directory a database when it has none. */
 /* ---- compaction at open ------------------------------------------------------------ */
 
 static CmStatus no_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
@@ -896,10 +895,10 @@ static const PmSaved *saved_in_set(void *ctx, const StTable *t)
     return find_saved(set->saved, set->n, t->version);
 }
 
-/* Rewrites the mostly dead data files (pm_compact) before the tables are
- * built from manifest m: decodes m into a catalog of no rows, copies the
- * live records, then commits a manifest naming the copies (m becomes it) and
- * removes the old files.  Best effort: any failure leaves m and the files as
+/* Rewrites the mostly dead data files (pm_compact) named by manifest m:
+ * decodes m into a catalog of no rows, copies the live records, then commits
+ * a manifest naming the copies (m becomes it) and removes the old files; the
+ * caller builds its tables again from the new m.  Best effort: any failure leaves m and the files as
  * they were, and the open goes on. */
 static void compact(StPersist *p, PmBuf *m)
 {
@@ -957,6 +956,7 @@ static void forget(StPersist *p, StCatalog *cat)
     }
 }
 
+/* Loads MANIFEST into cat, or makes the directory a database when it has none. */
 static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
 {
     char path[4096];
