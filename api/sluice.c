@@ -478,12 +478,27 @@ static void unlock_catalog(SluiceDb *db, bool is_locking)
     }
 }
 
+/* The catalog's entries as db sees them: while another connection has a
+ * transaction open, those it committed last (its statements read them). */
+static int n_visible(SluiceDb *db)
+{
+    StCatalog *cat = pl_session_catalog(db->session);
+    return pl_session_in_transaction(db->session) ? st_catalog_count(cat)
+                                                  : st_catalog_committed_count(cat);
+}
+
+static StEntry *visible(SluiceDb *db, int idx)
+{
+    StCatalog *cat = pl_session_catalog(db->session);
+    return pl_session_in_transaction(db->session) ? st_catalog_entry(cat, idx)
+                                                  : st_catalog_committed_entry(cat, idx);
+}
+
 /* The idx-th table or view (indexes are not listed). */
 static StEntry *nth_relation(SluiceDb *db, int idx)
 {
-    StCatalog *cat = pl_session_catalog(db->session);
-    for (int i = 0; i < st_catalog_count(cat); i++) {
-        StEntry *e = st_catalog_entry(cat, i);
+    for (int i = 0; i < n_visible(db); i++) {
+        StEntry *e = visible(db, i);
         if (e->kind != ST_ENTRY_INDEX && idx-- == 0) {
             return e;
         }
@@ -513,7 +528,10 @@ const char *sluice_table_name(SluiceDb *db, int idx)
 const char *sluice_table_sql(SluiceDb *db, const char *name)
 {
     bool is_locking = lock_catalog(db);
-    StEntry *e = st_catalog_find(pl_session_catalog(db->session), name);
+    StEntry *e = NULL;
+    for (int i = 0; e == NULL && name != NULL && i < n_visible(db); i++) {
+        e = strcmp(visible(db, i)->name, name) == 0 ? visible(db, i) : NULL;
+    }
     unlock_catalog(db, is_locking);
     return e && e->kind != ST_ENTRY_INDEX ? e->create_sql : NULL;
 }

@@ -20,7 +20,10 @@
  * held from a statement's start to its end; for a stream, until its query has
  * made its last row or the stream is freed.  So a thread reading a stream must
  * not run a statement on another connection of the same database meanwhile
- * (it would wait for itself).  sluice_interrupt() may be called from any thread.
+ * (it would wait for itself).  While one connection has a transaction open,
+ * the others read the last committed state (snapshot isolation: its writes
+ * are invisible to them until COMMIT) and may not write, ANALYZE or BEGIN
+ * until it ends.  sluice_interrupt() may be called from any thread.
  * memory_limit is one limit for the process: each statement applies its
  * connection's setting when it starts.  SluiceStmt, SluiceResult and
  * SluiceStream belong to the thread of their connection; a result, once
@@ -303,7 +306,8 @@ SLUICE_API void sluice_stream_free(SluiceStream *s);
 
 /* Catalog access for the CLI's .tables and .schema: the names of the tables and
  * views in creation order (index 0..count-1), and the CREATE statement of one
- * as it was written.  Strings are borrowed until the next statement runs (on
+ * as it was written (while another connection has a transaction open, those
+ * it committed last).  Strings are borrowed until the next statement runs (on
  * any connection of the database). */
 SLUICE_API int sluice_table_count(SluiceDb *db);
 SLUICE_API const char *sluice_table_name(SluiceDb *db, int idx);

@@ -48,7 +48,8 @@ struct PlCacheEntry {
     size_t fp_len;
     uint64_t fp_hash;
     int n_deps;
-    char **deps; /* owned: tables and views whose change concerns the rows */
+    char **deps;         /* owned: tables and views whose change concerns the rows */
+    uint64_t deps_stamp; /* MATERIALIZED: what the deps were when the rows were computed */
     int64_t hits, misses, recomputes, invalidations;
     PlCacheEntry *next;
 };
@@ -634,6 +635,26 @@ static CmStatus append_rows(void *table, const CmBatch *b, CmErr *err)
     return st_table_append(t, &view, err);
 }
 
+/* The state of e's dependencies in `cat`: each table's id and version, each
+ * view's text.  The cache is shared by the connections of a database, and while
+ * one has a transaction open the others read the committed state (a snapshot
+ * of the catalog whose tables have the committed versions): rows computed on
+ * one side are not the other's, though no write invalidated them in between. */
+static uint64_t deps_stamp(const PlCacheEntry *e, StCatalog *cat)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < e->n_deps; i++) {
+        const StEntry *d = st_catalog_find(cat, e->deps[i]);
+        h = cm_hash_combine(h, (uint64_t)i);
+        if (d != NULL && d->table != NULL) {
+            h = cm_hash_combine(cm_hash_combine(h, d->table->id), d->table->version);
+        } else if (d != NULL && d->view_sql != NULL) {
+            h = cm_hash_combine(h, cm_hash_bytes(d->view_sql, strlen(d->view_sql)));
+        }
+    }
+    return h;
+}
+
 static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
 {
     e->is_busy = true;
@@ -656,6 +677,7 @@ static CmStatus materialize(PlCacheCtx *ctx, PlCacheEntry *e)
     }
     st_table_free(e->table);
     e->table = t;
+    e->deps_stamp = deps_stamp(e, ctx->cat);
     e->lost_room = st_table_lost(t) ? cm_mem_storage_room() : 0;
     e->recomputes += e->has_computed;
     e->has_computed = true;
@@ -677,7 +699,9 @@ StTable *pl_cache_entry_rows(PlCacheCtx *ctx, PlCacheEntry *e)
         return e->table;
     }
     long long t0 = cm_now_ns();
-    if ((e->state != ST_MATERIALIZED || is_lost) && materialize(ctx, e) != CM_OK) {
+    bool is_other_state = e->state == ST_MATERIALIZED && e->deps_stamp != deps_stamp(e, ctx->cat);
+    if ((e->state != ST_MATERIALIZED || is_lost || is_other_state) &&
+        materialize(ctx, e) != CM_OK) {
         return NULL;
     }
     if (is_lost) {

@@ -56,6 +56,9 @@ struct PlSession {
     bool is_shared;        /* cat and cache are borrowed from another session */
     StPersist *persist;    /* the directory database, or NULL in memory; owned unless
                               is_shared */
+    StCatalog *live_cat;   /* while a statement runs as a reader of the committed state
+                              (another connection's transaction is open): the shared
+                              catalog, and `cat` its snapshot (st_catalog_snapshot); else NULL */
 };
 
 typedef struct Stmt {
@@ -2149,8 +2152,10 @@ static CmStatus copy(Stmt *st)
  * or COMMIT, which then rolls back and says so with an error.  BEGIN inside a
  * transaction is an error (so it aborts it); COMMIT and ROLLBACK outside one
  * are errors.  Connections of one database share the catalog: while one has
- * a transaction open, the others may read (they see its writes) but not
- * write or BEGIN.
+ * a transaction open, the others may read but not write, ANALYZE or BEGIN;
+ * what they read is the last committed state, a snapshot of the catalog as
+ * BEGIN found it (pl_session_exec_opts; storage/catalog.h), so the
+ * transaction's writes stay its own until COMMIT.
  */
 
 /* Rolls the catalog back, then drops the cached rows (planner/cache.h) that
@@ -2220,7 +2225,7 @@ static CmStatus transaction_stmt(Stmt *st)
             return cm_err_set(st->err, CM_BIND, a->src_off,
                               "a transaction is already active: BEGIN does not nest");
         }
-        if (st_catalog_in_txn(s->cat)) {
+        if (s->live_cat != NULL) {
             return cm_err_set(st->err, CM_BIND, a->src_off,
                               "another connection to this database has a transaction open");
         }
@@ -2273,7 +2278,8 @@ static CmStatus dispatch(Stmt *st)
                           "current transaction is aborted: statements are ignored until "
                           "ROLLBACK (or COMMIT, which rolls back)");
     }
-    if (is_write(a) && !st->s->in_txn && st_catalog_in_txn(st->s->cat)) {
+    /* ANALYZE writes statistics, which the committed state's tables share */
+    if ((is_write(a) || a->kind == PS_ST_ANALYZE) && st->s->live_cat != NULL) {
         return cm_err_set(st->err, CM_BIND, a->src_off,
                           "another connection to this database has a transaction open: "
                           "writes wait for its COMMIT or ROLLBACK");
@@ -2394,6 +2400,20 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
     if (!s->cfg.exchange_reuse) {
         pl_keep_clear(s->keep);
     }
+    /* Another connection has a transaction open: this statement reads the
+     * state it committed last, never the transaction's writes (snapshot
+     * isolation; the statements run one at a time, so the snapshot stays true
+     * while this one runs).  Its keeper and the cache compare tables by id and
+     * version, which the snapshot's tables have as committed. */
+    if (!s->in_txn && st_catalog_in_txn(s->cat)) {
+        StCatalog *snap = st_catalog_snapshot(s->cat, err);
+        if (snap == NULL) {
+            cm_arena_fini(&arena);
+            return err->code;
+        }
+        s->live_cat = s->cat;
+        s->cat = snap;
+    }
     st.cache = (PlCacheCtx){.cache = s->cache,
                             .cat = s->cat,
                             .arena = &arena,
@@ -2451,6 +2471,11 @@ CmStatus pl_session_exec_opts(PlSession *s, const char *sql, size_t len, size_t 
     pl_temps_free(st.temps);
     pl_cache_ctx_fini(&st.cache);
     cm_arena_fini(&arena);
+    if (s->live_cat != NULL) {
+        st_catalog_free(s->cat);
+        s->cat = s->live_cat;
+        s->live_cat = NULL;
+    }
     if (has_statement) {
         ex_progress_finish(s->progress, err->code == CM_OK);
     }

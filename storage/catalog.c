@@ -328,6 +328,44 @@ bool st_catalog_in_txn(const StCatalog *cat)
     return cat->in_txn;
 }
 
+StCatalog *st_catalog_snapshot(const StCatalog *cat, CmErr *err)
+{
+    CM_ASSERT(cat->in_txn);
+    StCatalog *snap = st_catalog_new();
+    bool ok = snap != NULL &&
+              (snap->entries = cm_calloc((size_t)cat->n_saved + 1, sizeof(StEntry *))) != NULL;
+    if (ok) {
+        snap->cap_entries = cat->n_saved + 1;
+    }
+    for (int i = 0; ok && i < cat->n_saved; i++) {
+        StEntry *c = entry_copy(cat->saved[i]);
+        ok = c != NULL;
+        if (ok) {
+            c->table = NULL; /* the live table is not the snapshot's to free */
+            snap->entries[snap->n_entries++] = c;
+        }
+        if (ok && cat->saved[i]->table != NULL) {
+            ok = (c->table = st_table_snapshot(cat->saved[i]->table, err)) != NULL;
+        }
+    }
+    if (!ok) {
+        st_catalog_free(snap);
+        cm_err_set(err, CM_OOM, -1, "out of memory reading the committed catalog");
+        return NULL;
+    }
+    return snap;
+}
+
+int st_catalog_committed_count(const StCatalog *cat)
+{
+    return cat->in_txn ? cat->n_saved : cat->n_entries;
+}
+
+StEntry *st_catalog_committed_entry(StCatalog *cat, int idx)
+{
+    return cat->in_txn ? cat->saved[idx] : cat->entries[idx];
+}
+
 static bool names_table(const StCatalog *cat, const StTable *t)
 {
     for (int i = 0; i < cat->n_entries; i++) {

@@ -12,7 +12,8 @@
  * (st_table_release), so st_catalog_rollback can put the saved entries back
  * and restore each of their tables (st_table_restore), freeing the tables
  * made since; st_catalog_commit frees the saved copies and the tables no
- * entry names any more, and unmarks the rest.
+ * entry names any more, and unmarks the rest.  Meanwhile st_catalog_snapshot
+ * gives the other connections' statements the committed state to read.
  */
 #pragma once
 
@@ -78,6 +79,17 @@ CmStatus st_catalog_begin(StCatalog *cat, CmErr *err);
 bool st_catalog_in_txn(const StCatalog *cat);
 /* Keeps the catalog as it is and closes the transaction. */
 void st_catalog_commit(StCatalog *cat);
+/* The catalog as the open transaction's BEGIN found it, for a statement of
+ * another connection (which reads the last committed state): a catalog of
+ * copies of the entries BEGIN saw, each table a snapshot of its marked state
+ * (st_table_snapshot).  Valid until the transaction's next write; freed with
+ * st_catalog_free.  NULL with err on OOM.  Only while a transaction is open. */
+StCatalog *st_catalog_snapshot(const StCatalog *cat, CmErr *err);
+/* The entries of the committed state without building tables: those BEGIN saw
+ * while a transaction is open, else the entries.  For listing names. */
+int st_catalog_committed_count(const StCatalog *cat);
+StEntry *st_catalog_committed_entry(StCatalog *cat, int idx);
+
 /* Puts the catalog and every table back as st_catalog_begin found them (the
  * entries are new objects: StEntry pointers taken since are stale) and
  * closes the transaction.  Cannot fail. */

@@ -104,9 +104,15 @@ oom:
     return NULL;
 }
 
+static void snapshot_free(StTable *v);
+
 void st_table_free(StTable *t)
 {
     if (t == NULL) {
+        return;
+    }
+    if (t->is_snapshot) {
+        snapshot_free(t);
         return;
     }
     st_table_unmark(t);
@@ -1174,6 +1180,89 @@ void st_table_restore(StTable *t)
     }
     mark_free(m, t->n_cols);
     t->mark = NULL;
+}
+
+/* Only what the snapshot owns: its arrays, names and shortened last chunk. */
+static void snapshot_free(StTable *v)
+{
+    for (int c = 0; v->cols != NULL && c < v->n_cols; c++) {
+        cm_free(v->cols[c].name);
+    }
+    cm_free(v->cols);
+    cm_free(v->types);
+    cm_free(v->chunks);
+    cm_free(v->own_tail); /* its block and zone map are the live chunk's */
+    cm_free(v->name);
+    cm_free(v);
+}
+
+StTable *st_table_snapshot(const StTable *t, CmErr *err)
+{
+    const StTableMark *m = t->mark;
+    CM_ASSERT(m != NULL && m->n_rows <= t->n_rows);
+    StTable *v = cm_calloc(1, sizeof *v);
+    if (v == NULL) {
+        goto oom;
+    }
+    v->is_snapshot = true;
+    int n_chunks = (int)((m->n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
+    v->name = cm_strdup(m->name);
+    v->cols = cm_calloc((size_t)t->n_cols + 1, sizeof(StColumn));
+    v->types = cm_calloc((size_t)t->n_cols + 1, sizeof(CmType));
+    v->chunks = cm_calloc((size_t)n_chunks + 1, sizeof(StChunk *));
+    if (v->name == NULL || v->cols == NULL || v->types == NULL || v->chunks == NULL) {
+        goto oom;
+    }
+    for (int c = 0; c < t->n_cols; c++) {
+        v->n_cols = c + 1;
+        v->cols[c] = t->cols[c]; /* a long default's bytes stay t's: a reader never inserts */
+        v->types[c] = t->types[c];
+        if ((v->cols[c].name = cm_strdup(m->col_names[c])) == NULL) {
+            goto oom;
+        }
+    }
+    memcpy(v->chunks, t->chunks, sizeof(StChunk *) * (size_t)n_chunks);
+    /* Oldest first: a place replaced twice gets the chunk it had at BEGIN last. */
+    for (int i = m->n_replaced - 1; i >= 0; i--) {
+        if (m->replaced_at[i] < n_chunks) {
+            v->chunks[m->replaced_at[i]] = m->replaced[i];
+        }
+    }
+    v->n_chunks = v->cap_chunks = n_chunks;
+    int64_t last_rows = m->n_rows - (int64_t)(n_chunks - 1) * CM_BATCH_CAP;
+    if (n_chunks > 0 && v->chunks[n_chunks - 1]->n_rows != last_rows) {
+        /* Rows were appended to the chunk since: a copy that counts only the
+         * first ones (appends never rewrite rows already there).  Not sealed, so
+         * a reader copies what it keeps rather than holding on to the block. */
+        const StChunk *live = v->chunks[n_chunks - 1];
+        StChunk *own = cm_malloc(sizeof *own);
+        if (own == NULL) {
+            goto oom;
+        }
+        *own = *live;
+        own->zone = NULL; /* no zone map, as a tail chunk: scans read it */
+        own->n_rows = (int)last_rows;
+        own->sealed = false;
+        v->own_tail = own;
+        v->chunks[n_chunks - 1] = own;
+    }
+    v->n_rows = m->n_rows;
+    v->n_indexes = m->n_indexes;
+    v->indexes = m->indexes;
+    v->level = t->level;
+    atomic_init(&v->lost, atomic_load(&t->lost));
+    v->stats = m->stats;
+    v->stats_stale = m->is_stats_stale;
+    v->is_index_cold = m->is_index_cold;
+    v->id = t->id;
+    v->version = m->version;
+    return v;
+oom:
+    if (v != NULL) {
+        snapshot_free(v);
+    }
+    cm_err_set(err, CM_OOM, -1, "out of memory reading '%s' as committed", t->name);
+    return NULL;
 }
 
 void st_table_unmark(StTable *t)

@@ -33,7 +33,9 @@
  * old chunks back and a truncate back to the recorded count;
  * the statistics are copied on their first change, an index dropped is kept
  * by the mark, and a marked table is freed only by the catalog at COMMIT
- * (st_table_release).
+ * (st_table_release).  Because rows already there are never written in place,
+ * the mark also describes the committed rows exactly: st_table_snapshot makes
+ * a read-only table of them for the other connections' statements.
  * A table is read by many workers at once but written only between queries
  * (the database runs one statement at a time).
  */
@@ -103,6 +105,9 @@ typedef struct StTable {
     uint64_t version;   /* changes whenever the rows do (new, append, truncate), unique across
                            tables: a saved copy of the rows is current while it matches */
     StTableMark *mark;  /* the table as the open transaction's BEGIN found it, or NULL; owned */
+    StChunk *own_tail;  /* a snapshot's (st_table_snapshot) copy of its last chunk, shortened
+                           to the rows BEGIN saw; owned; NULL in any other table */
+    bool is_snapshot;   /* made by st_table_snapshot: borrows everything else it points to */
 } StTable;
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
@@ -135,6 +140,18 @@ CmStatus st_table_mark(StTable *t, CmErr *err);
 void st_table_restore(StTable *t);
 /* Keeps t as it is and forgets the mark (COMMIT); NULL mark: nothing. */
 void st_table_unmark(StTable *t);
+
+/* The rows of marked table t as its mark records them (the committed state
+ * that other connections read while t's transaction is open): a table object
+ * of t's id, the marked version, statistics, names and indexes, and t's
+ * chunks up to the marked row count, with each chunk an UPDATE replaced since
+ * the mark in its old place (the mark keeps those) and the last one cut to
+ * the rows the mark counted.  No row is copied; the snapshot borrows the
+ * chunks, indexes and statistics, so it is read only, and only until t is
+ * written again, restored or unmarked (the database runs one statement at a
+ * time: a reader's statement builds it, reads and frees it).  st_table_free
+ * frees it.  NULL with err on OOM. */
+StTable *st_table_snapshot(const StTable *t, CmErr *err);
 
 /* Owned; NULL with err on OOM.  An empty table with t's name, columns and
  * indexes (UPDATE and DELETE build the new rows into it). */

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/sluice.h"
@@ -533,8 +534,8 @@ Test(sluice_api, two_connections_from_two_threads)
 }
 
 /* A transaction is its connection's: sluice_in_transaction tells, the other
- * connections read its writes but may not write or BEGIN until it ends, and
- * closing the connection rolls it back. */
+ * connections read the committed state but may not write or BEGIN until it
+ * ends, and closing the connection rolls it back. */
 Test(sluice_api, transaction_belongs_to_its_connection)
 {
     run(db, "CREATE TABLE tx (k INTEGER)");
@@ -550,7 +551,7 @@ Test(sluice_api, transaction_belongs_to_its_connection)
     cr_expect(strstr(err.message, "another connection") != NULL, "%s", err.message);
     cr_expect_neq(sluice_exec(second, "BEGIN", &res, &err), 0);
     cr_assert_eq(sluice_exec(second, "SELECT count(*) FROM tx", &res, &err), 0, "%s", err.message);
-    cr_expect_str_eq(sluice_result_text(res, 0, 0), "1");
+    cr_expect_str_eq(sluice_result_text(res, 0, 0), "0"); /* not committed */
     sluice_result_free(res);
     run(db, "ROLLBACK");
     run(second, "BEGIN; INSERT INTO tx VALUES (2), (3)");
@@ -571,4 +572,182 @@ Test(sluice_api, transaction_belongs_to_its_connection)
     cr_assert_eq(sluice_exec(db, "SELECT sum(k) FROM tx", &res, &err), 0, "%s", err.message);
     cr_expect_str_eq(sluice_result_text(res, 0, 0), "10");
     sluice_result_free(res);
+}
+
+/* The rows of one statement's result as text: cells joined by ',', rows by ';'
+ * ("error: ..." when it fails). */
+static void answer(SluiceDb *on, const char *sql, char *out, size_t cap)
+{
+    SluiceError err;
+    SluiceResult *res = NULL;
+    out[0] = '\0';
+    if (sluice_exec(on, sql, &res, &err) != 0) {
+        snprintf(out, cap, "error: %s", err.message);
+        return;
+    }
+    size_t used = 0;
+    for (int64_t r = 0; res != NULL && r < sluice_result_row_count(res); r++) {
+        for (int c = 0; c < sluice_result_column_count(res); c++) {
+            const char *cell = sluice_result_text(res, r, c);
+            used += (size_t)snprintf(out + used, cap - used, "%s%s",
+                                     c > 0   ? ","
+                                     : r > 0 ? ";"
+                                             : "",
+                                     cell != NULL ? cell : "NULL");
+            used = used < cap ? used : cap - 1;
+        }
+    }
+    sluice_result_free(res);
+}
+
+#define EXPECT_ANSWER(on, sql, want)                                                               \
+    do {                                                                                           \
+        char got_[512];                                                                            \
+        answer((on), (sql), got_, sizeof got_);                                                    \
+        cr_expect_str_eq(got_, (want), "%s", (sql));                                               \
+    } while (0)
+
+/* Snapshot isolation between the connections of one database: while `a` has
+ * a transaction open, `b` reads the state last committed, whatever kind of
+ * write `a` made (appends into a chunk that was part full, UPDATEs in place,
+ * one replacing a chunk twice, a DELETE that builds a new table, DDL), and
+ * CACHE TABLE rows computed on either side are not served to the other. */
+static void check_isolation(SluiceDb *a)
+{
+    SluiceError err;
+    SluiceDb *b = sluice_connect(a, &err);
+    cr_assert_not_null(b, "%s", err.message);
+    /* 5000 rows: two full chunks and one of 904 (or any split of a smaller build's) */
+    run(a, "CREATE TABLE t (k INTEGER PRIMARY KEY, v VARCHAR);"
+           "INSERT INTO t SELECT i, 'value-' || CAST(i AS VARCHAR) FROM range(1, 5001) r(i);"
+           "CREATE TABLE gone (x INTEGER); INSERT INTO gone VALUES (7);"
+           "CREATE VIEW vw AS SELECT count(*) AS n FROM t");
+    run(b, "CACHE TABLE c AS SELECT count(*) AS n, sum(k) AS s FROM t");
+    const char *committed = "SELECT count(*), sum(k), count(*) FILTER (WHERE v LIKE 'value-%'), "
+                            "min(v), max(k) FROM t";
+    const char *was = "5000,12502500,5000,value-1,5000";
+    EXPECT_ANSWER(b, committed, was);
+    int n_tables = sluice_table_count(b);
+
+    run(a, "BEGIN;"
+           "INSERT INTO t SELECT i, 'new' FROM range(5001, 6001) r(i);"
+           "UPDATE t SET v = 'changed' WHERE k <= 10;"
+           "UPDATE t SET v = 'again' WHERE k <= 5;"
+           "UPDATE t SET v = 'tail' WHERE k > 4990;"
+           "DROP TABLE gone;"
+           "CREATE TABLE newt (y INTEGER);"
+           "ALTER TABLE t RENAME COLUMN v TO w;"
+           "CREATE OR REPLACE VIEW vw AS SELECT 42 AS n");
+    /* a's own view */
+    EXPECT_ANSWER(a, "SELECT count(*), sum(k), count(*) FILTER (WHERE w = 'tail') FROM t",
+                  "6000,18003000,1010");
+    EXPECT_ANSWER(a, "SELECT n, s FROM c", "6000,18003000");
+    EXPECT_ANSWER(a, "SELECT n FROM vw", "42");
+    /* b's: the committed state, even of the cache a has just refilled */
+    EXPECT_ANSWER(b, committed, was);
+    EXPECT_ANSWER(b, "SELECT n, s FROM c", "5000,12502500");
+    EXPECT_ANSWER(b, "SELECT n FROM vw", "5000");
+    EXPECT_ANSWER(b, "SELECT x FROM gone", "7");
+    EXPECT_ANSWER(b, "SELECT v FROM t WHERE k IN (3, 4995) ORDER BY k", "value-3;value-4995");
+    EXPECT_ANSWER(b, "SELECT count(*) FROM newt", "error: unknown table 'newt'");
+    /* the listing too: a dropped `gone` and made `newt` */
+    cr_expect_eq(sluice_table_count(b), n_tables);
+    cr_expect_str_eq(sluice_table_name(b, n_tables - 1), "vw");
+    cr_expect_not_null(sluice_table_sql(b, "gone"));
+    cr_expect_null(sluice_table_sql(b, "newt"));
+    cr_expect_null(sluice_table_sql(a, "gone"));
+    cr_expect_not_null(sluice_table_sql(a, "newt"));
+    EXPECT_ANSWER(a, "SELECT n, s FROM c", "6000,18003000");
+    /* a DELETE builds a new table: b still reads the old one */
+    run(a, "DELETE FROM t WHERE k % 2 = 0");
+    EXPECT_ANSWER(b, committed, was);
+    EXPECT_ANSWER(a, "SELECT count(*) FROM t", "3000");
+    /* b may not write */
+    SluiceResult *res = NULL;
+    cr_expect_neq(sluice_exec(b, "INSERT INTO t VALUES (0, 'x')", &res, &err), 0);
+    cr_expect_neq(sluice_exec(b, "ANALYZE t", &res, &err), 0);
+    cr_expect_neq(sluice_exec(b, "BEGIN", &res, &err), 0);
+    run(a, "ROLLBACK");
+    EXPECT_ANSWER(a, committed, was);
+    EXPECT_ANSWER(b, committed, was);
+    EXPECT_ANSWER(a, "SELECT n, s FROM c", "5000,12502500");
+
+    /* committed writes become b's */
+    run(a, "BEGIN; INSERT INTO t VALUES (6000, 'last'); UPDATE t SET v = 'one' WHERE k = 1");
+    EXPECT_ANSWER(b, "SELECT count(*), min(v) FROM t", "5000,value-1");
+    run(a, "COMMIT");
+    EXPECT_ANSWER(b, "SELECT count(*), min(v) FROM t", "5001,last");
+    EXPECT_ANSWER(b, "SELECT n, s FROM c", "5001,12508500");
+    sluice_close(b);
+}
+
+Test(sluice_api, readers_see_the_committed_state)
+{
+    check_isolation(db);
+}
+
+Test(sluice_api, readers_see_the_committed_state_of_a_directory)
+{
+    char dir[] = "/tmp/sluice_iso_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/db", dir);
+    SluiceError err;
+    SluiceDb *d = sluice_open(path, &err);
+    cr_assert_not_null(d, "%s", err.message);
+    check_isolation(d);
+    sluice_close(d);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* Random writes in transactions, committed or rolled back at random: after
+ * each write the other connection's checksum of every table is the one taken
+ * at the last commit, and after COMMIT it is the writer's. */
+Test(sluice_api, readers_see_the_committed_state_under_random_writes)
+{
+    SluiceError err;
+    SluiceDb *b = sluice_connect(db, &err);
+    cr_assert_not_null(b, "%s", err.message);
+    run(db, "CREATE TABLE r (k INTEGER, g INTEGER, s VARCHAR);"
+            "INSERT INTO r SELECT i, i % 7, 'row-' || CAST(i AS VARCHAR) FROM range(0, 3000) t(i)");
+    const char *sum = "SELECT count(*), sum(k), sum(g), sum(length(s)), min(s), max(s) FROM r";
+    char committed[512], got[512];
+    answer(db, sum, committed, sizeof committed);
+    unsigned seed = 20261207;
+    for (int txn = 0; txn < 12; txn++) {
+        run(db, "BEGIN");
+        for (int step = 0; step < 6; step++) {
+            seed = seed * 1103515245u + 12345u;
+            int lo = (int)(seed >> 8) % 6000, what = (int)(seed >> 4) % 5;
+            char sql[256];
+            if (what == 0) {
+                snprintf(sql, sizeof sql,
+                         "INSERT INTO r SELECT i, i %% 5, 'new-' || CAST(i AS VARCHAR) "
+                         "FROM range(%d, %d) t(i)",
+                         lo, lo + 1 + lo % 2500);
+            } else if (what == 1) {
+                snprintf(sql, sizeof sql,
+                         "UPDATE r SET g = g + 1, s = s || 'u' WHERE k BETWEEN %d AND %d", lo,
+                         lo + 40);
+            } else if (what == 2) {
+                snprintf(sql, sizeof sql, "UPDATE r SET s = 'every' WHERE k %% %d = 0",
+                         2 + lo % 50);
+            } else if (what == 3) {
+                snprintf(sql, sizeof sql, "DELETE FROM r WHERE k BETWEEN %d AND %d", lo, lo + 300);
+            } else {
+                snprintf(sql, sizeof sql, "INSERT INTO r VALUES (%d, 1, NULL)", lo);
+            }
+            run(db, sql);
+            answer(b, sum, got, sizeof got);
+            cr_expect_str_eq(got, committed, "after %s", sql);
+        }
+        seed = seed * 1103515245u + 12345u;
+        run(db, (seed >> 8) % 2 ? "COMMIT" : "ROLLBACK");
+        answer(db, sum, committed, sizeof committed);
+        answer(b, sum, got, sizeof got);
+        cr_expect_str_eq(got, committed, "after transaction %d", txn);
+    }
+    sluice_close(b);
 }
