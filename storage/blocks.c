@@ -977,6 +977,46 @@ const char *st_block_saved(const StBlock *b, int *n_rows, bool *by_column)
     return b->saved_in;
 }
 
+/* Frees b's extent in the store's file, if it has one (under the lock). */
+static void drop_extent(Store *s, StBlock *b)
+{
+    if (b->loc.bytes > 0 && b->saved_in == NULL) {
+        s->stats.disk_bytes -= b->loc.bytes;
+        free_extent(s, b->loc.offset, b->loc.bytes);
+        b->loc = (StBlockLoc){0};
+    }
+}
+
+CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
+                            const char *path, CmErr *err)
+{
+    CM_ASSERT(b->sealed && b->saved_in == NULL && b->level == ST_BLOCK_MEMORY_AND_DISK);
+    size_t n = (size_t)(b->n_cols > 0 ? b->n_cols : 1);
+    int64_t *col_off = NULL;
+    bool *col_load = NULL;
+    if (col_bytes != NULL && ((col_off = cm_malloc(sizeof(int64_t) * (n + 1))) == NULL ||
+                              (col_load = cm_calloc(n, sizeof(bool))) == NULL)) {
+        cm_free(col_off);
+        return cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
+    }
+    for (int i = 0; col_off != NULL && i <= b->n_cols; i++) {
+        col_off[i] = i == 0 ? 0 : col_off[i - 1] + col_bytes[i - 1];
+    }
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    while (b->state != IDLE) {
+        cm_cond_wait(&s->cond, &s->lock);
+    }
+    drop_extent(s, b);
+    b->loc = loc;
+    b->saved_in = path;
+    b->saved_rows = n_rows;
+    b->col_off = col_off;
+    b->col_load = col_load;
+    cm_mutex_unlock(&s->lock);
+    return CM_OK;
+}
+
 StBlock *st_block_new_saved_like(const StBlock *b, CmMemRes *res, CmErr *err)
 {
     CM_ASSERT(b->saved_in != NULL);
@@ -1254,10 +1294,7 @@ void st_block_free(StBlock *b)
         s->stats.n_resident--;
         s->stats.memory_bytes -= b->mem_bytes;
     }
-    if (b->loc.bytes > 0 && b->saved_in == NULL) {
-        s->stats.disk_bytes -= b->loc.bytes;
-        free_extent(s, b->loc.offset, b->loc.bytes);
-    }
+    drop_extent(s, b);
     cm_mutex_unlock(&s->lock);
     batch_free(b->batch);
     cm_mem_shrink(b->res, b->mem_bytes);

@@ -100,6 +100,16 @@ StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int 
  * for any other block. */
 const char *st_block_saved(const StBlock *b, int *n_rows, bool *by_column);
 
+/* Makes sealed MEMORY_AND_DISK block b, which is not saved, a saved block
+ * (as st_block_new_saved describes, its n_rows rows at `loc`, col_bytes and
+ * path borrowed likewise) whose batch, if resident, stays: for a table chunk
+ * that a commit has just written to a data file.  From then on its eviction
+ * drops it (nothing written to the store's file, where its extent, if it had
+ * one, is freed) and a pin loads the columns it asks for from the data file.
+ * Only while no other thread pins b.  CM_OOM (b unchanged) on OOM. */
+CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
+                            const char *path, CmErr *err);
+
 /* A new saved block over the same record as saved block b (st_block_saved
  * not NULL), its memory reserved on res when loaded; NULL with err on OOM.
  * The two are independent: each loads, and is evicted and freed, alone. */

@@ -613,6 +613,51 @@ static bool same_entries(const PmBuf *a, const PmBuf *b)
            memcmp(a->p + skip, b->p + skip, a->n - skip - tail) == 0;
 }
 
+static const PmFile *file_for(StPersist *p, uint64_t id, CmErr *err);
+
+/* After a commit: each full sealed chunk it wrote to a new data file becomes a
+ * saved block over its records there (st_block_set_saved), as if the
+ * database had been opened since.  Under memory pressure it is then dropped,
+ * not written to the temp file a second time, and an UPDATE or DELETE that
+ * rebuilds the table shares it (st_table_share_saved) instead of writing it
+ * again.  The file stays open for reading while a manifest names it, as the
+ * files of an open are.  Best effort: a chunk that cannot be adopted (the
+ * file does not open, no memory) stays an ordinary block. */
+static void adopt_written(StPersist *p, StCatalog *cat, const NewSet *ns)
+{
+    for (int i = 0; i < st_catalog_count(cat); i++) {
+        const StEntry *e = st_catalog_entry(cat, i);
+        const StTable *t = e->kind == ST_ENTRY_TABLE && !e->is_temp ? e->table : NULL;
+        const PmSaved *s = t != NULL ? find_saved(p->saved, p->n_saved, t->version) : NULL;
+        for (int ci = 0; s != NULL && ci < t->n_chunks && ci < s->n_chunks; ci++) {
+            const PmChunk *pc = &s->chunks[ci];
+            const StChunk *c = t->chunks[ci];
+            int rows;
+            bool by_column, is_new = false;
+            for (int k = 0; k < ns->n_new_files && !is_new; k++) {
+                is_new = ns->new_files[k] == pc->file_id;
+            }
+            if (!is_new || pc->block != c->block || !c->sealed || c->n_rows != CM_BATCH_CAP ||
+                pc->n_rows != c->n_rows || st_block_saved(c->block, &rows, &by_column) != NULL ||
+                st_block_level(c->block) != ST_BLOCK_MEMORY_AND_DISK) {
+                continue;
+            }
+            CmErr quiet;
+            cm_err_init(&quiet);
+            const PmFile *f = file_for(p, pc->file_id, &quiet);
+            int64_t *col_bytes = cm_malloc(sizeof(int64_t) * (size_t)(t->n_cols + 1));
+            for (int col = 0; col_bytes != NULL && col < t->n_cols; col++) {
+                col_bytes[col] = s->zones[(size_t)ci * (size_t)t->n_cols + (size_t)col].bytes;
+            }
+            if (f != NULL && col_bytes != NULL) {
+                StBlockLoc loc = {.fd = f->fd, .offset = pc->offset, .bytes = pc->bytes};
+                st_block_set_saved(c->block, c->n_rows, loc, col_bytes, f->path, &quiet);
+            }
+            cm_free(col_bytes);
+        }
+    }
+}
+
 CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmPool *pool, CmErr *err)
 {
     StCatalog *cat = (StCatalog *)ccat; /* read only */
@@ -645,6 +690,7 @@ CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmPool *pool, Cm
     pm_buf_fini(&p->last);
     p->last = m;
     m = (PmBuf){0};
+    adopt_written(p, cat, &ns);
 done:
     newset_free(&ns, !is_committed);
     pm_buf_fini(&m);

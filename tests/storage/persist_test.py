@@ -217,6 +217,28 @@ new, old = changed_bytes("DELETE FROM w WHERE id < 3;",
                          "198997\t59400901897\t1371091\t-1\t198999\n")
 check(new * 2 > old, f"DELETE of the first rows shifts every chunk: {new} against {old}")
 
+# Chunks a commit wrote become saved blocks over their records (docs/storage.md,
+# "Commit"): a DELETE later in the same process shares them instead of writing them again,
+# and under memory pressure they are dropped and read back from the data file, never
+# written to the temp file (whose extents of the chunks evicted before the commit are freed).
+one = os.path.join(TMP, "one")
+rc, out, err = run(one, "SET memory_limit = '8MB';"
+                        "CREATE TABLE w AS SELECT i AS id, i * 3 AS v, 'name-' || CAST(i % 1000 AS VARCHAR) "
+                        "|| '-' || CAST(i AS VARCHAR) AS s FROM range(0, 400000) t(i);"
+                        "SELECT count(*), sum(v), sum(length(s)) FROM w;"
+                        "SELECT count(*), sum(v), sum(length(s)) FROM w;"
+                        "SELECT bytes FROM sluice_memory WHERE pool = 'storage' AND what = 'blocks on disk';"
+                        "DELETE FROM w WHERE id >= 399000;"
+                        "SELECT count(*), sum(v), sum(length(s)) FROM w;")
+check(rc == 0 and out == "400000\t239999400000\t5844890\n" * 2 + "0\n" +
+      "399000\t238800901500\t5830000\n",
+      f"a table written in this process is read back from its data file: {out!r} {err}")
+sizes = sorted(os.path.getsize(os.path.join(one, n)) for n in os.listdir(one) if n.endswith(".tbl"))
+check(len(sizes) >= 2 and sizes[0] * 20 < sizes[-1],
+      f"a DELETE of the last rows after a load in the same process writes the tail: {sizes}")
+rc, out, err = run(one, "SELECT count(*), sum(v), sum(length(s)) FROM w;")
+check(rc == 0 and out == "399000\t238800901500\t5830000\n", f"reopened: {out!r} {err}")
+
 # ---- compaction: an open rewrites the data files that are mostly dead copies -----------
 
 cpt = os.path.join(TMP, "cpt")
