@@ -62,6 +62,17 @@ static inline bool ex_scan_zoned_type(uint8_t id)
  * keeps in [*lo, *hi] (*lo > *hi: none).  A chunk whose zone map has no
  * value in that range has no row e keeps. */
 bool ex_zone_range(const ExExpr *e, int *col, int64_t *lo, int64_t *hi);
+/* The conjuncts of a predicate: the arguments of a top-level AND, else the
+ * predicate itself; *conj points into pred (or at the slot holding it). */
+static inline int ex_conjuncts(const ExExpr *const *pred, const ExExpr *const **conj)
+{
+    if ((*pred)->kind == EX_E_AND) {
+        *conj = (const ExExpr *const *)(*pred)->args;
+        return (*pred)->n_args;
+    }
+    *conj = pred;
+    return 1;
+}
 /* The WHERE range filter (is_where) the scan has on output column `col`, or NULL. */
 ExRangeFilter *ex_scan_where_filter(ExOp *scan, int col);
 /* n_rows rows of n_cols constant expressions (row-major: exprs[row * n_cols + col]);

@@ -119,12 +119,8 @@ static void zone_ranges(Updater *u, const ExExpr *pred)
     if (pred->kind == EX_E_CASE && pred->n_args == 3) {
         pred = pred->args[0];
     }
-    const ExExpr *const *conj = (const ExExpr *const *)&pred;
-    int n_conj = 1;
-    if (pred->kind == EX_E_AND) {
-        conj = (const ExExpr *const *)pred->args;
-        n_conj = pred->n_args;
-    }
+    const ExExpr *const *conj;
+    int n_conj = ex_conjuncts(&pred, &conj);
     for (int i = 0; i < n_conj; i++) {
         int col, z = 0;
         int64_t lo, hi;

@@ -955,12 +955,8 @@ static void where_ranges(Builder *bld, const ExExpr *pred, Pipe *p)
     if (!ex_op_is_scan(p->source)) {
         return;
     }
-    const ExExpr *const *conj = (const ExExpr *const *)&pred;
-    int n_conj = 1;
-    if (pred->kind == EX_E_AND) {
-        conj = (const ExExpr *const *)pred->args;
-        n_conj = pred->n_args;
-    }
+    const ExExpr *const *conj;
+    int n_conj = ex_conjuncts(&pred, &conj);
     for (int i = 0; i < n_conj; i++) {
         int c, col;
         int64_t lo, hi;
