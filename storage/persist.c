@@ -921,15 +921,6 @@ static CmStatus take_lock(StPersist *p, CmErr *err)
 
 /* ---- compaction at open ------------------------------------------------------------ */
 
-static CmStatus no_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
-{
-    (void)ctx;
-    (void)t;
-    (void)s;
-    (void)err;
-    return CM_OK;
-}
-
 typedef struct SavedSet {
     const PmSaved *saved;
     int n;
@@ -941,47 +932,41 @@ static const PmSaved *saved_in_set(void *ctx, const StTable *t)
     return find_saved(set->saved, set->n, t->version);
 }
 
-/* Rewrites the mostly dead data files (pm_compact) named by manifest m:
- * decodes m into a catalog of no rows, copies the live records, then commits
- * a manifest naming the copies (m becomes it) and removes the old files; the
- * caller builds its tables again from the new m.  Best effort: any failure leaves m and the files as
- * they were, and the open goes on. */
-static void compact(StPersist *p, PmBuf *m)
+/* Rewrites the mostly dead data files (pm_compact) that manifest m, just
+ * decoded into cat and p->saved, names: copies the live records, points
+ * p->saved at the copies, then commits a manifest encoded from cat and them
+ * (m becomes it) and removes the old files.  True when it did: cat's blocks
+ * still read the old files, so the caller builds the tables again from the
+ * new m.  Best effort: false leaves m, p->saved and the files as they were,
+ * and the open goes on. */
+static bool compact(StPersist *p, StCatalog *cat, PmBuf *m)
 {
     CmErr err;
     cm_err_init(&err);
-    StCatalog *scratch = st_catalog_new();
-    PmSaved *saved = NULL;
-    int n_saved = 0, n_gone = 0;
-    uint64_t generation = 0, next_id = 0, *gone = NULL;
+    int n_gone = 0;
+    uint64_t next_id = p->next_file_id, *gone = NULL;
     PmBuf out = {0};
-    if (scratch == NULL ||
-        pm_manifest_decode(m->p, m->n, MANIFEST, scratch, no_rows, NULL, &saved, &n_saved,
-                           &generation, &next_id, &err) != CM_OK ||
-        !pm_compact(p->dir, saved, n_saved, next_id, &gone, &n_gone)) {
-        goto done;
+    if (!pm_compact(p->dir, p->saved, p->n_saved, next_id, &gone, &n_gone)) {
+        return false;
     }
-    SavedSet set = {saved, n_saved};
-    if (pm_manifest_encode(scratch, generation + 1, next_id + 1, saved_in_set, &set, &out, &err) !=
-            CM_OK ||
-        swap_manifest(p, &out, &err) != CM_OK) {
-        unlink_file(p, next_id);
-        goto done;
+    SavedSet set = {p->saved, p->n_saved};
+    bool is_done = pm_manifest_encode(cat, p->generation + 1, next_id + 1, saved_in_set, &set, &out,
+                                      &err) == CM_OK &&
+                   swap_manifest(p, &out, &err) == CM_OK;
+    if (!is_done) {
+        unlink_file(p, next_id); /* p->saved names it: the caller decodes m again */
     }
-    for (int i = 0; i < n_gone; i++) {
+    for (int i = 0; is_done && i < n_gone; i++) {
         unlink_file(p, gone[i]);
     }
-    PmBuf old = *m;
-    *m = out;
-    out = old;
-done:
+    if (is_done) {
+        PmBuf old = *m;
+        *m = out;
+        out = old;
+    }
     pm_buf_fini(&out);
     cm_free(gone);
-    for (int i = 0; i < n_saved; i++) {
-        pm_saved_fini(&saved[i]);
-    }
-    cm_free(saved);
-    st_catalog_free(scratch);
+    return true;
 }
 
 /* Empties cat and forgets what a decode of the manifest filled in p: its
@@ -1028,12 +1013,13 @@ static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
     pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved, &p->generation,
                        &p->next_file_id, err);
     if (err->code == CM_OK && !p->is_readonly && pm_compact_wanted(p->dir, p->saved, p->n_saved)) {
-        /* the tables are built again once the files are rewritten: the blocks
-         * of these read the old ones */
-        forget(p, cat);
-        compact(p, &m);
-        pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved,
-                           &p->generation, &p->next_file_id, err);
+        if (compact(p, cat, &m)) {
+            /* the tables are built again once the files are rewritten: the
+             * blocks of these read the old ones */
+            forget(p, cat);
+            pm_manifest_decode(m.p, m.n, path, cat, load_rows, p, &p->saved, &p->n_saved,
+                               &p->generation, &p->next_file_id, err);
+        }
     }
     if (err->code != CM_OK) {
         pm_buf_fini(&m);
