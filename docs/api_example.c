@@ -124,6 +124,16 @@ int main(void)
     check(sluice_exec(other, "SELECT count(*) FROM sales", &res, &err), &err, "count");
     printf("second connection counts %s rows\n", sluice_result_text(res, 0, 0));
     sluice_result_free(res);
+    /* It reads what was last committed: another connection's open transaction
+     * is its own until COMMIT. */
+    check(sluice_exec(db, "BEGIN; DELETE FROM sales WHERE id % 2 = 0", NULL, &err), &err, "begin");
+    check(sluice_exec(other, "SELECT count(*) FROM sales", &res, &err), &err, "count");
+    printf("during the transaction: %s rows\n", sluice_result_text(res, 0, 0));
+    sluice_result_free(res);
+    check(sluice_exec(db, "COMMIT", NULL, &err), &err, "commit");
+    check(sluice_exec(other, "SELECT count(*) FROM sales", &res, &err), &err, "count");
+    printf("after COMMIT: %s rows\n", sluice_result_text(res, 0, 0));
+    sluice_result_free(res);
     sluice_close(other);
     sluice_close(db);
     return 0;
