@@ -686,7 +686,8 @@ Test(sluice_api, readers_see_the_committed_state)
     check_isolation(db);
 }
 
-Test(sluice_api, readers_see_the_committed_state_of_a_directory)
+/* Runs body on a new directory database, removed after. */
+static void on_directory(void (*body)(SluiceDb *))
 {
     char dir[] = "/tmp/sluice_iso_XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
@@ -695,36 +696,47 @@ Test(sluice_api, readers_see_the_committed_state_of_a_directory)
     SluiceError err;
     SluiceDb *d = sluice_open(path, &err);
     cr_assert_not_null(d, "%s", err.message);
-    check_isolation(d);
+    body(d);
     sluice_close(d);
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
 }
 
+Test(sluice_api, readers_see_the_committed_state_of_a_directory)
+{
+    on_directory(check_isolation);
+}
+
 /* Random writes in transactions, committed or rolled back at random: after
  * each write the other connection's checksum of every table is the one taken
- * at the last commit, and after COMMIT it is the writer's. */
-Test(sluice_api, readers_see_the_committed_state_under_random_writes)
+ * at the last commit, and after COMMIT it is the writer's.  The writes take
+ * every path: appends, UPDATEs in place and through the rebuild (a PRIMARY
+ * KEY set), DELETE, ALTER ADD COLUMN. */
+static void random_writes(SluiceDb *a)
 {
     SluiceError err;
-    SluiceDb *b = sluice_connect(db, &err);
+    SluiceDb *b = sluice_connect(a, &err);
     cr_assert_not_null(b, "%s", err.message);
-    run(db, "CREATE TABLE r (k INTEGER, g INTEGER, s VARCHAR);"
-            "INSERT INTO r SELECT i, i % 7, 'row-' || CAST(i AS VARCHAR) FROM range(0, 3000) t(i)");
-    const char *sum = "SELECT count(*), sum(k), sum(g), sum(length(s)), min(s), max(s) FROM r";
+    run(a, "CREATE TABLE r (k INTEGER, g INTEGER, s VARCHAR);"
+           "INSERT INTO r SELECT i, i % 7, 'row-' || CAST(i AS VARCHAR) FROM range(0, 3000) t(i);"
+           "CREATE TABLE p (id INTEGER PRIMARY KEY, v INTEGER);"
+           "INSERT INTO p SELECT i, i * 2 FROM range(0, 2500) t(i)");
+    const char *sum = "SELECT count(*), sum(k), sum(g), sum(length(s)), min(s), max(s), "
+                      "(SELECT count(*) || '/' || sum(id) || '/' || sum(v) FROM p) FROM r";
     char committed[512], got[512];
-    answer(db, sum, committed, sizeof committed);
+    answer(a, sum, committed, sizeof committed);
     unsigned seed = 20261207;
+    int n_added = 0, next_id = 10000000;
     for (int txn = 0; txn < 12; txn++) {
-        run(db, "BEGIN");
+        run(a, "BEGIN");
         for (int step = 0; step < 6; step++) {
             seed = seed * 1103515245u + 12345u;
-            int lo = (int)(seed >> 8) % 6000, what = (int)(seed >> 4) % 5;
+            int lo = (int)(seed >> 8) % 6000, what = (int)(seed >> 4) % 8;
             char sql[256];
             if (what == 0) {
                 snprintf(sql, sizeof sql,
-                         "INSERT INTO r SELECT i, i %% 5, 'new-' || CAST(i AS VARCHAR) "
+                         "INSERT INTO r (k, g, s) SELECT i, i %% 5, 'new-' || CAST(i AS VARCHAR) "
                          "FROM range(%d, %d) t(i)",
                          lo, lo + 1 + lo % 2500);
             } else if (what == 1) {
@@ -736,18 +748,37 @@ Test(sluice_api, readers_see_the_committed_state_under_random_writes)
                          2 + lo % 50);
             } else if (what == 3) {
                 snprintf(sql, sizeof sql, "DELETE FROM r WHERE k BETWEEN %d AND %d", lo, lo + 300);
+            } else if (what == 4) {
+                snprintf(sql, sizeof sql, "INSERT INTO r (k, g, s) VALUES (%d, 1, NULL)", lo);
+            } else if (what == 5) {
+                snprintf(sql, sizeof sql, "ALTER TABLE r ADD COLUMN x%d INTEGER DEFAULT %d",
+                         n_added++, lo);
+            } else if (what == 6) {
+                snprintf(sql, sizeof sql, "INSERT INTO p SELECT i, %d FROM range(%d, %d) t(i)", lo,
+                         next_id, next_id + 1 + lo % 3000);
+                next_id += 3001;
             } else {
-                snprintf(sql, sizeof sql, "INSERT INTO r VALUES (%d, 1, NULL)", lo);
+                snprintf(sql, sizeof sql, "UPDATE p SET id = id + 1, v = v - 1 WHERE id >= %d", lo);
             }
-            run(db, sql);
+            run(a, sql);
             answer(b, sum, got, sizeof got);
             cr_expect_str_eq(got, committed, "after %s", sql);
         }
         seed = seed * 1103515245u + 12345u;
-        run(db, (seed >> 8) % 2 ? "COMMIT" : "ROLLBACK");
-        answer(db, sum, committed, sizeof committed);
+        run(a, (seed >> 8) % 2 ? "COMMIT" : "ROLLBACK");
+        answer(a, sum, committed, sizeof committed);
         answer(b, sum, got, sizeof got);
         cr_expect_str_eq(got, committed, "after transaction %d", txn);
     }
     sluice_close(b);
+}
+
+Test(sluice_api, readers_see_the_committed_state_under_random_writes)
+{
+    random_writes(db);
+}
+
+Test(sluice_api, readers_see_the_committed_state_of_a_directory_under_random_writes)
+{
+    on_directory(random_writes);
 }
