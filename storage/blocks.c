@@ -934,20 +934,38 @@ static void block_free_arrays(StBlock *b)
     cm_free(b->col_load);
 }
 
+/* A saved block's column records (col_bytes[i] bytes each, back to back):
+ * their n_cols + 1 offsets and the flags of a load, in *col_off and
+ * *col_load (owned); both NULL when col_bytes is.  False on OOM (nothing
+ * allocated). */
+static bool column_layout(int n_cols, const int64_t *col_bytes, int64_t **col_off, bool **col_load)
+{
+    *col_off = NULL;
+    *col_load = NULL;
+    if (col_bytes == NULL) {
+        return true;
+    }
+    size_t n = (size_t)(n_cols > 0 ? n_cols : 1);
+    if ((*col_off = cm_malloc(sizeof(int64_t) * (n + 1))) == NULL ||
+        (*col_load = cm_calloc(n, sizeof(bool))) == NULL) {
+        cm_free(*col_off);
+        *col_off = NULL;
+        return false;
+    }
+    for (int i = 0; i <= n_cols; i++) {
+        (*col_off)[i] = i == 0 ? 0 : (*col_off)[i - 1] + col_bytes[i - 1];
+    }
+    return true;
+}
+
 StBlock *st_block_new_saved(int n_cols, const CmType *types, CmMemRes *res, int n_rows,
                             StBlockLoc loc, const int64_t *col_bytes, const char *path, CmErr *err)
 {
     Store *s = store();
     StBlock *b = cm_calloc(1, sizeof *b);
     size_t n = (size_t)(n_cols > 0 ? n_cols : 1);
-    bool ok = b != NULL && (b->types = cm_malloc(sizeof(CmType) * n)) != NULL;
-    if (ok && col_bytes != NULL) {
-        ok = (b->col_off = cm_malloc(sizeof(int64_t) * (n + 1))) != NULL &&
-             (b->col_load = cm_calloc(n, sizeof(bool))) != NULL;
-        for (int i = 0; ok && i <= n_cols; i++) {
-            b->col_off[i] = i == 0 ? 0 : b->col_off[i - 1] + col_bytes[i - 1];
-        }
-    }
+    bool ok = b != NULL && (b->types = cm_malloc(sizeof(CmType) * n)) != NULL &&
+              column_layout(n_cols, col_bytes, &b->col_off, &b->col_load);
     if (!ok) {
         if (b != NULL) {
             block_free_arrays(b);
@@ -991,16 +1009,10 @@ CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_
                             const char *path, CmErr *err)
 {
     CM_ASSERT(b->sealed && b->saved_in == NULL && b->level == ST_BLOCK_MEMORY_AND_DISK);
-    size_t n = (size_t)(b->n_cols > 0 ? b->n_cols : 1);
-    int64_t *col_off = NULL;
-    bool *col_load = NULL;
-    if (col_bytes != NULL && ((col_off = cm_malloc(sizeof(int64_t) * (n + 1))) == NULL ||
-                              (col_load = cm_calloc(n, sizeof(bool))) == NULL)) {
-        cm_free(col_off);
+    int64_t *col_off;
+    bool *col_load;
+    if (!column_layout(b->n_cols, col_bytes, &col_off, &col_load)) {
         return cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
-    }
-    for (int i = 0; col_off != NULL && i <= b->n_cols; i++) {
-        col_off[i] = i == 0 ? 0 : col_off[i - 1] + col_bytes[i - 1];
     }
     Store *s = store();
     cm_mutex_lock(&s->lock);

@@ -629,7 +629,9 @@ static void adopt_written(StPersist *p, StCatalog *cat, const NewSet *ns)
         const StEntry *e = st_catalog_entry(cat, i);
         const StTable *t = e->kind == ST_ENTRY_TABLE && !e->is_temp ? e->table : NULL;
         const PmSaved *s = t != NULL ? find_saved(p->saved, p->n_saved, t->version) : NULL;
-        for (int ci = 0; s != NULL && ci < t->n_chunks && ci < s->n_chunks; ci++) {
+        int64_t *col_bytes =
+            s != NULL ? cm_malloc(sizeof(int64_t) * (size_t)(t->n_cols + 1)) : NULL;
+        for (int ci = 0; col_bytes != NULL && ci < t->n_chunks && ci < s->n_chunks; ci++) {
             const PmChunk *pc = &s->chunks[ci];
             const StChunk *c = t->chunks[ci];
             int rows;
@@ -645,16 +647,15 @@ static void adopt_written(StPersist *p, StCatalog *cat, const NewSet *ns)
             CmErr quiet;
             cm_err_init(&quiet);
             const PmFile *f = file_for(p, pc->file_id, &quiet);
-            int64_t *col_bytes = cm_malloc(sizeof(int64_t) * (size_t)(t->n_cols + 1));
-            for (int col = 0; col_bytes != NULL && col < t->n_cols; col++) {
+            for (int col = 0; col < t->n_cols; col++) {
                 col_bytes[col] = s->zones[(size_t)ci * (size_t)t->n_cols + (size_t)col].bytes;
             }
-            if (f != NULL && col_bytes != NULL) {
+            if (f != NULL) {
                 StBlockLoc loc = {.fd = f->fd, .offset = pc->offset, .bytes = pc->bytes};
                 st_block_set_saved(c->block, c->n_rows, loc, col_bytes, f->path, &quiet);
             }
-            cm_free(col_bytes);
         }
+        cm_free(col_bytes);
     }
 }
 
