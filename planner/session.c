@@ -2348,11 +2348,14 @@ static CmStatus dispatch(Stmt *st)
 }
 
 /* Runs the statement, then, on a directory database, commits what it wrote:
- * a statement reported done is durable.  Inside a transaction, COMMIT does. */
+ * a statement reported done is durable.  Inside a transaction, COMMIT does.
+ * ANALYZE's statistics are saved too, except on a read-only database, where
+ * they stay this process's. */
 static CmStatus dispatch_durable(Stmt *st)
 {
     StPersist *p = st->s->persist;
-    if (p == NULL || !is_write(st->ast)) {
+    bool is_analyze = st->ast->kind == PS_ST_ANALYZE;
+    if (p == NULL || !(is_write(st->ast) || is_analyze) || (is_analyze && st_persist_readonly(p))) {
         return dispatch(st);
     }
     if (st_persist_readonly(p)) {

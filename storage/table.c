@@ -989,6 +989,9 @@ CmStatus st_table_analyze(StTable *t, CmErr *err)
     drop_stats(t);
     t->stats = fresh;
     t->stats_stale = false;
+    /* A new version, though the rows are the same: a directory database's
+     * commit saves the statistics then (the chunks keep their records). */
+    stamp(t);
     return CM_OK;
 }
 

@@ -102,8 +102,9 @@ typedef struct StTable {
     bool is_index_cold; /* the indexes hold no rows yet (st_table_add_index_cold), and
                            sealed chunks are not held: built at the first append */
     uint64_t id;        /* unique to this table object, fixed at st_table_new */
-    uint64_t version;   /* changes whenever the rows do (new, append, truncate), unique across
-                           tables: a saved copy of the rows is current while it matches */
+    uint64_t version;   /* changes whenever the rows or their statistics do (new, append,
+                           truncate, ANALYZE), unique across tables: a saved copy of the
+                           rows is current while it matches */
     StTableMark *mark;  /* the table as the open transaction's BEGIN found it, or NULL; owned */
     StChunk *own_tail;  /* a snapshot's (st_table_snapshot) copy of its last chunk, shortened
                            to the rows BEGIN saw; owned; NULL in any other table */

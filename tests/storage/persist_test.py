@@ -239,6 +239,19 @@ check(len(sizes) >= 2 and sizes[0] * 20 < sizes[-1],
 rc, out, err = run(one, "SELECT count(*), sum(v), sum(length(s)) FROM w;")
 check(rc == 0 and out == "399000\t238800901500\t5830000\n", f"reopened: {out!r} {err}")
 
+# ANALYZE's statistics are saved: an UPDATE in place leaves them an upper bound (stale),
+# ANALYZE counts them again, and the next open reads the counted ones.
+ana = os.path.join(TMP, "ana")
+STATS = "SELECT stale, distinct_count < 2000 FROM sluice_column_stats WHERE column_name = 'v';"
+rc, out, err = run(ana, "CREATE TABLE w AS SELECT i AS v FROM range(0, 5000) t(i);"
+                        "UPDATE w SET v = 7 WHERE v < 4000;" + STATS + "ANALYZE w;" + STATS)
+check(rc == 0 and out == "true\tfalse\nfalse\ttrue\n",
+      f"ANALYZE counts again: {out!r} {err}")
+rc, out, err = run(ana, STATS)
+check(rc == 0 and out == "false\ttrue\n", f"ANALYZE's statistics are saved: {out!r} {err}")
+rc, out, err = run(ana, "ANALYZE;", "--readonly")
+check(rc == 0, f"ANALYZE on a read-only database counts in memory only: {err}")
+
 # ---- compaction: an open rewrites the data files that are mostly dead copies -----------
 
 cpt = os.path.join(TMP, "cpt")
