@@ -41,6 +41,7 @@ typedef struct Updater {
     int *zoned;
     int64_t *zone_lo, *zone_hi; /* per zoned column: the values a row needs to match */
     ExExpr *const *set;         /* over all columns */
+    bool is_delete;             /* the rows picked go: a copy holds the others */
     int n_lanes;
     Lane *lanes;
     int chunks_per_task;
@@ -290,8 +291,44 @@ static void merge_column(CmVec *m, const CmVec *old, const CmVec *v, const uint3
     }
 }
 
+/* A DELETE's copy of chunk ci without its `hit` rows (ascending) into a
+ * fresh chunk of the lane's, sealed; none when every row goes. */
+static CmStatus copy_rest(const Updater *u, Lane *l, int ci, const uint32_t *hit, int n_hit)
+{
+    CmErr *err = &l->err;
+    const StChunk *c = u->t->chunks[ci];
+    uint32_t rest[CM_BATCH_CAP];
+    int n_rest = 0;
+    for (int i = 0, h = 0; i < c->n_rows; i++) {
+        if (h < n_hit && hit[h] == (uint32_t)i) {
+            h++;
+        } else {
+            rest[n_rest++] = (uint32_t)i;
+        }
+    }
+    StChunk *fresh = NULL;
+    if (n_rest > 0) {
+        bool loaded = false;
+        if (st_table_scan_chunk(u->t, ci, u->all, u->n_cols, &l->in_wide, &loaded, err) != CM_OK) {
+            return err->code;
+        }
+        CmBatch rows = l->in_wide;
+        rows.sel = rest;
+        rows.n_rows = n_rest;
+        fresh = st_table_chunk_from(u->t, &rows, true, err);
+        unpin(u->t, ci, loaded);
+        if (fresh == NULL) {
+            return err->code;
+        }
+    }
+    l->at[l->n_fresh] = ci;
+    l->fresh[l->n_fresh++] = fresh;
+    return CM_OK;
+}
+
 /* Copies chunk ci with the new values of its rows into a fresh chunk of the
- * lane's, and counts the values of the `hit` rows in its statistics. */
+ * lane's, and counts the values of the `hit` rows in its statistics; for a
+ * DELETE, copy_rest. */
 static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hit, int n_hit)
 {
     CmErr *err = &l->err;
@@ -307,6 +344,9 @@ static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hi
         }
         l->at = at;
         l->cap_fresh = cap;
+    }
+    if (u->is_delete) {
+        return copy_rest(u, l, ci, hit, n_hit);
     }
     bool loaded = false;
     if (st_table_scan_chunk(u->t, ci, u->all, u->n_cols, &l->in_wide, &loaded, err) != CM_OK) {
@@ -328,7 +368,7 @@ static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hi
     }
     StChunk *fresh = NULL;
     if (err->code == CM_OK && st_table_check(u->t, &rows, err) == CM_OK &&
-        (fresh = st_table_chunk_from(u->t, &rows, err)) != NULL) {
+        (fresh = st_table_chunk_from(u->t, &rows, u->t->chunks[ci]->sealed, err)) != NULL) {
         for (int c = 0; c < u->n_cols; c++) {
             if (l->set[c] != NULL) {
                 st_stats_add(&l->add[c], &l->merged[c], hit, n_hit);
@@ -368,11 +408,12 @@ static void update_task(void *arg, int task_idx, int worker_id)
     }
 }
 
-CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
-                            const atomic_bool *interrupt, int64_t *changes, CmErr *err)
+/* ex_update_in_place and, with is_delete (set all NULL), ex_delete_in_place. */
+static CmStatus in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, bool is_delete,
+                         CmPool *pool, const atomic_bool *interrupt, int64_t *changes, CmErr *err)
 {
     *changes = 0;
-    Updater u = {.interrupt = interrupt};
+    Updater u = {.interrupt = interrupt, .is_delete = is_delete};
     CmArena a;
     cm_arena_init(&a, 4096);
     int n_lanes = cm_pool_size(pool);
@@ -395,25 +436,38 @@ CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, 
     }
     int *at = err->code == CM_OK ? cm_malloc(sizeof(int) * (size_t)(n_fresh + 1)) : NULL;
     StChunk **fresh = at != NULL ? cm_malloc(sizeof(StChunk *) * (size_t)(n_fresh + 1)) : NULL;
-    if (err->code == CM_OK && fresh == NULL) {
+    /* each place's lane and entry, for gathering them in place order */
+    int *from = fresh != NULL ? cm_malloc(sizeof(int) * 2 * (size_t)(t->n_chunks + 1)) : NULL;
+    if (err->code == CM_OK && from == NULL) {
         oom(err);
     }
     if (err->code == CM_OK) {
         /* the lanes' chunks and statistics, gathered */
+        for (int ci = 0; ci < t->n_chunks; ci++) {
+            from[2 * ci] = -1;
+        }
+        for (int i = 0; i < n_lanes; i++) {
+            for (int k = 0; k < u.lanes[i].n_fresh; k++) {
+                from[2 * u.lanes[i].at[k]] = i;
+                from[2 * u.lanes[i].at[k] + 1] = k;
+            }
+        }
         n_fresh = 0;
+        for (int ci = 0; ci < t->n_chunks; ci++) {
+            if (from[2 * ci] >= 0) {
+                at[n_fresh] = ci;
+                fresh[n_fresh++] = u.lanes[from[2 * ci]].fresh[from[2 * ci + 1]];
+            }
+        }
         for (int i = 0; i < n_lanes; i++) {
             Lane *l = &u.lanes[i];
-            for (int k = 0; k < l->n_fresh; k++, n_fresh++) {
-                at[n_fresh] = l->at[k];
-                fresh[n_fresh] = l->fresh[k];
-            }
             l->n_fresh = 0; /* fresh's now */
             *changes += l->changes;
             for (int c = 0; i > 0 && c < t->n_cols; c++) {
                 st_stats_union(&u.lanes[0].add[c], &l->add[c]);
             }
         }
-        st_table_swap_chunks(t, n_fresh, at, fresh, u.lanes[0].add, err);
+        st_table_swap_chunks(t, n_fresh, at, fresh, is_delete ? NULL : u.lanes[0].add, err);
         for (int i = 0; i < n_fresh; i++) {
             st_table_chunk_discard(fresh[i]); /* NULL once in t */
         }
@@ -421,9 +475,28 @@ CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, 
     if (err->code != CM_OK) {
         *changes = 0;
     }
+    cm_free(from);
     cm_free(fresh);
     cm_free(at);
     updater_fini(&u);
     cm_arena_fini(&a);
+    return err->code;
+}
+
+CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
+                            const atomic_bool *interrupt, int64_t *changes, CmErr *err)
+{
+    return in_place(t, pred, set, false, pool, interrupt, changes, err);
+}
+
+CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
+                            const atomic_bool *interrupt, int64_t *changes, CmErr *err)
+{
+    ExExpr **none = cm_calloc((size_t)t->n_cols + 1, sizeof(ExExpr *));
+    if (none == NULL) {
+        return oom(err);
+    }
+    in_place(t, pred, none, true, pool, interrupt, changes, err);
+    cm_free(none);
     return err->code;
 }

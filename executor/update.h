@@ -1,15 +1,16 @@
 /*
- * update.h - UPDATE in place: new values into the chunks that change.
+ * update.h - UPDATE and DELETE in place: new copies of the chunks that change.
  *
- * An UPDATE that moves no row and changes no index key need not build a new
- * table of every row (as DELETE and an UPDATE of keys do, planner/session.c):
- * each chunk of the table is read for the columns of its WHERE only, and a
- * chunk where some row matches gets a copy with the new values, which takes
- * its place (st_table_swap_chunks, storage/table.h).  The chunks it leaves
- * alone stay the same blocks, so a directory database keeps their records
- * and an in-memory one copies nothing of them.  Every new chunk is made
- * before the first one is put in: an error (a failed conversion, a NOT NULL
- * column set to NULL, out of memory) leaves the table as it was.
+ * An UPDATE that changes no index key, or a DELETE, need not build a new
+ * table of every row (as an UPDATE of keys, or one with FROM, RETURNING or a
+ * subquery, does: planner/session.c): each chunk of the table is read for the
+ * columns of its WHERE only, and a chunk where some row matches gets a copy
+ * with the new values (for a DELETE, a shorter copy of the rows left, or
+ * none), which takes its place (st_table_swap_chunks, storage/table.h).  The
+ * chunks it leaves alone stay the same blocks, so a directory database keeps
+ * their records and an in-memory one copies nothing of them.  Every new chunk
+ * is made before the first one is put in: an error (a failed conversion, a
+ * NOT NULL column set to NULL, out of memory) leaves the table as it was.
  */
 #pragma once
 
@@ -28,4 +29,11 @@
  * *changes counts the rows matched.  `interrupt` (may be NULL), once set,
  * stops it between chunks with CM_CANCELLED "interrupted", nothing changed. */
 CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
+                            const atomic_bool *interrupt, int64_t *changes, CmErr *err);
+
+/* DELETE in place, as ex_update_in_place picks rows: each chunk with a row
+ * picked gives way to a copy of its other rows, shorter (or to none), and
+ * the chunks after it move up (st_table_swap_chunks: the indexes turn cold,
+ * rebuilt at the next append).  *changes counts the rows deleted. */
+CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
                             const atomic_bool *interrupt, int64_t *changes, CmErr *err);

@@ -1374,11 +1374,11 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
     return nb.t;
 }
 
-/* UPDATE in place (executor/update.h) when the statement allows it: no FROM,
- * no RETURNING, no subquery, no index key set, a table of the catalog's own
- * (not a cache's).  True when it ran (st->err tells how), false when the
- * statement needs the plan that rebuilds the table. */
-static bool update_in_place(Stmt *st, StTable *t)
+/* UPDATE or DELETE in place (executor/update.h) when the statement allows
+ * it: no FROM, no RETURNING, no subquery, no index key set, a table of the
+ * catalog's own (not a cache's).  True when it ran (st->err tells how), false
+ * when the statement needs the plan that rebuilds the table. */
+static bool in_place(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
     if (a->returning != NULL || t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t)) {
@@ -1400,9 +1400,13 @@ static bool update_in_place(Stmt *st, StTable *t)
         }
     }
     int64_t changes = 0;
-    if (ensure_pool(st->s, st->err) == CM_OK &&
-        ex_update_in_place(t, pred, set, st->s->pool, &st->s->interrupt, &changes, st->err) ==
-            CM_OK) {
+    if (ensure_pool(st->s, st->err) != CM_OK) {
+        return true;
+    }
+    if ((a->kind == PS_ST_DELETE
+             ? ex_delete_in_place(t, pred, st->s->pool, &st->s->interrupt, &changes, st->err)
+             : ex_update_in_place(t, pred, set, st->s->pool, &st->s->interrupt, &changes,
+                                  st->err)) == CM_OK) {
         empty_result(st, changes);
     }
     return true;
@@ -1416,7 +1420,7 @@ static CmStatus update_or_delete(Stmt *st)
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
     bool is_update = a->kind == PS_ST_UPDATE;
-    if (is_update && update_in_place(st, e->table)) {
+    if (in_place(st, e->table)) {
         return st->err->code;
     }
     PlBinder b = query_binder(st, true);

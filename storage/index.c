@@ -248,8 +248,9 @@ static bool bit_is_null(const uint64_t *validity, uint32_t i)
 
 static bool rows_eq(const StIndex *ix, const StTable *t, int64_t r1, int64_t r2)
 {
-    const StChunk *c1 = t->chunks[r1 / CM_BATCH_CAP], *c2 = t->chunks[r2 / CM_BATCH_CAP];
-    uint32_t i1 = (uint32_t)(r1 % CM_BATCH_CAP), i2 = (uint32_t)(r2 % CM_BATCH_CAP);
+    int i1, i2;
+    const StChunk *c1 = t->chunks[st_table_chunk_of(t, r1, &i1)];
+    const StChunk *c2 = t->chunks[st_table_chunk_of(t, r2, &i2)];
     for (int k = 0; k < ix->n_keys; k++) {
         int col = ix->key_cols[k];
         if (!value_eq(t->cols[col].type, st_chunk_data(c1, col), i1, st_chunk_data(c2, col), i2)) {
@@ -262,8 +263,8 @@ static bool rows_eq(const StIndex *ix, const StTable *t, int64_t r1, int64_t r2)
 /* Appends "name: value" of each key component of row r to buf. */
 static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf, size_t cap)
 {
-    const StChunk *c = t->chunks[r / CM_BATCH_CAP];
-    uint32_t i = (uint32_t)(r % CM_BATCH_CAP);
+    int i;
+    const StChunk *c = t->chunks[st_table_chunk_of(t, r, &i)];
     size_t len = 0;
     buf[0] = '\0';
     for (int k = 0; k < ix->n_keys && len < cap; k++) {
@@ -391,8 +392,8 @@ static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t 
     bool is_null[CM_BATCH_CAP];
     int64_t mask = ix->cap - 1;
     for (int64_t r = from; r < to;) {
-        const StChunk *c = t->chunks[r / CM_BATCH_CAP];
-        int first = (int)(r % CM_BATCH_CAP);
+        int first;
+        const StChunk *c = t->chunks[st_table_chunk_of(t, r, &first)];
         int n = (int)(c->n_rows - first < to - r ? c->n_rows - first : to - r);
         hash_segment(ix, t, c, first, n, h, is_null, key);
         for (int i = 0; i < n; i++, r++) {
@@ -578,10 +579,11 @@ void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
     bool is_null[CM_BATCH_CAP];
     int64_t mask = ix->cap - 1;
     for (int64_t end = ix->n_rows; end > n_rows;) {
-        int64_t seg = (end - 1) / CM_BATCH_CAP * CM_BATCH_CAP;
+        int off;
+        int ci = st_table_chunk_of(t, end - 1, &off);
+        int64_t seg = end - 1 - off; /* the chunk's first row */
         int64_t start = seg > n_rows ? seg : n_rows;
-        hash_segment(ix, t, t->chunks[seg / CM_BATCH_CAP], (int)(start - seg), (int)(end - start),
-                     h, is_null, key);
+        hash_segment(ix, t, t->chunks[ci], (int)(start - seg), (int)(end - start), h, is_null, key);
         for (int64_t r = end - 1; r >= start; r--) {
             int i = (int)(r - start);
             if (is_null[i]) {
@@ -633,8 +635,8 @@ int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, 
             continue;
         }
         int64_t row = ix->rows[s];
-        const StChunk *c = t->chunks[row / CM_BATCH_CAP];
-        uint32_t i = (uint32_t)(row % CM_BATCH_CAP);
+        int i;
+        const StChunk *c = t->chunks[st_table_chunk_of(t, row, &i)];
         bool eq = !ix->keyed || ix->keys[s] == packed;
         for (int k = 0; k < ix->n_keys && eq && !ix->keyed; k++) {
             int col = ix->key_cols[k];

@@ -343,24 +343,53 @@ static const PmFile *open_file(const StPersist *p, uint64_t id)
     return NULL;
 }
 
-/* Chunk ci of `old`'s record, and its n_cols zones, kept in *s as they are. */
-static void keep_record(PmSaved *s, const PmSaved *old, int ci, int n_cols)
+/* The record of chunk oi of `old`, and its n_cols zones, kept in *s as chunk ci. */
+static void keep_record(PmSaved *s, int ci, const PmSaved *old, int oi, int n_cols)
 {
-    size_t z = (size_t)ci * (size_t)n_cols;
-    s->chunks[ci] = old->chunks[ci];
-    memcpy(&s->zones[z], &old->zones[z], sizeof(PmZone) * (size_t)n_cols);
+    s->chunks[ci] = old->chunks[oi];
+    memcpy(&s->zones[(size_t)ci * (size_t)n_cols], &old->zones[(size_t)oi * (size_t)n_cols],
+           sizeof(PmZone) * (size_t)n_cols);
 }
 
-/* True when chunk ci of t is, unchanged, chunk ci of `old` (the same table's
- * last save): it was sealed then, and a sealed chunk never changes. */
-static bool is_kept_chunk(const PmSaved *old, const StTable *t, int ci)
+/* The chunks of a table's last save, by block, to find those still there
+ * wherever they are now (a DELETE in place moves them up). */
+typedef struct SavedAt {
+    uintptr_t block;
+    int idx;
+} SavedAt;
+
+static int cmp_saved_at(const void *a, const void *b)
 {
-    if (old == NULL || ci >= old->n_chunks) {
-        return false;
+    uintptr_t x = ((const SavedAt *)a)->block, y = ((const SavedAt *)b)->block;
+    return x < y ? -1 : x > y;
+}
+
+/* old's chunks sorted by block (owned), or NULL (none, or no memory: then
+ * every chunk is written again). */
+static SavedAt *saved_by_block(const PmSaved *old)
+{
+    SavedAt *at = old != NULL ? cm_malloc(sizeof(SavedAt) * (size_t)(old->n_chunks + 1)) : NULL;
+    for (int i = 0; at != NULL && i < old->n_chunks; i++) {
+        at[i] = (SavedAt){.block = (uintptr_t)old->chunks[i].block, .idx = i};
     }
-    const PmChunk *o = &old->chunks[ci];
-    const StChunk *c = t->chunks[ci];
-    return o->was_sealed && c->sealed && o->block == c->block && o->n_rows == c->n_rows;
+    if (at != NULL) {
+        qsort(at, (size_t)old->n_chunks, sizeof(SavedAt), cmp_saved_at);
+    }
+    return at;
+}
+
+/* The place in `old` (the same table's last save) of chunk c, unchanged, or
+ * -1: it was sealed then, and a sealed chunk never changes. */
+static int kept_chunk(const PmSaved *old, const SavedAt *by_block, const StChunk *c)
+{
+    if (by_block == NULL || !c->sealed) {
+        return -1;
+    }
+    SavedAt key = {.block = (uintptr_t)c->block};
+    const SavedAt *hit =
+        bsearch(&key, by_block, (size_t)old->n_chunks, sizeof(SavedAt), cmp_saved_at);
+    const PmChunk *o = hit != NULL ? &old->chunks[hit->idx] : NULL;
+    return o != NULL && o->was_sealed && o->n_rows == c->n_rows ? hit->idx : -1;
 }
 
 /* When chunk ci of t is a saved block over the record that a table of the
@@ -385,7 +414,7 @@ static bool keep_shared_record(const StPersist *p, const StTable *t, int ci, PmS
         }
         const PmFile *f = open_file(p, oc->file_id);
         if (f != NULL && f->fd == loc.fd) {
-            keep_record(s, o, ci, t->n_cols);
+            keep_record(s, ci, o, ci, t->n_cols);
             s->chunks[ci].block = c->block;
             s->chunks[ci].was_sealed = true;
             return true;
@@ -413,13 +442,16 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
     }
     s->n_chunks = t->n_chunks;
     Writer w = {.p = p, .t = t, .s = s, .fd = -1, .pool = pool};
+    SavedAt *by_block = saved_by_block(old);
     for (int ci = 0; ci < t->n_chunks && err->code == CM_OK; ci++) {
-        if (is_kept_chunk(old, t, ci)) {
-            keep_record(s, old, ci, t->n_cols);
+        int oi = kept_chunk(old, by_block, t->chunks[ci]);
+        if (oi >= 0) {
+            keep_record(s, ci, old, oi, t->n_cols);
         } else if (!keep_shared_record(p, t, ci, s)) {
             write_chunk(&w, ci, err);
         }
     }
+    cm_free(by_block);
     if (err->code == CM_OK) {
         flush_round(&w, err);
     }
@@ -615,7 +647,8 @@ static bool same_entries(const PmBuf *a, const PmBuf *b)
 
 static const PmFile *file_for(StPersist *p, uint64_t id, CmErr *err);
 
-/* After a commit: each full sealed chunk it wrote to a new data file becomes a
+/* After a commit: each sealed chunk it wrote to a new data file (but a sealed
+ * last one, which a truncate may have cut shorter than its block) becomes a
  * saved block over its records there (st_block_set_saved), as if the
  * database had been opened since.  Under memory pressure it is then dropped,
  * not written to the temp file a second time, and an UPDATE or DELETE that
@@ -639,7 +672,9 @@ static void adopt_written(StPersist *p, StCatalog *cat, const NewSet *ns)
             for (int k = 0; k < ns->n_new_files && !is_new; k++) {
                 is_new = ns->new_files[k] == pc->file_id;
             }
-            if (!is_new || pc->block != c->block || !c->sealed || c->n_rows != CM_BATCH_CAP ||
+            /* a sealed last chunk may be a truncated block holding more rows */
+            bool is_whole = c->n_rows == CM_BATCH_CAP || ci + 1 < t->n_chunks;
+            if (!is_new || pc->block != c->block || !c->sealed || !is_whole ||
                 pc->n_rows != c->n_rows || st_block_saved(c->block, &rows, &by_column) != NULL ||
                 st_block_level(c->block) != ST_BLOCK_MEMORY_AND_DISK) {
                 continue;
@@ -793,8 +828,10 @@ static CmStatus load_rows(void *ctx, StTable *t, const PmSaved *s, CmErr *err)
     for (int i = 0; i < s->n_chunks && err->code == CM_OK; i++) {
         const PmChunk *c = &s->chunks[i];
         const PmFile *f = file_for(p, c->file_id, err);
-        if (f == NULL || (c->n_rows != CM_BATCH_CAP && i + 1 < s->n_chunks) ||
-            c->n_rows > CM_BATCH_CAP) {
+        if (f == NULL) {
+            break;
+        }
+        if (c->n_rows > CM_BATCH_CAP) { /* chunks may be shorter: a DELETE leaves them so */
             cm_err_set(err, CM_IO, -1, "the chunks of table '%s' do not fit this build's %d rows",
                        t->name, CM_BATCH_CAP);
             break;

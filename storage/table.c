@@ -1,16 +1,16 @@
 /*
  * table.c - chunked columnar storage in the block store.
  *
- * Invariants: every chunk but the last is full (CM_BATCH_CAP rows), so row r
- * is in chunk r / CM_BATCH_CAP; truncation relies on it.  Every chunk but the
- * last is sealed.  A chunk is held (pinned by the table, `held` set) exactly
- * when it is unsealed or rows_needed(t): the table has a built index that
- * reads rows (st_index_reads_rows), or a transaction's mark keeps one to put
- * back (cold indexes, of a table just opened from disk, hold no rows and pin
- * nothing).  An append seals the chunks
- * it filled only once it has succeeded, so undoing it never has to change a
- * sealed block; a truncate that cuts into a sealed chunk only lowers the
- * chunk's n_rows, and the next append copies its rows into a new block.
+ * Invariants: row r is in the chunk whose first row (starts[]) is the last at
+ * or before r: every chunk but the last is full (CM_BATCH_CAP rows), so that
+ * is r / CM_BATCH_CAP, unless a DELETE in place left shorter ones (is_ragged).
+ * No chunk is empty.  Every chunk but the last is sealed.  A chunk is held (pinned by the table,
+ * `held` set) exactly when it is unsealed or rows_needed(t): the table has a built index that reads
+ * rows (st_index_reads_rows), or a transaction's mark keeps one to put back (cold indexes, of a
+ * table just opened from disk, hold no rows and pin nothing).  An append seals the chunks it filled
+ * only once it has succeeded, so undoing it never has to change a sealed block; a truncate that
+ * cuts into a sealed chunk only lowers the chunk's n_rows, and the next append copies its rows into
+ * a new block.
  */
 #include "storage/table.h"
 
@@ -120,6 +120,7 @@ void st_table_free(StTable *t)
         chunk_free(t->chunks[i]);
     }
     cm_free(t->chunks);
+    cm_free(t->starts);
     cm_free(t->types);
     cm_free(t->stats);
     for (int i = 0; i < t->n_indexes; i++) {
@@ -163,9 +164,10 @@ struct StTableMark {
     int n_indexes;       /* of `indexes` */
     StIndex **indexes;   /* owned array of the indexes then; an index dropped since is kept
                             here (freed at unmark), one still the table's is the table's */
-    int n_replaced, cap_replaced;
-    StChunk **replaced; /* owned: the chunks st_table_swap_chunks took out, oldest first */
-    int *replaced_at;   /* owned: the place of each */
+    int n_chunks;        /* of `chunks` */
+    StChunk **chunks;    /* owned array: the table's chunks then (each flagged in_mark); one
+                            the table let go of since is the mark's, freed at unmark */
+    int *chunk_rows;     /* owned: each one's row count then (only the last grows after) */
 };
 
 static bool has_index(StIndex *const *set, int n, const StIndex *ix)
@@ -516,72 +518,119 @@ static CmStatus copy_rows(const StTable *t, CmBatch *dst, int row, const CmBatch
     return CM_OK;
 }
 
-/* Makes a sealed, partly used last chunk (left by a truncate) writable again:
- * its rows are copied into a new block, which replaces it. */
-static CmStatus reopen(StTable *t, StChunk *c, CmErr *err)
+/* Room for one more chunk in t's arrays; false with err on OOM. */
+static bool grow_chunks(StTable *t, CmErr *err)
 {
-    StChunk *fresh = NULL;
+    if (t->n_chunks < t->cap_chunks) {
+        return true;
+    }
+    int cap = t->cap_chunks ? t->cap_chunks * 2 : 8;
+    StChunk **grown = cm_realloc(t->chunks, sizeof(StChunk *) * (size_t)cap);
+    if (grown != NULL) {
+        t->chunks = grown;
+    }
+    int64_t *starts = grown != NULL ? cm_realloc(t->starts, sizeof(int64_t) * (size_t)cap) : NULL;
+    if (starts == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
+        return false;
+    }
+    t->starts = starts;
+    t->cap_chunks = cap;
+    return true;
+}
+
+/* Puts c after t's chunks (grow_chunks made room); its rows are the caller's to count. */
+static void push_chunk(StTable *t, StChunk *c)
+{
+    t->starts[t->n_chunks] = t->n_rows;
+    t->is_ragged |= t->n_chunks > 0 && t->chunks[t->n_chunks - 1]->n_rows < CM_BATCH_CAP;
+    t->chunks[t->n_chunks++] = c;
+}
+
+/* Counts t's rows and each chunk's first row again, after chunks changed. */
+static void restart(StTable *t)
+{
+    int64_t n = 0;
+    t->is_ragged = false;
+    for (int i = 0; i < t->n_chunks; i++) {
+        t->starts[i] = n;
+        n += t->chunks[i]->n_rows;
+        t->is_ragged |= i + 1 < t->n_chunks && t->chunks[i]->n_rows < CM_BATCH_CAP;
+    }
+    t->n_rows = n;
+}
+
+int st_table_chunk_search(const StTable *t, int64_t r, int *off)
+{
+    int lo = 0, hi = t->n_chunks - 1; /* the last chunk starting at or before r */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (t->starts[mid] <= r) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    *off = (int)(r - t->starts[lo]);
+    return lo;
+}
+
+/* Lets go of a chunk the table no longer has: freed, unless its transaction's
+ * mark keeps it. */
+static void let_go(StChunk *c)
+{
+    if (!c->in_mark) {
+        st_table_chunk_discard(c);
+    }
+}
+
+/* Makes a sealed, partly used last chunk (left by a truncate or a DELETE)
+ * writable again: its rows are copied into a new chunk, which takes its
+ * place.  The new chunk, or NULL with err. */
+static StChunk *reopen(StTable *t, CmErr *err)
+{
+    StChunk *c = t->chunks[t->n_chunks - 1];
     bool own_pin = c->held == NULL;
     const CmBatch *old = c->held != NULL ? c->held : st_block_pin(c->block, NULL, err);
     if (old == NULL) {
-        return err->code;
+        return NULL;
     }
-    fresh = chunk_new(t, err);
-    if (fresh == NULL) {
-        goto done;
-    }
-    CmBatch *dst = (CmBatch *)fresh->held;
-    for (int col = 0; col < t->n_cols; col++) {
-        for (int r = 0; r < c->n_rows; r++) {
-            if (copy_value(t, dst, col, r, &old->cols[col], (uint32_t)r, err) != CM_OK) {
-                goto done;
-            }
+    StChunk *fresh = chunk_new(t, err);
+    if (fresh != NULL) {
+        CmBatch *dst = (CmBatch *)fresh->held;
+        CmBatch rows = *old;
+        rows.sel = NULL;
+        if (copy_rows(t, dst, 0, &rows, 0, c->n_rows, err) == CM_OK) {
+            fresh->n_rows = c->n_rows;
+            dst->n_rows = c->n_rows;
+            st_block_charge(fresh->block, err);
         }
     }
-    dst->n_rows = c->n_rows;
-    if (st_block_charge(fresh->block, err) != CM_OK) {
-        goto done;
-    }
-done:
     if (own_pin) {
         st_block_unpin(c->block);
     }
     if (err->code != CM_OK) {
-        chunk_free(fresh);
-        return err->code;
+        st_table_chunk_discard(fresh);
+        return NULL;
     }
-    chunk_release(c);
-    st_block_free(c->block);
-    cm_free(c->zone);
-    c->block = fresh->block;
-    c->held = fresh->held;
-    c->zone = NULL;
-    c->sealed = false;
-    cm_free(fresh);
-    return CM_OK;
+    t->chunks[t->n_chunks - 1] = fresh;
+    let_go(c);
+    return fresh;
 }
 
 static StChunk *tail_chunk(StTable *t, CmErr *err)
 {
     if (t->n_chunks > 0 && t->chunks[t->n_chunks - 1]->n_rows < CM_BATCH_CAP) {
         StChunk *c = t->chunks[t->n_chunks - 1];
-        return !c->sealed || reopen(t, c, err) == CM_OK ? c : NULL;
+        return !c->sealed ? c : reopen(t, err);
     }
-    if (t->n_chunks == t->cap_chunks) {
-        int cap = t->cap_chunks ? t->cap_chunks * 2 : 8;
-        StChunk **grown = cm_realloc(t->chunks, sizeof(StChunk *) * (size_t)cap);
-        if (grown == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory growing table '%s'", t->name);
-            return NULL;
-        }
-        t->chunks = grown;
-        t->cap_chunks = cap;
-    }
-    StChunk *c = chunk_new(t, err);
-    if (c == NULL) {
+    if (!grow_chunks(t, err)) {
         return NULL;
     }
-    t->chunks[t->n_chunks++] = c;
+    StChunk *c = chunk_new(t, err);
+    if (c != NULL) {
+        push_chunk(t, c);
+    }
     return c;
 }
 
@@ -647,7 +696,7 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
     return CM_OK;
 }
 
-StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, CmErr *err)
+StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, bool sealed, CmErr *err)
 {
     CM_ASSERT(rows->n_rows <= CM_BATCH_CAP);
     StChunk *c = chunk_new(t, err);
@@ -658,7 +707,7 @@ StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, CmErr *err)
     if (copy_rows(t, dst, 0, rows, 0, rows->n_rows, err) == CM_OK) {
         c->n_rows = rows->n_rows;
         dst->n_rows = c->n_rows;
-        if (st_block_charge(c->block, err) == CM_OK && c->n_rows == CM_BATCH_CAP) {
+        if (st_block_charge(c->block, err) == CM_OK && (sealed || c->n_rows == CM_BATCH_CAP)) {
             seal(t, c, err);
         }
     }
@@ -677,55 +726,81 @@ void st_table_chunk_discard(StChunk *c)
     }
 }
 
-/* Makes room in t's mark for n more replaced chunks; false on OOM. */
-static bool mark_room(StTableMark *m, int n)
+/* Rows moved (a DELETE in place): t's indexes, which name rows by place,
+ * give way to empty cold ones, built from the rows at the next append.  A
+ * marked one stays the mark's for a ROLLBACK, cut back first to the rows it
+ * held at BEGIN, while they still lie where it indexed them.  CM_OOM with
+ * nothing changed. */
+static CmStatus cool_indexes(StTable *t, CmErr *err)
 {
-    if (m->n_replaced + n <= m->cap_replaced) {
-        return true;
+    if (t->n_indexes == 0 || t->is_index_cold) {
+        return CM_OK;
     }
-    int cap = m->n_replaced + n > 2 * m->cap_replaced ? m->n_replaced + n : 2 * m->cap_replaced;
-    StChunk **chunks = cm_realloc(m->replaced, sizeof(StChunk *) * (size_t)cap);
-    if (chunks != NULL) {
-        m->replaced = chunks;
+    StIndex **cold = cm_calloc((size_t)t->n_indexes, sizeof(StIndex *));
+    for (int i = 0; cold != NULL && i < t->n_indexes; i++) {
+        const StIndex *ix = t->indexes[i];
+        cold[i] = st_index_new(st_index_name(ix), st_index_kind(ix), st_index_n_keys(ix),
+                               st_index_key_cols(ix), t->types, err);
+        if (cold[i] == NULL) {
+            for (int k = 0; k < i; k++) {
+                st_index_free(cold[k]);
+            }
+            cm_free(cold);
+            return err->code;
+        }
     }
-    int *at = chunks != NULL ? cm_realloc(m->replaced_at, sizeof(int) * (size_t)cap) : NULL;
-    if (at == NULL) {
-        return false;
+    if (cold == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory deleting from '%s'", t->name);
     }
-    m->replaced_at = at;
-    m->cap_replaced = cap;
-    return true;
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (is_marked_index(t, t->indexes[i])) {
+            st_index_truncate(t->indexes[i], t, t->mark->is_index_cold ? 0 : t->mark->n_rows);
+        } else {
+            st_index_free(t->indexes[i]);
+        }
+        t->indexes[i] = cold[i];
+    }
+    cm_free(cold);
+    t->is_index_cold = true;
+    return CM_OK;
 }
 
 CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
                               const StColStats *add, CmErr *err)
 {
-    if (n == 0) {
-        return CM_OK;
+    bool moves = false;
+    for (int i = 0; i < n; i++) {
+        CM_ASSERT(at[i] >= 0 && at[i] < t->n_chunks && (i == 0 || at[i] > at[i - 1]));
+        CM_ASSERT(fresh[i] == NULL || fresh[i]->n_rows <= t->chunks[at[i]]->n_rows);
+        moves |= fresh[i] == NULL || fresh[i]->n_rows != t->chunks[at[i]]->n_rows;
     }
-    if ((t->mark != NULL && !mark_room(t->mark, n)) || own_stats(t, err) != CM_OK) {
-        return err->code != CM_OK
-                   ? err->code
-                   : cm_err_set(err, CM_OOM, -1, "out of memory updating '%s'", t->name);
+    if (n == 0 || own_stats(t, err) != CM_OK || (moves && cool_indexes(t, err) != CM_OK)) {
+        return err->code;
     }
     for (int i = 0; i < n; i++) {
-        CM_ASSERT(at[i] >= 0 && at[i] < t->n_chunks &&
-                  fresh[i]->n_rows == t->chunks[at[i]]->n_rows);
         StChunk *old = t->chunks[at[i]];
         t->chunks[at[i]] = fresh[i];
         fresh[i] = NULL;
-        if (t->mark != NULL) {
-            /* kept as it is (held or not) for a ROLLBACK */
-            t->mark->replaced[t->mark->n_replaced] = old;
-            t->mark->replaced_at[t->mark->n_replaced++] = at[i];
-        } else {
-            st_table_chunk_discard(old);
+        let_go(old); /* in a transaction the mark keeps it, as it is, for a ROLLBACK */
+    }
+    if (moves) {
+        int kept = 0;
+        for (int ci = 0; ci < t->n_chunks; ci++) {
+            if (t->chunks[ci] != NULL) {
+                t->chunks[kept++] = t->chunks[ci];
+            }
         }
+        t->n_chunks = kept;
+        restart(t);
+        release_sealed(t); /* cold indexes read no rows */
     }
     for (int col = 0; add != NULL && col < t->n_cols; col++) {
         st_stats_union(&t->stats[col], &add[col]);
     }
-    t->stats_stale = true; /* the values replaced are still counted */
+    for (int col = 0; t->n_rows == 0 && col < t->n_cols; col++) {
+        st_stats_clear(&t->stats[col]);
+    }
+    t->stats_stale = t->n_rows > 0; /* the values replaced or taken out are still counted */
     stamp(t);
     return CM_OK;
 }
@@ -737,7 +812,10 @@ static CmStatus append(StTable *t, const CmBatch *b, bool count, CmErr *err)
         return err->code;
     }
     int64_t start = t->n_rows;
-    int first_chunk = (int)(start / CM_BATCH_CAP);
+    /* the chunk the first row goes to: the last one, unless it is full */
+    int first_chunk = t->n_chunks > 0 && t->chunks[t->n_chunks - 1]->n_rows < CM_BATCH_CAP
+                          ? t->n_chunks - 1
+                          : t->n_chunks;
     for (int i = 0; i < b->n_rows;) {
         StChunk *c = tail_chunk(t, err);
         if (c == NULL) {
@@ -814,15 +892,8 @@ CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const 
                                   const char *path, const int64_t *zone, CmErr *err)
 {
     CM_ASSERT(n_rows > 0 && n_rows <= CM_BATCH_CAP && t->n_indexes == 0);
-    CM_ASSERT(t->n_chunks == 0 || t->chunks[t->n_chunks - 1]->n_rows == CM_BATCH_CAP);
-    if (t->n_chunks == t->cap_chunks) {
-        int cap = t->cap_chunks ? t->cap_chunks * 2 : 8;
-        StChunk **grown = cm_realloc(t->chunks, sizeof(StChunk *) * (size_t)cap);
-        if (grown == NULL) {
-            return cm_err_set(err, CM_OOM, -1, "out of memory opening table '%s'", t->name);
-        }
-        t->chunks = grown;
-        t->cap_chunks = cap;
+    if (!grow_chunks(t, err)) {
+        return err->code;
     }
     StChunk *c = cm_calloc(1, sizeof *c);
     size_t zone_bytes = sizeof(int64_t) * 2 * (size_t)(t->n_cols > 0 ? t->n_cols : 1);
@@ -835,7 +906,7 @@ CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const 
     memcpy(c->zone, zone, sizeof(int64_t) * 2 * (size_t)t->n_cols);
     c->n_rows = n_rows;
     c->sealed = true;
-    t->chunks[t->n_chunks++] = c;
+    push_chunk(t, c);
     t->n_rows += n_rows;
     stamp(t);
     return CM_OK;
@@ -942,19 +1013,19 @@ void st_table_truncate(StTable *t, int64_t n_rows)
     for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         st_index_truncate(t->indexes[i], t, n_rows);
     }
-    int keep = (int)((n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
+    int off = -1, keep = n_rows > 0 ? st_table_chunk_of(t, n_rows - 1, &off) + 1 : 0;
     for (int i = keep; i < t->n_chunks; i++) {
-        chunk_free(t->chunks[i]);
+        let_go(t->chunks[i]); /* appended since any mark: never the mark's */
     }
     t->n_chunks = keep;
     if (keep > 0) {
         StChunk *c = t->chunks[keep - 1];
-        c->n_rows = (int)(n_rows - (int64_t)(keep - 1) * CM_BATCH_CAP);
+        c->n_rows = off + 1;
         if (!c->sealed) {
             ((CmBatch *)c->held)->n_rows = c->n_rows;
         }
     }
-    t->n_rows = n_rows;
+    restart(t);
     stamp(t);
     CmErr quiet; /* a marked table's statistics not copied: they stay, as an upper bound */
     cm_err_init(&quiet);
@@ -1081,7 +1152,7 @@ void st_table_release(StTable *t)
     }
 }
 
-/* Frees the mark's own memory (names, arrays), not its indexes or statistics. */
+/* Frees the mark's own memory (names, arrays), not its indexes, statistics or chunks. */
 static void mark_free(StTableMark *m, int n_cols)
 {
     if (m == NULL) {
@@ -1093,11 +1164,8 @@ static void mark_free(StTableMark *m, int n_cols)
     cm_free(m->col_names);
     cm_free(m->indexes);
     cm_free(m->name);
-    for (int i = 0; i < m->n_replaced; i++) {
-        st_table_chunk_discard(m->replaced[i]);
-    }
-    cm_free(m->replaced);
-    cm_free(m->replaced_at);
+    cm_free(m->chunks);
+    cm_free(m->chunk_rows);
     cm_free(m);
 }
 
@@ -1107,6 +1175,8 @@ CmStatus st_table_mark(StTable *t, CmErr *err)
     StTableMark *m = cm_calloc(1, sizeof *m);
     if (m == NULL || (m->col_names = cm_calloc((size_t)t->n_cols + 1, sizeof(char *))) == NULL ||
         (m->indexes = cm_malloc(sizeof(StIndex *) * (size_t)(t->n_indexes + 1))) == NULL ||
+        (m->chunks = cm_malloc(sizeof(StChunk *) * (size_t)(t->n_chunks + 1))) == NULL ||
+        (m->chunk_rows = cm_malloc(sizeof(int) * (size_t)(t->n_chunks + 1))) == NULL ||
         (m->name = cm_strdup(t->name)) == NULL) {
         goto oom;
     }
@@ -1118,6 +1188,12 @@ CmStatus st_table_mark(StTable *t, CmErr *err)
     if (t->n_indexes > 0) {
         memcpy(m->indexes, t->indexes, sizeof(StIndex *) * (size_t)t->n_indexes);
     }
+    for (int i = 0; i < t->n_chunks; i++) {
+        m->chunks[i] = t->chunks[i];
+        m->chunk_rows[i] = t->chunks[i]->n_rows;
+        t->chunks[i]->in_mark = true;
+    }
+    m->n_chunks = t->n_chunks;
     m->n_indexes = t->n_indexes;
     m->n_rows = t->n_rows;
     m->version = t->version;
@@ -1157,16 +1233,24 @@ void st_table_restore(StTable *t)
         return;
     }
     restore_indexes(t, m);
-    /* The chunks an UPDATE replaced go back, newest first, so each place ends
-     * with the chunk it had at BEGIN (or, for one made since, the first copy
-     * replaced; the truncate below then drops or shortens it). */
-    for (int i = m->n_replaced - 1; i >= 0; i--) {
-        StChunk **slot = &t->chunks[m->replaced_at[i]];
-        st_table_chunk_discard(*slot);
-        *slot = m->replaced[i];
+    /* The chunks made since go; the marked ones come back, each with the rows
+     * it had (the last one may have had rows appended since; a truncated
+     * block may hold more rows than its chunk counts). */
+    for (int i = 0; i < t->n_chunks; i++) {
+        let_go(t->chunks[i]);
     }
-    m->n_replaced = 0;
-    st_table_truncate(t, m->n_rows);
+    CM_ASSERT(m->n_chunks <= t->cap_chunks); /* the arrays never shrink */
+    for (int i = 0; i < m->n_chunks; i++) {
+        StChunk *c = m->chunks[i];
+        c->in_mark = false;
+        c->n_rows = m->chunk_rows[i];
+        if (!c->sealed) {
+            ((CmBatch *)c->held)->n_rows = c->n_rows;
+        }
+        t->chunks[i] = c;
+    }
+    t->n_chunks = m->n_chunks;
+    restart(t);
     t->is_index_cold = m->is_index_cold && t->n_indexes > 0;
     release_sealed(t);
     drop_stats(t);
@@ -1194,6 +1278,7 @@ static void snapshot_free(StTable *v)
     cm_free(v->cols);
     cm_free(v->types);
     cm_free(v->chunks);
+    cm_free(v->starts);
     cm_free(v->own_tail); /* its block and zone map are the live chunk's */
     cm_free(v->name);
     cm_free(v);
@@ -1202,18 +1287,20 @@ static void snapshot_free(StTable *v)
 StTable *st_table_snapshot(const StTable *t, CmErr *err)
 {
     const StTableMark *m = t->mark;
-    CM_ASSERT(m != NULL && m->n_rows <= t->n_rows);
+    CM_ASSERT(m != NULL);
     StTable *v = cm_calloc(1, sizeof *v);
     if (v == NULL) {
         goto oom;
     }
     v->is_snapshot = true;
-    int n_chunks = (int)((m->n_rows + CM_BATCH_CAP - 1) / CM_BATCH_CAP);
+    int n_chunks = m->n_chunks;
     v->name = cm_strdup(m->name);
     v->cols = cm_calloc((size_t)t->n_cols + 1, sizeof(StColumn));
     v->types = cm_calloc((size_t)t->n_cols + 1, sizeof(CmType));
     v->chunks = cm_calloc((size_t)n_chunks + 1, sizeof(StChunk *));
-    if (v->name == NULL || v->cols == NULL || v->types == NULL || v->chunks == NULL) {
+    v->starts = cm_calloc((size_t)n_chunks + 1, sizeof(int64_t));
+    if (v->name == NULL || v->cols == NULL || v->types == NULL || v->chunks == NULL ||
+        v->starts == NULL) {
         goto oom;
     }
     for (int c = 0; c < t->n_cols; c++) {
@@ -1224,16 +1311,11 @@ StTable *st_table_snapshot(const StTable *t, CmErr *err)
             goto oom;
         }
     }
-    memcpy(v->chunks, t->chunks, sizeof(StChunk *) * (size_t)n_chunks);
-    /* Oldest first: a place replaced twice gets the chunk it had at BEGIN last. */
-    for (int i = m->n_replaced - 1; i >= 0; i--) {
-        if (m->replaced_at[i] < n_chunks) {
-            v->chunks[m->replaced_at[i]] = m->replaced[i];
-        }
+    memcpy(v->chunks, m->chunks, sizeof(StChunk *) * (size_t)n_chunks);
+    for (int i = 0; i + 1 < n_chunks; i++) {
+        CM_ASSERT(v->chunks[i]->n_rows == m->chunk_rows[i]); /* only the last one grows */
     }
-    v->n_chunks = v->cap_chunks = n_chunks;
-    int64_t last_rows = m->n_rows - (int64_t)(n_chunks - 1) * CM_BATCH_CAP;
-    if (n_chunks > 0 && v->chunks[n_chunks - 1]->n_rows != last_rows) {
+    if (n_chunks > 0 && v->chunks[n_chunks - 1]->n_rows != m->chunk_rows[n_chunks - 1]) {
         /* Rows were appended to the chunk since: a copy that counts only the
          * first ones (appends never rewrite rows already there).  Not sealed, so
          * a reader copies what it keeps rather than holding on to the block. */
@@ -1244,12 +1326,14 @@ StTable *st_table_snapshot(const StTable *t, CmErr *err)
         }
         *own = *live;
         own->zone = NULL; /* no zone map, as a tail chunk: scans read it */
-        own->n_rows = (int)last_rows;
+        own->n_rows = m->chunk_rows[n_chunks - 1];
         own->sealed = false;
         v->own_tail = own;
         v->chunks[n_chunks - 1] = own;
     }
-    v->n_rows = m->n_rows;
+    v->n_chunks = v->cap_chunks = n_chunks;
+    restart(v);
+    CM_ASSERT(v->n_rows == m->n_rows);
     v->n_indexes = m->n_indexes;
     v->indexes = m->indexes;
     v->level = t->level;
@@ -1283,6 +1367,16 @@ void st_table_unmark(StTable *t)
     }
     if (t->stats != m->stats) {
         cm_free(m->stats);
+    }
+    /* The marked chunks the table let go of are the mark's to free. */
+    for (int i = 0; i < t->n_chunks; i++) {
+        t->chunks[i]->in_mark = false;
+    }
+    for (int i = 0; i < m->n_chunks; i++) {
+        if (m->chunks[i]->in_mark) {
+            m->chunks[i]->in_mark = false;
+            st_table_chunk_discard(m->chunks[i]);
+        }
     }
     mark_free(m, t->n_cols);
     t->mark = NULL;

@@ -24,18 +24,23 @@
  * its indexes are cold (a saved table just opened, whose indexes are built at
  * its first append).  Integer keys of one or two columns live in the slots:
  * the table's sealed chunks stay evictable.
+ * Chunks are full but for the last, until a DELETE in place
+ * (st_table_swap_chunks) leaves shorter ones, or none, where it took rows
+ * out: the table is then ragged, and row r is found by its chunks' first rows
+ * (st_table_chunk_of) rather than by r / CM_BATCH_CAP.
  * Transactions (storage/catalog.h) mark a table at BEGIN (st_table_mark):
- * its row count, version, statistics, names and index list are recorded, no
- * row is copied.  Within the transaction rows are only appended in place, or
- * an UPDATE puts new chunks in place of old ones (st_table_swap_chunks), which
- * the mark keeps (DELETE, ALTER ADD/DROP COLUMN and an UPDATE of index keys
- * build a new table), so st_table_restore undoes everything by putting the
- * old chunks back and a truncate back to the recorded count;
- * the statistics are copied on their first change, an index dropped is kept
- * by the mark, and a marked table is freed only by the catalog at COMMIT
- * (st_table_release).  Because rows already there are never written in place,
- * the mark also describes the committed rows exactly: st_table_snapshot makes
- * a read-only table of them for the other connections' statements.
+ * its row count, version, statistics, names, index list and list of chunks
+ * are recorded, no row is copied.  Within the transaction rows are only
+ * appended in place, or an UPDATE or DELETE puts new chunks in place of old
+ * ones (st_table_swap_chunks), which the mark keeps (ALTER ADD/DROP COLUMN and
+ * the statements that rebuild build a new table), so st_table_restore undoes
+ * everything by putting the marked list of chunks back, each with its marked
+ * row count; the statistics are copied on their first change, an index
+ * dropped is kept by the mark, and a marked table is freed only by the
+ * catalog at COMMIT (st_table_release).  Because rows already there are never
+ * written in place, the mark also describes the committed rows exactly:
+ * st_table_snapshot makes a read-only table of them for the other
+ * connections' statements.
  * A table is read by many workers at once but written only between queries
  * (the database runs one statement at a time).
  */
@@ -78,7 +83,9 @@ typedef struct StChunk {
     StBlock *block;      /* the columns and their strings; owned */
     const CmBatch *held; /* the block's batch while the table pins it (an unsealed tail
                             chunk, or any chunk of a table with indexes); else NULL */
-    bool sealed;         /* full and immutable: evictable when not pinned */
+    bool sealed;         /* immutable (full, or made by a DELETE): evictable when not pinned */
+    bool in_mark;        /* in the list of chunks of its table's transaction mark, which
+                            then owns it once the table lets go of it */
     int64_t *zone;       /* from sealing: min, max of each column (2 per column; min > max
                             when all NULL); meaningful for INT32, DATE, INT64; owned */
 } StChunk;
@@ -90,6 +97,8 @@ typedef struct StTable {
     CmType *types;  /* owned: the columns' types */
     int n_chunks, cap_chunks;
     StChunk **chunks; /* owned */
+    int64_t *starts;  /* owned, cap_chunks of them: the first row of each chunk */
+    bool is_ragged;   /* a chunk before the last holds fewer than CM_BATCH_CAP rows */
     int64_t n_rows;
     CmArena strings; /* bytes of long default values */
     CmMemRes mem;    /* storage memory held by the resident chunks (common/mem.h) */
@@ -110,6 +119,18 @@ typedef struct StTable {
                            to the rows BEGIN saw; owned; NULL in any other table */
     bool is_snapshot;   /* made by st_table_snapshot: borrows everything else it points to */
 } StTable;
+
+/* The chunk holding row r (< n_rows), and r's place in it in *off: r /
+ * CM_BATCH_CAP unless the table is ragged. */
+int st_table_chunk_search(const StTable *t, int64_t r, int *off);
+static inline int st_table_chunk_of(const StTable *t, int64_t r, int *off)
+{
+    if (!t->is_ragged) {
+        *off = (int)(r % CM_BATCH_CAP);
+        return (int)(r / CM_BATCH_CAP);
+    }
+    return st_table_chunk_search(t, r, off);
+}
 
 /* A held chunk's column data and validity (NULL: no NULLs). */
 static inline const void *st_chunk_data(const StChunk *c, int col)
@@ -134,10 +155,12 @@ void st_table_release(StTable *t);
  * statistics, table and column names, indexes) without copying rows.  CM_OOM
  * leaves t unmarked.  t must not be marked already. */
 CmStatus st_table_mark(StTable *t, CmErr *err);
-/* Puts t back as st_table_mark found it: the rows appended since are
- * truncated away (from its indexes too), an index added since is freed, one
- * dropped comes back, the statistics, version (so a saved copy is current
- * again) and names are the marked ones.  Cannot fail.  Unmarks t. */
+/* Puts t back as st_table_mark found it: the marked chunks, each with its
+ * marked row count (the chunks made since are freed, and the rows appended
+ * since forgotten by its indexes), an index added since is freed, one
+ * dropped (or set aside by a DELETE in place) comes back, the statistics,
+ * version (so a saved copy is current again) and names are the marked ones.
+ * Cannot fail.  Unmarks t. */
 void st_table_restore(StTable *t);
 /* Keeps t as it is and forgets the mark (COMMIT); NULL mark: nothing. */
 void st_table_unmark(StTable *t);
@@ -189,8 +212,7 @@ CmStatus st_table_add_index_cold(StTable *t, const char *name, StIndexKind kind,
  * of file `path`, or with col_bytes one record per column from there
  * (storage/blocks.h, st_block_new_saved: loaded on first pin, a scan's
  * columns only), with `zone` (min, max per column, as StChunk.zone).  Only
- * before any index is added, and after full chunks.  The statistics are the
- * caller's to set. */
+ * before any index is added.  The statistics are the caller's to set. */
 CmStatus st_table_add_saved_chunk(StTable *t, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
                                   const char *path, const int64_t *zone, CmErr *err);
 
@@ -213,18 +235,22 @@ CmStatus st_table_append_uncounted(StTable *t, const CmBatch *b, CmErr *err);
 /* Adds statistics counted apart (one per column, st_stats_union) to t's. */
 CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err);
 
-/* UPDATE in place, for a statement that changes values but no row's place
- * and no index's key (the indexes stay as they are).  st_table_chunk_from
- * makes a chunk in t's layout holding `rows` (at most CM_BATCH_CAP; sealed
- * when full), its memory reserved on t, but not in t: NULL with err on OOM;
- * st_table_chunk_discard frees one that is not put in.  st_table_swap_chunks
- * puts fresh[i] at place at[i] (the same number of rows as the chunk there),
- * taking each fresh[i] (set to NULL); the chunks taken out are freed, or, in
- * a transaction, kept for st_table_restore.  `add` (n_cols statistics, or
- * NULL) are the new values' statistics, merged in; the old values stay
- * counted (stats_stale).  Fails (CM_OOM, nothing changed) only before it
- * puts any chunk in. */
-StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, CmErr *err);
+/* UPDATE and DELETE in place (executor/update.h).  st_table_chunk_from
+ * makes a chunk in t's layout holding the active rows of `rows` (at most
+ * CM_BATCH_CAP; sealed when full or `seal`), its memory reserved on t, but
+ * not in t: NULL with err on OOM; st_table_chunk_discard frees one that is
+ * not put in.  st_table_swap_chunks puts fresh[i] at place at[i] (places
+ * ascending), taking each fresh[i] (set to NULL); the chunks taken out are
+ * freed, or, in a transaction, kept for st_table_restore.  For an UPDATE,
+ * fresh[i] holds as many rows as the chunk it replaces (and is sealed when
+ * that one is), and no index key changed: the indexes stay as they are.  For
+ * a DELETE, fresh[i] (sealed) holds fewer rows, or is NULL: the chunk at at[i]
+ * goes, and the rows after move up; the indexes become cold, rebuilt from
+ * the rows at the next append (st_table_add_index_cold).  `add` (n_cols
+ * statistics, or NULL) are the new values' statistics, merged in; the old
+ * values stay counted (stats_stale).  Fails (CM_OOM, nothing changed) only
+ * before it puts any chunk in. */
+StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, bool seal, CmErr *err);
 void st_table_chunk_discard(StChunk *c);
 CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
                               const StColStats *add, CmErr *err);

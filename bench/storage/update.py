@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""update.py - UPDATE on a large table: Sluice in memory and on a directory
-database beside DuckDB's file, in one run.
+"""update.py - UPDATE and DELETE on a large table: Sluice in memory and on a
+directory database beside DuckDB's file, in one run.
 
 usage: bench/storage/update.py [--sluice BIN] [--data FILE] [--rounds N] [--work DIR]
 
@@ -30,7 +30,10 @@ DUCK = os.path.join(REPO, '..', 'shared', 'tools', 'duckdb', 'duckdb-sql')
 
 # Shapes, not one query's constants: a few rows, scattered rows, a range of
 # dates, every row, and the one-row update behind a subquery (which takes the
-# plan that rebuilds the table: the path every UPDATE took before).
+# plan that rebuilds the table: the path every UPDATE took before); then the
+# same shapes of DELETE (in memory they run one after another, so each later
+# one finds fewer rows; on the directory and in DuckDB each starts from the
+# loaded table).
 STATEMENTS = [
     ('one ticket (~10 rows)', "UPDATE store_sales SET ss_quantity = 0 WHERE ss_ticket_number = 1000"),
     ('one item (~160 rows, scattered)',
@@ -41,6 +44,14 @@ STATEMENTS = [
     ('every row', "UPDATE store_sales SET ss_quantity = ss_quantity + 1"),
     ('one ticket, through a subquery (rebuilds)',
      "UPDATE store_sales SET ss_quantity = 5 WHERE ss_ticket_number = (SELECT 1000)"),
+    ('DELETE one ticket (~10 rows)', "DELETE FROM store_sales WHERE ss_ticket_number = 2000"),
+    ('DELETE one item (~160 rows, scattered)', "DELETE FROM store_sales WHERE ss_item_sk = 9"),
+    ('DELETE 31 days of dates (~1%)',
+     "DELETE FROM store_sales WHERE ss_sold_date_sk BETWEEN 2451100 AND 2451130"),
+    ('DELETE the first 1000 tickets (the head)',
+     "DELETE FROM store_sales WHERE ss_ticket_number <= 1000"),
+    ('DELETE one ticket, through a subquery (rebuilds)',
+     "DELETE FROM store_sales WHERE ss_ticket_number = (SELECT 3000)"),
 ]
 CHECK = ("SELECT count(*), sum(ss_quantity), sum(ss_list_price), count(ss_coupon_amt) "
          "FROM store_sales")

@@ -365,7 +365,7 @@ bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr *
     if (stmt->from != NULL || (stmt->where != NULL && pl_has_subquery(stmt->where))) {
         return false;
     }
-    for (int i = 0; i < stmt->sets->n; i++) {
+    for (int i = 0; stmt->sets != NULL && i < stmt->sets->n; i++) {
         if (pl_has_subquery(((const PsSetClause *)stmt->sets->items[i])->value)) {
             return false;
         }
@@ -382,7 +382,7 @@ bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr *
     if (stmt->where != NULL && (*pred = pl_bind_expr(&ctx, stmt->where)) == NULL) {
         return false;
     }
-    if (!bind_sets(&ctx, t, stmt->sets, set)) {
+    if (stmt->sets != NULL && !bind_sets(&ctx, t, stmt->sets, set)) {
         return false;
     }
     if (*pred != NULL && (*pred = truth(b, *pred, true, stmt->where->src_off)) == NULL) {

@@ -154,8 +154,9 @@ PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
  * SET c = DEFAULT sets c's default. */
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt);
 
-/* UPDATE without FROM as expressions over t's columns (column i is t's
- * column i), for a statement that changes the values in place: *pred its
+/* UPDATE without FROM, or DELETE (no SET list: set all NULL), as
+ * expressions over t's columns (column i is t's column i), for a statement
+ * that changes the table in place: *pred its
  * WHERE, a BOOLEAN that is never NULL (NULL: no WHERE), and set[col] the new
  * value of each column set, of its type (NULL for a column not set; set has
  * t->n_cols entries).  False, b->err clear, when the statement needs

@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
-"""Random UPDATEs through both of UPDATE's paths, compared after each one.
+"""Random UPDATEs and DELETEs through both of their paths, compared after each one.
 
-An UPDATE without FROM, RETURNING or a subquery runs in place (executor/update.h:
-the chunks where a row matches are copied with the new values); with RETURNING
-the same statement builds a new table of every row (planner/session.c).  Each
-seed draws statements (one to three columns set, of every type: integers,
-strings short and long, doubles, dates, lists, NULLs; WHERE of ranges, LIKE, IS
-NULL, modulo, AND/OR/NOT, or none) and runs each on table t1 in place and on t2,
-a copy, through the rebuild; after each statement the two must hold the same
-rows (EXCEPT ALL both ways), and at the end in the same order.  A rolled back
-transaction of such statements in between must change neither.
+An UPDATE or DELETE without FROM, RETURNING or a subquery runs in place
+(executor/update.h: the chunks where a row matches are copied with the new
+values, or without the rows deleted, shorter); with RETURNING the same
+statement builds a new table of every row (planner/session.c).  Each seed
+draws statements (UPDATEs of one to three columns, of every type: integers,
+strings short and long, doubles, dates, lists, NULLs; DELETEs; INSERTs that
+put rows back; WHERE of ranges, LIKE, IS NULL, modulo, AND/OR/NOT, or none)
+and runs each on table t1 in place and on t2, a copy, through the rebuild;
+after each statement the two must hold the same rows (EXCEPT ALL both ways),
+and at the end in the same order.  A rolled back transaction of such
+statements in between must change neither.  Even seeds run on a directory
+database, in two processes (the second opens what the first committed: the
+shorter chunks a DELETE leaves are saved and read back as they are).
 
 usage: update_paths_test.py path/to/sluice [--seeds N] [--statements N]
 """
 import argparse
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 
 SETS = {
     "a": ["a + 1", "NULL", "id % 7", "CASE WHEN a > 100 THEN NULL ELSE a * 2 END", "length(b)"],
@@ -33,8 +39,9 @@ CREATE TABLE t2 AS SELECT * FROM t1;
 """
 DIFF = ("SELECT 'diff', (SELECT count(*) FROM (SELECT * FROM t1 EXCEPT ALL SELECT * FROM t2)) + "
         "(SELECT count(*) FROM (SELECT * FROM t2 EXCEPT ALL SELECT * FROM t1));\n")
-ORDER = ("SELECT 'order', count(*) FROM (SELECT id, row_number() OVER () AS r FROM t1) "
-         "WHERE id <> r - 1;\n")
+ORDER = ("SELECT 'order', (SELECT count(*) FROM t1) - (SELECT count(*) FROM t2) + count(*) "
+         "FROM (SELECT id, row_number() OVER () AS r FROM t1) x "
+         "JOIN (SELECT id, row_number() OVER () AS r FROM t2) y USING (r) WHERE x.id <> y.id;\n")
 
 
 def where(rng):
@@ -56,9 +63,26 @@ def where(rng):
 
 
 def statement(rng):
+    """The statement for t1 and the same for t2 through the rebuild."""
+    kind = rng.random()
+    if kind < 0.25:  # a narrow WHERE, mostly: deletes must not empty the table too soon
+        w = f"id % {rng.randint(5, 40)} = {rng.randint(0, 4)}" if rng.random() < 0.5 else where(rng)
+        s = f"DELETE FROM {{t}} WHERE {w}"
+        return s.format(t="t1"), s.format(t="t2") + " RETURNING 0"
+    if kind < 0.35:
+        lo = rng.randint(0, 5500)
+        s = (f"INSERT INTO {{t}} SELECT i, i % 257, 'n' || i, i * 0.5, DATE '2020-02-02', [i] "
+             f"FROM range({lo}, {lo + rng.randint(1, 3000)}) r(i)")
+        return s.format(t="t1"), s.format(t="t2")
     cols = rng.sample(sorted(SETS), rng.randint(1, 3))
     s = ", ".join(f"{c} = {rng.choice(SETS[c])}" for c in cols)
-    return s + ("" if rng.random() < 0.1 else " WHERE " + where(rng))
+    s += "" if rng.random() < 0.1 else " WHERE " + where(rng)
+    return f"UPDATE t1 SET {s}", f"UPDATE t2 SET {s} RETURNING 0"
+
+
+def run(sluice, sql, db):
+    args = [sluice] + ([db] if db else []) + ["--threads", "2", "--mode", "tsv"]
+    return subprocess.run(args, input=sql, capture_output=True, text=True, timeout=300)
 
 
 def main():
@@ -70,16 +94,24 @@ def main():
     failures = 0
     for seed in range(1, a.seeds + 1):
         rng = random.Random(seed)
-        sql = SETUP
+        parts = [SETUP, ""]
         for i in range(a.statements):
-            s = statement(rng)
+            s1, s2 = statement(rng)
             if i % 10 == 5:  # undone: neither table may change
-                sql += f"BEGIN;\nUPDATE t1 SET {s};\nUPDATE t2 SET {s} RETURNING 0;\nROLLBACK;\n"
-                s = statement(rng)
-            sql += f"UPDATE t1 SET {s};\nUPDATE t2 SET {s} RETURNING 0;\n" + DIFF
-        sql += ORDER
-        p = subprocess.run([a.sluice, "--threads", "2", "--mode", "tsv"], input=sql,
-                           capture_output=True, text=True, timeout=300)
+                parts[i * 2 // a.statements] += f"BEGIN;\n{s1};\n{s2};\nROLLBACK;\n"
+                s1, s2 = statement(rng)
+            parts[i * 2 // a.statements] += f"{s1};\n{s2};\n" + DIFF
+        parts[1] += ORDER
+        db = tempfile.mkdtemp(prefix="update_paths") + "/db" if seed % 2 == 0 else None
+        try:
+            outs = [run(a.sluice, part, db) for part in (parts if db else ["".join(parts)])]
+        finally:
+            if db:
+                shutil.rmtree(db[:-3], ignore_errors=True)
+        p = outs[-1]
+        p.returncode = max(o.returncode for o in outs)
+        p.stdout = "".join(o.stdout for o in outs)
+        p.stderr = "".join(o.stderr for o in outs)
         rows = [l.split("\t") for l in p.stdout.splitlines() if l.startswith(("diff", "order"))]
         bad = [r for r in rows if r[1] != "0"]
         n_diff = sum(r[0] == "diff" for r in rows)
@@ -88,7 +120,8 @@ def main():
             print(f"FAIL seed {seed}: rc {p.returncode}, {n_diff} of {a.statements} compared, "
                   f"different: {bad[:5]}, stderr: {p.stderr[-400:]!r}")
         else:
-            print(f"seed {seed}: {a.statements} statements, both paths the same")
+            print(f"seed {seed}: {a.statements} statements, both paths the same"
+                  + (" (a directory, reopened)" if db else ""))
     sys.exit(1 if failures else 0)
 
 

@@ -717,7 +717,7 @@ static StChunk *negated_copy(int ci)
     rows.cols = cols;
     rows.n_rows = table->chunks[ci]->n_rows;
     rows.sel = NULL;
-    StChunk *c = st_table_chunk_from(table, &rows, &err);
+    StChunk *c = st_table_chunk_from(table, &rows, table->chunks[ci]->sealed, &err);
     cr_assert_not_null(c, "%s", err.msg);
     cm_vec_fini(&ids);
     return c;
@@ -781,4 +781,174 @@ Test(st_table, commit_keeps_swapped_chunks)
     st_table_unmark(table); /* frees the chunk taken out */
     cr_assert_eq(id_at(1, 0), -(int64_t)CM_BATCH_CAP);
     cr_assert_eq(table->n_rows, n);
+}
+
+/* ---- DELETE in place: chunks shorter than CM_BATCH_CAP, or gone ---------------------- */
+
+/* The rows a test deletes: half of chunk 1, all of chunk 2. */
+static bool gone(int64_t id)
+{
+    return (id / CM_BATCH_CAP == 1 && id % 2 == 0) || id / CM_BATCH_CAP == 2;
+}
+
+/* Deletes the rows of [0, n) that `gone` picks, as ex_delete_in_place does:
+ * each chunk with such a row gives way to a sealed copy of the others, or
+ * to none. */
+static void delete_gone(void)
+{
+    int n = table->n_chunks, n_fresh = 0;
+    int *at = calloc((size_t)n, sizeof(int));
+    StChunk **fresh = calloc((size_t)n, sizeof(StChunk *));
+    for (int ci = 0; ci < n; ci++) {
+        const CmBatch *b = chunk_of(table, ci);
+        uint32_t rest[CM_BATCH_CAP];
+        int n_rest = 0, rows = table->chunks[ci]->n_rows;
+        for (int i = 0; i < rows; i++) {
+            if (!gone(((const int64_t *)b->cols[0].data)[i])) {
+                rest[n_rest++] = (uint32_t)i;
+            }
+        }
+        if (n_rest == rows) {
+            continue;
+        }
+        CmBatch kept = *b;
+        kept.sel = rest;
+        kept.n_rows = n_rest;
+        at[n_fresh] = ci;
+        fresh[n_fresh] = n_rest > 0 ? st_table_chunk_from(table, &kept, true, &err) : NULL;
+        cr_assert(n_rest == 0 || fresh[n_fresh] != NULL, "%s", err.msg);
+        cr_assert(fresh[n_fresh] == NULL || fresh[n_fresh]->sealed, "a DELETE's copy is sealed");
+        n_fresh++;
+    }
+    cr_assert_eq(st_table_swap_chunks(table, n_fresh, at, fresh, NULL, &err), CM_OK, "%s", err.msg);
+    free(at);
+    free(fresh);
+}
+
+/* The ids of t are those of [0, n) that `gone` leaves (all when by_gone is
+ * false), in order, read through scan_chunk, and each row is where
+ * st_table_chunk_of finds it; the names and scores match the generator. */
+static void check_ids(const StTable *t, int64_t n, bool by_gone)
+{
+    int64_t want = 0;
+    for (int64_t id = 0; id < n; id++) {
+        want += !(by_gone && gone(id));
+    }
+    cr_assert_eq(t->n_rows, want);
+    int64_t r = 0, id = 0;
+    for (int ci = 0; ci < t->n_chunks; ci++) {
+        const CmBatch *b = chunk_of(t, ci);
+        cr_assert_gt(t->chunks[ci]->n_rows, 0, "no chunk is empty");
+        for (int i = 0; i < t->chunks[ci]->n_rows; i++, r++, id++) {
+            while (by_gone && gone(id)) {
+                id++;
+            }
+            cr_assert_eq(((const int64_t *)b->cols[0].data)[i], id, "row %lld", (long long)r);
+            char buf[32];
+            int len = name_of(id, buf);
+            CmStr s = ((const CmStr *)b->cols[1].data)[i];
+            cr_assert(s.len == (uint32_t)len && memcmp(cm_str_data(&s), buf, (size_t)len) == 0);
+            cr_assert_eq(cm_vec_is_null(&b->cols[2], (uint32_t)i), score_is_null(id));
+            int off = -1;
+            cr_assert_eq(st_table_chunk_of(t, r, &off), ci);
+            cr_assert_eq(off, i);
+        }
+    }
+    cr_assert_eq(r, want);
+}
+
+static void add_primary_key(void)
+{
+    int key = 0;
+    cr_assert_eq(st_table_add_index(table, NULL, ST_INDEX_PRIMARY, 1, &key, &err), CM_OK);
+}
+
+/* Appends id `id` alone; the status. */
+static CmStatus append_id(int64_t id)
+{
+    CmBatch b;
+    cr_assert_eq(cm_batch_init(&b, 3, types, &err), CM_OK);
+    ((int64_t *)b.cols[0].data)[0] = id;
+    ((CmStr *)b.cols[1].data)[0] = cm_str_make("", 0);
+    cm_vec_set_null(&b.cols[2], 0);
+    b.n_rows = 1;
+    cm_err_init(&err);
+    CmStatus st = st_table_append(table, &b, &err);
+    cm_batch_fini(&b);
+    return st;
+}
+
+Test(st_table, delete_in_place_leaves_short_chunks)
+{
+    int64_t n = 4 * (int64_t)CM_BATCH_CAP + 1;
+    append_rows(0, n);
+    add_primary_key();
+    uint64_t version = table->version;
+    delete_gone();
+    cr_assert(table->is_ragged);
+    cr_assert_eq(table->n_chunks, 4, "the chunk left empty is gone");
+    cr_assert(table->stats_stale);
+    cr_assert_neq(table->version, version);
+    check_ids(table, n, true);
+    /* appends go on at the tail; the indexes, cold since, are built again */
+    append_rows(n, n + CM_BATCH_CAP + 1);
+    check_ids(table, n + CM_BATCH_CAP + 1, true);
+    cr_assert_eq(append_id(2 * CM_BATCH_CAP), CM_OK, "a deleted key is free again");
+    cr_assert_eq(append_id(0), CM_RUNTIME, "a key still there is not: %s", err.msg);
+    cr_assert_eq(append_id(2 * CM_BATCH_CAP), CM_RUNTIME);
+    st_table_truncate(table, table->n_rows - 1);
+    check_ids(table, n + CM_BATCH_CAP + 1, true);
+    st_table_truncate(table, 1);
+    check_ids(table, 1, true);
+    cr_assert(!table->is_ragged);
+}
+
+Test(st_table, delete_in_place_of_every_row)
+{
+    int64_t n = 2 * (int64_t)CM_BATCH_CAP + 1;
+    append_rows(0, n);
+    int at[3] = {0, 1, 2};
+    StChunk *none[3] = {NULL, NULL, NULL};
+    cr_assert_eq(st_table_swap_chunks(table, 3, at, none, NULL, &err), CM_OK);
+    cr_assert_eq(table->n_rows, 0);
+    cr_assert_eq(table->n_chunks, 0);
+    cr_assert(!table->stats_stale, "no row left: the statistics are exact again");
+    append_rows(0, n);
+    check_rows(n);
+}
+
+Test(st_table, restore_undoes_delete_in_place)
+{
+    int64_t n = 4 * (int64_t)CM_BATCH_CAP + 1;
+    append_rows(0, n);
+    add_primary_key();
+    uint64_t version = table->version;
+    cr_assert_eq(st_table_mark(table, &err), CM_OK);
+    append_rows(n, n + 2); /* into the tail, indexed, before the rows move */
+    delete_gone();
+    append_rows(n + 2, n + 2 * CM_BATCH_CAP);
+    check_ids(table, n + 2 * CM_BATCH_CAP, true);
+    /* the committed rows, as another connection reads them meanwhile */
+    StTable *seen = st_table_snapshot(table, &err);
+    cr_assert_not_null(seen);
+    check_ids(seen, n, false);
+    st_table_free(seen);
+    st_table_restore(table);
+    cr_assert_eq(table->version, version);
+    check_rows(n);
+    cr_assert_eq(append_id(2 * CM_BATCH_CAP), CM_RUNTIME, "the index holds the rows back: %s",
+                 err.msg);
+    cr_assert_eq(append_id(n), CM_OK, "and no row appended in the transaction: %s", err.msg);
+}
+
+Test(st_table, commit_keeps_delete_in_place)
+{
+    int64_t n = 4 * (int64_t)CM_BATCH_CAP + 1;
+    append_rows(0, n);
+    cr_assert_eq(st_table_mark(table, &err), CM_OK);
+    delete_gone();
+    st_table_unmark(table); /* frees the chunks taken out */
+    check_ids(table, n, true);
+    delete_gone(); /* nothing left to take out */
+    check_ids(table, n, true);
 }
