@@ -279,7 +279,8 @@ ExOp *ex_scan_new(CmArena *a, StTable *table, int n_cols, const int *col_ids, Cm
     }
     for (int i = 0; i < n_cols; i++) {
         ids[i] = col_ids[i];
-        types[i] = table->cols[col_ids[i]].type;
+        types[i] = col_ids[i] == ST_ROW_ADDR(table) ? cm_type_make(CM_T_INT64)
+                                                    : table->cols[col_ids[i]].type;
     }
     s->table = table;
     s->n_cols = n_cols;

@@ -267,10 +267,10 @@ static int matches(const Updater *u, Lane *l, int ci, uint32_t *hit)
     return v != NULL ? n_hit : -1;
 }
 
-/* Column m: the n old values, with the new ones (v, at the same positions)
- * at the rows picked. */
+/* Column m: the n old values, with the new ones at the rows picked: v's
+ * value at the same position, or, `packed`, v's i-th value at hit[i]. */
 static void merge_column(CmVec *m, const CmVec *old, const CmVec *v, const uint32_t *hit, int n_hit,
-                         int n)
+                         int n, bool packed)
 {
     size_t w = cm_type_width(m->type);
     m->kind = CM_VEC_FLAT;
@@ -281,7 +281,7 @@ static void merge_column(CmVec *m, const CmVec *old, const CmVec *v, const uint3
         m->validity = m->validity_buf;
     }
     for (int i = 0; i < n_hit; i++) {
-        uint32_t p = hit[i], q = v->kind == CM_VEC_CONST ? 0 : p;
+        uint32_t p = hit[i], q = v->kind == CM_VEC_CONST ? 0 : packed ? (uint32_t)i : p;
         if (cm_vec_is_null(v, q)) {
             cm_vec_set_null(m, p);
             continue;
@@ -289,6 +289,27 @@ static void merge_column(CmVec *m, const CmVec *old, const CmVec *v, const uint3
         cm_vec_set_valid(m, p);
         memcpy((char *)m->data + w * p, (const char *)v->data + w * q, w);
     }
+}
+
+/* Room for one more (place, chunk) in the arrays at, fresh of n entries, cap
+ * allocated; false on OOM (they are unchanged). */
+static bool room_for_one(int n, int *cap, int **at, StChunk ***fresh)
+{
+    if (n < *cap) {
+        return true;
+    }
+    int grown_cap = *cap ? 2 * *cap : 16;
+    StChunk **f = cm_realloc(*fresh, sizeof(StChunk *) * (size_t)grown_cap);
+    if (f != NULL) {
+        *fresh = f;
+    }
+    int *a = f != NULL ? cm_realloc(*at, sizeof(int) * (size_t)grown_cap) : NULL;
+    if (a == NULL) {
+        return false;
+    }
+    *at = a;
+    *cap = grown_cap;
+    return true;
 }
 
 /* A DELETE's copy of chunk ci without its `hit` rows (ascending) into a
@@ -332,18 +353,8 @@ static CmStatus copy_rest(const Updater *u, Lane *l, int ci, const uint32_t *hit
 static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hit, int n_hit)
 {
     CmErr *err = &l->err;
-    if (l->n_fresh == l->cap_fresh) {
-        int cap = l->cap_fresh ? 2 * l->cap_fresh : 16;
-        StChunk **fresh = cm_realloc(l->fresh, sizeof(StChunk *) * (size_t)cap);
-        if (fresh != NULL) {
-            l->fresh = fresh;
-        }
-        int *at = fresh != NULL ? cm_realloc(l->at, sizeof(int) * (size_t)cap) : NULL;
-        if (at == NULL) {
-            return oom(err);
-        }
-        l->at = at;
-        l->cap_fresh = cap;
+    if (!room_for_one(l->n_fresh, &l->cap_fresh, &l->at, &l->fresh)) {
+        return oom(err);
     }
     if (u->is_delete) {
         return copy_rest(u, l, ci, hit, n_hit);
@@ -362,7 +373,7 @@ static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hi
             break;
         }
         if (v != NULL) {
-            merge_column(&l->merged[c], &l->in_wide.cols[c], v, hit, n_hit, rows.n_rows);
+            merge_column(&l->merged[c], &l->in_wide.cols[c], v, hit, n_hit, rows.n_rows, false);
         }
         l->cols[c] = v != NULL ? l->merged[c] : l->in_wide.cols[c];
     }
@@ -499,4 +510,199 @@ CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
     in_place(t, pred, none, true, pool, interrupt, changes, err);
     cm_free(none);
     return err->code;
+}
+
+/* ---- by address: the rows a plan picked (ExChanges) ------------------------------------- */
+
+struct ExChanges {
+    StTable *t;
+    bool is_delete;
+    StTable *stage;   /* an UPDATE's new rows for the chunk `cur`, in address order */
+    StTable *written; /* RETURNING's rows, or NULL (borrowed) */
+    int cur;          /* the chunk the rows staged are in, or -1 */
+    int64_t last;     /* the last address taken, or -1 */
+    int n_off;
+    uint32_t off[CM_BATCH_CAP]; /* their places in it, ascending */
+    int *all;                   /* 0 .. n_cols - 1 */
+    CmBatch old, staged;        /* views of chunk `cur` and of the stage's rows */
+    CmVec *merged;              /* per column: the old values with the new ones put in */
+    StColStats *add;            /* the new values' statistics */
+    int n_fresh, cap_fresh;
+    int *at;
+    StChunk **fresh;
+    int64_t changes;
+};
+
+void ex_changes_free(ExChanges *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (int i = 0; i < c->n_fresh; i++) {
+        st_table_chunk_discard(c->fresh[i]);
+    }
+    for (int col = 0; c->merged != NULL && col < c->t->n_cols; col++) {
+        cm_vec_fini(&c->merged[col]);
+    }
+    cm_free(c->merged);
+    cm_batch_fini(&c->old);
+    cm_batch_fini(&c->staged);
+    st_table_free(c->stage);
+    cm_free(c->add);
+    cm_free(c->all);
+    cm_free(c->at);
+    cm_free(c->fresh);
+    cm_free(c);
+}
+
+ExChanges *ex_changes_new(StTable *t, bool is_delete, StTable *written, CmErr *err)
+{
+    int n = t->n_cols;
+    ExChanges *c = cm_calloc(1, sizeof *c);
+    if (c == NULL) {
+        oom(err);
+        return NULL;
+    }
+    c->t = t;
+    c->is_delete = is_delete;
+    c->written = written;
+    c->cur = -1;
+    c->last = -1;
+    c->all = cm_calloc((size_t)n + 1, sizeof(int));
+    c->merged = cm_calloc((size_t)n + 1, sizeof(CmVec));
+    c->add = st_stats_new_array(n);
+    if (c->all == NULL || c->merged == NULL || c->add == NULL) {
+        oom(err);
+        goto fail;
+    }
+    for (int col = 0; col < n; col++) {
+        c->all[col] = col;
+        if (cm_vec_init(&c->merged[col], t->types[col], err) != CM_OK) {
+            goto fail;
+        }
+    }
+    if (cm_batch_init(&c->old, n, t->types, err) != CM_OK ||
+        cm_batch_init(&c->staged, n, t->types, err) != CM_OK ||
+        (c->stage = st_table_new(t->name, n, t->cols, err)) == NULL) {
+        goto fail;
+    }
+    return c;
+fail:
+    ex_changes_free(c);
+    return NULL;
+}
+
+/* The copy of chunk c->cur with its rows staged: without them (DELETE; none
+ * when no row is left) or with their new values (UPDATE). */
+static CmStatus flush(ExChanges *c, CmErr *err)
+{
+    if (c->cur < 0) {
+        return CM_OK;
+    }
+    StTable *t = c->t;
+    const StChunk *ch = t->chunks[c->cur];
+    if (!room_for_one(c->n_fresh, &c->cap_fresh, &c->at, &c->fresh)) {
+        return oom(err);
+    }
+    uint32_t rest[CM_BATCH_CAP];
+    int n_rest = 0;
+    for (int i = 0, k = 0; c->is_delete && i < ch->n_rows; i++) {
+        if (k < c->n_off && c->off[k] == (uint32_t)i) {
+            k++;
+        } else {
+            rest[n_rest++] = (uint32_t)i;
+        }
+    }
+    StChunk *fresh = NULL;
+    bool loaded = false, is_staged = false;
+    if (!c->is_delete || n_rest > 0) {
+        if (st_table_scan_chunk(t, c->cur, c->all, t->n_cols, &c->old, &loaded, err) != CM_OK) {
+            return err->code;
+        }
+        CmBatch rows = c->old;
+        if (c->is_delete) {
+            rows.sel = rest;
+            rows.n_rows = n_rest;
+        } else if (st_table_scan_chunk(c->stage, 0, c->all, t->n_cols, &c->staged, NULL, err) ==
+                   CM_OK) {
+            is_staged = true;
+            for (int col = 0; col < t->n_cols; col++) {
+                merge_column(&c->merged[col], &c->old.cols[col], &c->staged.cols[col], c->off,
+                             c->n_off, ch->n_rows, true);
+                st_stats_add(&c->add[col], &c->staged.cols[col], NULL, c->n_off);
+            }
+            rows.cols = c->merged;
+        }
+        if (err->code == CM_OK && (c->is_delete || st_table_check(t, &rows, err) == CM_OK)) {
+            fresh = st_table_chunk_from(t, &rows, c->is_delete || ch->sealed, err);
+        }
+        if (is_staged) {
+            st_table_unpin_chunk(c->stage, 0);
+        }
+        unpin(t, c->cur, loaded);
+        if (fresh == NULL) {
+            return err->code;
+        }
+    }
+    c->at[c->n_fresh] = c->cur;
+    c->fresh[c->n_fresh++] = fresh;
+    c->changes += c->n_off;
+    c->n_off = 0;
+    c->cur = -1;
+    st_table_truncate(c->stage, 0);
+    return CM_OK;
+}
+
+CmStatus ex_changes_add(ExChanges *c, const CmBatch *b, CmErr *err)
+{
+    int n = c->t->n_cols;
+    CmBatch view = *b;
+    view.cols = b->cols + 1; /* t's columns, after the address */
+    view.n_cols = n;
+    uint32_t run[CM_BATCH_CAP];
+    for (int i = 0; i < b->n_rows;) {
+        /* a run of rows of one chunk */
+        int n_run = 0;
+        for (; i < b->n_rows; i++) {
+            uint32_t p = cm_batch_pos(b, i);
+            int64_t addr =
+                ((const int64_t *)b->cols[0].data)[b->cols[0].kind == CM_VEC_CONST ? 0 : p];
+            int ci = (int)(addr / CM_BATCH_CAP);
+            if (addr <= c->last || ci >= c->t->n_chunks ||
+                addr % CM_BATCH_CAP >= c->t->chunks[ci]->n_rows) {
+                return cm_err_set(err, CM_INTERNAL, -1, "row addresses out of order for '%s'",
+                                  c->t->name);
+            }
+            if (ci != c->cur && n_run > 0) {
+                break;
+            }
+            if (ci != c->cur && flush(c, err) != CM_OK) {
+                return err->code;
+            }
+            c->cur = ci;
+            c->last = addr;
+            c->off[c->n_off++] = (uint32_t)(addr % CM_BATCH_CAP);
+            run[n_run++] = p;
+        }
+        CmBatch rows = view;
+        rows.sel = run;
+        rows.n_rows = n_run;
+        if ((!c->is_delete && st_table_append(c->stage, &rows, err) != CM_OK) ||
+            (c->written != NULL && st_table_append(c->written, &rows, err) != CM_OK)) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+CmStatus ex_changes_apply(ExChanges *c, int64_t *changes, CmErr *err)
+{
+    *changes = 0;
+    if (flush(c, err) != CM_OK ||
+        st_table_swap_chunks(c->t, c->n_fresh, c->at, c->fresh, c->is_delete ? NULL : c->add,
+                             err) != CM_OK) {
+        return err->code;
+    }
+    *changes = c->changes;
+    return CM_OK;
 }

@@ -37,3 +37,21 @@ CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, 
  * rebuilt at the next append).  *changes counts the rows deleted. */
 CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
                             const atomic_bool *interrupt, int64_t *changes, CmErr *err);
+
+/* UPDATE and DELETE by row address, for the statements whose WHERE or SET
+ * needs a plan (a subquery) or that return rows (RETURNING): the plan
+ * (pl_bind_changes) yields only the rows changed, in address order, each its
+ * address (ST_ROW_ADDR) then t's columns (new values for an UPDATE).
+ * ex_changes_add takes its batches as they come: the rows of one chunk are
+ * staged (an UPDATE's copied, with their strings), and when the next chunk's
+ * begin, that chunk gets its copy, as in place: its other rows and the new
+ * values (UPDATE, checked: NOT NULL, lengths), or its other rows only
+ * (DELETE).  The rows taken also go to `written` (RETURNING; may be NULL).
+ * ex_changes_apply puts the copies in (st_table_swap_chunks; nothing before
+ * it changes t, so an error anywhere before leaves t as it was) and counts
+ * the rows.  No column an UPDATE sets may be an index key. */
+typedef struct ExChanges ExChanges;
+ExChanges *ex_changes_new(StTable *t, bool is_delete, StTable *written, CmErr *err);
+CmStatus ex_changes_add(ExChanges *c, const CmBatch *b, CmErr *err);
+CmStatus ex_changes_apply(ExChanges *c, int64_t *changes, CmErr *err);
+void ex_changes_free(ExChanges *c);

@@ -855,18 +855,25 @@ static CmStatus returning(Stmt *st, StTable *written, int64_t changes)
     return st->err->code;
 }
 
+/* Runs `root`, handing its batches to fn(ctx) as they come (in the result's
+ * order); st->err tells how it went. */
+static CmStatus run_streamed(Stmt *st, const PlNode *root, ExResultStreamFn fn, void *ctx)
+{
+    PlStagePlan plan;
+    st->stream = fn;
+    st->stream_ctx = ctx;
+    run_query(st, root, &plan, NULL);
+    st->stream = NULL;
+    pl_stage_plan_fini(&plan);
+    return st->err->code;
+}
+
 /* Runs `root`, appending its rows to a->t as they come.  On failure the rows
  * appended are truncated away. */
 static CmStatus run_into(Stmt *st, const PlNode *root, Appender *a)
 {
     int64_t before = a->t->n_rows;
-    PlStagePlan plan;
-    st->stream = append_batch;
-    st->stream_ctx = a;
-    run_query(st, root, &plan, NULL);
-    st->stream = NULL;
-    pl_stage_plan_fini(&plan);
-    if (st->err->code != CM_OK) {
+    if (run_streamed(st, root, append_batch, a) != CM_OK) {
         st_table_truncate(a->t, before);
     }
     return st->err->code;
@@ -1358,14 +1365,9 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
     }
     PlBinder b = stmt_binder(st);
     PlNode *root = pl_bind_scan(&b, t);
-    PlStagePlan plan;
-    st->stream = number_batch;
-    st->stream_ctx = &nb;
     if (root != NULL) {
-        run_query(st, root, &plan, NULL);
-        pl_stage_plan_fini(&plan);
+        run_streamed(st, root, number_batch, &nb);
     }
-    st->stream = NULL;
     cm_vec_fini(&nb.num);
     if (st->err->code != CM_OK) {
         st_table_free(nb.t);
@@ -1412,6 +1414,60 @@ static bool in_place(Stmt *st, StTable *t)
     return true;
 }
 
+/* ExResultStreamFn into ExChanges. */
+static CmStatus changes_batch(void *ctx, const CmBatch *b, CmErr *err)
+{
+    return ex_changes_add(ctx, b, err);
+}
+
+/* True when an UPDATE's SET list names a key column of one of t's indexes. */
+static bool sets_index_key(const StTable *t, const PsStmt *a)
+{
+    for (int i = 0; a->sets != NULL && i < a->sets->n; i++) {
+        const char *name = ((const PsSetClause *)a->sets->items[i])->column;
+        for (int c = 0; c < t->n_cols; c++) {
+            if (strcmp(t->cols[c].name, name) == 0 && is_indexed(t, c)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* UPDATE (without FROM, of no index key) or DELETE by row address
+ * (executor/update.h, ExChanges) when it cannot run in place: a subquery, or
+ * RETURNING.  The plan yields only the rows changed; the chunks they are in
+ * get copies, the others stay.  False when the statement needs the plan
+ * that rebuilds the table; true when it ran (st->err tells how). */
+static bool by_address(Stmt *st, StTable *t)
+{
+    const PsStmt *a = st->ast;
+    if (a->from != NULL || t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t) ||
+        (a->kind == PS_ST_UPDATE && sets_index_key(t, a))) {
+        return false;
+    }
+    PlBinder b = query_binder(st, true);
+    PlNode *root = pl_bind_changes(&b, t, a);
+    StTable *written = root != NULL ? written_table(st, t) : NULL;
+    ExChanges *ch = root != NULL && st->err->code == CM_OK
+                        ? ex_changes_new(t, a->kind == PS_ST_DELETE, written, st->err)
+                        : NULL;
+    if (ch != NULL) {
+        run_streamed(st, root, changes_batch, ch);
+    }
+    int64_t changes = 0;
+    if (ch != NULL && st->err->code == CM_OK) {
+        /* RETURNING runs before the rows change: an error there changes nothing */
+        if ((written == NULL || returning(st, written, written->n_rows) == CM_OK) &&
+            ex_changes_apply(ch, &changes, st->err) == CM_OK && written == NULL) {
+            empty_result(st, changes);
+        }
+    }
+    ex_changes_free(ch);
+    st_table_free(written);
+    return true;
+}
+
 static CmStatus update_or_delete(Stmt *st)
 {
     const PsStmt *a = st->ast;
@@ -1420,7 +1476,7 @@ static CmStatus update_or_delete(Stmt *st)
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
     bool is_update = a->kind == PS_ST_UPDATE;
-    if (in_place(st, e->table)) {
+    if (in_place(st, e->table) || by_address(st, e->table)) {
         return st->err->code;
     }
     PlBinder b = query_binder(st, true);

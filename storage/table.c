@@ -1088,7 +1088,25 @@ CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids
     out->n_rows = 0;
     out->sel = NULL;
     out->keep.keeper = NULL;
-    const CmBatch *b = st_block_pin_cols(c->block, col_ids, n_out, loaded, err);
+    int addr_at = -1, n_ids = 0, few[32];
+    for (int i = 0; i < n_out; i++) {
+        addr_at = col_ids[i] == ST_ROW_ADDR(t) ? i : addr_at;
+    }
+    const int *ids = col_ids;
+    int *many = NULL;
+    if (addr_at >= 0) { /* the block holds the others */
+        ids = n_out <= 32 ? few : (many = cm_malloc(sizeof(int) * (size_t)n_out));
+        if (ids == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory reading '%s'", t->name);
+        }
+        for (int i = 0; i < n_out; i++) {
+            if (i != addr_at) {
+                ((int *)ids)[n_ids++] = col_ids[i];
+            }
+        }
+    }
+    const CmBatch *b = st_block_pin_cols(c->block, ids, addr_at >= 0 ? n_ids : n_out, loaded, err);
+    cm_free(many);
     if (b == NULL) {
         /* Only a MEMORY_ONLY chunk (a cache's) is dropped; its owner
          * recomputes the rows before the next statement reads them. */
@@ -1102,6 +1120,14 @@ CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids
     for (int i = 0; i < n_out; i++) {
         CmVec *v = &out->cols[i];
         v->kind = CM_VEC_FLAT;
+        if (i == addr_at) {
+            v->data = v->data_buf;
+            v->validity = NULL;
+            for (int r = 0; r < c->n_rows; r++) {
+                ((int64_t *)v->data)[r] = (int64_t)chunk_idx * CM_BATCH_CAP + r;
+            }
+            continue;
+        }
         v->data = b->cols[col_ids[i]].data;
         v->validity = b->cols[col_ids[i]].validity;
     }
@@ -1135,6 +1161,11 @@ bool st_table_scans_cold(const StTable *t)
 void st_table_chunk_range(const StTable *t, int chunk_idx, int col, int64_t *lo, int64_t *hi)
 {
     const StChunk *c = t->chunks[chunk_idx];
+    if (col == ST_ROW_ADDR(t)) { /* no zone map */
+        *lo = INT64_MIN;
+        *hi = INT64_MAX;
+        return;
+    }
     if (c->zone != NULL) {
         *lo = c->zone[2 * col];
         *hi = c->zone[2 * col + 1];

@@ -283,9 +283,13 @@ void st_table_truncate(StTable *t, int64_t n_rows);
 /* Pins chunk `chunk_idx` (loading it from disk when evicted; *loaded tells,
  * when not NULL) and points the vectors of `out` (n_cols columns, vectors not
  * owning data) at its columns `col_ids` (n_out of them); sets n_rows, no
- * selection.  A saved chunk in column records reads only those columns
- * (st_block_pin_cols).  The view is valid until st_table_unpin_chunk.  CM_OOM or CM_IO
- * when the chunk cannot be loaded (out is then empty). */
+ * selection.  Column id t->n_cols (ST_ROW_ADDR) is each row's address, an
+ * INT64 written into that vector's own buffer (cm_batch_init made it):
+ * chunk_idx * CM_BATCH_CAP + its place in the chunk, for the plans of UPDATE
+ * and DELETE (the table does not change while they run).  A saved chunk in column records reads
+ * only those columns (st_block_pin_cols).  The view is valid until st_table_unpin_chunk.  CM_OOM or
+ * CM_IO when the chunk cannot be loaded (out is then empty). */
+#define ST_ROW_ADDR(t) ((t)->n_cols)
 CmStatus st_table_scan_chunk(const StTable *t, int chunk_idx, const int *col_ids, int n_out,
                              CmBatch *out, bool *loaded, CmErr *err);
 void st_table_unpin_chunk(const StTable *t, int chunk_idx);

@@ -16,24 +16,72 @@ static void *oom(PlBinder *b)
     return NULL;
 }
 
-/* A scan of every column of t, with a scope naming them after `name`. */
-static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
+/* A scan of every column of t, with a scope naming them after `name`; with
+ * `addr`, then each row's address (ST_ROW_ADDR, storage/table.h), named
+ * "#addr", which no identifier can name. */
+static PlNode *scan_of(PlBinder *b, StTable *t, const char *name, PlScope *sc, bool addr)
 {
-    PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);
-    sc->n = t->n_cols;
-    sc->cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(t->n_cols + 1));
+    int n_cols = t->n_cols + addr;
+    PlNode *n = pl_node_new(b->arena, PL_GET, n_cols);
+    sc->n = n_cols;
+    sc->cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(n_cols + 1));
     if (n == NULL || sc->cols == NULL ||
-        (n->col_ids = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(t->n_cols + 1))) == NULL) {
+        (n->col_ids = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(n_cols + 1))) == NULL) {
         return oom(b);
     }
     n->table = t;
-    for (int i = 0; i < t->n_cols; i++) {
+    for (int i = 0; i < n_cols; i++) {
+        bool is_addr = i == t->n_cols;
         n->col_ids[i] = i;
-        n->types[i] = t->cols[i].type;
-        n->names[i] = t->cols[i].name;
-        sc->cols[i] = (PlScopeCol){.table = name, .name = t->cols[i].name, .type = t->cols[i].type};
+        n->types[i] = is_addr ? cm_type_make(CM_T_INT64) : t->cols[i].type;
+        n->names[i] = is_addr ? "#addr" : t->cols[i].name;
+        sc->cols[i] = (PlScopeCol){.table = name, .name = n->names[i], .type = n->types[i]};
     }
     return n;
+}
+
+static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
+{
+    return scan_of(b, t, name, sc, false);
+}
+
+/* The rows `flag` (BOOLEAN, never NULL) picks from input, whose column n is
+ * the row address: the address, then t's n columns (set[i] where given, else
+ * input's column i), then the flag, in address order. */
+static PlNode *by_address(PlBinder *b, PlNode *input, int n, ExExpr **set, ExExpr *flag,
+                          int64_t off)
+{
+    ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 2));
+    ExSortKey *key = cm_arena_zalloc(b->arena, sizeof *key);
+    if (exprs == NULL || names == NULL || key == NULL ||
+        (exprs[0] = ex_expr_column(b->arena, n, cm_type_make(CM_T_INT64))) == NULL) {
+        return oom(b);
+    }
+    names[0] = "#addr";
+    for (int i = 0; i < n; i++) {
+        exprs[1 + i] = set && set[i] ? set[i] : ex_expr_column(b->arena, i, input->types[i]);
+        names[1 + i] = input->names[i];
+        if (exprs[1 + i] == NULL) {
+            return oom(b);
+        }
+    }
+    exprs[n + 1] = flag;
+    names[n + 1] = "#flag";
+    PlNode *p = pl_project(b, input, n + 2, exprs, names);
+    ExExpr *picked = p ? ex_expr_column(b->arena, n + 1, cm_type_make(CM_T_BOOL)) : NULL;
+    PlNode *f = picked ? pl_filter(b, p, picked, off) : NULL;
+    PlNode *s = f ? pl_node_new(b->arena, PL_SORT, f->n_cols) : NULL;
+    if (s == NULL) {
+        return f ? oom(b) : NULL;
+    }
+    memcpy(s->types, f->types, sizeof(CmType) * (size_t)f->n_cols);
+    memcpy(s->names, f->names, sizeof(char *) * (size_t)f->n_cols);
+    s->child = f;
+    s->n_sort_keys = 1;
+    s->sort_keys = key; /* column 0, ascending */
+    s->limit = -1;
+    return s;
 }
 
 /* CASE WHEN cond THEN yes ELSE no END for BOOLEAN constants: NULL -> no. */
@@ -106,23 +154,36 @@ CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *o
     return ex_expr_eval_const(e, b->arena, out, b->err);
 }
 
-PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
+/* DELETE: with `addr`, by address (by_address), else every row and its flag. */
+static PlNode *bind_delete(PlBinder *b, StTable *t, const PsExpr *where, bool addr)
 {
     PlScope sc;
-    PlNode *input = scan(b, t, t->name, &sc);
+    PlNode *input = scan_of(b, t, t->name, &sc, addr);
     if (input == NULL) {
         return NULL;
     }
+    ExExpr *gone;
     if (where == NULL) {
         CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
-        ExExpr *all = ex_expr_const(b->arena, &yes);
-        return all ? keep_columns(b, input, t->n_cols, NULL, all) : oom(b);
+        gone = ex_expr_const(b->arena, &yes);
+        if (gone == NULL) {
+            return oom(b);
+        }
+    } else {
+        PlBindCtx ctx = {
+            .b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input, .clause = "WHERE"};
+        ExExpr *pred = pl_bind_expr(&ctx, where);
+        if ((gone = pred ? truth(b, pred, true, where->src_off) : NULL) == NULL) {
+            return NULL;
+        }
     }
-    PlBindCtx ctx = {
-        .b = b, .scope = &sc, .mscope = &sc, .input = &input, .base = input, .clause = "WHERE"};
-    ExExpr *pred = pl_bind_expr(&ctx, where);
-    ExExpr *gone = pred ? truth(b, pred, true, where->src_off) : NULL;
-    return gone ? keep_columns(b, input, t->n_cols, NULL, gone) : NULL;
+    return addr ? by_address(b, input, t->n_cols, NULL, gone, where ? where->src_off : 0)
+                : keep_columns(b, input, t->n_cols, NULL, gone);
+}
+
+PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
+{
+    return bind_delete(b, t, where, false);
 }
 
 /* The SET list bound in ctx: set[col] the new value of each column set (cast
@@ -315,14 +376,13 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
     return keep_columns(b, lj, n, set, changed);
 }
 
-PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
+/* UPDATE without FROM: with `addr`, by address (by_address), else every row
+ * with its new values and its flag. */
+static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool addr)
 {
-    if (stmt->from != NULL) {
-        return update_from(b, t, stmt);
-    }
     const PsExpr *where = stmt->where;
     PlScope sc;
-    PlNode *input = scan(b, t, stmt->alias ? stmt->alias : t->name, &sc);
+    PlNode *input = scan_of(b, t, stmt->alias ? stmt->alias : t->name, &sc, addr);
     ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
     if (input == NULL || set == NULL) {
         return input ? oom(b) : NULL;
@@ -357,7 +417,23 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
         CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
         changed = ex_expr_const(b->arena, &yes);
     }
-    return changed ? keep_columns(b, input, t->n_cols, set, changed) : NULL;
+    if (changed == NULL) {
+        return NULL;
+    }
+    return addr ? by_address(b, input, t->n_cols, set, changed, stmt->src_off)
+                : keep_columns(b, input, t->n_cols, set, changed);
+}
+
+PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
+{
+    return stmt->from != NULL ? update_from(b, t, stmt) : bind_update(b, t, stmt, false);
+}
+
+PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt)
+{
+    CM_ASSERT(stmt->from == NULL);
+    return stmt->kind == PS_ST_DELETE ? bind_delete(b, t, stmt->where, true)
+                                      : bind_update(b, t, stmt, true);
 }
 
 bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr **pred, ExExpr **set)

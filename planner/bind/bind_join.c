@@ -608,9 +608,9 @@ static PlNode *filtered_leaf(JoinSet *js, int i, int *map, int base)
 static const StTable *base_column(const PlNode *n, int col, int *tcol)
 {
     for (;;) {
-        if (n->kind == PL_GET) {
+        if (n->kind == PL_GET) { /* a row address (ST_ROW_ADDR) is no column of the table */
             *tcol = n->col_ids[col];
-            return n->table;
+            return *tcol < n->table->n_cols ? n->table : NULL;
         }
         if (n->kind == PL_PROJECT && n->exprs[col]->kind == EX_E_COLUMN) {
             col = n->exprs[col]->col;

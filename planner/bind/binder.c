@@ -1152,9 +1152,9 @@ static const PlNode *scan_of(const PlNode *n, int col, int *tcol)
 {
     for (;;) {
         switch (n->kind) {
-        case PL_GET:
+        case PL_GET: /* a row address (ST_ROW_ADDR) is no column of the table */
             *tcol = n->col_ids[col];
-            return n->table != NULL ? n : NULL;
+            return n->table != NULL && *tcol < n->table->n_cols ? n : NULL;
         case PL_FILTER:
             n = n->child;
             break;

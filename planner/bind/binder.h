@@ -154,6 +154,14 @@ PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where);
  * SET c = DEFAULT sets c's default. */
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt);
 
+/* UPDATE without FROM, or DELETE, by row address: a plan of the rows the
+ * statement changes, in address order: column 0 the row's address
+ * (ST_ROW_ADDR, storage/table.h), then t's columns (for an UPDATE their new
+ * values; for a DELETE as they are), then a TRUE flag.  For the statements
+ * that cannot run in place (pl_bind_update_values) for a subquery or
+ * RETURNING: the rows it does not change never leave the plan. */
+PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt);
+
 /* UPDATE without FROM, or DELETE (no SET list: set all NULL), as
  * expressions over t's columns (column i is t's column i), for a statement
  * that changes the table in place: *pred its

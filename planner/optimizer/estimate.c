@@ -179,7 +179,7 @@ void pl_est_column(PlEst *e, const PlNode *n, int col, PlColEst *c)
     unknown(c);
     switch (n->kind) {
     case PL_GET:
-        if (n->table->stats != NULL) {
+        if (n->table->stats != NULL && n->col_ids[col] < n->table->n_cols) {
             table_column(n->table, n->col_ids[col], c);
         }
         return;

@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Random UPDATEs and DELETEs through both of their paths, compared after each one.
+"""Random UPDATEs and DELETEs through each of their paths, compared after each one.
 
 An UPDATE or DELETE without FROM, RETURNING or a subquery runs in place
 (executor/update.h: the chunks where a row matches are copied with the new
-values, or without the rows deleted, shorter); with RETURNING the same
-statement builds a new table of every row (planner/session.c).  Each seed
+values, or without the rows deleted, shorter); with RETURNING (or a
+subquery) it runs by row address (ExChanges: a plan yields the rows changed
+and their addresses, and their chunks get copies the same way); an UPDATE
+with FROM builds a new table of every row (planner/session.c).  Each seed
 draws statements (UPDATEs of one to three columns, of every type: integers,
 strings short and long, doubles, dates, lists, NULLs; DELETEs; INSERTs that
 put rows back; WHERE of ranges, LIKE, IS NULL, modulo, AND/OR/NOT, or none)
-and runs each on table t1 in place and on t2, a copy, through the rebuild;
-after each statement the two must hold the same rows (EXCEPT ALL both ways),
-and at the end in the same order.  A rolled back transaction of such
+and runs each on table t1 in place, on t2, a copy, by address, and on t3,
+another copy, through the rebuild (UPDATE ... FROM a one-row table) or, for a
+DELETE, as a new table of the rows the WHERE does not pick (CREATE OR
+REPLACE TABLE ... AS); after each statement the three must hold the same
+rows (EXCEPT ALL both ways), and at the end t1 and t2 in the same order.  A rolled back transaction of such
 statements in between must change neither.  Even seeds run on a directory
 database, in two processes (the second opens what the first committed: the
 shorter chunks a DELETE leaves are saved and read back as they are).
@@ -36,9 +40,13 @@ INSERT INTO t1 SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 257 END,
   CASE WHEN i % 17 = 0 THEN NULL ELSE 'v' || i END, i * 0.75, DATE '2020-01-01' + i % 400,
   CASE WHEN i % 5 = 0 THEN NULL ELSE [i % 9] END FROM range(6000) r(i);
 CREATE TABLE t2 AS SELECT * FROM t1;
+CREATE TABLE t3 AS SELECT * FROM t1;
 """
-DIFF = ("SELECT 'diff', (SELECT count(*) FROM (SELECT * FROM t1 EXCEPT ALL SELECT * FROM t2)) + "
-        "(SELECT count(*) FROM (SELECT * FROM t2 EXCEPT ALL SELECT * FROM t1));\n")
+DIFF = "".join(
+    f"SELECT 'diff', (SELECT count(*) FROM (SELECT * FROM t1 EXCEPT ALL SELECT * FROM {t})) + "
+    f"(SELECT count(*) FROM (SELECT * FROM {t} EXCEPT ALL SELECT * FROM t1));\n" for t in ("t2", "t3"))
+# the in-place and by-address paths keep every row in its place; the
+# rebuilds need not (a join's output order is not the table's)
 ORDER = ("SELECT 'order', (SELECT count(*) FROM t1) - (SELECT count(*) FROM t2) + count(*) "
          "FROM (SELECT id, row_number() OVER () AS r FROM t1) x "
          "JOIN (SELECT id, row_number() OVER () AS r FROM t2) y USING (r) WHERE x.id <> y.id;\n")
@@ -63,21 +71,26 @@ def where(rng):
 
 
 def statement(rng):
-    """The statement for t1 and the same for t2 through the rebuild."""
+    """The statement for t1 (in place), for t2 (by address) and for t3 (rebuilt)."""
     kind = rng.random()
     if kind < 0.25:  # a narrow WHERE, mostly: deletes must not empty the table too soon
         w = f"id % {rng.randint(5, 40)} = {rng.randint(0, 4)}" if rng.random() < 0.5 else where(rng)
-        s = f"DELETE FROM {{t}} WHERE {w}"
-        return s.format(t="t1"), s.format(t="t2") + " RETURNING 0"
+        by_addr = (f"DELETE FROM t2 WHERE {w} RETURNING 0" if rng.random() < 0.5 else
+                   f"DELETE FROM t2 WHERE ({w}) AND id IN (SELECT id FROM t2)")
+        return (f"DELETE FROM t1 WHERE {w}", by_addr,
+                f"CREATE OR REPLACE TABLE t3 AS SELECT * FROM t3 WHERE ({w}) IS NOT TRUE")
     if kind < 0.35:
         lo = rng.randint(0, 5500)
         s = (f"INSERT INTO {{t}} SELECT i, i % 257, 'n' || i, i * 0.5, DATE '2020-02-02', [i] "
              f"FROM range({lo}, {lo + rng.randint(1, 3000)}) r(i)")
-        return s.format(t="t1"), s.format(t="t2")
+        return s.format(t="t1"), s.format(t="t2"), s.format(t="t3")
     cols = rng.sample(sorted(SETS), rng.randint(1, 3))
     s = ", ".join(f"{c} = {rng.choice(SETS[c])}" for c in cols)
-    s += "" if rng.random() < 0.1 else " WHERE " + where(rng)
-    return f"UPDATE t1 SET {s}", f"UPDATE t2 SET {s} RETURNING 0"
+    w = "" if rng.random() < 0.1 else where(rng)
+    by_addr = (f"UPDATE t2 SET {s}{' WHERE ' + w if w else ''} RETURNING 0" if rng.random() < 0.5
+               else f"UPDATE t2 SET {s} WHERE {w or 'TRUE'} AND id = (SELECT id)")
+    return (f"UPDATE t1 SET {s}{' WHERE ' + w if w else ''}", by_addr,
+            f"UPDATE t3 SET {s} FROM (SELECT 1 AS one_) o_{' WHERE ' + w if w else ''}")
 
 
 def run(sluice, sql, db):
@@ -96,11 +109,11 @@ def main():
         rng = random.Random(seed)
         parts = [SETUP, ""]
         for i in range(a.statements):
-            s1, s2 = statement(rng)
-            if i % 10 == 5:  # undone: neither table may change
-                parts[i * 2 // a.statements] += f"BEGIN;\n{s1};\n{s2};\nROLLBACK;\n"
-                s1, s2 = statement(rng)
-            parts[i * 2 // a.statements] += f"{s1};\n{s2};\n" + DIFF
+            s = statement(rng)
+            if i % 10 == 5:  # undone: no table may change
+                parts[i * 2 // a.statements] += "BEGIN;\n" + "".join(x + ";\n" for x in s) + "ROLLBACK;\n"
+                s = statement(rng)
+            parts[i * 2 // a.statements] += "".join(x + ";\n" for x in s) + DIFF
         parts[1] += ORDER
         db = tempfile.mkdtemp(prefix="update_paths") + "/db" if seed % 2 == 0 else None
         try:
@@ -113,14 +126,14 @@ def main():
         p.stdout = "".join(o.stdout for o in outs)
         p.stderr = "".join(o.stderr for o in outs)
         rows = [l.split("\t") for l in p.stdout.splitlines() if l.startswith(("diff", "order"))]
-        bad = [r for r in rows if r[1] != "0"]
+        bad = [(k, r) for k, r in enumerate(rows) if r[1] != "0"]
         n_diff = sum(r[0] == "diff" for r in rows)
-        if p.returncode != 0 or bad or n_diff != a.statements or len(rows) != n_diff + 1:
+        if p.returncode != 0 or bad or n_diff != 2 * a.statements or len(rows) != n_diff + 1:
             failures += 1
-            print(f"FAIL seed {seed}: rc {p.returncode}, {n_diff} of {a.statements} compared, "
+            print(f"FAIL seed {seed}: rc {p.returncode}, {n_diff} of {2 * a.statements} compared, "
                   f"different: {bad[:5]}, stderr: {p.stderr[-400:]!r}")
         else:
-            print(f"seed {seed}: {a.statements} statements, both paths the same"
+            print(f"seed {seed}: {a.statements} statements, the three paths the same"
                   + (" (a directory, reopened)" if db else ""))
     sys.exit(1 if failures else 0)
 
