@@ -524,8 +524,11 @@ struct ExChanges {
     int n_off;
     uint32_t off[CM_BATCH_CAP]; /* their places in it, ascending */
     int *all;                   /* 0 .. n_cols - 1 */
+    int n_in;                   /* t's columns in the plan's rows, after the address: */
+    int *in_col;                /* which, in table order */
     CmBatch old, staged;        /* views of chunk `cur` and of the stage's rows */
-    CmVec *merged;              /* per column: the old values with the new ones put in */
+    CmVec *merged;              /* per column in the plan: the old values with the new ones */
+    CmVec *cols;                /* a copy's columns: `merged`, or views of `old` */
     StColStats *add;            /* the new values' statistics */
     int n_fresh, cap_fresh;
     int *at;
@@ -545,6 +548,8 @@ void ex_changes_free(ExChanges *c)
         cm_vec_fini(&c->merged[col]);
     }
     cm_free(c->merged);
+    cm_free(c->cols);
+    cm_free(c->in_col);
     cm_batch_fini(&c->old);
     cm_batch_fini(&c->staged);
     st_table_free(c->stage);
@@ -555,7 +560,8 @@ void ex_changes_free(ExChanges *c)
     cm_free(c);
 }
 
-ExChanges *ex_changes_new(StTable *t, bool is_delete, StTable *written, CmErr *err)
+ExChanges *ex_changes_new(StTable *t, bool is_delete, const bool *in_plan, StTable *written,
+                          CmErr *err)
 {
     int n = t->n_cols;
     ExChanges *c = cm_calloc(1, sizeof *c);
@@ -569,25 +575,39 @@ ExChanges *ex_changes_new(StTable *t, bool is_delete, StTable *written, CmErr *e
     c->cur = -1;
     c->last = -1;
     c->all = cm_calloc((size_t)n + 1, sizeof(int));
+    c->in_col = cm_calloc((size_t)n + 1, sizeof(int));
     c->merged = cm_calloc((size_t)n + 1, sizeof(CmVec));
+    c->cols = cm_calloc((size_t)n + 1, sizeof(CmVec));
     c->add = st_stats_new_array(n);
-    if (c->all == NULL || c->merged == NULL || c->add == NULL) {
+    StColumn *in_cols = cm_calloc((size_t)n + 1, sizeof(StColumn));
+    CmType *in_types = cm_calloc((size_t)n + 1, sizeof(CmType));
+    if (c->all == NULL || c->in_col == NULL || c->merged == NULL || c->cols == NULL ||
+        c->add == NULL || in_cols == NULL || in_types == NULL) {
         oom(err);
         goto fail;
     }
     for (int col = 0; col < n; col++) {
         c->all[col] = col;
+        if (in_plan[col]) {
+            in_cols[c->n_in] = t->cols[col];
+            in_types[c->n_in] = t->types[col];
+            c->in_col[c->n_in++] = col;
+        }
         if (cm_vec_init(&c->merged[col], t->types[col], err) != CM_OK) {
             goto fail;
         }
     }
     if (cm_batch_init(&c->old, n, t->types, err) != CM_OK ||
-        cm_batch_init(&c->staged, n, t->types, err) != CM_OK ||
-        (c->stage = st_table_new(t->name, n, t->cols, err)) == NULL) {
+        cm_batch_init(&c->staged, c->n_in, in_types, err) != CM_OK ||
+        (!is_delete && (c->stage = st_table_new(t->name, c->n_in, in_cols, err)) == NULL)) {
         goto fail;
     }
+    cm_free(in_cols);
+    cm_free(in_types);
     return c;
 fail:
+    cm_free(in_cols);
+    cm_free(in_types);
     ex_changes_free(c);
     return NULL;
 }
@@ -623,15 +643,20 @@ static CmStatus flush(ExChanges *c, CmErr *err)
         if (c->is_delete) {
             rows.sel = rest;
             rows.n_rows = n_rest;
-        } else if (st_table_scan_chunk(c->stage, 0, c->all, t->n_cols, &c->staged, NULL, err) ==
+        } else if (st_table_scan_chunk(c->stage, 0, c->all, c->n_in, &c->staged, NULL, err) ==
                    CM_OK) {
             is_staged = true;
-            for (int col = 0; col < t->n_cols; col++) {
-                merge_column(&c->merged[col], &c->old.cols[col], &c->staged.cols[col], c->off,
-                             c->n_off, ch->n_rows, true);
-                st_stats_add(&c->add[col], &c->staged.cols[col], NULL, c->n_off);
+            for (int col = 0, k = 0; col < t->n_cols; col++) {
+                c->cols[col] = c->old.cols[col]; /* a view: not in the plan, not changed */
+                if (k < c->n_in && c->in_col[k] == col) {
+                    merge_column(&c->merged[col], &c->old.cols[col], &c->staged.cols[k], c->off,
+                                 c->n_off, ch->n_rows, true);
+                    st_stats_add(&c->add[col], &c->staged.cols[k], NULL, c->n_off);
+                    c->cols[col] = c->merged[col];
+                    k++;
+                }
             }
-            rows.cols = c->merged;
+            rows.cols = c->cols;
         }
         if (err->code == CM_OK && (c->is_delete || st_table_check(t, &rows, err) == CM_OK)) {
             fresh = st_table_chunk_from(t, &rows, c->is_delete || ch->sealed, err);
@@ -649,16 +674,17 @@ static CmStatus flush(ExChanges *c, CmErr *err)
     c->changes += c->n_off;
     c->n_off = 0;
     c->cur = -1;
-    st_table_truncate(c->stage, 0);
+    if (c->stage != NULL) {
+        st_table_truncate(c->stage, 0);
+    }
     return CM_OK;
 }
 
 CmStatus ex_changes_add(ExChanges *c, const CmBatch *b, CmErr *err)
 {
-    int n = c->t->n_cols;
     CmBatch view = *b;
-    view.cols = b->cols + 1; /* t's columns, after the address */
-    view.n_cols = n;
+    view.cols = b->cols + 1; /* t's columns in the plan, after the address */
+    view.n_cols = c->n_in;
     uint32_t run[CM_BATCH_CAP];
     for (int i = 0; i < b->n_rows;) {
         /* a run of rows of one chunk */

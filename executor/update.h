@@ -41,7 +41,10 @@ CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
 /* UPDATE and DELETE by row address, for the statements whose WHERE or SET
  * needs a plan (a subquery) or that return rows (RETURNING): the plan
  * (pl_bind_changes) yields only the rows changed, in address order, each its
- * address (ST_ROW_ADDR) then t's columns (new values for an UPDATE).
+ * address (ST_ROW_ADDR) then those of t's columns in_plan (t->n_cols flags)
+ * picks, in table order: an UPDATE's new values of the columns it sets (or
+ * every column, for RETURNING: `written` then takes whole rows), a DELETE's
+ * none (or every column, for RETURNING).
  * ex_changes_add takes its batches as they come: the rows of one chunk are
  * staged (an UPDATE's copied, with their strings), and when the next chunk's
  * begin, that chunk gets its copy, as in place: its other rows and the new
@@ -51,7 +54,8 @@ CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
  * it changes t, so an error anywhere before leaves t as it was) and counts
  * the rows.  No column an UPDATE sets may be an index key. */
 typedef struct ExChanges ExChanges;
-ExChanges *ex_changes_new(StTable *t, bool is_delete, StTable *written, CmErr *err);
+ExChanges *ex_changes_new(StTable *t, bool is_delete, const bool *in_plan, StTable *written,
+                          CmErr *err);
 CmStatus ex_changes_add(ExChanges *c, const CmBatch *b, CmErr *err);
 CmStatus ex_changes_apply(ExChanges *c, int64_t *changes, CmErr *err);
 void ex_changes_free(ExChanges *c);

@@ -102,7 +102,7 @@ static PlNode *bind_stmt(PlSession *s, PlBinder *b, const PsStmt *st)
             return NULL;
         }
         if (st->kind == PS_ST_DELETE) {
-            return pl_bind_delete(b, e->table, st->where);
+            return pl_bind_delete(b, e->table, st);
         }
         /* the expressions of an UPDATE in place, then the plan that rebuilds */
         ExExpr *pred;

@@ -1447,11 +1447,15 @@ static bool by_address(Stmt *st, StTable *t)
         return false;
     }
     PlBinder b = query_binder(st, true);
-    PlNode *root = pl_bind_changes(&b, t, a);
+    bool *in_plan = cm_arena_zalloc(st->arena, sizeof(bool) * (size_t)(t->n_cols + 1));
+    PlNode *root = in_plan != NULL ? pl_bind_changes(&b, t, a, in_plan) : NULL;
     StTable *written = root != NULL ? written_table(st, t) : NULL;
     ExChanges *ch = root != NULL && st->err->code == CM_OK
-                        ? ex_changes_new(t, a->kind == PS_ST_DELETE, written, st->err)
+                        ? ex_changes_new(t, a->kind == PS_ST_DELETE, in_plan, written, st->err)
                         : NULL;
+    if (in_plan == NULL) {
+        cm_err_set(st->err, CM_OOM, -1, "out of memory");
+    }
     if (ch != NULL) {
         run_streamed(st, root, changes_batch, ch);
     }
@@ -1488,8 +1492,7 @@ static CmStatus update_or_delete(Stmt *st)
         }
         b.temps = &numbered;
     }
-    PlNode *root =
-        is_update ? pl_bind_update(&b, e->table, a) : pl_bind_delete(&b, e->table, a->where);
+    PlNode *root = is_update ? pl_bind_update(&b, e->table, a) : pl_bind_delete(&b, e->table, a);
     if (root != NULL) {
         replace_rows(st, e, root, !is_update);
     }

@@ -29,8 +29,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DUCK = os.path.join(REPO, '..', 'shared', 'tools', 'duckdb', 'duckdb-sql')
 
 # Shapes, not one query's constants: a few rows, scattered rows, a range of
-# dates, every row, and the one-row update behind a subquery (which takes the
-# plan that rebuilds the table: the path every UPDATE took before); then the
+# dates, every row, and statements with a subquery (which run by row address;
+# until session 19 they rebuilt the table, the path every UPDATE took before
+# session 17); then the
 # same shapes of DELETE (in memory they run one after another, so each later
 # one finds fewer rows; on the directory and in DuckDB each starts from the
 # loaded table).
@@ -42,16 +43,20 @@ STATEMENTS = [
      "UPDATE store_sales SET ss_list_price = ss_list_price + 1, ss_coupon_amt = NULL "
      "WHERE ss_sold_date_sk BETWEEN 2451000 AND 2451030"),
     ('every row', "UPDATE store_sales SET ss_quantity = ss_quantity + 1"),
-    ('one ticket, through a subquery (rebuilds)',
+    ('one ticket, through a subquery',
      "UPDATE store_sales SET ss_quantity = 5 WHERE ss_ticket_number = (SELECT 1000)"),
+    ('20 items, IN (SELECT ...) (~3,200 rows)',
+     "UPDATE store_sales SET ss_quantity = 1 WHERE ss_item_sk IN (SELECT i * 7 FROM range(1, 21) r(i))"),
     ('DELETE one ticket (~10 rows)', "DELETE FROM store_sales WHERE ss_ticket_number = 2000"),
     ('DELETE one item (~160 rows, scattered)', "DELETE FROM store_sales WHERE ss_item_sk = 9"),
     ('DELETE 31 days of dates (~1%)',
      "DELETE FROM store_sales WHERE ss_sold_date_sk BETWEEN 2451100 AND 2451130"),
     ('DELETE the first 1000 tickets (the head)',
      "DELETE FROM store_sales WHERE ss_ticket_number <= 1000"),
-    ('DELETE one ticket, through a subquery (rebuilds)',
+    ('DELETE one ticket, through a subquery',
      "DELETE FROM store_sales WHERE ss_ticket_number = (SELECT 3000)"),
+    ('DELETE 20 items, IN (SELECT ...) (~3,200 rows)',
+     "DELETE FROM store_sales WHERE ss_item_sk IN (SELECT i * 11 FROM range(1, 21) r(i))"),
 ]
 CHECK = ("SELECT count(*), sum(ss_quantity), sum(ss_list_price), count(ss_coupon_amt) "
          "FROM store_sales")

@@ -46,10 +46,11 @@ static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
 }
 
 /* The rows `flag` (BOOLEAN, never NULL) picks from input, whose column n is
- * the row address: the address, then t's n columns (set[i] where given, else
- * input's column i), then the flag, in address order. */
-static PlNode *by_address(PlBinder *b, PlNode *input, int n, ExExpr **set, ExExpr *flag,
-                          int64_t off)
+ * the row address: the address, then those of t's n columns in_plan[i] picks
+ * (set[i] where given, else input's column i), then the flag, in address
+ * order. */
+static PlNode *by_address(PlBinder *b, PlNode *input, int n, ExExpr **set, const bool *in_plan,
+                          ExExpr *flag, int64_t off)
 {
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
     const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 2));
@@ -59,17 +60,21 @@ static PlNode *by_address(PlBinder *b, PlNode *input, int n, ExExpr **set, ExExp
         return oom(b);
     }
     names[0] = "#addr";
+    int k = 1;
     for (int i = 0; i < n; i++) {
-        exprs[1 + i] = set && set[i] ? set[i] : ex_expr_column(b->arena, i, input->types[i]);
-        names[1 + i] = input->names[i];
-        if (exprs[1 + i] == NULL) {
+        if (!in_plan[i]) {
+            continue;
+        }
+        exprs[k] = set && set[i] ? set[i] : ex_expr_column(b->arena, i, input->types[i]);
+        names[k] = input->names[i];
+        if (exprs[k++] == NULL) {
             return oom(b);
         }
     }
-    exprs[n + 1] = flag;
-    names[n + 1] = "#flag";
-    PlNode *p = pl_project(b, input, n + 2, exprs, names);
-    ExExpr *picked = p ? ex_expr_column(b->arena, n + 1, cm_type_make(CM_T_BOOL)) : NULL;
+    exprs[k] = flag;
+    names[k] = "#flag";
+    PlNode *p = pl_project(b, input, k + 1, exprs, names);
+    ExExpr *picked = p ? ex_expr_column(b->arena, k, cm_type_make(CM_T_BOOL)) : NULL;
     PlNode *f = picked ? pl_filter(b, p, picked, off) : NULL;
     PlNode *s = f ? pl_node_new(b->arena, PL_SORT, f->n_cols) : NULL;
     if (s == NULL) {
@@ -154,9 +159,12 @@ CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *o
     return ex_expr_eval_const(e, b->arena, out, b->err);
 }
 
-/* DELETE: with `addr`, by address (by_address), else every row and its flag. */
-static PlNode *bind_delete(PlBinder *b, StTable *t, const PsExpr *where, bool addr)
+/* DELETE: with in_plan, by address (by_address; t's columns only for
+ * RETURNING), else every row and its flag. */
+static PlNode *bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
 {
+    const PsExpr *where = stmt->where;
+    bool addr = in_plan != NULL;
     PlScope sc;
     PlNode *input = scan_of(b, t, t->name, &sc, addr);
     if (input == NULL) {
@@ -177,13 +185,16 @@ static PlNode *bind_delete(PlBinder *b, StTable *t, const PsExpr *where, bool ad
             return NULL;
         }
     }
-    return addr ? by_address(b, input, t->n_cols, NULL, gone, where ? where->src_off : 0)
+    for (int i = 0; addr && i < t->n_cols; i++) {
+        in_plan[i] = stmt->returning != NULL;
+    }
+    return addr ? by_address(b, input, t->n_cols, NULL, in_plan, gone, stmt->src_off)
                 : keep_columns(b, input, t->n_cols, NULL, gone);
 }
 
-PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsExpr *where)
+PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt)
 {
-    return bind_delete(b, t, where, false);
+    return bind_delete(b, t, stmt, NULL);
 }
 
 /* The SET list bound in ctx: set[col] the new value of each column set (cast
@@ -376,11 +387,13 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
     return keep_columns(b, lj, n, set, changed);
 }
 
-/* UPDATE without FROM: with `addr`, by address (by_address), else every row
- * with its new values and its flag. */
-static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool addr)
+/* UPDATE without FROM: with in_plan, by address (by_address; the columns
+ * set, or all for RETURNING), else every row with its new values and its
+ * flag. */
+static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
 {
     const PsExpr *where = stmt->where;
+    bool addr = in_plan != NULL;
     PlScope sc;
     PlNode *input = scan_of(b, t, stmt->alias ? stmt->alias : t->name, &sc, addr);
     ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
@@ -420,20 +433,23 @@ static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool add
     if (changed == NULL) {
         return NULL;
     }
-    return addr ? by_address(b, input, t->n_cols, set, changed, stmt->src_off)
+    for (int i = 0; addr && i < t->n_cols; i++) {
+        in_plan[i] = stmt->returning != NULL || set[i] != NULL;
+    }
+    return addr ? by_address(b, input, t->n_cols, set, in_plan, changed, stmt->src_off)
                 : keep_columns(b, input, t->n_cols, set, changed);
 }
 
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
 {
-    return stmt->from != NULL ? update_from(b, t, stmt) : bind_update(b, t, stmt, false);
+    return stmt->from != NULL ? update_from(b, t, stmt) : bind_update(b, t, stmt, NULL);
 }
 
-PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt)
+PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
 {
     CM_ASSERT(stmt->from == NULL);
-    return stmt->kind == PS_ST_DELETE ? bind_delete(b, t, stmt->where, true)
-                                      : bind_update(b, t, stmt, true);
+    return stmt->kind == PS_ST_DELETE ? bind_delete(b, t, stmt, in_plan)
+                                      : bind_update(b, t, stmt, in_plan);
 }
 
 bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr **pred, ExExpr **set)
