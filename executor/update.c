@@ -312,44 +312,41 @@ static bool room_for_one(int n, int *cap, int **at, StChunk ***fresh)
     return true;
 }
 
-/* A DELETE's copy of chunk ci without its `hit` rows (ascending) into a
- * fresh chunk of the lane's, sealed; none when every row goes. */
-static CmStatus copy_rest(const Updater *u, Lane *l, int ci, const uint32_t *hit, int n_hit)
+/* A DELETE's copy of chunk ci of t without its rows at places gone[0..n_gone)
+ * (ascending), sealed, into *fresh: NULL when no row is left.  The chunk is
+ * read into `view` (t's columns `all`).  In place and by address alike. */
+static CmStatus copy_without(StTable *t, int ci, const uint32_t *gone, int n_gone, const int *all,
+                             CmBatch *view, StChunk **fresh, CmErr *err)
 {
-    CmErr *err = &l->err;
-    const StChunk *c = u->t->chunks[ci];
+    const StChunk *c = t->chunks[ci];
     uint32_t rest[CM_BATCH_CAP];
     int n_rest = 0;
-    for (int i = 0, h = 0; i < c->n_rows; i++) {
-        if (h < n_hit && hit[h] == (uint32_t)i) {
-            h++;
+    for (int i = 0, k = 0; i < c->n_rows; i++) {
+        if (k < n_gone && gone[k] == (uint32_t)i) {
+            k++;
         } else {
             rest[n_rest++] = (uint32_t)i;
         }
     }
-    StChunk *fresh = NULL;
-    if (n_rest > 0) {
-        bool loaded = false;
-        if (st_table_scan_chunk(u->t, ci, u->all, u->n_cols, &l->in_wide, &loaded, err) != CM_OK) {
-            return err->code;
-        }
-        CmBatch rows = l->in_wide;
-        rows.sel = rest;
-        rows.n_rows = n_rest;
-        fresh = st_table_chunk_from(u->t, &rows, true, err);
-        unpin(u->t, ci, loaded);
-        if (fresh == NULL) {
-            return err->code;
-        }
+    *fresh = NULL;
+    if (n_rest == 0) {
+        return CM_OK;
     }
-    l->at[l->n_fresh] = ci;
-    l->fresh[l->n_fresh++] = fresh;
-    return CM_OK;
+    bool loaded = false;
+    if (st_table_scan_chunk(t, ci, all, t->n_cols, view, &loaded, err) != CM_OK) {
+        return err->code;
+    }
+    CmBatch rows = *view;
+    rows.sel = rest;
+    rows.n_rows = n_rest;
+    *fresh = st_table_chunk_from(t, &rows, true, err);
+    unpin(t, ci, loaded);
+    return err->code;
 }
 
 /* Copies chunk ci with the new values of its rows into a fresh chunk of the
  * lane's, and counts the values of the `hit` rows in its statistics; for a
- * DELETE, copy_rest. */
+ * DELETE, without the `hit` rows (copy_without). */
 static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hit, int n_hit)
 {
     CmErr *err = &l->err;
@@ -357,7 +354,12 @@ static CmStatus copy_chunk(const Updater *u, Lane *l, int ci, const uint32_t *hi
         return oom(err);
     }
     if (u->is_delete) {
-        return copy_rest(u, l, ci, hit, n_hit);
+        StChunk *fresh;
+        if (copy_without(u->t, ci, hit, n_hit, u->all, &l->in_wide, &fresh, err) == CM_OK) {
+            l->at[l->n_fresh] = ci;
+            l->fresh[l->n_fresh++] = fresh;
+        }
+        return err->code;
     }
     bool loaded = false;
     if (st_table_scan_chunk(u->t, ci, u->all, u->n_cols, &l->in_wide, &loaded, err) != CM_OK) {
@@ -624,27 +626,18 @@ static CmStatus flush(ExChanges *c, CmErr *err)
     if (!room_for_one(c->n_fresh, &c->cap_fresh, &c->at, &c->fresh)) {
         return oom(err);
     }
-    uint32_t rest[CM_BATCH_CAP];
-    int n_rest = 0;
-    for (int i = 0, k = 0; c->is_delete && i < ch->n_rows; i++) {
-        if (k < c->n_off && c->off[k] == (uint32_t)i) {
-            k++;
-        } else {
-            rest[n_rest++] = (uint32_t)i;
-        }
-    }
     StChunk *fresh = NULL;
     bool loaded = false, is_staged = false;
-    if (!c->is_delete || n_rest > 0) {
+    if (c->is_delete) {
+        if (copy_without(t, c->cur, c->off, c->n_off, c->all, &c->old, &fresh, err) != CM_OK) {
+            return err->code;
+        }
+    } else {
         if (st_table_scan_chunk(t, c->cur, c->all, t->n_cols, &c->old, &loaded, err) != CM_OK) {
             return err->code;
         }
         CmBatch rows = c->old;
-        if (c->is_delete) {
-            rows.sel = rest;
-            rows.n_rows = n_rest;
-        } else if (st_table_scan_chunk(c->stage, 0, c->all, c->n_in, &c->staged, NULL, err) ==
-                   CM_OK) {
+        if (st_table_scan_chunk(c->stage, 0, c->all, c->n_in, &c->staged, NULL, err) == CM_OK) {
             is_staged = true;
             for (int col = 0, k = 0; col < t->n_cols; col++) {
                 c->cols[col] = c->old.cols[col]; /* a view: not in the plan, not changed */
@@ -658,8 +651,8 @@ static CmStatus flush(ExChanges *c, CmErr *err)
             }
             rows.cols = c->cols;
         }
-        if (err->code == CM_OK && (c->is_delete || st_table_check(t, &rows, err) == CM_OK)) {
-            fresh = st_table_chunk_from(t, &rows, c->is_delete || ch->sealed, err);
+        if (err->code == CM_OK && st_table_check(t, &rows, err) == CM_OK) {
+            fresh = st_table_chunk_from(t, &rows, ch->sealed, err);
         }
         if (is_staged) {
             st_table_unpin_chunk(c->stage, 0);
