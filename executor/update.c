@@ -423,7 +423,8 @@ static void update_task(void *arg, int task_idx, int worker_id)
 
 /* ex_update_in_place and, with is_delete (set all NULL), ex_delete_in_place. */
 static CmStatus in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, bool is_delete,
-                         CmPool *pool, const atomic_bool *interrupt, int64_t *changes, CmErr *err)
+                         bool rekey, CmPool *pool, const atomic_bool *interrupt, int64_t *changes,
+                         CmErr *err)
 {
     *changes = 0;
     Updater u = {.interrupt = interrupt, .is_delete = is_delete};
@@ -480,7 +481,7 @@ static CmStatus in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, boo
                 st_stats_union(&u.lanes[0].add[c], &l->add[c]);
             }
         }
-        st_table_swap_chunks(t, n_fresh, at, fresh, is_delete ? NULL : u.lanes[0].add, err);
+        st_table_swap_chunks(t, n_fresh, at, fresh, is_delete ? NULL : u.lanes[0].add, rekey, err);
         for (int i = 0; i < n_fresh; i++) {
             st_table_chunk_discard(fresh[i]); /* NULL once in t */
         }
@@ -496,10 +497,11 @@ static CmStatus in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, boo
     return err->code;
 }
 
-CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
-                            const atomic_bool *interrupt, int64_t *changes, CmErr *err)
+CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, bool rekey,
+                            CmPool *pool, const atomic_bool *interrupt, int64_t *changes,
+                            CmErr *err)
 {
-    return in_place(t, pred, set, false, pool, interrupt, changes, err);
+    return in_place(t, pred, set, false, rekey, pool, interrupt, changes, err);
 }
 
 CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
@@ -509,7 +511,7 @@ CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
     if (none == NULL) {
         return oom(err);
     }
-    in_place(t, pred, none, true, pool, interrupt, changes, err);
+    in_place(t, pred, none, true, false, pool, interrupt, changes, err);
     cm_free(none);
     return err->code;
 }
@@ -519,6 +521,7 @@ CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
 struct ExChanges {
     StTable *t;
     bool is_delete;
+    bool rekey;       /* an UPDATE of index keys (st_table_swap_chunks) */
     StTable *stage;   /* an UPDATE's new rows for the chunk `cur`, in address order */
     StTable *written; /* RETURNING's rows, or NULL (borrowed) */
     int cur;          /* the chunk the rows staged are in, or -1 */
@@ -562,8 +565,8 @@ void ex_changes_free(ExChanges *c)
     cm_free(c);
 }
 
-ExChanges *ex_changes_new(StTable *t, bool is_delete, const bool *in_plan, StTable *written,
-                          CmErr *err)
+ExChanges *ex_changes_new(StTable *t, bool is_delete, bool rekey, const bool *in_plan,
+                          StTable *written, CmErr *err)
 {
     int n = t->n_cols;
     ExChanges *c = cm_calloc(1, sizeof *c);
@@ -573,6 +576,7 @@ ExChanges *ex_changes_new(StTable *t, bool is_delete, const bool *in_plan, StTab
     }
     c->t = t;
     c->is_delete = is_delete;
+    c->rekey = rekey;
     c->written = written;
     c->cur = -1;
     c->last = -1;
@@ -719,7 +723,7 @@ CmStatus ex_changes_apply(ExChanges *c, int64_t *changes, CmErr *err)
     *changes = 0;
     if (flush(c, err) != CM_OK ||
         st_table_swap_chunks(c->t, c->n_fresh, c->at, c->fresh, c->is_delete ? NULL : c->add,
-                             err) != CM_OK) {
+                             c->rekey, err) != CM_OK) {
         return err->code;
     }
     *changes = c->changes;

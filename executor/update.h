@@ -1,10 +1,9 @@
 /*
  * update.h - UPDATE and DELETE in place: new copies of the chunks that change.
  *
- * An UPDATE that changes no index key, or a DELETE, need not build a new
- * table of every row (as an UPDATE of keys, or one with FROM, RETURNING or a
- * subquery, does: planner/session.c): each chunk of the table is read for the
- * columns of its WHERE only, and a chunk where some row matches gets a copy
+ * An UPDATE or DELETE need not build a new table of every row: in place (no
+ * FROM, RETURNING or subquery: planner/session.c), each chunk of the table is
+ * read for the columns of its WHERE only, and a chunk where some row matches gets a copy
  * with the new values (for a DELETE, a shorter copy of the rows left, or
  * none), which takes its place (st_table_swap_chunks, storage/table.h).  The
  * chunks it leaves alone stay the same blocks, so a directory database keeps
@@ -25,11 +24,14 @@
 /* Updates t on pool's workers: `pred` (BOOLEAN, never NULL; NULL: every row)
  * over t's columns picks the rows, evaluated once per row; set[col] (t->n_cols
  * entries; NULL for a column not set) is the new value of a set column,
- * evaluated for the rows picked only (pl_bind_update_values).  No column set may be an index key.
+ * evaluated for the rows picked only (pl_bind_update_values).  `rekey` when a
+ * column set is an index key: the indexes are then built anew from the rows
+ * (st_table_swap_chunks), and a duplicate key fails the UPDATE, nothing changed.
  * *changes counts the rows matched.  `interrupt` (may be NULL), once set,
  * stops it between chunks with CM_CANCELLED "interrupted", nothing changed. */
-CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, CmPool *pool,
-                            const atomic_bool *interrupt, int64_t *changes, CmErr *err);
+CmStatus ex_update_in_place(StTable *t, const ExExpr *pred, ExExpr *const *set, bool rekey,
+                            CmPool *pool, const atomic_bool *interrupt, int64_t *changes,
+                            CmErr *err);
 
 /* DELETE in place, as ex_update_in_place picks rows: each chunk with a row
  * picked gives way to a copy of its other rows, shorter (or to none), and
@@ -52,10 +54,10 @@ CmStatus ex_delete_in_place(StTable *t, const ExExpr *pred, CmPool *pool,
  * (DELETE).  The rows taken also go to `written` (RETURNING; may be NULL).
  * ex_changes_apply puts the copies in (st_table_swap_chunks; nothing before
  * it changes t, so an error anywhere before leaves t as it was) and counts
- * the rows.  No column an UPDATE sets may be an index key. */
+ * the rows; `rekey` as for ex_update_in_place. */
 typedef struct ExChanges ExChanges;
-ExChanges *ex_changes_new(StTable *t, bool is_delete, const bool *in_plan, StTable *written,
-                          CmErr *err);
+ExChanges *ex_changes_new(StTable *t, bool is_delete, bool rekey, const bool *in_plan,
+                          StTable *written, CmErr *err);
 CmStatus ex_changes_add(ExChanges *c, const CmBatch *b, CmErr *err);
 CmStatus ex_changes_apply(ExChanges *c, int64_t *changes, CmErr *err);
 void ex_changes_free(ExChanges *c);

@@ -206,6 +206,7 @@ struct PsFrom {
     PsList *using_cols;      /* JOIN: USING (const char*) or NULL */
     int n_tables;            /* JOIN: the tables under it (at most PS_MAX_FROM_TABLES) */
     bool one_column;         /* SUBQUERY: must have one column (x > ANY (subquery)) */
+    bool is_update_target;   /* TABLE: the target of UPDATE ... FROM (PlBinder.update_target) */
     int64_t src_off, src_len;
 };
 

@@ -402,7 +402,9 @@ void ps_build_update_from(PsParse *ps, PsStmt *s, const PsQName *name, PsFrom *f
     }
     PsAliasSpec al = {.alias = s->alias};
     PsQName last = {{name->parts[name->n - 1]}, 1};
-    s->from = ps_build_join(ps, PS_JOIN_CROSS, false, ps_build_table(ps, &last, &al), f, NULL);
+    PsFrom *target = ps_build_table(ps, &last, &al);
+    target->is_update_target = true;
+    s->from = ps_build_join(ps, PS_JOIN_CROSS, false, target, f, NULL);
 }
 
 void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char *alias,

@@ -1376,10 +1376,24 @@ static StTable *numbered_rows(Stmt *st, StTable *t)
     return nb.t;
 }
 
+/* True when an UPDATE's SET list names a key column of one of t's indexes. */
+static bool sets_index_key(const StTable *t, const PsStmt *a)
+{
+    for (int i = 0; a->kind == PS_ST_UPDATE && a->sets != NULL && i < a->sets->n; i++) {
+        const char *name = ((const PsSetClause *)a->sets->items[i])->column;
+        for (int c = 0; c < t->n_cols; c++) {
+            if (strcmp(t->cols[c].name, name) == 0 && is_indexed(t, c)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* UPDATE or DELETE in place (executor/update.h) when the statement allows
- * it: no FROM, no RETURNING, no subquery, no index key set, a table of the
- * catalog's own (not a cache's).  True when it ran (st->err tells how), false
- * when the statement needs the plan that rebuilds the table. */
+ * it: no FROM, no RETURNING, no subquery, a table of the catalog's own (not
+ * a cache's).  True when it ran (st->err tells how), false when the
+ * statement needs a plan. */
 static bool in_place(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
@@ -1396,19 +1410,14 @@ static bool in_place(Stmt *st, StTable *t)
     if (!pl_bind_update_values(&b, t, a, &pred, set)) {
         return st->err->code != CM_OK;
     }
-    for (int c = 0; c < t->n_cols; c++) {
-        if (set[c] != NULL && is_indexed(t, c)) {
-            return false;
-        }
-    }
     int64_t changes = 0;
     if (ensure_pool(st->s, st->err) != CM_OK) {
         return true;
     }
     if ((a->kind == PS_ST_DELETE
              ? ex_delete_in_place(t, pred, st->s->pool, &st->s->interrupt, &changes, st->err)
-             : ex_update_in_place(t, pred, set, st->s->pool, &st->s->interrupt, &changes,
-                                  st->err)) == CM_OK) {
+             : ex_update_in_place(t, pred, set, sets_index_key(t, a), st->s->pool,
+                                  &st->s->interrupt, &changes, st->err)) == CM_OK) {
         empty_result(st, changes);
     }
     return true;
@@ -1420,38 +1429,25 @@ static CmStatus changes_batch(void *ctx, const CmBatch *b, CmErr *err)
     return ex_changes_add(ctx, b, err);
 }
 
-/* True when an UPDATE's SET list names a key column of one of t's indexes. */
-static bool sets_index_key(const StTable *t, const PsStmt *a)
-{
-    for (int i = 0; a->sets != NULL && i < a->sets->n; i++) {
-        const char *name = ((const PsSetClause *)a->sets->items[i])->column;
-        for (int c = 0; c < t->n_cols; c++) {
-            if (strcmp(t->cols[c].name, name) == 0 && is_indexed(t, c)) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-/* UPDATE (without FROM, of no index key) or DELETE by row address
- * (executor/update.h, ExChanges) when it cannot run in place: a subquery, or
- * RETURNING.  The plan yields only the rows changed; the chunks they are in
- * get copies, the others stay.  False when the statement needs the plan
- * that rebuilds the table; true when it ran (st->err tells how). */
+/* UPDATE or DELETE by row address (executor/update.h, ExChanges) when it
+ * cannot run in place: a FROM, a subquery, or RETURNING.  The plan yields
+ * only the rows changed; the chunks they are in get copies, the others stay.
+ * False when the statement needs the plan that rebuilds the table (a
+ * cache's table); true when it ran (st->err tells how). */
 static bool by_address(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
-    if (a->from != NULL || t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t) ||
-        (a->kind == PS_ST_UPDATE && sets_index_key(t, a))) {
+    if (t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t)) {
         return false;
     }
     PlBinder b = query_binder(st, true);
+    b.update_target = a->from != NULL ? t : NULL;
     bool *in_plan = cm_arena_zalloc(st->arena, sizeof(bool) * (size_t)(t->n_cols + 1));
     PlNode *root = in_plan != NULL ? pl_bind_changes(&b, t, a, in_plan) : NULL;
     StTable *written = root != NULL ? written_table(st, t) : NULL;
     ExChanges *ch = root != NULL && st->err->code == CM_OK
-                        ? ex_changes_new(t, a->kind == PS_ST_DELETE, in_plan, written, st->err)
+                        ? ex_changes_new(t, a->kind == PS_ST_DELETE, sets_index_key(t, a), in_plan,
+                                         written, st->err)
                         : NULL;
     if (in_plan == NULL) {
         cm_err_set(st->err, CM_OOM, -1, "out of memory");

@@ -726,47 +726,116 @@ void st_table_chunk_discard(StChunk *c)
     }
 }
 
-/* Rows moved (a DELETE in place): t's indexes, which name rows by place,
- * give way to empty cold ones, built from the rows at the next append.  A
- * marked one stays the mark's for a ROLLBACK, cut back first to the rows it
- * held at BEGIN, while they still lie where it indexed them.  CM_OOM with
- * nothing changed. */
-static CmStatus cool_indexes(StTable *t, CmErr *err)
+static void free_indexes(StIndex **ixs, int n)
 {
-    if (t->n_indexes == 0 || t->is_index_cold) {
-        return CM_OK;
+    for (int i = 0; i < n; i++) {
+        st_index_free(ixs[i]);
     }
-    StIndex **cold = cm_calloc((size_t)t->n_indexes, sizeof(StIndex *));
-    for (int i = 0; cold != NULL && i < t->n_indexes; i++) {
+    cm_free(ixs);
+}
+
+/* Empty indexes of the names, kinds and keys of t's (t->n_indexes of them),
+ * or NULL with err (CM_OOM). */
+static StIndex **empty_indexes(StTable *t, CmErr *err)
+{
+    StIndex **fresh = cm_calloc((size_t)t->n_indexes + 1, sizeof(StIndex *));
+    for (int i = 0; fresh != NULL && i < t->n_indexes; i++) {
         const StIndex *ix = t->indexes[i];
-        cold[i] = st_index_new(st_index_name(ix), st_index_kind(ix), st_index_n_keys(ix),
-                               st_index_key_cols(ix), t->types, err);
-        if (cold[i] == NULL) {
-            for (int k = 0; k < i; k++) {
-                st_index_free(cold[k]);
-            }
-            cm_free(cold);
-            return err->code;
+        fresh[i] = st_index_new(st_index_name(ix), st_index_kind(ix), st_index_n_keys(ix),
+                                st_index_key_cols(ix), t->types, err);
+        if (fresh[i] == NULL) {
+            free_indexes(fresh, i);
+            return NULL;
         }
     }
-    if (cold == NULL) {
-        return cm_err_set(err, CM_OOM, -1, "out of memory deleting from '%s'", t->name);
+    if (fresh == NULL) {
+        cm_err_set(err, CM_OOM, -1, "out of memory for the indexes of '%s'", t->name);
     }
+    return fresh;
+}
+
+/* Puts `fresh` (from empty_indexes; its array freed) in place of t's indexes.
+ * A marked one stays the mark's for a ROLLBACK, cut back first to the rows it
+ * held at BEGIN: call this while they still lie where it indexed them. */
+static void replace_indexes(StTable *t, StIndex **fresh)
+{
     for (int i = 0; i < t->n_indexes; i++) {
         if (is_marked_index(t, t->indexes[i])) {
             st_index_truncate(t->indexes[i], t, t->mark->is_index_cold ? 0 : t->mark->n_rows);
         } else {
             st_index_free(t->indexes[i]);
         }
-        t->indexes[i] = cold[i];
+        t->indexes[i] = fresh[i];
     }
-    cm_free(cold);
+    cm_free(fresh);
+}
+
+/* Rows moved (a DELETE in place): t's indexes, which name rows by place,
+ * give way to empty cold ones, built from the rows at the next append.
+ * CM_OOM with nothing changed. */
+static CmStatus cool_indexes(StTable *t, CmErr *err)
+{
+    if (t->n_indexes == 0 || t->is_index_cold) {
+        return CM_OK;
+    }
+    StIndex **cold = empty_indexes(t, err);
+    if (cold == NULL) {
+        return err->code;
+    }
+    replace_indexes(t, cold);
     t->is_index_cold = true;
     return CM_OK;
 }
 
+/* Puts fresh[i] at at[i] in place of the chunk there, and the chunk there in
+ * fresh[i]: done twice, nothing changed. */
+static void trade_chunks(StTable *t, int n, const int *at, StChunk **fresh)
+{
+    for (int i = 0; i < n; i++) {
+        StChunk *c = t->chunks[at[i]];
+        t->chunks[at[i]] = fresh[i];
+        fresh[i] = c;
+    }
+}
+
+/* An UPDATE changed index keys: t's indexes are built anew from the rows
+ * with fresh[i] at at[i] (every chunk held meanwhile), so that a duplicate
+ * key is found now, and take the old ones' place.  On a duplicate
+ * (CM_RUNTIME) or CM_OOM nothing changed. */
+static CmStatus rekey_indexes(StTable *t, int n, const int *at, StChunk **fresh, CmErr *err)
+{
+    if (t->n_indexes == 0) {
+        return CM_OK;
+    }
+    StIndex **ixs = empty_indexes(t, err);
+    if (ixs == NULL) {
+        return err->code;
+    }
+    trade_chunks(t, n, at, fresh);
+    for (int i = 0; i < t->n_chunks && err->code == CM_OK; i++) {
+        chunk_hold(t->chunks[i], err);
+    }
+    for (int i = 0; i < t->n_indexes && err->code == CM_OK; i++) {
+        st_index_add_rows(ixs[i], t, 0, err);
+    }
+    trade_chunks(t, n, at, fresh); /* the old rows, for replace_indexes' cut */
+    if (err->code != CM_OK) {
+        free_indexes(ixs, t->n_indexes);
+    } else {
+        replace_indexes(t, ixs);
+        t->is_index_cold = false;
+    }
+    release_sealed(t);
+    for (int i = 0; i < n; i++) {
+        if (fresh[i]->sealed && !rows_needed(t)) {
+            chunk_release(fresh[i]);
+        }
+    }
+    return err->code;
+}
+
 CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
-                              const StColStats *add, CmErr *err)
+                              const StColStats *add, bool rekey, CmErr *err)
 {
     bool moves = false;
     for (int i = 0; i < n; i++) {
@@ -774,7 +843,9 @@ CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
         CM_ASSERT(fresh[i] == NULL || fresh[i]->n_rows <= t->chunks[at[i]]->n_rows);
         moves |= fresh[i] == NULL || fresh[i]->n_rows != t->chunks[at[i]]->n_rows;
     }
-    if (n == 0 || own_stats(t, err) != CM_OK || (moves && cool_indexes(t, err) != CM_OK)) {
+    CM_ASSERT(!rekey || !moves);
+    if (n == 0 || own_stats(t, err) != CM_OK || (moves && cool_indexes(t, err) != CM_OK) ||
+        (rekey && rekey_indexes(t, n, at, fresh, err) != CM_OK)) {
         return err->code;
     }
     for (int i = 0; i < n; i++) {

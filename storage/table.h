@@ -246,14 +246,17 @@ CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err);
  * that one is), and no index key changed: the indexes stay as they are.  For
  * a DELETE, fresh[i] (sealed) holds fewer rows, or is NULL: the chunk at at[i]
  * goes, and the rows after move up; the indexes become cold, rebuilt from
- * the rows at the next append (st_table_add_index_cold).  `add` (n_cols
+ * the rows at the next append (st_table_add_index_cold).  With `rekey` (an
+ * UPDATE that set index keys) the indexes are built anew at once from the
+ * rows, every chunk loaded: a duplicate key fails it (CM_RUNTIME, nothing
+ * changed, fresh[i] left to the caller).  `add` (n_cols
  * statistics, or NULL) are the new values' statistics, merged in; the old
  * values stay counted (stats_stale).  Fails (CM_OOM, nothing changed) only
  * before it puts any chunk in. */
 StChunk *st_table_chunk_from(StTable *t, const CmBatch *rows, bool seal, CmErr *err);
 void st_table_chunk_discard(StChunk *c);
 CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
-                              const StColStats *add, CmErr *err);
+                              const StColStats *add, bool rekey, CmErr *err);
 
 /* Makes the indexes ready for `n_more` appended rows, so a bulk load grows
  * them once rather than doubling as it goes.  Optional. */

@@ -17,24 +17,19 @@ static void *oom(PlBinder *b)
 }
 
 /* A scan of every column of t, with a scope naming them after `name`; with
- * `addr`, then each row's address (ST_ROW_ADDR, storage/table.h), named
- * "#addr", which no identifier can name. */
+ * `addr`, then each row's address (pl_bind_scan_addr). */
 static PlNode *scan_of(PlBinder *b, StTable *t, const char *name, PlScope *sc, bool addr)
 {
-    int n_cols = t->n_cols + addr;
-    PlNode *n = pl_node_new(b->arena, PL_GET, n_cols);
-    sc->n = n_cols;
-    sc->cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(n_cols + 1));
-    if (n == NULL || sc->cols == NULL ||
-        (n->col_ids = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(n_cols + 1))) == NULL) {
+    PlNode *n = addr ? pl_bind_scan_addr(b, t) : pl_bind_scan(b, t);
+    if (n == NULL) {
+        return NULL;
+    }
+    sc->n = n->n_cols;
+    if ((sc->cols = cm_arena_zalloc(b->arena, sizeof(PlScopeCol) * (size_t)(n->n_cols + 1))) ==
+        NULL) {
         return oom(b);
     }
-    n->table = t;
-    for (int i = 0; i < n_cols; i++) {
-        bool is_addr = i == t->n_cols;
-        n->col_ids[i] = i;
-        n->types[i] = is_addr ? cm_type_make(CM_T_INT64) : t->cols[i].type;
-        n->names[i] = is_addr ? "#addr" : t->cols[i].name;
+    for (int i = 0; i < n->n_cols; i++) {
         sc->cols[i] = (PlScopeCol){.table = name, .name = n->names[i], .type = n->types[i]};
     }
     return n;
@@ -45,18 +40,19 @@ static PlNode *scan(PlBinder *b, StTable *t, const char *name, PlScope *sc)
     return scan_of(b, t, name, sc, false);
 }
 
-/* The rows `flag` (BOOLEAN, never NULL) picks from input, whose column n is
- * the row address: the address, then those of t's n columns in_plan[i] picks
- * (set[i] where given, else input's column i), then the flag, in address
+/* The rows `flag` (BOOLEAN, never NULL) picks from input, whose column
+ * addr_at is the row address and column col_at[i] (col_at NULL: i) t's
+ * column i: the address, then those of t's n columns in_plan[i] picks
+ * (set[i] where given, else input's column), then the flag, in address
  * order. */
-static PlNode *by_address(PlBinder *b, PlNode *input, int n, ExExpr **set, const bool *in_plan,
-                          ExExpr *flag, int64_t off)
+static PlNode *by_address(PlBinder *b, PlNode *input, int n, const int *col_at, int addr_at,
+                          ExExpr **set, const bool *in_plan, ExExpr *flag, int64_t off)
 {
     ExExpr **exprs = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
     const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 2));
     ExSortKey *key = cm_arena_zalloc(b->arena, sizeof *key);
     if (exprs == NULL || names == NULL || key == NULL ||
-        (exprs[0] = ex_expr_column(b->arena, n, cm_type_make(CM_T_INT64))) == NULL) {
+        (exprs[0] = ex_expr_column(b->arena, addr_at, cm_type_make(CM_T_INT64))) == NULL) {
         return oom(b);
     }
     names[0] = "#addr";
@@ -65,8 +61,9 @@ static PlNode *by_address(PlBinder *b, PlNode *input, int n, ExExpr **set, const
         if (!in_plan[i]) {
             continue;
         }
-        exprs[k] = set && set[i] ? set[i] : ex_expr_column(b->arena, i, input->types[i]);
-        names[k] = input->names[i];
+        int at = col_at != NULL ? col_at[i] : i;
+        exprs[k] = set && set[i] ? set[i] : ex_expr_column(b->arena, at, input->types[at]);
+        names[k] = input->names[at];
         if (exprs[k++] == NULL) {
             return oom(b);
         }
@@ -188,7 +185,8 @@ static PlNode *bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in
     for (int i = 0; addr && i < t->n_cols; i++) {
         in_plan[i] = stmt->returning != NULL;
     }
-    return addr ? by_address(b, input, t->n_cols, NULL, in_plan, gone, stmt->src_off)
+    return addr ? by_address(b, input, t->n_cols, NULL, t->n_cols, NULL, in_plan, gone,
+                             stmt->src_off)
                 : keep_columns(b, input, t->n_cols, NULL, gone);
 }
 
@@ -267,6 +265,39 @@ static bool when_changed(PlBinder *b, StTable *t, ExExpr *cond, ExExpr **set, in
     return true;
 }
 
+/* The rows of m with one of each value of m's column 0 (a row address or
+ * number): the first of row_number() over the rows of each, which one left
+ * unspecified, as PostgreSQL and DuckDB leave it.  m's columns, then
+ * "#match". */
+static PlNode *one_per_key(PlBinder *b, PlNode *m, int64_t off)
+{
+    ExWindowSpec *w = cm_arena_zalloc(b->arena, sizeof *w);
+    int *part = cm_arena_zalloc(b->arena, sizeof(int)); /* column 0 */
+    PlNode *wn = pl_node_new(b->arena, PL_WINDOW, m->n_cols + 1);
+    if (w == NULL || part == NULL || wn == NULL) {
+        return oom(b);
+    }
+    *w = (ExWindowSpec){.fn = EX_WIN_ROW_NUMBER,
+                        .arg = -1,
+                        .type = cm_type_make(CM_T_INT64),
+                        .n_part = 1,
+                        .part = part,
+                        .rows = true,
+                        .start = EX_FRAME_UNBOUNDED_PRECEDING,
+                        .end = EX_FRAME_CURRENT_ROW};
+    memcpy(wn->types, m->types, sizeof(CmType) * (size_t)m->n_cols);
+    memcpy(wn->names, m->names, sizeof(char *) * (size_t)m->n_cols);
+    wn->types[m->n_cols] = w->type;
+    wn->names[m->n_cols] = "#match";
+    wn->child = m;
+    wn->win = w;
+    CmValue one = {.type = cm_type_make(CM_T_INT64), .i = 1};
+    ExExpr *first[2] = {ex_expr_column(b->arena, m->n_cols, w->type),
+                        ex_expr_const(b->arena, &one)};
+    ExExpr *is_first = first[0] && first[1] ? pl_make_call(b, "=", first, 2, off) : NULL;
+    return is_first ? pl_filter(b, wn, is_first, off) : NULL;
+}
+
 /* UPDATE t SET .. FROM f WHERE w, over t's rows numbered (b->temps holds them
  * under t's name: t's columns, then the row number "#row").  The matches of
  * `t, f WHERE w` give each matched row its new values; a row matched several
@@ -291,9 +322,7 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
     int n_set = 0;
     ExExpr **vals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
     const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 3));
-    ExWindowSpec *w = cm_arena_zalloc(b->arena, sizeof *w);
-    int *part = cm_arena_zalloc(b->arena, sizeof(int));
-    if (vals == NULL || names == NULL || w == NULL || part == NULL ||
+    if (vals == NULL || names == NULL ||
         (vals[n_set++] = ex_expr_column(b->arena, n, cm_type_make(CM_T_INT64))) == NULL) {
         return oom(b);
     }
@@ -305,28 +334,7 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
         }
     }
     PlNode *m = pl_project(b, j, n_set, vals, names);
-    PlNode *wn = m ? pl_node_new(b->arena, PL_WINDOW, n_set + 1) : NULL;
-    if (wn == NULL) {
-        return m ? oom(b) : NULL;
-    }
-    *w = (ExWindowSpec){.fn = EX_WIN_ROW_NUMBER,
-                        .arg = -1,
-                        .type = cm_type_make(CM_T_INT64),
-                        .n_part = 1,
-                        .part = part,
-                        .rows = true,
-                        .start = EX_FRAME_UNBOUNDED_PRECEDING,
-                        .end = EX_FRAME_CURRENT_ROW};
-    memcpy(wn->types, m->types, sizeof(CmType) * (size_t)n_set);
-    memcpy(wn->names, m->names, sizeof(char *) * (size_t)n_set);
-    wn->types[n_set] = w->type;
-    wn->names[n_set] = "#match";
-    wn->child = m;
-    wn->win = w;
-    CmValue one = {.type = cm_type_make(CM_T_INT64), .i = 1};
-    ExExpr *first[2] = {ex_expr_column(b->arena, n_set, w->type), ex_expr_const(b->arena, &one)};
-    ExExpr *is_first = first[0] && first[1] ? pl_make_call(b, "=", first, 2, stmt->src_off) : NULL;
-    PlNode *f = is_first ? pl_filter(b, wn, is_first, stmt->src_off) : NULL;
+    PlNode *f = m ? one_per_key(b, m, stmt->src_off) : NULL;
     /* ... plus a TRUE column: NULL after the left join where a row has no match */
     CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
     ExExpr **mvals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_set + 1));
@@ -387,6 +395,70 @@ static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
     return keep_columns(b, lj, n, set, changed);
 }
 
+/* UPDATE t SET .. FROM f WHERE w by row address: t's reference in the FROM
+ * (b->update_target) scans t with each row's address, and the matches of
+ * `t, f WHERE w`, one per address (one_per_key), give the rows changed and
+ * their new values, in by_address' form.  in_plan as bind_update sets it. */
+static PlNode *update_from_by_address(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
+{
+    int n = t->n_cols;
+    PlScope sc;
+    PlNode *j = pl_bind_from_where(b, stmt->from, stmt->where, &sc);
+    ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
+    if (j == NULL || set == NULL) {
+        return j ? oom(b) : NULL;
+    }
+    /* t's columns lie before its address, as its scan gives them */
+    int ai = n;
+    while (ai < sc.n && strcmp(sc.cols[ai].name, "#addr") != 0) {
+        ai++;
+    }
+    for (int i = 0; ai < sc.n && i < n; i++) {
+        if (strcmp(sc.cols[ai - n + i].name, t->cols[i].name) != 0) {
+            ai = sc.n;
+        }
+    }
+    if (ai >= sc.n) {
+        cm_err_set(b->err, CM_INTERNAL, stmt->src_off, "the rows of '%s' lost their addresses",
+                   t->name);
+        return NULL;
+    }
+    PlBindCtx ctx = {
+        .b = b, .scope = &sc, .mscope = &sc, .input = &j, .base = j, .clause = "UPDATE"};
+    if (!bind_sets(&ctx, t, stmt->sets, set)) {
+        return NULL;
+    }
+    /* the address, then the new value or the old one of each column in the plan */
+    ExExpr **vals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
+    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 2));
+    int *col_at = cm_arena_zalloc(b->arena, sizeof(int) * (size_t)(n + 1));
+    if (vals == NULL || names == NULL || col_at == NULL ||
+        (vals[0] = ex_expr_column(b->arena, ai, cm_type_make(CM_T_INT64))) == NULL) {
+        return oom(b);
+    }
+    names[0] = "#addr";
+    int k = 1;
+    for (int i = 0; i < n; i++) {
+        in_plan[i] = stmt->returning != NULL || set[i] != NULL;
+        if (in_plan[i]) {
+            col_at[i] = k;
+            names[k] = t->cols[i].name;
+            vals[k] = set[i] ? set[i] : ex_expr_column(b->arena, ai - n + i, t->cols[i].type);
+            if (vals[k++] == NULL) {
+                return oom(b);
+            }
+        }
+    }
+    PlNode *m = pl_project(b, j, k, vals, names);
+    PlNode *f = m ? one_per_key(b, m, stmt->src_off) : NULL;
+    CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
+    ExExpr *all = f ? ex_expr_const(b->arena, &yes) : NULL;
+    if (all == NULL) {
+        return f ? oom(b) : NULL;
+    }
+    return by_address(b, f, n, col_at, 0, NULL, in_plan, all, stmt->src_off);
+}
+
 /* UPDATE without FROM: with in_plan, by address (by_address; the columns
  * set, or all for RETURNING), else every row with its new values and its
  * flag. */
@@ -436,7 +508,8 @@ static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in
     for (int i = 0; addr && i < t->n_cols; i++) {
         in_plan[i] = stmt->returning != NULL || set[i] != NULL;
     }
-    return addr ? by_address(b, input, t->n_cols, set, in_plan, changed, stmt->src_off)
+    return addr ? by_address(b, input, t->n_cols, NULL, t->n_cols, set, in_plan, changed,
+                             stmt->src_off)
                 : keep_columns(b, input, t->n_cols, set, changed);
 }
 
@@ -447,9 +520,14 @@ PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
 
 PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
 {
-    CM_ASSERT(stmt->from == NULL);
-    return stmt->kind == PS_ST_DELETE ? bind_delete(b, t, stmt, in_plan)
-                                      : bind_update(b, t, stmt, in_plan);
+    if (stmt->kind == PS_ST_DELETE) {
+        return bind_delete(b, t, stmt, in_plan);
+    }
+    if (stmt->from == NULL) {
+        return bind_update(b, t, stmt, in_plan);
+    }
+    CM_ASSERT(b->update_target == t);
+    return update_from_by_address(b, t, stmt, in_plan);
 }
 
 bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr **pred, ExExpr **set)

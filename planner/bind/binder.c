@@ -72,23 +72,35 @@ PlNode *pl_bind_reshape(PlBinder *b, StTable *t, int n, const int *from, const C
     return pl_project(b, scan, n, exprs, out);
 }
 
-PlNode *pl_bind_scan(PlBinder *b, StTable *t)
+static PlNode *scan(PlBinder *b, StTable *t, bool addr)
 {
-    PlNode *n = pl_node_new(b->arena, PL_GET, t->n_cols);
+    int n_cols = t->n_cols + addr;
+    PlNode *n = pl_node_new(b->arena, PL_GET, n_cols);
     if (n == NULL) {
         return oom(b);
     }
     n->table = t;
-    n->col_ids = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(t->n_cols + 1));
+    n->col_ids = cm_arena_alloc(b->arena, sizeof(int) * (size_t)(n_cols + 1));
     if (n->col_ids == NULL) {
         return oom(b);
     }
-    for (int i = 0; i < t->n_cols; i++) {
+    for (int i = 0; i < n_cols; i++) {
+        bool is_addr = i == t->n_cols;
         n->col_ids[i] = i;
-        n->types[i] = t->cols[i].type;
-        n->names[i] = t->cols[i].name;
+        n->types[i] = is_addr ? cm_type_make(CM_T_INT64) : t->cols[i].type;
+        n->names[i] = is_addr ? "#addr" : t->cols[i].name;
     }
     return n;
+}
+
+PlNode *pl_bind_scan(PlBinder *b, StTable *t)
+{
+    return scan(b, t, false);
+}
+
+PlNode *pl_bind_scan_addr(PlBinder *b, StTable *t)
+{
+    return scan(b, t, true);
 }
 
 static PlNode *bind_view(PlBinder *b, const StEntry *e, int64_t off)
@@ -225,6 +237,9 @@ static PlNode *bind_named(PlBinder *b, const PsFrom *f)
     }
     /* WITH names are not in a schema: a qualified name means a stored table or view. */
     bool is_qualified = f->schema.schema != NULL;
+    if (f->is_update_target && b->update_target != NULL) {
+        return pl_bind_scan_addr(b, b->update_target);
+    }
     for (PlTemp *t = is_qualified ? NULL : b->temps; t != NULL; t = t->next) {
         if (strcmp(t->name, f->name) == 0) {
             return pl_bind_scan(b, t->table);

@@ -62,6 +62,8 @@ typedef struct PlBinder {
     PlInject *inject;      /* correlated values for the next FROM clause to join in */
     PlInject *carry;       /* correlated values the next SELECT must pass through */
     PlTemp *temps;         /* materialized WITH RECURSIVE results */
+    StTable *update_target; /* UPDATE ... FROM by row address: the target's reference
+                               (PsFrom.is_update_target) scans it with the address, or NULL */
     PlNotes *notes;        /* where binding's notes for EXPLAIN ANALYZE go, or NULL */
     PlTemp **keep;         /* where system-table snapshots go (the statement's list, freed when
                               it ends); NULL: reading a system table is refused */
@@ -125,8 +127,11 @@ typedef CmStatus (*PlRunFn)(void *ctx, CmArena *arena, const PlNode *root, ExRes
 CmStatus pl_materialize_recursive(PlBinder *b, const PsSelect *sel, PlRunFn run, void *ctx);
 void pl_temps_free(PlTemp *temps);
 
-/* A scan of every column of t. */
+/* A scan of every column of t; pl_bind_scan_addr's then gives each row's
+ * address (ST_ROW_ADDR, storage/table.h), named "#addr", which no identifier
+ * can name. */
 PlNode *pl_bind_scan(PlBinder *b, StTable *t);
+PlNode *pl_bind_scan_addr(PlBinder *b, StTable *t);
 /* l EXCEPT r (without ALL: l's distinct rows not in r, NULLs equal), both of
  * the same column types: a grouping of their union, so it spills. */
 PlNode *pl_bind_except(PlBinder *b, PlNode *l, PlNode *r);
@@ -154,14 +159,16 @@ PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt);
  * SET c = DEFAULT sets c's default. */
 PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt);
 
-/* UPDATE without FROM, or DELETE, by row address: a plan of the rows the
+/* UPDATE or DELETE by row address: a plan of the rows the
  * statement changes, in address order: column 0 the row's address
  * (ST_ROW_ADDR, storage/table.h), then those of t's columns in_plan[c] (t's
  * n_cols entries, filled) picks, in table order (an UPDATE's: those it sets,
  * new values; with RETURNING every column, for a DELETE as it is), then a
  * TRUE flag.  For the statements that cannot run in place
  * (pl_bind_update_values) for a subquery or RETURNING: the rows it does not
- * change never leave the plan, nor the columns it does not need. */
+ * change never leave the plan, nor the columns it does not need.  An UPDATE
+ * with FROM needs b->update_target = t: the matches of its FROM and WHERE
+ * give the rows, one match per row (which one unspecified). */
 PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan);
 
 /* UPDATE without FROM, or DELETE (no SET list: set all NULL), as

@@ -5,16 +5,18 @@ An UPDATE or DELETE without FROM, RETURNING or a subquery runs in place
 (executor/update.h: the chunks where a row matches are copied with the new
 values, or without the rows deleted, shorter); with RETURNING (or a
 subquery) it runs by row address (ExChanges: a plan yields the rows changed
-and their addresses, and their chunks get copies the same way); an UPDATE
-with FROM builds a new table of every row (planner/session.c).  Each seed
-draws statements (UPDATEs of one to three columns, of every type: integers,
-strings short and long, doubles, dates, lists, NULLs; DELETEs; INSERTs that
-put rows back; WHERE of ranges, LIKE, IS NULL, modulo, AND/OR/NOT, or none)
-and runs each on table t1 in place, on t2, a copy, by address, and on t3,
-another copy, through the rebuild (UPDATE ... FROM a one-row table) or, for a
-DELETE, as a new table of the rows the WHERE does not pick (CREATE OR
-REPLACE TABLE ... AS); after each statement the three must hold the same
-rows (EXCEPT ALL both ways), and at the end t1 and t2 in the same order.  A rolled back transaction of such
+and their addresses, and their chunks get copies the same way), and so does
+an UPDATE with FROM (the target's scan in the join gives the addresses, one
+match per row kept).  Each seed draws statements (UPDATEs of one to three
+columns, of every type: integers, strings short and long, doubles, dates,
+lists, NULLs; DELETEs; INSERTs that put rows back; WHERE of ranges, LIKE, IS
+NULL, modulo, AND/OR/NOT, or none) and runs each on table t1 in place, on
+t2, a copy, by address, on t3 as an UPDATE ... FROM (a join on id with the
+table's ids, or a one-row table), and on t4 as a new table computed by a
+query (CREATE OR REPLACE TABLE ... AS: the new values under CASE, or the
+rows the WHERE does not pick); after each statement the four must hold the
+same rows (EXCEPT ALL both ways), and at the end t1, t2 and t3 in the same
+order.  A rolled back transaction of such
 statements in between must change neither.  Even seeds run on a directory
 database, in two processes (the second opens what the first committed: the
 shorter chunks a DELETE leaves are saved and read back as they are).
@@ -41,15 +43,21 @@ INSERT INTO t1 SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 257 END,
   CASE WHEN i % 5 = 0 THEN NULL ELSE [i % 9] END FROM range(6000) r(i);
 CREATE TABLE t2 AS SELECT * FROM t1;
 CREATE TABLE t3 AS SELECT * FROM t1;
+CREATE TABLE t4 AS SELECT * FROM t1;
 """
+TYPES = {"id": "INTEGER", "a": "INTEGER", "b": "VARCHAR", "c": "DOUBLE", "d": "DATE",
+         "l": "INTEGER[]"}
 DIFF = "".join(
     f"SELECT 'diff', (SELECT count(*) FROM (SELECT * FROM t1 EXCEPT ALL SELECT * FROM {t})) + "
-    f"(SELECT count(*) FROM (SELECT * FROM {t} EXCEPT ALL SELECT * FROM t1));\n" for t in ("t2", "t3"))
+    f"(SELECT count(*) FROM (SELECT * FROM {t} EXCEPT ALL SELECT * FROM t1));\n"
+    for t in ("t2", "t3", "t4"))
 # the in-place and by-address paths keep every row in its place; the
 # rebuilds need not (a join's output order is not the table's)
-ORDER = ("SELECT 'order', (SELECT count(*) FROM t1) - (SELECT count(*) FROM t2) + count(*) "
-         "FROM (SELECT id, row_number() OVER () AS r FROM t1) x "
-         "JOIN (SELECT id, row_number() OVER () AS r FROM t2) y USING (r) WHERE x.id <> y.id;\n")
+ORDER = "".join(
+    f"SELECT 'order', (SELECT count(*) FROM t1) - (SELECT count(*) FROM {t}) + count(*) "
+    "FROM (SELECT id, row_number() OVER () AS r FROM t1) x "
+    f"JOIN (SELECT id, row_number() OVER () AS r FROM {t}) y USING (r) WHERE x.id <> y.id;\n"
+    for t in ("t2", "t3"))
 
 
 def where(rng):
@@ -71,26 +79,36 @@ def where(rng):
 
 
 def statement(rng):
-    """The statement for t1 (in place), for t2 (by address) and for t3 (rebuilt)."""
+    """The statement for t1 (in place), t2 (by address), t3 (with FROM) and t4 (a query)."""
     kind = rng.random()
     if kind < 0.25:  # a narrow WHERE, mostly: deletes must not empty the table too soon
         w = f"id % {rng.randint(5, 40)} = {rng.randint(0, 4)}" if rng.random() < 0.5 else where(rng)
         by_addr = (f"DELETE FROM t2 WHERE {w} RETURNING 0" if rng.random() < 0.5 else
                    f"DELETE FROM t2 WHERE ({w}) AND id IN (SELECT id FROM t2)")
-        return (f"DELETE FROM t1 WHERE {w}", by_addr,
-                f"CREATE OR REPLACE TABLE t3 AS SELECT * FROM t3 WHERE ({w}) IS NOT TRUE")
+        kept = "CREATE OR REPLACE TABLE {t} AS SELECT * FROM {t} WHERE (" + w + ") IS NOT TRUE"
+        return (f"DELETE FROM t1 WHERE {w}", by_addr, kept.format(t="t3"), kept.format(t="t4"))
     if kind < 0.35:
         lo = rng.randint(0, 5500)
         s = (f"INSERT INTO {{t}} SELECT i, i % 257, 'n' || i, i * 0.5, DATE '2020-02-02', [i] "
              f"FROM range({lo}, {lo + rng.randint(1, 3000)}) r(i)")
-        return s.format(t="t1"), s.format(t="t2"), s.format(t="t3")
+        return s.format(t="t1"), s.format(t="t2"), s.format(t="t3"), s.format(t="t4")
     cols = rng.sample(sorted(SETS), rng.randint(1, 3))
-    s = ", ".join(f"{c} = {rng.choice(SETS[c])}" for c in cols)
+    new = {c: rng.choice(SETS[c]) for c in cols}
+    s = ", ".join(f"{c} = {new[c]}" for c in cols)
     w = "" if rng.random() < 0.1 else where(rng)
     by_addr = (f"UPDATE t2 SET {s}{' WHERE ' + w if w else ''} RETURNING 0" if rng.random() < 0.5
                else f"UPDATE t2 SET {s} WHERE {w or 'TRUE'} AND id = (SELECT id)")
-    return (f"UPDATE t1 SET {s}{' WHERE ' + w if w else ''}", by_addr,
-            f"UPDATE t3 SET {s} FROM (SELECT 1 AS one_) o_{' WHERE ' + w if w else ''}")
+    # ids repeat once rows are put back: a row then matches once per copy of its id, and
+    # must change once
+    from_ = (f"UPDATE t3 SET {s} FROM (SELECT id AS id_ FROM t3) o_ WHERE t3.id = o_.id_"
+             f"{' AND (' + w + ')' if w else ''}" if rng.random() < 0.5 else
+             f"UPDATE t3 SET {s} FROM (SELECT 1 AS one_) o_{' WHERE ' + w if w else ''}")
+    sel = ", ".join(
+        c if c not in new else
+        f"CAST(CASE WHEN ({w}) IS TRUE THEN {new[c]} ELSE {c} END AS {TYPES[c]}) AS {c}" if w else
+        f"CAST({new[c]} AS {TYPES[c]}) AS {c}" for c in TYPES)
+    return (f"UPDATE t1 SET {s}{' WHERE ' + w if w else ''}", by_addr, from_,
+            f"CREATE OR REPLACE TABLE t4 AS SELECT {sel} FROM t4")
 
 
 def run(sluice, sql, db):
@@ -128,12 +146,12 @@ def main():
         rows = [l.split("\t") for l in p.stdout.splitlines() if l.startswith(("diff", "order"))]
         bad = [(k, r) for k, r in enumerate(rows) if r[1] != "0"]
         n_diff = sum(r[0] == "diff" for r in rows)
-        if p.returncode != 0 or bad or n_diff != 2 * a.statements or len(rows) != n_diff + 1:
+        if p.returncode != 0 or bad or n_diff != 3 * a.statements or len(rows) != n_diff + 2:
             failures += 1
-            print(f"FAIL seed {seed}: rc {p.returncode}, {n_diff} of {2 * a.statements} compared, "
+            print(f"FAIL seed {seed}: rc {p.returncode}, {n_diff} of {3 * a.statements} compared, "
                   f"different: {bad[:5]}, stderr: {p.stderr[-400:]!r}")
         else:
-            print(f"seed {seed}: {a.statements} statements, the three paths the same"
+            print(f"seed {seed}: {a.statements} statements, the four paths the same"
                   + (" (a directory, reopened)" if db else ""))
     sys.exit(1 if failures else 0)
 

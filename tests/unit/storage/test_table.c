@@ -703,14 +703,15 @@ Test(st_table, check_then_append_leaves_failed_table_unchanged)
 }
 
 /* A copy of chunk ci with every id negated (st_table_chunk_from), not in the
- * table yet. */
-static StChunk *negated_copy(int ci)
+ * table yet; with `first`, only the first id changed, to *first. */
+static StChunk *copy_of(int ci, const int64_t *first)
 {
     const CmBatch *b = chunk_of(table, ci);
     CmVec ids;
     cr_assert_eq(cm_vec_init(&ids, types[0], &err), CM_OK);
     for (int i = 0; i < table->chunks[ci]->n_rows; i++) {
-        ((int64_t *)ids.data)[i] = -((const int64_t *)b->cols[0].data)[i];
+        int64_t id = ((const int64_t *)b->cols[0].data)[i];
+        ((int64_t *)ids.data)[i] = first == NULL ? -id : i == 0 ? *first : id;
     }
     CmVec cols[3] = {ids, b->cols[1], b->cols[2]};
     CmBatch rows = *b;
@@ -721,6 +722,11 @@ static StChunk *negated_copy(int ci)
     cr_assert_not_null(c, "%s", err.msg);
     cm_vec_fini(&ids);
     return c;
+}
+
+static StChunk *negated_copy(int ci)
+{
+    return copy_of(ci, NULL);
 }
 
 static int64_t id_at(int ci, int i)
@@ -736,7 +742,7 @@ Test(st_table, swapped_chunks_replace_values_in_place)
     int at[2] = {1, 3};
     StChunk *fresh[2] = {negated_copy(1), negated_copy(3)};
     cr_assert(fresh[0]->sealed && !fresh[1]->sealed, "a full copy is sealed, the tail's is not");
-    cr_assert_eq(st_table_swap_chunks(table, 2, at, fresh, NULL, &err), CM_OK);
+    cr_assert_eq(st_table_swap_chunks(table, 2, at, fresh, NULL, false, &err), CM_OK);
     cr_assert(fresh[0] == NULL && fresh[1] == NULL, "the table took them");
     cr_assert_neq(table->version, version);
     cr_assert(table->stats_stale);
@@ -757,11 +763,11 @@ Test(st_table, restore_puts_back_replaced_chunks)
     cr_assert_eq(st_table_mark(table, &err), CM_OK);
     int at[2] = {0, 2};
     StChunk *fresh[2] = {negated_copy(0), negated_copy(2)};
-    cr_assert_eq(st_table_swap_chunks(table, 2, at, fresh, NULL, &err), CM_OK);
+    cr_assert_eq(st_table_swap_chunks(table, 2, at, fresh, NULL, false, &err), CM_OK);
     append_rows(n, n + 2 * (int64_t)CM_BATCH_CAP); /* into the replaced tail, and on */
     /* the same place twice: the second copy holds the first's negated ids */
     StChunk *again = negated_copy(0);
-    cr_assert_eq(st_table_swap_chunks(table, 1, at, &again, NULL, &err), CM_OK);
+    cr_assert_eq(st_table_swap_chunks(table, 1, at, &again, NULL, false, &err), CM_OK);
     cr_assert_eq(id_at(0, 1), 1);
     st_table_restore(table);
     cr_assert_eq(table->version, version);
@@ -777,7 +783,7 @@ Test(st_table, commit_keeps_swapped_chunks)
     cr_assert_eq(st_table_mark(table, &err), CM_OK);
     int at = 1;
     StChunk *fresh = negated_copy(1);
-    cr_assert_eq(st_table_swap_chunks(table, 1, &at, &fresh, NULL, &err), CM_OK);
+    cr_assert_eq(st_table_swap_chunks(table, 1, &at, &fresh, NULL, false, &err), CM_OK);
     st_table_unmark(table); /* frees the chunk taken out */
     cr_assert_eq(id_at(1, 0), -(int64_t)CM_BATCH_CAP);
     cr_assert_eq(table->n_rows, n);
@@ -820,7 +826,8 @@ static void delete_gone(void)
         cr_assert(fresh[n_fresh] == NULL || fresh[n_fresh]->sealed, "a DELETE's copy is sealed");
         n_fresh++;
     }
-    cr_assert_eq(st_table_swap_chunks(table, n_fresh, at, fresh, NULL, &err), CM_OK, "%s", err.msg);
+    cr_assert_eq(st_table_swap_chunks(table, n_fresh, at, fresh, NULL, false, &err), CM_OK, "%s",
+                 err.msg);
     free(at);
     free(fresh);
 }
@@ -878,6 +885,41 @@ static CmStatus append_id(int64_t id)
     return st;
 }
 
+/* A copy of chunk ci whose first id is `id`, the others as they are. */
+static StChunk *rekeyed_copy(int ci, int64_t id)
+{
+    return copy_of(ci, &id);
+}
+
+Test(st_table, rekeyed_swap_builds_the_indexes_or_changes_nothing)
+{
+    int64_t n = 3 * (int64_t)CM_BATCH_CAP + 5;
+    append_rows(0, n);
+    add_primary_key();
+    uint64_t version = table->version;
+    /* id 1 of chunk 0 collides with another row's key: refused, as it was */
+    int at = 2;
+    StChunk *fresh = rekeyed_copy(2, 1);
+    StChunk *before = table->chunks[2];
+    cr_assert_eq(st_table_swap_chunks(table, 1, &at, &fresh, NULL, true, &err), CM_RUNTIME);
+    cr_assert_not_null(fresh, "the caller keeps the copy refused");
+    st_table_chunk_discard(fresh);
+    cr_assert(table->chunks[2] == before);
+    cr_assert_eq(table->version, version);
+    check_rows(n);
+    cr_assert_eq(append_id(1), CM_RUNTIME, "the old indexes stay");
+    /* a free key: taken, and the old one freed */
+    cm_err_init(&err);
+    fresh = rekeyed_copy(2, -7);
+    cr_assert_eq(st_table_swap_chunks(table, 1, &at, &fresh, NULL, true, &err), CM_OK, "%s",
+                 err.msg);
+    cr_assert_null(fresh);
+    cr_assert_neq(table->version, version);
+    cr_assert_eq(id_at(2, 0), -7);
+    cr_assert_eq(append_id(-7), CM_RUNTIME, "the new key is in the index");
+    cr_assert_eq(append_id(2 * CM_BATCH_CAP), CM_OK, "the old key is free: %s", err.msg);
+}
+
 Test(st_table, delete_in_place_leaves_short_chunks)
 {
     int64_t n = 4 * (int64_t)CM_BATCH_CAP + 1;
@@ -909,7 +951,7 @@ Test(st_table, delete_in_place_of_every_row)
     append_rows(0, n);
     int at[3] = {0, 1, 2};
     StChunk *none[3] = {NULL, NULL, NULL};
-    cr_assert_eq(st_table_swap_chunks(table, 3, at, none, NULL, &err), CM_OK);
+    cr_assert_eq(st_table_swap_chunks(table, 3, at, none, NULL, false, &err), CM_OK);
     cr_assert_eq(table->n_rows, 0);
     cr_assert_eq(table->n_chunks, 0);
     cr_assert(!table->stats_stale, "no row left: the statistics are exact again");
