@@ -31,7 +31,8 @@ DUCK = os.path.join(REPO, '..', 'shared', 'tools', 'duckdb', 'duckdb-sql')
 # Shapes, not one query's constants: a few rows, scattered rows, a range of
 # dates, every row, and statements with a subquery (which run by row address;
 # until session 19 they rebuilt the table, the path every UPDATE took before
-# session 17); then the
+# session 17), an UPDATE with FROM and one of a primary key column (by
+# address and in place since session 20; rebuilt before); then the
 # same shapes of DELETE (in memory they run one after another, so each later
 # one finds fewer rows; on the directory and in DuckDB each starts from the
 # loaded table).
@@ -47,6 +48,12 @@ STATEMENTS = [
      "UPDATE store_sales SET ss_quantity = 5 WHERE ss_ticket_number = (SELECT 1000)"),
     ('20 items, IN (SELECT ...) (~3,200 rows)',
      "UPDATE store_sales SET ss_quantity = 1 WHERE ss_item_sk IN (SELECT i * 7 FROM range(1, 21) r(i))"),
+    ('1000 tickets through FROM (~10,000 rows)',
+     "UPDATE store_sales SET ss_quantity = ss_quantity + x.d FROM "
+     "(SELECT i * 37 AS t, 1 AS d FROM range(1, 1001) r(i)) x WHERE ss_ticket_number = x.t"),
+    ('a key column (the primary key\'s ticket), one ticket',
+     "UPDATE store_sales SET ss_ticket_number = ss_ticket_number + 100000000 "
+     "WHERE ss_ticket_number = 4000"),
     ('DELETE one ticket (~10 rows)', "DELETE FROM store_sales WHERE ss_ticket_number = 2000"),
     ('DELETE one item (~160 rows, scattered)', "DELETE FROM store_sales WHERE ss_item_sk = 9"),
     ('DELETE 31 days of dates (~1%)',
@@ -58,7 +65,8 @@ STATEMENTS = [
     ('DELETE 20 items, IN (SELECT ...) (~3,200 rows)',
      "DELETE FROM store_sales WHERE ss_item_sk IN (SELECT i * 11 FROM range(1, 21) r(i))"),
 ]
-CHECK = ("SELECT count(*), sum(ss_quantity), sum(ss_list_price), count(ss_coupon_amt) "
+CHECK = ("SELECT count(*), sum(ss_quantity), sum(ss_list_price), count(ss_coupon_amt), "
+         "sum(ss_ticket_number) "
          "FROM store_sales")
 
 
