@@ -383,10 +383,11 @@ static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_
     return pos;
 }
 
-/* Adds rows [from, to) of t (ix->n_rows becomes to).  Returns -1, or, for a
- * unique index, the first row whose key is already there (ix->n_rows is then
- * that row: it and the rows after it are not indexed). */
-static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to)
+/* Adds rows [from, to) of t (with `append`, ix->n_rows becomes to).  Returns
+ * -1, or, for a unique index, the first row whose key is already there (with
+ * `append`, ix->n_rows is then that row: it and the rows after it are not
+ * indexed). */
+static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to, bool append)
 {
     uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
     bool is_null[CM_BATCH_CAP];
@@ -397,12 +398,14 @@ static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t 
         int n = (int)(c->n_rows - first < to - r ? c->n_rows - first : to - r);
         hash_segment(ix, t, c, first, n, h, is_null, key);
         for (int i = 0; i < n; i++, r++) {
-            if (i + PREFETCH_AHEAD < n) {
+            if (PREFETCH_AHEAD < CM_BATCH_CAP && i + PREFETCH_AHEAD < n) {
                 uint64_t ahead = h[i + PREFETCH_AHEAD] & (uint64_t)mask;
                 __builtin_prefetch(&ix->tags[ahead]);
                 __builtin_prefetch(&ix->rows[ahead], 1);
             }
-            ix->n_rows = r;
+            if (append) {
+                ix->n_rows = r;
+            }
             if (is_null[i]) {
                 continue;
             }
@@ -422,7 +425,9 @@ static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t 
             ix->n_used += is_new;
         }
     }
-    ix->n_rows = to;
+    if (append) {
+        ix->n_rows = to;
+    }
     return -1;
 }
 
@@ -516,7 +521,7 @@ static CmStatus reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *er
             }
         }
     } else {
-        insert_rows(ix, t, 0, ix->n_rows); /* the rows are already known distinct */
+        insert_rows(ix, t, 0, ix->n_rows, true); /* the rows are already known distinct */
     }
     cm_free(old_tags);
     cm_free(old_rows);
@@ -530,21 +535,227 @@ CmStatus st_index_reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *
     return reserve(ix, t, n_rows, err);
 }
 
+static CmStatus duplicate(const StIndex *ix, const char *key, CmErr *err)
+{
+    return cm_err_set(err, CM_RUNTIME, -1, "Duplicate key \"%s\" violates %s constraint", key,
+                      ix->kind == ST_INDEX_PRIMARY ? "primary key" : "unique");
+}
+
 CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *err)
 {
     CM_ASSERT(from == ix->n_rows);
     if (reserve(ix, t, t->n_rows, err) != CM_OK) {
         return err->code;
     }
-    int64_t dup = insert_rows(ix, t, from, t->n_rows);
+    int64_t dup = insert_rows(ix, t, from, t->n_rows, true);
     if (dup < 0) {
         return CM_OK;
     }
     char key[200];
     format_key(ix, t, dup, key, sizeof key);
     st_index_truncate(ix, t, from);
-    return cm_err_set(err, CM_RUNTIME, -1, "Duplicate key \"%s\" violates %s constraint", key,
-                      ix->kind == ST_INDEX_PRIMARY ? "primary key" : "unique");
+    return duplicate(ix, key, err);
+}
+
+/* ---- patching: the rows of some chunks replaced ----------------------------------------- */
+
+CmStatus st_index_room(StIndex *ix, const StTable *t, int64_t n_more, CmErr *err)
+{
+    CM_ASSERT(ix->kind != ST_INDEX_PLAIN);
+    return reserve(ix, t, ix->n_rows + n_more, err);
+}
+
+static bool picked(const uint64_t *pick, int i)
+{
+    return pick == NULL || (pick[i >> 6] >> (i & 63) & 1);
+}
+
+/* Whether row i of chunk a and row j of chunk b (hashes ha, hb; packed ka,
+ * kb when keyed; neither key NULL) have the same key. */
+static bool keys_eq(const StIndex *ix, const StTable *t, const StChunk *a, int i, const StChunk *b,
+                    int j, uint64_t ha, uint64_t hb, uint64_t ka, uint64_t kb)
+{
+    if (ha != hb || (ix->keyed && ka != kb)) {
+        return false;
+    }
+    for (int k = 0; k < ix->n_keys && !ix->keyed; k++) {
+        int col = ix->key_cols[k];
+        if (!value_eq(t->cols[col].type, st_chunk_data(a, col), i, st_chunk_data(b, col), j)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int st_index_diff(const StIndex *ix, const StTable *t, const StChunk *old, const StChunk *fresh,
+                  uint64_t *differ)
+{
+    CM_ASSERT(old->n_rows == fresh->n_rows);
+    uint64_t ho[CM_BATCH_CAP], ko[CM_BATCH_CAP], hf[CM_BATCH_CAP], kf[CM_BATCH_CAP];
+    bool no[CM_BATCH_CAP], nf[CM_BATCH_CAP];
+    hash_segment(ix, t, old, 0, old->n_rows, ho, no, ko);
+    hash_segment(ix, t, fresh, 0, fresh->n_rows, hf, nf, kf);
+    int n = 0;
+    memset(differ, 0, sizeof(uint64_t) * (((size_t)CM_BATCH_CAP + 63) / 64));
+    for (int i = 0; i < old->n_rows; i++) {
+        bool same = no[i] && nf[i];
+        if (!no[i] && !nf[i]) {
+            same = keys_eq(ix, t, old, i, fresh, i, ho[i], hf[i], ko[i], kf[i]);
+        }
+        if (!same) {
+            differ[i >> 6] |= (uint64_t)1 << (i & 63);
+            n++;
+        }
+    }
+    return n;
+}
+
+void st_index_forget(StIndex *ix, const StTable *t, const StChunk *c, int64_t r0,
+                     const uint64_t *pick)
+{
+    CM_ASSERT(ix->kind != ST_INDEX_PLAIN);
+    if (ix->cap == 0 || c->n_rows == 0) {
+        return;
+    }
+    uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
+    int64_t mask = ix->cap - 1;
+    hash_segment(ix, t, c, 0, c->n_rows, h, is_null, key);
+    for (int i = 0; i < c->n_rows; i++) {
+        if (is_null[i] || !picked(pick, i)) {
+            continue;
+        }
+        int64_t pos = (int64_t)(h[i] & (uint64_t)mask);
+        for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
+            if (v >= TAG_LIVE && ix->rows[pos] == (uint32_t)(r0 + i)) {
+                ix->tags[pos] = TAG_GONE;
+                break;
+            }
+        }
+    }
+}
+
+CmStatus st_index_put(StIndex *ix, const StTable *t, int64_t r0, int n, const uint64_t *pick,
+                      CmErr *err)
+{
+    CM_ASSERT(ix->kind != ST_INDEX_PLAIN && n <= CM_BATCH_CAP);
+    int first;
+    const StChunk *c = t->chunks[st_table_chunk_of(t, r0, &first)];
+    CM_ASSERT(first == 0 && c->n_rows == n);
+    uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
+    hash_segment(ix, t, c, 0, n, h, is_null, key);
+    for (int i = 0; i < n; i++) {
+        if (is_null[i] || !picked(pick, i)) {
+            continue;
+        }
+        CM_ASSERT(4 * (ix->n_used + 1) <= 3 * ix->cap); /* room made */
+        int64_t r = r0 + i;
+        int64_t pos = find_slot(ix, t, h[i], r, key[i]);
+        if (ix->tags[pos] != TAG_EMPTY) {
+            char text[200];
+            format_key(ix, t, r, text, sizeof text);
+            return duplicate(ix, text, err);
+        }
+        ix->tags[pos] = tag_of(h[i]);
+        ix->rows[pos] = (uint32_t)r;
+        if (ix->keyed) {
+            ix->keys[pos] = key[i];
+        }
+        ix->n_used++;
+    }
+    return CM_OK;
+}
+
+void st_index_map_kept(const StIndex *ix, const StTable *t, const StChunk *old,
+                       const StChunk *fresh, int16_t *map)
+{
+    uint64_t ho[CM_BATCH_CAP], ko[CM_BATCH_CAP], hf[CM_BATCH_CAP], kf[CM_BATCH_CAP];
+    bool no[CM_BATCH_CAP], nf[CM_BATCH_CAP];
+    int n_fresh = fresh != NULL ? fresh->n_rows : 0;
+    hash_segment(ix, t, old, 0, old->n_rows, ho, no, ko);
+    if (fresh != NULL) {
+        hash_segment(ix, t, fresh, 0, n_fresh, hf, nf, kf);
+    }
+    /* fresh's indexed keys are old's, some left out, in order, and no two alike: each old
+     * key is kept when it is the next one of fresh */
+    int j = 0;
+    for (int i = 0; i < old->n_rows; i++) {
+        map[i] = -1;
+        if (no[i]) {
+            continue;
+        }
+        while (j < n_fresh && nf[j]) {
+            j++;
+        }
+        if (j < n_fresh && keys_eq(ix, t, old, i, fresh, j, ho[i], hf[j], ko[i], kf[j])) {
+            map[i] = (int16_t)j++;
+        }
+    }
+}
+
+/* The last gap starting at or before r (gaps[0].start <= r): from the
+ * first one of r's span of CM_BATCH_CAP row ids (by_span, when not NULL) on,
+ * else by bisection. */
+static int gap_of(int n, const StIndexGap *gaps, const int *by_span, int64_t r)
+{
+    if (by_span != NULL) {
+        int k = by_span[r / CM_BATCH_CAP];
+        while (k + 1 < n && gaps[k + 1].start <= r) {
+            k++;
+        }
+        return k;
+    }
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (gaps[mid].start <= r) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+void st_index_close_up(StIndex *ix, int n, const StIndexGap *gaps, int64_t n_rows)
+{
+    CM_ASSERT(ix->kind != ST_INDEX_PLAIN);
+    /* per span of CM_BATCH_CAP row ids, the last gap starting at or before it (a pass
+     * over the slots then mostly finds a row's gap in a step, not a bisection) */
+    int64_t n_spans = ix->n_rows / CM_BATCH_CAP + 1;
+    int *by_span = n > 0 ? cm_malloc(sizeof(int) * (size_t)n_spans) : NULL;
+    for (int64_t sp = 0, k = 0; by_span != NULL && sp < n_spans; sp++) {
+        while (k + 1 < n && gaps[k + 1].start <= sp * CM_BATCH_CAP) {
+            k++;
+        }
+        by_span[sp] = (int)k;
+    }
+    for (int64_t s = 0; n > 0 && s < ix->cap; s++) {
+        if (ix->tags[s] < TAG_LIVE || ix->rows[s] < gaps[0].start) {
+            continue;
+        }
+        int64_t r = ix->rows[s];
+        const StIndexGap *g = &gaps[gap_of(n, gaps, by_span, r)];
+        if (r >= g->start + g->n_old) { /* a row after the chunk, moved up */
+            ix->rows[s] = (uint32_t)(r - g->moved_after);
+        } else if (g->map[r - g->start] < 0) {
+            ix->tags[s] = TAG_GONE;
+        } else {
+            ix->rows[s] = (uint32_t)(g->new_start + g->map[r - g->start]);
+        }
+    }
+    cm_free(by_span);
+    ix->n_rows = n_rows;
+}
+
+void st_index_clear(StIndex *ix)
+{
+    if (ix->cap > 0) {
+        memset(ix->tags, TAG_EMPTY, (size_t)ix->cap);
+    }
+    ix->n_used = 0;
+    ix->n_rows = 0;
 }
 
 /* A keyed index forgets rows >= n_rows slot by slot: a key's newest row

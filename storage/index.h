@@ -4,8 +4,8 @@
  *
  * An index belongs to its table (StTable.indexes) and follows its rows:
  * st_table_append adds the appended rows, st_table_truncate forgets them, and
- * UPDATE/DELETE build a new table (st_table_new_like) whose indexes are built
- * as its rows go in.  A unique index refuses a key already present, in
+ * UPDATE/DELETE, which replace chunks, patch it (below) or build it anew
+ * (st_table_swap_chunks).  A unique index refuses a key already present, in
  * earlier rows or among the rows being added; a key with a NULL component is
  * never indexed (NULLs never collide, and never match a lookup).
  *
@@ -57,6 +57,51 @@ const int *st_index_key_cols(const StIndex *ix);
  * key constraint') at the first key already present; then, as on OOM, the
  * index is left holding rows [0, from) only. */
 CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *err);
+
+/* Patching a unique index where an UPDATE or DELETE replaced chunks
+ * (st_table_swap_chunks), at the cost of the rows of those chunks (and, for
+ * a DELETE, a pass over the slots) rather than of a build from every row.
+ * Chunks passed are held.
+ *
+ * An UPDATE: st_index_diff sets bit i of `differ` (CM_BATCH_CAP bits) where
+ * row i of `old` and of `fresh` (the same rows, before and after) have
+ * different keys, and returns how many.  st_index_room makes room for
+ * n_more keys put without growing (it may rehash now, reading the table's
+ * rows as the index knows them: call it before anything else).
+ * st_index_forget frees the slots of the picked rows r0 + i (pick: bits, NULL
+ * all), whose keys are rows i of chunk c.  st_index_put adds the picked rows
+ * r0 + i of t (the chunk at r0, n rows), their old slots freed before, in room
+ * made: a key already there fails it with CM_RUNTIME (the duplicate's
+ * message), the rows before it staying added.  A freed slot stays used (as
+ * truncate leaves it) until a growth rehashes the live ones.
+ *
+ * A DELETE: st_index_map_kept sets map[i] (old->n_rows entries) to the place
+ * in `fresh` (the rows kept, in order; NULL: none) of old's row i, or -1 when
+ * it is gone or not indexed.  st_index_close_up then moves every row id at
+ * once: a row of a gap's chunk (old numbering: [start, start + n_old)) to
+ * new_start + map[i], or out; a row after it up by moved_after (the rows taken
+ * out up to and with that chunk), gaps ascending; the index then holds
+ * n_rows rows. */
+typedef struct StIndexGap {
+    int64_t start;       /* the chunk's first row, before */
+    int n_old;           /* its rows before */
+    const int16_t *map;  /* st_index_map_kept's */
+    int64_t new_start;   /* its first row after */
+    int64_t moved_after; /* how far the rows up to the next gap move up */
+} StIndexGap;
+int st_index_diff(const StIndex *ix, const StTable *t, const StChunk *old, const StChunk *fresh,
+                  uint64_t *differ);
+CmStatus st_index_room(StIndex *ix, const StTable *t, int64_t n_more, CmErr *err);
+void st_index_forget(StIndex *ix, const StTable *t, const StChunk *c, int64_t r0,
+                     const uint64_t *pick);
+CmStatus st_index_put(StIndex *ix, const StTable *t, int64_t r0, int n, const uint64_t *pick,
+                      CmErr *err);
+void st_index_map_kept(const StIndex *ix, const StTable *t, const StChunk *old,
+                       const StChunk *fresh, int16_t *map);
+void st_index_close_up(StIndex *ix, int n, const StIndexGap *gaps, int64_t n_rows);
+
+/* Forgets every row, keeping the slots' memory: no row is read. */
+void st_index_clear(StIndex *ix);
 
 /* Forgets rows >= n_rows; call before the table drops them (their keys are
  * re-hashed from its columns). */

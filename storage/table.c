@@ -7,10 +7,11 @@
  * No chunk is empty.  Every chunk but the last is sealed.  A chunk is held (pinned by the table,
  * `held` set) exactly when it is unsealed or rows_needed(t): the table has a built index that reads
  * rows (st_index_reads_rows), or a transaction's mark keeps one to put back (cold indexes, of a
- * table just opened from disk, hold no rows and pin nothing).  An append seals the chunks it filled
- * only once it has succeeded, so undoing it never has to change a sealed block; a truncate that
- * cuts into a sealed chunk only lowers the chunk's n_rows, and the next append copies its rows into
- * a new block.
+ * table just opened from disk, hold no rows and pin nothing; after a DELETE they may hold the rows
+ * of before it, with the renumbering that makes them current pending).  An append seals the chunks
+ * it filled only once it has succeeded, so undoing it never has to change a sealed block; a
+ * truncate that cuts into a sealed chunk only lowers the chunk's n_rows, and the next append copies
+ * its rows into a new block.
  */
 #include "storage/table.h"
 
@@ -106,6 +107,11 @@ oom:
 
 static void snapshot_free(StTable *v);
 
+typedef struct StIndexPending StIndexPending; /* a DELETE's renumbering of the indexes */
+static void free_pending(StTable *t);
+static void discard_pending(StTable *t);
+static void apply_pending(StTable *t);
+
 void st_table_free(StTable *t)
 {
     if (t == NULL) {
@@ -127,6 +133,7 @@ void st_table_free(StTable *t)
         st_index_free(t->indexes[i]);
     }
     cm_free(t->indexes);
+    free_pending(t);
     for (int i = 0; t->cols != NULL && i < t->n_cols; i++) {
         cm_free(t->cols[i].name);
     }
@@ -235,8 +242,9 @@ static void release_sealed(StTable *t)
     }
 }
 
-/* Builds cold indexes from the rows: the table holds its chunks from then on.
- * On failure they stay cold (and empty). */
+/* Builds cold indexes from the rows (or renumbers them, a DELETE's pending):
+ * the table holds its chunks from then on.  On failure they stay cold (and
+ * empty). */
 static CmStatus warm_indexes(StTable *t, CmErr *err)
 {
     int built = 0;
@@ -248,6 +256,10 @@ static CmStatus warm_indexes(StTable *t, CmErr *err)
             goto fail;
         }
     }
+    if (t->pending != NULL) {
+        apply_pending(t);
+        built = t->n_indexes;
+    }
     for (; built < t->n_indexes; built++) {
         if (st_index_add_rows(t->indexes[built], t, 0, err) != CM_OK) {
             goto fail;
@@ -257,6 +269,7 @@ static CmStatus warm_indexes(StTable *t, CmErr *err)
     release_sealed(t); /* held to build the indexes; kept only if they read rows */
     return CM_OK;
 fail:
+    discard_pending(t);
     for (int i = 0; i < built; i++) {
         st_index_truncate(t->indexes[i], t, 0);
     }
@@ -283,6 +296,7 @@ CmStatus st_table_add_index_cold(StTable *t, const char *name, StIndexKind kind,
     if (t->n_indexes > 0 && !t->is_index_cold) {
         return st_table_add_index(t, name, kind, n_keys, key_cols, err);
     }
+    discard_pending(t); /* its maps are per index */
     StIndex *ix = st_index_new(name, kind, n_keys, key_cols, t->types, err);
     if (ix == NULL || push_index(t, ix, err) != CM_OK) {
         return err->code;
@@ -329,6 +343,7 @@ bool st_table_drop_index(StTable *t, const char *name)
             /* An index the mark holds comes back at ROLLBACK with the rows it
              * holds: they stay in memory (held) until the transaction ends. */
             bool is_kept = is_marked_index(t, t->indexes[i]);
+            discard_pending(t); /* its maps are per index */
             if (!is_kept) {
                 st_index_free(t->indexes[i]);
             }
@@ -759,6 +774,7 @@ static StIndex **empty_indexes(StTable *t, CmErr *err)
  * held at BEGIN: call this while they still lie where it indexed them. */
 static void replace_indexes(StTable *t, StIndex **fresh)
 {
+    discard_pending(t);
     for (int i = 0; i < t->n_indexes; i++) {
         if (is_marked_index(t, t->indexes[i])) {
             st_index_truncate(t->indexes[i], t, t->mark->is_index_cold ? 0 : t->mark->n_rows);
@@ -776,6 +792,7 @@ static void replace_indexes(StTable *t, StIndex **fresh)
 static CmStatus cool_indexes(StTable *t, CmErr *err)
 {
     if (t->n_indexes == 0 || t->is_index_cold) {
+        discard_pending(t); /* a DELETE's renumbering, out of date now */
         return CM_OK;
     }
     StIndex **cold = empty_indexes(t, err);
@@ -834,6 +851,227 @@ static CmStatus rekey_indexes(StTable *t, int n, const int *at, StChunk **fresh,
     return err->code;
 }
 
+/* ---- patching the indexes where chunks are replaced ------------------------------------ */
+
+/* Whether the indexes can follow an UPDATE or DELETE that replaces chunks
+ * by patching (st_index_forget/shift/put: the cost of those chunks' rows)
+ * rather than being built from every row: all unique and warm, and none kept
+ * by a transaction's mark, which must keep the keys of BEGIN. */
+static bool patchable(const StTable *t)
+{
+    if (t->n_indexes == 0 || t->is_index_cold) {
+        return false;
+    }
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (st_index_kind(t->indexes[i]) == ST_INDEX_PLAIN || is_marked_index(t, t->indexes[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define PICK_WORDS ((CM_BATCH_CAP + 63) / 64)
+
+/* Holds the chunks at at[i] and fresh[i] (may be NULL) for a patch;
+ * was_held[i] tells whether the one at at[i] was held before. */
+static CmStatus hold_both(StTable *t, int n, const int *at, StChunk **fresh, bool *was_held,
+                          CmErr *err)
+{
+    for (int i = 0; i < n && err->code == CM_OK; i++) {
+        was_held[i] = t->chunks[at[i]]->held != NULL;
+        if (chunk_hold(t->chunks[at[i]], err) && fresh[i] != NULL) {
+            chunk_hold(fresh[i], err);
+        }
+    }
+    return err->code;
+}
+
+/* Lets go of what hold_both held that the indexes do not need held. */
+static void release_both(StTable *t, int n, const int *at, StChunk **fresh, const bool *was_held)
+{
+    for (int i = 0; i < n; i++) {
+        StChunk *old = t->chunks[at[i]];
+        if (!was_held[i] && old->sealed && !rows_needed(t)) {
+            chunk_release(old);
+        }
+        if (fresh[i] != NULL && fresh[i]->sealed && !rows_needed(t)) {
+            chunk_release(fresh[i]);
+        }
+    }
+}
+
+/* An UPDATE that set index keys, fresh[i] to replace the chunk at at[i]: in
+ * each index the rows whose key changed lose their old key and get the new
+ * one, put with the fresh chunks in place; on a duplicate (CM_RUNTIME) the
+ * new keys go and the old ones come back, nothing changed.  CM_OOM before
+ * anything changed. */
+static CmStatus patch_keys(StTable *t, int n, const int *at, StChunk **fresh, CmErr *err)
+{
+    int nx = t->n_indexes;
+    uint64_t *differ = cm_calloc((size_t)n * (size_t)nx * PICK_WORDS + 1, sizeof(uint64_t));
+    bool *was_held = cm_calloc((size_t)n + 1, sizeof(bool));
+    if (differ == NULL || was_held == NULL) {
+        cm_free(differ);
+        cm_free(was_held);
+        return cm_err_set(err, CM_OOM, -1, "out of memory for the indexes of '%s'", t->name);
+    }
+#define DIFFER(k, i) (differ + ((size_t)(k) * (size_t)n + (size_t)(i)) * PICK_WORDS)
+    hold_both(t, n, at, fresh, was_held, err);
+    /* room for the new keys, and for the old ones put back after a duplicate */
+    for (int k = 0; k < nx && err->code == CM_OK; k++) {
+        int64_t changed = 0;
+        for (int i = 0; i < n; i++) {
+            changed += st_index_diff(t->indexes[k], t, t->chunks[at[i]], fresh[i], DIFFER(k, i));
+        }
+        st_index_room(t->indexes[k], t, 2 * changed, err);
+    }
+    if (err->code == CM_OK) {
+        for (int k = 0; k < nx; k++) {
+            for (int i = 0; i < n; i++) {
+                st_index_forget(t->indexes[k], t, t->chunks[at[i]], t->starts[at[i]], DIFFER(k, i));
+            }
+        }
+        trade_chunks(t, n, at, fresh);
+        for (int k = 0; k < nx && err->code == CM_OK; k++) {
+            for (int i = 0; i < n && err->code == CM_OK; i++) {
+                st_index_put(t->indexes[k], t, t->starts[at[i]], t->chunks[at[i]]->n_rows,
+                             DIFFER(k, i), err);
+            }
+        }
+        if (err->code != CM_OK) {
+            /* a duplicate: out with the new keys (a key not put is found by no row), back
+             * with the old */
+            for (int k = 0; k < nx; k++) {
+                for (int i = 0; i < n; i++) {
+                    st_index_forget(t->indexes[k], t, t->chunks[at[i]], t->starts[at[i]],
+                                    DIFFER(k, i));
+                }
+            }
+        }
+        trade_chunks(t, n, at, fresh);
+        CmErr again;
+        cm_err_init(&again);
+        for (int k = 0; k < nx && err->code != CM_OK; k++) {
+            for (int i = 0; i < n; i++) {
+                st_index_put(t->indexes[k], t, t->starts[at[i]], t->chunks[at[i]]->n_rows,
+                             DIFFER(k, i), &again);
+                CM_ASSERT(again.code == CM_OK); /* keys that were unique, in room made */
+            }
+        }
+    }
+#undef DIFFER
+    release_both(t, n, at, fresh, was_held);
+    cm_free(differ);
+    cm_free(was_held);
+    return err->code;
+}
+
+/* A DELETE's renumbering of the indexes, applied when they are next needed
+ * (warm_indexes): for gap i (a chunk the DELETE replaced) and index k, map
+ * maps + (k * n + i) * CM_BATCH_CAP (st_index_map_kept, st_index_close_up).
+ * Deferred because a pass over every slot costs a few nanoseconds a row, and
+ * DELETEs in a row would each pay it: a second one before the indexes are
+ * needed gives up the first's, and they are built from the rows instead. */
+struct StIndexPending {
+    int n;
+    StIndexGap *gaps;
+    int16_t *maps;
+    int64_t n_rows; /* after the DELETE */
+};
+
+/* The bytes of maps a DELETE may leave pending, beyond which the indexes
+ * are built from the rows at the next append instead (a DELETE that touches
+ * that many chunks costs a pass over the rows anyway). */
+#define PENDING_MAX_BYTES ((size_t)4 << 20)
+
+static void free_pending(StTable *t)
+{
+    if (t->pending != NULL) {
+        cm_free(t->pending->gaps);
+        cm_free(t->pending->maps);
+        cm_free(t->pending);
+        t->pending = NULL;
+    }
+}
+
+/* The indexes (cold, a DELETE's renumbering pending) give up their rows and
+ * the renumbering: built from the rows at the next append. */
+static void discard_pending(StTable *t)
+{
+    if (t->pending != NULL) {
+        for (int k = 0; k < t->n_indexes; k++) {
+            st_index_clear(t->indexes[k]);
+        }
+        free_pending(t);
+    }
+}
+
+/* The renumbering applied: the indexes hold t's rows again. */
+static void apply_pending(StTable *t)
+{
+    StIndexPending *p = t->pending;
+    for (int k = 0; k < t->n_indexes; k++) {
+        for (int i = 0; i < p->n; i++) {
+            p->gaps[i].map = p->maps + ((size_t)k * (size_t)p->n + (size_t)i) * CM_BATCH_CAP;
+        }
+        st_index_close_up(t->indexes[k], p->n, p->gaps, p->n_rows);
+    }
+    free_pending(t);
+}
+
+/* A DELETE, fresh[i] (the rows kept, or NULL) to replace the chunk at at[i],
+ * of a table whose indexes are patchable and in no transaction: each index
+ * keeps its slots, and the map of every replaced chunk's rows to their places
+ * after is kept (t->pending); the indexes turn cold until then.  False when
+ * that would keep too much, or on OOM: then cool_indexes. */
+static bool defer_delete(StTable *t, int n, const int *at, StChunk **fresh)
+{
+    size_t n_maps = (size_t)n * (size_t)t->n_indexes;
+    if (n_maps * CM_BATCH_CAP * sizeof(int16_t) > PENDING_MAX_BYTES) {
+        return false;
+    }
+    StIndexPending *p = cm_calloc(1, sizeof *p);
+    bool *was_held = cm_calloc((size_t)n + 1, sizeof(bool));
+    CmErr err;
+    cm_err_init(&err);
+    if (p == NULL || was_held == NULL ||
+        (p->gaps = cm_malloc(sizeof(StIndexGap) * ((size_t)n + 1))) == NULL ||
+        (p->maps = cm_malloc(sizeof(int16_t) * n_maps * CM_BATCH_CAP + 1)) == NULL ||
+        hold_both(t, n, at, fresh, was_held, &err) != CM_OK) {
+        if (was_held != NULL && err.code != CM_OK) {
+            release_both(t, n, at, fresh, was_held);
+        }
+        cm_free(was_held);
+        if (p != NULL) {
+            cm_free(p->gaps);
+            cm_free(p->maps);
+        }
+        cm_free(p);
+        return false;
+    }
+    int64_t gone = 0;
+    for (int i = 0; i < n; i++) {
+        int n_old = t->chunks[at[i]]->n_rows;
+        p->gaps[i] = (StIndexGap){
+            .start = t->starts[at[i]], .n_old = n_old, .new_start = t->starts[at[i]] - gone};
+        gone += n_old - (fresh[i] != NULL ? fresh[i]->n_rows : 0);
+        p->gaps[i].moved_after = gone;
+    }
+    for (int k = 0; k < t->n_indexes; k++) {
+        for (int i = 0; i < n; i++) {
+            st_index_map_kept(t->indexes[k], t, t->chunks[at[i]], fresh[i],
+                              p->maps + ((size_t)k * (size_t)n + (size_t)i) * CM_BATCH_CAP);
+        }
+    }
+    p->n = n;
+    p->n_rows = t->n_rows - gone;
+    t->pending = p;
+    t->is_index_cold = true;
+    release_both(t, n, at, fresh, was_held);
+    cm_free(was_held);
+    return true;
+}
+
 CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
                               const StColStats *add, bool rekey, CmErr *err)
 {
@@ -844,8 +1082,17 @@ CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
         moves |= fresh[i] == NULL || fresh[i]->n_rows != t->chunks[at[i]]->n_rows;
     }
     CM_ASSERT(!rekey || !moves);
-    if (n == 0 || own_stats(t, err) != CM_OK || (moves && cool_indexes(t, err) != CM_OK) ||
-        (rekey && rekey_indexes(t, n, at, fresh, err) != CM_OK)) {
+    if (n == 0 || own_stats(t, err) != CM_OK) {
+        return err->code;
+    }
+    if (rekey && patchable(t)) {
+        if (patch_keys(t, n, at, fresh, err) != CM_OK) {
+            return err->code;
+        }
+    } else if (moves && patchable(t) && t->mark == NULL && defer_delete(t, n, at, fresh)) {
+        /* the indexes renumbered at their next use */
+    } else if ((moves && cool_indexes(t, err) != CM_OK) ||
+               (rekey && rekey_indexes(t, n, at, fresh, err) != CM_OK)) {
         return err->code;
     }
     for (int i = 0; i < n; i++) {
@@ -1081,6 +1328,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
     if (n_rows >= t->n_rows) {
         return;
     }
+    discard_pending(t);
     for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         st_index_truncate(t->indexes[i], t, n_rows);
     }
@@ -1274,6 +1522,7 @@ static void mark_free(StTableMark *m, int n_cols)
 CmStatus st_table_mark(StTable *t, CmErr *err)
 {
     CM_ASSERT(t->mark == NULL);
+    discard_pending(t); /* the mark keeps the indexes as they are: cold and empty */
     StTableMark *m = cm_calloc(1, sizeof *m);
     if (m == NULL || (m->col_names = cm_calloc((size_t)t->n_cols + 1, sizeof(char *))) == NULL ||
         (m->indexes = cm_malloc(sizeof(StIndex *) * (size_t)(t->n_indexes + 1))) == NULL ||

@@ -110,6 +110,9 @@ typedef struct StTable {
     bool stats_stale;   /* rows were taken out since: stats are an upper bound until ANALYZE */
     bool is_index_cold; /* the indexes hold no rows yet (st_table_add_index_cold), and
                            sealed chunks are not held: built at the first append */
+    struct StIndexPending *pending; /* owned, or NULL: while cold, the indexes of before a
+                           DELETE with the renumbering that makes them current, applied
+                           at the first append instead of building them (table.c) */
     uint64_t id;        /* unique to this table object, fixed at st_table_new */
     uint64_t version;   /* changes whenever the rows or their statistics do (new, append,
                            truncate, ANALYZE), unique across tables: a saved copy of the
@@ -245,11 +248,15 @@ CmStatus st_table_add_stats(StTable *t, const StColStats *add, CmErr *err);
  * fresh[i] holds as many rows as the chunk it replaces (and is sealed when
  * that one is), and no index key changed: the indexes stay as they are.  For
  * a DELETE, fresh[i] (sealed) holds fewer rows, or is NULL: the chunk at at[i]
- * goes, and the rows after move up; the indexes become cold, rebuilt from
- * the rows at the next append (st_table_add_index_cold).  With `rekey` (an
- * UPDATE that set index keys) the indexes are built anew at once from the
- * rows, every chunk loaded: a duplicate key fails it (CM_RUNTIME, nothing
- * changed, fresh[i] left to the caller).  `add` (n_cols
+ * goes, and the rows after move up; the indexes become cold until the next
+ * append, which renumbers them (unique indexes outside a transaction: the
+ * map of the replaced chunks' rows is kept, `pending`, and a second DELETE
+ * before gives it up) or builds them from the rows (the others).  With
+ * `rekey` (an UPDATE that set index keys) the rows whose key changed leave
+ * the indexes and come back with the new key (unique, warm indexes outside
+ * a transaction's mark; else the indexes are built anew from every row): a
+ * duplicate key fails it (CM_RUNTIME, nothing changed, fresh[i] left to the
+ * caller).  `add` (n_cols
  * statistics, or NULL) are the new values' statistics, merged in; the old
  * values stay counted (stats_stale).  Fails (CM_OOM, nothing changed) only
  * before it puts any chunk in. */

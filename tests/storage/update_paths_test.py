@@ -36,6 +36,7 @@ SETS = {
     "c": ["c * 2", "NULL", "a / 3.0", "c + id"],
     "d": ["d + 1", "NULL", "DATE '2021-06-01'"],
     "l": ["[a]", "NULL", "[id, a, NULL]", "l"],
+    "id": ["id + 1000000", "-id"],  # a key: ids stay distinct (INSERTs take new ones)
 }
 SETUP = """CREATE TABLE t1(id INTEGER, a INTEGER, b VARCHAR, c DOUBLE, d DATE, l INTEGER[]);
 INSERT INTO t1 SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 257 END,
@@ -44,7 +45,13 @@ INSERT INTO t1 SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 257 END,
 CREATE TABLE t2 AS SELECT * FROM t1;
 CREATE TABLE t3 AS SELECT * FROM t1;
 CREATE TABLE t4 AS SELECT * FROM t1;
+CREATE UNIQUE INDEX t1_id ON t1(id);
+CREATE UNIQUE INDEX t2_bid ON t2(b, id);
+CREATE UNIQUE INDEX t3_id ON t3(id);
 """
+# every third seed: a plain index too, which the statements on t1 cannot patch (they
+# build t1's indexes from every row instead)
+PLAIN = "CREATE INDEX t1_a ON t1(a);\n"
 TYPES = {"id": "INTEGER", "a": "INTEGER", "b": "VARCHAR", "c": "DOUBLE", "d": "DATE",
          "l": "INTEGER[]"}
 DIFF = "".join(
@@ -78,7 +85,7 @@ def where(rng):
     return w
 
 
-def statement(rng):
+def statement(rng, n_inserts):
     """The statement for t1 (in place), t2 (by address), t3 (with FROM) and t4 (a query)."""
     kind = rng.random()
     if kind < 0.25:  # a narrow WHERE, mostly: deletes must not empty the table too soon
@@ -86,9 +93,11 @@ def statement(rng):
         by_addr = (f"DELETE FROM t2 WHERE {w} RETURNING 0" if rng.random() < 0.5 else
                    f"DELETE FROM t2 WHERE ({w}) AND id IN (SELECT id FROM t2)")
         kept = "CREATE OR REPLACE TABLE {t} AS SELECT * FROM {t} WHERE (" + w + ") IS NOT TRUE"
-        return (f"DELETE FROM t1 WHERE {w}", by_addr, kept.format(t="t3"), kept.format(t="t4"))
+        return (f"DELETE FROM t1 WHERE {w}", by_addr,
+                kept.format(t="t3") + ";\nCREATE UNIQUE INDEX t3_id ON t3(id)", kept.format(t="t4"))
     if kind < 0.35:
-        lo = rng.randint(0, 5500)
+        lo = 10000 + 3000 * n_inserts[0]  # ids no row has had
+        n_inserts[0] += 1
         s = (f"INSERT INTO {{t}} SELECT i, i % 257, 'n' || i, i * 0.5, DATE '2020-02-02', [i] "
              f"FROM range({lo}, {lo + rng.randint(1, 3000)}) r(i)")
         return s.format(t="t1"), s.format(t="t2"), s.format(t="t3"), s.format(t="t4")
@@ -98,9 +107,9 @@ def statement(rng):
     w = "" if rng.random() < 0.1 else where(rng)
     by_addr = (f"UPDATE t2 SET {s}{' WHERE ' + w if w else ''} RETURNING 0" if rng.random() < 0.5
                else f"UPDATE t2 SET {s} WHERE {w or 'TRUE'} AND id = (SELECT id)")
-    # ids repeat once rows are put back: a row then matches once per copy of its id, and
-    # must change once
-    from_ = (f"UPDATE t3 SET {s} FROM (SELECT id AS id_ FROM t3) o_ WHERE t3.id = o_.id_"
+    # each row matches twice, and must change once
+    from_ = (f"UPDATE t3 SET {s} FROM (SELECT id AS id_ FROM t3 UNION ALL SELECT id FROM t3) o_ "
+             f"WHERE t3.id = o_.id_"
              f"{' AND (' + w + ')' if w else ''}" if rng.random() < 0.5 else
              f"UPDATE t3 SET {s} FROM (SELECT 1 AS one_) o_{' WHERE ' + w if w else ''}")
     sel = ", ".join(
@@ -125,12 +134,13 @@ def main():
     failures = 0
     for seed in range(1, a.seeds + 1):
         rng = random.Random(seed)
-        parts = [SETUP, ""]
+        parts = [SETUP + (PLAIN if seed % 3 == 0 else ""), ""]
+        n_inserts = [0]
         for i in range(a.statements):
-            s = statement(rng)
+            s = statement(rng, n_inserts)
             if i % 10 == 5:  # undone: no table may change
                 parts[i * 2 // a.statements] += "BEGIN;\n" + "".join(x + ";\n" for x in s) + "ROLLBACK;\n"
-                s = statement(rng)
+                s = statement(rng, n_inserts)
             parts[i * 2 // a.statements] += "".join(x + ";\n" for x in s) + DIFF
         parts[1] += ORDER
         db = tempfile.mkdtemp(prefix="update_paths") + "/db" if seed % 2 == 0 else None

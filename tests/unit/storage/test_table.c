@@ -932,7 +932,7 @@ Test(st_table, delete_in_place_leaves_short_chunks)
     cr_assert(table->stats_stale);
     cr_assert_neq(table->version, version);
     check_ids(table, n, true);
-    /* appends go on at the tail; the indexes, cold since, are built again */
+    /* appends go on at the tail; the indexes, cold since, are renumbered first */
     append_rows(n, n + CM_BATCH_CAP + 1);
     check_ids(table, n + CM_BATCH_CAP + 1, true);
     cr_assert_eq(append_id(2 * CM_BATCH_CAP), CM_OK, "a deleted key is free again");
@@ -993,4 +993,169 @@ Test(st_table, commit_keeps_delete_in_place)
     check_ids(table, n, true);
     delete_gone(); /* nothing left to take out */
     check_ids(table, n, true);
+}
+
+/* ---- indexes patched where chunks are replaced ------------------------------------------ */
+
+#include "storage/index.h"
+
+/* A copy of chunk ci (st_table_chunk_from) of the rows keep[i] picks, with
+ * id new_id[i] where it is >= 0; NULL when none is kept. */
+static StChunk *patched_copy(int ci, const bool *keep, const int64_t *new_id)
+{
+    const CmBatch *b = chunk_of(table, ci);
+    int n = table->chunks[ci]->n_rows;
+    CmVec ids;
+    cr_assert_eq(cm_vec_init(&ids, types[0], &err), CM_OK);
+    uint32_t sel[CM_BATCH_CAP];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t id = ((const int64_t *)b->cols[0].data)[i];
+        ((int64_t *)ids.data)[i] = new_id[i] >= 0 ? new_id[i] : id;
+        if (keep[i]) {
+            sel[k++] = (uint32_t)i;
+        }
+    }
+    StChunk *c = NULL;
+    if (k > 0) {
+        CmVec cols[3] = {ids, b->cols[1], b->cols[2]};
+        CmBatch rows = *b;
+        rows.cols = cols;
+        rows.n_rows = k;
+        rows.sel = k < n ? sel : NULL;
+        c = st_table_chunk_from(table, &rows, table->chunks[ci]->sealed || k < n, &err);
+        cr_assert_not_null(c, "%s", err.msg);
+    }
+    cm_vec_fini(&ids);
+    return c;
+}
+
+/* Every row's id, and its (name, id), found by the indexes at its own row;
+ * each id of `gone` found nowhere.  The indexes are made current first (a
+ * DELETE leaves them cold, its renumbering pending). */
+static void check_indexes(const int64_t *gone, int n_gone)
+{
+    cr_assert_eq(st_table_reserve(table, 0, &err), CM_OK, "%s", err.msg);
+    cr_assert(!table->is_index_cold);
+    CmVec key[2];
+    cr_assert_eq(cm_vec_init(&key[0], types[1], &err), CM_OK);
+    cr_assert_eq(cm_vec_init(&key[1], types[0], &err), CM_OK);
+    int64_t r = 0, found[2];
+    for (int ci = 0; ci < table->n_chunks; ci++) {
+        const CmBatch *b = chunk_of(table, ci);
+        for (int i = 0; i < table->chunks[ci]->n_rows; i++, r++) {
+            ((int64_t *)key[1].data)[0] = ((const int64_t *)b->cols[0].data)[i];
+            ((CmStr *)key[0].data)[0] = ((const CmStr *)b->cols[1].data)[i];
+            cr_assert_eq(st_index_lookup(table->indexes[0], table, &key[1], 0, found, 2), 1,
+                         "row %lld's id", (long long)r);
+            cr_assert_eq(found[0], r);
+            cr_assert_eq(st_index_lookup(table->indexes[1], table, key, 0, found, 2), 1);
+            cr_assert_eq(found[0], r, "row %lld's (name, id)", (long long)r);
+        }
+    }
+    for (int g = 0; g < n_gone; g++) {
+        ((int64_t *)key[1].data)[0] = gone[g];
+        cr_assert_eq(st_index_lookup(table->indexes[0], table, &key[1], 0, found, 2), 0,
+                     "id %lld is gone", (long long)gone[g]);
+    }
+    cm_vec_fini(&key[0]);
+    cm_vec_fini(&key[1]);
+}
+
+/* Random DELETEs (rows taken out of chunks, chunks emptied) and UPDATEs of
+ * the key (new ids, sometimes one that another row holds, which must fail
+ * with nothing changed) through st_table_swap_chunks; after most of them
+ * (the others leave a DELETE's renumbering pending for the next one to give
+ * up, or an UPDATE to find the indexes cold), every row is found by both
+ * indexes (one keyed, one reading rows) at its place, and the keys taken out
+ * or changed are not. */
+Test(st_table, patched_indexes_follow_deletes_and_key_updates)
+{
+    append_rows(0, 6 * (int64_t)CM_BATCH_CAP + 7);
+    add_primary_key();
+    int nkeys[2] = {1, 0};
+    cr_assert_eq(st_table_add_index(table, "nx", ST_INDEX_UNIQUE, 2, nkeys, &err), CM_OK);
+    srand(7);
+    int64_t gone[4096], next_id = 1000000000;
+    int n_gone = 0;
+    for (int round = 0; round < 40 && table->n_chunks > 0; round++) {
+        bool is_delete = rand() % 2 == 0;
+        int at[3], n = 0;
+        for (int ci = rand() % table->n_chunks; ci < table->n_chunks && n < 3;
+             ci += 1 + rand() % 3) {
+            at[n++] = ci;
+        }
+        StChunk *fresh[3];
+        bool want_dup = !is_delete && rand() % 4 == 0;
+        int gone_before = n_gone;
+        int64_t taken = ((const int64_t *)chunk_of(table, 0)->cols[0].data)[0];
+        for (int i = 0; i < n; i++) {
+            bool keep[CM_BATCH_CAP];
+            int64_t new_id[CM_BATCH_CAP];
+            const CmBatch *b = chunk_of(table, at[i]);
+            int rows = table->chunks[at[i]]->n_rows;
+            bool all = rand() % 5 == 0;
+            for (int j = 0; j < rows; j++) {
+                int64_t id = ((const int64_t *)b->cols[0].data)[j];
+                keep[j] = !is_delete || (!all && rand() % 3 != 0);
+                new_id[j] = !is_delete && rand() % 3 == 0 ? next_id++ : -1;
+                if (want_dup && i == n - 1 && j == rows - 1 && at[0] > 0) {
+                    new_id[j] = taken; /* chunk 0's first row keeps its id */
+                }
+                if (n_gone < 4096 && (!keep[j] || (new_id[j] >= 0 && new_id[j] != taken))) {
+                    gone[n_gone++] = id;
+                }
+            }
+            fresh[i] = patched_copy(at[i], keep, new_id);
+        }
+        uint64_t version = table->version;
+        int64_t n_rows = table->n_rows;
+        CmStatus st = st_table_swap_chunks(table, n, at, fresh, NULL, !is_delete, &err);
+        if (want_dup && at[0] > 0) {
+            cr_assert_eq(st, CM_RUNTIME, "a duplicate id refused");
+            cr_assert_eq(table->version, version);
+            cr_assert_eq(table->n_rows, n_rows);
+            for (int i = 0; i < n; i++) {
+                st_table_chunk_discard(fresh[i]);
+            }
+            n_gone = gone_before; /* nothing changed: the ids noted are still there */
+        } else {
+            cr_assert_eq(st, CM_OK, "%s", err.msg);
+        }
+        cm_err_init(&err);
+        if (rand() % 3 != 0) { /* else the next statement finds them cold */
+            check_indexes(gone, n_gone);
+        }
+    }
+    check_indexes(gone, n_gone);
+    append_rows(2000000000, 2000000000 + 3 * (int64_t)CM_BATCH_CAP + 1);
+    int at = table->n_chunks - 2;
+    /* a key another row holds: refused, nothing changed */
+    int at_dup = table->n_chunks - 3;
+    StChunk *dup = rekeyed_copy(at_dup, ((const int64_t *)chunk_of(table, at)->cols[0].data)[0]);
+    cr_assert_eq(st_table_swap_chunks(table, 1, &at_dup, &dup, NULL, true, &err), CM_RUNTIME);
+    st_table_chunk_discard(dup);
+    cm_err_init(&err);
+    check_indexes(gone, n_gone);
+    /* two DELETEs before the indexes are needed: the second gives up the first's
+     * renumbering, and they are built from the rows */
+    for (int round = 0; round < 2; round++) {
+        bool keep[CM_BATCH_CAP];
+        int64_t same[CM_BATCH_CAP];
+        const CmBatch *b = chunk_of(table, at);
+        for (int j = 0; j < table->chunks[at]->n_rows; j++) {
+            keep[j] = j % 2 == 0;
+            same[j] = -1;
+            if (!keep[j] && n_gone < 4096) {
+                gone[n_gone++] = ((const int64_t *)b->cols[0].data)[j];
+            }
+        }
+        StChunk *fresh = patched_copy(at, keep, same);
+        cr_assert_eq(st_table_swap_chunks(table, 1, &at, &fresh, NULL, false, &err), CM_OK);
+        cr_assert(table->is_index_cold);
+    }
+    check_indexes(gone, n_gone);
+    /* the indexes keep working for appends */
+    cr_assert_eq(append_id(next_id + 1), CM_OK, "%s", err.msg);
+    cr_assert_eq(append_id(next_id + 1), CM_RUNTIME);
 }
