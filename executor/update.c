@@ -594,13 +594,13 @@ ExChanges *ex_changes_new(StTable *t, bool is_delete, bool rekey, const bool *in
     }
     for (int col = 0; col < n; col++) {
         c->all[col] = col;
-        if (in_plan[col]) {
+        if (in_plan[col]) { /* the old values merged with the new: columns in the plan */
             in_cols[c->n_in] = t->cols[col];
             in_types[c->n_in] = t->types[col];
             c->in_col[c->n_in++] = col;
-        }
-        if (cm_vec_init(&c->merged[col], t->types[col], err) != CM_OK) {
-            goto fail;
+            if (cm_vec_init(&c->merged[col], t->types[col], err) != CM_OK) {
+                goto fail;
+            }
         }
     }
     if (cm_batch_init(&c->old, n, t->types, err) != CM_OK ||

@@ -1390,14 +1390,23 @@ static bool sets_index_key(const StTable *t, const PsStmt *a)
     return false;
 }
 
+/* A table whose chunks may be dropped and recomputed (MEMORY_ONLY, a
+ * cache's): UPDATE and DELETE would build it anew (replace_rows) rather than
+ * change its chunks in place or by address.  No catalog table is one today
+ * (a CACHE TABLE entry refuses writes: "cannot write to"), so that path is
+ * not taken; it and st_table_share_saved are left to go together. */
+static bool is_cache_held(const StTable *t)
+{
+    return t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t);
+}
+
 /* UPDATE or DELETE in place (executor/update.h) when the statement allows
- * it: no FROM, no RETURNING, no subquery, a table of the catalog's own (not
- * a cache's).  True when it ran (st->err tells how), false when the
- * statement needs a plan. */
+ * it: no FROM, no RETURNING, no subquery, not is_cache_held.  True when it
+ * ran (st->err tells how), false when the statement needs a plan. */
 static bool in_place(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
-    if (a->returning != NULL || t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t)) {
+    if (a->returning != NULL || is_cache_held(t)) {
         return false;
     }
     PlBinder b = query_binder(st, true);
@@ -1432,12 +1441,12 @@ static CmStatus changes_batch(void *ctx, const CmBatch *b, CmErr *err)
 /* UPDATE or DELETE by row address (executor/update.h, ExChanges) when it
  * cannot run in place: a FROM, a subquery, or RETURNING.  The plan yields
  * only the rows changed; the chunks they are in get copies, the others stay.
- * False when the statement needs the plan that rebuilds the table (a
- * cache's table); true when it ran (st->err tells how). */
+ * False when the statement needs the plan that rebuilds the table
+ * (is_cache_held); true when it ran (st->err tells how). */
 static bool by_address(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
-    if (t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t)) {
+    if (is_cache_held(t)) {
         return false;
     }
     PlBinder b = query_binder(st, true);

@@ -251,6 +251,15 @@ static CmStatus warm_indexes(StTable *t, CmErr *err)
     if (!t->is_index_cold) {
         return CM_OK;
     }
+    bool reads_rows = false;
+    for (int i = 0; i < t->n_indexes; i++) {
+        reads_rows |= st_index_reads_rows(t->indexes[i]);
+    }
+    if (t->pending != NULL && !reads_rows) { /* renumbered without a row read */
+        apply_pending(t);
+        t->is_index_cold = false;
+        return CM_OK;
+    }
     for (int i = 0; i < t->n_chunks; i++) {
         if (!chunk_hold(t->chunks[i], err)) {
             goto fail;
