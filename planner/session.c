@@ -771,13 +771,8 @@ static CmStatus check_new_name(Stmt *st, const char *name, bool if_not_exists, b
 /* Where a statement's rows go as its query produces them (ExResultStreamFn). */
 typedef struct Appender {
     StTable *t;
-    int flag_col;      /* UPDATE, DELETE: the column after the table's that flags an updated
-                          or a deleted row; -1 */
-    bool is_flag_drop; /* DELETE: flagged rows are left out of t */
-    StTable *written;  /* RETURNING: the rows written go here too (INSERT: all; UPDATE and
-                          DELETE: the flagged ones), or NULL */
-    int64_t n_rows;    /* rows appended to t */
-    int64_t n_flagged; /* rows flagged */
+    StTable *written; /* RETURNING (INSERT): the rows written go here too, or NULL */
+    int64_t n_rows;   /* rows appended to t */
 } Appender;
 
 static CmStatus append_batch(void *ctx, const CmBatch *b, CmErr *err)
@@ -785,39 +780,11 @@ static CmStatus append_batch(void *ctx, const CmBatch *b, CmErr *err)
     Appender *a = ctx;
     CmBatch view = *b;
     view.n_cols = a->t->n_cols;
-    /* positions of the flagged rows, and of the others */
-    uint32_t flagged[CM_BATCH_CAP], rest[CM_BATCH_CAP];
-    int n_flagged = 0, n_rest = 0;
-    if (a->flag_col >= 0) {
-        const CmVec *f = &b->cols[a->flag_col];
-        for (int i = 0; i < b->n_rows; i++) {
-            uint32_t p = cm_batch_pos(b, i);
-            if (((const uint8_t *)f->data)[f->kind == CM_VEC_CONST ? 0 : p] != 0) {
-                flagged[n_flagged++] = p;
-            } else {
-                rest[n_rest++] = p;
-            }
-        }
-    }
-    CmBatch kept = view;
-    if (a->is_flag_drop) {
-        kept.sel = rest;
-        kept.n_rows = n_rest;
-    }
-    if (st_table_check(a->t, &kept, err) != CM_OK || st_table_append(a->t, &kept, err) != CM_OK) {
+    if (st_table_check(a->t, &view, err) != CM_OK || st_table_append(a->t, &view, err) != CM_OK) {
         return err->code;
     }
-    a->n_rows += kept.n_rows;
-    a->n_flagged += n_flagged;
-    if (a->written != NULL) {
-        CmBatch w = view;
-        if (a->flag_col >= 0) {
-            w.sel = flagged;
-            w.n_rows = n_flagged;
-        }
-        return st_table_append(a->written, &w, err);
-    }
-    return CM_OK;
+    a->n_rows += view.n_rows;
+    return a->written != NULL ? st_table_append(a->written, &view, err) : CM_OK;
 }
 
 /* RETURNING: a table of the target's columns for the rows the statement
@@ -1021,7 +988,7 @@ static CmStatus create_as(Stmt *st)
     }
     /* The table is filled as the query runs and joins the catalog at the end. */
     StTable *t = st_table_new(st->ast->name, root->n_cols, cols, st->err);
-    Appender app = {.t = t, .flag_col = -1};
+    Appender app = {.t = t};
     if (t == NULL || run_into(st, root, &app) != CM_OK) {
         st_table_free(t);
         return st->err->code;
@@ -1292,90 +1259,6 @@ static bool is_indexed(const StTable *t, int c)
     return false;
 }
 
-/* Runs `root` (the table's new rows plus a flag column: UPDATE's changed rows,
- * or DELETE's deleted ones, which are left out), builds the new table and
- * swaps it in; *changes counts flagged rows. */
-static CmStatus replace_rows(Stmt *st, StEntry *e, const PlNode *root, bool is_delete)
-{
-    StTable *old = e->table;
-    /* The new rows go into a new table as the query reads the old one. */
-    StTable *t = st_table_new_like(old, st->err);
-    StTable *written = t != NULL ? written_table(st, old) : NULL;
-    Appender app = {.t = t, .flag_col = old->n_cols, .is_flag_drop = is_delete, .written = written};
-    if (t != NULL && st->err->code == CM_OK && run_into(st, root, &app) == CM_OK) {
-        if (written != NULL) {
-            returning(st, written, app.n_flagged);
-        } else {
-            empty_result(st, app.n_flagged);
-        }
-    }
-    st_table_free(written);
-    if (st->err->code == CM_OK) {
-        /* the chunks left as they were keep their records in a directory database */
-        st_table_share_saved(t, old, is_delete);
-        e->table = t;
-        st_table_release(old); /* a transaction keeps it for ROLLBACK */
-    } else {
-        st_table_free(t);
-    }
-    return st->err->code;
-}
-
-/* UPDATE ... FROM: a copy of t's rows with their row numbers (ExResultStreamFn). */
-typedef struct Numberer {
-    StTable *t;  /* t's columns, then "#row" */
-    CmVec *cols; /* t->n_cols views */
-    CmVec num;   /* the numbers, at the batch's positions */
-    int64_t next;
-} Numberer;
-
-static CmStatus number_batch(void *ctx, const CmBatch *b, CmErr *err)
-{
-    Numberer *nb = ctx;
-    int n = nb->t->n_cols - 1;
-    for (int c = 0; c < n; c++) {
-        nb->cols[c] = b->cols[c]; /* a view: the batch is borrowed for the call */
-    }
-    for (int i = 0; i < b->n_rows; i++) {
-        ((int64_t *)nb->num.data)[cm_batch_pos(b, i)] = nb->next++;
-    }
-    nb->cols[n] = nb->num;
-    nb->cols[n].data_buf = NULL;
-    CmBatch view = *b;
-    view.n_cols = n + 1;
-    view.cols = nb->cols;
-    return st_table_append(nb->t, &view, err);
-}
-
-/* t's rows numbered 0.. in a new table named t (owned), or NULL with st->err. */
-static StTable *numbered_rows(Stmt *st, StTable *t)
-{
-    StColumn *cols = cm_arena_zalloc(st->arena, sizeof(StColumn) * (size_t)(t->n_cols + 1));
-    CmVec *views = cm_arena_zalloc(st->arena, sizeof(CmVec) * (size_t)(t->n_cols + 1));
-    if (cols == NULL || views == NULL) {
-        cm_err_set(st->err, CM_OOM, -1, "out of memory");
-        return NULL;
-    }
-    memcpy(cols, t->cols, sizeof(StColumn) * (size_t)t->n_cols);
-    cols[t->n_cols] = (StColumn){.name = "#row", .type = cm_type_make(CM_T_INT64)};
-    Numberer nb = {.t = st_table_new(t->name, t->n_cols + 1, cols, st->err), .cols = views};
-    if (nb.t == NULL || cm_vec_init(&nb.num, cm_type_make(CM_T_INT64), st->err) != CM_OK) {
-        st_table_free(nb.t);
-        return NULL;
-    }
-    PlBinder b = stmt_binder(st);
-    PlNode *root = pl_bind_scan(&b, t);
-    if (root != NULL) {
-        run_streamed(st, root, number_batch, &nb);
-    }
-    cm_vec_fini(&nb.num);
-    if (st->err->code != CM_OK) {
-        st_table_free(nb.t);
-        return NULL;
-    }
-    return nb.t;
-}
-
 /* True when an UPDATE's SET list names a key column of one of t's indexes. */
 static bool sets_index_key(const StTable *t, const PsStmt *a)
 {
@@ -1390,23 +1273,13 @@ static bool sets_index_key(const StTable *t, const PsStmt *a)
     return false;
 }
 
-/* A table whose chunks may be dropped and recomputed (MEMORY_ONLY, a
- * cache's): UPDATE and DELETE would build it anew (replace_rows) rather than
- * change its chunks in place or by address.  No catalog table is one today
- * (a CACHE TABLE entry refuses writes: "cannot write to"), so that path is
- * not taken; it and st_table_share_saved are left to go together. */
-static bool is_cache_held(const StTable *t)
-{
-    return t->level == ST_BLOCK_MEMORY_ONLY || st_table_lost(t);
-}
-
 /* UPDATE or DELETE in place (executor/update.h) when the statement allows
- * it: no FROM, no RETURNING, no subquery, not is_cache_held.  True when it
- * ran (st->err tells how), false when the statement needs a plan. */
+ * it: no FROM, no RETURNING, no subquery.  True when it ran (st->err tells
+ * how), false when the statement needs a plan (by_address). */
 static bool in_place(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
-    if (a->returning != NULL || is_cache_held(t)) {
+    if (a->returning != NULL) {
         return false;
     }
     PlBinder b = query_binder(st, true);
@@ -1441,14 +1314,10 @@ static CmStatus changes_batch(void *ctx, const CmBatch *b, CmErr *err)
 /* UPDATE or DELETE by row address (executor/update.h, ExChanges) when it
  * cannot run in place: a FROM, a subquery, or RETURNING.  The plan yields
  * only the rows changed; the chunks they are in get copies, the others stay.
- * False when the statement needs the plan that rebuilds the table
- * (is_cache_held); true when it ran (st->err tells how). */
-static bool by_address(Stmt *st, StTable *t)
+ * st->err tells how it went. */
+static void by_address(Stmt *st, StTable *t)
 {
     const PsStmt *a = st->ast;
-    if (is_cache_held(t)) {
-        return false;
-    }
     PlBinder b = query_binder(st, true);
     b.update_target = a->from != NULL ? t : NULL;
     bool *in_plan = cm_arena_zalloc(st->arena, sizeof(bool) * (size_t)(t->n_cols + 1));
@@ -1474,7 +1343,6 @@ static bool by_address(Stmt *st, StTable *t)
     }
     ex_changes_free(ch);
     st_table_free(written);
-    return true;
 }
 
 static CmStatus update_or_delete(Stmt *st)
@@ -1484,24 +1352,9 @@ static CmStatus update_or_delete(Stmt *st)
     if (e == NULL || e->kind != ST_ENTRY_TABLE) {
         return cm_err_set(st->err, CM_BIND, a->src_off, "unknown table '%s'", a->table);
     }
-    bool is_update = a->kind == PS_ST_UPDATE;
-    if (in_place(st, e->table) || by_address(st, e->table)) {
-        return st->err->code;
+    if (!in_place(st, e->table)) {
+        by_address(st, e->table);
     }
-    PlBinder b = query_binder(st, true);
-    /* UPDATE ... FROM reads the target's rows numbered, under its name */
-    PlTemp numbered = {.name = a->table};
-    if (is_update && a->from != NULL) {
-        if ((numbered.table = numbered_rows(st, e->table)) == NULL) {
-            return st->err->code;
-        }
-        b.temps = &numbered;
-    }
-    PlNode *root = is_update ? pl_bind_update(&b, e->table, a) : pl_bind_delete(&b, e->table, a);
-    if (root != NULL) {
-        replace_rows(st, e, root, !is_update);
-    }
-    st_table_free(numbered.table);
     return st->err->code;
 }
 
@@ -1568,7 +1421,7 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
     PlBinder b = query_binder(st, true);
     PlNode *root =
         t != NULL && st->err->code == CM_OK ? pl_bind_reshape(&b, old, n, from, fill, names) : NULL;
-    Appender app = {.t = t, .flag_col = -1};
+    Appender app = {.t = t};
     if (root != NULL && run_into(st, root, &app) == CM_OK) {
         e->table = t;
         st_table_release(old); /* a transaction keeps it for ROLLBACK */
@@ -1825,7 +1678,7 @@ static CmStatus insert(Stmt *st)
         ex_result_free(rows);
         pl_stage_plan_fini(&plan);
     } else {
-        Appender app = {.t = e->table, .flag_col = -1, .written = written};
+        Appender app = {.t = e->table, .written = written};
         run_into(st, root, &app);
         changes = app.n_rows;
     }

@@ -1029,26 +1029,6 @@ CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_
     return CM_OK;
 }
 
-StBlock *st_block_new_saved_like(const StBlock *b, CmMemRes *res, CmErr *err)
-{
-    CM_ASSERT(b->saved_in != NULL);
-    int64_t *col_bytes = NULL;
-    if (b->col_off != NULL) {
-        col_bytes = cm_malloc(sizeof(int64_t) * (size_t)(b->n_cols > 0 ? b->n_cols : 1));
-        if (col_bytes == NULL) {
-            cm_err_set(err, CM_OOM, -1, "out of memory allocating a block");
-            return NULL;
-        }
-        for (int i = 0; i < b->n_cols; i++) {
-            col_bytes[i] = b->col_off[i + 1] - b->col_off[i];
-        }
-    }
-    StBlock *nb = st_block_new_saved(b->n_cols, b->types, res, b->saved_rows, b->loc, col_bytes,
-                                     b->saved_in, err);
-    cm_free(col_bytes);
-    return nb;
-}
-
 CmBatch *st_block_batch(StBlock *b)
 {
     return b->batch;

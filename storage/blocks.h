@@ -110,11 +110,6 @@ const char *st_block_saved(const StBlock *b, int *n_rows, bool *by_column);
 CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
                             const char *path, CmErr *err);
 
-/* A new saved block over the same record as saved block b (st_block_saved
- * not NULL), its memory reserved on res when loaded; NULL with err on OOM.
- * The two are independent: each loads, and is evicted and freed, alone. */
-StBlock *st_block_new_saved_like(const StBlock *b, CmMemRes *res, CmErr *err);
-
 /* The block's batch: written by the owner while unsealed; read while pinned. */
 CmBatch *st_block_batch(StBlock *b);
 

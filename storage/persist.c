@@ -392,37 +392,6 @@ static int kept_chunk(const PmSaved *old, const SavedAt *by_block, const StChunk
     return o != NULL && o->was_sealed && o->n_rows == c->n_rows ? hit->idx : -1;
 }
 
-/* When chunk ci of t is a saved block over the record that a table of the
- * manifest on disk has at the same place (UPDATE and DELETE leave the
- * chunks they did not change so: st_table_share_saved), *s keeps that record
- * and its zones for it. */
-static bool keep_shared_record(const StPersist *p, const StTable *t, int ci, PmSaved *s)
-{
-    const StChunk *c = t->chunks[ci];
-    int rows;
-    bool by_column;
-    if (!c->sealed || st_block_saved(c->block, &rows, &by_column) == NULL || rows != c->n_rows) {
-        return false;
-    }
-    StBlockLoc loc = st_block_loc(c->block);
-    for (int k = 0; k < p->n_saved; k++) {
-        const PmSaved *o = &p->saved[k];
-        const PmChunk *oc = ci < o->n_chunks && o->n_cols == t->n_cols ? &o->chunks[ci] : NULL;
-        if (oc == NULL || oc->offset != loc.offset || oc->bytes != loc.bytes ||
-            oc->n_rows != c->n_rows) {
-            continue;
-        }
-        const PmFile *f = open_file(p, oc->file_id);
-        if (f != NULL && f->fd == loc.fd) {
-            keep_record(s, ci, o, ci, t->n_cols);
-            s->chunks[ci].block = c->block;
-            s->chunks[ci].was_sealed = true;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Describes t's rows in *s: chunks kept from `old` (t's last save, or NULL)
  * keep their records; the others go to one new data file, fsynced.
  * *new_file is its id (0: none was needed). */
@@ -447,7 +416,7 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
         int oi = kept_chunk(old, by_block, t->chunks[ci]);
         if (oi >= 0) {
             keep_record(s, ci, old, oi, t->n_cols);
-        } else if (!keep_shared_record(p, t, ci, s)) {
+        } else {
             write_chunk(&w, ci, err);
         }
     }
@@ -651,10 +620,9 @@ static const PmFile *file_for(StPersist *p, uint64_t id, CmErr *err);
  * last one, which a truncate may have cut shorter than its block) becomes a
  * saved block over its records there (st_block_set_saved), as if the
  * database had been opened since.  Under memory pressure it is then dropped,
- * not written to the temp file a second time, and an UPDATE or DELETE that
- * rebuilds the table shares it (st_table_share_saved) instead of writing it
- * again.  The file stays open for reading while a manifest names it, as the
- * files of an open are.  Best effort: a chunk that cannot be adopted (the
+ * not written to the temp file a second time, and the next commit keeps its
+ * record while the chunk is still there (kept_chunk).  The file stays open for reading while a
+ * manifest names it, as the files of an open are.  Best effort: a chunk that cannot be adopted (the
  * file does not open, no memory) stays an ordinary block. */
 static void adopt_written(StPersist *p, StCatalog *cat, const NewSet *ns)
 {

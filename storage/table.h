@@ -269,18 +269,6 @@ CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
  * them once rather than doubling as it goes.  Optional. */
 CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err);
 
-/* UPDATE and DELETE build a new table t of every row of `old`: each sealed
- * chunk of t that holds, row for row, the values of old's chunk at the same
- * place, where that chunk is a saved block (a record of a directory
- * database's data file), becomes a saved block over the same record, so that
- * the commit keeps the record instead of writing the chunk again
- * (st_persist_commit); a chunk of a file older than storage format 3 is left
- * to be written anew, converted.  With `stop_at_change` (DELETE, whose rows shift past
- * the first one taken out) it stops at the first chunk that differs.
- * Returns the chunks shared; a chunk that cannot be compared or shared
- * (unreadable, out of memory) stays as it is. */
-int st_table_share_saved(StTable *t, const StTable *old, bool stop_at_change);
-
 /* Recomputes the column statistics from the table's rows (ANALYZE): loads
  * every chunk once.  CM_OOM or CM_IO when a chunk cannot be loaded; the
  * statistics are then left as they were. */

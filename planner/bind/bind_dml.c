@@ -1,8 +1,11 @@
 /*
- * bind_dml.c - UPDATE and DELETE as queries over the table: the statement
- * computes the table's new rows, and the session swaps them in only when all
- * of them were computed and checked, so a failing statement changes nothing.
- * Conditions and new values may use subqueries (they join onto the scan).
+ * bind_dml.c - UPDATE and DELETE as queries over the table, for the
+ * statements that cannot run in place (planner/session.c): a plan of the
+ * rows they change, each with its address (ST_ROW_ADDR) and new values, in
+ * address order, which ExChanges (executor/update.h) turns into copies of the
+ * chunks they lie in, swapped in only when every row was computed and
+ * checked, so a failing statement changes nothing.  Conditions and new
+ * values may use subqueries (they join onto the scan), and an UPDATE a FROM.
  * Also column defaults: a DEFAULT clause is a constant, evaluated once at
  * CREATE TABLE and kept as a value in the column (storage/table.h).
  */
@@ -156,14 +159,12 @@ CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *o
     return ex_expr_eval_const(e, b->arena, out, b->err);
 }
 
-/* DELETE: with in_plan, by address (by_address; t's columns only for
- * RETURNING), else every row and its flag. */
+/* DELETE by address (by_address; t's columns only for RETURNING). */
 static PlNode *bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
 {
     const PsExpr *where = stmt->where;
-    bool addr = in_plan != NULL;
     PlScope sc;
-    PlNode *input = scan_of(b, t, t->name, &sc, addr);
+    PlNode *input = scan_of(b, t, t->name, &sc, true);
     if (input == NULL) {
         return NULL;
     }
@@ -182,17 +183,10 @@ static PlNode *bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in
             return NULL;
         }
     }
-    for (int i = 0; addr && i < t->n_cols; i++) {
+    for (int i = 0; i < t->n_cols; i++) {
         in_plan[i] = stmt->returning != NULL;
     }
-    return addr ? by_address(b, input, t->n_cols, NULL, t->n_cols, NULL, in_plan, gone,
-                             stmt->src_off)
-                : keep_columns(b, input, t->n_cols, NULL, gone);
-}
-
-PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt)
-{
-    return bind_delete(b, t, stmt, NULL);
+    return by_address(b, input, t->n_cols, NULL, t->n_cols, NULL, in_plan, gone, stmt->src_off);
 }
 
 /* The SET list bound in ctx: set[col] the new value of each column set (cast
@@ -265,9 +259,9 @@ static bool when_changed(PlBinder *b, StTable *t, ExExpr *cond, ExExpr **set, in
     return true;
 }
 
-/* The rows of m with one of each value of m's column 0 (a row address or
- * number): the first of row_number() over the rows of each, which one left
- * unspecified, as PostgreSQL and DuckDB leave it.  m's columns, then
+/* The rows of m with one of each value of m's column 0 (a row address): the
+ * first of row_number() over the rows of each, which one left unspecified,
+ * as PostgreSQL and DuckDB leave it.  m's columns, then
  * "#match". */
 static PlNode *one_per_key(PlBinder *b, PlNode *m, int64_t off)
 {
@@ -296,103 +290,6 @@ static PlNode *one_per_key(PlBinder *b, PlNode *m, int64_t off)
                         ex_expr_const(b->arena, &one)};
     ExExpr *is_first = first[0] && first[1] ? pl_make_call(b, "=", first, 2, off) : NULL;
     return is_first ? pl_filter(b, wn, is_first, off) : NULL;
-}
-
-/* UPDATE t SET .. FROM f WHERE w, over t's rows numbered (b->temps holds them
- * under t's name: t's columns, then the row number "#row").  The matches of
- * `t, f WHERE w` give each matched row its new values; a row matched several
- * times takes those of one match (row_number() over its matches, as
- * PostgreSQL and DuckDB leave which one unspecified); t's rows then left join
- * the matches on the row number, and the unmatched keep their values. */
-static PlNode *update_from(PlBinder *b, StTable *t, const PsStmt *stmt)
-{
-    int n = t->n_cols;
-    PlScope sc;
-    PlNode *j = pl_bind_from_where(b, stmt->from, stmt->where, &sc);
-    ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 1));
-    if (j == NULL || set == NULL) {
-        return j ? oom(b) : NULL;
-    }
-    PlBindCtx ctx = {
-        .b = b, .scope = &sc, .mscope = &sc, .input = &j, .base = j, .clause = "UPDATE"};
-    if (!bind_sets(&ctx, t, stmt->sets, set)) {
-        return NULL;
-    }
-    /* matches: #row, then the new value of each column set */
-    int n_set = 0;
-    ExExpr **vals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n + 2));
-    const char **names = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n + 3));
-    if (vals == NULL || names == NULL ||
-        (vals[n_set++] = ex_expr_column(b->arena, n, cm_type_make(CM_T_INT64))) == NULL) {
-        return oom(b);
-    }
-    names[0] = "#row";
-    for (int col = 0; col < n; col++) {
-        if (set[col] != NULL) {
-            names[n_set] = t->cols[col].name;
-            vals[n_set++] = set[col];
-        }
-    }
-    PlNode *m = pl_project(b, j, n_set, vals, names);
-    PlNode *f = m ? one_per_key(b, m, stmt->src_off) : NULL;
-    /* ... plus a TRUE column: NULL after the left join where a row has no match */
-    CmValue yes = {.type = cm_type_make(CM_T_BOOL), .i = 1};
-    ExExpr **mvals = cm_arena_alloc(b->arena, sizeof(ExExpr *) * (size_t)(n_set + 1));
-    const char **mnames = cm_arena_alloc(b->arena, sizeof(char *) * (size_t)(n_set + 1));
-    if (mvals == NULL || mnames == NULL || (mvals[n_set] = ex_expr_const(b->arena, &yes)) == NULL) {
-        return oom(b);
-    }
-    mnames[n_set] = "#matched";
-    for (int i = 0; f != NULL && i < n_set; i++) {
-        mnames[i] = names[i];
-        if ((mvals[i] = ex_expr_column(b->arena, i, m->types[i])) == NULL) {
-            return oom(b);
-        }
-    }
-    PlNode *matches = f ? pl_project(b, f, n_set + 1, mvals, mnames) : NULL;
-    if (matches == NULL) {
-        return NULL;
-    }
-    /* t's numbered rows left join the matches on #row */
-    PlScope tsc;
-    PlNode *rows = NULL;
-    for (PlTemp *tp = b->temps; tp != NULL && rows == NULL; tp = tp->next) {
-        rows = strcmp(tp->name, t->name) == 0 ? scan(b, tp->table, t->name, &tsc) : NULL;
-    }
-    PlNode *lj = rows ? pl_node_new(b->arena, PL_JOIN, rows->n_cols + matches->n_cols) : NULL;
-    int *keys = cm_arena_alloc(b->arena, sizeof(int) * 2);
-    if (lj == NULL || keys == NULL) {
-        return oom(b);
-    }
-    lj->child = rows;
-    lj->right = matches;
-    lj->join_type = EX_JOIN_LEFT;
-    memcpy(lj->types, rows->types, sizeof(CmType) * (size_t)rows->n_cols);
-    memcpy(lj->types + rows->n_cols, matches->types, sizeof(CmType) * (size_t)matches->n_cols);
-    memcpy(lj->names, rows->names, sizeof(char *) * (size_t)rows->n_cols);
-    memcpy(lj->names + rows->n_cols, matches->names, sizeof(char *) * (size_t)matches->n_cols);
-    keys[0] = n;
-    keys[1] = 0;
-    lj->n_join_keys = 1;
-    lj->left_keys = &keys[0];
-    lj->right_keys = &keys[1];
-    /* the new values are the matches' columns, after t's n + 1 */
-    int at = n + 2;
-    for (int col = 0; col < n; col++) {
-        if (set[col] != NULL) {
-            set[col] = ex_expr_column(b->arena, at, lj->types[at]);
-            at++;
-            if (set[col] == NULL) {
-                return oom(b);
-            }
-        }
-    }
-    ExExpr *matched = ex_expr_column(b->arena, at, cm_type_make(CM_T_BOOL));
-    ExExpr *changed = matched ? truth(b, matched, true, stmt->src_off) : NULL;
-    if (changed == NULL || !when_changed(b, t, matched, set, 0, stmt->src_off, stmt->src_off)) {
-        return changed ? NULL : oom(b);
-    }
-    return keep_columns(b, lj, n, set, changed);
 }
 
 /* UPDATE t SET .. FROM f WHERE w by row address: t's reference in the FROM
@@ -459,15 +356,13 @@ static PlNode *update_from_by_address(PlBinder *b, StTable *t, const PsStmt *stm
     return by_address(b, f, n, col_at, 0, NULL, in_plan, all, stmt->src_off);
 }
 
-/* UPDATE without FROM: with in_plan, by address (by_address; the columns
- * set, or all for RETURNING), else every row with its new values and its
- * flag. */
+/* UPDATE without FROM by address (by_address; the columns set, or all for
+ * RETURNING). */
 static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)
 {
     const PsExpr *where = stmt->where;
-    bool addr = in_plan != NULL;
     PlScope sc;
-    PlNode *input = scan_of(b, t, stmt->alias ? stmt->alias : t->name, &sc, addr);
+    PlNode *input = scan_of(b, t, stmt->alias ? stmt->alias : t->name, &sc, true);
     ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(t->n_cols + 1));
     if (input == NULL || set == NULL) {
         return input ? oom(b) : NULL;
@@ -505,17 +400,10 @@ static PlNode *bind_update(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in
     if (changed == NULL) {
         return NULL;
     }
-    for (int i = 0; addr && i < t->n_cols; i++) {
+    for (int i = 0; i < t->n_cols; i++) {
         in_plan[i] = stmt->returning != NULL || set[i] != NULL;
     }
-    return addr ? by_address(b, input, t->n_cols, NULL, t->n_cols, set, in_plan, changed,
-                             stmt->src_off)
-                : keep_columns(b, input, t->n_cols, set, changed);
-}
-
-PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt)
-{
-    return stmt->from != NULL ? update_from(b, t, stmt) : bind_update(b, t, stmt, NULL);
+    return by_address(b, input, t->n_cols, NULL, t->n_cols, set, in_plan, changed, stmt->src_off);
 }
 
 PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan)

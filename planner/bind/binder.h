@@ -150,23 +150,14 @@ CmValue pl_column_default(const StColumn *c);
  * is a value that does not convert (CM_TYPE, or CM_RUNTIME from the cast). */
 CmStatus pl_bind_default(PlBinder *b, const PsExpr *ast, CmType type, CmValue *out);
 
-/* DELETE (stmt: its WHERE): a plan of every row of t plus a last BOOLEAN
- * column telling whether it goes (WHERE is true; every row without WHERE). */
-PlNode *pl_bind_delete(PlBinder *b, StTable *t, const PsStmt *stmt);
-
-/* UPDATE (stmt: its SET list, WHERE): a plan of every row of t with its new
- * values, plus a last BOOLEAN column telling whether the row was changed.
- * SET c = DEFAULT sets c's default. */
-PlNode *pl_bind_update(PlBinder *b, StTable *t, const PsStmt *stmt);
-
 /* UPDATE or DELETE by row address: a plan of the rows the
  * statement changes, in address order: column 0 the row's address
  * (ST_ROW_ADDR, storage/table.h), then those of t's columns in_plan[c] (t's
  * n_cols entries, filled) picks, in table order (an UPDATE's: those it sets,
  * new values; with RETURNING every column, for a DELETE as it is), then a
  * TRUE flag.  For the statements that cannot run in place
- * (pl_bind_update_values) for a subquery or RETURNING: the rows it does not
- * change never leave the plan, nor the columns it does not need.  An UPDATE
+ * (pl_bind_update_values) for a FROM, a subquery or RETURNING: the rows it
+ * does not change never leave the plan, nor the columns it does not need.  An UPDATE
  * with FROM needs b->update_target = t: the matches of its FROM and WHERE
  * give the rows, one match per row (which one unspecified). */
 PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_plan);

@@ -711,8 +711,8 @@ Test(sluice_api, readers_see_the_committed_state_of_a_directory)
 /* Random writes in transactions, committed or rolled back at random: after
  * each write the other connection's checksum of every table is the one taken
  * at the last commit, and after COMMIT it is the writer's.  The writes take
- * every path: appends, UPDATEs in place and through the rebuild (a PRIMARY
- * KEY set), DELETE, ALTER ADD COLUMN. */
+ * every path: appends, UPDATEs in place, of a PRIMARY KEY (its index
+ * rebuilt, in a transaction), DELETE, ALTER ADD COLUMN. */
 static void random_writes(SluiceDb *a)
 {
     SluiceError err;
