@@ -101,17 +101,16 @@ static PlNode *bind_stmt(PlSession *s, PlBinder *b, const PsStmt *st)
         if (e == NULL || e->kind != ST_ENTRY_TABLE) {
             return NULL;
         }
-        if (st->kind == PS_ST_DELETE) {
-            return pl_bind_delete(b, e->table, st);
-        }
-        /* the expressions of an UPDATE in place, then the plan that rebuilds */
+        /* the expressions of an UPDATE or DELETE in place, then the plan by address */
         ExExpr *pred;
         ExExpr **set = cm_arena_zalloc(b->arena, sizeof(ExExpr *) * (size_t)(e->table->n_cols + 1));
-        if (set == NULL ||
+        bool *in_plan = cm_arena_zalloc(b->arena, sizeof(bool) * (size_t)(e->table->n_cols + 1));
+        if (set == NULL || in_plan == NULL ||
             (!pl_bind_update_values(b, e->table, st, &pred, set) && b->err->code != CM_OK)) {
             return NULL;
         }
-        return pl_bind_update(b, e->table, st);
+        b->update_target = st->from != NULL ? e->table : NULL;
+        return pl_bind_changes(b, e->table, st, in_plan);
     }
     default:
         return NULL;

@@ -168,7 +168,7 @@ PlNode *pl_bind_changes(PlBinder *b, StTable *t, const PsStmt *stmt, bool *in_pl
  * WHERE, a BOOLEAN that is never NULL (NULL: no WHERE), and set[col] the new
  * value of each column set, of its type (NULL for a column not set; set has
  * t->n_cols entries).  False, b->err clear, when the statement needs
- * pl_bind_update's plan (FROM, or a subquery, which joins); false with
+ * pl_bind_changes' plan (FROM, or a subquery, which joins); false with
  * b->err on an error. */
 bool pl_bind_update_values(PlBinder *b, StTable *t, const PsStmt *stmt, ExExpr **pred,
                            ExExpr **set);
