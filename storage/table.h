@@ -110,17 +110,17 @@ typedef struct StTable {
     bool stats_stale;   /* rows were taken out since: stats are an upper bound until ANALYZE */
     bool is_index_cold; /* the indexes hold no rows yet (st_table_add_index_cold), and
                            sealed chunks are not held: built at the first append */
-    struct StIndexPending *pending; /* owned, or NULL: while cold, the indexes of before a
-                           DELETE with the renumbering that makes them current, applied
-                           at the first append instead of building them (table.c) */
-    uint64_t id;        /* unique to this table object, fixed at st_table_new */
-    uint64_t version;   /* changes whenever the rows or their statistics do (new, append,
-                           truncate, ANALYZE), unique across tables: a saved copy of the
-                           rows is current while it matches */
-    StTableMark *mark;  /* the table as the open transaction's BEGIN found it, or NULL; owned */
-    StChunk *own_tail;  /* a snapshot's (st_table_snapshot) copy of its last chunk, shortened
-                           to the rows BEGIN saw; owned; NULL in any other table */
-    bool is_snapshot;   /* made by st_table_snapshot: borrows everything else it points to */
+    /* owned, or NULL: while cold, the indexes of before a DELETE, with the renumbering
+     * that makes them current, applied at the first append instead of a build (table.c) */
+    struct StIndexPending *pending;
+    uint64_t id;       /* unique to this table object, fixed at st_table_new */
+    uint64_t version;  /* changes whenever the rows or their statistics do (new, append,
+                          truncate, ANALYZE), unique across tables: a saved copy of the
+                          rows is current while it matches */
+    StTableMark *mark; /* the table as the open transaction's BEGIN found it, or NULL; owned */
+    StChunk *own_tail; /* a snapshot's (st_table_snapshot) copy of its last chunk, shortened
+                          to the rows BEGIN saw; owned; NULL in any other table */
+    bool is_snapshot;  /* made by st_table_snapshot: borrows everything else it points to */
 } StTable;
 
 /* The chunk holding row r (< n_rows), and r's place in it in *off: r /

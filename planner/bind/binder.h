@@ -55,15 +55,16 @@ typedef struct PlNotes {
 typedef struct PlBinder {
     CmArena *arena; /* the query arena */
     StCatalog *cat;
-    const char *sql;       /* the text the AST's offsets refer to */
-    PlCte *ctes;           /* WITH names in scope, innermost first */
-    int depth;             /* view/subquery nesting, bounded */
-    PlOuter *outer;        /* the enclosing query of a subquery being bound, or NULL */
-    PlInject *inject;      /* correlated values for the next FROM clause to join in */
-    PlInject *carry;       /* correlated values the next SELECT must pass through */
-    PlTemp *temps;         /* materialized WITH RECURSIVE results */
-    StTable *update_target; /* UPDATE ... FROM by row address: the target's reference
-                               (PsFrom.is_update_target) scans it with the address, or NULL */
+    const char *sql;  /* the text the AST's offsets refer to */
+    PlCte *ctes;      /* WITH names in scope, innermost first */
+    int depth;        /* view/subquery nesting, bounded */
+    PlOuter *outer;   /* the enclosing query of a subquery being bound, or NULL */
+    PlInject *inject; /* correlated values for the next FROM clause to join in */
+    PlInject *carry;  /* correlated values the next SELECT must pass through */
+    PlTemp *temps;    /* materialized WITH RECURSIVE results */
+    /* UPDATE ... FROM by row address: the target's reference (PsFrom.is_update_target)
+     * scans it with the address, or NULL */
+    StTable *update_target;
     PlNotes *notes;        /* where binding's notes for EXPLAIN ANALYZE go, or NULL */
     PlTemp **keep;         /* where system-table snapshots go (the statement's list, freed when
                               it ends); NULL: reading a system table is refused */
