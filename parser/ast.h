@@ -46,63 +46,81 @@ typedef struct PsTypeName {
     const char *name; /* in arena, lower case */
     int n_params;     /* 0, 1 or 2 */
     int64_t params[2];
-    bool is_list;     /* written with [] after it: a LIST of this type */
+    bool is_list; /* written with [] after it: a LIST of this type */
     int64_t src_off, src_len;
 } PsTypeName;
 
 /* ---- expressions -------------------------------------------------------- */
 
 typedef enum PsExprKind {
-    PS_EX_INT,        /* integer literal: `ival`; too large for int64 -> PS_EX_NUMBER */
-    PS_EX_NUMBER,     /* decimal or float literal as written: `str` ("1.50", "1e3") */
-    PS_EX_STRING,     /* string literal: `str` (unescaped), `str_len` */
-    PS_EX_NULL,       /* NULL */
-    PS_EX_BOOL,       /* TRUE/FALSE: `ival` 1 or 0 */
-    PS_EX_TYPED,      /* DATE 'x', TIMESTAMP 'x', INTERVAL 'n' DAY...: `type`, `str`; for
-                         INTERVAL `str` is the quantity text and `name` the unit */
-    PS_EX_COLUMN,     /* [[catalog.]schema.][qualifier.]name: `schema`, `qualifier` (the
-                         table; may be NULL), `name` */
-    PS_EX_STAR,       /* * or [[catalog.]schema.]qualifier.* in a select list: `schema`,
-                         `qualifier` may be NULL */
-    PS_EX_UNARY,      /* `op` applied to `left` */
-    PS_EX_BINARY,     /* `left` `op` `right` */
-    PS_EX_FUNC,       /* name(args): `name`, `args`, `distinct`, `star` for f(*),
-                         `over` for a window call, `filter` for FILTER (WHERE ..),
-                         `agg_order` for f(x ORDER BY y) */
-    PS_EX_CASE,       /* CASE [left] WHEN..THEN.. [ELSE right] END: `left` operand
-                         (NULL for searched CASE), `args` = PsWhen*, `right` = ELSE */
-    PS_EX_CAST,       /* CAST(left AS type) and left::type */
-    PS_EX_BETWEEN,    /* left [NOT] BETWEEN args[0] AND args[1]: `negated` */
-    PS_EX_IN_LIST,    /* left [NOT] IN (args...): `negated` */
-    PS_EX_IN_SELECT,  /* left [NOT] IN (subquery): `negated`, `subquery` */
-    PS_EX_EXISTS,     /* [NOT] EXISTS (subquery): `negated`, `subquery` */
-    PS_EX_SUBQUERY,   /* (subquery) used as a scalar value */
-    PS_EX_IS_NULL,    /* left IS [NOT] NULL, also ISNULL / NOTNULL: `negated` */
-    PS_EX_LIKE,       /* left [NOT] LIKE right [ESCAPE escape]: `negated`, also ILIKE
-                         with op PS_OP_ILIKE, else op PS_OP_LIKE */
-    PS_EX_IS_DISTINCT,/* left IS [NOT] DISTINCT FROM right: `negated` */
-    PS_EX_ROW,        /* a row value (a, b, ...): `args`, two or more; allowed only as
-                         an operand of a comparison, IN or IS [NOT] DISTINCT FROM */
-    PS_EX_DEFAULT,    /* the DEFAULT keyword: allowed only as a whole value of an INSERT's
-                         VALUES row; the binder rejects it anywhere else */
-    PS_EX_PARAM,      /* a parameter `?` or `$n`: `ival` its 1-based index (`?` takes
-                         the largest index before it plus one, as in SQLite); the
-                         binder reads its value from the statement's bound values */
+    PS_EX_INT,         /* integer literal: `ival`; too large for int64 -> PS_EX_NUMBER */
+    PS_EX_NUMBER,      /* decimal or float literal as written: `str` ("1.50", "1e3") */
+    PS_EX_STRING,      /* string literal: `str` (unescaped), `str_len` */
+    PS_EX_NULL,        /* NULL */
+    PS_EX_BOOL,        /* TRUE/FALSE: `ival` 1 or 0 */
+    PS_EX_TYPED,       /* DATE 'x', TIMESTAMP 'x', INTERVAL 'n' DAY...: `type`, `str`; for
+                          INTERVAL `str` is the quantity text and `name` the unit */
+    PS_EX_COLUMN,      /* [[catalog.]schema.][qualifier.]name: `schema`, `qualifier` (the
+                          table; may be NULL), `name` */
+    PS_EX_STAR,        /* * or [[catalog.]schema.]qualifier.* in a select list: `schema`,
+                          `qualifier` may be NULL */
+    PS_EX_UNARY,       /* `op` applied to `left` */
+    PS_EX_BINARY,      /* `left` `op` `right` */
+    PS_EX_FUNC,        /* name(args): `name`, `args`, `distinct`, `star` for f(*),
+                          `over` for a window call, `filter` for FILTER (WHERE ..),
+                          `agg_order` for f(x ORDER BY y) */
+    PS_EX_CASE,        /* CASE [left] WHEN..THEN.. [ELSE right] END: `left` operand
+                          (NULL for searched CASE), `args` = PsWhen*, `right` = ELSE */
+    PS_EX_CAST,        /* CAST(left AS type) and left::type */
+    PS_EX_BETWEEN,     /* left [NOT] BETWEEN args[0] AND args[1]: `negated` */
+    PS_EX_IN_LIST,     /* left [NOT] IN (args...): `negated` */
+    PS_EX_IN_SELECT,   /* left [NOT] IN (subquery): `negated`, `subquery` */
+    PS_EX_EXISTS,      /* [NOT] EXISTS (subquery): `negated`, `subquery` */
+    PS_EX_SUBQUERY,    /* (subquery) used as a scalar value */
+    PS_EX_IS_NULL,     /* left IS [NOT] NULL, also ISNULL / NOTNULL: `negated` */
+    PS_EX_LIKE,        /* left [NOT] LIKE right [ESCAPE escape]: `negated`, also ILIKE
+                          with op PS_OP_ILIKE, else op PS_OP_LIKE */
+    PS_EX_IS_DISTINCT, /* left IS [NOT] DISTINCT FROM right: `negated` */
+    PS_EX_ROW,         /* a row value (a, b, ...): `args`, two or more; allowed only as
+                          an operand of a comparison, IN or IS [NOT] DISTINCT FROM */
+    PS_EX_DEFAULT,     /* the DEFAULT keyword: allowed only as a whole value of an INSERT's
+                          VALUES row; the binder rejects it anywhere else */
+    PS_EX_PARAM,       /* a parameter `?` or `$n`: `ival` its 1-based index (`?` takes
+                          the largest index before it plus one, as in SQLite); the
+                          binder reads its value from the statement's bound values */
 } PsExprKind;
 
 typedef enum PsOp {
     PS_OP_NONE = 0,
     /* unary */
-    PS_OP_NEG, PS_OP_PLUS, PS_OP_NOT, PS_OP_BITNOT,
+    PS_OP_NEG,
+    PS_OP_PLUS,
+    PS_OP_NOT,
+    PS_OP_BITNOT,
     /* binary arithmetic and string */
-    PS_OP_ADD, PS_OP_SUB, PS_OP_MUL, PS_OP_DIV, PS_OP_MOD, PS_OP_CONCAT,
-    PS_OP_BITAND, PS_OP_BITOR, PS_OP_SHL, PS_OP_SHR,
+    PS_OP_ADD,
+    PS_OP_SUB,
+    PS_OP_MUL,
+    PS_OP_DIV,
+    PS_OP_MOD,
+    PS_OP_CONCAT,
+    PS_OP_BITAND,
+    PS_OP_BITOR,
+    PS_OP_SHL,
+    PS_OP_SHR,
     /* comparison */
-    PS_OP_EQ, PS_OP_NE, PS_OP_LT, PS_OP_LE, PS_OP_GT, PS_OP_GE,
+    PS_OP_EQ,
+    PS_OP_NE,
+    PS_OP_LT,
+    PS_OP_LE,
+    PS_OP_GT,
+    PS_OP_GE,
     /* logic */
-    PS_OP_AND, PS_OP_OR,
+    PS_OP_AND,
+    PS_OP_OR,
     /* LIKE flavours (PS_EX_LIKE) */
-    PS_OP_LIKE, PS_OP_ILIKE,
+    PS_OP_LIKE,
+    PS_OP_ILIKE,
 } PsOp;
 
 typedef struct PsWhen {
@@ -112,8 +130,11 @@ typedef struct PsWhen {
 
 typedef enum PsFrameUnit { PS_FRAME_NONE = 0, PS_FRAME_ROWS, PS_FRAME_RANGE } PsFrameUnit;
 typedef enum PsBoundKind {
-    PS_BOUND_UNBOUNDED_PRECEDING, PS_BOUND_PRECEDING, PS_BOUND_CURRENT_ROW,
-    PS_BOUND_FOLLOWING, PS_BOUND_UNBOUNDED_FOLLOWING,
+    PS_BOUND_UNBOUNDED_PRECEDING,
+    PS_BOUND_PRECEDING,
+    PS_BOUND_CURRENT_ROW,
+    PS_BOUND_FOLLOWING,
+    PS_BOUND_UNBOUNDED_FOLLOWING,
 } PsBoundKind;
 
 typedef struct PsWindow {
@@ -122,9 +143,9 @@ typedef struct PsWindow {
     PsFrameUnit frame;    /* PS_FRAME_NONE when no frame clause was written */
     PsBoundKind start_kind, end_kind;
     PsExpr *start_off, *end_off; /* for n PRECEDING / n FOLLOWING */
-    const char *ref;      /* OVER w / OVER (w ...): the named window it builds on, or NULL */
+    const char *ref;             /* OVER w / OVER (w ...): the named window it builds on, or NULL */
     int64_t ref_off;
-    bool ref_bare;        /* OVER w, without parentheses: w as it is, frame included */
+    bool ref_bare; /* OVER w, without parentheses: w as it is, frame included */
 } PsWindow;
 
 /* WINDOW name AS (spec) of a SELECT. */
@@ -137,22 +158,22 @@ typedef struct PsWindowDef {
 struct PsExpr {
     PsExprKind kind;
     PsOp op;
-    bool negated;        /* NOT BETWEEN / NOT IN / NOT EXISTS / IS NOT NULL / NOT LIKE */
-    bool distinct;       /* f(DISTINCT ...) */
-    bool star;           /* count(*) */
-    int64_t ival;        /* PS_EX_INT, PS_EX_BOOL */
-    const char *str;     /* literal text, in arena, NUL-terminated */
-    int64_t str_len;     /* bytes of `str` (strings may hold NUL) */
-    const char *name;    /* column / function name / interval unit, lower-cased */
+    bool negated;          /* NOT BETWEEN / NOT IN / NOT EXISTS / IS NOT NULL / NOT LIKE */
+    bool distinct;         /* f(DISTINCT ...) */
+    bool star;             /* count(*) */
+    int64_t ival;          /* PS_EX_INT, PS_EX_BOOL */
+    const char *str;       /* literal text, in arena, NUL-terminated */
+    int64_t str_len;       /* bytes of `str` (strings may hold NUL) */
+    const char *name;      /* column / function name / interval unit, lower-cased */
     const char *qualifier; /* table qualifier of a column or star, or NULL */
-    PsSchemaRef schema;  /* catalog and schema before `qualifier` */
+    PsSchemaRef schema;    /* catalog and schema before `qualifier` */
     PsExpr *left, *right, *escape;
-    PsList *args;        /* PsExpr* (or PsWhen* for CASE) */
+    PsList *args; /* PsExpr* (or PsWhen* for CASE) */
     PsSelect *subquery;
-    PsTypeName *type;    /* CAST target, typed literal type */
-    PsWindow *over;      /* window specification, or NULL */
-    PsExpr *filter;      /* FILTER (WHERE ...) of an aggregate, or NULL */
-    PsList *agg_order;   /* ORDER BY inside an aggregate's call: PsOrderItem*, or NULL */
+    PsTypeName *type;      /* CAST target, typed literal type */
+    PsWindow *over;        /* window specification, or NULL */
+    PsExpr *filter;        /* FILTER (WHERE ...) of an aggregate, or NULL */
+    PsList *agg_order;     /* ORDER BY inside an aggregate's call: PsOrderItem*, or NULL */
     int64_t agg_order_off; /* offset of that ORDER, for errors */
     int64_t src_off, src_len;
 };
@@ -182,80 +203,89 @@ typedef struct PsTarget {
 #define PS_MAX_GROUPING_SETS 4096 /* sets of one GROUP BY, once its items are crossed */
 
 typedef enum PsJoinType {
-    PS_JOIN_INNER, PS_JOIN_LEFT, PS_JOIN_RIGHT, PS_JOIN_FULL, PS_JOIN_CROSS,
+    PS_JOIN_INNER,
+    PS_JOIN_LEFT,
+    PS_JOIN_RIGHT,
+    PS_JOIN_FULL,
+    PS_JOIN_CROSS,
 } PsJoinType;
 
 typedef enum PsFromKind {
-    PS_FROM_TABLE, PS_FROM_SUBQUERY, PS_FROM_JOIN,
+    PS_FROM_TABLE,
+    PS_FROM_SUBQUERY,
+    PS_FROM_JOIN,
     PS_FROM_FUNCTION, /* a table function: name(args), e.g. generate_series(1, 10) */
 } PsFromKind;
 
 typedef struct PsFrom PsFrom;
 struct PsFrom {
     PsFromKind kind;
-    PsSchemaRef schema;      /* TABLE: optional catalog and schema */
-    const char *name;        /* TABLE: table, view or CTE name; FUNCTION: function name */
-    const char *alias;       /* TABLE/SUBQUERY/FUNCTION: AS alias, or NULL */
-    PsList *col_aliases;     /* SUBQUERY/TABLE/FUNCTION: alias(c1, c2) as const char*, or NULL */
-    PsList *args;            /* FUNCTION: argument expressions (PsExpr*), NULL when none */
-    PsSelect *subquery;      /* SUBQUERY (also LATERAL-free VALUES lists) */
-    PsJoinType join_type;    /* JOIN */
-    bool natural;            /* JOIN: NATURAL */
-    PsFrom *left, *right;    /* JOIN; a comma list is a left-deep chain of CROSS joins */
-    PsExpr *on;              /* JOIN: ON condition or NULL */
-    PsList *using_cols;      /* JOIN: USING (const char*) or NULL */
-    int n_tables;            /* JOIN: the tables under it (at most PS_MAX_FROM_TABLES) */
-    bool one_column;         /* SUBQUERY: must have one column (x > ANY (subquery)) */
-    bool is_update_target;   /* TABLE: the target of UPDATE ... FROM (PlBinder.update_target) */
+    PsSchemaRef schema;    /* TABLE: optional catalog and schema */
+    const char *name;      /* TABLE: table, view or CTE name; FUNCTION: function name */
+    const char *alias;     /* TABLE/SUBQUERY/FUNCTION: AS alias, or NULL */
+    PsList *col_aliases;   /* SUBQUERY/TABLE/FUNCTION: alias(c1, c2) as const char*, or NULL */
+    PsList *args;          /* FUNCTION: argument expressions (PsExpr*), NULL when none */
+    PsSelect *subquery;    /* SUBQUERY (also LATERAL-free VALUES lists) */
+    PsJoinType join_type;  /* JOIN */
+    bool natural;          /* JOIN: NATURAL */
+    PsFrom *left, *right;  /* JOIN; a comma list is a left-deep chain of CROSS joins */
+    PsExpr *on;            /* JOIN: ON condition or NULL */
+    PsList *using_cols;    /* JOIN: USING (const char*) or NULL */
+    int n_tables;          /* JOIN: the tables under it (at most PS_MAX_FROM_TABLES) */
+    bool one_column;       /* SUBQUERY: must have one column (x > ANY (subquery)) */
+    bool is_update_target; /* TABLE: the target of UPDATE ... FROM (PlBinder.update_target) */
     int64_t src_off, src_len;
 };
 
 typedef struct PsCte {
     const char *name;
-    PsList *col_names;  /* const char*, or NULL */
+    PsList *col_names; /* const char*, or NULL */
     PsSelect *select;
     int64_t src_off, src_len;
 } PsCte;
 
 typedef enum PsSelectKind {
-    PS_SEL_SIMPLE,  /* SELECT ... FROM ... */
-    PS_SEL_SETOP,   /* left UNION/INTERSECT/EXCEPT [ALL] right */
-    PS_SEL_VALUES,  /* VALUES (..), (..) */
+    PS_SEL_SIMPLE, /* SELECT ... FROM ... */
+    PS_SEL_SETOP,  /* left UNION/INTERSECT/EXCEPT [ALL] right */
+    PS_SEL_VALUES, /* VALUES (..), (..) */
 } PsSelectKind;
 
 typedef enum PsSetOp { PS_SET_UNION, PS_SET_INTERSECT, PS_SET_EXCEPT } PsSetOp;
 
 typedef enum PsGroupKind {
-    PS_GROUP_PLAIN, PS_GROUP_ROLLUP, PS_GROUP_CUBE, PS_GROUP_SETS,
+    PS_GROUP_PLAIN,
+    PS_GROUP_ROLLUP,
+    PS_GROUP_CUBE,
+    PS_GROUP_SETS,
 } PsGroupKind;
 
 struct PsSelect {
     PsSelectKind kind;
     /* SIMPLE */
     bool distinct;
-    PsList *distinct_on;  /* DISTINCT ON (...): PsExpr*, or NULL; the binder makes it a QUALIFY */
-    PsList *targets;      /* PsTarget* */
-    PsFrom *from;         /* NULL when there is no FROM */
+    PsList *distinct_on; /* DISTINCT ON (...): PsExpr*, or NULL; the binder makes it a QUALIFY */
+    PsList *targets;     /* PsTarget* */
+    PsFrom *from;        /* NULL when there is no FROM */
     PsExpr *where;
     PsGroupKind group_kind;
-    PsList *group_by;     /* PsExpr*; for PS_GROUP_SETS a list of PsList* (each a set) */
-    bool group_all;       /* GROUP BY ALL: the binder groups by the targets without aggregates */
+    PsList *group_by; /* PsExpr*; for PS_GROUP_SETS a list of PsList* (each a set) */
+    bool group_all;   /* GROUP BY ALL: the binder groups by the targets without aggregates */
     PsExpr *having;
-    PsList *windows;      /* PsWindowDef* of the WINDOW clause, or NULL */
-    PsExpr *qualify;      /* QUALIFY condition, or NULL */
+    PsList *windows; /* PsWindowDef* of the WINDOW clause, or NULL */
+    PsExpr *qualify; /* QUALIFY condition, or NULL */
     /* SETOP */
     PsSetOp setop;
-    bool all;             /* UNION ALL etc. */
-    int n_terms;          /* SETOP: the SELECTs it combines (at most PS_MAX_COMPOUND_TERMS) */
+    bool all;    /* UNION ALL etc. */
+    int n_terms; /* SETOP: the SELECTs it combines (at most PS_MAX_COMPOUND_TERMS) */
     PsSelect *left, *right;
     /* VALUES */
-    PsList *rows;         /* PsList* of PsExpr* */
+    PsList *rows; /* PsList* of PsExpr* */
     /* apply to the whole query expression (any kind) */
-    PsList *with;         /* PsCte*, or NULL */
-    bool recursive;       /* WITH RECURSIVE */
-    PsList *order_by;     /* PsOrderItem* */
-    bool order_all;       /* ORDER BY ALL: order_by is one template item, the binder makes one
-                           * per output column */
+    PsList *with;     /* PsCte*, or NULL */
+    bool recursive;   /* WITH RECURSIVE */
+    PsList *order_by; /* PsOrderItem* */
+    bool order_all;   /* ORDER BY ALL: order_by is one template item, the binder makes one
+                       * per output column */
     PsExpr *limit, *offset;
     int64_t src_off, src_len;
 };
@@ -279,8 +309,8 @@ typedef struct PsSetClause {
 } PsSetClause;
 
 typedef struct PsOption {
-    const char *name;  /* lower-cased option name, e.g. "delimiter", "header" */
-    PsExpr *value;     /* NULL when the option was written without a value */
+    const char *name; /* lower-cased option name, e.g. "delimiter", "header" */
+    PsExpr *value;    /* NULL when the option was written without a value */
 } PsOption;
 
 typedef enum PsStmtKind {
@@ -300,44 +330,49 @@ typedef enum PsStmtKind {
     PS_ST_SET,          /* name, value (expr; identifiers after '=' are PS_EX_COLUMN) */
     PS_ST_RESET,        /* name */
     PS_ST_EXPLAIN,      /* inner, analyze, options (PsOption*: "format" -> json/text) */
-    PS_ST_BEGIN, PS_ST_COMMIT, PS_ST_ROLLBACK,
-    PS_ST_CACHE,        /* CACHE [LAZY] TABLE name [OPTIONS (k v, ..)] [[AS] select]: name,
-                           is_lazy, select or NULL, options (PsExpr*: key, value, key, value,
-                           ...; a key is a STRING or a COLUMN, a value a STRING) */
-    PS_ST_UNCACHE,      /* UNCACHE TABLE [IF EXISTS] name: name, if_exists */
-    PS_ST_CLEAR_CACHE,  /* CLEAR CACHE */
-    PS_ST_SHOW_TABLES,  /* SHOW TABLES */
-    PS_ST_ALTER,        /* ALTER TABLE table ...: alter, name (the column, or the new table name),
-                           name2 (RENAME COLUMN's new name), columns (ADD: one PsColumnDef*),
-                           name_off (offset of the column named) */
-    PS_ST_DESCRIBE,     /* DESCRIBE t | query: select (for t, SELECT * FROM t), table (t or NULL) */
-    PS_ST_ANALYZE,      /* ANALYZE [name]: name or NULL (every table), name_off */
+    PS_ST_BEGIN,
+    PS_ST_COMMIT,
+    PS_ST_ROLLBACK,
+    PS_ST_CACHE,       /* CACHE [LAZY] TABLE name [OPTIONS (k v, ..)] [[AS] select]: name,
+                          is_lazy, select or NULL, options (PsExpr*: key, value, key, value,
+                          ...; a key is a STRING or a COLUMN, a value a STRING) */
+    PS_ST_UNCACHE,     /* UNCACHE TABLE [IF EXISTS] name: name, if_exists */
+    PS_ST_CLEAR_CACHE, /* CLEAR CACHE */
+    PS_ST_SHOW_TABLES, /* SHOW TABLES */
+    PS_ST_ALTER,       /* ALTER TABLE table ...: alter, name (the column, or the new table name),
+                          name2 (RENAME COLUMN's new name), columns (ADD: one PsColumnDef*),
+                          name_off (offset of the column named) */
+    PS_ST_DESCRIBE,    /* DESCRIBE t | query: select (for t, SELECT * FROM t), table (t or NULL) */
+    PS_ST_ANALYZE,     /* ANALYZE [name]: name or NULL (every table), name_off */
 } PsStmtKind;
 
 typedef enum PsAlterKind {
-    PS_ALTER_RENAME_TABLE, PS_ALTER_RENAME_COLUMN, PS_ALTER_ADD_COLUMN, PS_ALTER_DROP_COLUMN,
+    PS_ALTER_RENAME_TABLE,
+    PS_ALTER_RENAME_COLUMN,
+    PS_ALTER_ADD_COLUMN,
+    PS_ALTER_DROP_COLUMN,
 } PsAlterKind;
 
 typedef struct PsStmt PsStmt;
 struct PsStmt {
     PsStmtKind kind;
-    const char *name;    /* object / setting name */
-    const char *table;   /* INSERT/UPDATE/DELETE/COPY/CREATE INDEX target */
-    const char *object;  /* DROP: "table", "view" or "index" */
-    const char *path;    /* COPY file path */
-    int64_t path_len;    /* bytes of `path` (a NUL inside is the user's) */
-    int64_t path_off;    /* offset of the path literal in the SQL */
-    int64_t name_off;    /* CACHE, UNCACHE, ANALYZE: offset of the name's last part */
+    const char *name;   /* object / setting name */
+    const char *table;  /* INSERT/UPDATE/DELETE/COPY/CREATE INDEX target */
+    const char *object; /* DROP: "table", "view" or "index" */
+    const char *path;   /* COPY file path */
+    int64_t path_len;   /* bytes of `path` (a NUL inside is the user's) */
+    int64_t path_off;   /* offset of the path literal in the SQL */
+    int64_t name_off;   /* CACHE, UNCACHE, ANALYZE: offset of the name's last part */
     const char *primary_key;
-    PsSchemaRef schema;  /* catalog and schema written before `name` or `table` */
+    PsSchemaRef schema; /* catalog and schema written before `name` or `table` */
     bool if_exists, if_not_exists, unique, analyze, is_to, temporary, is_lazy;
-    bool or_replace;     /* CREATE OR REPLACE TABLE|VIEW */
-    PsAlterKind alter;   /* ALTER TABLE */
+    bool or_replace;   /* CREATE OR REPLACE TABLE|VIEW */
+    PsAlterKind alter; /* ALTER TABLE */
     const char *name2;
     PsList *columns;
     PsList *column_names; /* INSERT's column list as PsSetClause (names with offsets) */
     PsList *sets;
-    PsList *uniques;     /* CREATE TABLE: table-level UNIQUE (..) column lists */
+    PsList *uniques; /* CREATE TABLE: table-level UNIQUE (..) column lists */
     PsList *options;
     PsSelect *select;
     PsSelect *returning; /* INSERT/UPDATE/DELETE ... RETURNING list: SELECT list FROM target,
@@ -348,5 +383,5 @@ struct PsStmt {
     PsExpr *value;
     PsStmt *inner;
     int64_t src_off, src_len; /* the statement's text, without the ';' */
-    int n_params;        /* the largest parameter index written (0: none) */
+    int n_params;             /* the largest parameter index written (0: none) */
 };

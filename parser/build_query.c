@@ -156,8 +156,8 @@ PsSelect *ps_build_setop(PsParse *ps, PsSetOp op, bool all, PsSelect *l, PsSelec
     if (ps->is_failed) {
         return ps_build_alloc(ps, sizeof(PsSelect));
     }
-    int n_terms = (l->kind == PS_SEL_SETOP ? l->n_terms : 1) +
-                  (r->kind == PS_SEL_SETOP ? r->n_terms : 1);
+    int n_terms =
+        (l->kind == PS_SEL_SETOP ? l->n_terms : 1) + (r->kind == PS_SEL_SETOP ? r->n_terms : 1);
     if (n_terms > PS_MAX_COMPOUND_TERMS) {
         char msg[64];
         snprintf(msg, sizeof msg, "too many terms in compound SELECT (limit %d)",
@@ -274,7 +274,8 @@ PsSelect *ps_build_select_all(PsParse *ps, PsToken kw, const PsQName *name)
 {
     PsAliasSpec none = {0};
     PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
-    PsList *targets = ps_build_list(ps, NULL, ps_build_target(ps, ps_build_star(ps, NULL, 0, kw.off), NULL));
+    PsList *targets =
+        ps_build_list(ps, NULL, ps_build_target(ps, ps_build_star(ps, NULL, 0, kw.off), NULL));
     return ps_build_simple(ps, kw, false, targets, ps_build_table(ps, name, &none), NULL, &plain,
                            NULL);
 }
@@ -417,8 +418,8 @@ void ps_build_returning(PsParse *ps, PsStmt *s, const PsQName *name, const char 
     PsGroupSpec plain = {.kind = PS_GROUP_PLAIN};
     PsQName last = {{name->parts[name->n - 1]}, 1};
     PsToken kw = {.off = ((const PsTarget *)targets->items[0])->expr->src_off};
-    s->returning = ps_build_simple(ps, kw, false, targets, ps_build_table(ps, &last, &al), NULL,
-                                   &plain, NULL);
+    s->returning =
+        ps_build_simple(ps, kw, false, targets, ps_build_table(ps, &last, &al), NULL, &plain, NULL);
 }
 
 PsStmt *ps_build_show(PsParse *ps, PsToken kw, PsToken name)
@@ -539,8 +540,8 @@ PsFrom *ps_build_join(PsParse *ps, PsJoinType type, bool natural, PsFrom *l, PsF
     if (ps->is_failed) {
         return ps_build_alloc(ps, sizeof(PsFrom));
     }
-    int n_tables = (l->kind == PS_FROM_JOIN ? l->n_tables : 1) +
-                   (r->kind == PS_FROM_JOIN ? r->n_tables : 1);
+    int n_tables =
+        (l->kind == PS_FROM_JOIN ? l->n_tables : 1) + (r->kind == PS_FROM_JOIN ? r->n_tables : 1);
     if (n_tables > PS_MAX_FROM_TABLES) {
         char msg[64];
         snprintf(msg, sizeof msg, "more than %d tables in one FROM clause", PS_MAX_FROM_TABLES);
