@@ -25,7 +25,7 @@
  * over t's columns picks the rows, evaluated once per row; set[col] (t->n_cols
  * entries; NULL for a column not set) is the new value of a set column,
  * evaluated for the rows picked only (pl_bind_update_values).  `rekey` when a
- * column set is an index key: the indexes are then built anew from the rows
+ * column set is an index key: the indexes then follow the changed keys
  * (st_table_swap_chunks), and a duplicate key fails the UPDATE, nothing changed.
  * *changes counts the rows matched.  `interrupt` (may be NULL), once set,
  * stops it between chunks with CM_CANCELLED "interrupted", nothing changed. */

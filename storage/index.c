@@ -383,11 +383,32 @@ static int64_t find_slot(const StIndex *ix, const StTable *t, uint64_t h, int64_
     return pos;
 }
 
-/* Adds rows [from, to) of t (with `append`, ix->n_rows becomes to).  Returns
- * -1, or, for a unique index, the first row whose key is already there (with
- * `append`, ix->n_rows is then that row: it and the rows after it are not
- * indexed). */
-static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to, bool append)
+/* Whether bit i of `pick` is set (pick NULL: every row). */
+static bool picked(const uint64_t *pick, int i)
+{
+    return pick == NULL || (pick[i >> 6] >> (i & 63) & 1);
+}
+
+/* The slot holding row r (its key's hash h), or -1 when the row is not indexed. */
+static int64_t slot_of_row(const StIndex *ix, uint64_t h, int64_t r)
+{
+    int64_t mask = ix->cap - 1;
+    int64_t pos = (int64_t)(h & (uint64_t)mask);
+    for (uint8_t v; ix->cap > 0 && (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
+        if (v >= TAG_LIVE && ix->rows[pos] == (uint32_t)r) {
+            return pos;
+        }
+    }
+    return -1;
+}
+
+/* Adds rows [from, to) of t, those `pick` picks (NULL: all; bit r - from, so
+ * at most CM_BATCH_CAP rows with a pick); with `append`, ix->n_rows becomes
+ * to.  Returns -1, or, for a unique index, the first row whose key is
+ * already there (with `append`, ix->n_rows is then that row: it and the rows
+ * after it are not indexed). */
+static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t to, bool append,
+                           const uint64_t *pick)
 {
     uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
     bool is_null[CM_BATCH_CAP];
@@ -406,11 +427,12 @@ static int64_t insert_rows(StIndex *ix, const StTable *t, int64_t from, int64_t 
             if (append) {
                 ix->n_rows = r;
             }
-            if (is_null[i]) {
+            if (is_null[i] || !picked(pick, (int)(r - from))) {
                 continue;
             }
             int64_t pos = find_slot(ix, t, h[i], r, key[i]);
             bool is_new = ix->tags[pos] == TAG_EMPTY;
+            CM_ASSERT(!is_new || 4 * (ix->n_used + 1) <= 3 * ix->cap); /* room made before */
             if (!is_new && ix->kind != ST_INDEX_PLAIN) {
                 return r;
             }
@@ -521,7 +543,7 @@ static CmStatus reserve(StIndex *ix, const StTable *t, int64_t n_rows, CmErr *er
             }
         }
     } else {
-        insert_rows(ix, t, 0, ix->n_rows, true); /* the rows are already known distinct */
+        insert_rows(ix, t, 0, ix->n_rows, true, NULL); /* the rows are already known distinct */
     }
     cm_free(old_tags);
     cm_free(old_rows);
@@ -547,7 +569,7 @@ CmStatus st_index_add_rows(StIndex *ix, const StTable *t, int64_t from, CmErr *e
     if (reserve(ix, t, t->n_rows, err) != CM_OK) {
         return err->code;
     }
-    int64_t dup = insert_rows(ix, t, from, t->n_rows, true);
+    int64_t dup = insert_rows(ix, t, from, t->n_rows, true, NULL);
     if (dup < 0) {
         return CM_OK;
     }
@@ -563,11 +585,6 @@ CmStatus st_index_room(StIndex *ix, const StTable *t, int64_t n_more, CmErr *err
 {
     CM_ASSERT(ix->kind != ST_INDEX_PLAIN);
     return reserve(ix, t, ix->n_rows + n_more, err);
-}
-
-static bool picked(const uint64_t *pick, int i)
-{
-    return pick == NULL || (pick[i >> 6] >> (i & 63) & 1);
 }
 
 /* Whether row i of chunk a and row j of chunk b (hashes ha, hb; packed ka,
@@ -619,18 +636,11 @@ void st_index_forget(StIndex *ix, const StTable *t, const StChunk *c, int64_t r0
     }
     uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
     bool is_null[CM_BATCH_CAP];
-    int64_t mask = ix->cap - 1;
     hash_segment(ix, t, c, 0, c->n_rows, h, is_null, key);
     for (int i = 0; i < c->n_rows; i++) {
-        if (is_null[i] || !picked(pick, i)) {
-            continue;
-        }
-        int64_t pos = (int64_t)(h[i] & (uint64_t)mask);
-        for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
-            if (v >= TAG_LIVE && ix->rows[pos] == (uint32_t)(r0 + i)) {
-                ix->tags[pos] = TAG_GONE;
-                break;
-            }
+        int64_t pos = is_null[i] || !picked(pick, i) ? -1 : slot_of_row(ix, h[i], r0 + i);
+        if (pos >= 0) {
+            ix->tags[pos] = TAG_GONE;
         }
     }
 }
@@ -639,32 +649,13 @@ CmStatus st_index_put(StIndex *ix, const StTable *t, int64_t r0, int n, const ui
                       CmErr *err)
 {
     CM_ASSERT(ix->kind != ST_INDEX_PLAIN && n <= CM_BATCH_CAP);
-    int first;
-    const StChunk *c = t->chunks[st_table_chunk_of(t, r0, &first)];
-    CM_ASSERT(first == 0 && c->n_rows == n);
-    uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
-    bool is_null[CM_BATCH_CAP];
-    hash_segment(ix, t, c, 0, n, h, is_null, key);
-    for (int i = 0; i < n; i++) {
-        if (is_null[i] || !picked(pick, i)) {
-            continue;
-        }
-        CM_ASSERT(4 * (ix->n_used + 1) <= 3 * ix->cap); /* room made */
-        int64_t r = r0 + i;
-        int64_t pos = find_slot(ix, t, h[i], r, key[i]);
-        if (ix->tags[pos] != TAG_EMPTY) {
-            char text[200];
-            format_key(ix, t, r, text, sizeof text);
-            return duplicate(ix, text, err);
-        }
-        ix->tags[pos] = tag_of(h[i]);
-        ix->rows[pos] = (uint32_t)r;
-        if (ix->keyed) {
-            ix->keys[pos] = key[i];
-        }
-        ix->n_used++;
+    int64_t dup = insert_rows(ix, t, r0, r0 + n, false, pick);
+    if (dup < 0) {
+        return CM_OK;
     }
-    return CM_OK;
+    char text[200];
+    format_key(ix, t, dup, text, sizeof text);
+    return duplicate(ix, text, err);
 }
 
 void st_index_map_kept(const StIndex *ix, const StTable *t, const StChunk *old,
@@ -788,7 +779,6 @@ void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
     }
     uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
     bool is_null[CM_BATCH_CAP];
-    int64_t mask = ix->cap - 1;
     for (int64_t end = ix->n_rows; end > n_rows;) {
         int off;
         int ci = st_table_chunk_of(t, end - 1, &off);
@@ -800,16 +790,13 @@ void st_index_truncate(StIndex *ix, const StTable *t, int64_t n_rows)
             if (is_null[i]) {
                 continue;
             }
-            int64_t pos = (int64_t)(h[i] & (uint64_t)mask);
-            for (uint8_t v; (v = ix->tags[pos]) != TAG_EMPTY; pos = (pos + 1) & mask) {
-                if (v >= TAG_LIVE && ix->rows[pos] == (uint32_t)r) {
-                    uint32_t prev = ix->kind == ST_INDEX_PLAIN ? ix->next[r] : 0;
-                    if (prev != 0) {
-                        ix->rows[pos] = prev - 1;
-                    } else {
-                        ix->tags[pos] = TAG_GONE;
-                    }
-                    break;
+            int64_t pos = slot_of_row(ix, h[i], r);
+            if (pos >= 0) {
+                uint32_t prev = ix->kind == ST_INDEX_PLAIN ? ix->next[r] : 0;
+                if (prev != 0) {
+                    ix->rows[pos] = prev - 1;
+                } else {
+                    ix->tags[pos] = TAG_GONE;
                 }
             }
         }

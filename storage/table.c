@@ -217,19 +217,21 @@ static void drop_stats(StTable *t)
 
 /* Whether an index of t, or one its transaction's mark may put back, reads
  * the rows it indexed: then every chunk is held. */
-static bool rows_needed(const StTable *t)
+/* Whether one of the n indexes ixs reads rows (st_index_reads_rows). */
+static bool any_reads_rows(StIndex *const *ixs, int n)
 {
-    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
-        if (st_index_reads_rows(t->indexes[i])) {
-            return true;
-        }
-    }
-    for (int i = 0; t->mark != NULL && i < t->mark->n_indexes; i++) {
-        if (st_index_reads_rows(t->mark->indexes[i])) {
+    for (int i = 0; i < n; i++) {
+        if (st_index_reads_rows(ixs[i])) {
             return true;
         }
     }
     return false;
+}
+
+static bool rows_needed(const StTable *t)
+{
+    return (!t->is_index_cold && any_reads_rows(t->indexes, t->n_indexes)) ||
+           (t->mark != NULL && any_reads_rows(t->mark->indexes, t->mark->n_indexes));
 }
 
 /* Unpins the sealed chunks unless rows_needed (they become evictable). */
@@ -251,11 +253,8 @@ static CmStatus warm_indexes(StTable *t, CmErr *err)
     if (!t->is_index_cold) {
         return CM_OK;
     }
-    bool reads_rows = false;
-    for (int i = 0; i < t->n_indexes; i++) {
-        reads_rows |= st_index_reads_rows(t->indexes[i]);
-    }
-    if (t->pending != NULL && !reads_rows) { /* renumbered without a row read */
+    if (t->pending != NULL && !any_reads_rows(t->indexes, t->n_indexes)) {
+        /* renumbered without a row read */
         apply_pending(t);
         t->is_index_cold = false;
         return CM_OK;
@@ -863,7 +862,7 @@ static CmStatus rekey_indexes(StTable *t, int n, const int *at, StChunk **fresh,
 /* ---- patching the indexes where chunks are replaced ------------------------------------ */
 
 /* Whether the indexes can follow an UPDATE or DELETE that replaces chunks
- * by patching (st_index_forget/shift/put: the cost of those chunks' rows)
+ * by patching (index.h: the cost of those chunks' rows)
  * rather than being built from every row: all unique and warm, and none kept
  * by a transaction's mark, which must keep the keys of BEGIN. */
 static bool patchable(const StTable *t)
