@@ -989,6 +989,9 @@ static CmStatus create_as(Stmt *st)
     /* The table is filled as the query runs and joins the catalog at the end. */
     StTable *t = st_table_new(st->ast->name, root->n_cols, cols, st->err);
     Appender app = {.t = t};
+    if (t != NULL && !st->ast->temporary) {
+        st_table_set_home(t, st_persist_home(st->s->persist));
+    }
     if (t == NULL || run_into(st, root, &app) != CM_OK) {
         st_table_free(t);
         return st->err->code;
@@ -1098,6 +1101,9 @@ static CmStatus create_table(Stmt *st)
     StTable *t = st_table_new(a->name, n, cols, st->err);
     if (t == NULL) {
         return st->err->code;
+    }
+    if (!st->ast->temporary) {
+        st_table_set_home(t, st_persist_home(st->s->persist));
     }
     if (a->primary_key == NULL) {
         for (int i = 0; i < n; i++) {
@@ -1405,6 +1411,9 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
         names[c] = cols[c].name;
     }
     StTable *t = st_table_new(old->name, n, cols, st->err);
+    if (t != NULL) {
+        st_table_set_home(t, old->home); /* a temporary table has none */
+    }
     for (int i = 0; t != NULL && i < old->n_indexes && st->err->code == CM_OK; i++) {
         const StIndex *ix = old->indexes[i];
         int nk = st_index_n_keys(ix);
@@ -1422,7 +1431,8 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
     PlNode *root =
         t != NULL && st->err->code == CM_OK ? pl_bind_reshape(&b, old, n, from, fill, names) : NULL;
     Appender app = {.t = t};
-    if (root != NULL && run_into(st, root, &app) == CM_OK) {
+    if (root != NULL && run_into(st, root, &app) == CM_OK &&
+        st_table_check_keys(t, st->err) == CM_OK) {
         e->table = t;
         st_table_release(old); /* a transaction keeps it for ROLLBACK */
     } else {
@@ -1681,6 +1691,9 @@ static CmStatus insert(Stmt *st)
         Appender app = {.t = e->table, .written = written};
         run_into(st, root, &app);
         changes = app.n_rows;
+    }
+    if (st->err->code == CM_OK) {
+        st_table_check_keys(e->table, st->err); /* an index too large for memory: now */
     }
     if (st->err->code == CM_OK && written != NULL) {
         returning(st, written, changes);

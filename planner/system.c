@@ -472,6 +472,8 @@ StTable *pl_system_table(const char *name, const PlCache *cache, const PlKeep *k
     add_row(&r, "storage", "blocks in memory", bs.memory_bytes, bs.memory_bytes);
     add_row(&r, "storage", "blocks on disk", bs.disk_bytes, bs.file_bytes);
     add_row(&r, "storage", "evicted by execution", st.evicted, st.evicted);
+    add_row(&r, "storage", "blocks written to the temp file", bs.temp_written, bs.temp_written);
+    add_row(&r, "storage", "blocks written to data files", bs.home_written, bs.home_written);
     add_mode_rows(&r, &st);
     add_row(&r, "temp", "spill and shuffle files", sh_temp_used(), sh_temp_peak());
     add_row(&r, "process", "resident set", cm_mem_rss(), cm_mem_rss_peak());

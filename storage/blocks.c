@@ -38,6 +38,7 @@ struct StBlock {
     StBlockLoc loc;       /* the disk copy; bytes 0 when none */
     int64_t heap_bytes;   /* its batch's string heap when last evicted (heap.n_bytes): a
                              load gives the heap one buffer of about that size (heap_class) */
+    StBlockHome *home;    /* borrowed: where its first eviction writes it, or NULL */
     const char *saved_in; /* a saved block's file (st_block_new_saved): its copy is a record
                              there, not an extent of the store's file; else NULL */
     int saved_rows;       /* a saved block's rows: every record it reads must hold them */
@@ -138,6 +139,15 @@ void st_blocks_configure(const char *temp_dir, int64_t max_temp)
         snprintf(s->dir, sizeof s->dir, "%s", temp_dir);
     }
     s->max_temp = max_temp;
+    cm_mutex_unlock(&s->lock);
+}
+
+void st_blocks_temp(char *dir, size_t cap, int64_t *max_temp)
+{
+    Store *s = store();
+    cm_mutex_lock(&s->lock);
+    snprintf(dir, cap, "%s", s->dir);
+    *max_temp = s->max_temp;
     cm_mutex_unlock(&s->lock);
 }
 
@@ -561,6 +571,7 @@ static CmStatus write_block(Store *s, StBlock *b, CmErr *err)
     cm_mutex_lock(&s->lock);
     b->loc = (StBlockLoc){.fd = fd, .offset = offset, .bytes = bytes};
     s->stats.disk_bytes += bytes;
+    s->stats.temp_written += bytes;
     cm_mutex_unlock(&s->lock);
 done:
     if (s->wrec_cap > KEEP_BUF_BYTES) {
@@ -1029,6 +1040,44 @@ CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_
     return CM_OK;
 }
 
+void st_block_set_home(StBlock *b, StBlockHome *home)
+{
+    CM_ASSERT(!b->sealed && b->level == ST_BLOCK_MEMORY_AND_DISK);
+    b->home = home;
+}
+
+/* Writes EVICTING block b to its home; it becomes a saved block over the
+ * records there.  Called without the lock. */
+static CmStatus write_home(Store *s, StBlock *b, CmErr *err)
+{
+    size_t n = (size_t)(b->n_cols > 0 ? b->n_cols : 1);
+    int64_t *col_bytes = cm_malloc(sizeof(int64_t) * n);
+    int64_t *col_off = NULL;
+    bool *col_load = NULL;
+    StBlockLoc loc;
+    const char *path;
+    if (col_bytes == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
+    }
+    if (b->home->write(b->home, b->batch, &loc, col_bytes, &path, err) == CM_OK &&
+        !column_layout(b->n_cols, col_bytes, &col_off, &col_load)) {
+        cm_err_set(err, CM_OOM, -1, "out of memory writing a block");
+    }
+    cm_free(col_bytes);
+    if (err->code != CM_OK) {
+        return err->code;
+    }
+    cm_mutex_lock(&s->lock);
+    b->loc = loc;
+    b->saved_in = path;
+    b->saved_rows = b->batch->n_rows;
+    b->col_off = col_off;
+    b->col_load = col_load;
+    s->stats.home_written += loc.bytes;
+    cm_mutex_unlock(&s->lock);
+    return CM_OK;
+}
+
 CmBatch *st_block_batch(StBlock *b)
 {
     return b->batch;
@@ -1333,7 +1382,14 @@ static int64_t evict_one(Store *s, StBlock *only, CmColdFree *cold)
     cm_mutex_unlock(&s->lock);
     CmErr err;
     cm_err_init(&err);
-    CmStatus st = write ? write_block(s, b, &err) : CM_OK;
+    CmStatus st = CM_OK;
+    if (write && b->home != NULL && write_home(s, b, &err) != CM_OK) {
+        cm_err_init(&err); /* the temp file then, as any block */
+        b->home = NULL;
+        st = write_block(s, b, &err);
+    } else if (write && b->home == NULL) {
+        st = write_block(s, b, &err);
+    }
     cm_mutex_lock(&s->lock);
     b->state = IDLE;
     CmBatch *batch = NULL;

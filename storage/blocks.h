@@ -32,7 +32,9 @@
  * reused (first fit on a free list).  Bytes of the file count against
  * max_temp_directory_size (sh_temp_charge).  A block knows where its bytes
  * live on disk (StBlockLoc); a saved block (st_block_new_saved) lives in a
- * file of its own: a directory database's data file.
+ * file of its own: a directory database's data file.  A block with a home
+ * (st_block_set_home) is written there, not to the temp file, at its first
+ * eviction, and is a saved block from then on.
  *
  * Thread-safe: any number of threads may pin, unpin and evict at once (one
  * lock for the lists; disk reads happen outside it, a loading block makes
@@ -65,6 +67,22 @@ typedef struct StBlockLoc {
     int64_t bytes;
 } StBlockLoc;
 
+/* A file of the owner's that a sealed MEMORY_AND_DISK block goes to when it
+ * is first evicted, instead of the store's temp file: a directory database's
+ * data file (storage/persist.c), so that the chunks of a load larger than
+ * memory are written once, where the commit keeps them (docs/storage.md).
+ * `write` lays the batch's rows out as column records (col_bytes[i] bytes
+ * each, back to back from loc->offset; one per column of `batch`) in a file
+ * that outlives the block, and gives their place and the file's path (for
+ * errors; it must outlive the block too).  From any thread, several at once;
+ * the block is not changing meanwhile.  On an error the block goes to the
+ * temp file as any other. */
+typedef struct StBlockHome StBlockHome;
+struct StBlockHome {
+    CmStatus (*write)(StBlockHome *home, const CmBatch *batch, StBlockLoc *loc, int64_t *col_bytes,
+                      const char **path, CmErr *err);
+};
+
 /* Called (outside the store's lock, from the evicting thread) when a
  * MEMORY_ONLY block was dropped; the block stays valid (st_block_pin then
  * returns NULL with no error) until its owner frees it. */
@@ -73,6 +91,10 @@ typedef void (*StBlockDropped)(void *owner, StBlock *b);
 /* The disk tier's directory and cap on temp bytes (<= 0: none).  Applies to
  * the file when it is created (first eviction); default $TMPDIR or /tmp. */
 void st_blocks_configure(const char *temp_dir, int64_t max_temp);
+
+/* The disk tier's directory (copied to dir, cap bytes) and cap on temp bytes:
+ * for other temp files of storage (spill files, shuffle/spill.h). */
+void st_blocks_temp(char *dir, size_t cap, int64_t *max_temp);
 
 /* A new block of n_cols columns of `types`, pinned once, unsealed, its batch
  * empty; its arrays are reserved on `res` (STORAGE pool).  `dropped` and
@@ -109,6 +131,11 @@ const char *st_block_saved(const StBlock *b, int *n_rows, bool *by_column);
  * Only while no other thread pins b.  CM_OOM (b unchanged) on OOM. */
 CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
                             const char *path, CmErr *err);
+
+/* Gives unsealed MEMORY_AND_DISK block b a home (borrowed: it must outlive
+ * b): its first eviction writes it there, and it becomes a saved block over
+ * those records (as st_block_set_saved), which later evictions just drop. */
+void st_block_set_home(StBlock *b, StBlockHome *home);
 
 /* The block's batch: written by the owner while unsealed; read while pinned. */
 CmBatch *st_block_batch(StBlock *b);
@@ -187,6 +214,8 @@ typedef struct StBlocksStats {
     int64_t miss_loads;   /* of the loads, of blocks that were evicted (not DISK_ONLY ones,
                              which are on disk by their level): cache misses */
     int64_t miss_load_ns; /* time those loads took (read, decode, reserve) */
+    int64_t temp_written; /* bytes of records written to the temp file since start */
+    int64_t home_written; /* bytes of records written to homes (st_block_set_home) */
 } StBlocksStats;
 
 void st_blocks_stats(StBlocksStats *out);

@@ -824,6 +824,13 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     if (load_flush(&ld, t, err) != CM_OK) {
         goto done;
     }
+    if (st_table_check_keys(t, err) == CM_RUNTIME) { /* a duplicate key, as append_ready says it */
+        snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " (loading '%s')",
+                 path);
+    }
+    if (err->code != CM_OK) {
+        goto done;
+    }
     *n_rows = t->n_rows - before;
 done:
     if (err->code != CM_OK) {

@@ -36,7 +36,9 @@
 #include "common/alloc.h"
 #include "common/datetime.h"
 #include "common/hash.h"
+#include "common/mem.h"
 #include "common/value.h"
+#include "shuffle/spill.h"
 #include "storage/blocks.h"
 
 #define TAG_EMPTY 0
@@ -260,11 +262,10 @@ static bool rows_eq(const StIndex *ix, const StTable *t, int64_t r1, int64_t r2)
     return true;
 }
 
-/* Appends "name: value" of each key component of row r to buf. */
-static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf, size_t cap)
+/* Writes "name: value" of each key component of row i of chunk c to buf. */
+static void format_key_in(const StIndex *ix, const StTable *t, const StChunk *c, int i, char *buf,
+                          size_t cap)
 {
-    int i;
-    const StChunk *c = t->chunks[st_table_chunk_of(t, r, &i)];
     size_t len = 0;
     buf[0] = '\0';
     for (int k = 0; k < ix->n_keys && len < cap; k++) {
@@ -322,6 +323,14 @@ static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf
                          n, v);
         len += w > 0 ? (size_t)w : 0;
     }
+}
+
+/* format_key_in for row r of t (held). */
+static void format_key(const StIndex *ix, const StTable *t, int64_t r, char *buf, size_t cap)
+{
+    int i;
+    const StChunk *c = t->chunks[st_table_chunk_of(t, r, &i)];
+    format_key_in(ix, t, c, i, buf, cap);
 }
 
 /* ---- the slots --------------------------------------------------------------------------- */
@@ -851,4 +860,271 @@ int64_t st_index_lookup(const StIndex *ix, const StTable *t, const CmVec *keys, 
         break;
     }
     return n;
+}
+
+void st_index_release(StIndex *ix)
+{
+    cm_free(ix->tags);
+    cm_free(ix->rows);
+    cm_free(ix->keys);
+    cm_free(ix->next);
+    ix->tags = NULL;
+    ix->rows = NULL;
+    ix->keys = NULL;
+    ix->next = NULL;
+    ix->cap = ix->cap_next = ix->n_used = ix->n_rows = 0;
+    cm_mem_res_fini(&ix->res);
+    cm_mem_res_init(&ix->res, CM_MEM_STORAGE, "table index", NULL);
+}
+
+/* ---- checking without the slots ----------------------------------------------------------
+ *
+ * st_index_check_unique: the keys of the rows checked ([from, n_rows)) go
+ * in a set of (hash, row) entries; the rows before them probe it.  Equal
+ * hashes are compared by their keys, read from the chunks (pinned for it).
+ * A set of more entries than a slice of memory_limit holds is cut by the
+ * hashes' top bits into partitions, written to spill files in one pass over
+ * the table, each partition then checked alone: the table's key columns are
+ * read once, whatever its size. */
+
+/* Bytes of one partition's set at most (and at most an eighth of memory_limit). */
+#define CHECK_SET_MAX ((int64_t)64 << 20)
+
+typedef struct CheckEntry {
+    uint64_t h;
+    int64_t row; /* -1: an empty entry */
+} CheckEntry;
+
+typedef struct Checker {
+    const StIndex *ix;
+    const StTable *t;
+    int64_t from;
+    CmMemRes res; /* the set's bytes */
+    CheckEntry *set;
+    int64_t cap; /* power of two */
+    int bits;    /* partitions: 2^bits by the hashes' top bits */
+    ShSpill **parts;
+    CmBatch *bufs; /* one per partition: (hash, row) as two BIGINT columns */
+} Checker;
+
+/* Pins the key columns of chunk ci into *view (a copy of the chunk that
+ * holds them); NULL with err. */
+static const StChunk *pin_keys(const Checker *ck, int ci, StChunk *view, CmErr *err)
+{
+    const StChunk *c = ck->t->chunks[ci];
+    *view = *c;
+    view->held = st_block_pin_cols(c->block, ck->ix->key_cols, ck->ix->n_keys, NULL, err);
+    return view->held != NULL ? view : NULL;
+}
+
+/* Whether rows a and b have the same key; CM_RUNTIME with the duplicate's
+ * message (of row b) when they do.  Reads both rows' chunks. */
+static CmStatus compare_rows(const Checker *ck, int64_t a, int64_t b, CmErr *err)
+{
+    int ia, ib;
+    int ca = st_table_chunk_of(ck->t, a, &ia), cb = st_table_chunk_of(ck->t, b, &ib);
+    StChunk va, vb;
+    if (pin_keys(ck, ca, &va, err) == NULL) {
+        return err->code;
+    }
+    if (pin_keys(ck, cb, &vb, err) != NULL) {
+        bool same = true;
+        for (int k = 0; k < ck->ix->n_keys && same; k++) {
+            int col = ck->ix->key_cols[k];
+            same = value_eq(ck->t->cols[col].type, st_chunk_data(&va, col), (uint32_t)ia,
+                            st_chunk_data(&vb, col), (uint32_t)ib);
+        }
+        if (same) {
+            char key[200];
+            format_key_in(ck->ix, ck->t, &vb, ib, key, sizeof key);
+            duplicate(ck->ix, key, err);
+        }
+        st_block_unpin(vb.block);
+    }
+    st_block_unpin(va.block);
+    return err->code;
+}
+
+/* Puts (h, row) in the set (insert) or looks for h there (probe); a
+ * matching hash is compared by key. */
+static CmStatus set_visit(Checker *ck, uint64_t h, int64_t row, bool insert, CmErr *err)
+{
+    int64_t mask = ck->cap - 1;
+    for (int64_t pos = (int64_t)(h & (uint64_t)mask);; pos = (pos + 1) & mask) {
+        CheckEntry *e = &ck->set[pos];
+        if (e->row < 0) {
+            if (insert) {
+                *e = (CheckEntry){.h = h, .row = row};
+            }
+            return CM_OK;
+        }
+        if (e->h == h &&
+            compare_rows(ck, insert ? e->row : row, insert ? row : e->row, err) != CM_OK) {
+            return err->code;
+        }
+    }
+}
+
+/* Sends (h, row) to its partition's spill file. */
+static CmStatus spill_entry(Checker *ck, uint64_t h, int64_t row, CmErr *err)
+{
+    int p = (int)(h >> (64 - ck->bits));
+    CmBatch *b = &ck->bufs[p];
+    ((uint64_t *)b->cols[0].data)[b->n_rows] = h;
+    ((int64_t *)b->cols[1].data)[b->n_rows] = row;
+    if (++b->n_rows == CM_BATCH_CAP) {
+        if (sh_spill_append(ck->parts[p], b, err) != CM_OK) {
+            return err->code;
+        }
+        b->n_rows = 0;
+    }
+    return CM_OK;
+}
+
+/* One pass over rows [lo, hi) of the table: each row with a key (no NULL
+ * component) is put in the set (insert), looked for in it (probe), or,
+ * partitioned, spilled. */
+static CmStatus scan_rows(Checker *ck, int64_t lo, int64_t hi, bool insert, CmErr *err)
+{
+    uint64_t h[CM_BATCH_CAP], key[CM_BATCH_CAP];
+    bool is_null[CM_BATCH_CAP];
+    for (int64_t r = lo; r < hi && err->code == CM_OK;) {
+        int first;
+        int ci = st_table_chunk_of(ck->t, r, &first);
+        StChunk view;
+        if (pin_keys(ck, ci, &view, err) == NULL) {
+            break;
+        }
+        int n = (int)(view.n_rows - first < hi - r ? view.n_rows - first : hi - r);
+        hash_segment(ck->ix, ck->t, &view, first, n, h, is_null, key);
+        st_block_unpin(view.block);
+        for (int i = 0; i < n && err->code == CM_OK; i++) {
+            if (!is_null[i]) {
+                if (ck->bits > 0) {
+                    spill_entry(ck, h[i], r + i, err);
+                } else {
+                    set_visit(ck, h[i], r + i, insert, err);
+                }
+            }
+        }
+        r += n;
+    }
+    return err->code;
+}
+
+/* Sizes and allocates the set for n entries (and empties it). */
+static CmStatus set_make(Checker *ck, int64_t n, CmErr *err)
+{
+    int64_t cap = 16;
+    while (cap < 2 * n) {
+        cap *= 2;
+    }
+    if (cap > ck->cap) {
+        cm_free(ck->set);
+        ck->set = NULL;
+        cm_mem_res_fini(&ck->res);
+        cm_mem_res_init(&ck->res, CM_MEM_STORAGE, "unique key check", NULL);
+        if (st_blocks_reserve(&ck->res, (int64_t)sizeof(CheckEntry) * cap, err) != CM_OK) {
+            return err->code;
+        }
+        if ((ck->set = cm_malloc(sizeof(CheckEntry) * (size_t)cap)) == NULL) {
+            return cm_err_set(err, CM_OOM, -1, "out of memory checking a unique key");
+        }
+        ck->cap = cap;
+    }
+    memset(ck->set, 0xff, sizeof(CheckEntry) * (size_t)ck->cap);
+    return CM_OK;
+}
+
+/* Checks partition p: its entries of rows checked in the set, then the others probe. */
+static CmStatus check_part(Checker *ck, int p, CmErr *err)
+{
+    ShSpill *s = ck->parts[p];
+    CmBatch *b = &ck->bufs[p];
+    if (set_make(ck, sh_spill_rows(s), err) != CM_OK) {
+        return err->code;
+    }
+    for (int pass = 0; pass < 2 && err->code == CM_OK; pass++) {
+        bool insert = pass == 0, eof = false;
+        if (sh_spill_rewind(s, err) != CM_OK) {
+            break;
+        }
+        while (err->code == CM_OK && sh_spill_read(s, b, &eof, err) == CM_OK && !eof) {
+            const uint64_t *hs = b->cols[0].data;
+            const int64_t *rows = b->cols[1].data;
+            for (int i = 0; i < b->n_rows && err->code == CM_OK; i++) {
+                if ((rows[i] >= ck->from) == insert) {
+                    set_visit(ck, hs[i], rows[i], insert, err);
+                }
+            }
+        }
+    }
+    return err->code;
+}
+
+/* Opens the 2^bits partitions' spill files and batches. */
+static CmStatus parts_open(Checker *ck, CmErr *err)
+{
+    int n = 1 << ck->bits;
+    char dir[256];
+    int64_t max_temp;
+    st_blocks_temp(dir, sizeof dir, &max_temp);
+    CmType types[2] = {cm_type_make(CM_T_INT64), cm_type_make(CM_T_INT64)};
+    ck->parts = cm_calloc((size_t)n, sizeof(ShSpill *));
+    ck->bufs = cm_calloc((size_t)n, sizeof(CmBatch));
+    if (ck->parts == NULL || ck->bufs == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory checking a unique key");
+    }
+    for (int p = 0; p < n; p++) {
+        if (cm_batch_init(&ck->bufs[p], 2, types, err) != CM_OK ||
+            (ck->parts[p] = sh_spill_new(dir, max_temp, err)) == NULL) {
+            return err->code;
+        }
+    }
+    return CM_OK;
+}
+
+static void checker_fini(Checker *ck)
+{
+    for (int p = 0; ck->parts != NULL && p < (1 << ck->bits); p++) {
+        sh_spill_free(ck->parts[p]);
+        if (ck->bufs[p].cols != NULL) {
+            cm_batch_fini(&ck->bufs[p]);
+        }
+    }
+    cm_free(ck->parts);
+    cm_free(ck->bufs);
+    cm_free(ck->set);
+    cm_mem_res_fini(&ck->res);
+}
+
+CmStatus st_index_check_unique(const StIndex *ix, const StTable *t, int64_t from, CmErr *err)
+{
+    if (ix->kind == ST_INDEX_PLAIN || from >= t->n_rows) {
+        return CM_OK;
+    }
+    Checker ck = {.ix = ix, .t = t, .from = from};
+    cm_mem_res_init(&ck.res, CM_MEM_STORAGE, "unique key check", NULL);
+    int64_t budget = cm_mem_limit() / 8;
+    budget = budget < CHECK_SET_MAX ? budget : CHECK_SET_MAX;
+    int64_t per_part = budget / (int64_t)sizeof(CheckEntry) / 2;
+    per_part = per_part > 1024 ? per_part : 1024;
+    while (ck.bits < 16 && ((int64_t)1 << ck.bits) * per_part < t->n_rows - from) {
+        ck.bits++;
+    }
+    if (ck.bits == 0) {
+        if (set_make(&ck, t->n_rows - from, err) == CM_OK &&
+            scan_rows(&ck, from, t->n_rows, true, err) == CM_OK) {
+            scan_rows(&ck, 0, from, false, err);
+        }
+    } else if (parts_open(&ck, err) == CM_OK && scan_rows(&ck, 0, t->n_rows, false, err) == CM_OK) {
+        for (int p = 0; p < (1 << ck.bits) && err->code == CM_OK; p++) {
+            if (ck.bufs[p].n_rows > 0 && sh_spill_append(ck.parts[p], &ck.bufs[p], err) != CM_OK) {
+                break;
+            }
+            check_part(&ck, p, err);
+        }
+    }
+    checker_fini(&ck);
+    return err->code;
 }

@@ -102,6 +102,20 @@ void st_index_close_up(StIndex *ix, int n, const StIndexGap *gaps, int64_t n_row
 
 /* Forgets every row, keeping the slots' memory: no row is read. */
 void st_index_clear(StIndex *ix);
+/* Forgets every row and frees the slots' memory: for an index too large for
+ * memory_limit, whose keys are then checked without it (below). */
+void st_index_release(StIndex *ix);
+
+/* Whether rows [from, t->n_rows) of t have keys that a unique index `ix`
+ * holding rows [0, from) would take: none equal to another's, none to a key
+ * of rows [0, from) (rows with a NULL component never collide), found
+ * without ix's slots (it may hold no row): the rows' key hashes go in a set
+ * of a slice of memory_limit, partitioned through spill files (temp_directory)
+ * when the set would be larger, and the key columns of every row are read
+ * once, each chunk pinned while it is read.  CM_RUNTIME with the message
+ * st_index_add_rows gives for a duplicate; CM_OOM, CM_IO.  For a table
+ * whose index does not fit in memory (st_table_check_keys). */
+CmStatus st_index_check_unique(const StIndex *ix, const StTable *t, int64_t from, CmErr *err);
 
 /* Forgets rows >= n_rows; call before the table drops them (their keys are
  * re-hashed from its columns). */

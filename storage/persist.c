@@ -46,6 +46,8 @@ struct StPersist {
     PmBuf last;    /* the manifest on disk, for telling that nothing changed */
     PmFile *files; /* owned: the data files open for reading (saved blocks read them) */
     int n_files, cap_files;
+    PmHome *home;      /* owned; NULL when read-only: where evicted chunks go */
+    bool is_home_kept; /* the manifest on disk names records of the home's file */
 };
 
 /* "<dir>/<name>" in buf. */
@@ -81,47 +83,13 @@ static CmStatus fsync_dir(const StPersist *p, CmErr *err)
 
 /* ---- writing a table's rows ----------------------------------------------------------- */
 
-static bool has_range(CmTypeId id)
-{
-    return id == CM_T_BOOL || id == CM_T_INT32 || id == CM_T_DATE || id == CM_T_INT64 ||
-           id == CM_T_DECIMAL || id == CM_T_TIME || id == CM_T_TIMESTAMP;
-}
-
-static void zone_of(const CmVec *v, CmType type, int n, PmZone *z)
-{
-    z->min = 1;
-    z->max = 0;
-    z->n_nulls = 0;
-    bool is_first = true;
-    for (int i = 0; i < n; i++) {
-        if (cm_vec_is_null(v, (uint32_t)i)) {
-            z->n_nulls++;
-            continue;
-        }
-        if (!has_range(type.id)) {
-            continue;
-        }
-        int64_t x = type.id == CM_T_BOOL                            ? ((const uint8_t *)v->data)[i]
-                    : type.id == CM_T_INT32 || type.id == CM_T_DATE ? ((const int32_t *)v->data)[i]
-                                                                    : ((const int64_t *)v->data)[i];
-        if (is_first || x < z->min) {
-            z->min = x;
-        }
-        if (is_first || x > z->max) {
-            z->max = x;
-        }
-        is_first = false;
-    }
-}
-
 /* Chunks encoded at once, in parallel, before they are written in order. */
 #define ROUND_CHUNKS 64
 
 /* One chunk's records, one per column, laid out by a task. */
 typedef struct Encoded {
     int chunk_idx;
-    unsigned char *rec; /* owned, reused across rounds: the records back to back */
-    size_t cap;
+    PmRecBuf buf;  /* reused across rounds: the records back to back */
     int64_t bytes; /* of all the records; 0 on failure (err) */
     CmErr err;
 } Encoded;
@@ -151,11 +119,7 @@ static CmStatus writer_open(Writer *w, CmErr *err)
     w->off = PM_DATA_HDR_BYTES;
     errno = 0;
     w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    unsigned char hdr[PM_DATA_HDR_BYTES] = {0};
-    uint32_t version = PM_FORMAT_VERSION;
-    memcpy(hdr, PM_DATA_MAGIC, 8);
-    memcpy(hdr + 8, &version, 4);
-    if (w->fd < 0 || !sh_pwrite_all(w->fd, hdr, sizeof hdr, 0)) {
+    if (w->fd < 0 || !pm_write_data_header(w->fd)) {
         return io_error(err, "create", w->path);
     }
     return CM_OK;
@@ -179,43 +143,8 @@ static void writer_close(Writer *w, bool failed, CmErr *err)
     }
     cm_free(w->cctx);
     for (int i = 0; i < ROUND_CHUNKS; i++) {
-        cm_free(w->enc[i].rec);
+        cm_free(w->enc[i].buf.rec);
     }
-}
-
-/* Lays out each column of b as a record of its own (a block of one column,
- * compressed by c when it pays), back to back in e->rec, and its bytes in
- * zones[col].bytes: a scan then reads only the columns it needs.  Returns
- * the bytes of all, or 0 with err. */
-static int64_t lay_columns(Encoded *e, const CmBatch *b, ShCompressor *c, PmZone *zones, CmErr *err)
-{
-    int64_t used = 0;
-    for (int col = 0; col < b->n_cols; col++) {
-        CmBatch one = {.n_rows = b->n_rows, .n_cols = 1, .cols = &b->cols[col]};
-        ShBlock *blk = sh_block_encode_packed(&one, err);
-        if (blk == NULL) {
-            return 0;
-        }
-        size_t bound = sh_compress_bound((size_t)blk->hdr.raw_bytes);
-        size_t stored = (size_t)blk->hdr.stored_bytes;
-        size_t need = (size_t)used + SH_DISK_HDR_BYTES +
-                      (size_t)SH_ALIGN8((int64_t)(bound > stored ? bound : stored));
-        if (need > e->cap) {
-            size_t cap = need > 2 * e->cap ? need : 2 * e->cap;
-            unsigned char *grown = cm_realloc(e->rec, cap);
-            if (grown == NULL) {
-                cm_free(blk);
-                cm_err_set(err, CM_OOM, -1, "out of memory saving a table");
-                return 0;
-            }
-            e->rec = grown;
-            e->cap = cap;
-        }
-        zones[col].bytes = sh_block_lay_record(blk, c, e->rec + used);
-        used += zones[col].bytes;
-        cm_free(blk);
-    }
-    return used;
 }
 
 /* Encodes chunk e->chunk_idx of the table into e, and its zones into w->s.
@@ -242,9 +171,9 @@ static void encode_task(void *arg, int task_idx, int worker_id)
     view.sel = NULL;
     PmZone *zones = &w->s->zones[(size_t)e->chunk_idx * (size_t)t->n_cols];
     for (int col = 0; col < t->n_cols; col++) {
-        zone_of(&view.cols[col], t->types[col], c->n_rows, &zones[col]);
+        pm_zone_of(&view.cols[col], t->types[col], c->n_rows, &zones[col]);
     }
-    e->bytes = lay_columns(e, &view, w->cctx[worker_id], zones, &e->err);
+    e->bytes = pm_lay_columns(&e->buf, &view, w->cctx[worker_id], zones, &e->err);
     st_block_unpin(c->block);
 }
 
@@ -281,7 +210,7 @@ static CmStatus flush_round(Writer *w, CmErr *err)
             return cm_err_set(err, e->err.code, -1, "%s", e->err.msg);
         }
         errno = 0;
-        if (!sh_pwrite_all(w->fd, e->rec, (size_t)e->bytes, w->off)) {
+        if (!sh_pwrite_all(w->fd, e->buf.rec, (size_t)e->bytes, w->off)) {
             return io_error(err, "write", w->path);
         }
         const StChunk *c = w->t->chunks[e->chunk_idx];
@@ -416,6 +345,10 @@ static CmStatus write_table(StPersist *p, const StTable *t, const PmSaved *old, 
         int oi = kept_chunk(old, by_block, t->chunks[ci]);
         if (oi >= 0) {
             keep_record(s, ci, old, oi, t->n_cols);
+        } else if (p->home != NULL &&
+                   pm_home_record(p->home, t->chunks[ci], t->n_cols, &s->chunks[ci],
+                                  &s->zones[(size_t)ci * (size_t)t->n_cols])) {
+            /* evicted before this commit: written then, where it is kept */
         } else {
             write_chunk(&w, ci, err);
         }
@@ -576,9 +509,13 @@ static bool names_file(const PmSaved *set, int n, uint64_t id)
 }
 
 /* Forgets file id: its descriptor (no block reads it any more: the tables
- * whose chunks lay there are gone) and, unless `keep`, the file. */
+ * whose chunks lay there are gone) and, unless `keep`, the file.  Never the
+ * home's file, which stays open while p is. */
 static void drop_file(StPersist *p, uint64_t id, bool keep)
 {
+    if (p->home != NULL && id == pm_home_id(p->home)) {
+        return;
+    }
     for (int i = 0; i < p->n_files; i++) {
         if (p->files[i].id == id) {
             close(p->files[i].fd);
@@ -677,10 +614,15 @@ CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmPool *pool, Cm
     if (ns.n_new_files == 0 && same_entries(&m, &p->last)) {
         goto done; /* nothing changed: nothing to write */
     }
-    if (swap_manifest(p, &m, err) != CM_OK) {
+    bool names_home = p->home != NULL && names_file(ns.saved, ns.n_saved, pm_home_id(p->home));
+    if ((names_home && pm_home_sync(p->home, err) != CM_OK) || swap_manifest(p, &m, err) != CM_OK) {
         goto done;
     }
     is_committed = true;
+    p->is_home_kept = names_home;
+    if (p->home != NULL) {
+        pm_home_forget(p->home); /* the records kept are found by block from now on */
+    }
     drop_old_files(p, &ns);
     for (int i = 0; i < p->n_saved; i++) {
         pm_saved_fini(&p->saved[i]);
@@ -1035,6 +977,22 @@ static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
     return CM_OK;
 }
 
+/* Makes p's home (a file id no manifest has named) and gives it to the
+ * tables of cat, whose chunks sealed from now on go there when evicted. */
+static CmStatus give_home(StPersist *p, StCatalog *cat, CmErr *err)
+{
+    if ((p->home = pm_home_new(p->dir, p->next_file_id++)) == NULL) {
+        return cm_err_set(err, CM_OOM, -1, "out of memory opening '%s'", p->dir);
+    }
+    for (int i = 0; i < st_catalog_count(cat); i++) {
+        const StEntry *e = st_catalog_entry(cat, i);
+        if (e->kind == ST_ENTRY_TABLE) {
+            st_table_set_home(e->table, pm_home_base(p->home));
+        }
+    }
+    return CM_OK;
+}
+
 StPersist *st_persist_open(const char *dir, bool readonly, StCatalog *cat, CmErr *err)
 {
     StPersist *p = cm_calloc(1, sizeof *p);
@@ -1054,8 +1012,9 @@ StPersist *st_persist_open(const char *dir, bool readonly, StCatalog *cat, CmErr
     } else if (!S_ISDIR(sb.st_mode)) {
         cm_err_set(err, CM_IO, -1, "cannot open '%s': a database is a directory, this is a file",
                    dir);
-    } else if (take_lock(p, err) == CM_OK && load(p, cat, err) == CM_OK) {
-        sweep(p, false, err);
+    } else if (take_lock(p, err) == CM_OK && load(p, cat, err) == CM_OK &&
+               sweep(p, false, err) == CM_OK && !readonly) {
+        give_home(p, cat, err);
     }
     if (err->code != CM_OK) {
         while (st_catalog_count(cat) > 0) {
@@ -1077,6 +1036,11 @@ const char *st_persist_dir(const StPersist *p)
     return p->dir;
 }
 
+StBlockHome *st_persist_home(StPersist *p)
+{
+    return p != NULL && p->home != NULL ? pm_home_base(p->home) : NULL;
+}
+
 void st_persist_close(StPersist *p)
 {
     if (p == NULL) {
@@ -1090,6 +1054,7 @@ void st_persist_close(StPersist *p)
         cm_free(p->files[i].path);
     }
     cm_free(p->files);
+    pm_home_free(p->home, p->is_home_kept);
     for (int i = 0; i < p->n_saved; i++) {
         pm_saved_fini(&p->saved[i]);
     }

@@ -54,6 +54,11 @@ CmStatus st_persist_commit(StPersist *p, const StCatalog *cat, CmPool *pool, CmE
 bool st_persist_readonly(const StPersist *p);
 /* Borrowed until st_persist_close. */
 const char *st_persist_dir(const StPersist *p);
+/* Where the chunks of the database's tables go when evicted before their
+ * commit (st_table_set_home; storage/persist_int.h): give it to each table
+ * the catalog will save, so that a load larger than memory writes its chunks
+ * once.  Borrowed until st_persist_close; NULL when p is NULL or read-only. */
+StBlockHome *st_persist_home(StPersist *p);
 
 /* Releases the lock; NULL is accepted.  Writes nothing. */
 void st_persist_close(StPersist *p);

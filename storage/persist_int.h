@@ -9,10 +9,13 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
+#include "shuffle/block.h"
+#include "storage/blocks.h"
 #include "storage/catalog.h"
 
 /* The format version of MANIFEST and of the data files written
@@ -104,6 +107,63 @@ CmStatus pm_manifest_decode(const unsigned char *p, size_t n, const char *name, 
                             uint64_t *generation, uint64_t *next_file_id, CmErr *err);
 
 void pm_saved_fini(PmSaved *s);
+
+/* ---- a chunk's records (home.c) ---- */
+
+/* A buffer that a chunk's records are laid out in, reused from chunk to chunk. */
+typedef struct PmRecBuf {
+    unsigned char *rec; /* owned */
+    size_t cap;
+} PmRecBuf;
+
+/* Writes a data file's header (magic, PM_FORMAT_VERSION) at the start of fd;
+ * false (errno set) on a write error. */
+bool pm_write_data_header(int fd);
+
+/* The smallest and largest value and the NULL count of the first n values of
+ * v (of `type`) in z; z->bytes untouched. */
+void pm_zone_of(const CmVec *v, CmType type, int n, PmZone *z);
+
+/* Lays out each column of b as a record of its own (a block of one column,
+ * compressed by c when it pays), back to back in buf, and its bytes in
+ * zones[col].bytes: a scan then reads only the columns it needs.  Returns
+ * the bytes of all, or 0 with err. */
+int64_t pm_lay_columns(PmRecBuf *buf, const CmBatch *b, ShCompressor *c, PmZone *zones, CmErr *err);
+
+/* ---- the home of evicted chunks (home.c) ----
+ *
+ * The StBlockHome of a writable database's tables (st_table_set_home): a
+ * sealed chunk evicted before its commit is written, as the commit would
+ * write it, to data file <id>.tbl of the directory, created on the first
+ * eviction, and becomes a saved block over those records.  The commit then
+ * keeps each such record (pm_home_record), syncing the file
+ * (pm_home_sync) before the manifest that names it is swapped in; so a load
+ * larger than memory writes each chunk once.  The file stays open, and
+ * takes more records, for the life of the StPersist (a block may read it
+ * however manifests come to name it): a manifest names the records a
+ * commit kept, the others (of statements that failed, rows later replaced)
+ * are dead bytes until an open compacts the file or, when no manifest names
+ * it, sweeps it. */
+typedef struct PmHome PmHome;
+
+/* Owned; NULL on OOM.  `dir` is copied. */
+PmHome *pm_home_new(const char *dir, uint64_t id);
+StBlockHome *pm_home_base(PmHome *h);
+uint64_t pm_home_id(const PmHome *h);
+/* The descriptor (-1 before the first write) and path of the file. */
+int pm_home_fd(const PmHome *h);
+const char *pm_home_path(const PmHome *h);
+/* When c's block is a record the home wrote of exactly c's rows, fills *pc
+ * (block, was_sealed set) and the n_cols zones, and returns true. */
+bool pm_home_record(PmHome *h, const StChunk *c, int n_cols, PmChunk *pc, PmZone *zones);
+/* Syncs the file (nothing when it was never written); CM_IO naming it. */
+CmStatus pm_home_sync(PmHome *h, CmErr *err);
+/* Forgets the records written so far: after a commit, which named those it
+ * kept (its saved set finds them by block from then on); the others are
+ * never kept. */
+void pm_home_forget(PmHome *h);
+/* Closes the file, and removes it unless `keep` (a manifest names it). */
+void pm_home_free(PmHome *h, bool keep);
 
 /* Compaction (compact.c): when some data file of directory `dir` holds
  * under half live bytes (records `saved` names) and at least 1 MiB, copies

@@ -244,13 +244,38 @@ static void release_sealed(StTable *t)
     }
 }
 
+/* An index of t did not fit in memory (err is CM_OOM): outside a
+ * transaction, every index gives its slots up and turns cold for good, and
+ * the keys of rows from `checked` on are checked without them at the end of
+ * the statement (st_table_check_keys); true then, with err cleared.  False,
+ * err kept, otherwise: a transaction's mark must keep the indexes of BEGIN. */
+static bool go_external(StTable *t, int64_t checked, CmErr *err)
+{
+    if (err->code != CM_OOM || t->mark != NULL) {
+        return false;
+    }
+    discard_pending(t);
+    for (int i = 0; i < t->n_indexes; i++) {
+        st_index_release(t->indexes[i]);
+    }
+    t->is_index_cold = true;
+    if (!t->is_index_external || checked < t->n_checked) {
+        t->n_checked = checked;
+    }
+    t->is_index_external = true;
+    release_sealed(t);
+    cm_err_init(err);
+    return true;
+}
+
 /* Builds cold indexes from the rows (or renumbers them, a DELETE's pending):
  * the table holds its chunks from then on.  On failure they stay cold (and
- * empty). */
+ * empty); when they do not fit in memory, for good (go_external: every row
+ * they would hold is unique, as the last statement left it). */
 static CmStatus warm_indexes(StTable *t, CmErr *err)
 {
     int built = 0;
-    if (!t->is_index_cold) {
+    if (!t->is_index_cold || t->is_index_external) {
         return CM_OK;
     }
     if (t->pending != NULL && !any_reads_rows(t->indexes, t->n_indexes)) {
@@ -282,7 +307,7 @@ fail:
         st_index_truncate(t->indexes[i], t, 0);
     }
     release_sealed(t);
-    return err->code;
+    return go_external(t, t->n_rows, err) ? CM_OK : err->code;
 }
 
 /* Adds ix (owned) to t's indexes; frees it on failure. */
@@ -318,6 +343,14 @@ CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int 
 {
     if (warm_indexes(t, err) != CM_OK) {
         return err->code;
+    }
+    if (t->is_index_external) { /* checked now, held cold with the others */
+        StIndex *ix = st_index_new(name, kind, n_keys, key_cols, t->types, err);
+        if (ix != NULL && st_index_check_unique(ix, t, 0, err) != CM_OK) {
+            st_index_free(ix);
+            return err->code;
+        }
+        return ix != NULL ? push_index(t, ix, err) : err->code;
     }
     StIndex **grown = cm_realloc(t->indexes, sizeof(StIndex *) * (size_t)(t->n_indexes + 1));
     if (grown == NULL) {
@@ -359,6 +392,7 @@ bool st_table_drop_index(StTable *t, const char *name)
                     sizeof(StIndex *) * (size_t)(t->n_indexes - i - 1));
             t->n_indexes--;
             t->is_index_cold = t->is_index_cold && t->n_indexes > 0;
+            t->is_index_external = t->is_index_external && t->n_indexes > 0;
             if (!is_kept) {
                 release_sealed(t);
             }
@@ -406,6 +440,11 @@ static void chunk_dropped(void *owner, StBlock *b)
 void st_table_set_level(StTable *t, StBlockLevel level)
 {
     t->level = level;
+}
+
+void st_table_set_home(StTable *t, StBlockHome *home)
+{
+    t->home = home;
 }
 
 bool st_table_lost(const StTable *t)
@@ -707,6 +746,9 @@ static CmStatus seal(StTable *t, StChunk *c, CmErr *err)
     for (int col = 0; col < t->n_cols; col++) {
         column_range(&b->cols[col], c->n_rows, &zone[2 * col], &zone[2 * col + 1]);
     }
+    if (t->home != NULL && t->level == ST_BLOCK_MEMORY_AND_DISK) {
+        st_block_set_home(c->block, t->home);
+    }
     if (st_block_seal(c->block, err) != CM_OK) {
         cm_free(zone);
         return err->code;
@@ -856,6 +898,19 @@ static CmStatus rekey_indexes(StTable *t, int n, const int *at, StChunk **fresh,
             chunk_release(fresh[i]);
         }
     }
+    return err->code;
+}
+
+/* An UPDATE changed index keys of a table whose indexes do not fit in
+ * memory: the keys of every row, with fresh[i] at at[i], are checked without
+ * them (st_index_check_unique).  On a duplicate nothing changed. */
+static CmStatus recheck_keys(StTable *t, int n, const int *at, StChunk **fresh, CmErr *err)
+{
+    trade_chunks(t, n, at, fresh);
+    for (int i = 0; i < t->n_indexes && err->code == CM_OK; i++) {
+        st_index_check_unique(t->indexes[i], t, 0, err);
+    }
+    trade_chunks(t, n, at, fresh);
     return err->code;
 }
 
@@ -1099,6 +1154,10 @@ CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
         }
     } else if (moves && patchable(t) && t->mark == NULL && defer_delete(t, n, at, fresh)) {
         /* the indexes renumbered at their next use */
+    } else if (rekey && t->is_index_external) {
+        if (recheck_keys(t, n, at, fresh, err) != CM_OK) {
+            return err->code;
+        }
     } else if ((moves && cool_indexes(t, err) != CM_OK) ||
                (rekey && rekey_indexes(t, n, at, fresh, err) != CM_OK)) {
         return err->code;
@@ -1127,12 +1186,28 @@ CmStatus st_table_swap_chunks(StTable *t, int n, const int *at, StChunk **fresh,
         st_stats_clear(&t->stats[col]);
     }
     t->stats_stale = t->n_rows > 0; /* the values replaced or taken out are still counted */
+    t->n_checked = t->n_rows;       /* a DELETE adds no key, an UPDATE was checked */
     stamp(t);
     return CM_OK;
 }
 
-/* st_table_append, counting the rows in t's statistics when `count`. */
+static CmStatus append_once(StTable *t, const CmBatch *b, bool count, CmErr *err);
+
+/* st_table_append, counting the rows in t's statistics when `count`.  When
+ * memory runs out while the table has warm indexes (their slots, or the
+ * chunks an index that reads rows holds), they give their memory up
+ * (go_external) and the append is done again without them: its keys are
+ * checked at the statement's end. */
 static CmStatus append(StTable *t, const CmBatch *b, bool count, CmErr *err)
+{
+    if (append_once(t, b, count, err) == CM_OOM && t->n_indexes > 0 && !t->is_index_cold &&
+        go_external(t, t->n_rows, err)) {
+        append_once(t, b, count, err);
+    }
+    return err->code;
+}
+
+static CmStatus append_once(StTable *t, const CmBatch *b, bool count, CmErr *err)
 {
     if (b->n_rows > 0 && ((count && own_stats(t, err) != CM_OK) || warm_indexes(t, err) != CM_OK)) {
         return err->code;
@@ -1162,7 +1237,7 @@ static CmStatus append(StTable *t, const CmBatch *b, bool count, CmErr *err)
             goto fail;
         }
     }
-    for (int i = 0; i < t->n_indexes; i++) {
+    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         if (st_index_add_rows(t->indexes[i], t, start, err) != CM_OK) {
             goto fail;
         }
@@ -1243,11 +1318,25 @@ CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
     if (warm_indexes(t, err) != CM_OK) {
         return err->code;
     }
-    for (int i = 0; i < t->n_indexes; i++) {
+    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         if (st_index_reserve(t->indexes[i], t, t->n_rows + n_more, err) != CM_OK) {
+            return go_external(t, t->n_rows, err) ? CM_OK : err->code;
+        }
+    }
+    return CM_OK;
+}
+
+CmStatus st_table_check_keys(StTable *t, CmErr *err)
+{
+    if (!t->is_index_external || t->n_checked >= t->n_rows) {
+        return CM_OK;
+    }
+    for (int i = 0; i < t->n_indexes; i++) {
+        if (st_index_check_unique(t->indexes[i], t, t->n_checked, err) != CM_OK) {
             return err->code;
         }
     }
+    t->n_checked = t->n_rows;
     return CM_OK;
 }
 
@@ -1257,6 +1346,7 @@ void st_table_truncate(StTable *t, int64_t n_rows)
         return;
     }
     discard_pending(t);
+    t->n_checked = t->n_checked < n_rows ? t->n_checked : n_rows;
     for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
         st_index_truncate(t->indexes[i], t, n_rows);
     }
@@ -1531,6 +1621,7 @@ void st_table_restore(StTable *t)
     t->n_chunks = m->n_chunks;
     restart(t);
     t->is_index_cold = m->is_index_cold && t->n_indexes > 0;
+    t->n_checked = t->n_rows; /* the marked rows, which the last statement before BEGIN checked */
     release_sealed(t);
     drop_stats(t);
     t->stats = m->stats;

@@ -105,11 +105,18 @@ typedef struct StTable {
     int n_indexes;
     StIndex **indexes;  /* owned; each holds rows [0, n_rows) */
     StBlockLevel level; /* of its chunks: MEMORY_AND_DISK unless st_table_set_level */
+    /* borrowed, or NULL: where its MEMORY_AND_DISK chunks go when first evicted
+     * (st_table_set_home) */
+    StBlockHome *home;
     atomic_bool lost;   /* a MEMORY_ONLY chunk was dropped: the rows are incomplete */
     StColStats *stats;  /* owned: one per column, of the rows appended (storage/stats.h) */
     bool stats_stale;   /* rows were taken out since: stats are an upper bound until ANALYZE */
     bool is_index_cold; /* the indexes hold no rows yet (st_table_add_index_cold), and
                            sealed chunks are not held: built at the first append */
+    /* the indexes did not fit in memory_limit: cold for good, each statement's keys
+     * checked at its end without them (st_table_check_keys) */
+    bool is_index_external;
+    int64_t n_checked; /* while is_index_external: rows [0, n_checked) are known unique */
     /* owned, or NULL: while cold, the indexes of before a DELETE, with the renumbering
      * that makes them current, applied at the first append instead of a build (table.c) */
     struct StIndexPending *pending;
@@ -196,6 +203,22 @@ CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int 
  * DISK_ONLY (chunks are written to disk when full, in memory only while read).
  * Only on an empty table. */
 void st_table_set_level(StTable *t, StBlockLevel level);
+/* A table whose unique indexes do not fit in memory_limit gives their slots
+ * up (an append, a reserve or the build of cold indexes that fails with
+ * CM_OOM, outside a transaction: the table is then `is_index_external`, and
+ * the append goes on) and checks the keys each statement added at its end,
+ * reading the key columns of every row (st_index_check_unique): slower, but
+ * a load larger than memory does not fail.  st_table_check_keys is that
+ * check: every statement that appends rows calls it before it succeeds (on
+ * CM_RUNTIME, a duplicate, it undoes its rows as on any failure).  An UPDATE
+ * of a key column checks every row before it changes anything. */
+CmStatus st_table_check_keys(StTable *t, CmErr *err);
+
+/* The chunks t seals from now on go to `home` (borrowed: it must outlive
+ * them; NULL: the temp file) when they are first evicted (st_block_set_home):
+ * a directory database's tables, whose chunks a commit would write to a data
+ * file anyway. */
+void st_table_set_home(StTable *t, StBlockHome *home);
 /* True when a MEMORY_ONLY chunk was dropped: the table no longer holds its rows. */
 bool st_table_lost(const StTable *t);
 /* Bytes of the table's chunks on the disk tier now. */

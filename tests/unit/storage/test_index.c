@@ -10,8 +10,11 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/mem.h"
 #include "storage/blocks.h"
 #include "storage/index.h"
 #include "storage/table.h"
@@ -345,4 +348,85 @@ Test(st_index, string_key_keeps_the_chunks_held)
     }
     cr_assert(st_table_drop_index(table, "by_s"));
     cr_assert(sealed_chunks_evicted(table));
+}
+
+/* Whether a key of rows [from, n) is found elsewhere in rows [0, n): a
+ * brute-force st_index_check_unique.  (s is a function of k, so (k, s) keys
+ * collide exactly where k keys do.) */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool brute_dup(const int64_t *k, const bool *is_null, int n, int from)
+{
+    /* each key times 2, plus 1 for a row checked: equal keys sort next to each other */
+    int64_t *v = cm_malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_null[i]) {
+            v[m++] = k[i] * 2 + (i >= from);
+        }
+    }
+    qsort(v, (size_t)m, sizeof(int64_t), cmp_i64);
+    bool dup = false;
+    for (int i = 1; i < m && !dup; i++) {
+        dup = v[i] >> 1 == v[i - 1] >> 1 && ((v[i] & 1) || (v[i - 1] & 1));
+    }
+    cm_free(v);
+    return dup;
+}
+
+/* st_index_check_unique against a brute force on random tables: keys of
+ * [0, from) distinct, those after drawn from a small range (duplicates or
+ * not), NULLs among them; a keyed index (k) and one that reads rows (k, s),
+ * with memory_limit large (one set) and small (up to 8 partitions in spill files). */
+Test(st_index, check_unique_matches_brute_force)
+{
+    srand(1234);
+    int key_k[1] = {0}, key_ks[2] = {0, 1};
+    StIndex *by_k = st_index_new(NULL, ST_INDEX_UNIQUE, 1, key_k, types, &err);
+    StIndex *by_ks = st_index_new(NULL, ST_INDEX_PRIMARY, 2, key_ks, types, &err);
+    cr_assert(by_k != NULL && by_ks != NULL);
+    int64_t limit = cm_mem_limit();
+    for (int trial = 0; trial < 24; trial++) {
+        int n = 1 + rand() % 20000, from = rand() % (n + 1);
+        int64_t *k = cm_malloc(sizeof(int64_t) * (size_t)n);
+        bool *is_null = cm_calloc((size_t)n, sizeof(bool));
+        /* new keys: drawn from a small range (0), from a large one (3), or
+         * distinct among themselves and now and then an old row's (1) or
+         * never (2) */
+        int shape = trial % 4;
+        int64_t range = shape == 0 ? 4 * (int64_t)n : (int64_t)n * 1000;
+        for (int i = 0; i < n; i++) {
+            k[i] = i < from ? (int64_t)i * 1000 + 7 : (rand() % range) * 7 + 7;
+            if (i >= from && (shape == 1 || shape == 2)) {
+                bool old = shape == 1 && from > 0 && rand() % 3000 == 0;
+                k[i] = old ? (int64_t)(rand() % from) * 1000 + 7 : (int64_t)i * 1000 + 8;
+            }
+            is_null[i] = i >= from && rand() % 50 == 0;
+        }
+        st_table_truncate(table, 0);
+        cm_err_init(&err); /* the last trial's duplicate */
+        for (int at = 0; at < n; at += CM_BATCH_CAP) {
+            int m = n - at < CM_BATCH_CAP ? n - at : CM_BATCH_CAP;
+            cr_assert_eq(append(m, k + at, is_null + at), CM_OK, "%s", err.msg);
+        }
+        bool want = brute_dup(k, is_null, n, from);
+        /* small: an eighth of 1 MB makes partitions of 4096 entries */
+        cm_mem_set_limit(trial % 2 ? (int64_t)1 << 20 : limit);
+        for (int w = 0; w < 2; w++) {
+            cm_err_init(&err);
+            CmStatus st = st_index_check_unique(w ? by_ks : by_k, table, from, &err);
+            cr_assert(st == (want ? CM_RUNTIME : CM_OK), "trial %d (n %d, from %d) index %d: %s",
+                      trial, n, from, w, err.msg);
+            cr_assert(!want || strstr(err.msg, "Duplicate key \"k: ") != NULL, "%s", err.msg);
+        }
+        cm_mem_set_limit(limit);
+        cm_free(k);
+        cm_free(is_null);
+    }
+    st_index_free(by_k);
+    st_index_free(by_ks);
 }
