@@ -632,6 +632,15 @@ CmStatus cm_mem_need_total(CmMemRes *r, int64_t bytes, CmErr *err)
     return cm_mem_need(r, bytes - r->held, err);
 }
 
+int64_t cm_mem_held(CmMemRes *r)
+{
+    CmMem *m = mem();
+    cm_mutex_lock(&m->lock);
+    int64_t held = r->held;
+    cm_mutex_unlock(&m->lock);
+    return held;
+}
+
 void cm_mem_shrink(CmMemRes *r, int64_t bytes)
 {
     if (bytes <= 0) {

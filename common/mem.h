@@ -135,6 +135,9 @@ int64_t cm_mem_execution_need(int64_t bytes);
 int64_t cm_mem_storage_room(void);
 /* Releases `bytes` of what r holds (at most what it holds). */
 void cm_mem_shrink(CmMemRes *r, int64_t bytes);
+/* r->held read under the manager's lock: for a reservation other threads
+ * grow or shrink (a table's, whose chunks any thread evicts). */
+int64_t cm_mem_held(CmMemRes *r);
 
 /* The consumer of the bytes of string and list values that expression
  * nodes make (execution pool, "value heap"): shared by every thread, grown

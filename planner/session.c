@@ -1432,7 +1432,7 @@ static CmStatus reshape(Stmt *st, StEntry *e, int drop, const StColumn *add)
         t != NULL && st->err->code == CM_OK ? pl_bind_reshape(&b, old, n, from, fill, names) : NULL;
     Appender app = {.t = t};
     if (root != NULL && run_into(st, root, &app) == CM_OK &&
-        st_table_check_keys(t, st->err) == CM_OK) {
+        st_table_check_keys(t, false, st->err) == CM_OK) {
         e->table = t;
         st_table_release(old); /* a transaction keeps it for ROLLBACK */
     } else {
@@ -1693,7 +1693,7 @@ static CmStatus insert(Stmt *st)
         changes = app.n_rows;
     }
     if (st->err->code == CM_OK) {
-        st_table_check_keys(e->table, st->err); /* an index too large for memory: now */
+        st_table_check_keys(e->table, false, st->err); /* an index too large for memory: now */
     }
     if (st->err->code == CM_OK && written != NULL) {
         returning(st, written, changes);

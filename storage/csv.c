@@ -824,7 +824,8 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     if (load_flush(&ld, t, err) != CM_OK) {
         goto done;
     }
-    if (st_table_check_keys(t, err) == CM_RUNTIME) { /* a duplicate key, as append_ready says it */
+    if (st_table_check_keys(t, true, err) ==
+        CM_RUNTIME) { /* a duplicate key, as append_ready says it */
         snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " (loading '%s')",
                  path);
     }

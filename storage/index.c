@@ -1128,3 +1128,8 @@ CmStatus st_index_check_unique(const StIndex *ix, const StTable *t, int64_t from
     checker_fini(&ck);
     return err->code;
 }
+
+int64_t st_index_bytes(const StIndex *ix)
+{
+    return cm_mem_held((CmMemRes *)&ix->res);
+}

@@ -105,6 +105,8 @@ void st_index_clear(StIndex *ix);
 /* Forgets every row and frees the slots' memory: for an index too large for
  * memory_limit, whose keys are then checked without it (below). */
 void st_index_release(StIndex *ix);
+/* Bytes of storage memory the index holds (its slots and links). */
+int64_t st_index_bytes(const StIndex *ix);
 
 /* Whether rows [from, t->n_rows) of t have keys that a unique index `ix`
  * holding rows [0, from) would take: none equal to another's, none to a key

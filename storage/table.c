@@ -249,11 +249,41 @@ static void release_sealed(StTable *t)
  * the keys of rows from `checked` on are checked without them at the end of
  * the statement (st_table_check_keys); true then, with err cleared.  False,
  * err kept, otherwise: a transaction's mark must keep the indexes of BEGIN. */
+static void give_up_indexes(StTable *t, int64_t checked);
+
 static bool go_external(StTable *t, int64_t checked, CmErr *err)
 {
     if (err->code != CM_OOM || t->mark != NULL) {
         return false;
     }
+    give_up_indexes(t, checked);
+    cm_err_init(err);
+    return true;
+}
+
+/* The memory t's warm indexes keep from eviction: their slots, and the
+ * chunks an index that reads rows holds (every chunk then). */
+static int64_t index_memory(const StTable *t)
+{
+    int64_t bytes = rows_needed(t) ? cm_mem_held((CmMemRes *)&t->mem) : 0;
+    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
+        bytes += st_index_bytes(t->indexes[i]);
+    }
+    return t->is_index_cold ? 0 : bytes;
+}
+
+/* Whether t's warm indexes keep more than half of memory_limit (outside a
+ * transaction): past that they crowd out the rest, and a load's parse
+ * buffers run out before its appends do, so they give way (go_external's
+ * work) even though nothing failed yet. */
+static bool indexes_crowd(const StTable *t)
+{
+    return t->mark == NULL && 2 * index_memory(t) > cm_mem_limit();
+}
+
+/* go_external's work: rows [0, checked) are known unique. */
+static void give_up_indexes(StTable *t, int64_t checked)
+{
     discard_pending(t);
     for (int i = 0; i < t->n_indexes; i++) {
         st_index_release(t->indexes[i]);
@@ -264,8 +294,6 @@ static bool go_external(StTable *t, int64_t checked, CmErr *err)
     }
     t->is_index_external = true;
     release_sealed(t);
-    cm_err_init(err);
-    return true;
 }
 
 /* Builds cold indexes from the rows (or renumbers them, a DELETE's pending):
@@ -1200,6 +1228,9 @@ static CmStatus append_once(StTable *t, const CmBatch *b, bool count, CmErr *err
  * checked at the statement's end. */
 static CmStatus append(StTable *t, const CmBatch *b, bool count, CmErr *err)
 {
+    if (b->n_rows > 0 && indexes_crowd(t)) {
+        give_up_indexes(t, t->n_rows);
+    }
     if (append_once(t, b, count, err) == CM_OOM && t->n_indexes > 0 && !t->is_index_cold &&
         go_external(t, t->n_rows, err)) {
         append_once(t, b, count, err);
@@ -1323,11 +1354,25 @@ CmStatus st_table_reserve(StTable *t, int64_t n_more, CmErr *err)
             return go_external(t, t->n_rows, err) ? CM_OK : err->code;
         }
     }
+    if (indexes_crowd(t)) {
+        give_up_indexes(t, t->n_rows);
+    }
     return CM_OK;
 }
 
-CmStatus st_table_check_keys(StTable *t, CmErr *err)
+CmStatus st_table_check_keys(StTable *t, bool is_load, CmErr *err)
 {
+    if (is_load && t->mark == NULL && 4 * index_memory(t) > cm_mem_limit()) {
+        /* the slots cannot be evicted: after a load, too large to keep for
+         * the next append (which builds them again, or checks without them)
+         * beside the other tables' that the next loads will add */
+        for (int i = 0; i < t->n_indexes; i++) {
+            st_index_release(t->indexes[i]);
+        }
+        discard_pending(t);
+        t->is_index_cold = true;
+        release_sealed(t);
+    }
     if (!t->is_index_external || t->n_checked >= t->n_rows) {
         return CM_OK;
     }

@@ -205,14 +205,19 @@ CmStatus st_table_add_index(StTable *t, const char *name, StIndexKind kind, int 
 void st_table_set_level(StTable *t, StBlockLevel level);
 /* A table whose unique indexes do not fit in memory_limit gives their slots
  * up (an append, a reserve or the build of cold indexes that fails with
- * CM_OOM, outside a transaction: the table is then `is_index_external`, and
- * the append goes on) and checks the keys each statement added at its end,
+ * CM_OOM, or an append when an index that reads rows keeps more than a
+ * quarter of the limit in chunks; outside a transaction: the table is then
+ * `is_index_external`, and the append goes on) and checks the keys each statement added at its end,
  * reading the key columns of every row (st_index_check_unique): slower, but
  * a load larger than memory does not fail.  st_table_check_keys is that
  * check: every statement that appends rows calls it before it succeeds (on
- * CM_RUNTIME, a duplicate, it undoes its rows as on any failure).  An UPDATE
- * of a key column checks every row before it changes anything. */
-CmStatus st_table_check_keys(StTable *t, CmErr *err);
+ * CM_RUNTIME, a duplicate, it undoes its rows as on any failure).  After a
+ * load (`is_load`: COPY) it also lets warm indexes of more than a quarter
+ * of memory_limit go cold (their slots cannot be evicted, and beside the
+ * indexes of the tables loaded next they would starve those loads): the
+ * next append builds them again, or checks without them.  An UPDATE of a
+ * key column checks every row before it changes anything. */
+CmStatus st_table_check_keys(StTable *t, bool is_load, CmErr *err);
 
 /* The chunks t seals from now on go to `home` (borrowed: it must outlive
  * them; NULL: the temp file) when they are first evicted (st_block_set_home):
