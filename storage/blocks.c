@@ -1016,6 +1016,20 @@ static void drop_extent(Store *s, StBlock *b)
     }
 }
 
+/* Makes b a saved block over n_rows rows at loc of `path`, in column records
+ * at col_off (owned from now on; NULL: one record); its extent in the
+ * store's file, if any, is freed.  Under the lock. */
+static void make_saved(Store *s, StBlock *b, int n_rows, StBlockLoc loc, int64_t *col_off,
+                       bool *col_load, const char *path)
+{
+    drop_extent(s, b);
+    b->loc = loc;
+    b->saved_in = path;
+    b->saved_rows = n_rows;
+    b->col_off = col_off;
+    b->col_load = col_load;
+}
+
 CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_t *col_bytes,
                             const char *path, CmErr *err)
 {
@@ -1030,12 +1044,7 @@ CmStatus st_block_set_saved(StBlock *b, int n_rows, StBlockLoc loc, const int64_
     while (b->state != IDLE) {
         cm_cond_wait(&s->cond, &s->lock);
     }
-    drop_extent(s, b);
-    b->loc = loc;
-    b->saved_in = path;
-    b->saved_rows = n_rows;
-    b->col_off = col_off;
-    b->col_load = col_load;
+    make_saved(s, b, n_rows, loc, col_off, col_load, path);
     cm_mutex_unlock(&s->lock);
     return CM_OK;
 }
@@ -1068,11 +1077,7 @@ static CmStatus write_home(Store *s, StBlock *b, CmErr *err)
         return err->code;
     }
     cm_mutex_lock(&s->lock);
-    b->loc = loc;
-    b->saved_in = path;
-    b->saved_rows = b->batch->n_rows;
-    b->col_off = col_off;
-    b->col_load = col_load;
+    make_saved(s, b, b->batch->n_rows, loc, col_off, col_load, path);
     s->stats.home_written += loc.bytes;
     cm_mutex_unlock(&s->lock);
     return CM_OK;
@@ -1382,14 +1387,11 @@ static int64_t evict_one(Store *s, StBlock *only, CmColdFree *cold)
     cm_mutex_unlock(&s->lock);
     CmErr err;
     cm_err_init(&err);
-    CmStatus st = CM_OK;
     if (write && b->home != NULL && write_home(s, b, &err) != CM_OK) {
         cm_err_init(&err); /* the temp file then, as any block */
         b->home = NULL;
-        st = write_block(s, b, &err);
-    } else if (write && b->home == NULL) {
-        st = write_block(s, b, &err);
     }
+    CmStatus st = write && b->home == NULL ? write_block(s, b, &err) : CM_OK;
     cm_mutex_lock(&s->lock);
     b->state = IDLE;
     CmBatch *batch = NULL;

@@ -538,6 +538,14 @@ static CmStatus parse_window(Load *ld, int64_t *str_bytes, CmErr *err)
 
 /* ---- st_csv_load's pipeline: one window appended while the next one parses ---------- */
 
+/* Appends " (loading 'path')" to err's message: a constraint's message
+ * names no file. */
+static void name_file(CmErr *err, const char *path)
+{
+    snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " (loading '%s')",
+             path);
+}
+
 /* Checks the rows of the window parsed before (ld->ready), then appends them
  * in file order; the first error stops it.  Touches the table and ld->ready
  * only, so it runs beside the parse of the next window. */
@@ -546,9 +554,7 @@ static void append_ready(Load *ld, StTable *t, CmErr *err)
     for (int i = 0; i < ld->n_ready && err->code == CM_OK; i++) {
         for (int b = 0; b < ld->ready[i].n_batches && err->code == CM_OK; b++) {
             if (st_table_check(t, ld->ready[i].batches[b], err) != CM_OK) {
-                /* The constraint message has no line: find it in the file order. */
-                snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
-                         " (loading '%s')", ld->path);
+                name_file(err, ld->path); /* no line: find it in the file order */
             }
         }
     }
@@ -564,9 +570,7 @@ static void append_ready(Load *ld, StTable *t, CmErr *err)
     for (int i = 0; i < ld->n_ready && err->code == CM_OK; i++) {
         for (int b = 0; b < ld->ready[i].n_batches && err->code == CM_OK; b++) {
             if (st_table_append_uncounted(t, ld->ready[i].batches[b], err) == CM_RUNTIME) {
-                /* a duplicate key: which file it came from */
-                snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
-                         " (loading '%s')", ld->path);
+                name_file(err, ld->path); /* a duplicate key: which file it came from */
             }
         }
     }
@@ -824,10 +828,8 @@ CmStatus st_csv_load(StTable *t, const char *path, const StCsvOptions *opt, CmPo
     if (load_flush(&ld, t, err) != CM_OK) {
         goto done;
     }
-    if (st_table_check_keys(t, true, err) ==
-        CM_RUNTIME) { /* a duplicate key, as append_ready says it */
-        snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " (loading '%s')",
-                 path);
+    if (st_table_check_keys(t, true, err) == CM_RUNTIME) {
+        name_file(err, path); /* a duplicate key, as append_ready says it */
     }
     if (err->code != CM_OK) {
         goto done;

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -219,11 +218,9 @@ done:
     return err->code;
 }
 
-PmHome *pm_home_new(const char *dir, uint64_t id)
+PmHome *pm_home_new(const char *path, uint64_t id)
 {
     PmHome *h = cm_calloc(1, sizeof *h);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%08llu.tbl", dir, (unsigned long long)id);
     if (h == NULL || (h->path = cm_strdup(path)) == NULL) {
         cm_free(h);
         return NULL;

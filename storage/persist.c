@@ -46,8 +46,7 @@ struct StPersist {
     PmBuf last;    /* the manifest on disk, for telling that nothing changed */
     PmFile *files; /* owned: the data files open for reading (saved blocks read them) */
     int n_files, cap_files;
-    PmHome *home;      /* owned; NULL when read-only: where evicted chunks go */
-    bool is_home_kept; /* the manifest on disk names records of the home's file */
+    PmHome *home; /* owned; NULL when read-only: where evicted chunks go */
 };
 
 /* "<dir>/<name>" in buf. */
@@ -619,7 +618,6 @@ CmStatus st_persist_commit(StPersist *p, const StCatalog *ccat, CmPool *pool, Cm
         goto done;
     }
     is_committed = true;
-    p->is_home_kept = names_home;
     if (p->home != NULL) {
         pm_home_forget(p->home); /* the records kept are found by block from now on */
     }
@@ -981,7 +979,10 @@ static CmStatus load(StPersist *p, StCatalog *cat, CmErr *err)
  * tables of cat, whose chunks sealed from now on go there when evicted. */
 static CmStatus give_home(StPersist *p, StCatalog *cat, CmErr *err)
 {
-    if ((p->home = pm_home_new(p->dir, p->next_file_id++)) == NULL) {
+    uint64_t id = p->next_file_id++;
+    char name[32], path[4096];
+    file_name(id, name);
+    if ((p->home = pm_home_new(path_in(p, name, path, sizeof path), id)) == NULL) {
         return cm_err_set(err, CM_OOM, -1, "out of memory opening '%s'", p->dir);
     }
     for (int i = 0; i < st_catalog_count(cat); i++) {
@@ -1054,7 +1055,8 @@ void st_persist_close(StPersist *p)
         cm_free(p->files[i].path);
     }
     cm_free(p->files);
-    pm_home_free(p->home, p->is_home_kept);
+    /* kept when the manifest on disk names records there */
+    pm_home_free(p->home, p->home != NULL && names_file(p->saved, p->n_saved, pm_home_id(p->home)));
     for (int i = 0; i < p->n_saved; i++) {
         pm_saved_fini(&p->saved[i]);
     }

@@ -146,8 +146,8 @@ int64_t pm_lay_columns(PmRecBuf *buf, const CmBatch *b, ShCompressor *c, PmZone 
  * it, sweeps it. */
 typedef struct PmHome PmHome;
 
-/* Owned; NULL on OOM.  `dir` is copied. */
-PmHome *pm_home_new(const char *dir, uint64_t id);
+/* The home writing data file `id` at `path` (copied).  Owned; NULL on OOM. */
+PmHome *pm_home_new(const char *path, uint64_t id);
 StBlockHome *pm_home_base(PmHome *h);
 uint64_t pm_home_id(const PmHome *h);
 /* The descriptor (-1 before the first write) and path of the file. */

@@ -244,13 +244,33 @@ static void release_sealed(StTable *t)
     }
 }
 
-/* An index of t did not fit in memory (err is CM_OOM): outside a
- * transaction, every index gives its slots up and turns cold for good, and
- * the keys of rows from `checked` on are checked without them at the end of
- * the statement (st_table_check_keys); true then, with err cleared.  False,
- * err kept, otherwise: a transaction's mark must keep the indexes of BEGIN. */
-static void give_up_indexes(StTable *t, int64_t checked);
+/* The indexes free their slots and turn cold (built again at the next
+ * append, unless is_index_external); the sealed chunks are let go. */
+static void release_indexes(StTable *t)
+{
+    discard_pending(t);
+    for (int i = 0; i < t->n_indexes; i++) {
+        st_index_release(t->indexes[i]);
+    }
+    t->is_index_cold = true;
+    release_sealed(t);
+}
 
+/* The indexes give their memory up for good: rows [0, checked) are known
+ * unique, the later ones are checked at the statement's end without them
+ * (st_table_check_keys). */
+static void give_up_indexes(StTable *t, int64_t checked)
+{
+    if (!t->is_index_external || checked < t->n_checked) {
+        t->n_checked = checked;
+    }
+    t->is_index_external = true;
+    release_indexes(t);
+}
+
+/* An index of t did not fit in memory (err is CM_OOM): outside a
+ * transaction, give_up_indexes, and true with err cleared.  False, err kept,
+ * otherwise: a transaction's mark must keep the indexes of BEGIN. */
 static bool go_external(StTable *t, int64_t checked, CmErr *err)
 {
     if (err->code != CM_OOM || t->mark != NULL) {
@@ -265,11 +285,14 @@ static bool go_external(StTable *t, int64_t checked, CmErr *err)
  * chunks an index that reads rows holds (every chunk then). */
 static int64_t index_memory(const StTable *t)
 {
+    if (t->is_index_cold) {
+        return 0;
+    }
     int64_t bytes = rows_needed(t) ? cm_mem_held((CmMemRes *)&t->mem) : 0;
-    for (int i = 0; i < t->n_indexes && !t->is_index_cold; i++) {
+    for (int i = 0; i < t->n_indexes; i++) {
         bytes += st_index_bytes(t->indexes[i]);
     }
-    return t->is_index_cold ? 0 : bytes;
+    return bytes;
 }
 
 /* Whether t's warm indexes keep more than half of memory_limit (outside a
@@ -279,21 +302,6 @@ static int64_t index_memory(const StTable *t)
 static bool indexes_crowd(const StTable *t)
 {
     return t->mark == NULL && 2 * index_memory(t) > cm_mem_limit();
-}
-
-/* go_external's work: rows [0, checked) are known unique. */
-static void give_up_indexes(StTable *t, int64_t checked)
-{
-    discard_pending(t);
-    for (int i = 0; i < t->n_indexes; i++) {
-        st_index_release(t->indexes[i]);
-    }
-    t->is_index_cold = true;
-    if (!t->is_index_external || checked < t->n_checked) {
-        t->n_checked = checked;
-    }
-    t->is_index_external = true;
-    release_sealed(t);
 }
 
 /* Builds cold indexes from the rows (or renumbers them, a DELETE's pending):
@@ -1366,12 +1374,7 @@ CmStatus st_table_check_keys(StTable *t, bool is_load, CmErr *err)
         /* the slots cannot be evicted: after a load, too large to keep for
          * the next append (which builds them again, or checks without them)
          * beside the other tables' that the next loads will add */
-        for (int i = 0; i < t->n_indexes; i++) {
-            st_index_release(t->indexes[i]);
-        }
-        discard_pending(t);
-        t->is_index_cold = true;
-        release_sealed(t);
+        release_indexes(t);
     }
     if (!t->is_index_external || t->n_checked >= t->n_rows) {
         return CM_OK;

@@ -486,8 +486,12 @@ def manifest_files(db):
     return files
 
 
-check(manifest_files(db) == {n for n in os.listdir(db) if n.endswith(".tbl")},
-      "the manifest names exactly the data files there")
+def data_files(db):
+    """The data files in directory db."""
+    return {n for n in os.listdir(db) if n.endswith(".tbl")}
+
+
+check(manifest_files(db) == data_files(db), "the manifest names exactly the data files there")
 
 # An INSERT writes the changed tail only: the sealed chunks keep their records.
 grown = os.path.join(TMP, "grown")
@@ -500,7 +504,7 @@ check(rc == 0 and out == "20001\n" and 0 < new_bytes < max(sizes.values()) / 4,
       f"an INSERT writes its tail chunk, not the table: {new_bytes} bytes {err}")
 rc, out, err = run(grown, "SELECT count(*), sum(k) FROM big;")
 check(out == "20001\t199989999\n", f"the table reads back across its files: {out} {err}")
-check(manifest_files(grown) == {n for n in os.listdir(grown) if n.endswith(".tbl")},
+check(manifest_files(grown) == data_files(grown),
       "the manifest names exactly the data files there after an append")
 
 # ---- column records: a scan reads only its columns (docs/storage.md, version 3) ------
@@ -565,9 +569,8 @@ check(rc == 0 and out == "blocks written to data files\ttrue\n"
       f"a CTAS under a limit writes its evicted chunks to a data file: {out!r} {err}")
 rc, out, err = run(home, LOAD_SUM)
 check(rc == 0 and out == LOAD_WANT, f"the CTAS reopened: {out!r} {err}")
-names = set(os.listdir(home))
-check(manifest_files(home) == {n for n in names if n.endswith(".tbl")},
-      f"the CTAS's files are all named by the manifest: {sorted(names)}")
+check(manifest_files(home) == data_files(home),
+      f"the CTAS's files are all named by the manifest: {sorted(os.listdir(home))}")
 csv_big = os.path.join(TMP, "big.csv")
 with open(csv_big, "w") as f:
     for r in range(300000):
@@ -589,9 +592,8 @@ check(rc == 0 and out.startswith("800000\nblocks written to data files\ttrue\n")
       f"an INSERT rolled back, then one committed, under a limit: {out!r} {err}")
 rc, out, err = run(home, "SELECT count(*), sum(v) FROM w;")
 check(rc == 0 and out == "500000\t254999250000\n", f"reopened after them: {out!r} {err}")
-names = set(os.listdir(home))
-check(manifest_files(home) == {n for n in names if n.endswith(".tbl")},
-      f"no file but those the manifest names: {sorted(names)}")
+check(manifest_files(home) == data_files(home),
+      f"no file but those the manifest names: {sorted(os.listdir(home))}")
 
 CSV = os.path.join(TMP, "rows.csv")
 with open(CSV, "w") as f:
@@ -694,8 +696,7 @@ for trial in range(args.trials):
               f"({rc}): {sig!r} vs {states[acked]!r} {err}")
     n_mid += 0 < acked < N_STMTS
     names = os.listdir(d)
-    check("MANIFEST.tmp" not in names and
-          manifest_files(d) == {n for n in names if n.endswith(".tbl")},
+    check("MANIFEST.tmp" not in names and manifest_files(d) == data_files(d),
           f"trial {trial}: orphans are removed at open: {names}")
     shutil.rmtree(d)
 print("crash harness: %d trials (%d killed mid-workload, %d left orphans) in %.1f s; "
