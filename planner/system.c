@@ -308,8 +308,19 @@ static StTable *info_tables(const char *name, StCatalog *cat, CmErr *err)
 }
 
 enum {
-    IC_CATALOG, IC_SCHEMA, IC_TABLE, IC_COLUMN, IC_ORDINAL, IC_DEFAULT, IC_NULLABLE, IC_TYPE,
-    IC_CHAR_LEN, IC_PRECISION, IC_RADIX, IC_SCALE, IC_N
+    IC_CATALOG,
+    IC_SCHEMA,
+    IC_TABLE,
+    IC_COLUMN,
+    IC_ORDINAL,
+    IC_DEFAULT,
+    IC_NULLABLE,
+    IC_TYPE,
+    IC_CHAR_LEN,
+    IC_PRECISION,
+    IC_RADIX,
+    IC_SCALE,
+    IC_N
 };
 
 /* One row of information_schema.columns: column c of `table`. */
@@ -341,14 +352,21 @@ static void info_column(Rows *r, const char *table, int c, const char *col_name,
     /* DuckDB's: binary digits of the integers and DOUBLE, decimal ones of DECIMAL */
     int prec = -1, radix = 2, scale = 0;
     switch ((CmTypeId)type.id) {
-    case CM_T_INT32: prec = 32; break;
-    case CM_T_INT64: prec = 64; break;
-    case CM_T_DOUBLE: prec = 53, scale = -1; break;
+    case CM_T_INT32:
+        prec = 32;
+        break;
+    case CM_T_INT64:
+        prec = 64;
+        break;
+    case CM_T_DOUBLE:
+        prec = 53, scale = -1;
+        break;
     case CM_T_DECIMAL:
     case CM_T_DECIMAL128:
         prec = type.precision, radix = 10, scale = type.scale;
         break;
-    default: break;
+    default:
+        break;
     }
     put_int(r, IC_PRECISION, prec);
     put_int(r, IC_RADIX, prec < 0 ? -1 : radix);
@@ -419,8 +437,9 @@ static void add_mode_rows(Rows *r, const CmMemStats *st)
     char what[64], last[400];
     bool is_static = st->mode == CM_MEM_STATIC;
     snprintf(what, sizeof what, "%s: %s", cm_mem_mode_name(st->mode),
-             is_static ? "storage share" : st->mode == CM_MEM_AUTO ? "storage boundary"
-                                                                    : "storage floor");
+             is_static                 ? "storage share"
+             : st->mode == CM_MEM_AUTO ? "storage boundary"
+                                       : "storage floor");
     add_row(r, "storage", what, st->storage_share, st->storage_share);
     snprintf(what, sizeof what, "%s: %s", cm_mem_mode_name(st->mode),
              is_static ? "execution share" : "execution above the floor");
